@@ -1,0 +1,110 @@
+#include "isa.h"
+
+#include <cstring>
+
+namespace spyre {
+
+namespace {
+
+using O = Operand;
+constexpr O N = O::None;
+
+// Operand slots shared by families of opcodes (see the slot comments in isa.h).
+constexpr std::array<O, kNumOperands> kScalar3{O::RegDst, O::RegSrc, O::RegSrc, N, N, N, N, N, N, N};
+constexpr std::array<O, kNumOperands> kScalarImm{O::RegDst, O::RegSrc, O::Imm, N, N, N, N, N, N, N};
+constexpr std::array<O, kNumOperands> kNone{N, N, N, N, N, N, N, N, N, N};
+constexpr std::array<O, kNumOperands> kVecBin{O::Tag,    O::RegSrc, O::Imm,   O::RegSrc, O::Imm,
+                                              O::RegSrc, O::Imm,    O::Count, O::Count,  N};
+constexpr std::array<O, kNumOperands> kVecUn{O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, N, N, O::Count, O::Count, N};
+constexpr std::array<O, kNumOperands> kVecRed{O::Tag, O::RegSrc, O::Imm,   O::RegSrc, O::Imm,
+                                              N,      N,         O::Count, O::Count,  O::CountOpt};
+constexpr std::array<O, kNumOperands> kDma{O::Tag, O::Buffer, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::DmaDesc, N, N, N};
+constexpr std::array<O, kNumOperands> kRing{O::Tag, O::Dir, O::RegSrc, O::Imm, O::Count, N, N, N, N, N};
+
+const OpInfo kOps[kNumOpcodes] = {
+    {"NOP", Engine::Control, kNone},
+    {"LI", Engine::Control, {O::RegDst, O::Imm, O::Imm, N, N, N, N, N, N, N}},
+    {"MOV", Engine::Control, {O::RegDst, O::RegSrc, N, N, N, N, N, N, N, N}},
+    {"ADD", Engine::Control, kScalar3},
+    {"SUB", Engine::Control, kScalar3},
+    {"MUL", Engine::Control, kScalar3},
+    {"DIV", Engine::Control, kScalar3},
+    {"REM", Engine::Control, kScalar3},
+    {"MIN", Engine::Control, kScalar3},
+    {"MAX", Engine::Control, kScalar3},
+    {"ADDI", Engine::Control, kScalarImm},
+    {"MULI", Engine::Control, kScalarImm},
+    {"SHLI", Engine::Control, kScalarImm},
+    {"SHRI", Engine::Control, kScalarImm},
+    {"CMPLT", Engine::Control, kScalar3},
+    {"CMPEQ", Engine::Control, kScalar3},
+    {"SEL", Engine::Control, {O::RegDst, O::RegSrc, O::RegSrc, O::RegSrc, N, N, N, N, N, N}},
+    {"CORE_ID", Engine::Control, {O::RegDst, N, N, N, N, N, N, N, N, N}},
+    {"NUM_CORES", Engine::Control, {O::RegDst, N, N, N, N, N, N, N, N, N}},
+    {"LOOP", Engine::Control, {O::RegDst, O::RegSrc, O::CountOpt, N, N, N, N, N, N, N}},
+    {"ENDLOOP", Engine::Control, kNone},
+    {"IF", Engine::Control, {O::RegSrc, N, N, N, N, N, N, N, N, N}},
+    {"ELSE", Engine::Control, kNone},
+    {"ENDIF", Engine::Control, kNone},
+    {"VADD", Engine::Vector, kVecBin},
+    {"VSUB", Engine::Vector, kVecBin},
+    {"VMUL", Engine::Vector, kVecBin},
+    {"VDIV", Engine::Vector, kVecBin},
+    {"VMAX", Engine::Vector, kVecBin},
+    {"VMIN", Engine::Vector, kVecBin},
+    {"VFMA", Engine::Vector, kVecBin},
+    {"VEXP", Engine::Vector, kVecUn},
+    {"VLOG", Engine::Vector, kVecUn},
+    {"VTANH", Engine::Vector, kVecUn},
+    {"VRECIP", Engine::Vector, kVecUn},
+    {"VRSQRT", Engine::Vector, kVecUn},
+    {"VSQRT", Engine::Vector, kVecUn},
+    {"VNEG", Engine::Vector, kVecUn},
+    {"VABS", Engine::Vector, kVecUn},
+    {"VCOPY", Engine::Vector, kVecUn},
+    {"VCVT", Engine::Vector, {O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, N, N, O::Count, O::Count, O::DTypeImm}},
+    {"VBCAST", Engine::Vector, kVecUn},
+    {"VFILL", Engine::Vector, {O::Tag, O::RegSrc, O::Imm, N, N, N, N, O::Count, O::Count, O::Imm}},
+    {"VREDSUM", Engine::Vector, kVecRed},
+    {"VREDMAX", Engine::Vector, kVecRed},
+    {"VREDMIN", Engine::Vector, kVecRed},
+    {"VTRANSPOSE", Engine::Vector, kVecUn},
+    {"MATMUL", Engine::PE, {O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::MmDesc, N, N}},
+    {"DMA_LD", Engine::DMA, kDma},
+    {"DMA_ST", Engine::DMA, kDma},
+    {"RING_SEND", Engine::Ring, kRing},
+    {"RING_RECV", Engine::Ring, kRing},
+    {"RING_REDUCE", Engine::Ring, {O::Tag, O::RedOp, O::RegSrc, O::Imm, O::Count, N, N, N, N, N}},
+    {"WAIT", Engine::Sync, {O::TagMask, N, N, N, N, N, N, N, N, N}},
+    {"BARRIER", Engine::Sync, kNone},
+};
+
+}  // namespace
+
+const char *engine_name(Engine e) {
+    switch (e) {
+    case Engine::Control: return "control";
+    case Engine::Vector: return "vector";
+    case Engine::PE: return "pe";
+    case Engine::DMA: return "dma";
+    case Engine::Ring: return "ring";
+    case Engine::Sync: return "sync";
+    }
+    return "?";
+}
+
+const OpInfo &op_info(Opcode op) { return kOps[int(op)]; }
+
+bool opcode_valid(int v) { return v >= 0 && v < kNumOpcodes; }
+
+bool opcode_by_name(const char *name, Opcode *out) {
+    for (int i = 0; i < kNumOpcodes; i++) {
+        if (std::strcmp(kOps[i].name, name) == 0) {
+            *out = Opcode(i);
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace spyre

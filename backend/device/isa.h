@@ -1,0 +1,114 @@
+// The Spyre device instruction set: opcodes, the fixed instruction record, and a table that says
+// what each operand slot of each opcode means. The table drives the file reader's validation, the
+// disassembler and the assembler helpers, so an opcode is described in exactly one place.
+//
+// Execution model (see docs/device_model.md): one SPMD program runs on every core; a core's
+// control unit issues instructions in order. Scalar and control instructions complete at issue.
+// Vector, PE, DMA and ring instructions are asynchronous: each goes to its engine's in-order queue
+// and carries a completion tag (0..15); WAIT blocks issue until every earlier op whose tag is in its
+// mask has completed. Engines of one core run concurrently; only WAIT and BARRIER order them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace spyre {
+
+constexpr int kNumRegs = 32;      // scalar int64 registers; r0 reads as zero and may not be written
+constexpr int kNumTags = 16;      // completion tags per core
+constexpr int kMaxLoopDepth = 16; // nesting of LOOP and IF blocks
+constexpr int kNumOperands = 10;
+
+enum class Opcode : uint16_t {
+    // scalar: rd = f(rs...) ; LI loads a 64-bit immediate from two 32-bit halves
+    NOP, LI, MOV, ADD, SUB, MUL, DIV, REM, MIN, MAX, ADDI, MULI, SHLI, SHRI, CMPLT, CMPEQ, SEL,
+    CORE_ID, NUM_CORES,
+    // structured control flow
+    LOOP, ENDLOOP, IF, ELSE, ENDIF,
+    // vector unit on LX (async, tagged)
+    VADD, VSUB, VMUL, VDIV, VMAX, VMIN, VFMA,
+    VEXP, VLOG, VTANH, VRECIP, VRSQRT, VSQRT, VNEG, VABS, VCOPY,
+    VCVT, VBCAST, VFILL, VREDSUM, VREDMAX, VREDMIN, VTRANSPOSE,
+    // PE array (async, tagged)
+    MATMUL,
+    // DMA between device memory and LX (async, tagged)
+    DMA_LD, DMA_ST,
+    // ring (async, tagged)
+    RING_SEND, RING_RECV, RING_REDUCE,
+    // synchronisation
+    WAIT, BARRIER,
+    NUM_OPCODES
+};
+constexpr int kNumOpcodes = int(Opcode::NUM_OPCODES);
+
+// Which engine executes an opcode, and so which queue and busy counter it uses.
+enum class Engine : uint8_t { Control, Vector, PE, DMA, Ring, Sync };
+constexpr int kNumAsyncEngines = 4;  // Vector, PE, DMA, Ring
+const char *engine_name(Engine e);
+
+// What an operand slot holds; the reader checks each slot against its kind.
+enum class Operand : uint8_t {
+    None,      // must be 0
+    RegDst,    // register written (1..31)
+    RegSrc,    // register read (0..31)
+    Imm,       // any 32-bit value
+    Count,     // positive count (sticks, groups, iterations)
+    CountOpt,  // non-negative count
+    Tag,       // completion tag 0..15
+    TagMask,   // non-zero 16-bit mask of tags
+    Buffer,    // index into the program's buffer table
+    DmaDesc,   // index into the DMA descriptor table
+    MmDesc,    // index into the matmul descriptor table
+    Dir,       // ring direction: +1 (to the next core) or -1 (to the previous core)
+    RedOp,     // ring reduction: 0 sum, 1 max, 2 min
+    DTypeImm,  // an element type code (dtype.h)
+};
+
+// Mode bits (Instr::mode) for vector ops.
+enum VectorMode : uint8_t {
+    kSrc1Scalar = 1,  // src1 is one element per group (broadcast over the group's sticks)
+    kAccumulate = 2,  // reductions: combine with the value already at dst; MATMUL: C += A*B
+    kDstF32 = 4,      // reductions: write the result as fp32 (accumulation is always fp32)
+};
+
+// Uniform operand slots of vector instructions (groups = a[8] sets of n = a[7] sticks each).
+//   a0 tag, a1/a2 dst base reg + byte offset, a3/a4 src0, a5/a6 src1, a7 sticks per group,
+//   a8 groups, a9 op-specific: VFILL float bits, VCVT destination type, VRED* valid elements per
+//   group (0 = all lanes), VTRANSPOSE source row length in elements.
+struct OpInfo {
+    const char *name;
+    Engine engine;
+    std::array<Operand, kNumOperands> operands;
+};
+
+const OpInfo &op_info(Opcode op);
+bool opcode_valid(int v);
+// Opcode by name (case-sensitive, as printed by the disassembler); false if none.
+bool opcode_by_name(const char *name, Opcode *out);
+
+// One instruction: 44 bytes in the file, little-endian, fields in this order.
+struct Instr {
+    Opcode op = Opcode::NOP;
+    uint8_t dtype = 0;  // DType for vector/matmul/ring ops
+    uint8_t mode = 0;   // VectorMode bits
+    std::array<int32_t, kNumOperands> a{};
+};
+
+// A DMA descriptor: an innermost run of `sticks` contiguous sticks, repeated over up to three outer
+// dimensions (so up to 4-D), each with its own device-memory and LX byte stride. Strides may be
+// zero (broadcast) but a store with a zero device stride is rejected (it would race with itself).
+struct DmaDesc {
+    int32_t sticks = 1;
+    std::array<int32_t, 3> count{1, 1, 1};
+    std::array<int64_t, 3> dram_stride{0, 0, 0};
+    std::array<int32_t, 3> lx_stride{0, 0, 0};
+};
+
+// A PE-array matmul on LX: C[M][N] (fp32) (+)= A[M][K] (fp16, rows sticked on K) x B[K][N] (fp16,
+// rows sticked on N). Row strides are in bytes and whole sticks.
+struct MatmulDesc {
+    int32_t m = 1, n = 1, k = 1;
+    int32_t lda = 0, ldb = 0, ldc = 0;
+};
+
+}  // namespace spyre

@@ -1,0 +1,86 @@
+// The machine description: every parameter of the modelled Spyre chip in one object.
+// Defaults come from SPYRE_FACTS.md (public facts) or are our assumptions / calibration fits;
+// machine_params() says which is which and is the single table that JSON reading, writing and the
+// docs are driven from. Nothing in the compiler or the simulator hard-codes a hardware number.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace spyre {
+
+struct MachineDesc {
+    // --- chip structure (public facts) ---
+    int64_t cores = 32;                 // AI cores on the ring
+    int64_t corelets_per_core = 2;      // corelets sharing one LX
+    int64_t lx_bytes = 2 * 1024 * 1024; // LX scratchpad per core
+    int64_t lx_usable_bytes = 1625344;  // round_up_128(((2 MiB) - 64 KiB) * 0.8)
+    int64_t stick_bytes = 128;          // unit of DMA and of vector ops
+    int64_t max_span_bytes = 256LL * 1024 * 1024;        // contiguous device memory one core may address
+    int64_t device_memory_bytes = 128LL * 1000 * 1000 * 1000;
+
+    // --- clock (assumption: same lineage core ran at 1.5 GHz) ---
+    double clock_ghz = 1.5;
+
+    // --- vector unit: sticks per cycle per core (both corelets), per op class (calibrated) ---
+    double vec_add_sticks_per_cycle = 1.0;      // add, sub, mul, fma, neg, abs, copy
+    double vec_minmax_sticks_per_cycle = 1.0;   // max, min, compare, select
+    double vec_transc_sticks_per_cycle = 0.5;   // exp, log, tanh, reciprocal, rsqrt, sqrt, div
+    double vec_reduce_sticks_per_cycle = 1.0;   // lane reductions (sum, max, min)
+    double vec_convert_sticks_per_cycle = 1.0;  // fp16 <-> fp32 conversions, broadcast fills
+    double vec_op_overhead_cycles = 8.0;        // issue + pipeline fill per vector instruction
+
+    // --- PE array (public measured figure, fitted by IBM's cost model) ---
+    double pe_macs_per_ns = 1140.0;       // sustained fp16 MAC rate per core
+    double pe_op_overhead_cycles = 32.0;  // array fill/drain per matmul instruction (assumption)
+
+    // --- device memory and DMA ---
+    double dram_bytes_per_ns = 150.0;               // one-way peak, shared by all cores
+    double dram_turnaround_ns_per_byte = 0.00574;   // extra time per byte of the smaller direction
+    double dma_core_bytes_per_ns = 150.0;           // one core's DMA port limit (assumption)
+    double dma_setup_cycles = 64.0;                 // per-descriptor start latency (assumption)
+    int64_t dma_queue_depth = 16;                   // outstanding DMAs per direction per core (assumption)
+
+    // --- ring (public: 128 B/cycle per direction) ---
+    double ring_bytes_per_cycle = 128.0;
+    double ring_hop_latency_cycles = 4.0;     // per hop (assumption)
+    double barrier_latency_cycles = 64.0;     // all-core barrier release (assumption)
+
+    // --- layout conversion (public measured) ---
+    double restickify_bytes_per_ns = 116.0;
+
+    // --- scalar control ---
+    double scalar_op_cycles = 1.0;  // one scalar / control instruction (assumption)
+
+    int64_t stick_elems(int elem_bytes) const { return stick_bytes / elem_bytes; }
+    double cycles_to_us(double cycles) const { return cycles / (clock_ghz * 1000.0); }
+    double ns_to_cycles(double ns) const { return ns * clock_ghz; }
+
+    // Reads a JSON object whose keys override the defaults. Throws spyre::Error naming the key on an
+    // unknown key, a wrong type, or a non-positive value; `origin` (a file name) prefixes messages.
+    static MachineDesc from_json_text(const std::string &text, const std::string &origin = "machine description");
+    static MachineDesc from_file(const std::string &path);
+    std::string to_json_text() const;  // every parameter, pretty-printed
+
+    // Checks cross-parameter consistency (usable LX <= LX, stick a power of two, ...).
+    void validate(const std::string &origin = "machine description") const;
+};
+
+// Where a parameter's default comes from.
+enum class ParamSource { PublicFact, Measured, Calibrated, Assumption };
+const char *param_source_name(ParamSource s);
+
+// One row of the parameter table: the JSON key, units, source and a line of documentation.
+struct MachineParam {
+    const char *key;
+    const char *unit;
+    ParamSource source;
+    const char *doc;
+    bool is_integer;
+    int64_t MachineDesc::*int_field;  // set when is_integer
+    double MachineDesc::*real_field;  // set otherwise
+};
+const std::vector<MachineParam> &machine_params();
+
+}  // namespace spyre

@@ -1,0 +1,98 @@
+// An assembler for device programs: typed helpers that fill the operand slots of isa.h correctly,
+// a register allocator, and structured LOOP/IF blocks. Hand-built programs (calibration, tests)
+// and the code generator both emit through it; finish() verifies the result.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "program.h"
+
+namespace spyre {
+
+struct Reg {
+    int id = 0;
+};
+constexpr Reg kZero{0};
+
+// An LX byte address: R[reg] + off.
+struct Lx {
+    Reg reg;
+    int32_t off = 0;
+    Lx() = default;
+    Lx(int32_t o) : off(o) {}
+    Lx(Reg r, int32_t o = 0) : reg(r), off(o) {}
+};
+
+enum class RedOp : int32_t { Sum = 0, Max = 1, Min = 2 };
+
+class ProgramBuilder {
+public:
+    ProgramBuilder(std::string kernel_name, int num_cores);
+
+    // Tables.
+    int buffer(const std::string &name, BufferKind kind, DType type, std::vector<int64_t> shape,
+               DeviceLayout layout = {});
+    int dma_desc(const DmaDesc &d);
+    int mm_desc(const MatmulDesc &d);
+
+    // Registers: alloc() hands out a free one (1..31), release() returns it.
+    Reg alloc();
+    void release(Reg r);
+
+    // Scalar.
+    void li(Reg d, int64_t v);
+    void mov(Reg d, Reg s);
+    void op3(Opcode op, Reg d, Reg a, Reg b);  // ADD SUB MUL DIV REM MIN MAX CMPLT CMPEQ
+    void add(Reg d, Reg a, Reg b) { op3(Opcode::ADD, d, a, b); }
+    void mul(Reg d, Reg a, Reg b) { op3(Opcode::MUL, d, a, b); }
+    void addi(Reg d, Reg a, int32_t imm);
+    void muli(Reg d, Reg a, int32_t imm);
+    void core_id(Reg d);
+
+    // Structured control: count = R[count_reg] + count_imm iterations, iv = 0, 1, ...
+    void loop(Reg iv, int32_t count_imm, Reg count_reg = kZero);
+    void end_loop();
+    void if_(Reg cond);
+    void else_();
+    void end_if();
+
+    // Vector unit: `sticks` sticks per group, `groups` groups laid out back to back.
+    void vbin(Opcode op, DType t, int tag, Lx dst, Lx a, Lx b, int32_t sticks, int32_t groups = 1,
+              uint8_t mode = 0);
+    void vun(Opcode op, DType t, int tag, Lx dst, Lx a, int32_t sticks, int32_t groups = 1);
+    void vcvt(DType from, DType to, int tag, Lx dst, Lx src, int32_t sticks, int32_t groups = 1);
+    void vfill(DType t, int tag, Lx dst, float value, int32_t sticks, int32_t groups = 1);
+    void vbcast(DType t, int tag, Lx dst, Lx scalar_src, int32_t sticks, int32_t groups = 1);
+    // Lane reduction of each group into one element at dst (+ g * element size).
+    void vred(Opcode op, DType t, int tag, Lx dst, Lx src, int32_t sticks, int32_t groups = 1,
+              int32_t valid_elems = 0, uint8_t mode = 0);
+    void vtranspose(DType t, int tag, Lx dst, Lx src, int32_t rows, int32_t cols);
+
+    void matmul(int tag, Lx c, Lx a, Lx b, int desc, bool accumulate);
+
+    void dma_ld(int tag, int buffer, Reg dram_reg, int32_t dram_off, Lx lx, int desc);
+    void dma_st(int tag, int buffer, Reg dram_reg, int32_t dram_off, Lx lx, int desc);
+
+    void ring_send(int tag, int dir, Lx src, int32_t sticks);
+    void ring_recv(int tag, int dir, Lx dst, int32_t sticks);
+    void ring_reduce(DType t, int tag, RedOp op, Lx buf, int32_t sticks);
+
+    void wait(uint32_t tag_mask);
+    void wait_tag(int tag) { wait(1u << tag); }
+    void barrier();
+
+    void emit(const Instr &in);
+    size_t size() const { return prog_.code.size(); }
+
+    // Verifies and returns the program; throws spyre::Error on an unbalanced block or bad operand.
+    DeviceProgram finish();
+
+private:
+    DeviceProgram prog_;
+    uint32_t used_regs_ = 1;  // bit per register; r0 is reserved
+    int open_blocks_ = 0;
+};
+
+}  // namespace spyre
