@@ -74,7 +74,7 @@ enum VectorMode : uint8_t {
 // Uniform operand slots of vector instructions (groups = a[8] sets of n = a[7] sticks each).
 //   a0 tag, a1/a2 dst base reg + byte offset, a3/a4 src0, a5/a6 src1, a7 sticks per group,
 //   a8 groups, a9 op-specific: VFILL float bits, VCVT destination type, VRED* valid elements per
-//   group (0 = all lanes), VTRANSPOSE source row length in elements.
+//   group (0 = all lanes). VTRANSPOSE uses a7 = rows, a8 = cols of the source matrix.
 struct OpInfo {
     const char *name;
     Engine engine;

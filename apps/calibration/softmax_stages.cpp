@@ -1,0 +1,218 @@
+#include "softmax_stages.h"
+
+#include "device/error.h"
+#include "device/program_builder.h"
+#include "tile_stream.h"
+
+namespace spyre {
+
+const std::array<SoftmaxStageInfo, kNumSoftmaxStages> &softmax_stage_info() {
+    static const std::array<SoftmaxStageInfo, kNumSoftmaxStages> info = {{
+        {"stage1", "every intermediate in device memory", 32.51},
+        {"stage2", "max and sum kept in LX", 27.66},
+        {"stage3", "sub and exp in place in LX", 23.93},
+        {"stage4", "input copied into LX once", 23.67},
+    }};
+    return info;
+}
+
+namespace {
+
+constexpr int kTileRows = 64;  // one stick of fp16 row maxima per tile
+constexpr int kStick = 128;    // the programs are written for 128-byte sticks
+
+// Stick-aligned bump allocator over LX.
+struct LxPlan {
+    int32_t next = 0;
+    int32_t take(int64_t bytes) {
+        int32_t at = next;
+        next += int32_t((bytes + kStick - 1) / kStick * kStick);
+        return at;
+    }
+};
+
+// The five ops of softmax on one tile of kTileRows rows, each a few vector instructions.
+struct SoftmaxOps {
+    ProgramBuilder &b;
+    int row_sticks, cols;
+    int32_t scratch32;  // one tile in fp32, for the fp32 sum
+    int32_t sum_half;   // the tile's sums narrowed to fp16
+
+    int32_t tile_sticks() const { return row_sticks * kTileRows; }
+    void max(Lx in, Lx mx) {
+        b.vred(Opcode::VREDMAX, DType::F16, kTagCompute, mx, in, row_sticks, kTileRows, cols);
+    }
+    void sub(Lx in, Lx mx, Lx out) {
+        b.vbin(Opcode::VSUB, DType::F16, kTagCompute, out, in, mx, row_sticks, kTileRows, kSrc1Scalar);
+    }
+    void exp(Lx in, Lx out) { b.vun(Opcode::VEXP, DType::F16, kTagCompute, out, in, tile_sticks()); }
+    // Sums in fp32, as a numerically careful compiler does for fp16 softmax.
+    void sum(Lx in, Lx s) {
+        b.vcvt(DType::F16, DType::F32, kTagCompute, Lx(scratch32), in, tile_sticks());
+        b.vred(Opcode::VREDSUM, DType::F32, kTagCompute, s, Lx(scratch32), 2 * row_sticks, kTileRows, cols);
+    }
+    void div(Lx in, Lx s, Lx out) {
+        b.vcvt(DType::F32, DType::F16, kTagCompute, Lx(sum_half), s, kTileRows * 4 / kStick);
+        b.vbin(Opcode::VDIV, DType::F16, kTagCompute, out, in, Lx(sum_half), row_sticks, kTileRows, kSrc1Scalar);
+    }
+};
+
+}  // namespace
+
+DeviceProgram build_softmax_stage(int stage, const SoftmaxShape &shape) {
+    if (stage < 1 || stage > kNumSoftmaxStages) throw_error("softmax stage ", stage, " does not exist (1..4)");
+    if (shape.rows <= 0 || shape.rows % (2 * kTileRows))
+        throw_error("softmax stages: rows (", shape.rows, ") must be a positive multiple of ", 2 * kTileRows);
+    if (shape.cols <= 0) throw_error("softmax stages: cols (", shape.cols, ") must be positive");
+
+    const int rows = shape.rows, cols = shape.cols;
+    const int row_sticks = (cols + 63) / 64;
+    const int tiles = rows / kTileRows;
+    const int64_t tile_bytes = int64_t(row_sticks) * kStick * kTileRows;
+    const int32_t mx_tile = kTileRows * 2, s_tile = kTileRows * 4;
+
+    ProgramBuilder b("softmax_stage" + std::to_string(stage), 1);
+    const std::vector<int64_t> shape2{cols, rows};
+    int x = b.buffer("x", BufferKind::Input, DType::F16, shape2);
+    int mx_d = -1, t_d = -1, e_d = -1, s_d = -1;
+    if (stage <= 2) {
+        t_d = b.buffer("t", BufferKind::Temp, DType::F16, shape2);
+        e_d = b.buffer("e", BufferKind::Temp, DType::F16, shape2);
+    }
+    if (stage == 1) {
+        mx_d = b.buffer("mx", BufferKind::Temp, DType::F16, {rows});
+        s_d = b.buffer("s", BufferKind::Temp, DType::F32, {rows});
+    }
+    int y = b.buffer("y", BufferKind::Output, DType::F16, shape2);
+
+    DmaDesc tile_desc;
+    tile_desc.sticks = int32_t(tile_bytes / kStick);
+    int d_tile = b.dma_desc(tile_desc);
+    DmaDesc mx_desc;
+    mx_desc.sticks = mx_tile / kStick;
+    int d_mx = b.dma_desc(mx_desc);
+    DmaDesc s_desc;
+    s_desc.sticks = s_tile / kStick;
+    int d_s = b.dma_desc(s_desc);
+
+    LxPlan lx;
+    SoftmaxOps ops{b, row_sticks, cols, 0, 0};
+    ops.scratch32 = lx.take(2 * tile_bytes);
+    ops.sum_half = lx.take(mx_tile);
+    // Per-row results: double-buffered tiles when they travel through device memory (stage 1),
+    // whole-tensor arrays when they stay in LX.
+    int32_t mx_buf[2], s_buf[2], mx_all = 0, s_all = 0;
+    if (stage == 1) {
+        mx_buf[0] = lx.take(mx_tile), mx_buf[1] = lx.take(mx_tile);
+        s_buf[0] = lx.take(s_tile), s_buf[1] = lx.take(s_tile);
+    } else {
+        mx_all = lx.take(int64_t(rows) * 2);
+        s_all = lx.take(int64_t(rows) * 4);
+    }
+    Reg scr = b.alloc();
+    auto per_tile = [&](Reg tile, int32_t base, int32_t stride) { return tile_addr(b, tile, base, stride, scr); };
+    auto dbl = [&](int buffer, int desc, int64_t dram_tile, int32_t a, int32_t c) {
+        TileStream s;
+        s.buffer = buffer, s.desc = desc, s.tile_bytes = dram_tile, s.lx[0] = a, s.lx[1] = c;
+        return s;
+    };
+    auto resident = [&](int buffer, int desc, int64_t dram_tile, int32_t base, int32_t stride) {
+        TileStream s = dbl(buffer, desc, dram_tile, base, base);
+        s.lx_tile_stride = stride;
+        return s;
+    };
+
+    if (stage <= 2) {
+        int32_t in[2] = {lx.take(tile_bytes), lx.take(tile_bytes)};
+        int32_t out[2] = {lx.take(tile_bytes), lx.take(tile_bytes)};
+        TileStream x_in = dbl(x, d_tile, tile_bytes, in[0], in[1]);
+        bool dram_red = stage == 1;
+        // max
+        std::vector<TileStream> st;
+        if (dram_red) st.push_back(dbl(mx_d, d_mx, mx_tile, mx_buf[0], mx_buf[1]));
+        stream_tiles(b, tiles, {x_in}, st, [&](int p, Reg tile) {
+            ops.max(Lx(in[p]), dram_red ? Lx(mx_buf[p]) : per_tile(tile, mx_all, mx_tile));
+        });
+        // sub
+        std::vector<TileStream> ld{x_in};
+        if (dram_red) ld.push_back(dbl(mx_d, d_mx, mx_tile, mx_buf[0], mx_buf[1]));
+        stream_tiles(b, tiles, ld, {dbl(t_d, d_tile, tile_bytes, out[0], out[1])}, [&](int p, Reg tile) {
+            ops.sub(Lx(in[p]), dram_red ? Lx(mx_buf[p]) : per_tile(tile, mx_all, mx_tile), Lx(out[p]));
+        });
+        // exp
+        stream_tiles(b, tiles, {dbl(t_d, d_tile, tile_bytes, in[0], in[1])},
+                     {dbl(e_d, d_tile, tile_bytes, out[0], out[1])},
+                     [&](int p, Reg) { ops.exp(Lx(in[p]), Lx(out[p])); });
+        // sum
+        st.clear();
+        if (dram_red) st.push_back(dbl(s_d, d_s, s_tile, s_buf[0], s_buf[1]));
+        TileStream e_in = dbl(e_d, d_tile, tile_bytes, in[0], in[1]);
+        stream_tiles(b, tiles, {e_in}, st, [&](int p, Reg tile) {
+            ops.sum(Lx(in[p]), dram_red ? Lx(s_buf[p]) : per_tile(tile, s_all, s_tile));
+        });
+        // div
+        ld = {e_in};
+        if (dram_red) ld.push_back(dbl(s_d, d_s, s_tile, s_buf[0], s_buf[1]));
+        stream_tiles(b, tiles, ld, {dbl(y, d_tile, tile_bytes, out[0], out[1])}, [&](int p, Reg tile) {
+            ops.div(Lx(in[p]), dram_red ? Lx(s_buf[p]) : per_tile(tile, s_all, s_tile), Lx(out[p]));
+        });
+    } else {
+        // The whole tensor lives in LX: sub and exp work in place on it.
+        int32_t all = lx.take(tile_bytes * tiles);
+        int32_t stride = int32_t(tile_bytes);
+        if (stage == 3) {
+            int32_t in[2] = {lx.take(tile_bytes), lx.take(tile_bytes)};
+            TileStream x_in = dbl(x, d_tile, tile_bytes, in[0], in[1]);
+            stream_tiles(b, tiles, {x_in}, {}, [&](int p, Reg tile) {
+                ops.max(Lx(in[p]), per_tile(tile, mx_all, mx_tile));
+            });
+            stream_tiles(b, tiles, {x_in}, {}, [&](int p, Reg tile) {
+                Lx dst = per_tile(tile, all, stride);
+                Reg keep = b.alloc();
+                b.mov(keep, dst.reg);
+                ops.sub(Lx(in[p]), per_tile(tile, mx_all, mx_tile), Lx(keep, all));
+                b.release(keep);
+            });
+        } else {
+            stream_tiles(b, tiles, {resident(x, d_tile, tile_bytes, all, stride)}, {}, [&](int, Reg) {});
+            lx_tiles(b, tiles, [&](Reg tile) {
+                Lx t = per_tile(tile, all, stride);
+                Reg keep = b.alloc();
+                b.mov(keep, t.reg);
+                ops.max(Lx(keep, all), per_tile(tile, mx_all, mx_tile));
+                b.release(keep);
+            });
+            lx_tiles(b, tiles, [&](Reg tile) {
+                Lx t = per_tile(tile, all, stride);
+                Reg keep = b.alloc();
+                b.mov(keep, t.reg);
+                ops.sub(Lx(keep, all), per_tile(tile, mx_all, mx_tile), Lx(keep, all));
+                b.release(keep);
+            });
+        }
+        lx_tiles(b, tiles, [&](Reg tile) {
+            Lx t = per_tile(tile, all, stride);
+            ops.exp(t, t);
+        });
+        lx_tiles(b, tiles, [&](Reg tile) {
+            Lx t = per_tile(tile, all, stride);
+            Reg keep = b.alloc();
+            b.mov(keep, t.reg);
+            ops.sum(Lx(keep, all), per_tile(tile, s_all, s_tile));
+            b.release(keep);
+        });
+        // div in place, each finished tile stored while the next is divided
+        stream_tiles(b, tiles, {}, {resident(y, d_tile, tile_bytes, all, stride)}, [&](int, Reg tile) {
+            Lx t = per_tile(tile, all, stride);
+            Reg keep = b.alloc();
+            b.mov(keep, t.reg);
+            ops.div(Lx(keep, all), per_tile(tile, s_all, s_tile), Lx(keep, all));
+            b.release(keep);
+        });
+    }
+    b.release(scr);
+    (void)s_d;
+    return b.finish();
+}
+
+}  // namespace spyre

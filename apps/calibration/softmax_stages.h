@@ -1,0 +1,36 @@
+// Hand-built device programs for the four softmax stages IBM measured on Spyre (softmax over the
+// last dimension of a (rows, cols) fp16 tensor, one core; SPYRE_FACTS.md, from torch-spyre's
+// docs/source/compiler/scratchpad_planning.md). Each stage is the op-by-op program an LX planner
+// would produce — max, sub, exp, sum, div, one pass each — with a different placement:
+//   1: every intermediate in device memory      2: max and sum results kept in LX
+//   3: sub and exp done in place in LX          4: the input copied into LX once
+// They are the calibration case of the machine description: only machine constants are fitted.
+#pragma once
+
+#include <array>
+#include <string>
+
+#include "device/program.h"
+
+namespace spyre {
+
+struct SoftmaxShape {
+    int rows = 512;   // softmax rows (each normalised independently)
+    int cols = 1024;  // elements per row (the reduced, sticked dimension)
+};
+
+constexpr int kNumSoftmaxStages = 4;
+
+struct SoftmaxStageInfo {
+    const char *name;
+    const char *what;
+    double measured_us;  // IBM's median on the device for (512, 1024), one core
+};
+const std::array<SoftmaxStageInfo, kNumSoftmaxStages> &softmax_stage_info();
+
+// Builds stage 1..4 for `shape` on one core. Buffers: 0 = x (input), the last = y (output), both
+// {cols, rows} fp16 in Halide order. rows must be a multiple of 128 (tiles of 64 rows, streamed in
+// pairs); cols any positive size that fits the stage's LX plan. Throws spyre::Error otherwise.
+DeviceProgram build_softmax_stage(int stage, const SoftmaxShape &shape = {});
+
+}  // namespace spyre

@@ -1,0 +1,71 @@
+#include "tile_stream.h"
+
+#include "device/error.h"
+
+namespace spyre {
+
+Lx tile_addr(ProgramBuilder &b, Reg tile, int32_t base, int32_t stride, Reg scratch) {
+    if (stride == 0) return Lx(base);
+    b.muli(scratch, tile, stride);
+    return Lx(scratch, base);
+}
+
+namespace {
+
+// Issues the DMA of one tile for each stream; `tile` is the tile index register.
+void issue(ProgramBuilder &b, bool store, int tag, int parity, const std::vector<TileStream> &streams,
+           const std::vector<Reg> &dram_off, Reg tile, Reg scratch) {
+    for (size_t s = 0; s < streams.size(); s++) {
+        const TileStream &ts = streams[s];
+        Lx lx = tile_addr(b, tile, ts.lx[parity], ts.lx_tile_stride, scratch);
+        if (store) b.dma_st(tag, ts.buffer, dram_off[s], 0, lx, ts.desc);
+        else b.dma_ld(tag, ts.buffer, dram_off[s], 0, lx, ts.desc);
+        b.addi(dram_off[s], dram_off[s], int32_t(ts.tile_bytes));
+    }
+}
+
+}  // namespace
+
+void stream_tiles(ProgramBuilder &b, int tiles, const std::vector<TileStream> &loads,
+                  const std::vector<TileStream> &stores, const std::function<void(int p, Reg tile)> &compute) {
+    if (tiles < 2 || tiles % 2) throw_error("stream_tiles: tile count ", tiles, " must be even and at least 2");
+    std::vector<Reg> ld_off, st_off;
+    for (size_t i = 0; i < loads.size(); i++) ld_off.push_back(b.alloc()), b.li(ld_off.back(), 0);
+    for (size_t i = 0; i < stores.size(); i++) st_off.push_back(b.alloc()), b.li(st_off.back(), 0);
+    Reg tile = b.alloc(), next = b.alloc(), pair = b.alloc(), more = b.alloc(), limit = b.alloc(), scratch = b.alloc();
+    b.li(tile, 0);
+    b.li(limit, tiles);
+    issue(b, false, 0, 0, loads, ld_off, tile, scratch);
+    // Unrolled by two so that each parity has its own static tags and LX buffers.
+    b.loop(pair, tiles / 2);
+    for (int p = 0; p < 2; p++) {
+        b.addi(next, tile, 1);
+        if (p == 1) {
+            b.op3(Opcode::CMPLT, more, next, limit);
+            b.if_(more);
+        }
+        issue(b, false, 1 - p, 1 - p, loads, ld_off, next, scratch);
+        if (p == 1) b.end_if();
+        b.wait((1u << p) | (1u << (3 + p)));  // this tile's loads; the stores that last used parity p
+        compute(p, tile);
+        b.wait_tag(kTagCompute);
+        issue(b, true, 3 + p, p, stores, st_off, tile, scratch);
+        b.addi(tile, tile, 1);
+    }
+    b.end_loop();
+    b.wait((1u << 3) | (1u << 4));
+    for (Reg r : ld_off) b.release(r);
+    for (Reg r : st_off) b.release(r);
+    for (Reg r : {tile, next, pair, more, limit, scratch}) b.release(r);
+}
+
+void lx_tiles(ProgramBuilder &b, int tiles, const std::function<void(Reg tile)> &compute) {
+    Reg tile = b.alloc();
+    b.loop(tile, tiles);
+    compute(tile);
+    b.end_loop();
+    b.wait_tag(kTagCompute);
+    b.release(tile);
+}
+
+}  // namespace spyre

@@ -1,0 +1,257 @@
+#include "machine_desc.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "error.h"
+
+namespace spyre {
+
+const char *param_source_name(ParamSource s) {
+    switch (s) {
+    case ParamSource::PublicFact: return "public fact";
+    case ParamSource::Measured: return "measured";
+    case ParamSource::Calibrated: return "calibrated";
+    case ParamSource::Assumption: return "assumption";
+    }
+    return "?";
+}
+
+namespace {
+
+MachineParam int_param(const char *key, const char *unit, ParamSource src, const char *doc,
+                       int64_t MachineDesc::*field) {
+    return MachineParam{key, unit, src, doc, true, field, nullptr};
+}
+
+MachineParam real_param(const char *key, const char *unit, ParamSource src, const char *doc,
+                        double MachineDesc::*field) {
+    return MachineParam{key, unit, src, doc, false, nullptr, field};
+}
+
+using PS = ParamSource;
+using MD = MachineDesc;
+
+// The single parameter table, in MachineDesc declaration order. JSON I/O and docs/machine.md follow it.
+std::vector<MachineParam> build_params() {
+    return {
+        int_param("cores", "cores", PS::PublicFact,
+                  "AI cores on the ring (\"32 active AI cores\"; torch-spyre spyre_accelerator.md)", &MD::cores),
+        int_param("corelets_per_core", "corelets", PS::PublicFact,
+                  "corelets per core, sharing one LX scratchpad (spyre_accelerator.md, glossary.md)",
+                  &MD::corelets_per_core),
+        int_param("lx_bytes", "bytes", PS::PublicFact, "LX scratchpad SRAM per core, 2 MiB (scratchpad_planning.md)",
+                  &MD::lx_bytes),
+        int_param("lx_usable_bytes", "bytes", PS::PublicFact,
+                  "LX usable by compiled kernels: round_up_128((2 MiB - 64 KiB) * 0.8) (scratchpad_planning.md)",
+                  &MD::lx_usable_bytes),
+        int_param("stick_bytes", "bytes", PS::PublicFact,
+                  "stick size, the unit of DMA and vector ops: 64 fp16 / 32 fp32 (key_concepts.md, "
+                  "tensors_and_layouts.md)",
+                  &MD::stick_bytes),
+        int_param("max_span_bytes", "bytes", PS::PublicFact,
+                  "contiguous device memory one core may address (MAX_SPAN_BYTES, _inductor/work_division.py)",
+                  &MD::max_span_bytes),
+        int_param("device_memory_bytes", "bytes", PS::PublicFact,
+                  "LPDDR5 device memory per card, 128 GB (about 112 GB usable with ECC; dataflow_architecture.md)",
+                  &MD::device_memory_bytes),
+        real_param("clock_ghz", "GHz", PS::Assumption,
+                   "core clock; not public, a core of the same lineage ran at 1.5 GHz (VLSI 2018)", &MD::clock_ghz),
+        real_param("vec_add_sticks_per_cycle", "sticks/cycle", PS::Calibrated,
+                   "vector throughput per core for add, sub, mul, fma, neg, abs, copy (fit to softmax table)",
+                   &MD::vec_add_sticks_per_cycle),
+        real_param("vec_minmax_sticks_per_cycle", "sticks/cycle", PS::Assumption,
+                   "vector throughput per core for max, min, compare, select (the calibration case has none; taken "
+                   "equal to the add rate)",
+                   &MD::vec_minmax_sticks_per_cycle),
+        real_param("vec_transc_sticks_per_cycle", "sticks/cycle", PS::Calibrated,
+                   "vector throughput per core for exp, log, tanh, reciprocal, rsqrt, sqrt, div (fit to softmax "
+                   "table)",
+                   &MD::vec_transc_sticks_per_cycle),
+        real_param("vec_reduce_sticks_per_cycle", "sticks/cycle", PS::Calibrated,
+                   "vector throughput per core for lane reductions: sum, max, min (fit to softmax table)",
+                   &MD::vec_reduce_sticks_per_cycle),
+        real_param("vec_convert_sticks_per_cycle", "sticks/cycle", PS::Calibrated,
+                   "vector throughput per core for fp16<->fp32 conversion and broadcast fills (fit to softmax "
+                   "table)",
+                   &MD::vec_convert_sticks_per_cycle),
+        real_param("vec_op_overhead_cycles", "cycles", PS::Calibrated,
+                   "issue + pipeline fill per vector instruction (fit to softmax table)", &MD::vec_op_overhead_cycles),
+        real_param("pe_macs_per_ns", "MAC/ns", PS::Measured,
+                   "sustained fp16 MAC rate per core, IBM's fitted figure (_inductor/cost_model.py, cost_model.md); "
+                   "datasheet peak 1536",
+                   &MD::pe_macs_per_ns),
+        real_param("pe_op_overhead_cycles", "cycles", PS::Assumption, "PE array fill/drain per matmul instruction",
+                   &MD::pe_op_overhead_cycles),
+        real_param("dram_bytes_per_ns", "bytes/ns", PS::Calibrated,
+                   "device-memory one-way bandwidth shared by all cores; IBM measured 150 GB/s (cost_model.md), "
+                   "refit to softmax table",
+                   &MD::dram_bytes_per_ns),
+        real_param("dram_turnaround_ns_per_byte", "ns/byte", PS::Calibrated,
+                   "extra time per byte of the smaller direction of mixed read/write traffic (_inductor/cost_model.py, "
+                   "cost_model.md)",
+                   &MD::dram_turnaround_ns_per_byte),
+        real_param("dma_core_bytes_per_ns", "bytes/ns", PS::Assumption,
+                   "one core's DMA bandwidth limit per direction; taken equal to the shared peak (one core can "
+                   "saturate the channel), since a one-core calibration cannot tell them apart",
+                   &MD::dma_core_bytes_per_ns),
+        real_param("dma_setup_cycles", "cycles", PS::Calibrated,
+                   "start latency per DMA descriptor (fit to softmax table)", &MD::dma_setup_cycles),
+        int_param("dma_queue_depth", "descriptors", PS::Assumption,
+                  "outstanding DMAs per direction per core", &MD::dma_queue_depth),
+        real_param("ring_bytes_per_cycle", "bytes/cycle", PS::PublicFact,
+                   "ring bandwidth per direction between cores (spyre_accelerator.md, scratchpad_planning.md)",
+                   &MD::ring_bytes_per_cycle),
+        real_param("ring_hop_latency_cycles", "cycles", PS::Assumption, "latency per ring hop",
+                   &MD::ring_hop_latency_cycles),
+        real_param("barrier_latency_cycles", "cycles", PS::Assumption, "all-core barrier release latency",
+                   &MD::barrier_latency_cycles),
+        real_param("restickify_bytes_per_ns", "bytes/ns", PS::Measured,
+                   "restickify (transpose between stick layouts) rate, IBM's fitted figure (_inductor/cost_model.py, "
+                   "cost_model.md)",
+                   &MD::restickify_bytes_per_ns),
+        real_param("scalar_op_cycles", "cycles", PS::Assumption, "one scalar / control instruction",
+                   &MD::scalar_op_cycles),
+    };
+}
+
+// Plain Levenshtein distance, for "did you mean" on unknown keys.
+size_t edit_distance(const std::string &a, const std::string &b) {
+    std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); j++) prev[j] = j;
+    for (size_t i = 1; i <= a.size(); i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= b.size(); j++) {
+            size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+        }
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+const MachineParam *find_param(const std::string &key) {
+    for (const MachineParam &p : machine_params()) {
+        if (key == p.key) return &p;
+    }
+    return nullptr;
+}
+
+std::string did_you_mean(const std::string &key) {
+    const MachineParam *best = nullptr;
+    size_t best_d = 3;  // suggest only within distance 2
+    for (const MachineParam &p : machine_params()) {
+        size_t d = edit_distance(key, p.key);
+        if (d < best_d) {
+            best_d = d;
+            best = &p;
+        }
+    }
+    return best ? std::string(" (did you mean '") + best->key + "'?)" : std::string();
+}
+
+const char *json_type_desc(const nlohmann::json &v) {
+    if (v.is_number_float()) return "a non-integer number";
+    return v.type_name();
+}
+
+}  // namespace
+
+const std::vector<MachineParam> &machine_params() {
+    static const std::vector<MachineParam> params = build_params();
+    return params;
+}
+
+MachineDesc MachineDesc::from_json_text(const std::string &text, const std::string &origin) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception &e) {
+        // parse_error carries the byte position / line; out_of_range covers number overflow.
+        throw_error(origin, ": malformed JSON: ", e.what());
+    }
+    if (!j.is_object()) throw_error(origin, ": expected a JSON object of parameters at top level, got ", j.type_name());
+
+    MachineDesc m;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string &key = it.key();
+        const nlohmann::json &v = it.value();
+        const MachineParam *p = find_param(key);
+        if (!p) throw_error(origin, ": unknown key '", key, "'", did_you_mean(key));
+        if (p->is_integer) {
+            int64_t x = 0;
+            if (v.is_number_integer() && !v.is_number_unsigned()) {
+                x = v.get<int64_t>();
+            } else if (v.is_number_unsigned()) {
+                uint64_t u = v.get<uint64_t>();
+                if (u > uint64_t(std::numeric_limits<int64_t>::max()))
+                    throw_error(origin, ": '", key, "' = ", v.dump(), " is too large for a 64-bit integer");
+                x = int64_t(u);
+            } else {
+                throw_error(origin, ": '", key, "' must be an integer, got ", json_type_desc(v), " ", v.dump());
+            }
+            if (x <= 0) throw_error(origin, ": '", key, "' must be > 0, got ", v.dump());
+            m.*(p->int_field) = x;
+        } else {
+            if (!v.is_number())
+                throw_error(origin, ": '", key, "' must be a number, got ", v.type_name(), " ", v.dump());
+            double x = v.get<double>();
+            if (!(x > 0) || !std::isfinite(x)) throw_error(origin, ": '", key, "' must be > 0, got ", v.dump());
+            m.*(p->real_field) = x;
+        }
+    }
+    m.validate(origin);
+    return m;
+}
+
+MachineDesc MachineDesc::from_file(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw_error("cannot open machine description '", path, "': ", std::strerror(errno));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) throw_error("error reading machine description '", path, "'");
+    return from_json_text(ss.str(), path);
+}
+
+std::string MachineDesc::to_json_text() const {
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    for (const MachineParam &p : machine_params()) {
+        if (p.is_integer)
+            j[p.key] = this->*(p.int_field);
+        else
+            j[p.key] = this->*(p.real_field);  // nlohmann prints doubles with round-trip precision
+    }
+    return j.dump(2) + "\n";
+}
+
+void MachineDesc::validate(const std::string &origin) const {
+    // Positivity is checked here too, so a MachineDesc built in code gets the same guarantees as one
+    // read from JSON.
+    for (const MachineParam &p : machine_params()) {
+        if (p.is_integer) {
+            int64_t x = this->*(p.int_field);
+            if (x <= 0) throw_error(origin, ": '", p.key, "' must be > 0, got ", x);
+        } else {
+            double x = this->*(p.real_field);
+            if (!(x > 0) || !std::isfinite(x)) throw_error(origin, ": '", p.key, "' must be > 0 and finite, got ", x);
+        }
+    }
+    if (lx_usable_bytes > lx_bytes)
+        throw_error(origin, ": 'lx_usable_bytes' (", lx_usable_bytes, ") exceeds 'lx_bytes' (", lx_bytes, ")");
+    if (stick_bytes < 4 || (stick_bytes & (stick_bytes - 1)) != 0)
+        throw_error(origin, ": 'stick_bytes' (", stick_bytes, ") must be a power of two >= 4");
+    if (lx_bytes % stick_bytes != 0)
+        throw_error(origin, ": 'lx_bytes' (", lx_bytes, ") must be a multiple of 'stick_bytes' (", stick_bytes, ")");
+    if (cores > 1024) throw_error(origin, ": 'cores' (", cores, ") exceeds the limit of 1024");
+    if (dma_queue_depth > 1024)
+        throw_error(origin, ": 'dma_queue_depth' (", dma_queue_depth, ") exceeds the limit of 1024");
+}
+
+}  // namespace spyre

@@ -1,0 +1,271 @@
+#include "lx_access.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "device/error.h"
+
+namespace spyre {
+
+namespace {
+
+// Range arithmetic mixes int64 registers with int32 counts whose products can exceed int64
+// (2^31 sticks * 2^31 groups * 128 bytes). Every intermediate is clamped to +-2^61, far outside any
+// LX, so a sum of two clamped values cannot overflow and a huge request still fails the range check.
+constexpr int64_t kClamp = int64_t(1) << 61;
+
+int64_t clamp(int64_t v) { return std::min(std::max(v, -kClamp), kClamp); }
+
+int64_t sadd(int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) return a < 0 ? -kClamp : kClamp;
+    return clamp(r);
+}
+
+int64_t smul(int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r)) return (a < 0) != (b < 0) ? -kClamp : kClamp;
+    return clamp(r);
+}
+
+int64_t round_up(int64_t v, int64_t m) { return smul((v + m - 1) / m, m); }
+
+// Which element types an opcode accepts. Arithmetic has fp16/fp32 semantics only; the data
+// movement ops copy bits and accept I32 too.
+bool dtype_ok(Opcode op, DType t) {
+    switch (op) {
+    case Opcode::VCOPY:
+    case Opcode::VCVT:
+    case Opcode::VBCAST:
+    case Opcode::VFILL:
+    case Opcode::VTRANSPOSE: return true;
+    default: return t == DType::F16 || t == DType::F32;
+    }
+}
+
+class Resolver {
+public:
+    Resolver(const Instr &in, const int64_t *regs, const MachineDesc &m, size_t pc)
+        : in_(in), regs_(regs), m_(m), pc_(pc) {}
+
+    template <typename... Parts>
+    [[noreturn]] void fail(const Parts &...parts) const {
+        throw_error("instruction ", pc_, " (", op_info(in_.op).name, "): ", parts...);
+    }
+
+    int64_t stick() const { return m_.stick_bytes; }
+
+    // LX address regs[a[reg_slot]] + a[imm_slot].
+    int64_t addr(int reg_slot, int imm_slot) const {
+        int r = in_.a[reg_slot];
+        if (r < 0 || r >= kNumRegs) fail("register ", r, " in operand ", reg_slot, " out of range");
+        return sadd(regs_[r], in_.a[imm_slot]);
+    }
+
+    int64_t count(int slot, const char *what) const {
+        int32_t v = in_.a[slot];
+        if (v <= 0) fail(what, " count ", v, " is not positive");
+        return v;
+    }
+
+    // A range [begin, begin + bytes) of operand `what`, inside LX and `begin` aligned to `align`
+    // (the stick for stick operands, the element size for element operands).
+    LxRange range(const char *what, int64_t begin, int64_t bytes, int64_t align, bool stick_operand) const {
+        LxRange r{begin, sadd(begin, bytes)};
+        if (r.begin < 0 || r.end > m_.lx_bytes)
+            fail(what, " LX range [", r.begin, ", ", r.end, ") is outside LX (", m_.lx_bytes, " bytes)");
+        if (begin % align != 0) {
+            if (stick_operand) fail(what, " LX address ", begin, " is not stick-aligned (", align, " bytes)");
+            fail(what, " LX address ", begin, " is not aligned to its element size (", align, " bytes)");
+        }
+        return r;
+    }
+
+    DType dtype() const {
+        if (!dtype_valid(in_.dtype)) fail("invalid element type code ", int(in_.dtype));
+        DType t = DType(in_.dtype);
+        if (!dtype_ok(in_.op, t)) fail("element type ", dtype_name(t), " is not supported");
+        return t;
+    }
+
+private:
+    const Instr &in_;
+    const int64_t *regs_;
+    const MachineDesc &m_;
+    size_t pc_;
+};
+
+void add_read(LxAccess &acc, LxRange r) { acc.reads[acc.num_reads++] = r; }
+void set_write(LxAccess &acc, LxRange r) {
+    acc.write = r;
+    acc.has_write = true;
+}
+
+LxAccess vector_access(const Instr &in, const Resolver &R) {
+    LxAccess acc;
+    const Opcode op = in.op;
+    const DType t = R.dtype();
+    const int64_t eb = dtype_bytes(t);
+    const int64_t stick = R.stick();
+    const int64_t lanes = stick / eb;
+
+    if (op == Opcode::VTRANSPOSE) {
+        // R x C source with rows padded to whole sticks; C x R destination likewise.
+        int64_t rows = R.count(7, "rows");
+        int64_t cols = R.count(8, "cols");
+        int64_t src_bytes = smul(smul(rows, round_up(cols, lanes)), eb);
+        int64_t dst_bytes = smul(smul(cols, round_up(rows, lanes)), eb);
+        add_read(acc, R.range("src0", R.addr(3, 4), src_bytes, stick, true));
+        set_write(acc, R.range("dst", R.addr(1, 2), dst_bytes, stick, true));
+        return acc;
+    }
+
+    const int64_t sticks = R.count(7, "sticks");
+    const int64_t groups = R.count(8, "groups");
+    const int64_t stick_span = smul(smul(sticks, groups), stick);  // groups of sticks, back to back
+
+    switch (op) {
+    case Opcode::VADD:
+    case Opcode::VSUB:
+    case Opcode::VMUL:
+    case Opcode::VDIV:
+    case Opcode::VMAX:
+    case Opcode::VMIN:
+    case Opcode::VFMA: {
+        add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
+        if (in.mode & kSrc1Scalar)
+            add_read(acc, R.range("src1", R.addr(5, 6), smul(groups, eb), eb, false));
+        else
+            add_read(acc, R.range("src1", R.addr(5, 6), stick_span, stick, true));
+        LxRange dst = R.range("dst", R.addr(1, 2), stick_span, stick, true);
+        if (op == Opcode::VFMA) add_read(acc, dst);  // dst is the addend
+        set_write(acc, dst);
+        return acc;
+    }
+    case Opcode::VEXP:
+    case Opcode::VLOG:
+    case Opcode::VTANH:
+    case Opcode::VRECIP:
+    case Opcode::VRSQRT:
+    case Opcode::VSQRT:
+    case Opcode::VNEG:
+    case Opcode::VABS:
+    case Opcode::VCOPY:
+        add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
+        set_write(acc, R.range("dst", R.addr(1, 2), stick_span, stick, true));
+        return acc;
+    case Opcode::VCVT: {
+        int32_t to = in.a[9];
+        if (!dtype_valid(to)) R.fail("invalid destination element type code ", to);
+        // A destination group holds the same element count as a source group.
+        int64_t group_dst = smul(smul(sticks, lanes), dtype_bytes(DType(to)));
+        if (group_dst % stick != 0)
+            R.fail("destination group of ", group_dst, " bytes (", sticks, " ", dtype_name(t), " sticks as ",
+                   dtype_name(DType(to)), ") is not a whole number of sticks (", stick, " bytes)");
+        add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
+        set_write(acc, R.range("dst", R.addr(1, 2), smul(group_dst, groups), stick, true));
+        return acc;
+    }
+    case Opcode::VBCAST:
+        add_read(acc, R.range("src0", R.addr(3, 4), smul(groups, eb), eb, false));
+        set_write(acc, R.range("dst", R.addr(1, 2), stick_span, stick, true));
+        return acc;
+    case Opcode::VFILL:
+        set_write(acc, R.range("dst", R.addr(1, 2), stick_span, stick, true));
+        return acc;
+    case Opcode::VREDSUM:
+    case Opcode::VREDMAX:
+    case Opcode::VREDMIN: {
+        int32_t valid = in.a[9];
+        if (valid < 0 || valid > sticks * lanes)
+            R.fail("valid element count ", valid, " is outside [0, ", sticks * lanes, "]");
+        int64_t db = ((in.mode & kDstF32) || t == DType::F32) ? 4 : 2;
+        add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
+        LxRange dst = R.range("dst", R.addr(1, 2), smul(groups, db), db, false);
+        if (in.mode & kAccumulate) add_read(acc, dst);
+        set_write(acc, dst);
+        return acc;
+    }
+    default: return acc;
+    }
+}
+
+// Rows of a matrix operand: `rows` rows `ld` bytes apart, each `row_bytes` long (rounded to sticks).
+LxRange matrix_range(const Resolver &R, const char *what, int64_t base, int64_t rows, int64_t ld,
+                     int64_t row_bytes) {
+    const int64_t stick = R.stick();
+    if (ld % stick != 0) R.fail(what, " row stride ", ld, " is not a whole number of sticks (", stick, " bytes)");
+    int64_t span = smul(rows - 1, ld);
+    int64_t lo = std::min<int64_t>(0, span), hi = std::max<int64_t>(0, span);
+    return R.range(what, sadd(base, lo), sadd(hi - lo, round_up(row_bytes, stick)), stick, true);
+}
+
+LxAccess matmul_access(const DeviceProgram &program, const Instr &in, const Resolver &R) {
+    LxAccess acc;
+    int32_t di = in.a[7];
+    if (di < 0 || size_t(di) >= program.mm.size())
+        R.fail("matmul descriptor ", di, " out of range (", program.mm.size(), " descriptors)");
+    if (in.dtype != uint8_t(DType::F16)) R.fail("element type code ", int(in.dtype), " is not supported (fp16 only)");
+    const MatmulDesc &d = program.mm[di];
+    if (d.m <= 0 || d.n <= 0 || d.k <= 0)
+        R.fail("matmul descriptor ", di, " has non-positive extents m=", d.m, " n=", d.n, " k=", d.k);
+    add_read(acc, matrix_range(R, "A", R.addr(3, 4), d.m, d.lda, int64_t(d.k) * 2));
+    add_read(acc, matrix_range(R, "B", R.addr(5, 6), d.k, d.ldb, int64_t(d.n) * 2));
+    LxRange c = matrix_range(R, "C", R.addr(1, 2), d.m, d.ldc, int64_t(d.n) * 4);
+    if (in.mode & kAccumulate) add_read(acc, c);
+    set_write(acc, c);
+    return acc;
+}
+
+// The LX bounding range of a DMA: every run of `sticks` sticks starting at base + sum(i_d * stride_d).
+LxRange dma_range(const DeviceProgram &program, const Instr &in, const Resolver &R, const char *what) {
+    int32_t di = in.a[6];
+    if (di < 0 || size_t(di) >= program.dma.size())
+        R.fail("DMA descriptor ", di, " out of range (", program.dma.size(), " descriptors)");
+    const DmaDesc &d = program.dma[di];
+    const int64_t stick = R.stick();
+    if (d.sticks <= 0) R.fail("DMA descriptor ", di, " has non-positive stick count ", d.sticks);
+    int64_t lo = 0, hi = 0;
+    for (int k = 0; k < 3; k++) {
+        if (d.count[k] <= 0) R.fail("DMA descriptor ", di, " has non-positive count[", k, "] = ", d.count[k]);
+        if (d.count[k] > 1 && d.lx_stride[k] % stick != 0)
+            R.fail("DMA descriptor ", di, " LX stride[", k, "] = ", d.lx_stride[k],
+                   " is not a whole number of sticks (", stick, " bytes)");
+        int64_t span = smul(d.count[k] - 1, d.lx_stride[k]);
+        lo = sadd(lo, std::min<int64_t>(0, span));
+        hi = sadd(hi, std::max<int64_t>(0, span));
+    }
+    int64_t base = R.addr(4, 5);
+    return R.range(what, sadd(base, lo), sadd(hi - lo, smul(d.sticks, stick)), stick, true);
+}
+
+}  // namespace
+
+LxAccess lx_access(const DeviceProgram &program, const Instr &in, const int64_t *regs, const MachineDesc &machine,
+                   size_t pc) {
+    Resolver R(in, regs, machine, pc);
+    LxAccess acc;
+    if (!opcode_valid(int(in.op))) throw_error("instruction ", pc, ": invalid opcode ", int(in.op));
+    switch (in.op) {
+    case Opcode::MATMUL: return matmul_access(program, in, R);
+    case Opcode::DMA_LD: set_write(acc, dma_range(program, in, R, "dst")); return acc;
+    case Opcode::DMA_ST: add_read(acc, dma_range(program, in, R, "src")); return acc;
+    case Opcode::RING_SEND:
+    case Opcode::RING_RECV:
+    case Opcode::RING_REDUCE: {
+        const char *what = in.op == Opcode::RING_SEND ? "src" : in.op == Opcode::RING_RECV ? "dst" : "buf";
+        if (in.op == Opcode::RING_REDUCE && !dtype_valid(in.dtype))
+            R.fail("invalid element type code ", int(in.dtype));
+        int64_t bytes = smul(R.count(4, "sticks"), machine.stick_bytes);
+        LxRange r = R.range(what, R.addr(2, 3), bytes, machine.stick_bytes, true);
+        if (in.op != Opcode::RING_RECV) add_read(acc, r);
+        if (in.op != Opcode::RING_SEND) set_write(acc, r);
+        return acc;
+    }
+    default:
+        if (op_info(in.op).engine == Engine::Vector) return vector_access(in, R);
+        return acc;
+    }
+}
+
+}  // namespace spyre

@@ -1,0 +1,86 @@
+#include "op_cost.h"
+
+#include <algorithm>
+
+namespace spyre {
+
+VecClass vec_class(Opcode op) {
+    switch (op) {
+    case Opcode::VMAX:
+    case Opcode::VMIN: return VecClass::MinMax;
+    case Opcode::VDIV:
+    case Opcode::VEXP:
+    case Opcode::VLOG:
+    case Opcode::VTANH:
+    case Opcode::VRECIP:
+    case Opcode::VRSQRT:
+    case Opcode::VSQRT: return VecClass::Transcendental;
+    case Opcode::VREDSUM:
+    case Opcode::VREDMAX:
+    case Opcode::VREDMIN: return VecClass::Reduce;
+    case Opcode::VCVT:
+    case Opcode::VBCAST:
+    case Opcode::VFILL: return VecClass::Convert;
+    case Opcode::VTRANSPOSE: return VecClass::Restickify;
+    default: return VecClass::AddMul;
+    }
+}
+
+int64_t vector_sticks(const Instr &in, const MachineDesc &m) {
+    int64_t groups = in.a[8], sticks = in.a[7];
+    if (in.op == Opcode::VTRANSPOSE) {
+        // rows x cols, either orientation padded to sticks.
+        int64_t lanes = m.stick_bytes / dtype_bytes(DType(in.dtype));
+        int64_t rows = in.a[7], cols = in.a[8];
+        int64_t src = rows * ((cols + lanes - 1) / lanes), dst = cols * ((rows + lanes - 1) / lanes);
+        return std::max(src, dst);
+    }
+    int64_t n = groups * sticks;
+    if (in.op == Opcode::VCVT) {
+        int64_t src_bytes = dtype_bytes(DType(in.dtype)), dst_bytes = dtype_bytes(DType(in.a[9]));
+        n = std::max(n, n * dst_bytes / src_bytes);
+    }
+    return n;
+}
+
+double vector_cycles(const Instr &in, const MachineDesc &m) {
+    double sticks = double(vector_sticks(in, m));
+    double rate = 1;
+    switch (vec_class(in.op)) {
+    case VecClass::AddMul: rate = m.vec_add_sticks_per_cycle; break;
+    case VecClass::MinMax: rate = m.vec_minmax_sticks_per_cycle; break;
+    case VecClass::Transcendental: rate = m.vec_transc_sticks_per_cycle; break;
+    case VecClass::Reduce: rate = m.vec_reduce_sticks_per_cycle; break;
+    case VecClass::Convert: rate = m.vec_convert_sticks_per_cycle; break;
+    case VecClass::Restickify:
+        // Layout conversion runs at the measured restickify rate, in bytes.
+        rate = m.restickify_bytes_per_ns / m.clock_ghz / double(m.stick_bytes);
+        break;
+    }
+    return m.vec_op_overhead_cycles + sticks / rate;
+}
+
+int64_t matmul_padded_macs(const MatmulDesc &d, const MachineDesc &m) {
+    int64_t lanes = m.stick_bytes / 2;  // fp16 operands
+    auto pad = [&](int64_t v) { return (v + lanes - 1) / lanes * lanes; };
+    return int64_t(d.m) * pad(d.n) * pad(d.k);
+}
+
+double matmul_cycles(const MatmulDesc &d, const MachineDesc &m) {
+    double macs_per_cycle = m.pe_macs_per_ns / m.clock_ghz;
+    return m.pe_op_overhead_cycles + double(matmul_padded_macs(d, m)) / macs_per_cycle;
+}
+
+double ring_transfer_cycles(int64_t bytes, const MachineDesc &m) {
+    return m.ring_hop_latency_cycles + double(bytes) / m.ring_bytes_per_cycle;
+}
+
+// A pipelined ring all-reduce: reduce-scatter then all-gather, each moving (n-1)/n of the data over
+// n-1 hops. Our assumption for the dedicated reduce-sum ring; not a published figure.
+double ring_reduce_cycles(int64_t bytes, int cores, const MachineDesc &m) {
+    if (cores <= 1) return 0;
+    double frac = double(cores - 1) / cores;
+    return 2 * (cores - 1) * m.ring_hop_latency_cycles + 2 * frac * double(bytes) / m.ring_bytes_per_cycle;
+}
+
+}  // namespace spyre

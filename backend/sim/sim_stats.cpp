@@ -1,0 +1,60 @@
+#include "sim_stats.h"
+
+#include <nlohmann/json.hpp>
+
+namespace spyre {
+
+const char *engine_index_name(int e) {
+    static const char *names[kNumAsyncEngines] = {"vector", "pe", "dma", "ring"};
+    return (e >= 0 && e < kNumAsyncEngines) ? names[e] : "?";
+}
+
+double SimStats::busy_fraction(int core, int engine) const {
+    if (cycles <= 0 || core < 0 || core >= int(cores.size())) return 0;
+    return cores[core].busy_cycles[engine] / cycles;
+}
+
+double SimStats::mean_busy_fraction(int engine) const {
+    if (cores.empty()) return 0;
+    double s = 0;
+    for (size_t c = 0; c < cores.size(); c++) s += busy_fraction(int(c), engine);
+    return s / double(cores.size());
+}
+
+std::string SimStats::to_json_text() const {
+    nlohmann::ordered_json j;
+    j["cycles"] = cycles;
+    j["us"] = us;
+    j["clock_ghz"] = clock_ghz;
+    j["instructions"] = instructions;
+    j["dram_read_bytes"] = dram_read_bytes;
+    j["dram_write_bytes"] = dram_write_bytes;
+    j["ring_bytes"] = ring_bytes;
+    j["vector_sticks"] = vector_sticks;
+    j["pe_macs"] = pe_macs;
+    j["lx_peak_bytes"] = lx_peak_bytes;
+    j["summarised_iterations"] = summarised_iterations;
+    nlohmann::ordered_json util;
+    for (int e = 0; e < kNumAsyncEngines; e++) util[engine_index_name(e)] = mean_busy_fraction(e);
+    j["mean_busy_fraction"] = util;
+    nlohmann::ordered_json per_core = nlohmann::ordered_json::array();
+    for (size_t c = 0; c < cores.size(); c++) {
+        const CoreStats &cs = cores[c];
+        nlohmann::ordered_json o;
+        o["core"] = c;
+        o["finish_cycles"] = cs.finish_cycles;
+        o["instructions"] = cs.instructions;
+        o["lx_peak_bytes"] = cs.lx_peak_bytes;
+        o["dram_read_bytes"] = cs.dram_read_bytes;
+        o["dram_write_bytes"] = cs.dram_write_bytes;
+        o["ring_bytes_sent"] = cs.ring_bytes_sent;
+        nlohmann::ordered_json busy;
+        for (int e = 0; e < kNumAsyncEngines; e++) busy[engine_index_name(e)] = busy_fraction(int(c), e);
+        o["busy_fraction"] = busy;
+        per_core.push_back(o);
+    }
+    j["cores"] = per_core;
+    return j.dump(2);
+}
+
+}  // namespace spyre

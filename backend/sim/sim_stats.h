@@ -1,0 +1,45 @@
+// What a simulation reports besides the results: modelled time, traffic, per-core engine busy
+// time and LX peak. Exposed as a struct and as JSON (the same fields, see docs/device_model.md).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "device/isa.h"
+
+namespace spyre {
+
+// Indices of the per-core busy counters.
+enum EngineIndex { kEngVector = 0, kEngPE = 1, kEngDMA = 2, kEngRing = 3 };
+const char *engine_index_name(int e);
+
+struct CoreStats {
+    std::array<double, kNumAsyncEngines> busy_cycles{};  // time each engine had work in flight
+    int64_t instructions = 0;
+    int64_t lx_peak_bytes = 0;  // highest LX byte address touched + 1
+    int64_t dram_read_bytes = 0, dram_write_bytes = 0;
+    int64_t ring_bytes_sent = 0;
+    double finish_cycles = 0;   // when this core's last op completed
+};
+
+struct SimStats {
+    double cycles = 0;  // makespan over all cores
+    double us = 0;      // cycles at the machine clock
+    double clock_ghz = 0;
+    int64_t instructions = 0;
+    int64_t dram_read_bytes = 0, dram_write_bytes = 0;
+    int64_t ring_bytes = 0;
+    int64_t vector_sticks = 0;
+    int64_t pe_macs = 0;
+    int64_t lx_peak_bytes = 0;  // max over cores
+    int64_t summarised_iterations = 0;  // loop iterations timed by summary, not executed
+    std::vector<CoreStats> cores;
+
+    double busy_fraction(int core, int engine) const;
+    double mean_busy_fraction(int engine) const;  // over cores that ran the program
+    std::string to_json_text() const;
+};
+
+}  // namespace spyre

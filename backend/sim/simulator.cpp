@@ -1,0 +1,881 @@
+#include "simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <queue>
+#include <sstream>
+
+#include "device/error.h"
+#include "device/program_builder.h"
+#include "device/program_verify.h"
+#include "dram_model.h"
+#include "lx_access.h"
+#include "op_cost.h"
+#include "trace_writer.h"
+#include "vector_exec.h"
+
+namespace spyre {
+
+namespace {
+
+// In-order queues of one core. Ops on the same queue are ordered by the hardware; ops on different
+// queues only by WAIT, which is what race detection checks.
+enum QueueId { kQVector = 0, kQPE, kQDmaLoad, kQDmaStore, kQRing, kNumQueues };
+
+struct Counters {
+    int64_t instrs = 0, dram_r = 0, dram_w = 0, ring = 0, vsticks = 0, macs = 0;
+    std::array<double, kNumAsyncEngines> busy{};
+
+    Counters operator-(const Counters &o) const {
+        Counters d = *this;
+        d.instrs -= o.instrs, d.dram_r -= o.dram_r, d.dram_w -= o.dram_w, d.ring -= o.ring;
+        d.vsticks -= o.vsticks, d.macs -= o.macs;
+        for (int e = 0; e < kNumAsyncEngines; e++) d.busy[e] -= o.busy[e];
+        return d;
+    }
+    void add_scaled(const Counters &d, int64_t k) {
+        instrs += k * d.instrs, dram_r += k * d.dram_r, dram_w += k * d.dram_w, ring += k * d.ring;
+        vsticks += k * d.vsticks, macs += k * d.macs;
+        for (int e = 0; e < kNumAsyncEngines; e++) busy[e] += double(k) * d.busy[e];
+    }
+};
+
+// A DMA whose end depends on the shared device memory.
+struct DmaOp {
+    size_t pc;
+    int tag;
+    double issue;
+    double bytes;
+    double start = 0;
+    int flow = -1;         // id in the DRAM model while moving
+    double remaining = 0;  // bytes left while suspended by a loop summary
+    bool suspended = false;
+};
+
+struct DmaQueue {
+    std::deque<DmaOp> ops;  // front is moving or waiting to start
+};
+
+// An async op not yet covered by a WAIT: what it touches, for race detection.
+struct Unwaited {
+    size_t pc;
+    int tag;
+    int queue;
+    LxAccess lx;
+    int buf = -1;
+    int64_t lo = 0, hi = 0;
+    bool dram_write = false;
+};
+
+struct Snapshot {
+    std::array<int64_t, kNumRegs> regs;
+    double t;
+    Counters ctr;
+};
+
+struct LoopFrame {
+    size_t loop_pc = 0, end_pc = 0;
+    int iv = 0;
+    int64_t count = 0;
+    int64_t iter = 0;
+    bool summarise = false;  // eligible (timing-only, no ring or barrier inside)
+    std::array<Snapshot, 3> snaps;
+};
+
+enum class Block { None, Wait, QueueFull, Barrier, Done };
+
+struct Core {
+    int id = 0;
+    size_t pc = 0;
+    std::array<int64_t, kNumRegs> regs{};
+    double t = 0;
+    std::vector<LoopFrame> loops;
+    double vec_free = 0, pe_free = 0, ring_free = 0;
+    std::array<double, kNumTags> tag_end{};
+    std::array<int, kNumTags> tag_pending{};
+    DmaQueue dma[2];
+    int dma_active = 0;
+    double dma_busy_since = 0;
+    Block block = Block::None;
+    uint32_t wait_mask = 0;
+    int wait_queue = -1;
+    double block_since = 0;
+    size_t block_pc = 0;
+    std::vector<Unwaited> unwaited;
+    Counters ctr;
+    int64_t lx_peak = 0;
+    std::vector<uint8_t> lx;
+    int gen = 0;
+    bool queued = false;  // has an entry in the ready queue
+    std::vector<int> reservations;
+    int64_t reduce_seq = 0;
+};
+
+// One side of a ring transfer waiting for its partner.
+struct RingEnd {
+    int core;
+    size_t pc;
+    int tag;
+    double issue;
+    int64_t bytes;
+    int64_t lx_addr;
+    std::vector<uint8_t> data;  // sender's snapshot (functional mode)
+};
+
+struct Collective {
+    int arrived = 0;
+    std::vector<RingEnd> parts;
+};
+
+enum class EventKind { DmaStart, RingDone, BarrierRelease, Resume, ReservationEnd };
+
+struct Event {
+    double t;
+    int64_t seq;
+    EventKind kind;
+    int core;
+    int arg;
+    int gen;
+    bool operator>(const Event &o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+struct RingCompletion {
+    std::vector<std::pair<int, int>> core_tag;  // ops completing together
+    std::vector<size_t> pcs;
+    double start;
+};
+
+std::string describe(const DeviceProgram &p, size_t pc) {
+    std::ostringstream os;
+    os << "instruction " << pc << " (" << op_info(p.code[pc].op).name << ")";
+    return os.str();
+}
+
+class Simulator {
+public:
+    Simulator(const DeviceProgram &p, const MachineDesc &m, const SimOptions &o)
+        : prog_(p), m_(m), opt_(o), numeric_(!o.timing_only),
+          dram_(m.dram_bytes_per_ns / m.clock_ghz, m.dram_turnaround_ns_per_byte * m.clock_ghz),
+          trace_(!o.trace_path.empty(), o.max_trace_events) {}
+
+    SimResult run(const std::vector<std::vector<uint8_t>> &images);
+
+private:
+    void prepare(const std::vector<std::vector<uint8_t>> &images);
+    void run_core(Core &c, double horizon);
+    bool step(Core &c);  // returns true if the instruction was scalar/control only
+    void issue_vector(Core &c, const Instr &in);
+    void issue_matmul(Core &c, const Instr &in);
+    void issue_dma(Core &c, const Instr &in);
+    void issue_ring(Core &c, const Instr &in);
+    void issue_reduce(Core &c, const Instr &in);
+    void do_wait(Core &c, uint32_t mask);
+    void do_barrier(Core &c);
+    void end_loop_iteration(Core &c);
+    void summarise(Core &c, LoopFrame &f, int64_t k);
+
+    void check_race(Core &c, int queue, const LxAccess &acc, int buf, int64_t lo, int64_t hi, bool dram_write,
+                    int tag);
+    void track_lx(Core &c, const LxAccess &acc);
+    void schedule(double t, EventKind kind, int core, int arg, int gen);
+    void start_dma(Core &c, int q, double now);
+    void complete_dma(int core, int q, double now);
+    void complete_tag(Core &c, int tag, double end);
+    void maybe_unblock(Core &c, double now);
+    void make_ready(Core &c) {
+        if (c.queued) return;
+        c.queued = true;
+        ready_.push({c.t, c.id});
+    }
+    void handle_event(const Event &e);
+    [[noreturn]] void deadlock();
+    [[noreturn]] void fault(const Core &c, const std::string &what) {
+        throw_error("core ", c.id, ", ", describe(prog_, c.pc), ": ", what);
+    }
+
+    const DeviceProgram &prog_;
+    const MachineDesc &m_;
+    SimOptions opt_;
+    bool numeric_;
+    DramModel dram_;
+    TraceWriter trace_;
+    std::vector<Core> cores_;
+    std::vector<std::vector<uint8_t>> mem_;  // device images
+    std::vector<int64_t> buf_bytes_;
+    std::vector<size_t> match_;   // LOOP->ENDLOOP, IF->ELSE/ENDIF, ELSE->ENDIF
+    std::vector<char> loop_sync_; // LOOP pc: body holds ring or barrier ops
+    std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+    int64_t event_seq_ = 0;
+    using ReadyKey = std::pair<double, int>;
+    std::priority_queue<ReadyKey, std::vector<ReadyKey>, std::greater<ReadyKey>> ready_;
+    std::vector<std::pair<int, int>> flow_owner_;  // flow id -> (core, dma queue)
+    std::vector<std::deque<RingEnd>> sends_, recvs_;  // per channel src * n + dst
+    std::map<int64_t, Collective> collectives_;
+    std::vector<RingCompletion> ring_done_;
+    int barrier_arrived_ = 0;
+    double barrier_max_ = 0;
+    int64_t summarised_ = 0;
+    int64_t executed_ = 0;
+    double dma_cap_, setup_;
+};
+
+void Simulator::prepare(const std::vector<std::vector<uint8_t>> &images) {
+    verify_for_machine(prog_, m_);
+    size_t nb = prog_.buffers.size();
+    buf_bytes_.resize(nb);
+    for (size_t i = 0; i < nb; i++) buf_bytes_[i] = prog_.buffer_bytes(i, m_.stick_bytes);
+    if (numeric_) {
+        if (images.size() != nb)
+            throw_error("kernel ", prog_.kernel_name, ": ", images.size(), " buffer images given, the program declares ",
+                        nb);
+        mem_.resize(nb);
+        for (size_t i = 0; i < nb; i++) {
+            const BufferDecl &b = prog_.buffers[i];
+            if (images[i].empty() && b.kind != BufferKind::Input) {
+                mem_[i].assign(size_t(buf_bytes_[i]), 0);
+            } else if (int64_t(images[i].size()) != buf_bytes_[i]) {
+                throw_error("buffer ", i, " '", b.name, "' (", buffer_kind_name(b.kind), "): image has ",
+                            images[i].size(), " bytes, its device layout needs ", buf_bytes_[i]);
+            } else {
+                mem_[i] = images[i];
+            }
+        }
+    }
+    // Block structure (verified balanced by verify_program).
+    size_t n = prog_.code.size();
+    match_.assign(n, 0);
+    loop_sync_.assign(n, 0);
+    std::vector<size_t> stack;
+    for (size_t pc = 0; pc < n; pc++) {
+        Opcode op = prog_.code[pc].op;
+        if (op == Opcode::LOOP || op == Opcode::IF) {
+            stack.push_back(pc);
+        } else if (op == Opcode::ELSE) {
+            match_[stack.back()] = pc;
+            stack.back() = pc;
+        } else if (op == Opcode::ENDLOOP || op == Opcode::ENDIF) {
+            match_[stack.back()] = pc;
+            match_[pc] = stack.back();
+            stack.pop_back();
+        } else if (op == Opcode::RING_SEND || op == Opcode::RING_RECV || op == Opcode::RING_REDUCE ||
+                   op == Opcode::BARRIER) {
+            for (size_t s : stack)
+                if (prog_.code[s].op == Opcode::LOOP) loop_sync_[s] = 1;
+        }
+    }
+    // ENDLOOP must point at its LOOP even if an IF/ELSE chain rewrote the stack entry: recompute.
+    for (size_t pc = 0; pc < n; pc++)
+        if (prog_.code[pc].op == Opcode::LOOP) match_[match_[pc]] = pc;
+
+    int nc = prog_.num_cores;
+    cores_.resize(size_t(nc));
+    for (int i = 0; i < nc; i++) {
+        cores_[i].id = i;
+        if (numeric_) cores_[i].lx.assign(size_t(m_.lx_bytes), 0);
+        make_ready(cores_[i]);
+    }
+    sends_.resize(size_t(nc) * nc);
+    recvs_.resize(size_t(nc) * nc);
+    dma_cap_ = m_.dma_core_bytes_per_ns / m_.clock_ghz;
+    setup_ = m_.dma_setup_cycles;
+}
+
+void Simulator::schedule(double t, EventKind kind, int core, int arg, int gen) {
+    events_.push(Event{t, event_seq_++, kind, core, arg, gen});
+}
+
+void Simulator::track_lx(Core &c, const LxAccess &acc) {
+    for (int i = 0; i < acc.num_reads; i++) c.lx_peak = std::max(c.lx_peak, acc.reads[i].end);
+    if (acc.has_write) c.lx_peak = std::max(c.lx_peak, acc.write.end);
+}
+
+void Simulator::check_race(Core &c, int queue, const LxAccess &acc, int buf, int64_t lo, int64_t hi,
+                           bool dram_write, int tag) {
+    if (!opt_.check_races) return;
+    for (const Unwaited &u : c.unwaited) {
+        if (u.queue == queue) continue;
+        const char *what = nullptr;
+        LxRange r{};
+        if (u.lx.has_write) {
+            for (int i = 0; i < acc.num_reads && !what; i++)
+                if (acc.reads[i].overlaps(u.lx.write)) what = "reads", r = acc.reads[i];
+            if (!what && acc.has_write && acc.write.overlaps(u.lx.write)) what = "writes", r = acc.write;
+        }
+        if (!what && acc.has_write) {
+            for (int i = 0; i < u.lx.num_reads && !what; i++)
+                if (acc.write.overlaps(u.lx.reads[i])) what = "overwrites", r = acc.write;
+        }
+        if (what) {
+            fault(c, "race: " + std::string(what) + " LX [" + std::to_string(r.begin) + ", " + std::to_string(r.end) +
+                         ") while " + describe(prog_, u.pc) + " on tag " + std::to_string(u.tag) +
+                         " may still be using it; WAIT on that tag first");
+        }
+        if (buf >= 0 && u.buf == buf && lo < u.hi && u.lo < hi && (dram_write || u.dram_write)) {
+            fault(c, "race: device-memory range [" + std::to_string(lo) + ", " + std::to_string(hi) + ") of buffer '" +
+                         prog_.buffers[buf].name + "' overlaps " + describe(prog_, u.pc) + " on tag " +
+                         std::to_string(u.tag) + " still in flight; WAIT on that tag first");
+        }
+    }
+    if (c.unwaited.size() >= 4096)
+        fault(c, "more than 4096 asynchronous operations issued without a WAIT covering them");
+    Unwaited u{c.pc, tag, queue, acc, buf, lo, hi, dram_write};
+    c.unwaited.push_back(u);
+}
+
+void Simulator::issue_vector(Core &c, const Instr &in) {
+    LxAccess acc = lx_access(prog_, in, c.regs.data(), m_, c.pc);
+    track_lx(c, acc);
+    check_race(c, kQVector, acc, -1, 0, 0, false, in.a[0]);
+    if (numeric_) exec_vector(in, c.regs.data(), c.lx.data(), m_);
+    double dur = vector_cycles(in, m_);
+    double start = std::max(c.t, c.vec_free);
+    c.vec_free = start + dur;
+    c.tag_end[in.a[0]] = std::max(c.tag_end[in.a[0]], c.vec_free);
+    c.ctr.busy[kEngVector] += dur;
+    c.ctr.vsticks += vector_sticks(in, m_);
+    trace_.span(c.id, kTrackVector, op_info(in.op).name, start, c.vec_free, int64_t(c.pc));
+}
+
+void Simulator::issue_matmul(Core &c, const Instr &in) {
+    LxAccess acc = lx_access(prog_, in, c.regs.data(), m_, c.pc);
+    track_lx(c, acc);
+    check_race(c, kQPE, acc, -1, 0, 0, false, in.a[0]);
+    const MatmulDesc &d = prog_.mm[in.a[7]];
+    if (numeric_) exec_matmul(in, d, c.regs.data(), c.lx.data());
+    double dur = matmul_cycles(d, m_);
+    double start = std::max(c.t, c.pe_free);
+    c.pe_free = start + dur;
+    c.tag_end[in.a[0]] = std::max(c.tag_end[in.a[0]], c.pe_free);
+    c.ctr.busy[kEngPE] += dur;
+    c.ctr.macs += int64_t(d.m) * d.n * d.k;
+    trace_.span(c.id, kTrackPE, "MATMUL", start, c.pe_free, int64_t(c.pc));
+}
+
+void Simulator::issue_dma(Core &c, const Instr &in) {
+    bool store = in.op == Opcode::DMA_ST;
+    int q = store ? 1 : 0;
+    if (int64_t(c.dma[q].ops.size()) >= m_.dma_queue_depth) {
+        c.block = Block::QueueFull;
+        c.wait_queue = q;
+        c.block_since = c.t;
+        c.block_pc = c.pc;
+        return;
+    }
+    LxAccess acc = lx_access(prog_, in, c.regs.data(), m_, c.pc);
+    track_lx(c, acc);
+    const DmaDesc &d = prog_.dma[in.a[6]];
+    int buf = in.a[1];
+    int64_t sb = m_.stick_bytes;
+    int64_t base = c.regs[in.a[2]] + in.a[3];
+    if (base % sb != 0) fault(c, "device-memory address " + std::to_string(base) + " is not stick-aligned");
+    int64_t lo = base, hi = base + d.sticks * sb;
+    for (int k = 0; k < 3; k++) {
+        int64_t span = int64_t(d.count[k] - 1) * d.dram_stride[k];
+        if (span < 0) lo += span; else hi += span;
+    }
+    if (lo < 0 || hi > buf_bytes_[buf])
+        fault(c, "device-memory range [" + std::to_string(lo) + ", " + std::to_string(hi) + ") is outside buffer '" +
+                     prog_.buffers[buf].name + "' (" + std::to_string(buf_bytes_[buf]) + " bytes)");
+    check_race(c, store ? kQDmaStore : kQDmaLoad, acc, buf, lo, hi, store, in.a[0]);
+
+    int64_t run = d.sticks * sb;
+    int64_t total = run * d.count[0] * d.count[1] * d.count[2];
+    if (numeric_) {
+        int64_t lx_base = c.regs[in.a[4]] + in.a[5];
+        uint8_t *dev = mem_[buf].data();
+        for (int i2 = 0; i2 < d.count[2]; i2++)
+            for (int i1 = 0; i1 < d.count[1]; i1++)
+                for (int i0 = 0; i0 < d.count[0]; i0++) {
+                    int64_t doff = base + i0 * d.dram_stride[0] + i1 * d.dram_stride[1] + i2 * d.dram_stride[2];
+                    int64_t loff = lx_base + int64_t(i0) * d.lx_stride[0] + int64_t(i1) * d.lx_stride[1] +
+                                   int64_t(i2) * d.lx_stride[2];
+                    if (store) std::memcpy(dev + doff, c.lx.data() + loff, size_t(run));
+                    else std::memcpy(c.lx.data() + loff, dev + doff, size_t(run));
+                }
+    }
+    (store ? c.ctr.dram_w : c.ctr.dram_r) += total;
+    int tag = in.a[0];
+    c.tag_pending[tag]++;
+    c.dma[q].ops.push_back(DmaOp{c.pc, tag, c.t, double(total)});
+    if (c.dma[q].ops.size() == 1) schedule(c.t + setup_, EventKind::DmaStart, c.id, q, c.gen);
+}
+
+void Simulator::start_dma(Core &c, int q, double now) {
+    DmaOp &op = c.dma[q].ops.front();
+    double bytes = op.suspended ? op.remaining : op.bytes;
+    if (!op.suspended) op.start = now;
+    op.suspended = false;
+    op.flow = dram_.add(now, q == 1, bytes, dma_cap_);
+    if (int(flow_owner_.size()) <= op.flow) flow_owner_.resize(size_t(op.flow) + 1);
+    flow_owner_[op.flow] = {c.id, q};
+    if (c.dma_active++ == 0) c.dma_busy_since = now;
+}
+
+void Simulator::complete_tag(Core &c, int tag, double end) {
+    c.tag_pending[tag]--;
+    c.tag_end[tag] = std::max(c.tag_end[tag], end);
+}
+
+void Simulator::complete_dma(int core, int q, double now) {
+    Core &c = cores_[core];
+    DmaOp op = c.dma[q].ops.front();
+    c.dma[q].ops.pop_front();
+    if (--c.dma_active == 0) c.ctr.busy[kEngDMA] += now - c.dma_busy_since;
+    trace_.span(c.id, q ? kTrackDmaStore : kTrackDmaLoad, q ? "DMA_ST" : "DMA_LD", op.start, now, int64_t(op.pc));
+    complete_tag(c, op.tag, now);
+    if (!c.dma[q].ops.empty()) {
+        const DmaOp &next = c.dma[q].ops.front();
+        schedule(std::max(next.issue + setup_, now), EventKind::DmaStart, c.id, q, c.gen);
+    }
+    maybe_unblock(c, now);
+}
+
+void Simulator::maybe_unblock(Core &c, double now) {
+    if (c.block == Block::QueueFull) {
+        if (int64_t(c.dma[c.wait_queue].ops.size()) < m_.dma_queue_depth) {
+            c.block = Block::None;
+            c.t = std::max(c.t, now);
+            trace_.span(c.id, kTrackControl, "stall:dma-queue", c.block_since, c.t, int64_t(c.block_pc));
+            make_ready(c);
+        }
+    } else if (c.block == Block::Wait) {
+        double end = c.t;
+        for (int tg = 0; tg < kNumTags; tg++) {
+            if (!(c.wait_mask & (1u << tg))) continue;
+            if (c.tag_pending[tg] > 0) return;
+            end = std::max(end, c.tag_end[tg]);
+        }
+        c.block = Block::None;
+        c.t = end;
+        trace_.span(c.id, kTrackControl, "WAIT", c.block_since, c.t, int64_t(c.block_pc));
+        c.pc++;  // the WAIT retires
+        c.unwaited.erase(std::remove_if(c.unwaited.begin(), c.unwaited.end(),
+                                        [&](const Unwaited &u) { return (c.wait_mask >> u.tag) & 1u; }),
+                         c.unwaited.end());
+        make_ready(c);
+    }
+}
+
+void Simulator::do_wait(Core &c, uint32_t mask) {
+    c.block = Block::Wait;
+    c.wait_mask = mask;
+    c.block_since = c.t;
+    c.block_pc = c.pc;
+    maybe_unblock(c, c.t);  // retires at once when nothing under the mask is in flight
+}
+
+void Simulator::issue_ring(Core &c, const Instr &in) {
+    LxAccess acc = lx_access(prog_, in, c.regs.data(), m_, c.pc);
+    track_lx(c, acc);
+    check_race(c, kQRing, acc, -1, 0, 0, false, in.a[0]);
+    int n = prog_.num_cores;
+    bool send = in.op == Opcode::RING_SEND;
+    int peer = ((c.id + in.a[1]) % n + n) % n;
+    int64_t bytes = int64_t(in.a[4]) * m_.stick_bytes;
+    int64_t addr = c.regs[in.a[2]] + in.a[3];
+    RingEnd me{c.id, c.pc, in.a[0], c.t, bytes, addr, {}};
+    if (send && numeric_) me.data.assign(c.lx.begin() + addr, c.lx.begin() + addr + bytes);
+    c.tag_pending[in.a[0]]++;
+    size_t chan = send ? size_t(c.id) * n + peer : size_t(peer) * n + c.id;
+    auto &mine = send ? sends_[chan] : recvs_[chan];
+    auto &theirs = send ? recvs_[chan] : sends_[chan];
+    if (theirs.empty()) {
+        mine.push_back(std::move(me));
+        return;
+    }
+    RingEnd other = std::move(theirs.front());
+    theirs.pop_front();
+    RingEnd &s = send ? me : other;
+    RingEnd &r = send ? other : me;
+    if (s.bytes != r.bytes) {
+        fault(c, "ring transfer size mismatch: core " + std::to_string(s.core) + " " + describe(prog_, s.pc) +
+                     " sends " + std::to_string(s.bytes) + " bytes, core " + std::to_string(r.core) + " " +
+                     describe(prog_, r.pc) + " receives " + std::to_string(r.bytes));
+    }
+    Core &sc = cores_[s.core];
+    double start = std::max({s.issue, r.issue, sc.ring_free});
+    double end = start + ring_transfer_cycles(s.bytes, m_);
+    sc.ring_free = start + double(s.bytes) / m_.ring_bytes_per_cycle;
+    sc.ctr.busy[kEngRing] += end - start;
+    sc.ctr.ring += s.bytes;
+    if (numeric_) std::memcpy(cores_[r.core].lx.data() + r.lx_addr, s.data.data(), size_t(s.bytes));
+    ring_done_.push_back(RingCompletion{{{s.core, s.tag}, {r.core, r.tag}}, {s.pc, r.pc}, start});
+    schedule(end, EventKind::RingDone, -1, int(ring_done_.size()) - 1, 0);
+}
+
+void Simulator::issue_reduce(Core &c, const Instr &in) {
+    LxAccess acc = lx_access(prog_, in, c.regs.data(), m_, c.pc);
+    track_lx(c, acc);
+    check_race(c, kQRing, acc, -1, 0, 0, false, in.a[0]);
+    int n = prog_.num_cores;
+    int64_t bytes = int64_t(in.a[4]) * m_.stick_bytes;
+    int64_t addr = c.regs[in.a[2]] + in.a[3];
+    RingEnd me{c.id, c.pc, in.a[0], std::max(c.t, c.ring_free), bytes, addr, {}};
+    if (numeric_) me.data.assign(c.lx.begin() + addr, c.lx.begin() + addr + bytes);
+    c.tag_pending[in.a[0]]++;
+    Collective &col = collectives_[c.reduce_seq++];
+    if (col.parts.empty()) col.parts.resize(size_t(n));
+    col.parts[c.id] = std::move(me);
+    if (++col.arrived < n) return;
+
+    const RingEnd &p0 = col.parts[0];
+    double start = 0;
+    for (const RingEnd &p : col.parts) {
+        if (p.bytes != p0.bytes || prog_.code[p.pc].dtype != prog_.code[p0.pc].dtype ||
+            prog_.code[p.pc].a[1] != prog_.code[p0.pc].a[1])
+            fault(c, "RING_REDUCE mismatch: core " + std::to_string(p.core) + " " + describe(prog_, p.pc) +
+                         " does not match core 0 " + describe(prog_, p0.pc) + " (size, type or operation)");
+        start = std::max(start, p.issue);
+    }
+    double end = start + ring_reduce_cycles(bytes, n, m_);
+    if (numeric_) {
+        const Instr &i0 = prog_.code[p0.pc];
+        std::vector<uint8_t> acc_bytes = col.parts[0].data;
+        for (int k = 1; k < n; k++)
+            combine_elements(RedOp(i0.a[1]), DType(i0.dtype), acc_bytes.data(), col.parts[k].data.data(), bytes);
+        for (const RingEnd &p : col.parts)
+            std::memcpy(cores_[p.core].lx.data() + p.lx_addr, acc_bytes.data(), size_t(bytes));
+    }
+    RingCompletion done;
+    done.start = start;
+    for (const RingEnd &p : col.parts) {
+        done.core_tag.push_back({p.core, p.tag});
+        done.pcs.push_back(p.pc);
+        Core &pc = cores_[p.core];
+        pc.ring_free = end;
+        pc.ctr.busy[kEngRing] += end - start;
+        pc.ctr.ring += bytes;
+    }
+    collectives_.erase(collectives_.begin());
+    ring_done_.push_back(std::move(done));
+    schedule(end, EventKind::RingDone, -1, int(ring_done_.size()) - 1, 0);
+}
+
+void Simulator::do_barrier(Core &c) {
+    c.block = Block::Barrier;
+    c.block_since = c.t;
+    c.block_pc = c.pc;
+    barrier_max_ = std::max(barrier_max_, c.t);
+    if (++barrier_arrived_ == prog_.num_cores) {
+        schedule(barrier_max_ + m_.barrier_latency_cycles, EventKind::BarrierRelease, -1, 0, 0);
+        barrier_arrived_ = 0;
+        barrier_max_ = 0;
+    }
+}
+
+// Replaces iterations of a loop that has reached a steady state by their measured effect: time,
+// counters and registers advance by k times the last iteration's delta, and the core's device
+// memory traffic is kept on the shared channel as a constant-rate reservation for that span.
+void Simulator::summarise(Core &c, LoopFrame &f, int64_t k) {
+    const Snapshot &s0 = f.snaps[0], &s1 = f.snaps[1], &s2 = f.snaps[2];
+    for (int r = 0; r < kNumRegs; r++)
+        if (s2.regs[r] - s1.regs[r] != s1.regs[r] - s0.regs[r]) return;  // not affine: run it for real
+    double dt = s2.t - s1.t;
+    if (!(dt > 0)) return;
+    Counters d = s2.ctr - s1.ctr;
+    double shift = double(k) * dt, now = c.t;
+
+    for (int r = 0; r < kNumRegs; r++) c.regs[r] += k * (s2.regs[r] - s1.regs[r]);
+    f.iter += k;
+    c.ctr.add_scaled(d, k);
+    summarised_ += k;
+    trace_.span(c.id, kTrackControl, "loop summary", now, now + shift, int64_t(f.loop_pc));
+
+    c.t += shift;
+    if (c.vec_free > now) c.vec_free += shift;
+    if (c.pe_free > now) c.pe_free += shift;
+    for (double &e : c.tag_end)
+        if (e > now) e += shift;
+    // Moving DMAs pause for the summarised span; the reservation stands in for them.
+    c.gen++;
+    for (int q = 0; q < 2; q++) {
+        for (DmaOp &op : c.dma[q].ops) op.issue += shift;
+        if (!c.dma[q].ops.empty() && c.dma[q].ops.front().flow >= 0) {
+            DmaOp &op = c.dma[q].ops.front();
+            op.remaining = dram_.remove(now, op.flow);
+            op.flow = -1;
+            op.suspended = true;
+            op.start += shift;
+            if (--c.dma_active == 0) c.ctr.busy[kEngDMA] += now - c.dma_busy_since;
+        }
+    }
+    if (d.dram_r > 0) c.reservations.push_back(dram_.add(now, false, kInf, double(d.dram_r) / dt));
+    if (d.dram_w > 0) c.reservations.push_back(dram_.add(now, true, kInf, double(d.dram_w) / dt));
+    for (int id : c.reservations) {
+        if (int(flow_owner_.size()) <= id) flow_owner_.resize(size_t(id) + 1);
+        flow_owner_[id] = {-1, -1};
+    }
+    schedule(now + shift, EventKind::ReservationEnd, c.id, 0, c.gen);
+    schedule(now + shift, EventKind::Resume, c.id, 0, c.gen);
+}
+
+void Simulator::end_loop_iteration(Core &c) {
+    LoopFrame &f = c.loops.back();
+    f.iter++;
+    if (f.summarise && f.iter <= 3) {
+        f.snaps[size_t(f.iter - 1)] = Snapshot{c.regs, c.t, c.ctr};
+        // Three iterations give two deltas to compare; the last iteration always runs for real.
+        if (f.iter == 3 && f.count - 4 >= 2) summarise(c, f, f.count - 4);
+    }
+    if (f.iter < f.count) {
+        c.regs[f.iv] = f.iter;
+        c.pc = f.loop_pc + 1;
+    } else {
+        c.loops.pop_back();
+        c.pc++;
+    }
+}
+
+// Executes one instruction at the core's current time. Returns true when it can neither create
+// events nor block, so the caller may keep going without consulting the event queue.
+bool Simulator::step(Core &c) {
+    const Instr &in = prog_.code[c.pc];
+    auto &R = c.regs;
+    c.ctr.instrs++;
+    if (++executed_ > opt_.max_instructions)
+        fault(c, "instruction budget of " + std::to_string(opt_.max_instructions) +
+                     " exceeded (use timing-only mode for large runs)");
+    c.t += m_.scalar_op_cycles;
+    auto set = [&](int r, int64_t v) { R[r] = v; };
+    switch (in.op) {
+    case Opcode::NOP: break;
+    case Opcode::LI: set(in.a[0], int64_t(uint64_t(uint32_t(in.a[1])) | (uint64_t(uint32_t(in.a[2])) << 32))); break;
+    case Opcode::MOV: set(in.a[0], R[in.a[1]]); break;
+    case Opcode::ADD: set(in.a[0], R[in.a[1]] + R[in.a[2]]); break;
+    case Opcode::SUB: set(in.a[0], R[in.a[1]] - R[in.a[2]]); break;
+    case Opcode::MUL: set(in.a[0], R[in.a[1]] * R[in.a[2]]); break;
+    case Opcode::DIV:
+    case Opcode::REM: {
+        int64_t b = R[in.a[2]];
+        if (b == 0) fault(c, "division by zero (r" + std::to_string(in.a[2]) + " is 0)");
+        set(in.a[0], in.op == Opcode::DIV ? R[in.a[1]] / b : R[in.a[1]] % b);
+        break;
+    }
+    case Opcode::MIN: set(in.a[0], std::min(R[in.a[1]], R[in.a[2]])); break;
+    case Opcode::MAX: set(in.a[0], std::max(R[in.a[1]], R[in.a[2]])); break;
+    case Opcode::ADDI: set(in.a[0], R[in.a[1]] + in.a[2]); break;
+    case Opcode::MULI: set(in.a[0], R[in.a[1]] * in.a[2]); break;
+    case Opcode::SHLI: set(in.a[0], int64_t(uint64_t(R[in.a[1]]) << (in.a[2] & 63))); break;
+    case Opcode::SHRI: set(in.a[0], R[in.a[1]] >> (in.a[2] & 63)); break;
+    case Opcode::CMPLT: set(in.a[0], R[in.a[1]] < R[in.a[2]]); break;
+    case Opcode::CMPEQ: set(in.a[0], R[in.a[1]] == R[in.a[2]]); break;
+    case Opcode::SEL: set(in.a[0], R[in.a[1]] ? R[in.a[2]] : R[in.a[3]]); break;
+    case Opcode::CORE_ID: set(in.a[0], c.id); break;
+    case Opcode::NUM_CORES: set(in.a[0], prog_.num_cores); break;
+    case Opcode::LOOP: {
+        int64_t count = R[in.a[1]] + in.a[2];
+        if (count <= 0) {
+            c.pc = match_[c.pc] + 1;
+            return true;
+        }
+        LoopFrame f;
+        f.loop_pc = c.pc;
+        f.end_pc = match_[c.pc];
+        f.iv = in.a[0];
+        f.count = count;
+        f.summarise = opt_.timing_only && opt_.summarize_loops && !loop_sync_[c.pc];
+        c.loops.push_back(f);
+        R[in.a[0]] = 0;
+        break;
+    }
+    case Opcode::ENDLOOP: end_loop_iteration(c); return true;
+    case Opcode::IF:
+        if (!R[in.a[0]]) {
+            c.pc = match_[c.pc] + 1;  // past the ELSE (into its block) or the ENDIF
+            return true;
+        }
+        break;
+    case Opcode::ELSE: c.pc = match_[c.pc] + 1; return true;  // end of a taken IF block
+    case Opcode::ENDIF: break;
+    case Opcode::MATMUL: issue_matmul(c, in); break;
+    case Opcode::DMA_LD:
+    case Opcode::DMA_ST:
+        issue_dma(c, in);
+        if (c.block != Block::None) {
+            c.t -= m_.scalar_op_cycles;  // re-issued when the queue has room
+            c.ctr.instrs--;
+            executed_--;
+            return false;
+        }
+        c.pc++;
+        return false;
+    case Opcode::RING_SEND:
+    case Opcode::RING_RECV: issue_ring(c, in); c.pc++; return false;
+    case Opcode::RING_REDUCE: issue_reduce(c, in); c.pc++; return false;
+    case Opcode::WAIT: do_wait(c, uint32_t(in.a[0])); return false;
+    case Opcode::BARRIER: do_barrier(c); return false;
+    default: issue_vector(c, in); break;
+    }
+    c.pc++;
+    return true;
+}
+
+void Simulator::run_core(Core &c, double horizon) {
+    while (c.block == Block::None) {
+        if (c.pc >= prog_.code.size()) {
+            c.block = Block::Done;
+            return;
+        }
+        bool plain = step(c);
+        if (c.block != Block::None) return;
+        if (!plain || c.t > horizon) break;
+    }
+    if (c.block == Block::None) make_ready(c);
+}
+
+void Simulator::handle_event(const Event &e) {
+    switch (e.kind) {
+    case EventKind::DmaStart: {
+        Core &c = cores_[e.core];
+        if (e.gen != c.gen || c.dma[e.arg].ops.empty() || c.dma[e.arg].ops.front().flow >= 0) return;
+        start_dma(c, e.arg, e.t);
+        break;
+    }
+    case EventKind::RingDone: {
+        const RingCompletion &done = ring_done_[e.arg];
+        for (size_t i = 0; i < done.core_tag.size(); i++) {
+            Core &c = cores_[done.core_tag[i].first];
+            trace_.span(c.id, kTrackRing, op_info(prog_.code[done.pcs[i]].op).name, done.start, e.t,
+                        int64_t(done.pcs[i]));
+            complete_tag(c, done.core_tag[i].second, e.t);
+            maybe_unblock(c, e.t);
+        }
+        break;
+    }
+    case EventKind::BarrierRelease:
+        for (Core &c : cores_) {
+            if (c.block != Block::Barrier) continue;
+            trace_.span(c.id, kTrackControl, "BARRIER", c.block_since, e.t, int64_t(c.block_pc));
+            c.block = Block::None;
+            c.t = e.t;
+            c.pc++;
+            make_ready(c);
+        }
+        break;
+    case EventKind::ReservationEnd: {
+        Core &c = cores_[e.core];
+        if (e.gen != c.gen) return;
+        for (int id : c.reservations) dram_.remove(e.t, id);
+        c.reservations.clear();
+        break;
+    }
+    case EventKind::Resume: {
+        Core &c = cores_[e.core];
+        if (e.gen != c.gen) return;
+        for (int q = 0; q < 2; q++) {
+            if (c.dma[q].ops.empty()) continue;
+            DmaOp &op = c.dma[q].ops.front();
+            if (op.suspended) start_dma(c, q, e.t);
+            else schedule(std::max(op.issue + setup_, e.t), EventKind::DmaStart, c.id, q, c.gen);
+        }
+        break;
+    }
+    }
+}
+
+void Simulator::deadlock() {
+    std::ostringstream os;
+    os << "deadlock: no core can make progress";
+    for (const Core &c : cores_) {
+        if (c.block == Block::Done) continue;
+        os << "; core " << c.id << " ";
+        switch (c.block) {
+        case Block::Wait: os << "waits at " << describe(prog_, c.block_pc) << " for a ring transfer or reduction"; break;
+        case Block::Barrier: os << "waits at " << describe(prog_, c.block_pc) << " for cores that finished"; break;
+        default: os << "is stuck at " << describe(prog_, c.pc); break;
+        }
+    }
+    for (size_t ch = 0; ch < sends_.size(); ch++) {
+        if (!sends_[ch].empty())
+            os << "; core " << sends_[ch].front().core << " " << describe(prog_, sends_[ch].front().pc)
+               << " was never received by core " << ch % size_t(prog_.num_cores);
+        if (!recvs_[ch].empty())
+            os << "; core " << recvs_[ch].front().core << " " << describe(prog_, recvs_[ch].front().pc)
+               << " was never sent to by core " << ch / size_t(prog_.num_cores);
+    }
+    throw Error(os.str());
+}
+
+SimResult Simulator::run(const std::vector<std::vector<uint8_t>> &images) {
+    prepare(images);
+    for (;;) {
+        int fid = -1;
+        double t_flow = dram_.next_completion(&fid);
+        double t_evt = events_.empty() ? kInf : events_.top().t;
+        double t_next = std::min(t_flow, t_evt);
+        if (!ready_.empty() && ready_.top().first <= t_next) {
+            int id = ready_.top().second;
+            ready_.pop();
+            Core &c = cores_[id];
+            c.queued = false;
+            if (c.block != Block::None) continue;
+            double horizon = t_next;
+            if (!ready_.empty()) horizon = std::min(horizon, ready_.top().first);
+            run_core(c, horizon);
+            continue;
+        }
+        if (t_next == kInf) break;
+        if (t_flow <= t_evt) {
+            for (int id : dram_.take_finished(t_flow)) {
+                auto [core, q] = flow_owner_[id];
+                if (core >= 0) {
+                    cores_[core].dma[q].ops.front().flow = -1;
+                    complete_dma(core, q, t_flow);
+                }
+            }
+        } else {
+            Event e = events_.top();
+            events_.pop();
+            dram_.advance(e.t);
+            handle_event(e);
+        }
+    }
+    for (const Core &c : cores_)
+        if (c.block != Block::Done) deadlock();
+    for (size_t ch = 0; ch < sends_.size(); ch++)
+        if (!sends_[ch].empty() || !recvs_[ch].empty()) deadlock();
+
+    SimResult res;
+    SimStats &st = res.stats;
+    st.clock_ghz = m_.clock_ghz;
+    for (Core &c : cores_) {
+        CoreStats cs;
+        double finish = std::max({c.t, c.vec_free, c.pe_free});
+        for (double e : c.tag_end) finish = std::max(finish, e);
+        cs.finish_cycles = finish;
+        cs.busy_cycles = c.ctr.busy;
+        cs.instructions = c.ctr.instrs;
+        cs.lx_peak_bytes = c.lx_peak;
+        cs.dram_read_bytes = c.ctr.dram_r;
+        cs.dram_write_bytes = c.ctr.dram_w;
+        cs.ring_bytes_sent = c.ctr.ring;
+        st.cycles = std::max(st.cycles, finish);
+        st.instructions += c.ctr.instrs;
+        st.dram_read_bytes += c.ctr.dram_r;
+        st.dram_write_bytes += c.ctr.dram_w;
+        st.ring_bytes += c.ctr.ring;
+        st.vector_sticks += c.ctr.vsticks;
+        st.pe_macs += c.ctr.macs;
+        st.lx_peak_bytes = std::max(st.lx_peak_bytes, c.lx_peak);
+        st.cores.push_back(cs);
+    }
+    st.us = m_.cycles_to_us(st.cycles);
+    st.summarised_iterations = summarised_;
+    if (!opt_.trace_path.empty()) trace_.write(opt_.trace_path, m_.clock_ghz, prog_.num_cores);
+    res.buffers = std::move(mem_);
+    return res;
+}
+
+}  // namespace
+
+SimResult simulate(const DeviceProgram &program, const MachineDesc &machine,
+                   const std::vector<std::vector<uint8_t>> &images, const SimOptions &options) {
+    machine.validate();
+    Simulator sim(program, machine, options);
+    return sim.run(images);
+}
+
+}  // namespace spyre

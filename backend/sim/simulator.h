@@ -1,0 +1,42 @@
+// The Spyre simulator: runs a device program on every core it names, computing real results
+// (IEEE fp16/fp32) and a modelled time from the machine description alone. Knows nothing of Halide.
+//
+// Timing: each core's control unit issues in order; vector, PE, DMA (a load and a store queue) and
+// ring engines run concurrently and are ordered only by WAIT and BARRIER. Device-memory bandwidth is
+// one resource shared by every core's DMA flows, with the read/write turnaround penalty. Timing-only
+// runs skip the numerics and summarise repeated loop iterations (see docs/device_model.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "device/machine_desc.h"
+#include "device/program.h"
+#include "sim_stats.h"
+
+namespace spyre {
+
+struct SimOptions {
+    bool timing_only = false;        // no numerics, no memory images; loops are summarised
+    bool summarize_loops = true;     // only takes effect with timing_only
+    bool check_races = true;         // reject LX/device-memory races between engines of one core
+    std::string trace_path;          // write a Chrome trace event file here when non-empty
+    int64_t max_trace_events = 2000000;
+    int64_t max_instructions = 4000000000LL;  // guards against a runaway program in functional mode
+};
+
+struct SimResult {
+    SimStats stats;
+    // Device images of every buffer after the run (index = buffer table index); empty in timing-only mode.
+    std::vector<std::vector<uint8_t>> buffers;
+};
+
+// `images` holds one device image per buffer (see layout.h: stickify). Input buffers must be given
+// at their exact device size; outputs and temporaries may be empty (they start zeroed). In timing-only
+// mode `images` may be empty. Throws spyre::Error on a bad image size, a runtime fault (out-of-range
+// access, race, ring mismatch, deadlock), naming the core, instruction and opcode.
+SimResult simulate(const DeviceProgram &program, const MachineDesc &machine,
+                   const std::vector<std::vector<uint8_t>> &images, const SimOptions &options = {});
+
+}  // namespace spyre

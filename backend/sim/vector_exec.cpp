@@ -1,0 +1,381 @@
+// Numerics of the vector unit and PE array. Every fp16 op converts its inputs to float, computes in
+// float and rounds the result to half once (RNE), which is what Halide's CPU back end does for
+// float16, so simulated results compare bit-exactly with CPU references. fp32 ops are plain float.
+//
+// The element type is resolved once per instruction: the loops are templates over an element
+// accessor (F16 or F32) and an operation functor, so the inner loops have no switches, virtual
+// calls or allocations. Operands that overlap other than exactly (dst == src) are processed in
+// increasing address order; programs should not rely on that.
+#include "vector_exec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "device/half.h"
+
+namespace spyre {
+
+namespace {
+
+// Element accessors: load as float, store from float (rounding to the storage type), and round a
+// float intermediate to the storage precision.
+struct F16E {
+    static constexpr int64_t bytes = 2;
+    static float load(const uint8_t *p) {
+        uint16_t h;
+        std::memcpy(&h, p, 2);
+        return half_to_float(h);
+    }
+    static void store(uint8_t *p, float v) {
+        uint16_t h = float_to_half(v);
+        std::memcpy(p, &h, 2);
+    }
+    static float round(float v) { return round_to_half(v); }
+};
+
+struct F32E {
+    static constexpr int64_t bytes = 4;
+    static float load(const uint8_t *p) {
+        float f;
+        std::memcpy(&f, p, 4);
+        return f;
+    }
+    static void store(uint8_t *p, float v) { std::memcpy(p, &v, 4); }
+    static float round(float v) { return v; }
+};
+
+int32_t load_i32(const uint8_t *p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
+void store_i32(uint8_t *p, int32_t v) { std::memcpy(p, &v, 4); }
+
+// a*b rounded to float before any add. With hardware FMA the compiler may contract a*b+c into one
+// fused op (GCC's default -ffp-contract=fast); the volatile store forbids that, keeping VFMA unfused
+// like Halide's CPU code for a*b+c.
+inline float mul_rounded(float a, float b) {
+#if defined(__FP_FAST_FMAF) || defined(__FMA__)
+    volatile float p = a * b;
+    return p;
+#else
+    return a * b;
+#endif
+}
+
+// max/min rule shared by VMAX/VMIN and the reductions: a > b ? a : b (resp. a < b ? a : b).
+// With equal operands (including -0 vs +0) the second is returned; NaN handling is unspecified.
+inline float fmax_rule(float a, float b) { return a > b ? a : b; }
+inline float fmin_rule(float a, float b) { return a < b ? a : b; }
+
+// float/half -> int32: truncate toward zero like a C cast; out-of-range saturates, NaN gives 0.
+inline int32_t float_to_i32_sat(float f) {
+    if (std::isnan(f)) return 0;
+    if (f >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
+    if (f <= -2147483648.0f) return std::numeric_limits<int32_t>::min();
+    return int32_t(f);
+}
+
+// dst[i] = f(src0[i], src1[i], dst[i]); src1 is one element per group when `scalar`.
+// dst[i] is only loaded when kReadsDst (VFMA).
+template <class E, bool kReadsDst, class F>
+void map_binary(uint8_t *dst, const uint8_t *a, const uint8_t *b, bool scalar, int64_t groups, int64_t per_group,
+                F f) {
+    constexpr int64_t eb = E::bytes;
+    if (!scalar) {
+        const int64_t n = groups * per_group;
+        for (int64_t i = 0; i < n; i++) {
+            float c = kReadsDst ? E::load(dst + i * eb) : 0.0f;
+            E::store(dst + i * eb, f(E::load(a + i * eb), E::load(b + i * eb), c));
+        }
+        return;
+    }
+    for (int64_t g = 0; g < groups; g++) {
+        const float bv = E::load(b + g * eb);
+        uint8_t *d = dst + g * per_group * eb;
+        const uint8_t *s = a + g * per_group * eb;
+        for (int64_t i = 0; i < per_group; i++) {
+            float c = kReadsDst ? E::load(d + i * eb) : 0.0f;
+            E::store(d + i * eb, f(E::load(s + i * eb), bv, c));
+        }
+    }
+}
+
+template <class E>
+void exec_binary(Opcode op, uint8_t *dst, const uint8_t *a, const uint8_t *b, bool scalar, int64_t groups,
+                 int64_t per_group) {
+    auto run = [&](auto f) { map_binary<E, false>(dst, a, b, scalar, groups, per_group, f); };
+    switch (op) {
+    case Opcode::VADD: run([](float x, float y, float) { return x + y; }); break;
+    case Opcode::VSUB: run([](float x, float y, float) { return x - y; }); break;
+    case Opcode::VMUL: run([](float x, float y, float) { return x * y; }); break;
+    case Opcode::VDIV: run([](float x, float y, float) { return x / y; }); break;
+    case Opcode::VMAX: run([](float x, float y, float) { return fmax_rule(x, y); }); break;
+    case Opcode::VMIN: run([](float x, float y, float) { return fmin_rule(x, y); }); break;
+    case Opcode::VFMA:
+        // Unfused: the product is rounded to the element type, then the sum is rounded by store().
+        map_binary<E, true>(dst, a, b, scalar, groups, per_group,
+                            [](float x, float y, float c) { return E::round(mul_rounded(x, y)) + c; });
+        break;
+    default: break;
+    }
+}
+
+template <class E, class F>
+void map_unary(uint8_t *dst, const uint8_t *src, int64_t n, F f) {
+    constexpr int64_t eb = E::bytes;
+    for (int64_t i = 0; i < n; i++) E::store(dst + i * eb, f(E::load(src + i * eb)));
+}
+
+template <class E>
+void exec_unary(Opcode op, uint8_t *dst, const uint8_t *src, int64_t n) {
+    auto run = [&](auto f) { map_unary<E>(dst, src, n, f); };
+    switch (op) {
+    case Opcode::VEXP: run([](float x) { return std::exp(x); }); break;
+    case Opcode::VLOG: run([](float x) { return std::log(x); }); break;
+    case Opcode::VTANH: run([](float x) { return std::tanh(x); }); break;
+    case Opcode::VRECIP: run([](float x) { return 1.0f / x; }); break;
+    case Opcode::VRSQRT: run([](float x) { return 1.0f / std::sqrt(x); }); break;
+    case Opcode::VSQRT: run([](float x) { return std::sqrt(x); }); break;
+    case Opcode::VNEG: run([](float x) { return -x; }); break;
+    case Opcode::VABS: run([](float x) { return std::fabs(x); }); break;
+    default: break;
+    }
+}
+
+template <class S, class D>
+void convert_ff(uint8_t *dst, const uint8_t *src, int64_t n) {
+    for (int64_t i = 0; i < n; i++) D::store(dst + i * D::bytes, S::load(src + i * S::bytes));
+}
+template <class S>
+void convert_to_i32(uint8_t *dst, const uint8_t *src, int64_t n) {
+    for (int64_t i = 0; i < n; i++) store_i32(dst + i * 4, float_to_i32_sat(S::load(src + i * S::bytes)));
+}
+// int32 -> float rounds to nearest even; int32 -> half goes through float, which is exact for
+// |v| < 2^24 and for larger magnitudes the half result is inf either way, so there is one rounding.
+template <class D>
+void convert_from_i32(uint8_t *dst, const uint8_t *src, int64_t n) {
+    for (int64_t i = 0; i < n; i++) D::store(dst + i * D::bytes, float(load_i32(src + i * 4)));
+}
+
+void exec_cvt(DType from, DType to, uint8_t *dst, const uint8_t *src, int64_t n) {
+    if (from == to) {
+        std::memmove(dst, src, size_t(n * dtype_bytes(from)));
+        return;
+    }
+    switch (from) {
+    case DType::F16:
+        if (to == DType::F32) convert_ff<F16E, F32E>(dst, src, n);
+        else convert_to_i32<F16E>(dst, src, n);
+        break;
+    case DType::F32:
+        if (to == DType::F16) convert_ff<F32E, F16E>(dst, src, n);
+        else convert_to_i32<F32E>(dst, src, n);
+        break;
+    case DType::I32:
+        if (to == DType::F16) convert_from_i32<F16E>(dst, src, n);
+        else convert_from_i32<F32E>(dst, src, n);
+        break;
+    }
+}
+
+// Fills n elements of eb bytes each with the bytes at `elem`.
+void fill_elems(uint8_t *dst, const uint8_t *elem, int64_t eb, int64_t n) {
+    if (eb == 2) {
+        uint16_t v;
+        std::memcpy(&v, elem, 2);
+        for (int64_t i = 0; i < n; i++) std::memcpy(dst + i * 2, &v, 2);
+    } else {
+        uint32_t v;
+        std::memcpy(&v, elem, 4);
+        for (int64_t i = 0; i < n; i++) std::memcpy(dst + i * 4, &v, 4);
+    }
+}
+
+template <class E, class F>
+float fold(const uint8_t *src, int64_t n, float acc, F f) {
+    for (int64_t i = 0; i < n; i++) acc = f(acc, E::load(src + i * E::bytes));
+    return acc;
+}
+
+// One reduction per group: fold the first `valid` elements into a float accumulator (starting from
+// the identity or, with kAccumulate, the value at dst), then write it once, as fp32 or fp16.
+template <class E>
+void exec_reduce(Opcode op, uint8_t *dst, const uint8_t *src, int64_t groups, int64_t group_elems, int64_t valid,
+                 bool accumulate, bool dst_f32) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const float identity = op == Opcode::VREDSUM ? 0.0f : op == Opcode::VREDMAX ? -inf : inf;
+    const int64_t db = dst_f32 ? 4 : 2;
+    for (int64_t g = 0; g < groups; g++) {
+        uint8_t *d = dst + g * db;
+        float acc = accumulate ? (dst_f32 ? F32E::load(d) : F16E::load(d)) : identity;
+        const uint8_t *s = src + g * group_elems * E::bytes;
+        switch (op) {
+        case Opcode::VREDSUM: acc = fold<E>(s, valid, acc, [](float x, float y) { return x + y; }); break;
+        case Opcode::VREDMAX: acc = fold<E>(s, valid, acc, fmax_rule); break;
+        default: acc = fold<E>(s, valid, acc, fmin_rule); break;
+        }
+        if (dst_f32) F32E::store(d, acc);
+        else F16E::store(d, acc);
+    }
+}
+
+// dst (C x R, rows padded to rs_dst elements) = transpose(src (R x C, rows padded to rs_src)).
+template <class T>
+void transpose(uint8_t *dst, const uint8_t *src, int64_t rows, int64_t cols, int64_t rs_src, int64_t rs_dst) {
+    constexpr int64_t eb = sizeof(T);
+    for (int64_t c = 0; c < cols; c++) {
+        uint8_t *d = dst + c * rs_dst * eb;
+        for (int64_t r = 0; r < rows; r++) std::memcpy(d + r * eb, src + (r * rs_src + c) * eb, eb);
+        std::memset(d + rows * eb, 0, size_t((rs_dst - rows) * eb));
+    }
+}
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+}  // namespace
+
+void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
+    const DType t = DType(in.dtype);
+    const int64_t eb = dtype_bytes(t);
+    const int64_t lanes = machine.stick_bytes / eb;
+    const int64_t sticks = in.a[7], groups = in.a[8];
+    const int64_t per_group = sticks * lanes;  // elements per group
+    uint8_t *dst = lx + (regs[in.a[1]] + in.a[2]);
+    const uint8_t *src0 = lx + (regs[in.a[3]] + in.a[4]);
+    const uint8_t *src1 = lx + (regs[in.a[5]] + in.a[6]);
+    const bool f16 = t == DType::F16;
+
+    switch (in.op) {
+    case Opcode::VADD:
+    case Opcode::VSUB:
+    case Opcode::VMUL:
+    case Opcode::VDIV:
+    case Opcode::VMAX:
+    case Opcode::VMIN:
+    case Opcode::VFMA: {
+        const bool scalar = in.mode & kSrc1Scalar;
+        if (f16) exec_binary<F16E>(in.op, dst, src0, src1, scalar, groups, per_group);
+        else exec_binary<F32E>(in.op, dst, src0, src1, scalar, groups, per_group);
+        break;
+    }
+    case Opcode::VEXP:
+    case Opcode::VLOG:
+    case Opcode::VTANH:
+    case Opcode::VRECIP:
+    case Opcode::VRSQRT:
+    case Opcode::VSQRT:
+    case Opcode::VNEG:
+    case Opcode::VABS:
+        if (f16) exec_unary<F16E>(in.op, dst, src0, groups * per_group);
+        else exec_unary<F32E>(in.op, dst, src0, groups * per_group);
+        break;
+    case Opcode::VCOPY:  // bitwise, any type
+        std::memmove(dst, src0, size_t(groups * sticks * machine.stick_bytes));
+        break;
+    case Opcode::VCVT:
+        // Source and destination groups are both back to back, so the groups form one flat run.
+        exec_cvt(t, DType(in.a[9]), dst, src0, groups * per_group);
+        break;
+    case Opcode::VFILL: {
+        const float v = bits_to_float(uint32_t(in.a[9]));
+        uint8_t elem[4];
+        if (t == DType::F16) F16E::store(elem, v);
+        else if (t == DType::F32) F32E::store(elem, v);
+        else store_i32(elem, float_to_i32_sat(v));
+        fill_elems(dst, elem, eb, groups * per_group);
+        break;
+    }
+    case Opcode::VBCAST:
+        for (int64_t g = 0; g < groups; g++) {
+            uint8_t elem[4];
+            std::memcpy(elem, src0 + g * eb, size_t(eb));  // copy first: dst may cover the source
+            fill_elems(dst + g * per_group * eb, elem, eb, per_group);
+        }
+        break;
+    case Opcode::VREDSUM:
+    case Opcode::VREDMAX:
+    case Opcode::VREDMIN: {
+        const int64_t valid = in.a[9] > 0 ? in.a[9] : per_group;
+        const bool accumulate = in.mode & kAccumulate;
+        const bool dst_f32 = (in.mode & kDstF32) || t == DType::F32;
+        if (f16) exec_reduce<F16E>(in.op, dst, src0, groups, per_group, valid, accumulate, dst_f32);
+        else exec_reduce<F32E>(in.op, dst, src0, groups, per_group, valid, accumulate, dst_f32);
+        break;
+    }
+    case Opcode::VTRANSPOSE: {
+        const int64_t rows = in.a[7], cols = in.a[8];
+        const int64_t rs_src = round_up(cols, lanes), rs_dst = round_up(rows, lanes);
+        if (eb == 2) transpose<uint16_t>(dst, src0, rows, cols, rs_src, rs_dst);
+        else transpose<uint32_t>(dst, src0, rows, cols, rs_src, rs_dst);
+        break;
+    }
+    default: break;
+    }
+}
+
+void exec_matmul(const Instr &in, const MatmulDesc &d, const int64_t *regs, uint8_t *lx) {
+    uint8_t *C = lx + (regs[in.a[1]] + in.a[2]);
+    const uint8_t *A = lx + (regs[in.a[3]] + in.a[4]);
+    const uint8_t *B = lx + (regs[in.a[5]] + in.a[6]);
+    const int64_t m = d.m, n = d.n, k = d.k;
+    const bool accumulate = in.mode & kAccumulate;
+
+    // B converted to float once, reused across instructions of this thread (no per-op allocation
+    // after warm-up). The i-kk-j loop order keeps each C[i][j] summed in increasing kk order, and
+    // every product of two halves is exact in float, so the result is that of the naive loop.
+    thread_local std::vector<float> bf, acc;
+    bf.resize(size_t(k * n));
+    acc.resize(size_t(n));
+    for (int64_t kk = 0; kk < k; kk++)
+        for (int64_t j = 0; j < n; j++) bf[size_t(kk * n + j)] = F16E::load(B + kk * d.ldb + j * 2);
+
+    for (int64_t i = 0; i < m; i++) {
+        uint8_t *crow = C + i * d.ldc;
+        for (int64_t j = 0; j < n; j++) acc[size_t(j)] = accumulate ? F32E::load(crow + j * 4) : 0.0f;
+        const uint8_t *arow = A + i * d.lda;
+        for (int64_t kk = 0; kk < k; kk++) {
+            const float a = F16E::load(arow + kk * 2);
+            const float *brow = bf.data() + kk * n;
+            float *ac = acc.data();
+            for (int64_t j = 0; j < n; j++) ac[j] += a * brow[j];
+        }
+        for (int64_t j = 0; j < n; j++) F32E::store(crow + j * 4, acc[size_t(j)]);
+    }
+}
+
+void combine_elements(RedOp op, DType t, uint8_t *acc, const uint8_t *src, int64_t bytes) {
+    auto run_float = [&](auto e, auto f) {
+        using E = decltype(e);
+        const int64_t n = bytes / E::bytes;
+        for (int64_t i = 0; i < n; i++) E::store(acc + i * E::bytes, f(E::load(acc + i * E::bytes), E::load(src + i * E::bytes)));
+    };
+    auto run = [&](auto e) {
+        switch (op) {
+        case RedOp::Sum: run_float(e, [](float x, float y) { return x + y; }); break;
+        case RedOp::Max: run_float(e, fmax_rule); break;
+        case RedOp::Min: run_float(e, fmin_rule); break;
+        }
+    };
+    switch (t) {
+    case DType::F16: run(F16E{}); break;
+    case DType::F32: run(F32E{}); break;
+    case DType::I32: {
+        // Integer semantics: wrapping sum, exact max/min.
+        const int64_t n = bytes / 4;
+        for (int64_t i = 0; i < n; i++) {
+            int32_t x = load_i32(acc + i * 4), y = load_i32(src + i * 4);
+            int32_t r = op == RedOp::Sum ? int32_t(uint32_t(x) + uint32_t(y))
+                        : op == RedOp::Max ? std::max(x, y)
+                                           : std::min(x, y);
+            store_i32(acc + i * 4, r);
+        }
+        break;
+    }
+    }
+}
+
+}  // namespace spyre
