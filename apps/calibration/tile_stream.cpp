@@ -30,8 +30,8 @@ void stream_tiles(ProgramBuilder &b, int tiles, const std::vector<TileStream> &l
                   const std::vector<TileStream> &stores, const std::function<void(int p, Reg tile)> &compute) {
     if (tiles < 2 || tiles % 2) throw_error("stream_tiles: tile count ", tiles, " must be even and at least 2");
     std::vector<Reg> ld_off, st_off;
-    for (size_t i = 0; i < loads.size(); i++) ld_off.push_back(b.alloc()), b.li(ld_off.back(), 0);
-    for (size_t i = 0; i < stores.size(); i++) st_off.push_back(b.alloc()), b.li(st_off.back(), 0);
+    for (const TileStream &s : loads) ld_off.push_back(b.alloc()), b.mov(ld_off.back(), s.dram_base);
+    for (const TileStream &s : stores) st_off.push_back(b.alloc()), b.mov(st_off.back(), s.dram_base);
     Reg tile = b.alloc(), next = b.alloc(), pair = b.alloc(), more = b.alloc(), limit = b.alloc(), scratch = b.alloc();
     b.li(tile, 0);
     b.li(limit, tiles);

@@ -17,6 +17,7 @@ struct TileStream {
     int64_t tile_bytes = 0;      // device-memory distance between consecutive tiles
     int32_t lx[2] = {0, 0};      // LX tile for even / odd tiles (equal when not double-buffered)
     int32_t lx_tile_stride = 0;  // added per tile index: non-zero for tensors resident in LX
+    Reg dram_base;               // device-memory offset of tile 0 (default: 0)
 };
 
 // Tags used by stream_tiles: loads 0/1 (by parity), compute 2, stores 3/4 (by parity).

@@ -91,12 +91,12 @@ std::vector<MachineParam> build_params() {
         real_param("pe_op_overhead_cycles", "cycles", PS::Assumption, "PE array fill/drain per matmul instruction",
                    &MD::pe_op_overhead_cycles),
         real_param("dram_bytes_per_ns", "bytes/ns", PS::Calibrated,
-                   "device-memory one-way bandwidth shared by all cores; IBM measured 150 GB/s (cost_model.md), "
-                   "refit to softmax table",
+                   "device-memory one-way peak, shared by all cores; fit to the softmax table (IBM's cost model "
+                   "fits 150 GB/s in its own byte accounting, too slow for the measured stages; docs/machine.md)",
                    &MD::dram_bytes_per_ns),
         real_param("dram_turnaround_ns_per_byte", "ns/byte", PS::Calibrated,
-                   "extra time per byte of the smaller direction of mixed read/write traffic (_inductor/cost_model.py, "
-                   "cost_model.md)",
+                   "extra time per byte of the smaller direction when reads and writes mix, the form of IBM's cost "
+                   "model (_inductor/cost_model.py: 0.00574); fit to the softmax table",
                    &MD::dram_turnaround_ns_per_byte),
         real_param("dma_core_bytes_per_ns", "bytes/ns", PS::Assumption,
                    "one core's DMA bandwidth limit per direction; taken equal to the shared peak (one core can "
@@ -167,6 +167,18 @@ const char *json_type_desc(const nlohmann::json &v) {
 const std::vector<MachineParam> &machine_params() {
     static const std::vector<MachineParam> params = build_params();
     return params;
+}
+
+std::string machine_params_markdown(const MachineDesc &m) {
+    std::ostringstream os;
+    os << "| key | default | unit | source | what it is and where it comes from |\n|---|---|---|---|---|\n";
+    for (const MachineParam &p : machine_params()) {
+        os << "| `" << p.key << "` | ";
+        if (p.is_integer) os << m.*(p.int_field);
+        else os << m.*(p.real_field);
+        os << " | " << p.unit << " | " << param_source_name(p.source) << " | " << p.doc << " |\n";
+    }
+    return os.str();
 }
 
 MachineDesc MachineDesc::from_json_text(const std::string &text, const std::string &origin) {

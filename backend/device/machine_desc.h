@@ -86,4 +86,7 @@ struct MachineParam {
 };
 const std::vector<MachineParam> &machine_params();
 
+// The parameter table as Markdown rows (key, value, unit, source, doc), for docs/machine.md.
+std::string machine_params_markdown(const MachineDesc &m);
+
 }  // namespace spyre

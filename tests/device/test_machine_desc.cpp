@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include <unistd.h>
@@ -296,4 +297,19 @@ TEST(MachineDesc, UnitConversions) {
     MachineDesc m;
     EXPECT_DOUBLE_EQ(m.ns_to_cycles(2.0), 3.0);
     EXPECT_DOUBLE_EQ(m.cycles_to_us(1500.0), 1.0);
+}
+
+// docs/machine.md carries the generated parameter table; it must match the code.
+TEST(MachineDesc, DocsTableMatchesCode) {
+    std::ifstream in(std::string(SPYRE_SOURCE_DIR) + "/docs/machine.md");
+    ASSERT_TRUE(in) << "docs/machine.md not found";
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string doc = ss.str();
+    size_t b = doc.find("<!-- BEGIN PARAMS -->\n"), e = doc.find("<!-- END PARAMS -->");
+    ASSERT_NE(b, std::string::npos);
+    ASSERT_NE(e, std::string::npos);
+    b += std::string("<!-- BEGIN PARAMS -->\n").size();
+    EXPECT_EQ(doc.substr(b, e - b), spyre::machine_params_markdown(spyre::MachineDesc{}))
+        << "regenerate the table with build/bin/spyre-machine --markdown";
 }
