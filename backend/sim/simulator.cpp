@@ -74,6 +74,10 @@ struct Snapshot {
     std::array<int64_t, kNumRegs> regs;
     double t;
     Counters ctr;
+    // Work queued ahead of the control unit at the end of the iteration. A summary extrapolates
+    // control time, which is only the loop's rate once this backlog stops growing.
+    double vec_ahead = 0, pe_ahead = 0;
+    std::array<size_t, 2> dma_queued{};
 };
 
 struct LoopFrame {
@@ -94,6 +98,7 @@ struct Core {
     double t = 0;
     std::vector<LoopFrame> loops;
     double vec_free = 0, pe_free = 0, ring_free = 0;
+    double ring_busy_end = 0;  // end of the ring work counted as busy so far
     std::array<double, kNumTags> tag_end{};
     std::array<int, kNumTags> tag_pending{};
     DmaQueue dma[2];
@@ -185,6 +190,12 @@ private:
     void complete_dma(int core, int q, double now);
     void complete_tag(Core &c, int tag, double end);
     void maybe_unblock(Core &c, double now);
+    // Ring transfers overlap (the hop latency of one hides under the next): count busy time once.
+    static void add_ring_busy(Core &c, double start, double end) {
+        double from = std::max(start, c.ring_busy_end);
+        if (end > from) c.ctr.busy[kEngRing] += end - from;
+        c.ring_busy_end = std::max(c.ring_busy_end, end);
+    }
     void make_ready(Core &c) {
         if (c.queued) return;
         c.queued = true;
@@ -192,6 +203,14 @@ private:
     }
     void handle_event(const Event &e);
     [[noreturn]] void deadlock();
+    // The LX ranges of the instruction at c.pc; a range fault names the core as well.
+    LxAccess access(const Core &c, const Instr &in) const {
+        try {
+            return lx_access(prog_, in, c.regs.data(), m_, c.pc);
+        } catch (const Error &e) {
+            throw Error("core " + std::to_string(c.id) + ", " + e.what());
+        }
+    }
     [[noreturn]] void fault(const Core &c, const std::string &what) {
         throw_error("core ", c.id, ", ", describe(prog_, c.pc), ": ", what);
     }
@@ -326,7 +345,7 @@ void Simulator::check_race(Core &c, int queue, const LxAccess &acc, int buf, int
 }
 
 void Simulator::issue_vector(Core &c, const Instr &in) {
-    LxAccess acc = lx_access(prog_, in, c.regs.data(), m_, c.pc);
+    LxAccess acc = access(c, in);
     track_lx(c, acc);
     check_race(c, kQVector, acc, -1, 0, 0, false, in.a[0]);
     if (numeric_) exec_vector(in, c.regs.data(), c.lx.data(), m_);
@@ -340,7 +359,7 @@ void Simulator::issue_vector(Core &c, const Instr &in) {
 }
 
 void Simulator::issue_matmul(Core &c, const Instr &in) {
-    LxAccess acc = lx_access(prog_, in, c.regs.data(), m_, c.pc);
+    LxAccess acc = access(c, in);
     track_lx(c, acc);
     check_race(c, kQPE, acc, -1, 0, 0, false, in.a[0]);
     const MatmulDesc &d = prog_.mm[in.a[7]];
@@ -364,7 +383,7 @@ void Simulator::issue_dma(Core &c, const Instr &in) {
         c.block_pc = c.pc;
         return;
     }
-    LxAccess acc = lx_access(prog_, in, c.regs.data(), m_, c.pc);
+    LxAccess acc = access(c, in);
     track_lx(c, acc);
     const DmaDesc &d = prog_.dma[in.a[6]];
     int buf = in.a[1];
@@ -468,7 +487,7 @@ void Simulator::do_wait(Core &c, uint32_t mask) {
 }
 
 void Simulator::issue_ring(Core &c, const Instr &in) {
-    LxAccess acc = lx_access(prog_, in, c.regs.data(), m_, c.pc);
+    LxAccess acc = access(c, in);
     track_lx(c, acc);
     check_race(c, kQRing, acc, -1, 0, 0, false, in.a[0]);
     int n = prog_.num_cores;
@@ -499,7 +518,7 @@ void Simulator::issue_ring(Core &c, const Instr &in) {
     double start = std::max({s.issue, r.issue, sc.ring_free});
     double end = start + ring_transfer_cycles(s.bytes, m_);
     sc.ring_free = start + double(s.bytes) / m_.ring_bytes_per_cycle;
-    sc.ctr.busy[kEngRing] += end - start;
+    add_ring_busy(sc, start, end);
     sc.ctr.ring += s.bytes;
     if (numeric_) std::memcpy(cores_[r.core].lx.data() + r.lx_addr, s.data.data(), size_t(s.bytes));
     ring_done_.push_back(RingCompletion{{{s.core, s.tag}, {r.core, r.tag}}, {s.pc, r.pc}, start});
@@ -507,7 +526,7 @@ void Simulator::issue_ring(Core &c, const Instr &in) {
 }
 
 void Simulator::issue_reduce(Core &c, const Instr &in) {
-    LxAccess acc = lx_access(prog_, in, c.regs.data(), m_, c.pc);
+    LxAccess acc = access(c, in);
     track_lx(c, acc);
     check_race(c, kQRing, acc, -1, 0, 0, false, in.a[0]);
     int n = prog_.num_cores;
@@ -546,7 +565,7 @@ void Simulator::issue_reduce(Core &c, const Instr &in) {
         done.pcs.push_back(p.pc);
         Core &pc = cores_[p.core];
         pc.ring_free = end;
-        pc.ctr.busy[kEngRing] += end - start;
+        add_ring_busy(pc, start, end);
         pc.ctr.ring += bytes;
     }
     collectives_.erase(collectives_.begin());
@@ -564,6 +583,21 @@ void Simulator::do_barrier(Core &c) {
         barrier_arrived_ = 0;
         barrier_max_ = 0;
     }
+}
+
+// True when the engines' backlog was the same at the end of the last three iterations. While a
+// loop issues asynchronous work faster than its engines drain it (no WAIT in the body, DMA queue not
+// yet full), control time runs ahead of the work and is not the loop's rate.
+bool backlog_steady(const LoopFrame &f) {
+    auto same = [](double a, double b) {
+        return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)});
+    };
+    for (int i = 0; i < 2; i++) {
+        const Snapshot &a = f.snaps[size_t(i)], &b = f.snaps[size_t(i) + 1];
+        if (a.dma_queued != b.dma_queued || !same(a.vec_ahead, b.vec_ahead) || !same(a.pe_ahead, b.pe_ahead))
+            return false;
+    }
+    return true;
 }
 
 // Replaces iterations of a loop that has reached a steady state by their measured effect: time,
@@ -615,10 +649,19 @@ void Simulator::summarise(Core &c, LoopFrame &f, int64_t k) {
 void Simulator::end_loop_iteration(Core &c) {
     LoopFrame &f = c.loops.back();
     f.iter++;
-    if (f.summarise && f.iter <= 3) {
-        f.snaps[size_t(f.iter - 1)] = Snapshot{c.regs, c.t, c.ctr};
-        // Three iterations give two deltas to compare; the last iteration always runs for real.
-        if (f.iter == 3 && f.count - 4 >= 2) summarise(c, f, f.count - 4);
+    // The last three iterations give two deltas to compare; the last iteration always runs for real.
+    int64_t left = f.count - 1 - f.iter;
+    if (f.summarise && left >= 2) {
+        Snapshot s{c.regs, c.t, c.ctr};
+        // DMA busy time is booked when the engine goes idle; count the open period too.
+        if (c.dma_active > 0) s.ctr.busy[kEngDMA] += std::max(0.0, c.t - c.dma_busy_since);
+        s.vec_ahead = std::max(0.0, c.vec_free - c.t);
+        s.pe_ahead = std::max(0.0, c.pe_free - c.t);
+        s.dma_queued = {c.dma[0].ops.size(), c.dma[1].ops.size()};
+        f.snaps[0] = f.snaps[1];
+        f.snaps[1] = f.snaps[2];
+        f.snaps[2] = s;
+        if (f.iter >= 3 && backlog_steady(f)) summarise(c, f, left);
     }
     if (f.iter < f.count) {
         c.regs[f.iv] = f.iter;

@@ -1,0 +1,364 @@
+// Run-time rejections: every spyre::Error the simulator throws names what is wrong and where (core,
+// instruction index and opcode, buffer), and no failing program hangs.
+#include <gtest/gtest.h>
+
+#include "sim_test_helpers.h"
+
+namespace spyre {
+namespace {
+
+using simtest::contains;
+using simtest::error_of;
+using simtest::to_bytes;
+
+constexpr int64_t kStick = 128;
+
+SimOptions timing_only() {
+    SimOptions o;
+    o.timing_only = true;
+    return o;
+}
+
+// Zeroed images of the right size for every input (outputs and temporaries left empty).
+std::vector<std::vector<uint8_t>> zero_inputs(const DeviceProgram &p, const MachineDesc &m = {}) {
+    std::vector<std::vector<uint8_t>> images(p.buffers.size());
+    for (size_t i = 0; i < p.buffers.size(); i++)
+        if (p.buffers[i].kind == BufferKind::Input) images[i].assign(size_t(p.buffer_bytes(i, m.stick_bytes)), 0);
+    return images;
+}
+
+// Runs functional and timing-only: both must reject with a message containing every part.
+void expect_rejected(const DeviceProgram &p, const std::vector<std::string> &parts, bool also_timing = true) {
+    const MachineDesc m;
+    std::string msg = error_of([&] { simulate(p, m, zero_inputs(p)); });
+    for (const auto &part : parts) EXPECT_TRUE(contains(msg, part)) << "functional";
+    if (!also_timing) return;
+    std::string tmsg = error_of([&] { simulate(p, m, {}, timing_only()); });
+    for (const auto &part : parts) EXPECT_TRUE(contains(tmsg, part)) << "timing-only";
+}
+
+// Core `who` (selected with CORE_ID) runs `body`; every other core skips it.
+void only_core(ProgramBuilder &b, int who, const std::function<void()> &body) {
+    Reg core = b.alloc(), want = b.alloc(), is = b.alloc();
+    b.core_id(core);
+    b.li(want, who);
+    b.op3(Opcode::CMPEQ, is, core, want);
+    b.if_(is);
+    body();
+    b.end_if();
+    for (Reg r : {core, want, is}) b.release(r);
+}
+
+// --- races -----------------------------------------------------------------------------------------
+
+TEST(SimErrors, VectorReadsLxADmaIsStillWriting) {
+    ProgramBuilder b("lx_race", 4);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64 * 8});
+    DmaDesc d;
+    d.sticks = 8;
+    int desc = b.dma_desc(d);
+    only_core(b, 2, [&] {
+        b.dma_ld(0, in, kZero, 0, Lx(0), desc);                               // pc 4
+        b.vbin(Opcode::VADD, DType::F16, 1, Lx(4096), Lx(512), Lx(8192), 1);  // pc 5
+        b.wait(0x3);
+    });
+    DeviceProgram p = b.finish();
+    ASSERT_EQ(p.code[4].op, Opcode::DMA_LD);
+    expect_rejected(p, {"core 2", "instruction 5 (VADD)", "race", "LX [512, 640)", "instruction 4 (DMA_LD)",
+                        "tag 0"});
+}
+
+TEST(SimErrors, DmaOverwritesLxAVectorOpIsReading) {
+    ProgramBuilder b("lx_war", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64});
+    DmaDesc d;
+    int desc = b.dma_desc(d);
+    b.vun(Opcode::VEXP, DType::F16, 3, Lx(4096), Lx(0), 4);  // reads [0, 512)
+    b.dma_ld(0, in, kZero, 0, Lx(256), desc);                // writes [256, 384)
+    b.wait(0x9);
+    expect_rejected(b.finish(), {"core 0", "instruction 1 (DMA_LD)", "overwrites LX [256, 384)",
+                                 "instruction 0 (VEXP)", "tag 3"});
+}
+
+TEST(SimErrors, WaitOnTheRightTagRemovesTheRace) {
+    ProgramBuilder b("no_race", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64 * 8});
+    DmaDesc d;
+    d.sticks = 8;
+    int desc = b.dma_desc(d);
+    b.dma_ld(0, in, kZero, 0, Lx(0), desc);
+    b.wait_tag(1);  // the wrong tag: still a race
+    b.vbin(Opcode::VADD, DType::F16, 1, Lx(4096), Lx(0), Lx(0), 1);
+    b.wait(0x3);
+    expect_rejected(b.finish(), {"instruction 2 (VADD)", "race"});
+
+    ProgramBuilder ok("no_race_ok", 1);
+    in = ok.buffer("in", BufferKind::Input, DType::F16, {64 * 8});
+    desc = ok.dma_desc(d);
+    ok.dma_ld(0, in, kZero, 0, Lx(0), desc);
+    ok.wait_tag(0);
+    ok.vbin(Opcode::VADD, DType::F16, 1, Lx(4096), Lx(0), Lx(0), 1);
+    ok.wait(0x3);
+    DeviceProgram p = ok.finish();
+    EXPECT_NO_THROW(simulate(p, MachineDesc{}, zero_inputs(p)));
+}
+
+TEST(SimErrors, DeviceMemoryStoreThenLoadWithoutWait) {
+    ProgramBuilder b("dram_race", 1);
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64 * 8});
+    DmaDesc d;
+    d.sticks = 2;
+    int desc = b.dma_desc(d);
+    b.dma_st(0, out, kZero, 256, Lx(0), desc);     // writes device [256, 512)
+    b.dma_ld(1, out, kZero, 384, Lx(8192), desc);  // reads [384, 640): overlaps, different LX
+    b.wait(0x3);
+    expect_rejected(b.finish(), {"core 0", "instruction 1 (DMA_LD)", "race", "device-memory range [384, 640)",
+                                 "buffer 'out'", "instruction 0 (DMA_ST)", "tag 0"});
+}
+
+TEST(SimErrors, TwoLoadsOfOneRangeDoNotRace) {
+    ProgramBuilder b("dram_rr", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64 * 8});
+    DmaDesc d;
+    d.sticks = 2;
+    int desc = b.dma_desc(d);
+    b.dma_ld(0, in, kZero, 0, Lx(0), desc);
+    b.dma_ld(1, in, kZero, 0, Lx(8192), desc);
+    b.wait(0x3);
+    DeviceProgram p = b.finish();
+    EXPECT_NO_THROW(simulate(p, MachineDesc{}, zero_inputs(p)));
+}
+
+// --- out of range at run time ----------------------------------------------------------------------
+
+TEST(SimErrors, DmaPastTheEndOfTheBufferWithRegisterBase) {
+    // A loop walks a register base one stick at a time over a 4-stick buffer, one step too far.
+    ProgramBuilder b("dram_oob", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64 * 4});
+    DmaDesc d;
+    int desc = b.dma_desc(d);
+    Reg i = b.alloc(), off = b.alloc();
+    b.li(off, 0);
+    b.loop(i, 5);
+    b.dma_ld(0, in, off, 0, Lx(0), desc);  // pc 2
+    b.wait_tag(0);
+    b.addi(off, off, int32_t(kStick));
+    b.end_loop();
+    expect_rejected(b.finish(), {"core 0", "instruction 2 (DMA_LD)", "device-memory range [512, 640)",
+                                 "outside buffer 'in' (512 bytes)"});
+}
+
+TEST(SimErrors, DmaNegativeDeviceAddress) {
+    ProgramBuilder b("dram_neg", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64 * 4});
+    DmaDesc d;
+    int desc = b.dma_desc(d);
+    Reg off = b.alloc();
+    b.li(off, -2 * kStick);
+    b.dma_ld(0, in, off, 0, Lx(0), desc);
+    b.wait_tag(0);
+    expect_rejected(b.finish(), {"instruction 1 (DMA_LD)", "[-256, -128)", "buffer 'in'"});
+}
+
+TEST(SimErrors, DmaDeviceAddressNotStickAligned) {
+    ProgramBuilder b("dram_align", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64 * 4});
+    DmaDesc d;
+    int desc = b.dma_desc(d);
+    Reg off = b.alloc();
+    b.li(off, 64);
+    b.dma_ld(0, in, off, 0, Lx(0), desc);
+    b.wait_tag(0);
+    expect_rejected(b.finish(), {"core 0", "instruction 1 (DMA_LD)", "device-memory address 64", "stick-aligned"});
+}
+
+TEST(SimErrors, LxOutOfRangeAtRunTimeNamesTheCore) {
+    // LX base = CORE_ID * 1 MiB: core 0 and 1 fit, core 2 runs past the 2 MiB LX.
+    const MachineDesc m;
+    ProgramBuilder b("lx_oob", 4);
+    Reg core = b.alloc(), base = b.alloc();
+    b.core_id(core);
+    b.muli(base, core, 1 << 20);
+    b.vun(Opcode::VEXP, DType::F16, 0, Lx(base, 0), Lx(0), 8);  // pc 2
+    b.wait_tag(0);
+    expect_rejected(b.finish(), {"core 2", "instruction 2 (VEXP)", "dst", "LX range [2097152, 2098176)",
+                                 "outside LX (2097152 bytes)"});
+}
+
+TEST(SimErrors, DmaLxRangeOutOfRangeAtRunTime) {
+    ProgramBuilder b("lx_oob_dma", 2);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64 * 4});
+    DmaDesc d;
+    d.sticks = 4;
+    int desc = b.dma_desc(d);
+    Reg core = b.alloc(), lx = b.alloc();
+    b.core_id(core);
+    b.muli(lx, core, 2 * 1024 * 1024 - 256);  // core 1: 256 bytes before the end, needs 512
+    b.dma_ld(0, in, kZero, 0, Lx(lx, 0), desc);
+    b.wait_tag(0);
+    expect_rejected(b.finish(), {"core 1", "instruction 2 (DMA_LD)", "outside LX"});
+}
+
+// --- ring ------------------------------------------------------------------------------------------
+
+TEST(SimErrors, RingTransferSizeMismatch) {
+    ProgramBuilder b("ring_size", 2);
+    Reg core = b.alloc();
+    b.core_id(core);
+    b.if_(core);                      // core 1
+    b.ring_recv(0, -1, Lx(0), 1);     // pc 2: expects one stick
+    b.else_();
+    b.ring_send(0, 1, Lx(0), 2);      // pc 4: core 0 sends two
+    b.end_if();
+    b.wait_tag(0);
+    expect_rejected(b.finish(), {"ring transfer size mismatch", "core 0 instruction 4 (RING_SEND) sends 256 bytes",
+                                 "core 1 instruction 2 (RING_RECV) receives 128"});
+}
+
+TEST(SimErrors, RingReduceMismatch) {
+    ProgramBuilder b("reduce_mismatch", 3);
+    only_core(b, 2, [&] { b.ring_reduce(DType::F32, 0, RedOp::Sum, Lx(0), 2); });
+    Reg core = b.alloc(), two = b.alloc(), lt = b.alloc();
+    b.core_id(core);
+    b.li(two, 2);
+    b.op3(Opcode::CMPLT, lt, core, two);
+    b.if_(lt);
+    b.ring_reduce(DType::F32, 0, RedOp::Sum, Lx(0), 1);
+    b.end_if();
+    b.wait_tag(0);
+    expect_rejected(b.finish(), {"RING_REDUCE mismatch", "core 2", "does not match core 0"});
+}
+
+TEST(SimErrors, RingReceiveWithNoSenderDeadlocks) {
+    ProgramBuilder b("no_sender", 3);
+    only_core(b, 1, [&] {
+        b.ring_recv(0, -1, Lx(0), 1);  // pc 4
+        b.wait_tag(0);                 // pc 5
+    });
+    expect_rejected(b.finish(), {"deadlock", "core 1 waits at instruction 5 (WAIT)",
+                                 "core 1 instruction 4 (RING_RECV) was never sent to by core 0"});
+}
+
+TEST(SimErrors, UnmatchedSendWithoutWaitIsStillReported) {
+    // Nobody waits, so every core finishes; the dangling send is still an error.
+    ProgramBuilder b("dangling", 2);
+    only_core(b, 0, [&] { b.ring_send(0, 1, Lx(0), 1); });
+    expect_rejected(b.finish(), {"deadlock", "core 0 instruction 4 (RING_SEND) was never received by core 1"});
+}
+
+TEST(SimErrors, BothCoresReceiveFirstDeadlock) {
+    // Each core waits for its receive before it sends: a cycle.
+    ProgramBuilder b("cycle", 2);
+    b.ring_recv(0, -1, Lx(0), 1);
+    b.wait_tag(0);
+    b.ring_send(1, 1, Lx(0), 1);
+    b.wait_tag(1);
+    expect_rejected(b.finish(), {"deadlock", "core 0 waits at instruction 1 (WAIT)",
+                                 "core 1 waits at instruction 1 (WAIT)"});
+}
+
+TEST(SimErrors, BarrierNotReachedByEveryCoreDeadlocks) {
+    ProgramBuilder b("half_barrier", 4);
+    Reg core = b.alloc(), two = b.alloc(), lt = b.alloc();
+    b.core_id(core);
+    b.li(two, 2);
+    b.op3(Opcode::CMPLT, lt, core, two);
+    b.if_(lt);
+    b.barrier();  // pc 4: only cores 0 and 1
+    b.end_if();
+    DeviceProgram p = b.finish();
+    expect_rejected(p, {"deadlock", "core 0 waits at instruction 4 (BARRIER)",
+                        "core 1 waits at instruction 4 (BARRIER)"});
+    std::string msg = error_of([&] { simulate(p, MachineDesc{}, {}, timing_only()); });
+    EXPECT_FALSE(contains(msg, "core 2 ")) << "cores 2 and 3 finished and are not blocked";
+}
+
+// --- images ----------------------------------------------------------------------------------------
+
+DeviceProgram two_buffer_program() {
+    ProgramBuilder b("images", 1);
+    int x = b.buffer("x_in", BufferKind::Input, DType::F16, {100, 3});
+    int y = b.buffer("y_out", BufferKind::Output, DType::F16, {100, 3});
+    DmaDesc d;
+    d.sticks = 6;
+    int desc = b.dma_desc(d);
+    b.dma_ld(0, x, kZero, 0, Lx(0), desc);
+    b.wait_tag(0);
+    b.dma_st(1, y, kZero, 0, Lx(0), desc);
+    b.wait_tag(1);
+    return b.finish();
+}
+
+TEST(SimErrors, WrongInputImageSizeNamesTheBuffer) {
+    DeviceProgram p = two_buffer_program();
+    // A dense 100 x 3 image instead of the padded 2-stick rows (768 bytes).
+    std::string msg = error_of([&] { simulate(p, MachineDesc{}, {std::vector<uint8_t>(600), {}}); });
+    EXPECT_TRUE(contains(msg, "buffer 0 'x_in' (input)"));
+    EXPECT_TRUE(contains(msg, "600 bytes"));
+    EXPECT_TRUE(contains(msg, "needs 768"));
+    // A non-empty output image must have the right size too.
+    msg = error_of([&] { simulate(p, MachineDesc{}, {std::vector<uint8_t>(768), std::vector<uint8_t>(5)}); });
+    EXPECT_TRUE(contains(msg, "buffer 1 'y_out' (output)"));
+}
+
+TEST(SimErrors, MissingInputImage) {
+    DeviceProgram p = two_buffer_program();
+    std::string msg = error_of([&] { simulate(p, MachineDesc{}, {{}, {}}); });
+    EXPECT_TRUE(contains(msg, "buffer 0 'x_in' (input)"));
+    EXPECT_TRUE(contains(msg, "image has 0 bytes"));
+    msg = error_of([&] { simulate(p, MachineDesc{}, {std::vector<uint8_t>(768)}); });
+    EXPECT_TRUE(contains(msg, "1 buffer images given, the program declares 2"));
+    // Timing-only needs no images.
+    EXPECT_NO_THROW(simulate(p, MachineDesc{}, {}, timing_only()));
+}
+
+// --- scalar faults and budgets ---------------------------------------------------------------------
+
+TEST(SimErrors, DivisionByZero) {
+    for (Opcode op : {Opcode::DIV, Opcode::REM}) {
+        ProgramBuilder b("div0", 2);
+        Reg core = b.alloc(), ten = b.alloc(), q = b.alloc();
+        b.core_id(core);
+        b.li(ten, 10);
+        b.op3(op, q, ten, core);  // pc 2: core 0 divides by zero
+        DeviceProgram p = b.finish();
+        std::string name = op == Opcode::DIV ? "instruction 2 (DIV)" : "instruction 2 (REM)";
+        expect_rejected(p, {"core 0", name, "division by zero", "r1 is 0"});
+    }
+}
+
+TEST(SimErrors, InstructionBudget) {
+    ProgramBuilder b("budget", 1);
+    Reg i = b.alloc(), x = b.alloc();
+    b.loop(i, 100000);
+    b.addi(x, x, 1);
+    b.end_loop();
+    DeviceProgram p = b.finish();
+    SimOptions o;
+    o.max_instructions = 1000;
+    std::string msg = error_of([&] { simulate(p, MachineDesc{}, {}, o); });
+    EXPECT_TRUE(contains(msg, "instruction budget of 1000 exceeded"));
+    EXPECT_TRUE(contains(msg, "core 0"));
+    o.max_instructions = 400000;
+    EXPECT_NO_THROW(simulate(p, MachineDesc{}, {}, o));
+}
+
+TEST(SimErrors, ProgramNeedsMoreCoresThanTheMachine) {
+    ProgramBuilder b("too_many", 33);
+    b.barrier();
+    std::string msg = error_of([&] { simulate(b.finish(), MachineDesc{}, {}, timing_only()); });
+    EXPECT_TRUE(contains(msg, "needs 33 cores, machine has 32"));
+}
+
+TEST(SimErrors, UnwritableTracePathNamesThePath) {
+    ProgramBuilder b("trace_fail", 1);
+    b.vfill(DType::F16, 0, Lx(0), 1.0f, 1);
+    b.wait_tag(0);
+    SimOptions o;
+    o.trace_path = ::testing::TempDir() + "no/such/dir/trace.json";
+    std::string msg = error_of([&] { simulate(b.finish(), MachineDesc{}, {}, o); });
+    EXPECT_TRUE(contains(msg, "no/such/dir/trace.json"));
+}
+
+}  // namespace
+}  // namespace spyre

@@ -1,0 +1,385 @@
+// Timing properties of the simulator, each a stated inequality or an independent bound rather than a
+// recorded number: overlap of independent engines, shared device-memory bandwidth under contention,
+// the read/write turnaround, determinism, loop summaries against exact timing, and barriers.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "sim_test_helpers.h"
+
+namespace spyre {
+namespace {
+
+using simtest::StreamSpec;
+using simtest::streaming_copy;
+using simtest::to_bytes;
+
+SimOptions timing_only(bool summarize = true) {
+    SimOptions o;
+    o.timing_only = true;
+    o.summarize_loops = summarize;
+    return o;
+}
+
+// --- (a) overlap -----------------------------------------------------------------------------------
+
+// A 512 KiB DMA_LD on tag 0 and an independent VEXP over 2048 sticks on tag 1, alone, overlapped
+// (one WAIT for both) or serialised (a WAIT between them).
+enum class Mix { DmaOnly, VecOnly, Overlapped, Serial };
+
+DeviceProgram dma_and_vector(Mix mix) {
+    ProgramBuilder b("overlap", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64 * 4096});
+    DmaDesc d;
+    d.sticks = 4096;
+    int desc = b.dma_desc(d);
+    const int32_t kVecSrc = 1 << 20, kVecDst = kVecSrc + 2048 * 128;
+    bool dma = mix != Mix::VecOnly, vec = mix != Mix::DmaOnly;
+    if (dma) b.dma_ld(0, in, kZero, 0, Lx(0), desc);
+    if (mix == Mix::Serial) b.wait_tag(0);
+    if (vec) b.vun(Opcode::VEXP, DType::F16, 1, Lx(kVecDst), Lx(kVecSrc), 2048);
+    b.wait(0x3);
+    return b.finish();
+}
+
+TEST(SimTiming, IndependentDmaAndVectorOverlap) {
+    const MachineDesc m;
+    auto cycles = [&](Mix mix) { return simulate(dma_and_vector(mix), m, {}, timing_only()).stats.cycles; };
+    double dma = cycles(Mix::DmaOnly), vec = cycles(Mix::VecOnly);
+    double both = cycles(Mix::Overlapped), serial = cycles(Mix::Serial);
+    // The two halves are comparable, so overlap matters.
+    ASSERT_GT(std::min(dma, vec), 0.5 * std::max(dma, vec)) << dma << " " << vec;
+    EXPECT_LT(both, serial);
+    EXPECT_LT(both, dma + vec);
+    EXPECT_GE(both, std::max(dma, vec));
+    // Independent engines: overlapping costs at most the extra issue slot.
+    EXPECT_LE(both, std::max(dma, vec) + 2 * m.scalar_op_cycles);
+    // Serialised, the second starts only after the first ends.
+    EXPECT_GE(serial, dma + vec - 2 * m.scalar_op_cycles);
+    // And each alone is bounded below by the machine description.
+    EXPECT_GE(dma, m.dma_setup_cycles + 4096.0 * 128 / (m.dram_bytes_per_ns / m.clock_ghz));
+    EXPECT_GE(vec, m.vec_op_overhead_cycles + 2048 / m.vec_transc_sticks_per_cycle);
+}
+
+TEST(SimTiming, FunctionalAndTimingOnlyAgreeWithoutLoops) {
+    const MachineDesc m;
+    for (Mix mix : {Mix::Overlapped, Mix::Serial}) {
+        DeviceProgram p = dma_and_vector(mix);
+        std::vector<std::vector<uint8_t>> images(1, std::vector<uint8_t>(size_t(p.buffer_bytes(0, m.stick_bytes))));
+        double functional = simulate(p, m, images).stats.cycles;
+        EXPECT_EQ(functional, simulate(p, m, {}, timing_only()).stats.cycles);
+    }
+}
+
+// --- (c) contention --------------------------------------------------------------------------------
+
+// Every core copies its own 4 MiB slice with 256 KiB DMAs. Per-core throughput falls as cores are
+// added, and the aggregate never beats the channel's peak.
+TEST(SimTiming, CoresShareDeviceMemoryBandwidth) {
+    const MachineDesc m;
+    const double peak = m.dram_bytes_per_ns / m.clock_ghz;  // bytes per cycle, one shared channel
+    for (bool summarize : {false, true}) {
+        double prev_per_core = INFINITY;
+        for (int cores : {1, 2, 4, 8, 16, 32}) {
+            StreamSpec s;
+            s.cores = cores;
+            SimResult r = simulate(streaming_copy(s), m, {}, timing_only(summarize));
+            const SimStats &st = r.stats;
+            double bytes = double(st.dram_read_bytes + st.dram_write_bytes);
+            ASSERT_EQ(bytes, 2.0 * cores * s.bytes_per_core);
+            double total = bytes / st.cycles, per_core = total / cores;
+            EXPECT_LE(total, peak * (1 + 1e-9)) << cores << " cores, summarize " << summarize;
+            EXPECT_LT(per_core, prev_per_core) << cores << " cores, summarize " << summarize;
+            for (int c = 0; c < cores; c++) {
+                EXPECT_EQ(st.cores[c].dram_read_bytes, s.bytes_per_core);
+                EXPECT_EQ(st.cores[c].dram_write_bytes, s.bytes_per_core);
+            }
+            prev_per_core = per_core;
+        }
+    }
+}
+
+// Once the channel is the bottleneck, doubling the cores (and bytes) about doubles the time.
+TEST(SimTiming, SaturatedChannelScalesTimeWithBytes) {
+    const MachineDesc m;
+    auto cycles = [&](int cores) {
+        StreamSpec s;
+        s.cores = cores;
+        return simulate(streaming_copy(s), m, {}, timing_only()).stats.cycles;
+    };
+    double t8 = cycles(8), t16 = cycles(16), t32 = cycles(32);
+    EXPECT_NEAR(t16 / t8, 2.0, 0.05);
+    EXPECT_NEAR(t32 / t16, 2.0, 0.05);
+}
+
+// --- (d) turnaround --------------------------------------------------------------------------------
+
+TEST(SimTiming, MixingReadsAndWritesIsSlowerThanReadsOnly) {
+    const MachineDesc m;
+    const double peak = m.dram_bytes_per_ns / m.clock_ghz;
+    for (int cores : {1, 8}) {
+        StreamSpec copy;
+        copy.cores = cores;
+        StreamSpec reads = copy;
+        reads.reads_only = true;
+        for (bool summarize : {false, true}) {
+            SimResult rc = simulate(streaming_copy(copy), m, {}, timing_only(summarize));
+            SimResult rr = simulate(streaming_copy(reads), m, {}, timing_only(summarize));
+            int64_t moved_c = rc.stats.dram_read_bytes + rc.stats.dram_write_bytes;
+            int64_t moved_r = rr.stats.dram_read_bytes + rr.stats.dram_write_bytes;
+            ASSERT_EQ(moved_c, moved_r);
+            ASSERT_EQ(rr.stats.dram_write_bytes, 0);
+            EXPECT_GT(rc.stats.cycles, rr.stats.cycles) << cores << " cores, summarize " << summarize;
+            // Neither beats the peak.
+            EXPECT_GE(rr.stats.cycles, double(moved_r) / peak) << cores << " cores, summarize " << summarize;
+            EXPECT_GE(rc.stats.cycles, double(moved_c) / peak) << cores << " cores, summarize " << summarize;
+            if (cores == 1) {
+                // One core: its load and store overlap throughout, so the copy pays the turnaround
+                // on (almost) every byte of the smaller direction.
+                double penalty = m.dram_turnaround_ns_per_byte * m.clock_ghz;
+                EXPECT_GE(rc.stats.cycles, 0.95 * (double(moved_c) / peak + double(moved_c) / 2 * penalty));
+            }
+        }
+    }
+}
+
+// --- (e) determinism -------------------------------------------------------------------------------
+
+// A multi-core program with DMAs, vector work, neighbour transfers and a reduction.
+DeviceProgram mixed_program(int cores) {
+    ProgramBuilder b("mixed", cores);
+    int in = b.buffer("in", BufferKind::Input, DType::F32, {32 * 8, cores});
+    int out = b.buffer("out", BufferKind::Output, DType::F32, {32 * 8, cores});
+    DmaDesc d;
+    d.sticks = 8;
+    int desc = b.dma_desc(d);
+    Reg core = b.alloc(), off = b.alloc(), i = b.alloc();
+    b.core_id(core);
+    b.muli(off, core, 8 * 128);
+    b.dma_ld(0, in, off, 0, Lx(0), desc);
+    b.wait_tag(0);
+    b.loop(i, 5);
+    b.vun(Opcode::VEXP, DType::F32, 1, Lx(2048), Lx(0), 8);
+    b.wait_tag(1);
+    b.ring_send(2, 1, Lx(2048), 8);
+    b.ring_recv(3, -1, Lx(4096), 8);
+    b.wait(0xC);
+    b.vbin(Opcode::VADD, DType::F32, 1, Lx(0), Lx(0), Lx(4096), 8);
+    b.wait_tag(1);
+    b.end_loop();
+    b.ring_reduce(DType::F32, 4, RedOp::Max, Lx(0), 8);
+    b.wait_tag(4);
+    b.dma_st(5, out, off, 0, Lx(0), desc);
+    b.wait_tag(5);
+    return b.finish();
+}
+
+TEST(SimTiming, DeterministicAcrossRuns) {
+    const MachineDesc m;
+    const int cores = 8;
+    DeviceProgram p = mixed_program(cores);
+    std::vector<float> x(size_t(cores * 256));
+    for (size_t k = 0; k < x.size(); k++) x[k] = float(int(k % 13)) * 0.125f - 0.75f;
+    std::vector<std::vector<uint8_t>> images{to_bytes(x), {}};
+    std::string t1 = ::testing::TempDir() + "det_trace_1.json", t2 = ::testing::TempDir() + "det_trace_2.json";
+    SimOptions o1, o2;
+    o1.trace_path = t1;
+    o2.trace_path = t2;
+    SimResult a = simulate(p, m, images, o1), b = simulate(p, m, images, o2);
+    EXPECT_EQ(a.stats.cycles, b.stats.cycles);
+    EXPECT_EQ(a.stats.to_json_text(), b.stats.to_json_text());
+    EXPECT_EQ(a.buffers, b.buffers);
+    EXPECT_EQ(simtest::read_text(t1), simtest::read_text(t2));
+    // And timing-only gives the same cycles as the functional run.
+    EXPECT_EQ(simulate(p, m, {}, timing_only()).stats.cycles, a.stats.cycles);
+    std::remove(t1.c_str());
+    std::remove(t2.c_str());
+}
+
+// --- (f) loop summaries ----------------------------------------------------------------------------
+
+class LoopSummary : public ::testing::TestWithParam<int> {};
+
+// 200 iterations of load / compute / store (two 8 KiB chunks per iteration): summarised timing is
+// within 2% of exact timing and every counter agrees exactly.
+TEST_P(LoopSummary, AgreesWithExactTimingOnStreamingLoop) {
+    const int cores = GetParam();
+    const MachineDesc m;
+    StreamSpec s;
+    s.cores = cores;
+    s.chunk = 8 << 10;
+    s.bytes_per_core = 400 * s.chunk;
+    s.vector_sticks_per_chunk = 64;
+    DeviceProgram p = streaming_copy(s);
+    SimResult exact = simulate(p, m, {}, timing_only(false));
+    SimResult summ = simulate(p, m, {}, timing_only(true));
+    EXPECT_EQ(exact.stats.summarised_iterations, 0);
+    EXPECT_GT(summ.stats.summarised_iterations, 0);
+    EXPECT_NEAR(summ.stats.cycles / exact.stats.cycles, 1.0, 0.02);
+    EXPECT_EQ(summ.stats.instructions, exact.stats.instructions);
+    EXPECT_EQ(summ.stats.dram_read_bytes, exact.stats.dram_read_bytes);
+    EXPECT_EQ(summ.stats.dram_write_bytes, exact.stats.dram_write_bytes);
+    EXPECT_EQ(summ.stats.vector_sticks, exact.stats.vector_sticks);
+    EXPECT_EQ(summ.stats.dram_read_bytes, int64_t(cores) * s.bytes_per_core);
+    for (int c = 0; c < cores; c++) {
+        EXPECT_EQ(summ.stats.cores[c].instructions, exact.stats.cores[c].instructions);
+        for (int e = 0; e < kNumAsyncEngines; e++) {
+            EXPECT_LE(summ.stats.busy_fraction(c, e), 1.0 + 1e-9) << "core " << c << " " << engine_index_name(e);
+            EXPECT_NEAR(summ.stats.busy_fraction(c, e), exact.stats.busy_fraction(c, e), 0.02)
+                << "core " << c << " " << engine_index_name(e);
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cores, LoopSummary, ::testing::Values(1, 32));
+
+// Loops whose body issues asynchronous work faster than the engine drains it (no WAIT inside): the
+// control unit runs ahead until the DMA queue fills (or forever, for the vector unit). A summary
+// taken while the backlog is still growing would drop the queued work.
+TEST(LoopSummaryBacklog, LoadsWithoutWaitInTheLoop) {
+    const MachineDesc m;
+    StreamSpec s;
+    s.reads_only = true;
+    DeviceProgram p = streaming_copy(s);
+    SimResult exact = simulate(p, m, {}, timing_only(false));
+    SimResult summ = simulate(p, m, {}, timing_only(true));
+    EXPECT_NEAR(summ.stats.cycles / exact.stats.cycles, 1.0, 0.02);
+    EXPECT_GE(summ.stats.cycles, double(summ.stats.dram_read_bytes) / (m.dram_bytes_per_ns / m.clock_ghz));
+    EXPECT_EQ(summ.stats.dram_read_bytes, exact.stats.dram_read_bytes);
+    EXPECT_LE(summ.stats.busy_fraction(0, kEngDMA), 1.0 + 1e-9);
+}
+
+TEST(LoopSummaryBacklog, VectorOpsWithoutWaitInTheLoop) {
+    const MachineDesc m;
+    ProgramBuilder b("vec_backlog", 1);
+    Reg i = b.alloc();
+    b.loop(i, 100);
+    b.vun(Opcode::VEXP, DType::F16, 0, Lx(0), Lx(65536), 100);
+    b.end_loop();
+    b.wait_tag(0);
+    DeviceProgram p = b.finish();
+    SimResult exact = simulate(p, m, {}, timing_only(false));
+    SimResult summ = simulate(p, m, {}, timing_only(true));
+    double one = m.vec_op_overhead_cycles + 100 / m.vec_transc_sticks_per_cycle;
+    EXPECT_GE(exact.stats.cycles, 100 * one);
+    EXPECT_NEAR(summ.stats.cycles / exact.stats.cycles, 1.0, 0.02);
+    EXPECT_LE(summ.stats.busy_fraction(0, kEngVector), 1.0 + 1e-9);
+}
+
+// A nested loop (outer 20 x inner 30 iterations of load / vector / store with WAITs): summaries of
+// inner loop instances inside outer iterations still agree with exact timing.
+TEST(LoopSummaryBacklog, NestedLoops) {
+    const MachineDesc m;
+    ProgramBuilder b("nested", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64 * 16 * 600});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64 * 16 * 600});
+    DmaDesc d;
+    d.sticks = 16;
+    int desc = b.dma_desc(d);
+    Reg i = b.alloc(), j = b.alloc(), off = b.alloc();
+    b.li(off, 0);
+    b.loop(i, 20);
+    b.loop(j, 30);
+    b.dma_ld(0, in, off, 0, Lx(0), desc);
+    b.wait(0x5);  // the load, and the previous store still reading the VTANH destination
+    b.vun(Opcode::VTANH, DType::F16, 1, Lx(4096), Lx(0), 16);
+    b.wait_tag(1);
+    b.dma_st(2, out, off, 0, Lx(4096), desc);
+    b.addi(off, off, 16 * 128);
+    b.end_loop();
+    b.wait_tag(2);
+    b.end_loop();
+    DeviceProgram p = b.finish();
+    SimResult exact = simulate(p, m, {}, timing_only(false));
+    SimResult summ = simulate(p, m, {}, timing_only(true));
+    EXPECT_GT(summ.stats.summarised_iterations, 0);
+    EXPECT_NEAR(summ.stats.cycles / exact.stats.cycles, 1.0, 0.02);
+    EXPECT_EQ(summ.stats.instructions, exact.stats.instructions);
+    EXPECT_EQ(summ.stats.dram_write_bytes, exact.stats.dram_write_bytes);
+}
+
+// --- (g) barrier -----------------------------------------------------------------------------------
+
+// Core 0 runs a long VEXP and waits for it before the BARRIER; the others reach the barrier at once.
+// Every core's post-barrier VADD starts after core 0's VEXP has finished (plus the release latency).
+TEST(SimTiming, BarrierWaitsForTheSlowestCore) {
+    const MachineDesc m;
+    const int cores = 4;
+    ProgramBuilder b("barrier", cores);
+    Reg core = b.alloc(), is0 = b.alloc();
+    b.core_id(core);
+    b.op3(Opcode::CMPEQ, is0, core, kZero);
+    b.if_(is0);
+    b.vun(Opcode::VEXP, DType::F16, 0, Lx(0), Lx(1 << 19), 4096);
+    b.wait_tag(0);
+    b.end_if();
+    b.barrier();
+    b.vbin(Opcode::VADD, DType::F16, 1, Lx(1 << 20), Lx(1 << 20), Lx(1 << 20), 1);
+    b.wait_tag(1);
+    DeviceProgram p = b.finish();
+    std::string path = ::testing::TempDir() + "barrier_trace.json";
+    SimOptions o = timing_only();
+    o.trace_path = path;
+    SimResult r = simulate(p, m, {}, o);
+    nlohmann::json trace = nlohmann::json::parse(simtest::read_text(path));
+    std::remove(path.c_str());
+    std::vector<simtest::TraceSpan> spans = simtest::trace_spans(trace);
+
+    const double us_per_cycle = 1.0 / (m.clock_ghz * 1000.0);
+    double vexp_end = -1;
+    for (const auto &s : spans)
+        if (s.name == "VEXP" && s.pid == 0) vexp_end = s.end();
+    ASSERT_GT(vexp_end, 4096 / m.vec_transc_sticks_per_cycle * us_per_cycle * 0.99);
+    int seen = 0;
+    for (const auto &s : spans) {
+        if (s.name != "VADD") continue;
+        seen++;
+        EXPECT_GE(s.ts + 1e-9, vexp_end + m.barrier_latency_cycles * us_per_cycle) << "core " << s.pid;
+    }
+    EXPECT_EQ(seen, cores);
+    // The barrier spans of the waiting cores cover core 0's work.
+    for (const auto &s : spans)
+        if (s.name == "BARRIER" && s.pid != 0) {
+            EXPECT_GE(s.end() + 1e-9, vexp_end) << "core " << s.pid;
+        }
+    for (int c = 0; c < cores; c++)
+        EXPECT_GE(r.stats.cores[c].finish_cycles, 4096 / m.vec_transc_sticks_per_cycle + m.barrier_latency_cycles);
+
+    // Without core 0's extra work, everyone is done long before.
+    ProgramBuilder q("barrier_even", cores);
+    q.barrier();
+    q.vbin(Opcode::VADD, DType::F16, 1, Lx(1 << 20), Lx(1 << 20), Lx(1 << 20), 1);
+    q.wait_tag(1);
+    EXPECT_LT(simulate(q.finish(), m, {}, timing_only()).stats.cycles, r.stats.cycles / 10);
+}
+
+// Barriers in a loop: every round releases together, so the core with the longer per-round work
+// sets the pace for all.
+TEST(SimTiming, BarrierRoundsFollowTheSlowestCoreEachRound) {
+    const MachineDesc m;
+    const int cores = 3, rounds = 6;
+    ProgramBuilder b("rounds", cores);
+    Reg core = b.alloc(), i = b.alloc(), sel = b.alloc(), who = b.alloc();
+    b.core_id(core);
+    b.loop(i, rounds);
+    // The slow core rotates: round i is slow on core i % cores.
+    b.li(who, cores);
+    b.op3(Opcode::REM, who, i, who);
+    b.op3(Opcode::CMPEQ, sel, who, core);
+    b.if_(sel);
+    b.vun(Opcode::VLOG, DType::F16, 0, Lx(0), Lx(1 << 19), 1000);
+    b.wait_tag(0);
+    b.end_if();
+    b.barrier();
+    b.end_loop();
+    SimResult r = simulate(b.finish(), m, {}, timing_only());
+    double slow = m.vec_op_overhead_cycles + 1000 / m.vec_transc_sticks_per_cycle;
+    EXPECT_GE(r.stats.cycles, rounds * (slow + m.barrier_latency_cycles));
+    for (int c = 0; c < cores; c++) EXPECT_GE(r.stats.cores[c].finish_cycles, rounds * slow);
+    EXPECT_EQ(r.stats.summarised_iterations, 0) << "a loop holding a BARRIER is never summarised";
+}
+
+}  // namespace
+}  // namespace spyre
