@@ -1,6 +1,7 @@
 // Runs the softmax calibration case on the simulator and fits the machine description's
-// calibrated constants to IBM's measurements. Only machine-wide constants move; every stage is
-// timed with the same description, so there is no per-kernel factor to fit.
+// calibrated constants to IBM's measurements. The case exists twice: the hand-built stage programs
+// and the same stages compiled from the Halide softmax with its stage schedules. Only machine-wide
+// constants move, and one description times every program, so there is no per-kernel factor.
 #pragma once
 
 #include <array>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "device/machine_desc.h"
+#include "device/program.h"
 #include "softmax_stages.h"
 
 namespace spyre {
@@ -22,15 +24,27 @@ struct CalibrationReport {
     std::array<StageTiming, kNumSoftmaxStages> stages;
     double max_abs_rel_error() const;
     bool order_preserved() const;  // modelled times fall stage by stage, as the measured ones do
-    std::string table() const;     // a readable table, one line per stage
 };
 
-// Times the four stage programs (exact timing, no loop summaries) on `machine`.
-CalibrationReport run_calibration(const MachineDesc &machine, const SoftmaxShape &shape = {});
+// The four stage programs of one source.
+struct CalibrationCase {
+    std::string source;  // "hand-built" or "compiled"
+    std::array<DeviceProgram, kNumSoftmaxStages> programs;
+};
+CalibrationCase hand_built_case(const SoftmaxShape &shape = {});
+// Compiles schedules/softmax's "stage1".."stage4" for (cols, rows) = (shape.cols, shape.rows).
+CalibrationCase compiled_case(const SoftmaxShape &shape = {}, const MachineDesc &machine = {});
 
-// Coordinate search over the calibrated parameters (see machine_params(): source Calibrated),
-// minimising the largest relative error with a penalty when the stage order breaks. Returns the
-// best description found; `log` receives one line per improvement when non-null.
-MachineDesc fit_machine(const MachineDesc &start, int rounds, std::vector<std::string> *log = nullptr);
+// Times a case (exact timing, no loop summaries) on `machine`.
+CalibrationReport run_calibration(const CalibrationCase &c, const MachineDesc &machine);
+
+// One table with a row per stage and a column per case.
+std::string calibration_table(const std::vector<CalibrationCase> &cases, const std::vector<CalibrationReport> &reports);
+
+// Coordinate search over the calibrated parameters (machine_params() rows with source Calibrated),
+// minimising the largest relative error over all cases, with a penalty when a stage order breaks.
+// `log` receives one line per improvement when non-null.
+MachineDesc fit_machine(const MachineDesc &start, const std::vector<CalibrationCase> &cases, int rounds,
+                        std::vector<std::string> *log = nullptr);
 
 }  // namespace spyre

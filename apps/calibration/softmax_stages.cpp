@@ -35,7 +35,6 @@ struct LxPlan {
 struct SoftmaxOps {
     ProgramBuilder &b;
     int row_sticks, cols;
-    int32_t scratch32;  // one tile in fp32, for the fp32 sum
     int32_t sum_half;   // the tile's sums narrowed to fp16
 
     int32_t tile_sticks() const { return row_sticks * kTileRows; }
@@ -46,10 +45,9 @@ struct SoftmaxOps {
         b.vbin(Opcode::VSUB, DType::F16, kTagCompute, out, in, mx, row_sticks, kTileRows, kSrc1Scalar);
     }
     void exp(Lx in, Lx out) { b.vun(Opcode::VEXP, DType::F16, kTagCompute, out, in, tile_sticks()); }
-    // Sums in fp32, as a numerically careful compiler does for fp16 softmax.
+    // Sums fp16 values in fp32 (the lane reduction accumulates in fp32), as the compiler does.
     void sum(Lx in, Lx s) {
-        b.vcvt(DType::F16, DType::F32, kTagCompute, Lx(scratch32), in, tile_sticks());
-        b.vred(Opcode::VREDSUM, DType::F32, kTagCompute, s, Lx(scratch32), 2 * row_sticks, kTileRows, cols);
+        b.vred(Opcode::VREDSUM, DType::F16, kTagCompute, s, in, row_sticks, kTileRows, cols, kDstF32);
     }
     void div(Lx in, Lx s, Lx out) {
         b.vcvt(DType::F32, DType::F16, kTagCompute, Lx(sum_half), s, kTileRows * 4 / kStick);
@@ -96,8 +94,7 @@ DeviceProgram build_softmax_stage(int stage, const SoftmaxShape &shape) {
     int d_s = b.dma_desc(s_desc);
 
     LxPlan lx;
-    SoftmaxOps ops{b, row_sticks, cols, 0, 0};
-    ops.scratch32 = lx.take(2 * tile_bytes);
+    SoftmaxOps ops{b, row_sticks, cols, 0};
     ops.sum_half = lx.take(mx_tile);
     // Per-row results: double-buffered tiles when they travel through device memory (stage 1),
     // whole-tensor arrays when they stay in LX.
@@ -156,43 +153,23 @@ DeviceProgram build_softmax_stage(int stage, const SoftmaxShape &shape) {
         stream_tiles(b, tiles, ld, {dbl(y, d_tile, tile_bytes, out[0], out[1])}, [&](int p, Reg tile) {
             ops.div(Lx(in[p]), dram_red ? Lx(s_buf[p]) : per_tile(tile, s_all, s_tile), Lx(out[p]));
         });
-    } else {
-        // The whole tensor lives in LX: sub and exp work in place on it.
+    } else if (stage == 3) {
+        // The tensor lives in LX: sub and exp run on each tile as it streams in, in place.
         int32_t all = lx.take(tile_bytes * tiles);
         int32_t stride = int32_t(tile_bytes);
-        if (stage == 3) {
-            int32_t in[2] = {lx.take(tile_bytes), lx.take(tile_bytes)};
-            TileStream x_in = dbl(x, d_tile, tile_bytes, in[0], in[1]);
-            stream_tiles(b, tiles, {x_in}, {}, [&](int p, Reg tile) {
-                ops.max(Lx(in[p]), per_tile(tile, mx_all, mx_tile));
-            });
-            stream_tiles(b, tiles, {x_in}, {}, [&](int p, Reg tile) {
-                Lx dst = per_tile(tile, all, stride);
-                Reg keep = b.alloc();
-                b.mov(keep, dst.reg);
-                ops.sub(Lx(in[p]), per_tile(tile, mx_all, mx_tile), Lx(keep, all));
-                b.release(keep);
-            });
-        } else {
-            stream_tiles(b, tiles, {resident(x, d_tile, tile_bytes, all, stride)}, {}, [&](int, Reg) {});
-            lx_tiles(b, tiles, [&](Reg tile) {
-                Lx t = per_tile(tile, all, stride);
-                Reg keep = b.alloc();
-                b.mov(keep, t.reg);
-                ops.max(Lx(keep, all), per_tile(tile, mx_all, mx_tile));
-                b.release(keep);
-            });
-            lx_tiles(b, tiles, [&](Reg tile) {
-                Lx t = per_tile(tile, all, stride);
-                Reg keep = b.alloc();
-                b.mov(keep, t.reg);
-                ops.sub(Lx(keep, all), per_tile(tile, mx_all, mx_tile), Lx(keep, all));
-                b.release(keep);
-            });
-        }
-        lx_tiles(b, tiles, [&](Reg tile) {
-            Lx t = per_tile(tile, all, stride);
-            ops.exp(t, t);
+        int32_t in[2] = {lx.take(tile_bytes), lx.take(tile_bytes)};
+        int32_t out[2] = {lx.take(tile_bytes), lx.take(tile_bytes)};
+        TileStream x_in = dbl(x, d_tile, tile_bytes, in[0], in[1]);
+        stream_tiles(b, tiles, {x_in}, {}, [&](int p, Reg tile) {
+            ops.max(Lx(in[p]), per_tile(tile, mx_all, mx_tile));
+        });
+        stream_tiles(b, tiles, {x_in}, {}, [&](int p, Reg tile) {
+            Lx dst = per_tile(tile, all, stride);
+            Reg keep = b.alloc();
+            b.mov(keep, dst.reg);
+            ops.sub(Lx(in[p]), per_tile(tile, mx_all, mx_tile), Lx(keep, all));
+            ops.exp(Lx(keep, all), Lx(keep, all));
+            b.release(keep);
         });
         lx_tiles(b, tiles, [&](Reg tile) {
             Lx t = per_tile(tile, all, stride);
@@ -201,14 +178,25 @@ DeviceProgram build_softmax_stage(int stage, const SoftmaxShape &shape) {
             ops.sum(Lx(keep, all), per_tile(tile, s_all, s_tile));
             b.release(keep);
         });
-        // div in place, each finished tile stored while the next is divided
-        stream_tiles(b, tiles, {}, {resident(y, d_tile, tile_bytes, all, stride)}, [&](int, Reg tile) {
+        stream_tiles(b, tiles, {}, {dbl(y, d_tile, tile_bytes, out[0], out[1])}, [&](int p, Reg tile) {
             Lx t = per_tile(tile, all, stride);
             Reg keep = b.alloc();
             b.mov(keep, t.reg);
-            ops.div(Lx(keep, all), per_tile(tile, s_all, s_tile), Lx(keep, all));
+            ops.div(Lx(keep, all), per_tile(tile, s_all, s_tile), Lx(out[p]));
             b.release(keep);
         });
+    } else {
+        // Each tile is copied into LX once and every op works on it there, in place.
+        int32_t in[2] = {lx.take(tile_bytes), lx.take(tile_bytes)};
+        int32_t out[2] = {lx.take(tile_bytes), lx.take(tile_bytes)};
+        stream_tiles(b, tiles, {dbl(x, d_tile, tile_bytes, in[0], in[1])}, {dbl(y, d_tile, tile_bytes, out[0], out[1])},
+                     [&](int p, Reg tile) {
+                         ops.max(Lx(in[p]), per_tile(tile, mx_all, mx_tile));
+                         ops.sub(Lx(in[p]), per_tile(tile, mx_all, mx_tile), Lx(in[p]));
+                         ops.exp(Lx(in[p]), Lx(in[p]));
+                         ops.sum(Lx(in[p]), per_tile(tile, s_all, s_tile));
+                         ops.div(Lx(in[p]), per_tile(tile, s_all, s_tile), Lx(out[p]));
+                     });
     }
     b.release(scr);
     (void)s_d;

@@ -1,10 +1,12 @@
 // Hand-built device programs for the four softmax stages IBM measured on Spyre (softmax over the
 // last dimension of a (rows, cols) fp16 tensor, one core; SPYRE_FACTS.md, from torch-spyre's
-// docs/source/compiler/scratchpad_planning.md). Each stage is the op-by-op program an LX planner
-// would produce — max, sub, exp, sum, div, one pass each — with a different placement:
-//   1: every intermediate in device memory      2: max and sum results kept in LX
-//   3: sub and exp done in place in LX          4: the input copied into LX once
-// They are the calibration case of the machine description: only machine constants are fitted.
+// docs/source/compiler/scratchpad_planning.md), each a different placement:
+//   1: every intermediate in device memory, one pass per op (max, sub, exp, sum, div)
+//   2: as 1, with the max and sum results kept in LX
+//   3: sub and exp done on each tile as it streams into an LX-resident tensor
+//   4: each input tile copied into LX once, every op done on it there
+// They mirror what the compiler generates for the Halide softmax's stage schedules, and with them
+// form the calibration case of the machine description: only machine constants are fitted.
 #pragma once
 
 #include <array>

@@ -25,12 +25,12 @@ struct MachineDesc {
 
     // --- vector unit: sticks per cycle per core (both corelets), per op class ---
     // Fitted to the softmax table by spyre-calibrate --fit (minmax: assumption, equal to add).
-    double vec_add_sticks_per_cycle = 8.0;      // add, sub, mul, fma, neg, abs, copy
-    double vec_minmax_sticks_per_cycle = 8.0;   // max, min, compare, select
-    double vec_transc_sticks_per_cycle = 1.25;  // exp, log, tanh, reciprocal, rsqrt, sqrt, div
-    double vec_reduce_sticks_per_cycle = 3.0;   // lane reductions (sum, max, min)
-    double vec_convert_sticks_per_cycle = 2.0;  // fp16 <-> fp32 conversions, broadcast fills
-    double vec_op_overhead_cycles = 4.0;        // issue + pipeline fill per vector instruction
+    double vec_add_sticks_per_cycle = 2.6;      // add, sub, mul, fma, neg, abs, copy
+    double vec_minmax_sticks_per_cycle = 2.6;   // max, min, compare, select
+    double vec_transc_sticks_per_cycle = 0.8;  // exp, log, tanh, reciprocal, rsqrt, sqrt, div
+    double vec_reduce_sticks_per_cycle = 1.9;   // lane reductions (sum, max, min)
+    double vec_convert_sticks_per_cycle = 0.6;  // fp16 <-> fp32 conversions, broadcast fills
+    double vec_op_overhead_cycles = 6.0;        // issue + pipeline fill per vector instruction
 
     // --- PE array (public measured figure, fitted by IBM's cost model) ---
     double pe_macs_per_ns = 1140.0;       // sustained fp16 MAC rate per core
@@ -39,9 +39,9 @@ struct MachineDesc {
     // --- device memory and DMA ---
     // Peak and turnaround are fitted to the softmax table: IBM's cost-model figures (150 GB/s,
     // 0.00574 ns/byte) cannot move the eight fp16 passes of stage 1 in 32.51 us (docs/machine.md).
-    double dram_bytes_per_ns = 500.0;               // one-way peak, shared by all cores (calibrated)
-    double dram_turnaround_ns_per_byte = 0.00128;   // extra time per byte of the smaller direction (calibrated)
-    double dma_core_bytes_per_ns = 500.0;           // one core's DMA limit per direction (assumption: = peak)
+    double dram_bytes_per_ns = 400.0;               // one-way peak, shared by all cores (calibrated)
+    double dram_turnaround_ns_per_byte = 0.001;   // extra time per byte of the smaller direction (calibrated)
+    double dma_core_bytes_per_ns = 400.0;           // one core's DMA limit per direction (assumption: = peak)
     double dma_setup_cycles = 200.0;                // per-descriptor start latency (calibrated)
     int64_t dma_queue_depth = 16;                   // outstanding DMAs per direction per core (assumption)
 

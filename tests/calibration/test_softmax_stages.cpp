@@ -80,11 +80,18 @@ TEST(SoftmaxStage, TrafficFallsStageByStage) {
     EXPECT_EQ(traffic[3], 2 * mn2);
 }
 
+// Both the hand-built programs and the ones compiled from the Halide softmax land within 10% of
+// IBM's measurements, in the measured order, on the default machine description.
 TEST(Calibration, DefaultMachineWithinTenPercentInStageOrder) {
-    CalibrationReport r = run_calibration(MachineDesc{});
-    for (int i = 0; i < kNumSoftmaxStages; i++)
-        EXPECT_LT(std::fabs(r.stages[i].rel_error()), 0.10) << softmax_stage_info()[i].name << "\n" << r.table();
-    EXPECT_TRUE(r.order_preserved()) << r.table();
+    std::vector<CalibrationCase> cases = {hand_built_case(), compiled_case()};
+    std::vector<CalibrationReport> reports;
+    for (const CalibrationCase &c : cases) reports.push_back(run_calibration(c, MachineDesc{}));
+    std::string table = calibration_table(cases, reports);
+    for (const CalibrationReport &r : reports) {
+        for (int i = 0; i < kNumSoftmaxStages; i++)
+            EXPECT_LT(std::fabs(r.stages[i].rel_error()), 0.10) << softmax_stage_info()[i].name << "\n" << table;
+        EXPECT_TRUE(r.order_preserved()) << table;
+    }
 }
 
 TEST(SoftmaxStage, RejectsBadShapes) {

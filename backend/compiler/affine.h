@@ -1,0 +1,36 @@
+// Affine views of Halide index expressions: index = rest + sum(coeff[v] * v) over a chosen set of
+// loop variables, where `rest` does not mention them. The passes use it to find contiguous runs
+// (stick vectors, DMA footprints) and to collapse loop nests into counted vector instructions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "Halide.h"
+
+namespace spyre {
+
+struct Affine {
+    std::map<std::string, int64_t> coeff;  // only non-zero coefficients
+    Halide::Expr rest;                     // int expression free of the chosen variables
+
+    int64_t of(const std::string &v) const {
+        auto it = coeff.find(v);
+        return it == coeff.end() ? 0 : it->second;
+    }
+};
+
+// Decomposes `e` (an int scalar expression; lets already substituted) with respect to `vars`.
+// Returns nullopt when `e` is not affine in them (a product of two of them, a division, ...).
+std::optional<Affine> affine_in(const Halide::Expr &e, const std::set<std::string> &vars);
+
+// True if `e` mentions any of `vars`.
+bool mentions(const Halide::Expr &e, const std::set<std::string> &vars);
+
+// The constant value of an int expression after simplification, if it has one.
+std::optional<int64_t> const_int(const Halide::Expr &e);
+
+}  // namespace spyre

@@ -1,0 +1,73 @@
+#include "allocate_lx.h"
+
+#include <sstream>
+
+#include "device/error.h"
+
+namespace spyre {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+class Allocator : public IRVisitor {
+public:
+    explicit Allocator(KernelPlan &p) : plan(p) {}
+    KernelPlan &plan;
+    int64_t top = 0, peak = 0;
+    std::vector<std::string> live, at_peak;
+    using IRVisitor::visit;
+
+    int64_t footprint(const BufferInfo &b) const {
+        int64_t sb = plan.machine.stick_bytes;
+        return (b.bytes() + sb - 1) / sb * sb * b.copies;
+    }
+
+    void visit(const Allocate *op) override {
+        if (!plan.has(op->name) || plan.buffer(op->name).place != Place::LX) return IRVisitor::visit(op);
+        BufferInfo &b = plan.buffer(op->name);
+        int64_t size = footprint(b);
+        b.lx_offset = int32_t(std::min<int64_t>(top, INT32_MAX));
+        top += size;
+        live.push_back(op->name);
+        if (top > peak) {
+            peak = top;
+            at_peak = live;
+        }
+        op->body.accept(this);
+        live.pop_back();
+        top -= size;
+    }
+};
+
+}  // namespace
+
+void allocate_lx(const Stmt &s, KernelPlan &plan) {
+    const int64_t usable = plan.machine.lx_usable_bytes;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        Allocator a(plan);
+        s.accept(&a);
+        plan.lx_peak_bytes = a.peak;
+        if (a.peak <= usable) return;
+        if (attempt == 0 && !plan.pipelines.empty()) {
+            // Give up double buffering before giving up the kernel.
+            for (auto &kv : plan.pipelines)
+                for (const std::string &b : kv.second) plan.buffer(b).copies = 1;
+            plan.pipelines.clear();
+            continue;
+        }
+        std::ostringstream os;
+        const std::string &top = a.at_peak.empty() ? plan.kernel_name : plan.buffer(a.at_peak.back()).func;
+        os << "Func " << top << ": LX overflow: the kernel needs " << a.peak << " bytes of LX per core at its peak, "
+           << "the usable LX is " << usable << " bytes; live there:";
+        for (const std::string &n : a.at_peak) {
+            const BufferInfo &b = plan.buffer(n);
+            os << " " << n << " (" << a.footprint(b) << " bytes)";
+        }
+        os << ". Tile the Func (split) or keep less of it in the scratchpad";
+        throw Error(os.str());
+    }
+}
+
+}  // namespace spyre

@@ -1,0 +1,32 @@
+// The entry of the Spyre back end: fixes the kernel's argument shapes and strides to their device
+// layouts, lowers the Halide pipeline, and captures the lowered Stmt with a custom lowering pass
+// (which runs near the end of lowering: storage flattened, vectors as Ramp/Broadcast, parallel
+// loops intact). Also fills the plan with the argument buffers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "kernel_plan.h"
+
+namespace spyre {
+
+struct ArgSpec {
+    std::string name;             // ImageParam name; for the output, the Func name
+    std::vector<int64_t> shape;   // Halide order, dim 0 innermost
+    DeviceLayout layout;          // empty order = default row-major, sticked on dim 0
+};
+
+struct KernelSignature {
+    std::string kernel_name;
+    std::vector<ArgSpec> inputs;  // in the order of the ImageParams
+    ArgSpec output;
+};
+
+// Lowers `output` for Spyre. Throws spyre::Error naming the argument on a shape or layout the
+// back end cannot take, and wraps Halide's own compile errors.
+Halide::Internal::Stmt capture_stmt(Halide::Func output, const std::vector<Halide::ImageParam> &inputs,
+                                    const KernelSignature &sig, KernelPlan &plan);
+
+}  // namespace spyre

@@ -1,0 +1,64 @@
+#include "classify_memory.h"
+
+#include "affine.h"
+#include "device/error.h"
+
+namespace spyre {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+class Classify : public IRVisitor {
+public:
+    explicit Classify(KernelPlan &p) : plan_(p) {}
+    using IRVisitor::visit;
+
+    void visit(const For *op) override {
+        depth_++;
+        IRVisitor::visit(op);
+        depth_--;
+    }
+
+    void visit(const Allocate *op) override {
+        std::string what = "Func " + op->name;
+        BufferInfo b;
+        b.name = op->name;
+        b.func = op->name;
+        if (op->type == Float(16)) b.type = DType::F16;
+        else if (op->type == Float(32)) b.type = DType::F32;
+        else if (op->type == Int(32)) b.type = DType::I32;
+        else throw_error(what, ": element type ", op->type, " is not supported on Spyre (float16, float32, int32 are)");
+        int64_t elems = 1;
+        for (const Expr &e : op->extents) {
+            auto k = const_int(e);
+            if (!k) throw_error(what, ": allocation size ", e, " is not a compile-time constant");
+            elems *= *k;
+        }
+        b.elems = elems;
+        if (op->memory_type == MemoryType::VTCM || depth_ > 0) {
+            b.place = Place::LX;
+        } else {
+            b.place = Place::DeviceTemp;
+            b.shape = {elems};
+            b.layout = default_layout(1);
+        }
+        if (plan_.has(op->name)) throw_error(what, ": internal: allocated twice");
+        plan_.buffers[op->name] = b;
+        IRVisitor::visit(op);
+    }
+
+private:
+    KernelPlan &plan_;
+    int depth_ = 0;
+};
+
+}  // namespace
+
+void classify_memory(const Stmt &s, KernelPlan &plan) {
+    Classify c(plan);
+    s.accept(&c);
+}
+
+}  // namespace spyre

@@ -1,0 +1,58 @@
+#include "compile_kernel.h"
+
+#include <sstream>
+
+#include "allocate_lx.h"
+#include "classify_memory.h"
+#include "device/error.h"
+#include "device/program_verify.h"
+#include "fold_accumulators.h"
+#include "infer_dma.h"
+#include "map_cores.h"
+#include "normalize_stmt.h"
+#include "plan_pipelines.h"
+#include "select_instructions.h"
+
+namespace spyre {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+BackendResult compile_kernel(Func output, const std::vector<ImageParam> &inputs, const KernelSignature &sig,
+                             const MachineDesc &machine, const BackendOptions &opts) {
+    BackendResult r;
+    KernelPlan &plan = r.plan;
+    plan.kernel_name = sig.kernel_name;
+    plan.machine = machine;
+    machine.validate();
+    auto keep = [&](const char *pass, const Stmt &s) {
+        if (!opts.keep_stmt) return;
+        std::ostringstream os;
+        os << s;
+        r.stmts.push_back({pass, os.str()});
+    };
+    Stmt s = capture_stmt(output, inputs, sig, plan);
+    keep("capture_stmt", s);
+    try {
+        s = normalize_stmt(s, plan);
+        keep("normalize_stmt", s);
+        classify_memory(s, plan);
+        s = fold_accumulators(s, plan);
+        keep("fold_accumulators", s);
+        s = map_cores(s, plan);
+        keep("map_cores", s);
+        s = infer_dma(s, plan, opts.staging_budget_bytes);
+        keep("infer_dma", s);
+        plan_pipelines(s, plan);
+        allocate_lx(s, plan);
+        std::vector<std::string> order;
+        for (const ImageParam &p : inputs) order.push_back(p.name());
+        r.program = select_instructions(s, plan, order, output.name());
+    } catch (const Halide::Error &e) {
+        throw_error("kernel ", sig.kernel_name, ": Halide error in the Spyre back end: ", e.what());
+    }
+    verify_for_machine(r.program, machine);
+    return r;
+}
+
+}  // namespace spyre

@@ -1,0 +1,32 @@
+// The Spyre back end's driver: runs the passes in order, from a Halide pipeline to a verified
+// device program. Each pass is in its own file pair; this one only sequences them.
+//
+//   capture_stmt -> normalize_stmt -> classify_memory -> fold_accumulators -> map_cores
+//   -> infer_dma -> plan_pipelines -> allocate_lx -> select_instructions
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "capture_stmt.h"
+#include "device/program.h"
+#include "kernel_plan.h"
+
+namespace spyre {
+
+struct BackendOptions {
+    int64_t staging_budget_bytes = 0;  // most LX one DMA staging level may use; 0 = a quarter of usable LX
+    bool keep_stmt = false;            // keep the Stmt after each pass (for --dump-stmt and tests)
+};
+
+struct BackendResult {
+    DeviceProgram program;
+    KernelPlan plan;
+    std::vector<std::pair<std::string, std::string>> stmts;  // (pass, Stmt text) when keep_stmt
+};
+
+BackendResult compile_kernel(Halide::Func output, const std::vector<Halide::ImageParam> &inputs,
+                             const KernelSignature &sig, const MachineDesc &machine, const BackendOptions &opts = {});
+
+}  // namespace spyre

@@ -1,0 +1,175 @@
+#include "fold_accumulators.h"
+
+#include <algorithm>
+
+#include "affine.h"
+#include "device/error.h"
+
+namespace spyre {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+// Flattens Blocks and drops ProducerConsumer markers and Frees, which carry nothing we need.
+void flatten(const Stmt &s, std::vector<Stmt> &out) {
+    if (!s.defined()) return;
+    if (const Block *b = s.as<Block>()) {
+        flatten(b->first, out);
+        flatten(b->rest, out);
+    } else if (const ProducerConsumer *pc = s.as<ProducerConsumer>()) {
+        flatten(pc->body, out);
+    } else if (s.as<Free>()) {
+        return;
+    } else if (const Evaluate *e = s.as<Evaluate>(); e && is_const(e->value)) {
+        return;
+    } else {
+        out.push_back(s);
+    }
+}
+
+// Replaces loads and stores of a one-element buffer by the destination element.
+class Redirect : public IRMutator {
+public:
+    Redirect(std::string from, std::string to, Expr index) : from_(std::move(from)), to_(std::move(to)), index_(index) {}
+    using IRMutator::visit;
+    Expr visit(const Load *op) override {
+        if (op->name != from_) return IRMutator::visit(op);
+        return Load::make(op->type, to_, index_, Buffer<>(), Parameter(), const_true(), ModulusRemainder());
+    }
+    Stmt visit(const Store *op) override {
+        if (op->name != from_) return IRMutator::visit(op);
+        return Store::make(to_, mutate(op->value), index_, Parameter(), const_true(), ModulusRemainder());
+    }
+
+private:
+    std::string from_, to_;
+    Expr index_;
+};
+
+class LoadsOf : public IRVisitor {
+public:
+    explicit LoadsOf(std::string n) : name(std::move(n)) {}
+    std::string name;
+    int count = 0;
+    using IRVisitor::visit;
+    void visit(const Load *op) override {
+        if (op->name == name) count++;
+        IRVisitor::visit(op);
+    }
+};
+
+// Index expressions of every access, per buffer.
+class Accesses : public IRVisitor {
+public:
+    std::map<std::string, std::vector<Expr>> loads, stores;
+    bool has_alloc = false;
+    using IRVisitor::visit;
+    void visit(const Load *op) override {
+        loads[op->name].push_back(op->index);
+        IRVisitor::visit(op);
+    }
+    void visit(const Store *op) override {
+        stores[op->name].push_back(op->index);
+        IRVisitor::visit(op);
+    }
+    void visit(const Allocate *op) override {
+        has_alloc = true;
+        IRVisitor::visit(op);
+    }
+};
+
+Expr base_of(const Expr &index) {
+    if (const Ramp *r = index.as<Ramp>()) return r->base;
+    return index;
+}
+
+class Fold : public IRMutator {
+public:
+    explicit Fold(KernelPlan &p) : plan_(p) {}
+    using IRMutator::visit;
+
+    Stmt visit(const Allocate *op) override {
+        Stmt body = mutate(op->body);
+        auto it = plan_.buffers.find(op->name);
+        if (it == plan_.buffers.end() || it->second.elems != 1 || it->second.place != Place::LX)
+            return Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition, body,
+                                  op->new_expr, op->free_function);
+        std::vector<Stmt> parts;
+        flatten(body, parts);
+        if (parts.size() < 2) return rebuild(op, body);
+        const Store *last = parts.back().as<Store>();
+        const Load *src = last ? last->value.as<Load>() : nullptr;
+        if (!last || !src || src->name != op->name || last->value.type().is_vector()) return rebuild(op, body);
+        // The accumulator is read only by the reduction itself and the final copy.
+        LoadsOf dst_reads(last->name);
+        for (size_t i = 0; i + 1 < parts.size(); i++) parts[i].accept(&dst_reads);
+        if (dst_reads.count) return rebuild(op, body);
+        Redirect redirect(op->name, last->name, last->index);
+        Stmt folded;
+        for (size_t i = 0; i + 1 < parts.size(); i++) {
+            Stmt s = redirect.mutate(parts[i]);
+            folded = folded.defined() ? Block::make(folded, s) : s;
+        }
+        plan_.buffers.erase(op->name);
+        return folded;
+    }
+
+    Stmt visit(const For *op) override {
+        Stmt body = mutate(op->body);
+        std::vector<Stmt> parts;
+        flatten(body, parts);
+        // Only bodies that mix a bare store with loops (an inline reduction's init and its loop)
+        // are split: splitting outer loops too would only lose locality.
+        bool mixed = std::any_of(parts.begin(), parts.end(), [](const Stmt &p) { return p.as<Store>() != nullptr; });
+        if (parts.size() < 2 || !mixed || op->for_type != ForType::Serial || !fissionable(op->name, parts))
+            return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+        Stmt out;
+        for (const Stmt &s : parts) {
+            Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api, s);
+            out = out.defined() ? Block::make(out, loop) : loop;
+        }
+        return out;
+    }
+
+private:
+    static Stmt rebuild(const Allocate *op, const Stmt &body) {
+        return Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition, body, op->new_expr,
+                              op->free_function);
+    }
+
+    // Every buffer written in the loop is accessed at base + c * v with one common c != 0, so
+    // iteration v touches only its own elements and the statements can run as separate loops.
+    static bool fissionable(const std::string &v, const std::vector<Stmt> &parts) {
+        Accesses acc;
+        for (const Stmt &s : parts) s.accept(&acc);
+        if (acc.has_alloc) return false;
+        std::set<std::string> vars{v};
+        for (const auto &kv : acc.stores) {
+            std::optional<int64_t> c;
+            auto check = [&](const Expr &idx) {
+                auto a = affine_in(base_of(idx), vars);
+                if (!a || a->of(v) == 0) return false;
+                if (c && *c != a->of(v)) return false;
+                c = a->of(v);
+                return true;
+            };
+            for (const Expr &i : kv.second)
+                if (!check(i)) return false;
+            auto lit = acc.loads.find(kv.first);
+            if (lit != acc.loads.end())
+                for (const Expr &i : lit->second)
+                    if (!check(i)) return false;
+        }
+        return true;
+    }
+
+    KernelPlan &plan_;
+};
+
+}  // namespace
+
+Stmt fold_accumulators(const Stmt &s, KernelPlan &plan) { return Fold(plan).mutate(s); }
+
+}  // namespace spyre

@@ -1,0 +1,531 @@
+#include "infer_dma.h"
+
+#include <algorithm>
+
+#include "affine.h"
+#include "device/error.h"
+#include "spyre_intrinsics.h"
+
+namespace spyre {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+struct Access {
+    std::string buf;
+    Expr base;  // element index of lane 0
+    int lanes = 1;
+    bool store = false;
+};
+
+class CollectAccesses : public IRVisitor {
+public:
+    explicit CollectAccesses(const KernelPlan &p) : plan(p) {}
+    const KernelPlan &plan;
+    std::vector<Access> device, all;
+    bool complex = false;  // holds allocations, blocks or conditions: not a plain nest
+    using IRVisitor::visit;
+    void add(const std::string &name, const Expr &index, bool store) {
+        Access a;
+        a.buf = name;
+        a.store = store;
+        if (const Ramp *r = index.as<Ramp>()) {
+            a.base = r->base;
+            a.lanes = r->lanes;
+            if (!is_const_one(r->stride)) a.lanes = -1;  // strided vectors are not sticks
+        } else {
+            a.base = index;
+        }
+        all.push_back(a);
+        if (plan.has(name) && plan.buffer(name).in_device_memory()) device.push_back(a);
+    }
+    void visit(const Load *op) override {
+        add(op->name, op->index, false);
+        IRVisitor::visit(op);
+    }
+    void visit(const Store *op) override {
+        IRVisitor::visit(op);  // the value's loads happen before the store
+        add(op->name, op->index, true);
+    }
+};
+
+bool has_device_access(const Stmt &s, const KernelPlan &plan) {
+    CollectAccesses c(plan);
+    s.accept(&c);
+    return !c.device.empty();
+}
+
+std::vector<std::string> vars_of(const Expr &e) {
+    std::vector<std::string> out;
+    class V : public IRVisitor {
+    public:
+        std::vector<std::string> *out;
+        using IRVisitor::visit;
+        void visit(const Variable *v) override { out->push_back(v->name); }
+    } v;
+    v.out = &out;
+    e.accept(&v);
+    return out;
+}
+
+// True when `e` is a multiple of `k` for every value of its variables.
+bool provably_multiple(const Expr &e, int64_t k) {
+    auto vs = vars_of(e);
+    std::set<std::string> vars(vs.begin(), vs.end());
+    auto a = affine_in(e, vars);
+    if (!a) return false;
+    for (auto &kv : a->coeff)
+        if (kv.second % k) return false;
+    auto c = const_int(a->rest);
+    return c && *c % k == 0;
+}
+
+struct Loop {
+    std::string name;
+    int64_t extent;
+};
+
+// How one group of accesses to a device buffer is moved at a staging level.
+struct Footprint {
+    std::string buf;
+    bool load = false, store = false;
+    bool first_store = false;  // first touched by a store over the whole footprint: no copy in
+    int lanes = 1;
+    std::map<std::string, int64_t> coeff;  // inner-variable coefficients (the group's identity)
+    Expr rest;                             // device element offset of the footprint's origin
+    int64_t run = 1;                       // contiguous elements
+    std::vector<std::string> run_vars;     // inner variables merged into the run
+    std::vector<std::pair<std::string, DmaDim>> outer;  // strided dimensions, innermost first
+    int64_t lx_elems = 0;
+    std::string stage;                     // LX staging buffer
+};
+
+struct Level {
+    bool ok = false;
+    std::string why;
+    std::vector<Footprint> groups;
+    int64_t bytes = 0;
+};
+
+class InferDma : public IRMutator {
+public:
+    InferDma(KernelPlan &p, int64_t budget) : plan_(p), budget_(budget) {}
+    using IRMutator::visit;
+
+    Stmt visit(const For *op) override { return nest(Stmt(op)); }
+    Stmt visit(const Store *op) override { return nest(Stmt(op)); }
+
+private:
+    // A body of loop nests and stores only (no allocations, conditions or DMA yet).
+    static bool plain_body(const Stmt &s) {
+        class V : public IRVisitor {
+        public:
+            bool ok = true;
+            using IRVisitor::visit;
+            void visit(const Allocate *) override { ok = false; }
+            void visit(const IfThenElse *) override { ok = false; }
+            void visit(const Evaluate *e) override {
+                if (!is_const(e->value)) ok = false;
+            }
+        } v;
+        s.accept(&v);
+        return v.ok;
+    }
+
+    // Splits s into a chain of perfectly nested loops and the statement inside them.
+    static void chain(const Stmt &s, std::vector<Loop> &loops, Stmt &leaf, std::vector<const For *> &fors) {
+        Stmt cur = s;
+        while (const For *f = cur.as<For>()) {
+            auto e = const_int(f->extent);
+            if (!e || f->for_type != ForType::Serial) break;
+            loops.push_back(Loop{f->name, *e});
+            fors.push_back(f);
+            cur = f->body;
+        }
+        leaf = cur;
+    }
+
+    Stmt nest(const Stmt &s) {
+        if (!has_device_access(s, plan_)) return s;
+        std::vector<Loop> loops;
+        std::vector<const For *> fors;
+        Stmt leaf;
+        chain(s, loops, leaf, fors);
+        if (!leaf.as<Store>()) {
+            // Several nests in one loop body: stage them together when their accesses fit one
+            // level; otherwise each nest on its own.
+            if (!fors.empty() && plain_body(leaf)) {
+                Stmt staged = choose(s, loops, fors, leaf, fors.back()->name, false);
+                if (staged.defined()) return staged;
+            }
+            if (fors.empty()) return IRMutator::visit(s.as<For>());
+            Stmt body = mutate(leaf);
+            for (size_t i = fors.size(); i-- > 0;)
+                body = For::make(fors[i]->name, 0, fors[i]->extent, fors[i]->for_type, fors[i]->device_api, body);
+            return body;
+        }
+        const Store *st = leaf.as<Store>();
+        if (auto direct = direct_copy(loops, st)) return *direct;
+        return choose(s, loops, fors, leaf, st->name, true);
+    }
+
+    // Picks the staging level of a nest (or of a loop whose body holds several nests).
+    Stmt choose(const Stmt &s, const std::vector<Loop> &loops, const std::vector<const For *> &fors, const Stmt &leaf,
+                const std::string &func, bool must) {
+
+        std::string last_why;
+        int chosen = -1, fallback = -1;
+        std::vector<Level> levels(loops.size() + 1);
+        for (size_t l = 0; l <= loops.size(); l++) {
+            levels[l] = analyse(loops, l, leaf);
+            if (!levels[l].ok) {
+                last_why = levels[l].why;
+                continue;
+            }
+            if (levels[l].bytes <= budget_) {
+                chosen = int(l);
+                break;
+            }
+            if (fallback < 0 || levels[l].bytes < levels[fallback].bytes) fallback = int(l);
+        }
+        if (chosen < 0) chosen = fallback;
+        if (chosen < 0) {
+            if (!must) return Stmt();
+            throw_error("Func ", plan_.has(func) ? plan_.buffer(func).func : func, ": ", last_why);
+        }
+        return stage(fors, size_t(chosen), levels[chosen], leaf);
+    }
+
+    // Footprints of every device access when staging inside loops[0..l-1] (around loops[l..]).
+    Level analyse(const std::vector<Loop> &loops, size_t l, const Stmt &leaf) {
+        Level lv;
+        std::map<std::string, int64_t> extent;
+        std::set<std::string> inner;
+        for (size_t i = l; i < loops.size(); i++) {
+            extent[loops[i].name] = loops[i].extent;
+            inner.insert(loops[i].name);
+        }
+        // Loops inside a multi-statement body count as inner loops too.
+        class InnerLoops : public IRVisitor {
+        public:
+            std::map<std::string, int64_t> *extent;
+            std::set<std::string> *inner;
+            bool ok = true;
+            using IRVisitor::visit;
+            void visit(const For *f) override {
+                auto e = const_int(f->extent);
+                if (!e || f->for_type != ForType::Serial) ok = false;
+                else (*extent)[f->name] = *e, inner->insert(f->name);
+                IRVisitor::visit(f);
+            }
+            void visit(const Allocate *) override { ok = false; }
+            void visit(const IfThenElse *) override { ok = false; }
+        } il;
+        il.extent = &extent;
+        il.inner = &inner;
+        leaf.accept(&il);
+        if (!il.ok) {
+            lv.why = "internal: staging body with allocations or conditions";
+            return lv;
+        }
+        CollectAccesses acc(plan_);
+        leaf.accept(&acc);
+        for (const Access &a : acc.device) {
+            const BufferInfo &bi = plan_.buffer(a.buf);
+            int64_t lanes_t = plan_.lanes(bi.type);
+            if (a.lanes < 0) {
+                lv.why = "accesses " + a.buf + " with a strided vector; stick_vectorize the dimension of stride 1";
+                return lv;
+            }
+            auto af = affine_in(a.base, inner);
+            if (!af) {
+                lv.why = "index of " + a.buf + " is not affine in its loops";
+                return lv;
+            }
+            Footprint f;
+            f.buf = a.buf;
+            f.lanes = a.lanes;
+            f.coeff = af->coeff;
+            f.rest = simplify(af->rest);
+            // Dimensions sorted by stride: the lanes (stride 1), then loop variables.
+            std::vector<std::tuple<int64_t, int64_t, std::string>> dims;  // coeff, extent, var
+            if (a.lanes > 1) dims.emplace_back(1, a.lanes, "");
+            for (auto &kv : af->coeff) {
+                if (kv.second < 0) {
+                    lv.why = "walks " + a.buf + " backwards";
+                    return lv;
+                }
+                dims.emplace_back(kv.second, extent[kv.first], kv.first);
+            }
+            std::sort(dims.begin(), dims.end());
+            size_t i = 0;
+            if (!dims.empty() && std::get<0>(dims[0]) == 1) {
+                f.run = std::get<1>(dims[0]);
+                if (!std::get<2>(dims[0]).empty()) f.run_vars.push_back(std::get<2>(dims[0]));
+                i = 1;
+                while (i < dims.size() && std::get<0>(dims[i]) == f.run) {
+                    f.run *= std::get<1>(dims[i]);
+                    f.run_vars.push_back(std::get<2>(dims[i]));
+                    i++;
+                }
+            }
+            if (f.run < lanes_t && !(a.lanes == 1 && dims.empty())) {
+                // Runs shorter than a stick cannot be moved on their own.
+            }
+            int64_t run_pad = (f.run + lanes_t - 1) / lanes_t * lanes_t;
+            int64_t lx_stride = run_pad;
+            for (; i < dims.size(); i++) {
+                auto [c, e, v] = dims[i];
+                DmaDim d;
+                d.count = e;
+                d.dram_stride = c;
+                d.lx_stride = lx_stride;
+                lx_stride *= e;
+                f.outer.emplace_back(v, d);
+            }
+            f.lx_elems = lx_stride;
+            if (f.outer.size() > 3) {
+                lv.why = "access to " + a.buf + " needs more than 4 DMA dimensions at this level";
+                return lv;
+            }
+            for (auto &od : f.outer) {
+                if (od.second.dram_stride % lanes_t) {
+                    lv.why = "rows of " + a.buf + " do not start on a stick boundary";
+                    return lv;
+                }
+            }
+            if (!provably_multiple(f.rest, lanes_t)) {
+                lv.why = "access to " + a.buf + " does not start on a stick boundary (" +
+                         std::to_string(lanes_t) + " elements); stick_vectorize or tile it in whole sticks";
+                return lv;
+            }
+            // Merge with an existing group of the same shape.
+            bool merged = false;
+            for (Footprint &g : lv.groups) {
+                if (g.buf == f.buf && g.coeff == f.coeff && g.lanes == f.lanes && equal(g.rest, f.rest)) {
+                    (a.store ? g.store : g.load) = true;
+                    merged = true;
+                    break;
+                }
+            }
+            if (!merged) {
+                // A group first written in full needs no copy in: its old contents are never read.
+                (a.store ? f.store : f.load) = true;
+                f.first_store = a.store;
+                lv.groups.push_back(f);
+            }
+        }
+        // A written buffer must be reached through one group only, and its padded runs must not
+        // overwrite neighbouring data.
+        for (const Footprint &g : lv.groups) {
+            const BufferInfo &bi = plan_.buffer(g.buf);
+            int64_t lanes_t = plan_.lanes(bi.type);
+            int n = 0;
+            for (const Footprint &h : lv.groups)
+                if (h.buf == g.buf) n++;
+            bool written = false;
+            for (const Footprint &h : lv.groups)
+                if (h.buf == g.buf && h.store) written = true;
+            if (written && n > 1) {
+                lv.why = g.buf + " is written and read at different places in one loop nest";
+                return lv;
+            }
+            if (!g.store) continue;
+            int64_t run_pad = (g.run + lanes_t - 1) / lanes_t * lanes_t;
+            bool whole = g.run % lanes_t == 0;
+            // A run ending at the end of a padded row writes only padding beyond it.
+            bool row_end = !bi.shape.empty() && g.run == bi.shape[0] &&
+                           (bi.shape.size() == 1 || provably_multiple(g.rest, run_pad));
+            if (!whole && !row_end) {
+                lv.why = "stores runs of " + std::to_string(g.run) + " elements of " + g.buf +
+                         ", not whole sticks of " + std::to_string(lanes_t);
+                return lv;
+            }
+            for (auto &od : g.outer) {
+                if (od.second.dram_stride < run_pad) {
+                    lv.why = "stores overlapping rows of " + g.buf;
+                    return lv;
+                }
+            }
+        }
+        for (Footprint &g : lv.groups) lv.bytes += g.lx_elems * dtype_bytes(plan_.buffer(g.buf).type);
+        lv.ok = true;
+        return lv;
+    }
+
+    // The new index of an access inside the staging buffer of its group.
+    class Redirect : public IRMutator {
+    public:
+        Redirect(const std::vector<Footprint> &g, const std::set<std::string> &inner) : groups(g), inner(inner) {}
+        const std::vector<Footprint> &groups;
+        const std::set<std::string> &inner;
+        using IRMutator::visit;
+        const Footprint *find(const std::string &name, const Expr &index) {
+            Expr base = index;
+            int lanes = 1;
+            if (const Ramp *r = index.as<Ramp>()) base = r->base, lanes = r->lanes;
+            auto af = affine_in(base, inner);
+            if (!af) return nullptr;
+            for (const Footprint &g : groups)
+                if (g.buf == name && g.coeff == af->coeff && g.lanes == lanes && equal(g.rest, simplify(af->rest)))
+                    return &g;
+            return nullptr;
+        }
+        Expr new_index(const Footprint &g, const Expr &index) {
+            Expr b = make_zero(Int(32));
+            for (const std::string &v : g.run_vars) b = b + Variable::make(Int(32), v) * int(g.coeff.at(v));
+            for (auto &od : g.outer) b = b + Variable::make(Int(32), od.first) * int(od.second.lx_stride);
+            b = simplify(b);
+            if (const Ramp *r = index.as<Ramp>()) return Ramp::make(b, r->stride, r->lanes);
+            return b;
+        }
+        Expr visit(const Load *op) override {
+            const Footprint *g = find(op->name, op->index);
+            if (!g) return IRMutator::visit(op);
+            return Load::make(op->type, g->stage, new_index(*g, op->index), Buffer<>(), Parameter(), op->predicate,
+                              ModulusRemainder());
+        }
+        Stmt visit(const Store *op) override {
+            Expr value = mutate(op->value);
+            const Footprint *g = find(op->name, op->index);
+            if (!g) return Store::make(op->name, value, op->index, op->param, op->predicate, op->alignment);
+            return Store::make(g->stage, value, new_index(*g, op->index), Parameter(), op->predicate,
+                               ModulusRemainder());
+        }
+    };
+
+    Stmt stage(const std::vector<const For *> &fors, size_t l, Level &lv, const Stmt &leaf) {
+        std::set<std::string> inner;
+        for (size_t i = l; i < fors.size(); i++) inner.insert(fors[i]->name);
+        class Loops : public IRVisitor {
+        public:
+            std::set<std::string> *inner;
+            using IRVisitor::visit;
+            void visit(const For *f) override {
+                inner->insert(f->name);
+                IRVisitor::visit(f);
+            }
+        } lv_loops;
+        lv_loops.inner = &inner;
+        leaf.accept(&lv_loops);
+        for (Footprint &g : lv.groups) {
+            const BufferInfo &src = plan_.buffer(g.buf);
+            g.stage = g.buf + ".lx" + std::to_string(counter_++);
+            BufferInfo b;
+            b.name = g.stage;
+            b.func = src.func;
+            b.type = src.type;
+            b.place = Place::LX;
+            b.elems = g.lx_elems;
+            plan_.buffers[b.name] = b;
+        }
+        Redirect r(lv.groups, inner);
+        Stmt body = r.mutate(leaf);
+        for (size_t i = fors.size(); i-- > l;)
+            body = For::make(fors[i]->name, 0, fors[i]->extent, ForType::Serial, fors[i]->device_api, body);
+        std::vector<Stmt> seq;
+        for (const Footprint &g : lv.groups)
+            if (g.load && !g.first_store) seq.push_back(make_dma(dma_of(g, false)));
+        seq.push_back(body);
+        for (const Footprint &g : lv.groups)
+            if (g.store) seq.push_back(make_dma(dma_of(g, true)));
+        Stmt s = Block::make(seq);
+        for (const Footprint &g : lv.groups)
+            s = Allocate::make(g.stage, type_of(plan_.buffer(g.stage).type), MemoryType::VTCM, {Expr(g.lx_elems)},
+                               const_true(), s);
+        for (size_t i = l; i-- > 0;)
+            s = For::make(fors[i]->name, 0, fors[i]->extent, ForType::Serial, fors[i]->device_api, s);
+        return s;
+    }
+
+    static DmaCall dma_of(const Footprint &g, bool store) {
+        DmaCall d;
+        d.store = store;
+        d.dram = g.buf;
+        d.lx = g.stage;
+        d.dram_offset = g.rest;
+        d.lx_offset = make_zero(Int(32));
+        d.run = g.run;
+        for (auto &od : g.outer) d.dims.push_back(od.second);
+        return d;
+    }
+
+    static Type type_of(DType t) { return t == DType::F16 ? Float(16) : t == DType::F32 ? Float(32) : Int(32); }
+
+    // A nest that only copies between device memory and an LX buffer is one DMA.
+    std::optional<Stmt> direct_copy(const std::vector<Loop> &loops, const Store *st) {
+        const Load *ld = st->value.as<Load>();
+        if (!ld || !plan_.has(ld->name) || !plan_.has(st->name)) return std::nullopt;
+        const BufferInfo &sb = plan_.buffer(st->name), &lb = plan_.buffer(ld->name);
+        bool load_dir = lb.in_device_memory() && !sb.in_device_memory();
+        bool store_dir = sb.in_device_memory() && !lb.in_device_memory();
+        if ((!load_dir && !store_dir) || sb.type != lb.type) return std::nullopt;
+        const std::string &dev = load_dir ? ld->name : st->name;
+        const std::string &lx = load_dir ? st->name : ld->name;
+        Expr dev_idx = load_dir ? ld->index : st->index, lx_idx = load_dir ? st->index : ld->index;
+        std::set<std::string> inner;
+        std::map<std::string, int64_t> extent;
+        for (const Loop &lp : loops) inner.insert(lp.name), extent[lp.name] = lp.extent;
+        int lanes = 1;
+        Expr db = dev_idx, lb_ = lx_idx;
+        if (const Ramp *r = dev_idx.as<Ramp>()) {
+            const Ramp *q = lx_idx.as<Ramp>();
+            if (!q || !is_const_one(r->stride) || !is_const_one(q->stride)) return std::nullopt;
+            db = r->base, lb_ = q->base, lanes = r->lanes;
+        }
+        auto ad = affine_in(db, inner), al = affine_in(lb_, inner);
+        if (!ad || !al) return std::nullopt;
+        int64_t lanes_t = plan_.lanes(sb.type);
+        // Dimensions by device stride; the lanes and the variables merged into the run must be
+        // contiguous on both sides.
+        std::vector<std::tuple<int64_t, int64_t, int64_t>> dims;  // dev coeff, extent, lx coeff
+        if (lanes > 1) dims.emplace_back(1, lanes, 1);
+        for (const Loop &lp : loops) {
+            int64_t cd = ad->of(lp.name), cl = al->of(lp.name);
+            if (cd == 0 && cl == 0) continue;
+            if (cd <= 0 || cl <= 0) return std::nullopt;
+            dims.emplace_back(cd, lp.extent, cl);
+        }
+        std::sort(dims.begin(), dims.end());
+        if (dims.empty() || std::get<0>(dims[0]) != 1 || std::get<2>(dims[0]) != 1) return std::nullopt;
+        int64_t run = std::get<1>(dims[0]);
+        size_t i = 1;
+        while (i < dims.size() && std::get<0>(dims[i]) == run && std::get<2>(dims[i]) == run) run *= std::get<1>(dims[i++]);
+        DmaCall d;
+        d.store = store_dir;
+        d.dram = dev;
+        d.lx = lx;
+        d.dram_offset = simplify(ad->rest);
+        d.lx_offset = simplify(al->rest);
+        d.run = run;
+        int64_t run_pad = (run + lanes_t - 1) / lanes_t * lanes_t;
+        for (; i < dims.size(); i++) {
+            auto [cd, e, cl] = dims[i];
+            if (cd % lanes_t || cl % lanes_t || cl < run_pad) return std::nullopt;
+            if (store_dir && cd < run_pad) return std::nullopt;
+            d.dims.push_back(DmaDim{e, cd, cl});
+        }
+        if (d.dims.size() > 3) return std::nullopt;
+        if (!provably_multiple(d.dram_offset, lanes_t) || !provably_multiple(d.lx_offset, lanes_t)) return std::nullopt;
+        if (store_dir && run % lanes_t) {
+            bool row_end = !sb.shape.empty() && run == sb.shape[0];
+            if (!row_end) return std::nullopt;
+        }
+        return make_dma(d);
+    }
+
+    KernelPlan &plan_;
+    int64_t budget_;
+    int counter_ = 0;
+};
+
+}  // namespace
+
+Stmt infer_dma(const Stmt &s, KernelPlan &plan, int64_t budget_bytes) {
+    if (budget_bytes <= 0) budget_bytes = plan.machine.lx_usable_bytes / 4;
+    return InferDma(plan, budget_bytes).mutate(s);
+}
+
+}  // namespace spyre

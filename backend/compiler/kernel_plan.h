@@ -1,0 +1,52 @@
+// What the Spyre passes learn about a kernel's buffers, shared from pass to pass: where each
+// Halide buffer lives (a device-memory argument or temporary, or LX), its element type and size,
+// and which Func it belongs to (for error messages). Passes add to it in the order of the flow.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "device/dtype.h"
+#include "device/layout.h"
+#include "device/machine_desc.h"
+
+namespace spyre {
+
+enum class Place { DeviceInput, DeviceOutput, DeviceTemp, LX };
+const char *place_name(Place p);
+
+struct BufferInfo {
+    std::string name;  // the Halide buffer (allocation) name
+    std::string func;  // the Func or input it holds, for messages
+    DType type = DType::F16;
+    Place place = Place::LX;
+    int64_t elems = 0;                // flat size in elements
+    std::vector<int64_t> shape;       // device buffers: logical shape (Halide order)
+    DeviceLayout layout;              // device buffers
+    int program_buffer = -1;          // device buffers: index in the program's buffer table
+    int32_t lx_offset = -1;           // LX buffers: assigned by allocate_lx
+    int32_t copies = 1;               // LX staging buffers double-buffered by the pipeline: 2
+
+    bool in_device_memory() const { return place != Place::LX; }
+    int64_t bytes() const { return elems * dtype_bytes(type); }
+};
+
+struct KernelPlan {
+    std::string kernel_name;
+    MachineDesc machine;
+    int num_cores = 1;
+    std::map<std::string, BufferInfo> buffers;
+    int64_t lx_peak_bytes = 0;  // per core, set by allocate_lx
+    // Loops whose DMA is double-buffered (set by plan_pipelines): the loop's For node -> LX buffers
+    // that get two copies, one per iteration parity. Keyed by node: fission can repeat loop names.
+    std::map<const void *, std::vector<std::string>> pipelines;
+
+    BufferInfo &buffer(const std::string &name);  // throws spyre::Error if unknown
+    const BufferInfo &buffer(const std::string &name) const;
+    bool has(const std::string &name) const { return buffers.count(name) != 0; }
+    int64_t lanes(DType t) const { return machine.stick_bytes / dtype_bytes(t); }
+};
+
+}  // namespace spyre

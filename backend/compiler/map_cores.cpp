@@ -1,0 +1,155 @@
+#include "map_cores.h"
+
+#include "affine.h"
+#include "device/error.h"
+
+namespace spyre {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+const char *const kCoreIdVar = "spyre.core_id";
+const char *const kBarrierCall = "spyre.barrier";
+
+namespace {
+
+std::string func_of_loop(const std::string &loop) {
+    size_t p = loop.find(".s");
+    return p == std::string::npos ? loop : loop.substr(0, p);
+}
+
+Stmt barrier() { return Evaluate::make(Call::make(Int(32), kBarrierCall, {}, Call::Extern)); }
+
+class FindParallel : public IRVisitor {
+public:
+    std::vector<const For *> loops;
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+        if (op->for_type == ForType::Parallel) loops.push_back(op);
+        IRVisitor::visit(op);
+    }
+};
+
+class WritesDevice : public IRVisitor {
+public:
+    explicit WritesDevice(const KernelPlan &p) : plan(p) {}
+    const KernelPlan &plan;
+    bool found = false;
+    using IRVisitor::visit;
+    void visit(const Store *op) override {
+        if (plan.has(op->name) && plan.buffer(op->name).in_device_memory()) found = true;
+        IRVisitor::visit(op);
+    }
+};
+
+// The per-core share of a split stick dimension must be whole sticks.
+class CheckSticks : public IRVisitor {
+public:
+    CheckSticks(const KernelPlan &p, std::string v) : plan(p), var(std::move(v)) {}
+    const KernelPlan &plan;
+    std::string var;
+    using IRVisitor::visit;
+    void check(const std::string &buf, const Expr &index) {
+        const Ramp *r = index.as<Ramp>();
+        if (!r || !plan.has(buf)) return;
+        auto a = affine_in(r->base, {var});
+        if (!a) return;
+        int64_t lanes = plan.lanes(plan.buffer(buf).type);
+        int64_t c = a->of(var);
+        if (c % lanes)
+            throw_error("Func ", func_of_loop(var), ": ring split ", var, " gives each core ", c,
+                        " elements along the stick dimension, not whole sticks of ", lanes);
+    }
+    void visit(const Store *op) override {
+        check(op->name, op->index);
+        IRVisitor::visit(op);
+    }
+    void visit(const Load *op) override {
+        check(op->name, op->index);
+        IRVisitor::visit(op);
+    }
+};
+
+class MapCores : public IRMutator {
+public:
+    MapCores(KernelPlan &p, int cores) : plan_(p), cores_(cores) {}
+    using IRMutator::visit;
+
+    Stmt visit(const For *op) override {
+        if (op->for_type != ForType::Parallel) {
+            depth_++;
+            Stmt s = IRMutator::visit(op);
+            depth_--;
+            return s;
+        }
+        std::string func = func_of_loop(op->name);
+        if (depth_ > 0)
+            throw_error("Func ", func, ": ring split ", op->name, " must be the outermost loop of its stage");
+        auto ext = const_int(op->extent);
+        auto mn = const_int(op->min);
+        if (!ext || !mn) throw_error("Func ", func, ": ring split ", op->name, " has a non-constant extent");
+        if (*ext > plan_.machine.cores)
+            throw_error("Func ", func, ": ring split ", op->name, " over ", *ext, " cores, but the machine has ",
+                        plan_.machine.cores);
+        CheckSticks cs(plan_, op->name);
+        op->body.accept(&cs);
+        Expr core = Variable::make(Int(32), kCoreIdVar);
+        Stmt body = substitute(op->name, core + int(*mn), op->body);
+        if (*ext < cores_) body = IfThenElse::make(core < int(*ext), body);
+        return body;
+    }
+
+private:
+    KernelPlan &plan_;
+    int cores_;
+    int depth_ = 0;
+};
+
+// Stages outside ring-split loops: device-memory writers run on core 0, LX fills everywhere.
+class Stages : public IRMutator {
+public:
+    Stages(KernelPlan &p, MapCores &m) : plan(p), mc(m) {}
+    KernelPlan &plan;
+    MapCores &mc;
+    using IRMutator::visit;
+    Stmt visit(const Allocate *op) override {
+        return Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition, mutate(op->body),
+                              op->new_expr, op->free_function);
+    }
+    Stmt visit(const ProducerConsumer *op) override {
+        return ProducerConsumer::make(op->name, op->is_producer, mutate(op->body));
+    }
+    Stmt visit(const Block *op) override { return Block::make(mutate(op->first), mutate(op->rest)); }
+    Stmt visit(const For *op) override { return stage(Stmt(op)); }
+    Stmt visit(const Store *op) override { return stage(Stmt(op)); }
+    Stmt visit(const IfThenElse *op) override { return stage(Stmt(op)); }
+    Stmt stage(const Stmt &s) {
+        FindParallel inner;
+        s.accept(&inner);
+        if (!inner.loops.empty()) return Block::make(mc.mutate(s), barrier());
+        WritesDevice wd(plan);
+        s.accept(&wd);
+        if (!wd.found) return s;
+        Expr core = Variable::make(Int(32), kCoreIdVar);
+        return Block::make(IfThenElse::make(core == 0, s), barrier());
+    }
+};
+
+}  // namespace
+
+Stmt map_cores(const Stmt &s, KernelPlan &plan) {
+    FindParallel fp;
+    s.accept(&fp);
+    int cores = 1;
+    for (const For *f : fp.loops)
+        if (auto e = const_int(f->extent)) cores = std::max<int>(cores, int(*e));
+    if (cores > plan.machine.cores) cores = int(plan.machine.cores + 1);  // reported by MapCores below
+    plan.num_cores = std::min<int>(cores, int(plan.machine.cores));
+    MapCores mc(plan, plan.num_cores);
+    if (fp.loops.empty()) return s;
+
+    Stages stages(plan, mc);
+    return stages.mutate(s);
+}
+
+}  // namespace spyre

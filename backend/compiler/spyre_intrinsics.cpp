@@ -1,0 +1,48 @@
+#include "spyre_intrinsics.h"
+
+#include "affine.h"
+#include "map_cores.h"
+
+namespace spyre {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+const char *const kDmaCall = "spyre.dma";
+}
+
+Stmt make_dma(const DmaCall &d) {
+    std::vector<Expr> args = {StringImm::make(d.dram), d.dram_offset, StringImm::make(d.lx), d.lx_offset,
+                              Expr(int(d.store)), Expr(d.run)};
+    for (const DmaDim &dim : d.dims) {
+        args.push_back(Expr(dim.count));
+        args.push_back(Expr(dim.dram_stride));
+        args.push_back(Expr(dim.lx_stride));
+    }
+    return Evaluate::make(Call::make(Int(32), kDmaCall, args, Call::Extern));
+}
+
+std::optional<DmaCall> as_dma(const Stmt &s) {
+    const Evaluate *e = s.as<Evaluate>();
+    const Call *c = e ? e->value.as<Call>() : nullptr;
+    if (!c || c->name != kDmaCall) return std::nullopt;
+    DmaCall d;
+    d.dram = c->args[0].as<StringImm>()->value;
+    d.dram_offset = c->args[1];
+    d.lx = c->args[2].as<StringImm>()->value;
+    d.lx_offset = c->args[3];
+    d.store = *const_int(c->args[4]) != 0;
+    d.run = *const_int(c->args[5]);
+    for (size_t i = 6; i + 2 < c->args.size() + 0 && i + 2 <= c->args.size() - 1; i += 3)
+        d.dims.push_back(DmaDim{*const_int(c->args[i]), *const_int(c->args[i + 1]), *const_int(c->args[i + 2])});
+    return d;
+}
+
+bool is_barrier(const Stmt &s) {
+    const Evaluate *e = s.as<Evaluate>();
+    const Call *c = e ? e->value.as<Call>() : nullptr;
+    return c && c->name == kBarrierCall;
+}
+
+}  // namespace spyre

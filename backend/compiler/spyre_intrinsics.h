@@ -1,0 +1,35 @@
+// Spyre operations the passes insert into the Halide Stmt before instruction selection, as
+// Evaluate(Call) nodes: a DMA between a device-memory buffer and an LX buffer (element units, up
+// to three strided outer dimensions around a contiguous run), and the cross-core barrier. The
+// helpers build and recognise them so that no pass parses Call arguments by hand.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+
+namespace spyre {
+
+struct DmaDim {
+    int64_t count = 1;
+    int64_t dram_stride = 0;  // elements
+    int64_t lx_stride = 0;    // elements
+};
+
+struct DmaCall {
+    bool store = false;          // LX -> device memory
+    std::string dram, lx;        // buffer names (plan keys)
+    Halide::Expr dram_offset;    // elements, int expression of enclosing loop variables
+    Halide::Expr lx_offset;      // elements
+    int64_t run = 1;             // contiguous elements (padded to sticks by the DMA)
+    std::vector<DmaDim> dims;    // outer dimensions, innermost first (at most 3)
+};
+
+Halide::Internal::Stmt make_dma(const DmaCall &d);
+std::optional<DmaCall> as_dma(const Halide::Internal::Stmt &s);
+
+bool is_barrier(const Halide::Internal::Stmt &s);
+
+}  // namespace spyre

@@ -1,0 +1,96 @@
+#include "compile.h"
+
+#include "compile_kernel.h"
+#include "device/error.h"
+
+namespace spyre {
+
+using namespace Halide;
+
+namespace {
+
+KernelSignature signature(const Func &output, const std::vector<ImageParam> &inputs, const CompileOptions &o) {
+    KernelSignature sig;
+    sig.kernel_name = o.kernel_name;
+    if (o.inputs.size() != inputs.size())
+        throw_error("kernel ", o.kernel_name, ": ", inputs.size(), " ImageParams but ", o.inputs.size(),
+                    " input shapes in CompileOptions::inputs");
+    for (size_t i = 0; i < inputs.size(); i++)
+        sig.inputs.push_back(ArgSpec{inputs[i].name(), o.inputs[i].shape, o.inputs[i].layout});
+    if (o.output.shape.empty()) throw_error("kernel ", o.kernel_name, ": CompileOptions::output has no shape");
+    sig.output = ArgSpec{output.name(), o.output.shape, o.output.layout};
+    return sig;
+}
+
+halide_type_t host_type(DType t) {
+    switch (t) {
+    case DType::F16: return halide_type_t(halide_type_float, 16);
+    case DType::F32: return halide_type_t(halide_type_float, 32);
+    case DType::I32: return halide_type_t(halide_type_int, 32);
+    }
+    return halide_type_t();
+}
+
+}  // namespace
+
+DeviceProgram compile_for_spyre(Func output, const std::vector<ImageParam> &inputs, const CompileOptions &options) {
+    BackendOptions bo;
+    bo.staging_budget_bytes = options.staging_budget_bytes;
+    return compile_kernel(output, inputs, signature(output, inputs, options), options.machine, bo).program;
+}
+
+std::vector<std::pair<std::string, std::string>> spyre_pass_dumps(Func output, const std::vector<ImageParam> &inputs,
+                                                                  const CompileOptions &options) {
+    BackendOptions bo;
+    bo.staging_budget_bytes = options.staging_budget_bytes;
+    bo.keep_stmt = true;
+    return compile_kernel(output, inputs, signature(output, inputs, options), options.machine, bo).stmts;
+}
+
+std::vector<uint8_t> to_device(const Runtime::Buffer<> &host, const BufferDecl &decl, const MachineDesc &m) {
+    std::string what = buffer_kind_name(decl.kind) + std::string(" '") + decl.name + "'";
+    if (host.type() != host_type(decl.type))
+        throw_error(what, ": host buffer has type ", int(host.type().code), "/", int(host.type().bits),
+                    " bits, the kernel expects ", dtype_name(decl.type));
+    if (host.dimensions() != int(decl.shape.size()))
+        throw_error(what, ": host buffer has ", host.dimensions(), " dims, the kernel expects ", decl.shape.size());
+    for (int d = 0; d < host.dimensions(); d++)
+        if (host.dim(d).extent() != decl.shape[d])
+            throw_error(what, ": dim ", d, " has extent ", host.dim(d).extent(), ", the kernel expects ", decl.shape[d]);
+    Runtime::Buffer<> dense = host.copy();  // dense, dim 0 innermost
+    return stickify(dense.data(), decl.shape, decl.type, decl.layout, m.stick_bytes);
+}
+
+Runtime::Buffer<> from_device(const std::vector<uint8_t> &image, const BufferDecl &decl, const MachineDesc &m) {
+    std::vector<int> sizes(decl.shape.begin(), decl.shape.end());
+    Runtime::Buffer<> out(host_type(decl.type), sizes);
+    unstickify(image, out.data(), decl.shape, decl.type, decl.layout, m.stick_bytes);
+    return out;
+}
+
+SpyreRun run_on_spyre(const DeviceProgram &program, const std::vector<Runtime::Buffer<>> &inputs,
+                      const MachineDesc &machine, const SimOptions &options) {
+    std::vector<std::vector<uint8_t>> images(program.buffers.size());
+    size_t next = 0, out = program.buffers.size();
+    for (size_t i = 0; i < program.buffers.size(); i++) {
+        const BufferDecl &b = program.buffers[i];
+        if (b.kind == BufferKind::Input) {
+            if (next >= inputs.size())
+                throw_error("kernel ", program.kernel_name, ": ", inputs.size(), " input buffers given, it needs more");
+            if (!options.timing_only) images[i] = to_device(inputs[next], b, machine);
+            next++;
+        } else if (b.kind == BufferKind::Output && out == program.buffers.size()) {
+            out = i;
+        }
+    }
+    if (next != inputs.size())
+        throw_error("kernel ", program.kernel_name, ": ", inputs.size(), " input buffers given, it takes ", next);
+    SpyreRun r;
+    SimResult sim = simulate(program, machine, options.timing_only ? std::vector<std::vector<uint8_t>>{} : images, options);
+    r.stats = sim.stats;
+    if (!options.timing_only && out < program.buffers.size())
+        r.output = from_device(sim.buffers[out], program.buffers[out], machine);
+    return r;
+}
+
+}  // namespace spyre

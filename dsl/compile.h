@@ -1,0 +1,60 @@
+// Compiling a Halide pipeline for Spyre and running the result on the simulator.
+//
+//   spyre::CompileOptions opt;
+//   opt.kernel_name = "softmax";
+//   opt.inputs = {{{1024, 512}}};            // one shape per ImageParam, Halide order
+//   opt.output = {{1024, 512}};
+//   spyre::DeviceProgram p = spyre::compile_for_spyre(out, {in}, opt);
+//   spyre::SpyreRun r = spyre::run_on_spyre(p, {input_buffer});   // r.output, r.stats
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "device/layout.h"
+#include "device/machine_desc.h"
+#include "device/program.h"
+#include "sim/simulator.h"
+
+namespace spyre {
+
+struct TensorSpec {
+    std::vector<int64_t> shape;  // Halide order: dim 0 innermost
+    DeviceLayout layout;         // default: row-major, sticked on dim 0
+};
+
+struct CompileOptions {
+    std::string kernel_name = "kernel";
+    MachineDesc machine;
+    std::vector<TensorSpec> inputs;  // one per ImageParam, in order
+    TensorSpec output;
+    int64_t staging_budget_bytes = 0;  // LX one DMA staging level may use; 0 = a quarter of usable LX
+};
+
+// Lowers `output` with its Spyre schedule and returns the verified device program. Throws
+// spyre::Error naming the Func and directive for a schedule the back end cannot compile.
+DeviceProgram compile_for_spyre(Halide::Func output, const std::vector<Halide::ImageParam> &inputs,
+                                const CompileOptions &options);
+
+// The Stmt after each back-end pass, for inspection (pass name, text).
+std::vector<std::pair<std::string, std::string>> spyre_pass_dumps(Halide::Func output,
+                                                                  const std::vector<Halide::ImageParam> &inputs,
+                                                                  const CompileOptions &options);
+
+struct SpyreRun {
+    Halide::Runtime::Buffer<> output;  // dense, Halide order
+    SimStats stats;
+};
+
+// Runs a compiled program on the simulator: inputs are stickified into their device layouts,
+// the output unstickified back. Shapes and types must match the program's buffers (error names the
+// argument otherwise).
+SpyreRun run_on_spyre(const DeviceProgram &program, const std::vector<Halide::Runtime::Buffer<>> &inputs,
+                      const MachineDesc &machine = {}, const SimOptions &options = {});
+
+// Device image of a host buffer for buffer `decl`, and the reverse.
+std::vector<uint8_t> to_device(const Halide::Runtime::Buffer<> &host, const BufferDecl &decl, const MachineDesc &m);
+Halide::Runtime::Buffer<> from_device(const std::vector<uint8_t> &image, const BufferDecl &decl, const MachineDesc &m);
+
+}  // namespace spyre

@@ -1,0 +1,112 @@
+#include "directives.h"
+
+#include "device/error.h"
+
+namespace spyre {
+
+using namespace Halide;
+
+namespace {
+// Halide's own schedule errors, re-raised naming the Func and the directive.
+template <typename F>
+void guarded(const Func &f, const std::string &directive, F &&apply) {
+    try {
+        apply();
+    } catch (const Halide::Error &e) {
+        throw_error("Func ", f.name(), ": ", directive, ": ", e.what());
+    }
+}
+}  // namespace
+
+SpyreSchedule::SpyreSchedule(Func f, const MachineDesc &machine) : f_(f), machine_(machine) {}
+
+int SpyreSchedule::lanes() const {
+    Type t = f_.defined() ? f_.output_types()[0] : Float(16);
+    return int(machine_.stick_bytes / t.bytes());
+}
+
+SpyreSchedule &SpyreSchedule::stick_vectorize(const Var &x, int sticks) {
+    if (sticks < 1)
+        throw_error("Func ", f_.name(), ": stick_vectorize(", x.name(), ", ", sticks, "): sticks must be at least 1");
+    Type t = f_.output_types()[0];
+    if (!t.is_float() || (t.bits() != 16 && t.bits() != 32))
+        throw_error("Func ", f_.name(), ": stick_vectorize(", x.name(), "): type ", t,
+                    " has no stick operations (float16 and float32 do)");
+    guarded(f_, "stick_vectorize(" + x.name() + ")", [&] { f_.vectorize(x, sticks * lanes(), TailStrategy::RoundUp); });
+    return *this;
+}
+
+SpyreSchedule &SpyreSchedule::scratchpad_store_at(const Func &g, const Var &v) {
+    guarded(f_, "scratchpad_store_at(" + g.name() + ", " + v.name() + ")",
+            [&] { f_.compute_at(g, v).store_in(MemoryType::VTCM); });
+    return *this;
+}
+
+SpyreSchedule &SpyreSchedule::scratchpad_root() {
+    f_.compute_root().store_in(MemoryType::VTCM);
+    return *this;
+}
+
+SpyreSchedule &SpyreSchedule::device_root() {
+    f_.compute_root();
+    return *this;
+}
+
+SpyreSchedule &SpyreSchedule::ring_split(const Var &v, int cores, int extent) {
+    if (cores < 1 || cores > machine_.cores)
+        throw_error("Func ", f_.name(), ": ring_split(", v.name(), ", ", cores, "): the machine has ", machine_.cores,
+                    " cores");
+    if (extent < cores || extent % cores)
+        throw_error("Func ", f_.name(), ": ring_split(", v.name(), ", ", cores, "): extent ", extent,
+                    " does not divide evenly over ", cores, " cores");
+    Var core(v.name() + "_core");
+    guarded(f_, "ring_split(" + v.name() + ")",
+            [&] { f_.split(v, core, v, extent / cores, TailStrategy::GuardWithIf).parallel(core); });
+    return *this;
+}
+
+SpyreSchedule &SpyreSchedule::ring_split(const Var &v, int cores) {
+    if (cores < 1 || cores > machine_.cores)
+        throw_error("Func ", f_.name(), ": ring_split(", v.name(), ", ", cores, "): the machine has ", machine_.cores,
+                    " cores");
+    std::vector<Var> args = f_.args();
+    int dim = -1;
+    for (size_t i = 0; i < args.size(); i++)
+        if (args[i].name() == v.name()) dim = int(i);
+    if (dim < 0) throw_error("Func ", f_.name(), ": ring_split(", v.name(), "): not a pure dimension of the Func");
+    Expr extent = f_.output_buffer().dim(dim).extent();
+    Var core(v.name() + "_core");
+    guarded(f_, "ring_split(" + v.name() + ")", [&] {
+        f_.split(v, core, v, (extent + cores - 1) / cores, TailStrategy::GuardWithIf).parallel(core);
+    });
+    return *this;
+}
+
+SpyreSchedule &SpyreSchedule::split(const Var &v, const Var &outer, const Var &inner, int factor) {
+    if (factor < 1) throw_error("Func ", f_.name(), ": split(", v.name(), ", ", factor, "): factor must be positive");
+    guarded(f_, "split(" + v.name() + ")", [&] { f_.split(v, outer, inner, factor, TailStrategy::GuardWithIf); });
+    return *this;
+}
+
+namespace {
+Func stage(Func wrapper, const Func &consumer, const Var &v, const MachineDesc &machine) {
+    wrapper.compute_at(consumer, v).store_in(MemoryType::VTCM);
+    Type t = wrapper.output_types()[0];
+    wrapper.vectorize(wrapper.args()[0], int(machine.stick_bytes / t.bytes()), TailStrategy::RoundUp);
+    return wrapper;
+}
+}  // namespace
+
+Func stage_in_lx(ImageParam producer, const Func &consumer, const Var &v, const MachineDesc &machine) {
+    return stage(producer.in(consumer), consumer, v, machine);
+}
+
+Func stage_in_lx(Func producer, const Func &consumer, const Var &v, const MachineDesc &machine) {
+    return stage(producer.in(consumer), consumer, v, machine);
+}
+
+Func stage_all_in_lx(ImageParam producer, const Func &at, const Var &v, const MachineDesc &machine) {
+    return stage(producer.in(), at, v, machine);
+}
+
+}  // namespace spyre

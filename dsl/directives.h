@@ -1,0 +1,67 @@
+// The Spyre schedule directives, written like Halide's own schedule calls and chainable:
+//
+//   spyre::schedule(out).ring_split(y, 32).stick_vectorize(x);
+//   spyre::schedule(mx).scratchpad_store_at(out, yo);
+//
+// Each directive is a Halide schedule underneath (see the table in docs/directives.md), so the
+// same Func can be inspected with Halide's tools; the Spyre back end reads the lowered loops,
+// allocations and vectors these produce.
+#pragma once
+
+#include <string>
+
+#include "Halide.h"
+#include "device/machine_desc.h"
+
+namespace spyre {
+
+class SpyreSchedule {
+public:
+    SpyreSchedule(Halide::Func f, const MachineDesc &machine = {});
+
+    // Compute f in whole sticks along x: vectorize(x, sticks * lanes(type), RoundUp). A row that is
+    // not a whole number of sticks is padded by its device layout, never peeled.
+    SpyreSchedule &stick_vectorize(const Halide::Var &x, int sticks = 1);
+
+    // Keep f in the core's LX scratchpad, computed and allocated at g's loop v
+    // (compute_at(g, v) + store_in(MemoryType::VTCM)).
+    SpyreSchedule &scratchpad_store_at(const Halide::Func &g, const Halide::Var &v);
+    // Keep f in LX for the whole kernel (compute_root + store_in(VTCM)).
+    SpyreSchedule &scratchpad_root();
+    // Materialise f in device memory (compute_root); the back end stages each use through LX.
+    SpyreSchedule &device_root();
+
+    // Divide loop v (of extent `extent`) over `cores` cores of the ring: v is split into an outer
+    // loop over cores, marked parallel, and an inner loop named v. The inner loop keeps v's name,
+    // so later directives can still use v.
+    SpyreSchedule &ring_split(const Halide::Var &v, int cores, int extent);
+    // The same for a dimension of an output Func whose extent is given at compile time (the core
+    // share is computed from the output buffer's extent).
+    SpyreSchedule &ring_split(const Halide::Var &v, int cores);
+
+    // Halide's split, for tiling before staging: v -> (outer, inner) with `factor` iterations inside.
+    SpyreSchedule &split(const Halide::Var &v, const Halide::Var &outer, const Halide::Var &inner, int factor);
+
+    Halide::Func func() const { return f_; }
+
+private:
+    int lanes() const;
+    Halide::Func f_;
+    MachineDesc machine_;
+};
+
+inline SpyreSchedule schedule(Halide::Func f, const MachineDesc &machine = {}) { return SpyreSchedule(f, machine); }
+
+// Stages `producer` (an input or a Func) through LX for `consumer`: a copy of the tile that
+// consumer's loop v needs, computed at (consumer, v), stick vectorized, in LX. The back end turns
+// the copy into DMA. Returns the wrapper Func.
+Halide::Func stage_in_lx(Halide::ImageParam producer, const Halide::Func &consumer, const Halide::Var &v,
+                         const MachineDesc &machine = {});
+Halide::Func stage_in_lx(Halide::Func producer, const Halide::Func &consumer, const Halide::Var &v,
+                         const MachineDesc &machine = {});
+// Like stage_in_lx, but every consumer of `producer` reads the LX copy made at (at, v): the input
+// crosses device memory once per tile.
+Halide::Func stage_all_in_lx(Halide::ImageParam producer, const Halide::Func &at, const Halide::Var &v,
+                             const MachineDesc &machine = {});
+
+}  // namespace spyre

@@ -1,0 +1,7 @@
+// The one include for kernel authors: Halide, the Spyre schedule directives, and compiling and
+// running kernels on the simulated device.
+#pragma once
+
+#include "Halide.h"
+#include "compile.h"
+#include "directives.h"

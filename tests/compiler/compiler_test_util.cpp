@@ -1,0 +1,100 @@
+#include "compiler_test_util.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "device/half.h"
+
+namespace spyre::testing {
+
+using namespace Halide;
+
+Runtime::Buffer<> random_buffer(halide_type_t t, const std::vector<int> &shape, float lo, float hi, uint32_t seed) {
+    Runtime::Buffer<> b(t, shape);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(lo, hi);
+    if (t.code == halide_type_float && t.bits == 16) {
+        auto *p = static_cast<uint16_t *>(b.data());
+        for (size_t i = 0; i < b.number_of_elements(); i++) p[i] = float_to_half(dist(rng));
+    } else if (t.code == halide_type_float && t.bits == 32) {
+        auto *p = static_cast<float *>(b.data());
+        for (size_t i = 0; i < b.number_of_elements(); i++) p[i] = dist(rng);
+    }
+    return b;
+}
+
+namespace {
+double value(const Runtime::Buffer<> &b, size_t i) {
+    if (b.type().bits == 16) return half_to_float(static_cast<const uint16_t *>(b.data())[i]);
+    return static_cast<const float *>(b.data())[i];
+}
+// Distance in representable values (ordered bit patterns).
+int64_t ulps(const Runtime::Buffer<> &b, size_t i, const Runtime::Buffer<> &c) {
+    auto ord = [](int64_t bits, int width) {
+        int64_t sign = int64_t(1) << (width - 1);
+        return (bits & sign) ? -(bits & (sign - 1)) : bits;
+    };
+    if (b.type().bits == 16) {
+        int64_t x = static_cast<const uint16_t *>(b.data())[i], y = static_cast<const uint16_t *>(c.data())[i];
+        return std::llabs(ord(x, 16) - ord(y, 16));
+    }
+    uint32_t x, y;
+    std::memcpy(&x, static_cast<const float *>(b.data()) + i, 4);
+    std::memcpy(&y, static_cast<const float *>(c.data()) + i, 4);
+    return std::llabs(ord(x, 32) - ord(y, 32));
+}
+}  // namespace
+
+Comparison compare(const Runtime::Buffer<> &got, const Runtime::Buffer<> &want) {
+    Comparison c;
+    Runtime::Buffer<> g = got.copy(), w = want.copy();
+    size_t n = w.number_of_elements();
+    for (size_t i = 0; i < n; i++) {
+        double a = value(g, i), b = value(w, i);
+        int64_t u = ulps(g, i, w);
+        if (std::isnan(a) != std::isnan(b)) u = INT64_MAX;
+        if (u > 0) {
+            if (c.mismatches == 0) {
+                std::ostringstream os;
+                os << "element " << i << ": got " << a << ", want " << b;
+                c.first_mismatch = os.str();
+            }
+            c.mismatches++;
+        }
+        c.max_ulp = std::max(c.max_ulp, u);
+        if (!std::isnan(a) && !std::isnan(b)) c.max_abs_error = std::max(c.max_abs_error, std::fabs(a - b));
+    }
+    return c;
+}
+
+DiffResult run_differential(const Algorithm &alg, const Schedule &spyre_schedule,
+                            const std::vector<std::vector<int>> &input_shapes, const std::vector<int> &output_shape,
+                            float lo, float hi, const MachineDesc &machine) {
+    DiffResult r;
+    Kernel ref = alg();
+    // The CPU reference: every named stage at root, serial and scalar, so that its reductions run
+    // in the plain left-to-right order.
+    for (auto &kv : ref.funcs) kv.second.compute_root();
+    std::vector<Runtime::Buffer<>> inputs;
+    for (size_t i = 0; i < ref.inputs.size(); i++) {
+        inputs.push_back(random_buffer(ref.inputs[i].type(), input_shapes[i], lo, hi, uint32_t(1234 + i)));
+        ref.inputs[i].set(Halide::Buffer<>(*inputs.back().raw_buffer()));
+    }
+    Runtime::Buffer<> want(ref.output.output_types()[0], output_shape);
+    ref.output.realize(Halide::Pipeline::RealizationArg(want));
+
+    Kernel k = alg();
+    spyre_schedule(k);
+    CompileOptions opt;
+    opt.kernel_name = "test";
+    opt.machine = machine;
+    for (auto &s : input_shapes) opt.inputs.push_back(TensorSpec{std::vector<int64_t>(s.begin(), s.end()), {}});
+    opt.output.shape = std::vector<int64_t>(output_shape.begin(), output_shape.end());
+    r.program = compile_for_spyre(k.output, k.inputs, opt);
+    SpyreRun run = run_on_spyre(r.program, inputs, machine);
+    r.stats = run.stats;
+    r.cmp = compare(run.output, want);
+    return r;
+}
+
+}  // namespace spyre::testing

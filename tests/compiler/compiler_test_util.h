@@ -1,0 +1,48 @@
+// Differential testing of compiled kernels: the same algorithm is realised by Halide on the CPU
+// (the reference) and compiled for Spyre and run on the simulator; results are compared exactly or
+// within a stated number of ULPs.
+#pragma once
+
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "spyre.h"
+
+namespace spyre::testing {
+
+// An algorithm: builds fresh Funcs from fresh ImageParams (so two instances never share schedules).
+struct Kernel {
+    std::vector<Halide::ImageParam> inputs;
+    Halide::Func output;
+    std::map<std::string, Halide::Func> funcs;  // named stages: for schedules; computed at root on the CPU
+    std::map<std::string, Halide::Var> vars;
+};
+using Algorithm = std::function<Kernel()>;
+using Schedule = std::function<void(Kernel &)>;
+
+// Random input of the given shape and type with values in [lo, hi].
+Halide::Runtime::Buffer<> random_buffer(halide_type_t t, const std::vector<int> &shape, float lo, float hi, uint32_t seed);
+
+struct Comparison {
+    double max_abs_error = 0;
+    int64_t max_ulp = 0;  // in the output type
+    int64_t mismatches = 0;
+    std::string first_mismatch;
+};
+Comparison compare(const Halide::Runtime::Buffer<> &got, const Halide::Runtime::Buffer<> &want);
+
+struct DiffResult {
+    Comparison cmp;
+    SimStats stats;
+    DeviceProgram program;
+};
+
+// Realises `alg` on the CPU (default Halide schedule: everything inline or as the algorithm says,
+// serial) and the Spyre-scheduled instance on the simulator, on the same random inputs.
+DiffResult run_differential(const Algorithm &alg, const Schedule &spyre_schedule,
+                            const std::vector<std::vector<int>> &input_shapes, const std::vector<int> &output_shape,
+                            float lo = -4, float hi = 4, const MachineDesc &machine = {});
+
+}  // namespace spyre::testing
