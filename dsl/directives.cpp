@@ -82,6 +82,32 @@ SpyreSchedule &SpyreSchedule::ring_split(const Var &v, int cores) {
     return *this;
 }
 
+SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int extent) {
+    std::string d = "ring_split_reduction(" + r.name() + ", " + std::to_string(cores) + ")";
+    if (cores < 1 || cores > machine_.cores)
+        throw_error("Func ", f_.name(), ": ", d, ": the machine has ", machine_.cores, " cores");
+    if (f_.num_update_definitions() < 1)
+        throw_error("Func ", f_.name(), ": ", d, ": needs an update definition (f(...) = init; f(...) += ...)");
+    if (extent < cores || extent % cores)
+        throw_error("Func ", f_.name(), ": ", d, ": extent ", extent, " does not divide evenly over ", cores, " cores");
+    int lanes = int(machine_.stick_bytes / 2);  // the reduced values are read in fp16 sticks or wider
+    if ((extent / cores) % lanes)
+        throw_error("Func ", f_.name(), ": ", d, ": each core would reduce ", extent / cores,
+                    " values, not whole sticks of ", lanes);
+    guarded(f_, d, [&] {
+        RVar ro(r.name() + "_core"), ri(r.name() + "_in");
+        Var u(r.name() + "_part");
+        f_.update().split(r, ro, ri, extent / cores);
+        Func partial = f_.update().rfactor(ro, u);
+        partial.compute_root().store_in(MemoryType::VTCM);
+        std::vector<VarOrRVar> order{ri};
+        for (const Var &v : f_.args()) order.push_back(v);
+        order.push_back(u);
+        partial.update().reorder(order).parallel(u);
+    });
+    return *this;
+}
+
 SpyreSchedule &SpyreSchedule::split(const Var &v, const Var &outer, const Var &inner, int factor) {
     if (factor < 1) throw_error("Func ", f_.name(), ": split(", v.name(), ", ", factor, "): factor must be positive");
     guarded(f_, "split(" + v.name() + ")", [&] { f_.split(v, outer, inner, factor, TailStrategy::GuardWithIf); });

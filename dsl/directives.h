@@ -39,6 +39,12 @@ public:
     // share is computed from the output buffer's extent).
     SpyreSchedule &ring_split(const Halide::Var &v, int cores);
 
+    // Split f's update reduction over r (extent `extent`) across `cores` cores: each core reduces
+    // its share into a partial kept in its LX (rfactor, the new dimension parallel and outermost),
+    // and the partials are combined by a ring reduction, not through device memory. f must be an
+    // update definition (f(...) = init; f(...) += ...). Each core's share must be whole sticks.
+    SpyreSchedule &ring_split_reduction(const Halide::RVar &r, int cores, int extent);
+
     // Halide's split, for tiling before staging: v -> (outer, inner) with `factor` iterations inside.
     SpyreSchedule &split(const Halide::Var &v, const Halide::Var &outer, const Halide::Var &inner, int factor);
 

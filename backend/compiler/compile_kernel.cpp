@@ -8,6 +8,7 @@
 #include "device/program_verify.h"
 #include "fold_accumulators.h"
 #include "infer_dma.h"
+#include "lower_ring_reductions.h"
 #include "map_cores.h"
 #include "normalize_stmt.h"
 #include "plan_pipelines.h"
@@ -39,6 +40,8 @@ BackendResult compile_kernel(Func output, const std::vector<ImageParam> &inputs,
         classify_memory(s, plan);
         s = fold_accumulators(s, plan);
         keep("fold_accumulators", s);
+        s = lower_ring_reductions(s, plan);
+        keep("lower_ring_reductions", s);
         s = map_cores(s, plan);
         keep("map_cores", s);
         s = infer_dma(s, plan, opts.staging_budget_bytes);

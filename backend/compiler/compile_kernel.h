@@ -1,8 +1,9 @@
 // The Spyre back end's driver: runs the passes in order, from a Halide pipeline to a verified
 // device program. Each pass is in its own file pair; this one only sequences them.
 //
-//   capture_stmt -> normalize_stmt -> classify_memory -> fold_accumulators -> map_cores
-//   -> infer_dma -> plan_pipelines -> allocate_lx -> select_instructions
+//   capture_stmt -> normalize_stmt -> classify_memory -> fold_accumulators
+//   -> lower_ring_reductions -> map_cores -> infer_dma -> plan_pipelines -> allocate_lx
+//   -> select_instructions
 #pragma once
 
 #include <string>

@@ -117,6 +117,16 @@ public:
     Stmt visit(const For *op) override { return nest(Stmt(op)); }
     Stmt visit(const Store *op) override { return nest(Stmt(op)); }
 
+    // A Func produced by several nests (an init and an update) is staged once around all of them
+    // when it fits, so the update does not read back what the init just wrote.
+    Stmt visit(const ProducerConsumer *op) override {
+        if (op->is_producer && plain_body(op->body) && has_device_access(op->body, plan_)) {
+            Stmt staged = choose(op->body, {}, {}, op->body, op->name, false);
+            if (staged.defined()) return ProducerConsumer::make(op->name, true, staged);
+        }
+        return IRMutator::visit(op);
+    }
+
 private:
     // A body of loop nests and stores only (no allocations, conditions or DMA yet).
     static bool plain_body(const Stmt &s) {

@@ -385,7 +385,9 @@ private:
         if (const Broadcast *bc = e.as<Broadcast>()) e = bc->value;
         if (const Load *l = e.as<Load>()) return load(l, d);
         Domain g;
-        g.elems = d.groups;
+        // Whole fp16 sticks, so that conversions between fp16 and fp32 give whole sticks too; the
+        // elements past the last group are computed but never used.
+        g.elems = (d.groups + sb_ / 2 - 1) / (sb_ / 2) * (sb_ / 2);
         g.padded = true;
         if (!d.group_var.empty()) g.lane.push_back({d.group_var, 1});
         for (auto &l : d.lane) g.zero[l.first] = Expr(0);
@@ -558,6 +560,7 @@ private:
             regs.push_back(r);
             b_.loop(r, int32_t(loops[i].extent));
             vars_[loops[i].name] = r;
+            extents_[loops[i].name] = loops[i].extent;
         }
         inner();
         for (size_t i = n; i-- > 0;) {
@@ -582,7 +585,13 @@ private:
             unsupported("internal: store to " + st->name + " was not staged into LX");
         if (!is_const_one(st->predicate)) unsupported("predicated stores have no Spyre form");
         if (st->index.type().is_vector()) return emit_vector_store(loops, st);
-        if (auto red = reduction_of(st)) return emit_reduction(loops, st, *red);
+        // A reduction needs a reduction loop: an innermost loop the destination does not move with.
+        bool has_reduction_loop = false;
+        if (!loops.empty()) {
+            auto a = affine_in(st->index, var_set(loops));
+            has_reduction_loop = a && a->of(loops.back().name) == 0;
+        }
+        if (auto red = reduction_of(st); red && has_reduction_loop) return emit_reduction(loops, st, *red);
         emit_element_store(loops, st);
     }
 
@@ -842,6 +851,7 @@ private:
         else reads = {d.dram}, writes = {d.lx};
         Queue q = d.store ? QStore : QLoad;
         if (!managed) before(q, reads, writes);
+        record_span(d, dev, eb);
         Reg off = eval(simplify(d.dram_offset * eb));
         Operand lo;
         lo.type = lx.type;
@@ -856,6 +866,42 @@ private:
         if (!managed) after(tag, q, reads, writes);
     }
 
+    // The device-memory range each core reaches in each buffer, from the loops' extents.
+    void record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
+        Scope<Interval> scope;
+        for (auto &kv : extents_) scope.push(kv.first, Interval(Expr(0), Expr(int32_t(kv.second - 1))));
+        int64_t extra = (d.run * eb + sb_ - 1) / sb_ * sb_;
+        for (const DmaDim &dim : d.dims) extra += (dim.count - 1) * dim.dram_stride * eb;
+        for (int c = 0; c < plan_.num_cores; c++) {
+            scope.push(kCoreIdVar, Interval::single_point(Expr(c)));
+            Interval in = bounds_of_expr_in_scope(d.dram_offset, scope);
+            scope.pop(kCoreIdVar);
+            if (!in.has_lower_bound() || !in.has_upper_bound()) continue;
+            auto lo = const_int(in.min);
+            auto hi = const_int(in.max);
+            if (!lo || !hi) continue;
+            auto &span = spans_[{c, d.dram}];
+            int64_t a = *lo * eb, b2 = *hi * eb + extra;
+            if (span.second == 0) span = {a, b2};
+            else span = {std::min(span.first, a), std::max(span.second, b2)};
+        }
+    }
+
+public:
+    // Throws if a core reaches more contiguous device memory in one buffer than the machine allows.
+    void check_spans() const {
+        for (const auto &kv : spans_) {
+            int64_t span = kv.second.second - kv.second.first;
+            if (span > plan_.machine.max_span_bytes) {
+                const BufferInfo &b = plan_.buffer(kv.first.second);
+                throw_error("Func ", b.func, ": core ", kv.first.first, " addresses ", span, " bytes of buffer '",
+                            b.name, "', more than the per-core span limit of ", plan_.machine.max_span_bytes,
+                            " bytes; ring_split the work over more cores");
+            }
+        }
+    }
+
+private:
     int descriptor(const DmaDesc &d) {
         for (size_t i = 0; i < descs_.size(); i++) {
             const DmaDesc &e = descs_[i].first;
@@ -865,6 +911,23 @@ private:
         int idx = b_.dma_desc(d);
         descs_.push_back({d, idx});
         return idx;
+    }
+
+    // Every core's partials are complete before the collective, which all cores join.
+    void emit_ring_reduce(const RingReduceCall &rr) {
+        const BufferInfo &bi = plan_.buffer(rr.lx);
+        func_ = bi.func;
+        drain();
+        Operand o;
+        o.type = bi.type;
+        o.base = lx_base(rr.lx);
+        o.index = rr.offset;
+        std::vector<Reg> regs;
+        Lx at = addr(o, regs);
+        constexpr int kTagRing = 7;
+        b_.ring_reduce(bi.type, kTagRing, RedOp(rr.op), at, int32_t(rr.elems * dtype_bytes(bi.type) / sb_));
+        b_.wait_tag(kTagRing);
+        for (Reg r : regs) b_.release(r);
     }
 
     // ---------------------------------------------------------------- statements
@@ -881,6 +944,7 @@ private:
         } else if (s.as<Free>()) {
         } else if (const Evaluate *op = s.as<Evaluate>()) {
             if (auto d = as_dma(s)) emit_dma(*d, d->store ? kTagStore : kTagLoad, false);
+            else if (auto rr = as_ring_reduce(s)) emit_ring_reduce(*rr);
             else if (is_barrier(s)) {
                 drain();
                 b_.barrier();
@@ -925,6 +989,7 @@ private:
         Reg r = b_.alloc();
         b_.loop(r, int32_t(*ext));
         vars_[op->name] = r;
+        extents_[op->name] = *ext;
         emit(op->body);
         drain();
         b_.end_loop();
@@ -958,6 +1023,7 @@ private:
             for (const std::string &t : tiles) parity_[t] = parity;
             for (const DmaCall &d : loads) emit_dma(d, parity, true);
         };
+        extents_[op->name] = n;
         b_.li(i, 0);
         issue_loads(i, 0);
         b_.loop(pair, int32_t((n + 1) / 2));
@@ -1009,6 +1075,8 @@ private:
     int64_t temp_peak_ = 0;
     std::vector<std::pair<DmaDesc, int>> descs_;
     std::string func_;
+    std::map<std::string, int64_t> extents_;
+    std::map<std::pair<int, std::string>, std::pair<int64_t, int64_t>> spans_;
 };
 
 }  // namespace
@@ -1026,6 +1094,7 @@ DeviceProgram select_instructions(const Stmt &s, KernelPlan &plan, const std::ve
         if (kv.second.place == Place::DeviceTemp) add(kv.first, BufferKind::Temp);
     Selector sel(plan, b);
     sel.run(s);
+    sel.check_spans();
     return b.finish();
 }
 

@@ -10,6 +10,24 @@ using namespace Halide::Internal;
 
 namespace {
 const char *const kDmaCall = "spyre.dma";
+const char *const kRingReduceCall = "spyre.ring_reduce";
+}
+
+Stmt make_ring_reduce(const RingReduceCall &r) {
+    return Evaluate::make(Call::make(Int(32), kRingReduceCall,
+                                     {StringImm::make(r.lx), r.offset, Expr(r.elems), Expr(r.op)}, Call::Extern));
+}
+
+std::optional<RingReduceCall> as_ring_reduce(const Stmt &s) {
+    const Evaluate *e = s.as<Evaluate>();
+    const Call *c = e ? e->value.as<Call>() : nullptr;
+    if (!c || c->name != kRingReduceCall) return std::nullopt;
+    RingReduceCall r;
+    r.lx = c->args[0].as<StringImm>()->value;
+    r.offset = c->args[1];
+    r.elems = *const_int(c->args[2]);
+    r.op = int(*const_int(c->args[3]));
+    return r;
 }
 
 Stmt make_dma(const DmaCall &d) {

@@ -32,4 +32,15 @@ std::optional<DmaCall> as_dma(const Halide::Internal::Stmt &s);
 
 bool is_barrier(const Halide::Internal::Stmt &s);
 
+// An all-core ring reduction of one LX slice per core (op: 0 sum, 1 max, 2 min), in place: after
+// it every core's slice holds the combination of all cores' slices.
+struct RingReduceCall {
+    std::string lx;             // LX buffer
+    Halide::Expr offset;        // element offset of this core's slice
+    int64_t elems = 0;          // elements per slice
+    int op = 0;
+};
+Halide::Internal::Stmt make_ring_reduce(const RingReduceCall &r);
+std::optional<RingReduceCall> as_ring_reduce(const Halide::Internal::Stmt &s);
+
 }  // namespace spyre

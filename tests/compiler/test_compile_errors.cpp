@@ -1,0 +1,146 @@
+// Every schedule the back end cannot compile is a clear error naming the Func and what is wrong,
+// never a crash or a silently wrong program.
+#include <gtest/gtest.h>
+
+#include "compiler_test_util.h"
+#include "device/error.h"
+#include "softmax.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+std::string compile_error(const std::function<void()> &f) {
+    try {
+        f();
+    } catch (const spyre::Error &e) {
+        if (getenv("SHOW")) std::printf("%s\n", e.what());
+        return e.what();
+    }
+    return "(no error)";
+}
+
+CompileOptions opts(std::vector<int64_t> in, std::vector<int64_t> out) {
+    CompileOptions o;
+    o.kernel_name = "k";
+    o.inputs = {TensorSpec{in, {}}};
+    o.output = TensorSpec{out, {}};
+    return o;
+}
+
+// A softmax row longer than the stage-4 schedule's tile can hold in LX.
+TEST(CompileErrors, LxOverflowNamesPeakAndCapacity) {
+    SoftmaxKernel k = make_softmax(16384, 128);
+    schedule_softmax(k, "stage4");
+    std::string msg = compile_error([&] { compile_for_spyre(k.out, {k.in}, opts({16384, 128}, {16384, 128})); });
+    EXPECT_NE(msg.find("LX overflow"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("usable LX is 1625344 bytes"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Func "), std::string::npos) << msg;
+}
+
+TEST(CompileErrors, VectorNotWholeSticks) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func f("narrow");
+    f(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    f.vectorize(x, 16);  // 32 bytes: a quarter stick, and rows of 16 cannot be merged
+    std::string msg = compile_error([&] { compile_for_spyre(f, {in}, opts({16, 8}, {16, 8})); });
+    EXPECT_NE(msg.find("Func narrow"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("not whole sticks"), std::string::npos) << msg;
+}
+
+TEST(CompileErrors, RingSplitOverMoreCoresThanTheMachine) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func f("wide");
+    f(x, y) = in(x, y);
+    std::string msg = compile_error([&] { spyre::schedule(f).ring_split(y, 64, 128); });
+    EXPECT_NE(msg.find("Func wide: ring_split(y, 64)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("32 cores"), std::string::npos) << msg;
+
+    // The same split written with Halide's own parallel is caught by the back end.
+    Func g("wide2");
+    g(x, y) = in(x, y);
+    Var yo("yo"), yi("yi");
+    g.split(y, yo, yi, 2).parallel(yo).vectorize(x, 64);
+    msg = compile_error([&] { compile_for_spyre(g, {in}, opts({64, 128}, {64, 128})); });
+    EXPECT_NE(msg.find("Func wide2"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("over 64 cores, but the machine has 32"), std::string::npos) << msg;
+}
+
+TEST(CompileErrors, RingSplitNotWholeSticks) {
+    ImageParam in(Float(16), 1, "in");
+    Var x("x");
+    Func f("cols");
+    f(x) = in(x) + cast<float16_t>(1.0f);
+    spyre::schedule(f).ring_split(x, 32, 1024).stick_vectorize(x, 1);  // 32 elements per core: half a stick
+    std::string msg = compile_error([&] { compile_for_spyre(f, {in}, opts({1024}, {1024})); });
+    EXPECT_NE(msg.find("Func cols"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("not whole sticks"), std::string::npos) << msg;
+}
+
+TEST(CompileErrors, UnsupportedType) {
+    ImageParam in(UInt(8), 2, "in");
+    Var x("x"), y("y");
+    Func f("bytes");
+    f(x, y) = in(x, y);
+    std::string msg = compile_error([&] { compile_for_spyre(f, {in}, opts({64, 4}, {64, 4})); });
+    EXPECT_NE(msg.find("input 'in'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("uint8"), std::string::npos) << msg;
+}
+
+TEST(CompileErrors, UnsupportedOp) {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func f("sines");
+    f(x, y) = sin(in(x, y));
+    spyre::schedule(f).stick_vectorize(x);
+    std::string msg = compile_error([&] { compile_for_spyre(f, {in}, opts({64, 4}, {64, 4})); });
+    EXPECT_NE(msg.find("Func sines"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("sin_f32"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("no Spyre vector instruction"), std::string::npos) << msg;
+}
+
+TEST(CompileErrors, PerCoreSpanOverTheLimit) {
+    // 1024 x 131072 fp16 is 256 MiB plus a row: more than one core may address.
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    Func f("big");
+    f(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    spyre::schedule(f).split(y, yo, yi, 64).stick_vectorize(x);
+    std::string msg = compile_error([&] { compile_for_spyre(f, {in}, opts({1024, 131073}, {1024, 131073})); });
+    EXPECT_NE(msg.find("Func "), std::string::npos) << msg;
+    EXPECT_NE(msg.find("per-core span limit of 268435456 bytes"), std::string::npos) << msg;
+
+    // Split over 32 cores, each core's share is well inside the limit.
+    Func g("big2");
+    g(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    spyre::schedule(g).ring_split(y, 32, 131072).split(y, yo, yi, 64).stick_vectorize(x);
+    msg = compile_error([&] { compile_for_spyre(g, {in}, opts({1024, 131072}, {1024, 131072})); });
+    EXPECT_EQ(msg, "(no error)");
+}
+
+TEST(CompileErrors, WrongNumberOfInputShapes) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func f("unshaped");
+    f(x, y) = in(x, y);
+    CompileOptions o;
+    o.output = TensorSpec{{64, 4}, {}};
+    std::string msg = compile_error([&] { compile_for_spyre(f, {in}, o); });
+    EXPECT_NE(msg.find("1 ImageParams but 0 input shapes"), std::string::npos) << msg;
+}
+
+TEST(CompileErrors, HalideScheduleErrorsAreWrapped) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func f("misnamed");
+    f(x, y) = in(x, y);
+    std::string msg = compile_error([&] { spyre::schedule(f).stick_vectorize(Var("nope")); });
+    EXPECT_NE(msg.find("Func misnamed: stick_vectorize(nope)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("could not find split dimension"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace spyre::testing
