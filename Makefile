@@ -34,6 +34,8 @@ test: build
 
 demo: build
 	$(BUILD_DIR)/bin/spyre-calibrate
+	@echo
+	$(BUILD_DIR)/bin/spyre-tour
 
 clean:
 	rm -rf $(BUILD_DIR)

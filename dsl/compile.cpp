@@ -93,4 +93,11 @@ SpyreRun run_on_spyre(const DeviceProgram &program, const std::vector<Runtime::B
     return r;
 }
 
+SpyreRun run_on_spyre(const DeviceProgram &program, const std::vector<Buffer<>> &inputs, const MachineDesc &machine,
+                      const SimOptions &options) {
+    std::vector<Runtime::Buffer<>> raw;
+    for (const Buffer<> &b : inputs) raw.push_back(*b.get());
+    return run_on_spyre(program, raw, machine, options);
+}
+
 }  // namespace spyre

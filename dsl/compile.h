@@ -52,6 +52,9 @@ struct SpyreRun {
 // argument otherwise).
 SpyreRun run_on_spyre(const DeviceProgram &program, const std::vector<Halide::Runtime::Buffer<>> &inputs,
                       const MachineDesc &machine = {}, const SimOptions &options = {});
+// The same with Halide::Buffer inputs (as ImageParam::set takes them).
+SpyreRun run_on_spyre(const DeviceProgram &program, const std::vector<Halide::Buffer<>> &inputs,
+                      const MachineDesc &machine = {}, const SimOptions &options = {});
 
 // Device image of a host buffer for buffer `decl`, and the reverse.
 std::vector<uint8_t> to_device(const Halide::Runtime::Buffer<> &host, const BufferDecl &decl, const MachineDesc &m);

@@ -53,6 +53,10 @@ BackendResult compile_kernel(Func output, const std::vector<ImageParam> &inputs,
         r.program = select_instructions(s, plan, order, output.name());
     } catch (const Halide::Error &e) {
         throw_error("kernel ", sig.kernel_name, ": Halide error in the Spyre back end: ", e.what());
+    } catch (const Error &e) {
+        if (!opts.keep_stmt) throw;
+        r.stmts.push_back({"error", e.what()});  // dumps up to the failing pass, for inspection
+        return r;
     }
     verify_for_machine(r.program, machine);
     return r;

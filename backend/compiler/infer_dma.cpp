@@ -200,7 +200,8 @@ private:
             }
             if (fallback < 0 || levels[l].bytes < levels[fallback].bytes) fallback = int(l);
         }
-        if (chosen < 0) chosen = fallback;
+        // Grouping several nests is only worth it within the budget; a single nest must be staged somewhere.
+        if (chosen < 0 && must) chosen = fallback;
         if (chosen < 0) {
             if (!must) return Stmt();
             throw_error("Func ", plan_.has(func) ? plan_.buffer(func).func : func, ": ", last_why);
