@@ -42,11 +42,14 @@ namespace {
 constexpr int kTileRows = 64;  // 64 rows: one stick of fp16 row maxima per tile
 }
 
-void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDesc &m) {
+void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDesc &m, int cores) {
     Var x = k.x, y = k.y, yo("yo"), yi("yi");
+    if (name == "cores32") cores = 32;
+    const int tile = std::max(1, std::min(kTileRows, k.rows / std::max(1, cores)));
     auto tiled = [&](Func f, bool row_func) {
         SpyreSchedule s = schedule(f, m);
-        s.split(y, yo, yi, kTileRows);
+        if (cores > 1) s.ring_split(y, cores, k.rows);
+        s.split(y, yo, yi, tile);
         if (!row_func) s.stick_vectorize(x);
         return s;
     };
@@ -67,10 +70,7 @@ void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDe
         tiled(k.out, false);
     } else if (name == "stage4" || name == "cores32") {
         // The input is copied into LX once, a tile at a time, and every op works on the tile there.
-        bool multi = name == "cores32";
-        SpyreSchedule out = schedule(k.out, m);
-        if (multi) out.ring_split(y, 32);
-        out.split(y, yo, yi, multi ? std::max(1, std::min(kTileRows, k.rows / 32)) : kTileRows).stick_vectorize(x);
+        tiled(k.out, false);
         stage_all_in_lx(k.in, k.out, yo, m);
         for (Func f : {k.mx, k.s}) schedule(f, m).scratchpad_store_at(k.out, yo);
         schedule(k.e, m).scratchpad_store_at(k.out, yo).stick_vectorize(x);

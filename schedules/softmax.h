@@ -22,10 +22,11 @@ struct SoftmaxKernel {
 // Builds a fresh instance of the algorithm for an input of {cols, rows} (Halide order).
 SoftmaxKernel make_softmax(int cols, int rows);
 
-// Schedule names: "stage1".."stage4" (one core, IBM's four placements), "cores32" (rows split over
-// 32 cores, the stage-4 placement per core). Throws spyre::Error listing the names on an unknown one.
+// Schedule names: "stage1".."stage4" (IBM's four placements), "cores32" (stage 4 with the rows
+// split over 32 cores). `cores` > 1 splits the rows of every stage over that many cores first (each
+// core then needs at least a 64-row tile). Throws spyre::Error listing the names on an unknown one.
 const std::vector<std::string> &softmax_schedules();
-void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDesc &machine = {});
+void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDesc &machine = {}, int cores = 1);
 
 // The CPU reference schedule (stages at root, serial).
 void schedule_softmax_cpu(SoftmaxKernel &k);

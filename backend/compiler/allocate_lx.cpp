@@ -1,5 +1,6 @@
 #include "allocate_lx.h"
 
+#include <set>
 #include <sstream>
 
 #include "device/error.h"
@@ -17,6 +18,7 @@ public:
     KernelPlan &plan;
     int64_t top = 0, peak = 0;
     std::vector<std::string> live, at_peak;
+    std::set<std::string> pinned;  // tiles of the enclosing pipelined loops
     using IRVisitor::visit;
 
     int64_t footprint(const BufferInfo &b) const {
@@ -24,7 +26,32 @@ public:
         return (b.bytes() + sb - 1) / sb * sb * b.copies;
     }
 
+    // A pipelined loop's tiles are written by the prefetch of the next iteration while the rest of
+    // the body runs, so they are live for the whole loop, wherever their Allocate sits inside it.
+    void visit(const For *op) override {
+        auto it = plan.pipelines.find(op);
+        if (it == plan.pipelines.end()) return IRVisitor::visit(op);
+        int64_t reserved = 0;
+        for (const std::string &t : it->second) {
+            BufferInfo &b = plan.buffer(t);
+            b.lx_offset = int32_t(std::min<int64_t>(top + reserved, INT32_MAX));
+            reserved += footprint(b);
+            live.push_back(t);
+            pinned.insert(t);
+        }
+        top += reserved;
+        if (top > peak) {
+            peak = top;
+            at_peak = live;
+        }
+        op->body.accept(this);
+        top -= reserved;
+        for (size_t i = 0; i < it->second.size(); i++) live.pop_back();
+        for (const std::string &t : it->second) pinned.erase(t);
+    }
+
     void visit(const Allocate *op) override {
+        if (pinned.count(op->name)) return op->body.accept(this);
         if (!plan.has(op->name) || plan.buffer(op->name).place != Place::LX) return IRVisitor::visit(op);
         BufferInfo &b = plan.buffer(op->name);
         int64_t size = footprint(b);

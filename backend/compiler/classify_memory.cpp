@@ -37,7 +37,8 @@ public:
             elems *= *k;
         }
         b.elems = elems;
-        if (op->memory_type == MemoryType::VTCM || depth_ > 0) {
+        // One-element allocations are inline reductions' accumulators: registers in spirit, LX here.
+        if (op->memory_type == MemoryType::VTCM || depth_ > 0 || elems == 1) {
             b.place = Place::LX;
         } else {
             b.place = Place::DeviceTemp;

@@ -120,7 +120,8 @@ public:
     // A Func produced by several nests (an init and an update) is staged once around all of them
     // when it fits, so the update does not read back what the init just wrote.
     Stmt visit(const ProducerConsumer *op) override {
-        if (op->is_producer && plain_body(op->body) && has_device_access(op->body, plan_)) {
+        bool several = op->body.as<Block>() != nullptr;  // one nest alone is handled as a nest
+        if (op->is_producer && several && plain_body(op->body) && has_device_access(op->body, plan_)) {
             Stmt staged = choose(op->body, {}, {}, op->body, op->name, false);
             if (staged.defined()) return ProducerConsumer::make(op->name, true, staged);
         }

@@ -802,7 +802,8 @@ private:
             d.elems *= l.extent;
             k--;
         }
-        if (d.lane.empty())
+        // No loop over consecutive elements: one element (a stick whose other lanes must be free).
+        if (d.lane.empty() && k != 0)
             unsupported("stores one element at a time; stick_vectorize it or make its innermost loop run over "
                         "consecutive elements");
         int64_t lanes_t = plan_.lanes(dst.type);

@@ -22,7 +22,7 @@ Algorithm softmax_alg(int cols, int rows) {
     };
 }
 
-Schedule softmax_sched(const std::string &name, int cols, int rows) {
+Schedule softmax_sched(const std::string &name, int cols, int rows, int cores) {
     return [=](Kernel &k) {
         SoftmaxKernel sk;
         sk.in = k.inputs[0];
@@ -30,24 +30,25 @@ Schedule softmax_sched(const std::string &name, int cols, int rows) {
         sk.mx = k.funcs["mx"], sk.t = k.funcs["t"], sk.e = k.funcs["e"], sk.s = k.funcs["s"];
         sk.x = Var("x"), sk.y = Var("y");
         sk.cols = cols, sk.rows = rows;
-        schedule_softmax(sk, name);
+        schedule_softmax(sk, name, MachineDesc{}, cores);
     };
 }
 
 struct Case {
     std::string schedule;
     int cols, rows;
+    int cores = 1;
 };
 
 class SoftmaxSchedules : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SoftmaxSchedules, MatchesCpu) {
     Case c = GetParam();
-    DiffResult r = run_differential(softmax_alg(c.cols, c.rows), softmax_sched(c.schedule, c.cols, c.rows),
+    DiffResult r = run_differential(softmax_alg(c.cols, c.rows), softmax_sched(c.schedule, c.cols, c.rows, c.cores),
                                     {{c.cols, c.rows}}, {c.cols, c.rows});
     EXPECT_LE(r.cmp.max_ulp, 2) << r.cmp.first_mismatch;
     EXPECT_GT(r.stats.us, 0);
-    EXPECT_EQ(r.program.num_cores, c.schedule == "cores32" ? 32 : 1);
+    EXPECT_EQ(r.program.num_cores, c.schedule == "cores32" ? 32 : c.cores);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxSchedules,
@@ -55,10 +56,12 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxSchedules,
                                            Case{"stage3", 1024, 512}, Case{"stage4", 1024, 512},
                                            Case{"cores32", 1024, 512}, Case{"stage1", 1000, 128},
                                            Case{"stage3", 100, 128}, Case{"stage4", 1000, 128},
-                                           Case{"cores32", 1000, 2048}),
+                                           Case{"cores32", 1000, 2048}, Case{"stage1", 1024, 2048, 32},
+                                           Case{"stage2", 1024, 2048, 32}, Case{"stage3", 64, 2048, 32},
+                                           Case{"stage4", 1000, 2048, 32}, Case{"stage1", 100, 1}),
                          [](const auto &info) {
                              return info.param.schedule + "_" + std::to_string(info.param.cols) + "x" +
-                                    std::to_string(info.param.rows);
+                                    std::to_string(info.param.rows) + "_" + std::to_string(info.param.cores) + "c";
                          });
 
 }  // namespace

@@ -1,0 +1,96 @@
+#include "pointwise.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "device/error.h"
+#include "directives.h"
+
+namespace spyre {
+
+using namespace Halide;
+
+namespace {
+
+std::string join(const std::vector<std::string> &names) {
+    std::string list;
+    for (const std::string &n : names) list += (list.empty() ? "" : ", ") + n;
+    return list;
+}
+
+constexpr int kTileRows = 64;
+
+}  // namespace
+
+const std::vector<std::string> &pointwise_ops() {
+    static const std::vector<std::string> ops = {"add_mul", "fma", "relu", "gelu", "silu", "exp"};
+    return ops;
+}
+
+PointwiseKernel make_pointwise(const std::string &op, Type type, int cols, int rows) {
+    const auto &ops = pointwise_ops();
+    if (std::find(ops.begin(), ops.end(), op) == ops.end())
+        throw_error("pointwise: unknown op '", op, "' (known: ", join(ops), ")");
+    if (type != Float(16) && type != Float(32))
+        throw_error("pointwise: type ", type, " is not supported (float16 and float32 are)");
+    PointwiseKernel k;
+    k.op = op;
+    k.type = type;
+    k.cols = cols;
+    k.rows = rows;
+    k.x = Var("x");
+    k.y = Var("y");
+    Var x = k.x, y = k.y;
+    // Constants of the kernel's type: a bare float literal would widen an fp16 expression to fp32.
+    auto c = [&](double v) { return cast(type, Expr(float(v))); };
+    k.out = Func("pointwise_" + op);
+    if (op == "fma") {
+        ImageParam a(type, 2, "a"), b(type, 2, "b"), cc(type, 2, "c");
+        k.inputs = {a, b, cc};
+        k.out(x, y) = a(x, y) * b(x, y) + cc(x, y);
+        return k;
+    }
+    ImageParam in(type, 2, "in");
+    k.inputs = {in};
+    Expr v = in(x, y);
+    Expr e;
+    if (op == "add_mul") {
+        e = v * v + v * c(2);
+    } else if (op == "relu") {
+        e = max(v, c(0));
+    } else if (op == "gelu") {
+        Expr inner = c(std::sqrt(2.0 / M_PI)) * (v + c(0.044715) * (v * v * v));
+        e = c(0.5) * v * (c(1) + tanh(inner));
+    } else if (op == "silu") {
+        e = v / (c(1) + exp(-v));
+    } else {  // "exp"
+        e = exp(v);
+    }
+    k.out(x, y) = e;
+    return k;
+}
+
+const std::vector<std::string> &pointwise_schedules() {
+    static const std::vector<std::string> names = {"root", "tiles", "cores32"};
+    return names;
+}
+
+void schedule_pointwise(PointwiseKernel &k, const std::string &name, const MachineDesc &m) {
+    Var x = k.x, y = k.y, yo("yo"), yi("yi");
+    if (name == "root") {
+        schedule(k.out, m).stick_vectorize(x);
+    } else if (name == "tiles" || name == "cores32") {
+        SpyreSchedule s = schedule(k.out, m);
+        int rows = k.rows;
+        if (name == "cores32") {
+            s.ring_split(y, 32);
+            rows = (k.rows + 31) / 32;  // each core's share
+        }
+        s.split(y, yo, yi, std::max(1, std::min(kTileRows, rows))).stick_vectorize(x);
+        for (ImageParam &in : k.inputs) stage_all_in_lx(in, k.out, yo, m);
+    } else {
+        throw_error("pointwise: unknown schedule '", name, "' (known: ", join(pointwise_schedules()), ")");
+    }
+}
+
+}  // namespace spyre
