@@ -443,7 +443,10 @@ private:
     Operand gen(const Expr &e, const Domain &d, const Operand *into) {
         DType t = dtype_of(e.type());
         int64_t sticks = sticks_per_group(d, t);
-        if (is_scalar_like(e, d)) {
+        // In a one-element domain (no lanes, no groups) every value is scalar-like: compute it
+        // directly on one stick instead of re-entering scalar evaluation.
+        bool single = d.lane.empty() && d.group_var.empty() && d.ramp_lanes == 0;
+        if (!single && is_scalar_like(e, d)) {
             Operand s;
             if (const FloatImm *f = e.as<FloatImm>()) s = constant(f->value, t, d);
             else if (const Broadcast *bc = e.as<Broadcast>(); bc && bc->value.as<FloatImm>())
@@ -455,14 +458,25 @@ private:
             free_temp(s);
             return *into;
         }
+        if (single) {
+            const FloatImm *f = e.as<FloatImm>();
+            if (const Broadcast *bc = e.as<Broadcast>()) f = bc->value.as<FloatImm>();
+            if (f) {
+                Operand c = constant(f->value, t, d);
+                if (!into) return c;
+                vinstr(Opcode::VBCAST, t, *into, &c, nullptr, sticks, d.groups);
+                free_temp(c);
+                return *into;
+            }
+        }
         if (const Load *l = e.as<Load>()) {
             Operand o = load(l, d);
             if (!into) return o;
-            vinstr(Opcode::VCOPY, t, *into, &o, nullptr, sticks, d.groups);
+            vinstr(o.kind == Operand::Scal ? Opcode::VBCAST : Opcode::VCOPY, t, *into, &o, nullptr, sticks, d.groups);
             return *into;
         }
         if (const Cast *c = e.as<Cast>()) {
-            Operand a = gen(c->value, d, nullptr);
+            Operand a = to_vec(gen(c->value, d, nullptr), d);
             DType from = a.type;
             if (from == t) return a;
             Operand r = result_for(d, t, into, {});
@@ -471,7 +485,7 @@ private:
             return r;
         }
         auto unary = [&](Opcode op, const Expr &x) {
-            Operand a = gen(x, d, nullptr);
+            Operand a = to_vec(gen(x, d, nullptr), d);
             Operand r = result_for(d, t, into, {&a});
             vinstr(op, t, r, &a, nullptr, sticks, d.groups);
             if (r.temp != a.temp) free_temp(a);
@@ -523,9 +537,19 @@ private:
         unsupported("the expression " + describe(e) + " has no Spyre vector form");
     }
 
+    // A scalar operand spread over a whole vector, for positions that need sticks.
+    Operand to_vec(Operand s, const Domain &d) {
+        if (s.kind == Operand::Vec) return s;
+        s = as_src1(s, d);
+        Operand v = new_temp(s.type, sticks_per_group(d, s.type) * d.groups * sb_);
+        vinstr(Opcode::VBCAST, s.type, v, &s, nullptr, sticks_per_group(d, s.type), d.groups);
+        free_temp(s);
+        return v;
+    }
+
     Operand binary_ops(Opcode op, const Expr &x, const Expr &y, const Domain &d, const Operand *into, DType t,
                        int64_t sticks) {
-        Operand a = gen(x, d, nullptr);
+        Operand a = to_vec(gen(x, d, nullptr), d);
         Operand b2 = gen(y, d, nullptr);
         uint8_t mode = 0;
         if (b2.kind == Operand::Scal) {
