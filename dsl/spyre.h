@@ -4,4 +4,5 @@
 
 #include "Halide.h"
 #include "compile.h"
+#include "cpu_reference.h"
 #include "directives.h"

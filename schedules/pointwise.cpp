@@ -1,7 +1,6 @@
 #include "pointwise.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "device/error.h"
 #include "directives.h"
@@ -59,7 +58,8 @@ PointwiseKernel make_pointwise(const std::string &op, Type type, int cols, int r
     } else if (op == "relu") {
         e = max(v, c(0));
     } else if (op == "gelu") {
-        Expr inner = c(std::sqrt(2.0 / M_PI)) * (v + c(0.044715) * (v * v * v));
+        const double sqrt_2_over_pi = 0.79788456080286535588;
+        Expr inner = c(sqrt_2_over_pi) * (v + c(0.044715) * (v * v * v));
         e = c(0.5) * v * (c(1) + tanh(inner));
     } else if (op == "silu") {
         e = v / (c(1) + exp(-v));

@@ -36,7 +36,7 @@ int main() {
     cpu.e.compute_root();
     cpu.s.compute_root();
     cpu.in.set(input);
-    Buffer<float16_t> want = cpu.out.realize({cols, rows});
+    Buffer<float16_t> want = cpu.out.realize({cols, rows}, spyre::cpu_reference_target());
 
     spyre::CompileOptions opt;
     opt.inputs = {{{cols, rows}}};

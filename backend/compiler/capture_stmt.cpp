@@ -92,7 +92,12 @@ Stmt capture_stmt(Func output, const std::vector<ImageParam> &inputs, const Kern
     Stmt captured;
     Pipeline p(output);
     p.add_custom_lowering_pass(new Capture(&captured));
-    Target target = get_host_target().with_feature(Target::NoAsserts).with_feature(Target::NoBoundsQuery);
+    // StrictFloat: the device computes op by op as written (IEEE), so Halide must not reassociate
+    // or rewrite float arithmetic (x*x + 2x into (x+2)*x, s/1000 into s*0.001) on its way down.
+    Target target = get_host_target()
+                        .with_feature(Target::NoAsserts)
+                        .with_feature(Target::NoBoundsQuery)
+                        .with_feature(Target::StrictFloat);
     try {
         p.compile_to_module(args, sig.kernel_name, target);
     } catch (const Halide::CompileError &e) {

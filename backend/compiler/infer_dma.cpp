@@ -431,6 +431,7 @@ private:
             b.type = src.type;
             b.place = Place::LX;
             b.elems = g.lx_elems;
+            b.staging = true;
             plan_.buffers[b.name] = b;
         }
         Redirect r(lv.groups, inner);

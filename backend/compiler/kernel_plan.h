@@ -28,6 +28,8 @@ struct BufferInfo {
     int program_buffer = -1;          // device buffers: index in the program's buffer table
     int32_t lx_offset = -1;           // LX buffers: assigned by allocate_lx
     int32_t copies = 1;               // LX staging buffers double-buffered by the pipeline: 2
+    bool staging = false;             // an LX copy of device memory made by infer_dma: its padding
+                                      // lanes map to the device image's padding, free to overwrite
 
     bool in_device_memory() const { return place != Place::LX; }
     int64_t bytes() const { return elems * dtype_bytes(type); }

@@ -1,5 +1,7 @@
 #include "normalize_stmt.h"
 
+#include <set>
+
 #include "device/error.h"
 
 namespace spyre {
@@ -26,6 +28,21 @@ public:
 
     Expr visit(const Let *op) override { return mutate(substitute(op->name, op->value, op->body)); }
 
+
+    // Halide may allocate a Func twice in disjoint scopes (a split loop's main part and its tail);
+    // the later passes key buffers by name, so the second one gets a name of its own.
+    Stmt visit(const Allocate *op) override {
+        std::string name = op->name;
+        Stmt body = op->body;
+        if (!allocated_.insert(name).second) {
+            name = op->name + "$part" + std::to_string(allocated_.size());
+            body = rename_buffer(body, op->name, name);
+            allocated_.insert(name);
+        }
+        return Allocate::make(name, op->type, op->memory_type, op->extents, op->condition, mutate(body),
+                              op->new_expr, op->free_function);
+    }
+
     // Every loop starts at 0: the later passes read footprints as coefficient x [0, extent).
     Stmt visit(const For *op) override {
         Stmt body = mutate(op->body);
@@ -35,6 +52,31 @@ public:
     }
 
 private:
+    static Stmt rename_buffer(const Stmt &s, const std::string &from, const std::string &to) {
+        class R : public IRMutator {
+        public:
+            std::string from, to;
+            using IRMutator::visit;
+            Expr visit(const Load *op) override {
+                Expr idx = mutate(op->index);
+                return Load::make(op->type, op->name == from ? to : op->name, idx, op->image, op->param,
+                                  mutate(op->predicate), op->alignment);
+            }
+            Stmt visit(const Store *op) override {
+                return Store::make(op->name == from ? to : op->name, mutate(op->value), mutate(op->index), op->param,
+                                   mutate(op->predicate), op->alignment);
+            }
+            Stmt visit(const Free *op) override { return Free::make(op->name == from ? to : op->name); }
+            Stmt visit(const ProducerConsumer *op) override {
+                return ProducerConsumer::make(op->name == from ? to : op->name, op->is_producer, mutate(op->body));
+            }
+        } r;
+        r.from = from, r.to = to;
+        return r.mutate(s);
+    }
+
+    std::set<std::string> allocated_;
+
     static bool mentions_buffer_metadata(const Expr &e) {
         bool found = false;
         class V : public IRVisitor {
@@ -55,10 +97,23 @@ private:
 
 }  // namespace
 
+namespace {
+// strict_float() only marks what Halide must not rewrite; the device is always strict. Removed
+// after the last simplification, which would otherwise refactor the float arithmetic.
+class StripStrictFloat : public IRMutator {
+public:
+    using IRMutator::visit;
+    Expr visit(const Call *op) override {
+        if (op->is_intrinsic(Call::strict_float)) return mutate(op->args[0]);
+        return IRMutator::visit(op);
+    }
+};
+}  // namespace
+
 Stmt normalize_stmt(const Stmt &s, const KernelPlan &plan) {
     // widening_mul and friends become plain casts and arithmetic the selector knows.
     Stmt r = Normalize(plan).mutate(lower_intrinsics(s));
-    return simplify(r);
+    return StripStrictFloat().mutate(simplify(r));
 }
 
 }  // namespace spyre

@@ -479,8 +479,19 @@ private:
             Operand a = to_vec(gen(c->value, d, nullptr), d);
             DType from = a.type;
             if (from == t) return a;
+            int64_t src_sticks = sticks_per_group(d, from);
+            int64_t ratio_num = dtype_bytes(t), ratio_den = dtype_bytes(from);
+            if (d.groups == 1 && (src_sticks * ratio_num) % ratio_den) {
+                // A narrowing of a part stick: convert a padded copy so that both sides are whole sticks.
+                int64_t padded = (src_sticks + ratio_den / ratio_num - 1) / (ratio_den / ratio_num) * (ratio_den / ratio_num);
+                Operand p = new_temp(from, padded * sb_);
+                vinstr(Opcode::VCOPY, from, p, &a, nullptr, src_sticks, 1);
+                free_temp(a);
+                a = p;
+                src_sticks = padded;
+            }
             Operand r = result_for(d, t, into, {});
-            vinstr(Opcode::VCVT, from, r, &a, nullptr, sticks_per_group(d, from), d.groups, 0, int32_t(t));
+            vinstr(Opcode::VCVT, from, r, &a, nullptr, src_sticks, d.groups, 0, int32_t(t));
             free_temp(a);
             return r;
         }
@@ -842,7 +853,7 @@ private:
             if (!provably_multiple(o.index, lanes_t))
                 unsupported("stores a run that does not start on a stick boundary");
             // A partial last stick overwrites the elements after the run: only allowed at the end.
-            if (d.elems % lanes_t) {
+            if (d.elems % lanes_t && !dst.staging) {
                 auto c = const_int(o.index);
                 if (!c || *c + d.elems != dst.elems)
                     unsupported("stores runs of " + std::to_string(d.elems) + " elements inside a larger buffer, not "
@@ -1109,9 +1120,16 @@ private:
 DeviceProgram select_instructions(const Stmt &s, KernelPlan &plan, const std::vector<std::string> &input_order,
                                   const std::string &output) {
     ProgramBuilder b(plan.kernel_name, plan.num_cores);
+    // Halide makes Func names unique per process ("softmax$1"); the program shows the name the
+    // author wrote unless two buffers of this kernel would then share it.
+    std::map<std::string, int> base_count;
+    auto base = [](const std::string &n) { return n.substr(0, n.find('$')); };
+    for (auto &kv : plan.buffers)
+        if (kv.second.in_device_memory()) base_count[base(kv.first)]++;
     auto add = [&](const std::string &name, BufferKind kind) {
         BufferInfo &bi = plan.buffer(name);
-        bi.program_buffer = b.buffer(name, kind, bi.type, bi.shape, bi.layout);
+        std::string shown = base_count[base(name)] == 1 ? base(name) : name;
+        bi.program_buffer = b.buffer(shown, kind, bi.type, bi.shape, bi.layout);
     };
     for (const std::string &n : input_order) add(n, BufferKind::Input);
     add(output, BufferKind::Output);

@@ -72,8 +72,8 @@ DiffResult run_differential(const Algorithm &alg, const Schedule &spyre_schedule
                             float lo, float hi, const MachineDesc &machine) {
     DiffResult r;
     Kernel ref = alg();
-    // The CPU reference: every named stage at root, serial and scalar, so that its reductions run
-    // in the plain left-to-right order.
+    // The CPU reference: every named stage at root, realised with strict floats (op by op, no
+    // reassociated reductions), as the device computes.
     for (auto &kv : ref.funcs) kv.second.compute_root();
     std::vector<Runtime::Buffer<>> inputs;
     for (size_t i = 0; i < ref.inputs.size(); i++) {
@@ -81,7 +81,7 @@ DiffResult run_differential(const Algorithm &alg, const Schedule &spyre_schedule
         ref.inputs[i].set(Halide::Buffer<>(*inputs.back().raw_buffer()));
     }
     Runtime::Buffer<> want(ref.output.output_types()[0], output_shape);
-    ref.output.realize(Halide::Pipeline::RealizationArg(want));
+    ref.output.realize(Halide::Pipeline::RealizationArg(want), cpu_reference_target());
 
     Kernel k = alg();
     spyre_schedule(k);

@@ -1,0 +1,13 @@
+// The target for CPU reference realisations: the host, with StrictFloat so that Halide computes
+// float expressions op by op as written (no fused multiply-add, no reassociated reductions) like
+// the device does, and without Sapphire Rapids' AVX512-FP16 on CPUs that lack it (Halide 14
+// mistakes AMD Zen 4 for Sapphire Rapids, and its fp16 code would then die with SIGILL).
+#pragma once
+
+#include "Halide.h"
+
+namespace spyre {
+
+Halide::Target cpu_reference_target();
+
+}  // namespace spyre

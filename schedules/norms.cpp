@@ -1,0 +1,90 @@
+#include "norms.h"
+
+#include <algorithm>
+
+#include "device/error.h"
+#include "directives.h"
+
+namespace spyre {
+
+using namespace Halide;
+
+namespace {
+
+std::string join(const std::vector<std::string> &names) {
+    std::string list;
+    for (const std::string &n : names) list += (list.empty() ? "" : ", ") + n;
+    return list;
+}
+
+constexpr int kTileRows = 64;
+
+}  // namespace
+
+const std::vector<std::string> &norm_ops() {
+    static const std::vector<std::string> ops = {"layernorm", "rmsnorm"};
+    return ops;
+}
+
+NormKernel make_norm(const std::string &op, int cols, int rows, float eps) {
+    const auto &ops = norm_ops();
+    if (std::find(ops.begin(), ops.end(), op) == ops.end())
+        throw_error("norm: unknown op '", op, "' (known: ", join(ops), ")");
+    NormKernel k;
+    k.op = op;
+    k.cols = cols;
+    k.rows = rows;
+    k.eps = eps;
+    k.x = Var("x");
+    k.y = Var("y");
+    Var x = k.x, y = k.y;
+    RDom r(0, cols, "r");
+    ImageParam in(Float(16), 2, "in"), gamma(Float(16), 1, "gamma");
+    auto xf = [&](Expr i, Expr j) { return cast<float>(in(i, j)); };
+    Expr n = Expr(float(cols));
+    k.out = Func(op);
+    // Each row sum is a Func of its own whose definition is just the reduction (so that its
+    // accumulator folds into it); the division by cols and the rest are separate Funcs.
+    if (op == "layernorm") {
+        ImageParam beta(Float(16), 1, "beta");
+        k.inputs = {in, gamma, beta};
+        Func sum_x("sum_x"), mu("mu"), sum_d2("sum_d2"), rstd("rstd");
+        sum_x(y) = sum(xf(r, y));
+        mu(y) = sum_x(y) / n;
+        Expr d = xf(r, y) - mu(y);
+        sum_d2(y) = sum(d * d);
+        rstd(y) = 1.0f / sqrt(sum_d2(y) / n + eps);
+        k.out(x, y) = cast<float16_t>((xf(x, y) - mu(y)) * rstd(y) * cast<float>(gamma(x)) + cast<float>(beta(x)));
+        k.stats = {{"sum_x", sum_x}, {"mu", mu}, {"sum_d2", sum_d2}, {"rstd", rstd}};
+    } else {  // "rmsnorm"
+        k.inputs = {in, gamma};
+        Func sum_x2("sum_x2"), rms("rms");
+        sum_x2(y) = sum(xf(r, y) * xf(r, y));
+        rms(y) = sqrt(sum_x2(y) / n + eps);
+        k.out(x, y) = cast<float16_t>(xf(x, y) / rms(y) * cast<float>(gamma(x)));
+        k.stats = {{"sum_x2", sum_x2}, {"rms", rms}};
+    }
+    return k;
+}
+
+const std::vector<std::string> &norm_schedules() {
+    static const std::vector<std::string> names = {"tiles", "cores32"};
+    return names;
+}
+
+void schedule_norm(NormKernel &k, const std::string &name, const MachineDesc &m) {
+    Var x = k.x, y = k.y, yo("yo"), yi("yi");
+    if (name != "tiles" && name != "cores32")
+        throw_error("norm: unknown schedule '", name, "' (known: ", join(norm_schedules()), ")");
+    SpyreSchedule s = schedule(k.out, m);
+    int rows = k.rows;
+    if (name == "cores32") {
+        s.ring_split(y, 32);
+        rows = (k.rows + 31) / 32;  // each core's share
+    }
+    s.split(y, yo, yi, std::max(1, std::min(kTileRows, rows))).stick_vectorize(x);
+    stage_all_in_lx(k.inputs[0], k.out, yo, m);
+    for (auto &st : k.stats) schedule(st.second, m).scratchpad_store_at(k.out, yo);
+}
+
+}  // namespace spyre
