@@ -39,6 +39,27 @@ DeviceProgram compile_for_spyre(Func output, const std::vector<ImageParam> &inpu
     return compile_kernel(output, inputs, signature(output, inputs, options), options.machine, bo).program;
 }
 
+DeviceProgram compile_pipeline_for_spyre(Pipeline pipeline, const std::vector<Argument> &args,
+                                         const CompileOptions &options) {
+    KernelSignature sig;
+    sig.kernel_name = options.kernel_name;
+    if (options.inputs.size() != args.size())
+        throw_error("kernel ", options.kernel_name, ": ", args.size(), " arguments but ", options.inputs.size(),
+                    " input shapes in CompileOptions::inputs");
+    for (size_t i = 0; i < args.size(); i++)
+        sig.inputs.push_back(ArgSpec{args[i].name, options.inputs[i].shape, options.inputs[i].layout});
+    if (options.output.shape.empty()) throw_error("kernel ", options.kernel_name, ": CompileOptions::output has no shape");
+    sig.output = ArgSpec{pipeline.outputs().empty() ? "" : pipeline.outputs()[0].name(), options.output.shape,
+                         options.output.layout};
+    BackendOptions bo;
+    bo.staging_budget_bytes = options.staging_budget_bytes;
+    return compile_kernel(pipeline, args, sig, options.machine, bo).program;
+}
+
+void fix_device_shape(OutputImageParam buffer, const TensorSpec &spec, const MachineDesc &machine) {
+    fix_device_shape(buffer, ArgSpec{buffer.name(), spec.shape, spec.layout}, machine, "buffer '" + buffer.name() + "'");
+}
+
 std::vector<std::pair<std::string, std::string>> spyre_pass_dumps(Func output, const std::vector<ImageParam> &inputs,
                                                                   const CompileOptions &options) {
     BackendOptions bo;

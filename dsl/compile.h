@@ -37,6 +37,15 @@ struct CompileOptions {
 DeviceProgram compile_for_spyre(Halide::Func output, const std::vector<Halide::ImageParam> &inputs,
                                 const CompileOptions &options);
 
+// The same for a pipeline whose argument shapes were fixed with fix_device_shape (what a Generator
+// does when it targets Spyre); `args` are its input buffers in order, matching options.inputs.
+DeviceProgram compile_pipeline_for_spyre(Halide::Pipeline pipeline, const std::vector<Halide::Argument> &args,
+                                         const CompileOptions &options);
+
+// Fixes a buffer's bounds and strides to its device layout (an ImageParam, a Generator input, or a
+// Func's output_buffer()). compile_for_spyre does this itself.
+void fix_device_shape(Halide::OutputImageParam buffer, const TensorSpec &spec, const MachineDesc &machine = {});
+
 // The Stmt after each back-end pass, for inspection (pass name, text).
 std::vector<std::pair<std::string, std::string>> spyre_pass_dumps(Halide::Func output,
                                                                   const std::vector<Halide::ImageParam> &inputs,

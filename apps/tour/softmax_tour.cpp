@@ -39,8 +39,8 @@ int main() {
     Buffer<float16_t> want = cpu.out.realize({cols, rows}, spyre::cpu_reference_target());
 
     spyre::CompileOptions opt;
-    opt.inputs = {{{cols, rows}}};
-    opt.output = {{cols, rows}};
+    opt.inputs = {spyre::TensorSpec{{cols, rows}, {}}};
+    opt.output = spyre::TensorSpec{{cols, rows}, {}};
 
     // Schedule A: every stage materialised in device memory, as an unscheduled compiler would.
     Softmax a(cols);

@@ -51,46 +51,62 @@ void constrain(Internal::Dimension dim, int64_t extent, int64_t stride) {
 
 }  // namespace
 
+void fix_device_shape(OutputImageParam p, const ArgSpec &a, const MachineDesc &m, const std::string &what) {
+    if (int(a.shape.size()) != p.dimensions())
+        throw_error(what, ": shape has ", a.shape.size(), " dims, the buffer has ", p.dimensions());
+    DType t = dtype_of(p.type(), what);
+    std::vector<int64_t> st = element_strides(a, t, m, what);
+    for (int d = 0; d < p.dimensions(); d++) constrain(p.dim(d), a.shape[d], st[d]);
+}
+
+namespace {
+
+BufferInfo device_buffer(const std::string &name, Type type, const ArgSpec &a, Place place, const MachineDesc &m,
+                         const std::string &what) {
+    BufferInfo b;
+    b.name = name, b.func = name, b.type = dtype_of(type, what), b.place = place;
+    b.shape = a.shape, b.layout = a.layout;
+    check_layout(a.layout, a.shape, what);
+    b.elems = device_geometry(a.layout, a.shape, b.type, m.stick_bytes).total_bytes / dtype_bytes(b.type);
+    return b;
+}
+
+}  // namespace
+
 Stmt capture_stmt(Func output, const std::vector<ImageParam> &inputs, const KernelSignature &sig, KernelPlan &plan) {
-    const MachineDesc &m = plan.machine;
     if (inputs.size() != sig.inputs.size())
         throw_error("kernel ", sig.kernel_name, ": ", inputs.size(), " inputs but ", sig.inputs.size(),
                     " input shapes given");
     std::vector<Argument> args;
     for (size_t i = 0; i < inputs.size(); i++) {
-        const ImageParam &p = inputs[i];
-        const ArgSpec &a = sig.inputs[i];
-        std::string what = "input '" + p.name() + "'";
-        if (int(a.shape.size()) != p.dimensions())
-            throw_error(what, ": shape has ", a.shape.size(), " dims, the ImageParam has ", p.dimensions());
-        DType t = dtype_of(p.type(), what);
-        std::vector<int64_t> st = element_strides(a, t, m, what);
-        for (int d = 0; d < p.dimensions(); d++) constrain(p.dim(d), a.shape[d], st[d]);
-        BufferInfo b;
-        b.name = p.name(), b.func = p.name(), b.type = t, b.place = Place::DeviceInput;
-        b.shape = a.shape, b.layout = a.layout;
-        b.elems = device_geometry(a.layout, a.shape, t, m.stick_bytes).total_bytes / dtype_bytes(t);
-        plan.buffers[b.name] = b;
-        args.push_back(p);
+        fix_device_shape(inputs[i], sig.inputs[i], plan.machine, "input '" + inputs[i].name() + "'");
+        args.push_back(inputs[i]);
     }
-    {
-        const ArgSpec &a = sig.output;
-        std::string what = "output '" + output.name() + "'";
-        if (output.outputs() != 1) throw_error(what, ": Funcs with several outputs are not supported");
-        if (int(a.shape.size()) != output.dimensions())
-            throw_error(what, ": shape has ", a.shape.size(), " dims, the Func has ", output.dimensions());
-        DType t = dtype_of(output.output_types()[0], what);
-        std::vector<int64_t> st = element_strides(a, t, m, what);
-        for (int d = 0; d < output.dimensions(); d++) constrain(output.output_buffer().dim(d), a.shape[d], st[d]);
-        BufferInfo b;
-        b.name = output.name(), b.func = output.name(), b.type = t, b.place = Place::DeviceOutput;
-        b.shape = a.shape, b.layout = a.layout;
-        b.elems = device_geometry(a.layout, a.shape, t, m.stick_bytes).total_bytes / dtype_bytes(t);
-        plan.buffers[b.name] = b;
+    std::string what = "output '" + output.name() + "'";
+    if (output.outputs() != 1) throw_error(what, ": Funcs with several outputs are not supported");
+    fix_device_shape(output.output_buffer(), sig.output, plan.machine, what);
+    return capture_stmt(Pipeline(output), args, sig, plan);
+}
+
+Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSignature &sig, KernelPlan &plan) {
+    const MachineDesc &m = plan.machine;
+    if (args.size() != sig.inputs.size())
+        throw_error("kernel ", sig.kernel_name, ": ", args.size(), " inputs but ", sig.inputs.size(),
+                    " input shapes given");
+    if (p.outputs().size() != 1) throw_error("kernel ", sig.kernel_name, ": pipelines with several outputs are not supported");
+    for (size_t i = 0; i < args.size(); i++) {
+        if (!args[i].is_buffer())
+            throw_error("kernel ", sig.kernel_name, ": argument '", args[i].name,
+                        "' is a scalar; Spyre kernels take buffers only (fix scalars at compile time)");
+        plan.buffers[args[i].name] = device_buffer(args[i].name, args[i].type, sig.inputs[i], Place::DeviceInput, m,
+                                                   "input '" + args[i].name + "'");
     }
+    Func output = p.outputs()[0];
+    if (output.outputs() != 1) throw_error("output '", output.name(), "': Funcs with several outputs are not supported");
+    plan.buffers[output.name()] = device_buffer(output.name(), output.output_types()[0], sig.output, Place::DeviceOutput,
+                                                m, "output '" + output.name() + "'");
 
     Stmt captured;
-    Pipeline p(output);
     p.add_custom_lowering_pass(new Capture(&captured));
     // StrictFloat: the device computes op by op as written (IEEE), so Halide must not reassociate
     // or rewrite float arithmetic (x*x + 2x into (x+2)*x, s/1000 into s*0.001) on its way down.
@@ -105,6 +121,7 @@ Stmt capture_stmt(Func output, const std::vector<ImageParam> &inputs, const Kern
     } catch (const Halide::InternalError &e) {
         throw_error("kernel ", sig.kernel_name, ": Halide internal error while lowering: ", e.what());
     }
+    p.clear_custom_lowering_passes();
     if (!captured.defined()) throw_error("kernel ", sig.kernel_name, ": internal: lowering produced no statement");
     return captured;
 }

@@ -24,9 +24,19 @@ struct KernelSignature {
     ArgSpec output;
 };
 
-// Lowers `output` for Spyre. Throws spyre::Error naming the argument on a shape or layout the
-// back end cannot take, and wraps Halide's own compile errors.
+// Fixes an argument's bounds and strides to its device layout (dim 0 sticked, its stick count the
+// innermost outer dimension). `what` names the argument in errors.
+void fix_device_shape(Halide::OutputImageParam p, const ArgSpec &a, const MachineDesc &m, const std::string &what);
+
+// Lowers `output` for Spyre, fixing the inputs' and the output's shapes first. Throws spyre::Error
+// naming the argument on a shape or layout the back end cannot take, and wraps Halide's own
+// compile errors.
 Halide::Internal::Stmt capture_stmt(Halide::Func output, const std::vector<Halide::ImageParam> &inputs,
+                                    const KernelSignature &sig, KernelPlan &plan);
+
+// The same for a pipeline whose argument shapes were already fixed with fix_device_shape (a
+// Generator does that itself): `args` are its input buffers in order; sig.inputs follow them.
+Halide::Internal::Stmt capture_stmt(Halide::Pipeline pipeline, const std::vector<Halide::Argument> &args,
                                     const KernelSignature &sig, KernelPlan &plan);
 
 }  // namespace spyre

@@ -1,5 +1,6 @@
 #include "compile_kernel.h"
 
+#include <functional>
 #include <sstream>
 
 #include "allocate_lx.h"
@@ -19,8 +20,12 @@ namespace spyre {
 using namespace Halide;
 using namespace Halide::Internal;
 
-BackendResult compile_kernel(Func output, const std::vector<ImageParam> &inputs, const KernelSignature &sig,
-                             const MachineDesc &machine, const BackendOptions &opts) {
+namespace {
+
+// Runs the passes after capture; `capture` lowers with Halide and fills the plan's arguments.
+BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const std::vector<std::string> &order,
+                         const std::string &output, const KernelSignature &sig, const MachineDesc &machine,
+                         const BackendOptions &opts) {
     BackendResult r;
     KernelPlan &plan = r.plan;
     plan.kernel_name = sig.kernel_name;
@@ -32,7 +37,7 @@ BackendResult compile_kernel(Func output, const std::vector<ImageParam> &inputs,
         os << s;
         r.stmts.push_back({pass, os.str()});
     };
-    Stmt s = capture_stmt(output, inputs, sig, plan);
+    Stmt s = capture(plan);
     keep("capture_stmt", s);
     try {
         s = normalize_stmt(s, plan);
@@ -48,9 +53,7 @@ BackendResult compile_kernel(Func output, const std::vector<ImageParam> &inputs,
         keep("infer_dma", s);
         plan_pipelines(s, plan);
         allocate_lx(s, plan);
-        std::vector<std::string> order;
-        for (const ImageParam &p : inputs) order.push_back(p.name());
-        r.program = select_instructions(s, plan, order, output.name());
+        r.program = select_instructions(s, plan, order, output);
     } catch (const Halide::Error &e) {
         throw_error("kernel ", sig.kernel_name, ": Halide error in the Spyre back end: ", e.what());
     } catch (const Error &e) {
@@ -60,6 +63,25 @@ BackendResult compile_kernel(Func output, const std::vector<ImageParam> &inputs,
     }
     verify_for_machine(r.program, machine);
     return r;
+}
+
+}  // namespace
+
+BackendResult compile_kernel(Func output, const std::vector<ImageParam> &inputs, const KernelSignature &sig,
+                             const MachineDesc &machine, const BackendOptions &opts) {
+    std::vector<std::string> order;
+    for (const ImageParam &p : inputs) order.push_back(p.name());
+    return run_passes([&](KernelPlan &plan) { return capture_stmt(output, inputs, sig, plan); }, order, output.name(),
+                      sig, machine, opts);
+}
+
+BackendResult compile_kernel(Pipeline pipeline, const std::vector<Argument> &args, const KernelSignature &sig,
+                             const MachineDesc &machine, const BackendOptions &opts) {
+    std::vector<std::string> order;
+    for (const Argument &a : args) order.push_back(a.name);
+    if (pipeline.outputs().empty()) throw_error("kernel ", sig.kernel_name, ": the pipeline has no output");
+    return run_passes([&](KernelPlan &plan) { return capture_stmt(pipeline, args, sig, plan); }, order,
+                      pipeline.outputs()[0].name(), sig, machine, opts);
 }
 
 }  // namespace spyre

@@ -30,4 +30,8 @@ struct BackendResult {
 BackendResult compile_kernel(Halide::Func output, const std::vector<Halide::ImageParam> &inputs,
                              const KernelSignature &sig, const MachineDesc &machine, const BackendOptions &opts = {});
 
+// For a pipeline whose argument shapes are already fixed (fix_device_shape), e.g. a Generator's.
+BackendResult compile_kernel(Halide::Pipeline pipeline, const std::vector<Halide::Argument> &args,
+                             const KernelSignature &sig, const MachineDesc &machine, const BackendOptions &opts = {});
+
 }  // namespace spyre
