@@ -1,6 +1,7 @@
 #include "directives.h"
 
 #include "device/error.h"
+#include "spyre_intrinsics.h"
 
 namespace spyre {
 
@@ -104,6 +105,19 @@ SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int
         for (const Var &v : f_.args()) order.push_back(v);
         order.push_back(u);
         partial.update().reorder(order).parallel(u);
+    });
+    return *this;
+}
+
+SpyreSchedule &SpyreSchedule::pe_matmul(const RVar &k) {
+    std::string d = "pe_matmul(" + k.name() + ")";
+    if (f_.num_update_definitions() < 1)
+        throw_error("Func ", f_.name(), ": ", d, ": needs an update definition (f(...) = 0; f(...) += a * b)");
+    guarded(f_, d, [&] {
+        RVar pe(k.name() + kPeLoopSuffix);
+        std::vector<VarOrRVar> order{pe};
+        for (const Var &v : f_.args()) order.push_back(v);
+        f_.update().rename(k, pe).reorder(order);
     });
     return *this;
 }

@@ -45,6 +45,12 @@ public:
     // update definition (f(...) = init; f(...) += ...). Each core's share must be whole sticks.
     SpyreSchedule &ring_split_reduction(const Halide::RVar &r, int cores, int extent);
 
+    // Run f's update (a matmul: f(n, m, ...) += A(k, m, ...) * B(n, k, ...), fp16 operands widened to
+    // fp32) on the PE array: the reduction loop over k goes innermost and is marked for the back
+    // end, which turns the (m, n, k) nest into MATMUL instructions (fp32 accumulation, K padded to
+    // whole sticks by the layouts). Without it the vector unit computes the same update, slower.
+    SpyreSchedule &pe_matmul(const Halide::RVar &k);
+
     // Halide's split, for tiling before staging: v -> (outer, inner) with `factor` iterations inside.
     SpyreSchedule &split(const Halide::Var &v, const Halide::Var &outer, const Halide::Var &inner, int factor);
 

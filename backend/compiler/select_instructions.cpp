@@ -21,8 +21,8 @@ namespace {
 
 // Tags: the general policy uses one tag per engine queue; pipelined loops own 0/1 (loads by
 // parity) and 3/4 (stores by parity).
-constexpr int kTagLoad = 5, kTagStore = 6, kTagVec = 2;
-enum Queue { QVec, QLoad, QStore };
+constexpr int kTagLoad = 5, kTagStore = 6, kTagVec = 2, kTagPE = 8;
+enum Queue { QVec, QLoad, QStore, QPE };
 
 struct Pending {
     int tag;
@@ -599,18 +599,13 @@ private:
         }
         inner();
         for (size_t i = n; i-- > 0;) {
-            drain_non_vector();
+            // Every iteration leaves nothing in flight: the next one may reuse any buffer, and the
+            // device keeps no unbounded list of unwaited operations.
+            drain();
             b_.end_loop();
             vars_.erase(loops[i].name);
             b_.release(regs[i]);
         }
-    }
-
-    void drain_non_vector() {
-        uint32_t mask = 0;
-        for (const Pending &p : pending_)
-            if (p.queue != QVec) mask |= 1u << p.tag;
-        wait(mask);
     }
 
     // A Store at the bottom of `loops`: one of the three vector forms.
@@ -619,6 +614,7 @@ private:
         if (!plan_.has(st->name) || plan_.buffer(st->name).place != Place::LX)
             unsupported("internal: store to " + st->name + " was not staged into LX");
         if (!is_const_one(st->predicate)) unsupported("predicated stores have no Spyre form");
+        if (!loops.empty() && ends_with(loops.back().name, kPeLoopSuffix)) return emit_matmul(loops, st);
         if (st->index.type().is_vector()) return emit_vector_store(loops, st);
         // A reduction needs a reduction loop: an innermost loop the destination does not move with.
         bool has_reduction_loop = false;
@@ -718,6 +714,85 @@ private:
                 unsupported("stores to an address that is not on a stick boundary");
             gen(st->value, d, &o);
             reset_temps();
+        });
+    }
+
+    static bool ends_with(const std::string &s, const std::string &suffix) {
+        return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+    }
+
+    // C[n + ldc*m] += f32(A[k + lda*m]) * f32(B[n + ldb*k]) over loops (..., m, n, k_pe) in any order of
+    // m and n: one MATMUL per iteration of the loops outside them.
+    void emit_matmul(const std::vector<Loop> &loops, const Store *st) {
+        const std::string &kname = loops.back().name;
+        auto fail = [&](const std::string &why) {
+            unsupported("pe_matmul: " + why + " (the update must be f(n, m) += f32(A(k, m)) * f32(B(n, k)))");
+        };
+        const BufferInfo &cb = plan_.buffer(st->name);
+        if (cb.type != DType::F32) fail("the accumulator must be float32");
+        const Add *add = st->value.as<Add>();
+        if (!add) fail("not an accumulation");
+        Expr acc = add->a, prod = add->b;
+        if (!(acc.as<Load>() && acc.as<Load>()->name == st->name)) std::swap(acc, prod);
+        const Load *cl = acc.as<Load>();
+        const Mul *mul = prod.as<Mul>();
+        if (!cl || cl->name != st->name || !equal(cl->index, st->index) || !mul) fail("not an accumulation of a product");
+        auto operand = [&](const Expr &e) -> const Load * {
+            const Cast *c = e.as<Cast>();
+            const Load *l = c ? c->value.as<Load>() : e.as<Load>();
+            if (!l || l->type.is_vector() || !plan_.has(l->name) || plan_.buffer(l->name).type != DType::F16) return nullptr;
+            return l;
+        };
+        const Load *la = operand(mul->a), *lb = operand(mul->b);
+        if (!la || !lb) fail("operands must be float16 values widened to float32");
+        std::set<std::string> vars = var_set(loops);
+        auto ac = affine_in(st->index, vars), aa = affine_in(la->index, vars), ab = affine_in(lb->index, vars);
+        if (!ac || !aa || !ab) fail("indices are not affine");
+        // A is the operand that moves with k in steps of 1.
+        if (aa->of(kname) != 1) std::swap(la, lb), std::swap(aa, ab);
+        if (aa->of(kname) != 1 || ac->of(kname) != 0) fail("A must be contiguous along k");
+        std::string n_name, m_name;
+        int64_t n_ext = 1, m_ext = 1;
+        size_t first = loops.size() - 1;
+        for (size_t i = loops.size() - 1; i-- > 0 && i + 3 >= loops.size();) {
+            const Loop &l = loops[i];
+            if (ac->of(l.name) == 1 && ab->of(l.name) == 1 && aa->of(l.name) == 0) n_name = l.name, n_ext = l.extent;
+            else if (ab->of(l.name) == 0 && ac->of(l.name) > 0 && aa->of(l.name) > 0) m_name = l.name, m_ext = l.extent;
+            else break;
+            first = i;
+        }
+        if (n_name.empty()) fail("no loop over n with C and B contiguous");
+        int64_t k_ext = loops.back().extent;
+        int64_t lda = m_name.empty() ? 0 : aa->of(m_name) * 2, ldb = ab->of(kname) * 2;
+        int64_t ldc = m_name.empty() ? 0 : ac->of(m_name) * 4;
+        // Row strides must be whole sticks (the layouts pad K and N); a single row needs none.
+        if (m_name.empty()) lda = (k_ext * 2 + sb_ - 1) / sb_ * sb_, ldc = (n_ext * 4 + sb_ - 1) / sb_ * sb_;
+        for (int64_t ld : {lda, ldb, ldc})
+            if (ld % sb_) fail("operand rows are not whole sticks");
+        MatmulDesc md;
+        md.m = int32_t(m_ext), md.n = int32_t(n_ext), md.k = int32_t(k_ext);
+        md.lda = int32_t(lda), md.ldb = int32_t(ldb), md.ldc = int32_t(ldc);
+        int di = b_.mm_desc(md);
+        std::set<std::string> inner;
+        for (size_t i = first; i < loops.size(); i++) inner.insert(loops[i].name);
+        emit_loops(loops, first, [&] {
+            auto base = [&](const Load *l, DType t) {
+                Operand o;
+                o.type = t;
+                o.buf = l->name;
+                o.base = lx_base(l->name);
+                auto a = affine_in(l->index, inner);
+                o.index = simplify(a->rest);
+                if (!provably_multiple(o.index, plan_.lanes(t))) fail("an operand does not start on a stick boundary");
+                return o;
+            };
+            Operand oa = base(la, DType::F16), ob = base(lb, DType::F16), oc = base(cl, DType::F32);
+            before(QPE, {la->name, lb->name, st->name}, {st->name});
+            std::vector<Reg> regs;
+            Lx xc = addr(oc, regs), xa = addr(oa, regs), xb = addr(ob, regs);
+            b_.matmul(kTagPE, xc, xa, xb, di, true);
+            for (Reg r : regs) b_.release(r);
+            after(kTagPE, QPE, {la->name, lb->name, st->name}, {st->name});
         });
     }
 
