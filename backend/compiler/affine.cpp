@@ -1,5 +1,7 @@
 #include "affine.h"
 
+#include <numeric>
+
 namespace spyre {
 
 using namespace Halide;
@@ -70,6 +72,25 @@ std::optional<Affine> affine_in(const Expr &e, const std::set<std::string> &vars
         return std::nullopt;
     }
     return std::nullopt;
+}
+
+bool provably_multiple(const Expr &e0, int64_t k) {
+    if (k <= 1) return true;
+    Expr e = simplify(e0);
+    if (auto c = const_int(e)) return *c % k == 0;
+    if (const Add *op = e.as<Add>()) return provably_multiple(op->a, k) && provably_multiple(op->b, k);
+    if (const Sub *op = e.as<Sub>()) return provably_multiple(op->a, k) && provably_multiple(op->b, k);
+    if (const Mul *op = e.as<Mul>()) {
+        auto scaled = [&](const Expr &c, const Expr &x) {
+            auto v = const_int(c);
+            if (!v) return false;
+            int64_t g = std::gcd(std::abs(*v), k);
+            return g == k || provably_multiple(x, k / g);
+        };
+        return scaled(op->b, op->a) || scaled(op->a, op->b);
+    }
+    if (const Cast *op = e.as<Cast>()) return op->type.is_int() && provably_multiple(op->value, k);
+    return false;  // a variable or an opaque term: any integer
 }
 
 }  // namespace spyre

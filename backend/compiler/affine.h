@@ -30,6 +30,10 @@ std::optional<Affine> affine_in(const Halide::Expr &e, const std::set<std::strin
 // True if `e` mentions any of `vars`.
 bool mentions(const Halide::Expr &e, const std::set<std::string> &vars);
 
+// True when `e` is a multiple of `k` for every value of its variables. Terms that are not affine
+// (a core index divided or taken modulo) count as unknown integers scaled by their coefficient.
+bool provably_multiple(const Halide::Expr &e, int64_t k);
+
 // The constant value of an int expression after simplification, if it has one.
 std::optional<int64_t> const_int(const Halide::Expr &e);
 

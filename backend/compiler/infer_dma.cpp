@@ -57,31 +57,6 @@ bool has_device_access(const Stmt &s, const KernelPlan &plan) {
     return !c.device.empty();
 }
 
-std::vector<std::string> vars_of(const Expr &e) {
-    std::vector<std::string> out;
-    class V : public IRVisitor {
-    public:
-        std::vector<std::string> *out;
-        using IRVisitor::visit;
-        void visit(const Variable *v) override { out->push_back(v->name); }
-    } v;
-    v.out = &out;
-    e.accept(&v);
-    return out;
-}
-
-// True when `e` is a multiple of `k` for every value of its variables.
-bool provably_multiple(const Expr &e, int64_t k) {
-    auto vs = vars_of(e);
-    std::set<std::string> vars(vs.begin(), vs.end());
-    auto a = affine_in(e, vars);
-    if (!a) return false;
-    for (auto &kv : a->coeff)
-        if (kv.second % k) return false;
-    auto c = const_int(a->rest);
-    return c && *c % k == 0;
-}
-
 struct Loop {
     std::string name;
     int64_t extent;

@@ -67,21 +67,6 @@ DType dtype_of(Type t) {
     throw_error("type ", t, " has no Spyre vector form");
 }
 
-bool provably_multiple(const Expr &e, int64_t k) {
-    class V : public IRVisitor {
-    public:
-        std::set<std::string> names;
-        using IRVisitor::visit;
-        void visit(const Variable *v) override { names.insert(v->name); }
-    } v;
-    e.accept(&v);
-    auto a = affine_in(e, v.names);
-    if (!a) return false;
-    for (auto &kv : a->coeff)
-        if (kv.second % k) return false;
-    auto c = const_int(a->rest);
-    return c && *c % k == 0;
-}
 
 class Selector {
 public:
