@@ -29,7 +29,7 @@ struct CompileOptions {
     MachineDesc machine;
     std::vector<TensorSpec> inputs;  // one per ImageParam, in order
     TensorSpec output;
-    int64_t staging_budget_bytes = 0;  // LX one DMA staging level may use; 0 = a quarter of usable LX
+    int64_t staging_budget_bytes = 0;  // LX one DMA staging level may use; 0 = half of the free LX
 };
 
 // Lowers `output` with its Spyre schedule and returns the verified device program. Throws

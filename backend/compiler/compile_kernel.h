@@ -17,7 +17,7 @@
 namespace spyre {
 
 struct BackendOptions {
-    int64_t staging_budget_bytes = 0;  // most LX one DMA staging level may use; 0 = a quarter of usable LX
+    int64_t staging_budget_bytes = 0;  // most LX one DMA staging level may use; 0 = half of the free LX
     bool keep_stmt = false;            // keep the Stmt after each pass (for --dump-stmt and tests)
 };
 

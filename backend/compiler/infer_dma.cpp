@@ -92,6 +92,16 @@ public:
     Stmt visit(const For *op) override { return nest(Stmt(op)); }
     Stmt visit(const Store *op) override { return nest(Stmt(op)); }
 
+    // LX held by enclosing allocations shrinks what a staging level may use.
+    Stmt visit(const Allocate *op) override {
+        int64_t bytes = 0;
+        if (plan_.has(op->name) && plan_.buffer(op->name).place == Place::LX) bytes = plan_.buffer(op->name).bytes();
+        live_ += bytes;
+        Stmt s = IRMutator::visit(op);
+        live_ -= bytes;
+        return s;
+    }
+
     // A Func produced by several nests (an init and an update) is staged once around all of them
     // when it fits, so the update does not read back what the init just wrote.
     Stmt visit(const ProducerConsumer *op) override {
@@ -163,6 +173,8 @@ private:
 
         std::string last_why;
         int chosen = -1, fallback = -1;
+        // Half of what is free (the other half for the next iteration's copy), within the budget.
+        const int64_t budget = std::min(budget_, (plan_.machine.lx_usable_bytes - live_) / 2);
         std::vector<Level> levels(loops.size() + 1);
         for (size_t l = 0; l <= loops.size(); l++) {
             levels[l] = analyse(loops, l, leaf);
@@ -170,7 +182,7 @@ private:
                 last_why = levels[l].why;
                 continue;
             }
-            if (levels[l].bytes <= budget_) {
+            if (levels[l].bytes <= budget) {
                 chosen = int(l);
                 break;
             }
@@ -506,13 +518,14 @@ private:
 
     KernelPlan &plan_;
     int64_t budget_;
+    int64_t live_ = 0;
     int counter_ = 0;
 };
 
 }  // namespace
 
 Stmt infer_dma(const Stmt &s, KernelPlan &plan, int64_t budget_bytes) {
-    if (budget_bytes <= 0) budget_bytes = plan.machine.lx_usable_bytes / 4;
+    if (budget_bytes <= 0) budget_bytes = plan.machine.lx_usable_bytes / 2;
     return InferDma(plan, budget_bytes).mutate(s);
 }
 

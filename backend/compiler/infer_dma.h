@@ -1,6 +1,6 @@
 // DMA inference: every access to device memory becomes DMA between device memory and LX, since
 // compute reads and writes LX only. For each loop nest that touches device memory the pass picks
-// the outermost loop level whose per-iteration footprint fits the staging budget and can be moved
+// the outermost loop level whose per-iteration footprint fits the free LX and can be moved
 // in whole sticks, stages the footprint through an LX buffer (DMA in before, DMA out after), and
 // redirects the nest's accesses to it. A nest that only copies between device memory and an LX
 // Func (a staged input or output tile) becomes the DMA itself, with no copy. Errors name the Func
@@ -12,7 +12,8 @@
 
 namespace spyre {
 
-// `budget_bytes`: the most LX one staging level may use (0: a quarter of the usable LX).
+// A staging level may use at most half of the LX its enclosing allocations leave free (the other
+// half holds the next iteration's copy), and at most `budget_bytes` (0: no further limit).
 Halide::Internal::Stmt infer_dma(const Halide::Internal::Stmt &s, KernelPlan &plan, int64_t budget_bytes = 0);
 
 }  // namespace spyre

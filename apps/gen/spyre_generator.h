@@ -1,0 +1,33 @@
+// Helpers shared by the Spyre generators (apps/<name>/<name>_generator.cpp): the machine
+// description named by the `machine` GeneratorParam, and fixing a generator's buffers to their
+// device layouts when it targets Spyre. Needs Halide.h: include from generator translation units only.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "compile.h"
+#include "generator_info.h"
+#include "rebind.h"
+
+namespace spyre::gen {
+
+inline MachineDesc machine_from_param(const std::string &path) {
+    return path.empty() ? MachineDesc{} : MachineDesc::from_file(path);
+}
+
+// Fixes every input and the output to the shapes `info` gives for cols x rows (row-major, sticked
+// on dim 0): what compile_pipeline_for_spyre expects of a Generator's pipeline.
+inline void fix_device_shapes(const GeneratorInfo &info, int cols, int rows, const std::vector<Halide::ImageParam> &inputs,
+                              Halide::Func output, const MachineDesc &m) {
+    std::vector<BufferShape> shapes = info.inputs(cols, rows);
+    if (shapes.size() != inputs.size())
+        throw std::runtime_error(info.name + ": " + std::to_string(inputs.size()) + " inputs but " +
+                                 std::to_string(shapes.size()) + " shapes");
+    for (size_t i = 0; i < inputs.size(); i++) fix_device_shape(inputs[i], TensorSpec{shapes[i].shape, {}}, m);
+    fix_device_shape(output.output_buffer(), TensorSpec{info.output(cols, rows).shape, {}}, m);
+}
+
+}  // namespace spyre::gen

@@ -1,0 +1,55 @@
+// The rmsnorm kernel of schedules/norms.h as a Halide Generator. `schedule` names one of the norm
+// Spyre schedules or "cpu" (the statistics at root, serial: the CPU reference).
+//   spyre-gen -g rmsnorm -o out/ schedule=tiles cols=1024 rows=512
+#include "norms.h"
+
+#include "spyre_generator.h"
+
+namespace {
+
+using namespace Halide;
+
+const spyre::gen::GeneratorInfo &info();
+
+class RmsnormGenerator : public Generator<RmsnormGenerator> {
+public:
+    GeneratorParam<int> cols{"cols", 1024, 1, 1 << 20};
+    GeneratorParam<int> rows{"rows", 512, 1, 1 << 20};
+    GeneratorParam<std::string> schedule{"schedule", "cpu"};
+    GeneratorParam<std::string> machine{"machine", ""};
+
+    Input<Buffer<>> in{"in", Float(16), 2};
+    Input<Buffer<>> gamma{"gamma", Float(16), 1};
+
+    Output<Buffer<>> output{"output", Float(16), 2};
+
+    void generate() {
+        spyre::NormKernel k = spyre::make_norm("rmsnorm", cols, rows);
+        std::vector<ImageParam> inputs = {in, gamma};
+        for (size_t i = 0; i < inputs.size(); i++) spyre::gen::rebind_input(k.inputs[i], inputs[i], k.out);
+        output = k.out;
+        if (std::string(schedule) == "cpu") {
+            for (auto &stat : k.stats) stat.second.compute_root();
+        } else {
+            spyre::MachineDesc m = spyre::gen::machine_from_param(machine);
+            spyre::gen::fix_device_shapes(info(), cols, rows, k.inputs, k.out, m);
+            spyre::schedule_norm(k, schedule, m);
+        }
+    }
+};
+
+const spyre::gen::GeneratorInfo &info() {
+    static const spyre::gen::GeneratorInfo i{
+        "rmsnorm",
+        "rmsnorm over rows of an fp16 {cols, rows} tensor, gamma of {cols} (schedules/norms.h)",
+        [] { return spyre::norm_schedules(); },
+        {},
+        [](int64_t c, int64_t r) { return std::vector<spyre::gen::BufferShape>{{"in", {c, r}}, {"gamma", {c}}}; },
+        [](int64_t c, int64_t r) { return spyre::gen::BufferShape{"rmsnorm", {c, r}}; }};
+    return i;
+}
+const spyre::gen::Registrar registrar(info());
+
+}  // namespace
+
+HALIDE_REGISTER_GENERATOR(RmsnormGenerator, rmsnorm)

@@ -1,0 +1,67 @@
+# add_spyre_kernel(NAME GENERATOR <generator> PARAMS key=value... [MACHINE <file.json>] [NO_CPU_REFERENCE])
+#
+# At build time, runs spyre-gen on <generator> with PARAMS (which must include schedule=<a Spyre
+# schedule>) and writes into ${CMAKE_CURRENT_BINARY_DIR}/NAME/:
+#   NAME.spyre  the device program       NAME.s     its disassembly
+#   NAME.h      int NAME(halide_buffer_t *inputs..., halide_buffer_t *output): runs NAME.spyre on
+#               the simulator            NAME.json  the compile report (cores, LX, DMA, modelled time)
+# and defines:
+#   NAME       an INTERFACE library: link it to include NAME.h (it brings spyre_host)
+#   NAME_cpu   Halide's CPU AOT library of the same generator and shape with schedule=cpu (the
+#              reference, add_halide_library; its header NAME_cpu.h declares NAME_cpu(...))
+# Variables set in the caller: NAME_SPYRE_FILE (the .spyre path), NAME_SPYRE_DIR.
+include_guard(GLOBAL)
+
+function(add_spyre_kernel NAME)
+  cmake_parse_arguments(ARG "NO_CPU_REFERENCE" "GENERATOR;MACHINE" "PARAMS" ${ARGN})
+  if(NOT ARG_GENERATOR)
+    message(FATAL_ERROR "add_spyre_kernel(${NAME}): GENERATOR is required")
+  endif()
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "add_spyre_kernel(${NAME}): unexpected arguments: ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  set(params ${ARG_PARAMS})
+  set(depends spyre-gen)
+  if(ARG_MACHINE)
+    get_filename_component(machine "${ARG_MACHINE}" ABSOLUTE)
+    list(APPEND params "machine=${machine}")
+    list(APPEND depends "${machine}")
+  endif()
+
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}/${NAME}")
+  set(outputs "${dir}/${NAME}.spyre" "${dir}/${NAME}.h" "${dir}/${NAME}.s" "${dir}/${NAME}.json")
+  add_custom_command(
+    OUTPUT ${outputs}
+    COMMAND spyre-gen -g ${ARG_GENERATOR} -n ${NAME} -o "${dir}" ${params}
+    DEPENDS ${depends}
+    COMMENT "spyre-gen ${ARG_GENERATOR} -> ${NAME}.spyre"
+    VERBATIM)
+  add_custom_target(${NAME}.spyre_update ALL DEPENDS ${outputs})
+  add_library(${NAME} INTERFACE)
+  target_include_directories(${NAME} INTERFACE "${dir}")
+  target_link_libraries(${NAME} INTERFACE spyre_host)
+  add_dependencies(${NAME} ${NAME}.spyre_update)
+  set(${NAME}_SPYRE_FILE "${dir}/${NAME}.spyre" PARENT_SCOPE)
+  set(${NAME}_SPYRE_DIR "${dir}" PARENT_SCOPE)
+
+  if(NOT ARG_NO_CPU_REFERENCE)
+    # The same generator and shape with the CPU reference schedule; spyre-gen speaks Halide's
+    # generator command line for add_halide_library (target host = spyre::cpu_reference_target()).
+    set(cpu_params ${ARG_PARAMS})
+    list(FILTER cpu_params EXCLUDE REGEX "^(schedule|machine)=")
+    # One Halide runtime for every reference library in the project.
+    get_property(runtime GLOBAL PROPERTY SPYRE_KERNEL_HALIDE_RUNTIME)
+    set(use_runtime "")
+    if(runtime)
+      set(use_runtime USE_RUNTIME ${runtime})
+    endif()
+    add_halide_library(${NAME}_cpu FROM spyre-gen
+                       GENERATOR ${ARG_GENERATOR}
+                       FEATURES strict_float
+                       ${use_runtime}
+                       PARAMS ${cpu_params} schedule=cpu)
+    if(NOT runtime)
+      set_property(GLOBAL PROPERTY SPYRE_KERNEL_HALIDE_RUNTIME ${NAME}_cpu.runtime)
+    endif()
+  endif()
+endfunction()

@@ -1,0 +1,82 @@
+#include "matmul.h"
+
+#include <algorithm>
+
+#include "device/error.h"
+#include "directives.h"
+#include "spyre_intrinsics.h"
+
+namespace spyre {
+
+using namespace Halide;
+
+MatmulKernel make_bmm(int batch, int rows, int inner, int cols) {
+    MatmulKernel k;
+    k.batch = batch, k.rows = rows, k.inner = inner, k.cols = cols;
+    k.a = ImageParam(Float(16), 3, "a");
+    k.w = ImageParam(Float(16), 2, "w");
+    k.n = Var("n"), k.m = Var("m"), k.b = Var("b");
+    k.k = RDom(0, inner, "k");
+    k.acc = Func("acc");
+    k.out = Func("bmm");
+    Var n = k.n, m = k.m, b = k.b;
+    k.acc(n, m, b) = 0.0f;
+    k.acc(n, m, b) += cast<float>(k.a(k.k, m, b)) * cast<float>(k.w(n, k.k));
+    k.out(n, m, b) = cast<float16_t>(k.acc(n, m, b));
+    return k;
+}
+
+const std::vector<std::string> &bmm_schedules() {
+    static const std::vector<std::string> names = {"pe", "vector", "cpu"};
+    return names;
+}
+
+namespace {
+// The largest tile of at most `most` that divides `extent` in whole steps of `step` (or the
+// whole extent when it is smaller than a step).
+int pick(const char *what, int extent, int most, int step) {
+    if (extent <= step) return extent;
+    for (int t = most / step * step; t >= step; t -= step)
+        if (extent % t == 0) return t;
+    throw_error("bmm: no ", what, " tile of whole sticks (", step, ") divides ", extent);
+}
+}  // namespace
+
+void schedule_bmm(MatmulKernel &k, const std::string &name, int cores, const MachineDesc &machine) {
+    if (name == "cpu") {
+        k.acc.compute_root();
+        return;
+    }
+    if (name != "pe" && name != "vector") throw_error("bmm: unknown schedule '", name, "' (known: pe, vector, cpu)");
+    const int lanes = int(machine.stick_bytes / 2);
+    // Cores: one batch per group of cores; the group splits N, then M when N alone does not give
+    // every core whole sticks (IBM's batch > N > M priority).
+    if (cores < k.batch ? k.batch % cores : cores % k.batch)
+        throw_error("bmm: ", cores, " cores do not split evenly over ", k.batch, " batches");
+    int per_batch = std::max(1, cores / k.batch);
+    int n_split = per_batch;
+    while (n_split > 1 && (k.cols % n_split || (k.cols / n_split) % lanes)) n_split /= 2;
+    int m_split = per_batch / n_split;
+    if (n_split * m_split != per_batch || k.rows % m_split)
+        throw_error("bmm: cannot split N = ", k.cols, " and M = ", k.rows, " over ", per_batch,
+                    " cores per batch in whole sticks");
+    const int n_core = k.cols / n_split, m_core = k.rows / m_split;
+    const int tm = pick("M", m_core, 128, 1), tn = pick("N", n_core, 320, lanes), tk = pick("K", k.inner, 512, lanes);
+
+    Var n = k.n, m = k.m, b = k.b, nc("nc"), mc("mc"), nm("nm"), core("core"), mo("mo"), mi("mi"), no("no"), ni("ni");
+    Func out = k.out;
+    out.split(n, nc, n, n_core).split(m, mc, m, m_core).fuse(nc, mc, nm).fuse(nm, b, core);
+    if (cores > 1) out.parallel(core);
+    out.split(m, mo, mi, tm).split(n, no, ni, tn).reorder(ni, mi, no, mo, core).vectorize(ni, lanes, TailStrategy::RoundUp);
+    // The fp32 accumulator of one output tile stays in LX; K is streamed through in tiles.
+    k.acc.compute_at(out, no).store_in(MemoryType::VTCM).vectorize(n, lanes / 2, TailStrategy::RoundUp);
+    RVar ko("ko"), ki("ki");
+    if (name == "pe") {
+        RVar pe(std::string("ki") + kPeLoopSuffix);
+        k.acc.update().split(k.k.x, ko, ki, tk).rename(ki, pe).reorder(pe, n, m, ko, b);
+    } else {
+        k.acc.update().split(k.k.x, ko, ki, tk).reorder(ki, n, m, ko, b).vectorize(n, lanes, TailStrategy::RoundUp);
+    }
+}
+
+}  // namespace spyre

@@ -1,0 +1,31 @@
+// Batched matmul C[b] = A[b] x W (the bmm of a linear layer without bias): A {K, M, B} fp16
+// (sticked on K), W {N, K} fp16 (sticked on N), out {N, M, B} fp16, accumulated in fp32. Written
+// once as a Halide algorithm, with Spyre schedules that put the update on the PE array or on the
+// vector unit, split over cores by batch then by N (IBM's batch > N > M > K priority).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "device/machine_desc.h"
+
+namespace spyre {
+
+struct MatmulKernel {
+    Halide::ImageParam a, w;
+    Halide::Func acc, out;
+    Halide::Var n, m, b;
+    Halide::RDom k;
+    int batch = 1, rows = 1, inner = 1, cols = 1;  // B, M, K, N
+};
+
+MatmulKernel make_bmm(int batch, int rows, int inner, int cols);
+
+// "pe": PE array, tiles of up to (128 rows x 320 columns x 512 of K) in LX, split over `cores`
+// cores by batch, then N, then M; "vector": the same tiling on the vector unit; "cpu": the CPU
+// reference. Tiles are the largest that divide the shape in whole sticks (spyre::Error if none).
+const std::vector<std::string> &bmm_schedules();
+void schedule_bmm(MatmulKernel &k, const std::string &name, int cores = 32, const MachineDesc &machine = {});
+
+}  // namespace spyre

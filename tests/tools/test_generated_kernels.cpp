@@ -1,0 +1,80 @@
+// Kernels built by add_spyre_kernel (tests/CMakeLists.txt), called through the headers spyre-gen
+// wrote, against Halide's CPU AOT library of the same generator with schedule=cpu. Tolerances as
+// in tests/compiler: softmax within 2 fp16 ULPs (exp), layernorm exact.
+#include <cstring>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "HalideBuffer.h"
+#include "device/half.h"
+#include "layernorm_tiles.h"
+#include "layernorm_tiles_cpu.h"
+#include "softmax_stage4.h"
+#include "softmax_stage4_cpu.h"
+
+namespace {
+
+using Buf = Halide::Runtime::Buffer<>;
+const halide_type_t kF16(halide_type_float, 16);
+
+Buf random_f16(std::vector<int> shape, float lo, float hi, uint32_t seed) {
+    Buf b(kF16, shape);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(lo, hi);
+    uint16_t *p = static_cast<uint16_t *>(b.data());
+    for (size_t i = 0; i < b.number_of_elements(); i++) p[i] = spyre::float_to_half(dist(rng));
+    return b;
+}
+
+// fp16 bits to a monotonic integer: ULP distance is the difference.
+int64_t ordered(uint16_t h) { return (h & 0x8000) ? -int64_t(h & 0x7fff) : int64_t(h); }
+
+int64_t max_ulp(const Buf &got, const Buf &want) {
+    EXPECT_EQ(got.number_of_elements(), want.number_of_elements());
+    const uint16_t *g = static_cast<const uint16_t *>(got.data()), *w = static_cast<const uint16_t *>(want.data());
+    int64_t m = 0;
+    for (size_t i = 0; i < got.number_of_elements(); i++) m = std::max(m, std::abs(ordered(g[i]) - ordered(w[i])));
+    return m;
+}
+
+TEST(GeneratedKernel, SoftmaxStage4MatchesCpuAot) {
+    Buf in = random_f16({256, 64}, -4, 4, 7);
+    Buf dev(kF16, {256, 64}), ref(kF16, {256, 64});
+    spyre::SimStats stats;
+    ASSERT_EQ(softmax_stage4(in, dev, &stats), 0);
+    ASSERT_EQ(softmax_stage4_cpu(in, ref), 0);
+    EXPECT_LE(max_ulp(dev, ref), 2);
+    EXPECT_GT(stats.us, 0);
+}
+
+TEST(GeneratedKernel, LayernormMatchesCpuAotExactly) {
+    Buf in = random_f16({320, 100}, -4, 4, 11), gamma = random_f16({320}, 0.5f, 1.5f, 12),
+        beta = random_f16({320}, -1, 1, 13);
+    Buf dev(kF16, {320, 100}), ref(kF16, {320, 100});
+    ASSERT_EQ(layernorm_tiles(in, gamma, beta, dev), 0);
+    ASSERT_EQ(layernorm_tiles_cpu(in, gamma, beta, ref), 0);
+    EXPECT_EQ(max_ulp(dev, ref), 0);
+}
+
+TEST(GeneratedKernel, CroppedInputViewIsAccepted) {
+    // Any strides: a crop of a larger buffer is copied dense before stickifying.
+    Buf big = random_f16({300, 80}, -4, 4, 21);
+    Buf in = big.cropped(0, 10, 256).cropped(1, 5, 64);
+    in.set_min(0, 0);  // the CPU library reads coordinates [0, 256) x [0, 64)
+    Buf dev(kF16, {256, 64}), ref(kF16, {256, 64});
+    ASSERT_EQ(softmax_stage4(in, dev), 0);
+    ASSERT_EQ(softmax_stage4_cpu(in, ref), 0);
+    EXPECT_LE(max_ulp(dev, ref), 2);
+}
+
+TEST(GeneratedKernel, WrongShapeIsAnErrorNotACrash) {
+    Buf in = random_f16({128, 64}, -4, 4, 1);
+    Buf out(kF16, {256, 64});
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(softmax_stage4(in, out), -1);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("input 'in': dim 0 has extent 128, the kernel expects 256"), std::string::npos) << err;
+}
+
+}  // namespace

@@ -1,0 +1,174 @@
+// spyre-gen: the generator list, generating every generator (the .spyre reads back, the report
+// parses), and each error path's message and exit code.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "device/program_io.h"
+#include "tool_test_util.h"
+
+namespace fs = std::filesystem;
+using namespace spyre::tools_testing;
+
+namespace {
+
+const std::string kGen = SPYRE_GEN;
+
+fs::path scratch_dir(const std::string &name) {
+    fs::path d = fs::temp_directory_path() / ("spyre_tools_test_" + std::to_string(::getpid())) / name;
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+}
+
+TEST(SpyreGen, ListsGeneratorsAndSchedules) {
+    CommandResult r = run_command(quote(kGen) + " -l");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (const char *g : {"softmax:", "layernorm:", "rmsnorm:", "gelu:"}) EXPECT_NE(r.output.find(g), std::string::npos) << g;
+    EXPECT_NE(r.output.find("stage1, stage2, stage3, stage4, cores32"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("schedules: tiles, cores32"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("schedules: root, tiles, cores32"), std::string::npos) << r.output;
+}
+
+TEST(SpyreGen, Help) {
+    CommandResult r = run_command(quote(kGen) + " --help");
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.output.find("usage:"), std::string::npos);
+}
+
+struct GenCase {
+    std::string generator, schedule;
+    int cols, rows, inputs, cores;
+};
+
+void PrintTo(const GenCase &c, std::ostream *os) { *os << c.generator << " " << c.schedule << " " << c.cols << "x" << c.rows; }
+
+class GenerateEach : public ::testing::TestWithParam<GenCase> {};
+
+TEST_P(GenerateEach, WritesAllFilesAndTheProgramReadsBack) {
+    const GenCase &c = GetParam();
+    fs::path dir = scratch_dir(c.generator + "_" + c.schedule);
+    CommandResult r = run_command(quote(kGen) + " -g " + c.generator + " -o " + quote(dir.string()) +
+                                  " schedule=" + c.schedule + " cols=" + std::to_string(c.cols) +
+                                  " rows=" + std::to_string(c.rows));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (const char *ext : {".spyre", ".h", ".s", ".json"})
+        EXPECT_TRUE(fs::exists(dir / (c.generator + ext))) << c.generator << ext;
+
+    spyre::DeviceProgram p = spyre::read_program_file((dir / (c.generator + ".spyre")).string());
+    EXPECT_EQ(p.kernel_name, c.generator);
+    EXPECT_EQ(p.num_cores, c.cores);
+    int inputs = 0;
+    for (const spyre::BufferDecl &b : p.buffers) {
+        if (b.kind == spyre::BufferKind::Input) inputs++;
+        if (b.kind == spyre::BufferKind::Output) {
+            EXPECT_EQ(b.shape, (std::vector<int64_t>{c.cols, c.rows}));
+        }
+    }
+    EXPECT_EQ(inputs, c.inputs);
+
+    std::ifstream jf(dir / (c.generator + ".json"));
+    nlohmann::json j = nlohmann::json::parse(jf);
+    EXPECT_EQ(j["kernel"], c.generator);
+    EXPECT_EQ(j["schedule"], c.schedule);
+    EXPECT_EQ(j["cores"], c.cores);
+    EXPECT_EQ(j["lx_peak_bytes_per_core"].size(), size_t(c.cores));
+    EXPECT_GT(j["lx_peak_bytes"].get<int64_t>(), 0);
+    EXPECT_GE(j["dma_read_bytes"].get<int64_t>(), int64_t(c.cols) * c.rows * 2);
+    EXPECT_GE(j["dma_write_bytes"].get<int64_t>(), int64_t(c.cols) * c.rows * 2);
+    EXPECT_GT(j["modelled_us"].get<double>(), 0);
+
+    std::ifstream hf(dir / (c.generator + ".h"));
+    std::string header((std::istreambuf_iterator<char>(hf)), std::istreambuf_iterator<char>());
+    EXPECT_NE(header.find("inline int " + c.generator + "("), std::string::npos) << header;
+    std::ifstream sf(dir / (c.generator + ".s"));
+    std::string listing((std::istreambuf_iterator<char>(sf)), std::istreambuf_iterator<char>());
+    EXPECT_FALSE(listing.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Generators, GenerateEach,
+                         ::testing::Values(GenCase{"softmax", "stage4", 256, 128, 1, 1},
+                                           GenCase{"softmax", "cores32", 256, 2048, 1, 32},
+                                           GenCase{"layernorm", "tiles", 320, 100, 3, 1},
+                                           GenCase{"rmsnorm", "tiles", 320, 100, 2, 1},
+                                           GenCase{"gelu", "tiles", 200, 70, 1, 1}),
+                         [](const auto &info) { return info.param.generator + "_" + info.param.schedule; });
+
+TEST(SpyreGenErrors, UnknownGenerator) {
+    CommandResult r = run_command(quote(kGen) + " -g sofmax -o /tmp schedule=stage4");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("unknown generator 'sofmax' (known: gelu, layernorm, rmsnorm, softmax)"), std::string::npos)
+        << r.output;
+}
+
+TEST(SpyreGenErrors, UnknownParam) {
+    CommandResult r = run_command(quote(kGen) + " -g softmax -o /tmp schedule=stage4 colz=64");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("generator softmax has no parameter 'colz' (known: cols, machine, rows, schedule)"),
+              std::string::npos)
+        << r.output;
+}
+
+TEST(SpyreGenErrors, BadParamValue) {
+    CommandResult r = run_command(quote(kGen) + " -g softmax -o /tmp schedule=stage4 cols=abc");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("parameter cols=abc: expected an integer"), std::string::npos) << r.output;
+}
+
+TEST(SpyreGenErrors, UnknownSchedule) {
+    CommandResult r = run_command(quote(kGen) + " -g softmax -o /tmp schedule=stage9");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("generator softmax has no schedule 'stage9' (known: stage1, stage2, stage3, stage4, cores32)"),
+              std::string::npos)
+        << r.output;
+}
+
+TEST(SpyreGenErrors, MissingSchedule) {
+    CommandResult r = run_command(quote(kGen) + " -g layernorm -o /tmp cols=64");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("generator layernorm needs schedule=S (one of: tiles, cores32)"), std::string::npos)
+        << r.output;
+}
+
+TEST(SpyreGenErrors, CpuScheduleIsNotASpyreSchedule) {
+    CommandResult r = run_command(quote(kGen) + " -g softmax -o /tmp schedule=cpu");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("schedule=cpu is the CPU reference schedule"), std::string::npos) << r.output;
+}
+
+TEST(SpyreGenErrors, UnwritableOutputDir) {
+    fs::path dir = scratch_dir("unwritable");
+    fs::path file = dir / "a_file";
+    std::ofstream(file) << "x";
+    CommandResult r = run_command(quote(kGen) + " -g softmax -o " + quote((file / "out").string()) +
+                                  " schedule=stage4 cols=64 rows=64");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("cannot create output directory '" + (file / "out").string() + "'"), std::string::npos)
+        << r.output;
+}
+
+TEST(SpyreGenErrors, MissingMachineFile) {
+    CommandResult r = run_command(quote(kGen) + " -g softmax -o /tmp schedule=stage4 machine=/nonexistent/m.json");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("machine description '/nonexistent/m.json' does not exist"), std::string::npos) << r.output;
+}
+
+TEST(SpyreGenErrors, UnexpectedArgumentAndMissingFlags) {
+    CommandResult r = run_command(quote(kGen) + " -g softmax schedule=stage4");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("missing -o DIR"), std::string::npos) << r.output;
+    r = run_command(quote(kGen) + " --frobnicate");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("unexpected argument '--frobnicate'"), std::string::npos) << r.output;
+}
+
+TEST(SpyreGenErrors, ScheduleTheBackEndRejects) {
+    // 32 cores need at least 32 rows; the compile error from the back end is passed through.
+    CommandResult r = run_command(quote(kGen) + " -g softmax -o /tmp/spyre_gen_reject schedule=cores32 cols=64 rows=8");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("spyre-gen: error: Func softmax: ring_split(y, 32)"), std::string::npos) << r.output;
+}
+
+}  // namespace

@@ -1,0 +1,122 @@
+// spyre-run on a kernel built by add_spyre_kernel: text and JSON stats, a trace, inputs from files,
+// and its errors (corrupt program, wrong input size, unknown input).
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tool_test_util.h"
+
+namespace fs = std::filesystem;
+using namespace spyre::tools_testing;
+
+namespace {
+
+const std::string kRun = SPYRE_RUN;
+const std::string kSoftmax = SOFTMAX_STAGE4_SPYRE;  // 256 x 64 (tests/CMakeLists.txt)
+
+fs::path scratch(const std::string &name) {
+    fs::path d = fs::temp_directory_path() / ("spyre_run_test_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d / name;
+}
+
+TEST(SpyreRun, PrintsModelledTimeAndStats) {
+    CommandResult r = run_command(quote(kRun) + " " + quote(kSoftmax));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("kernel softmax_stage4"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("modelled time"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("(random)"), std::string::npos) << r.output;
+}
+
+TEST(SpyreRun, JsonParsesAndTraceIsWritten) {
+    fs::path trace = scratch("trace.json");
+    CommandResult r = run_command(quote(kRun) + " " + quote(kSoftmax) + " --json --trace " + quote(trace.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    nlohmann::json j = nlohmann::json::parse(r.output);
+    EXPECT_EQ(j["kernel"], "softmax_stage4");
+    EXPECT_EQ(j["mode"], "functional");
+    EXPECT_GT(j["stats"]["us"].get<double>(), 0);
+    EXPECT_GE(j["stats"]["dram_read_bytes"].get<int64_t>(), 256 * 64 * 2);
+    std::ifstream tf(trace);
+    ASSERT_TRUE(tf.good());
+    EXPECT_NO_THROW(nlohmann::json::parse(tf));
+}
+
+TEST(SpyreRun, TimingOnlyMatchesFunctionalTime) {
+    CommandResult a = run_command(quote(kRun) + " " + quote(kSoftmax) + " --json");
+    CommandResult b = run_command(quote(kRun) + " " + quote(kSoftmax) + " --json --timing-only");
+    ASSERT_EQ(a.exit_code, 0) << a.output;
+    ASSERT_EQ(b.exit_code, 0) << b.output;
+    nlohmann::json ja = nlohmann::json::parse(a.output), jb = nlohmann::json::parse(b.output);
+    EXPECT_EQ(jb["mode"], "timing_only");
+    EXPECT_NEAR(ja["stats"]["us"].get<double>(), jb["stats"]["us"].get<double>(), 1e-6 + 1e-3 * ja["stats"]["us"].get<double>());
+}
+
+TEST(SpyreRun, InputFromFileAndOutputToFile) {
+    fs::path in = scratch("in.bin"), out = scratch("out.bin");
+    {
+        std::ofstream f(in, std::ios::binary);
+        std::vector<uint16_t> zeros(256 * 64, 0);  // softmax of a zero row: 1/256 everywhere
+        f.write(reinterpret_cast<const char *>(zeros.data()), zeros.size() * 2);
+    }
+    CommandResult r = run_command(quote(kRun) + " " + quote(kSoftmax) + " --input in=" + quote(in.string()) +
+                                  " --output " + quote(out.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::ifstream f(out, std::ios::binary);
+    std::vector<uint16_t> y(256 * 64);
+    f.read(reinterpret_cast<char *>(y.data()), y.size() * 2);
+    ASSERT_EQ(f.gcount(), std::streamsize(y.size() * 2));
+    for (uint16_t v : y) ASSERT_EQ(v, 0x1C00) << "1/256 in fp16";
+}
+
+TEST(SpyreRun, Disassembles) {
+    CommandResult r = run_command(quote(kRun) + " " + quote(kSoftmax) + " --dis");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("softmax_stage4"), std::string::npos) << r.output.substr(0, 400);
+}
+
+TEST(SpyreRunErrors, WrongInputSize) {
+    fs::path in = scratch("short.bin");
+    std::ofstream(in, std::ios::binary) << "abcd";
+    CommandResult r = run_command(quote(kRun) + " " + quote(kSoftmax) + " --input in=" + quote(in.string()));
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("input 'in': '" + in.string() + "' has 4 bytes, the kernel expects 32768 (f16 {256, 64})"),
+              std::string::npos)
+        << r.output;
+}
+
+TEST(SpyreRunErrors, UnknownInputName) {
+    CommandResult r = run_command(quote(kRun) + " " + quote(kSoftmax) + " --input x=/dev/null");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("kernel softmax_stage4 has no input 'x' (inputs: in)"), std::string::npos) << r.output;
+}
+
+TEST(SpyreRunErrors, CorruptProgram) {
+    std::ifstream f(kSoftmax, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    fs::path bad = scratch("truncated.spyre");
+    std::ofstream(bad, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+    CommandResult r = run_command(quote(kRun) + " " + quote(bad.string()));
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("spyre-run: error:"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("offset"), std::string::npos) << r.output;
+
+    fs::path garbage = scratch("garbage.spyre");
+    std::ofstream(garbage, std::ios::binary) << "not a spyre program";
+    r = run_command(quote(kRun) + " " + quote(garbage.string()));
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("spyre-run: error:"), std::string::npos) << r.output;
+}
+
+TEST(SpyreRunErrors, MissingFileAndHelp) {
+    CommandResult r = run_command(quote(kRun) + " /nonexistent/k.spyre");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("/nonexistent/k.spyre"), std::string::npos) << r.output;
+    r = run_command(quote(kRun) + " --help");
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.output.find("--timing-only"), std::string::npos) << r.output;
+}
+
+}  // namespace
