@@ -243,6 +243,7 @@ private:
         Operand o;
         o.kind = Operand::Vec;
         o.type = t;
+        o.buf = "$temp";  // tracked like a buffer: the PE array reads restickified operands from it
         o.base = int32_t(temp_base_ + temps_[slot].offset);
         o.index = Expr(0);
         o.temp = slot;
@@ -733,23 +734,34 @@ private:
         std::set<std::string> vars = var_set(loops);
         auto ac = affine_in(st->index, vars), aa = affine_in(la->index, vars), ab = affine_in(lb->index, vars);
         if (!ac || !aa || !ab) fail("indices are not affine");
-        // A is the operand that moves with k in steps of 1.
-        if (aa->of(kname) != 1) std::swap(la, lb), std::swap(aa, ab);
-        if (aa->of(kname) != 1 || ac->of(kname) != 0) fail("A must be contiguous along k");
+        // The n loop: C moves by 1 and one operand (B) moves with it, the other (A) does not.
         std::string n_name, m_name;
         int64_t n_ext = 1, m_ext = 1;
         size_t first = loops.size() - 1;
         for (size_t i = loops.size() - 1; i-- > 0 && i + 3 >= loops.size();) {
             const Loop &l = loops[i];
-            if (ac->of(l.name) == 1 && ab->of(l.name) == 1 && aa->of(l.name) == 0) n_name = l.name, n_ext = l.extent;
-            else if (ab->of(l.name) == 0 && ac->of(l.name) > 0 && aa->of(l.name) > 0) m_name = l.name, m_ext = l.extent;
-            else break;
+            if (n_name.empty() && ac->of(l.name) == 1 && (aa->of(l.name) == 0) != (ab->of(l.name) == 0)) {
+                if (aa->of(l.name) != 0) std::swap(la, lb), std::swap(aa, ab);  // B is the one moving with n
+                n_name = l.name, n_ext = l.extent;
+            } else if (ac->of(l.name) > 1) {
+                m_name = l.name, m_ext = l.extent;
+            } else {
+                break;
+            }
             first = i;
         }
-        if (n_name.empty()) fail("no loop over n with C and B contiguous");
+        if (n_name.empty()) fail("no loop over n along which C is contiguous");
+        if (aa->of(kname) != 1) fail("A must be sticked on k (contiguous along the reduction)");
+        if (!m_name.empty() && (ab->of(m_name) != 0 || aa->of(m_name) <= 0)) fail("B must not move with m");
+        // B sticked on n is what the PE array takes; B sticked on k is restickified first.
+        const bool b_transposed = ab->of(kname) == 1;
+        if (!b_transposed && ab->of(n_name) != 1) fail("B must be sticked on n or on k");
         int64_t k_ext = loops.back().extent;
-        int64_t lda = m_name.empty() ? 0 : aa->of(m_name) * 2, ldb = ab->of(kname) * 2;
+        int64_t lda = m_name.empty() ? 0 : aa->of(m_name) * 2;
+        int64_t ldb = b_transposed ? (n_ext + sb_ / 2 - 1) / (sb_ / 2) * sb_ : ab->of(kname) * 2;
         int64_t ldc = m_name.empty() ? 0 : ac->of(m_name) * 4;
+        if (b_transposed && ab->of(n_name) * 2 != (k_ext * 2 + sb_ - 1) / sb_ * sb_)
+            fail("B sticked on k must have rows of k padded to whole sticks");
         // Row strides must be whole sticks (the layouts pad K and N); a single row needs none.
         if (m_name.empty()) lda = (k_ext * 2 + sb_ - 1) / sb_ * sb_, ldc = (n_ext * 4 + sb_ - 1) / sb_ * sb_;
         for (int64_t ld : {lda, ldb, ldc})
@@ -772,12 +784,21 @@ private:
                 return o;
             };
             Operand oa = base(la, DType::F16), ob = base(lb, DType::F16), oc = base(cl, DType::F32);
-            before(QPE, {la->name, lb->name, st->name}, {st->name});
+            std::string bname = lb->name;
+            if (b_transposed) {
+                // Restickify B (n rows of k) into k rows of n, at the restickify rate.
+                Operand t = new_temp(DType::F16, k_ext * ldb);
+                vinstr(Opcode::VTRANSPOSE, DType::F16, t, &ob, nullptr, n_ext, k_ext);
+                ob = t;
+                bname = t.buf;
+            }
+            before(QPE, {la->name, bname, st->name}, {st->name});
             std::vector<Reg> regs;
             Lx xc = addr(oc, regs), xa = addr(oa, regs), xb = addr(ob, regs);
             b_.matmul(kTagPE, xc, xa, xb, di, true);
             for (Reg r : regs) b_.release(r);
-            after(kTagPE, QPE, {la->name, lb->name, st->name}, {st->name});
+            after(kTagPE, QPE, {la->name, bname, st->name}, {st->name});
+            reset_temps();
         });
     }
 

@@ -72,6 +72,42 @@ TEST_P(Matmul, VectorUnitMatchesCpu) {
     EXPECT_EQ(count(r.program, Opcode::MATMUL), 0);
 }
 
+// Q K^T: both operands are sticked on the reduction (d); the PE array needs B sticked on n, so
+// the back end restickifies K's tile (VTRANSPOSE, at the restickify rate) before each MATMUL.
+Algorithm scores(int D) {
+    return [=] {
+        Kernel k;
+        ImageParam q(Float(16), 2, "q"), kk(Float(16), 2, "keys");
+        Var s2("s2"), s1("s1");
+        RDom r(0, D, "d");
+        Func c("qk"), out("scores");
+        c(s2, s1) = 0.0f;
+        c(s2, s1) += cast<float>(q(r, s1)) * cast<float>(kk(r, s2));
+        out(s2, s1) = cast<float16_t>(c(s2, s1));
+        k.inputs = {q, kk};
+        k.output = out;
+        k.funcs = {{"c", c}};
+        k.vars = {{"n", s2}, {"m", s1}};
+        return k;
+    };
+}
+
+TEST_P(Matmul, RestickifiesBStickedOnK) {
+    Shape s = GetParam();  // K = head dim, N = keys, M = queries
+    DiffResult r = run_differential(
+        scores(s.K),
+        [&](Kernel &k) {
+            Func c = k.funcs["c"];
+            RVar rk(c.update(0).get_schedule().rvars()[0].var);
+            spyre::schedule(c).scratchpad_root().stick_vectorize(k.vars["n"]).pe_matmul(rk);
+            spyre::schedule(k.output).stick_vectorize(k.vars["n"]);
+        },
+        {{s.K, s.M}, {s.K, s.N}}, {s.N, s.M}, -2, 2);
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+    EXPECT_GE(count(r.program, Opcode::VTRANSPOSE), 1);
+    EXPECT_GE(count(r.program, Opcode::MATMUL), 1);
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Matmul,
                          ::testing::Values(Shape{64, 64, 64}, Shape{100, 100, 7}, Shape{130, 70, 33}, Shape{64, 128, 1}),
                          [](const auto &info) {
