@@ -1,0 +1,90 @@
+#include "mlp.h"
+
+#include <algorithm>
+
+#include "device/error.h"
+#include "directives.h"
+#include "spyre_intrinsics.h"
+
+namespace spyre {
+
+using namespace Halide;
+
+MlpKernel make_mlp(int dim, int hidden, int rows) {
+    MlpKernel k;
+    k.dim = dim, k.hidden = hidden, k.rows = rows;
+    k.x = ImageParam(Float(16), 2, "x");
+    k.w1 = ImageParam(Float(16), 2, "w1");
+    k.b1 = ImageParam(Float(16), 1, "b1");
+    k.w2 = ImageParam(Float(16), 2, "w2");
+    k.b2 = ImageParam(Float(16), 1, "b2");
+    k.n = Var("n"), k.m = Var("m");
+    k.r1 = RDom(0, dim, "r1");
+    k.r2 = RDom(0, hidden, "r2");
+    Var n = k.n, m = k.m;
+    k.acc1 = Func("mlp_acc1");
+    k.h = Func("mlp_h");
+    k.acc2 = Func("mlp_acc2");
+    k.out = Func("mlp");
+    k.acc1(n, m) = 0.0f;
+    k.acc1(n, m) += cast<float>(k.x(k.r1, m)) * cast<float>(k.w1(n, k.r1));
+    Expr v = k.acc1(n, m) + cast<float>(k.b1(n));
+    const float c = 0.7978845608f;  // sqrt(2 / pi)
+    k.h(n, m) = cast<float16_t>(0.5f * v * (1.0f + tanh(c * (v + 0.044715f * v * v * v))));
+    k.acc2(n, m) = 0.0f;
+    k.acc2(n, m) += cast<float>(k.h(k.r2, m)) * cast<float>(k.w2(n, k.r2));
+    k.out(n, m) = cast<float16_t>(k.acc2(n, m) + cast<float>(k.b2(n)));
+    return k;
+}
+
+const std::vector<std::string> &mlp_schedules() {
+    static const std::vector<std::string> names = {"matched", "dram", "cpu"};
+    return names;
+}
+
+void schedule_mlp(MlpKernel &k, const std::string &name, int cores, const MachineDesc &machine) {
+    Var n = k.n, m = k.m, mo("mo"), mi("mi");
+    if (name == "cpu") {
+        for (Func f : {k.acc1, k.h, k.acc2}) f.compute_root();
+        return;
+    }
+    const int lanes = int(machine.stick_bytes / 2);
+    auto pe = [&](Func f, const RDom &r) {
+        RVar kk(r.x.name() + kPeLoopSuffix);
+        f.update().rename(r.x, kk).reorder(kk, n, m);
+    };
+    int row_tile = std::max(1, std::min(64, k.rows / cores));
+    if (name == "matched") {
+        // The output's rows are split over cores; each core computes h for those rows into its LX,
+        // which is exactly what its second matmul reads.
+        SpyreSchedule o = schedule(k.out, machine);
+        if (cores > 1) o.ring_split(m, cores, k.rows);
+        o.split(m, mo, mi, row_tile).stick_vectorize(n);
+        for (Func f : {k.acc1, k.acc2}) {
+            schedule(f, machine).scratchpad_store_at(k.out, mo);
+            f.vectorize(n, lanes / 2, TailStrategy::RoundUp);
+        }
+        schedule(k.h, machine).scratchpad_store_at(k.out, mo).stick_vectorize(n);
+    } else if (name == "dram") {
+        // h is computed with its own split over the hidden dimension and goes through device memory.
+        SpyreSchedule hs = schedule(k.h, machine).device_root();
+        if (cores > 1) {
+            hs.ring_split(n, cores, k.hidden);
+            k.h.reorder(n, m, Var("n_core"));  // the split over cores is the outermost loop
+        }
+        hs.stick_vectorize(n);
+        schedule(k.acc1, machine).scratchpad_store_at(k.h, cores > 1 ? Var("n_core") : Var::outermost());
+        k.acc1.vectorize(n, lanes / 2, TailStrategy::RoundUp);
+        SpyreSchedule o = schedule(k.out, machine);
+        if (cores > 1) o.ring_split(m, cores, k.rows);
+        o.split(m, mo, mi, row_tile).stick_vectorize(n);
+        schedule(k.acc2, machine).scratchpad_store_at(k.out, mo);
+        k.acc2.vectorize(n, lanes / 2, TailStrategy::RoundUp);
+    } else {
+        throw_error("mlp: unknown schedule '", name, "' (known: matched, dram, cpu)");
+    }
+    pe(k.acc1, k.r1);
+    pe(k.acc2, k.r2);
+}
+
+}  // namespace spyre

@@ -1,0 +1,28 @@
+// A two-layer MLP block: h = gelu(x W1 + b1), y = h W2 + b2, with x {D, M}, W1 {H, D}, W2 {D, H},
+// biases {H} and {D}, all fp16, matmuls accumulated in fp32 on the PE array. Schedules differ in
+// how the pointwise stage relates to the matmuls' core split: "matched" computes each core's rows
+// of h in its LX (the split the second matmul needs), "dram" materialises h in device memory with a
+// split of its own (over the hidden dimension), so it must cross device memory.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "device/machine_desc.h"
+
+namespace spyre {
+
+struct MlpKernel {
+    Halide::ImageParam x, w1, b1, w2, b2;
+    Halide::Func acc1, h, acc2, out;
+    Halide::Var n, m;
+    Halide::RDom r1, r2;
+    int dim = 64, hidden = 256, rows = 64;
+};
+
+MlpKernel make_mlp(int dim, int hidden, int rows);
+const std::vector<std::string> &mlp_schedules();
+void schedule_mlp(MlpKernel &k, const std::string &name, int cores = 32, const MachineDesc &machine = {});
+
+}  // namespace spyre
