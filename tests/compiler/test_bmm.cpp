@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler_test_util.h"
+#include "device/error.h"
 #include "matmul.h"
 
 namespace spyre::testing {
@@ -51,6 +52,30 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Bmm,
                              return c.schedule + "_" + std::to_string(c.batch) + "x" + std::to_string(c.rows) + "x" +
                                     std::to_string(c.inner) + "x" + std::to_string(c.cols) + "_" + std::to_string(c.cores) + "c";
                          });
+
+}  // namespace
+}  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+
+TEST(BmmErrors, SplitsThatAreNotWholeSticks) {
+    try {
+        MatmulKernel k = make_bmm(3, 64, 128, 100);
+        schedule_bmm(k, "pe", 32);
+        FAIL() << "expected an error";
+    } catch (const spyre::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("bmm: 32 cores do not split evenly over 3 batches"), std::string::npos)
+            << e.what();
+    }
+    try {
+        MatmulKernel k = make_bmm(2, 64, 128, 100);  // N = 100 over 16 cores per batch
+        schedule_bmm(k, "pe", 32);
+        FAIL() << "expected an error";
+    } catch (const spyre::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("whole sticks"), std::string::npos) << e.what();
+    }
+}
 
 }  // namespace
 }  // namespace spyre::testing

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "compiler_test_util.h"
+#include "device/error.h"
+#include "matmul.h"
 
 namespace spyre::testing {
 namespace {
@@ -114,6 +116,50 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Matmul,
                              return std::to_string(info.param.K) + "x" + std::to_string(info.param.N) + "x" +
                                     std::to_string(info.param.M);
                          });
+
+}  // namespace
+}  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+
+std::string error_of(const std::function<void()> &f) {
+    try {
+        f();
+    } catch (const spyre::Error &e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+// A whose rows run along m (sticked on m, not on the reduction) has no PE form: a compile error
+// naming the Func and the directive, not a silent fallback.
+TEST(MatmulErrors, OperandNotStickedOnK) {
+    ImageParam a(Float(16), 2, "a_t"), b(Float(16), 2, "b");
+    Var n("n"), m("m");
+    RDom r(0, 64, "k");
+    Func c("acc_t"), out("mm_t");
+    c(n, m) = 0.0f;
+    c(n, m) += cast<float>(a(m, r)) * cast<float>(b(n, r));  // both operands sticked on their non-k dims
+    out(n, m) = cast<float16_t>(c(n, m));
+    spyre::schedule(c).scratchpad_root().stick_vectorize(n).pe_matmul(r.x);
+    spyre::schedule(out).stick_vectorize(n);
+    CompileOptions o;
+    o.inputs = {TensorSpec{{64, 64}, {}}, TensorSpec{{64, 64}, {}}};
+    o.output = TensorSpec{{64, 64}, {}};
+    std::string msg = error_of([&] { compile_for_spyre(out, {a, b}, o); });
+    EXPECT_NE(msg.find("Func acc_t: pe_matmul"), std::string::npos) << msg;
+}
+
+TEST(MatmulErrors, PeMatmulNeedsAnUpdate) {
+    ImageParam a(Float(16), 2, "a");
+    Var n("n"), m("m");
+    Func c("no_update");
+    c(n, m) = cast<float>(a(n, m));
+    RDom r(0, 4, "k");
+    std::string msg = error_of([&] { spyre::schedule(c).pe_matmul(r.x); });
+    EXPECT_NE(msg.find("Func no_update: pe_matmul(k$x): needs an update definition"), std::string::npos) << msg;
+}
 
 }  // namespace
 }  // namespace spyre::testing
