@@ -5,6 +5,7 @@
 
 #include "device/error.h"
 #include "directives.h"
+#include "known_names.h"
 #include "spyre_intrinsics.h"
 
 namespace spyre {
@@ -74,7 +75,7 @@ void schedule_attention(AttentionKernel &a, const std::string &name, const Machi
         schedule(a.acc, m).scratchpad_store_at(a.out, so);
         a.acc.vectorize(d, lanes / 2, TailStrategy::RoundUp);
     } else {
-        throw_error("attention: unknown schedule '", name, "' (known: fused, unfused, cpu)");
+        throw_unknown("attention", "schedule", name, attention_schedules());
     }
     pe(a.scores, a.rd, t, s);
     pe(a.acc, a.rt, d, s);

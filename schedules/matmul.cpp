@@ -4,6 +4,7 @@
 
 #include "device/error.h"
 #include "directives.h"
+#include "known_names.h"
 #include "spyre_intrinsics.h"
 
 namespace spyre {
@@ -47,7 +48,7 @@ void schedule_bmm(MatmulKernel &k, const std::string &name, int cores, const Mac
         k.acc.compute_root();
         return;
     }
-    if (name != "pe" && name != "vector") throw_error("bmm: unknown schedule '", name, "' (known: pe, vector, cpu)");
+    check_known("bmm", "schedule", name, bmm_schedules());
     const int lanes = int(machine.stick_bytes / 2);
     // Cores: one batch per group of cores; the group splits N, then M when N alone does not give
     // every core whole sticks (IBM's batch > N > M priority).

@@ -4,6 +4,7 @@
 
 #include "device/error.h"
 #include "directives.h"
+#include "known_names.h"
 #include "spyre_intrinsics.h"
 
 namespace spyre {
@@ -81,7 +82,7 @@ void schedule_mlp(MlpKernel &k, const std::string &name, int cores, const Machin
         schedule(k.acc2, machine).scratchpad_store_at(k.out, mo);
         k.acc2.vectorize(n, lanes / 2, TailStrategy::RoundUp);
     } else {
-        throw_error("mlp: unknown schedule '", name, "' (known: matched, dram, cpu)");
+        throw_unknown("mlp", "schedule", name, mlp_schedules());
     }
     pe(k.acc1, k.r1);
     pe(k.acc2, k.r2);

@@ -4,6 +4,7 @@
 
 #include "device/error.h"
 #include "directives.h"
+#include "known_names.h"
 
 namespace spyre {
 
@@ -11,11 +12,6 @@ using namespace Halide;
 
 namespace {
 
-std::string join(const std::vector<std::string> &names) {
-    std::string list;
-    for (const std::string &n : names) list += (list.empty() ? "" : ", ") + n;
-    return list;
-}
 
 constexpr int kTileRows = 64;
 
@@ -28,8 +24,7 @@ const std::vector<std::string> &norm_ops() {
 
 NormKernel make_norm(const std::string &op, int cols, int rows, float eps) {
     const auto &ops = norm_ops();
-    if (std::find(ops.begin(), ops.end(), op) == ops.end())
-        throw_error("norm: unknown op '", op, "' (known: ", join(ops), ")");
+    check_known("norm", "op", op, ops);
     NormKernel k;
     k.op = op;
     k.cols = cols;
@@ -75,7 +70,7 @@ const std::vector<std::string> &norm_schedules() {
 void schedule_norm(NormKernel &k, const std::string &name, const MachineDesc &m) {
     Var x = k.x, y = k.y, yo("yo"), yi("yi");
     if (name != "tiles" && name != "cores32")
-        throw_error("norm: unknown schedule '", name, "' (known: ", join(norm_schedules()), ")");
+        throw_unknown("norm", "schedule", name, norm_schedules());
     SpyreSchedule s = schedule(k.out, m);
     int rows = k.rows;
     if (name == "cores32") {

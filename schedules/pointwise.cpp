@@ -4,6 +4,7 @@
 
 #include "device/error.h"
 #include "directives.h"
+#include "known_names.h"
 
 namespace spyre {
 
@@ -11,11 +12,6 @@ using namespace Halide;
 
 namespace {
 
-std::string join(const std::vector<std::string> &names) {
-    std::string list;
-    for (const std::string &n : names) list += (list.empty() ? "" : ", ") + n;
-    return list;
-}
 
 constexpr int kTileRows = 64;
 
@@ -28,8 +24,7 @@ const std::vector<std::string> &pointwise_ops() {
 
 PointwiseKernel make_pointwise(const std::string &op, Type type, int cols, int rows) {
     const auto &ops = pointwise_ops();
-    if (std::find(ops.begin(), ops.end(), op) == ops.end())
-        throw_error("pointwise: unknown op '", op, "' (known: ", join(ops), ")");
+    check_known("pointwise", "op", op, ops);
     if (type != Float(16) && type != Float(32))
         throw_error("pointwise: type ", type, " is not supported (float16 and float32 are)");
     PointwiseKernel k;
@@ -89,7 +84,7 @@ void schedule_pointwise(PointwiseKernel &k, const std::string &name, const Machi
         s.split(y, yo, yi, std::max(1, std::min(kTileRows, rows))).stick_vectorize(x);
         for (ImageParam &in : k.inputs) stage_all_in_lx(in, k.out, yo, m);
     } else {
-        throw_error("pointwise: unknown schedule '", name, "' (known: ", join(pointwise_schedules()), ")");
+        throw_unknown("pointwise", "schedule", name, pointwise_schedules());
     }
 }
 

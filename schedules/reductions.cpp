@@ -4,17 +4,13 @@
 
 #include "device/error.h"
 #include "directives.h"
+#include "known_names.h"
 
 namespace spyre {
 
 using namespace Halide;
 
 namespace {
-std::string join(const std::vector<std::string> &names) {
-    std::string list;
-    for (const std::string &n : names) list += (list.empty() ? "" : ", ") + n;
-    return list;
-}
 }  // namespace
 
 const std::vector<std::string> &reduction_ops() {
@@ -26,8 +22,7 @@ Type reduction_output_type(const std::string &op, Type type) { return op == "sum
 
 ReductionKernel make_reduction(const std::string &op, Type type, int cols, int rows) {
     const auto &ops = reduction_ops();
-    if (std::find(ops.begin(), ops.end(), op) == ops.end())
-        throw_error("reduction: unknown op '", op, "' (known: ", join(ops), ")");
+    check_known("reduction", "op", op, ops);
     if (type != Float(16) && type != Float(32))
         throw_error("reduction: type ", type, " is not supported (float16 and float32 are)");
     ReductionKernel k;
@@ -67,7 +62,7 @@ void schedule_reduction(ReductionKernel &k, const std::string &name, const Machi
         stage_all_in_lx(k.in, k.out, core, m);
         if (k.s.defined()) schedule(k.s, m).scratchpad_store_at(k.out, core);
     } else {
-        throw_error("reduction: unknown schedule '", name, "' (known: ", join(reduction_schedules()), ")");
+        throw_unknown("reduction", "schedule", name, reduction_schedules());
     }
 }
 

@@ -2,6 +2,7 @@
 
 #include "device/error.h"
 #include "directives.h"
+#include "known_names.h"
 
 namespace spyre {
 
@@ -75,9 +76,7 @@ void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDe
         for (Func f : {k.mx, k.s}) schedule(f, m).scratchpad_store_at(k.out, yo);
         schedule(k.e, m).scratchpad_store_at(k.out, yo).stick_vectorize(x);
     } else {
-        std::string list;
-        for (const std::string &n : softmax_schedules()) list += (list.empty() ? "" : ", ") + n;
-        throw_error("softmax: unknown schedule '", name, "' (known: ", list, ")");
+        throw_unknown("softmax", "schedule", name, softmax_schedules());
     }
 }
 
