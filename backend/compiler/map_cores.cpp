@@ -135,6 +135,63 @@ public:
     }
 };
 
+// An LX buffer filled under a ring split holds, on each core, only that core's share: every read
+// must come from the same split (or, after a ring reduction, from the core's own slice).
+class CheckLxSplits : public IRVisitor {
+public:
+    explicit CheckLxSplits(const KernelPlan &p) : plan(p) {}
+    const KernelPlan &plan;
+    struct Share {
+        int64_t cores, stride;
+        std::string writer;
+    };
+    std::map<std::string, Share> shares;
+    bool reading = false;
+    std::vector<const For *> par;
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+        if (op->for_type == ForType::Parallel) par.push_back(op);
+        IRVisitor::visit(op);
+        if (op->for_type == ForType::Parallel) par.pop_back();
+    }
+    Expr base(const Expr &i) {
+        if (const Ramp *r = i.as<Ramp>()) return r->base;
+        return i;
+    }
+    void visit(const Store *op) override {
+        IRVisitor::visit(op);
+        if (reading || par.empty() || !plan.has(op->name) || plan.buffer(op->name).place != Place::LX) return;
+        auto a = affine_in(base(op->index), {par.back()->name});
+        auto e = const_int(par.back()->extent);
+        if (a && e && a->of(par.back()->name) != 0)
+            shares[op->name] = Share{*e, a->of(par.back()->name), func_of_loop(par.back()->name)};
+    }
+    void visit(const Load *op) override {
+        IRVisitor::visit(op);
+        if (!reading) return;
+        auto it = shares.find(op->name);
+        if (it == shares.end()) return;
+        const Share &sh = it->second;
+        Expr b = base(op->index);
+        bool ok = false;
+        if (!par.empty()) {
+            auto a = affine_in(b, {par.back()->name});
+            auto e = const_int(par.back()->extent);
+            ok = a && e && *e == sh.cores && a->of(par.back()->name) == sh.stride;
+        }
+        if (!ok) {
+            auto a = affine_in(b, {kCoreIdVar});
+            ok = a && a->of(kCoreIdVar) == sh.stride;
+        }
+        if (!ok)
+            throw_error("Func ", plan.buffer(op->name).func, " is kept in LX and computed split over ", sh.cores,
+                        " cores (by ", sh.writer, "), but it is read ",
+                        par.empty() ? std::string("outside any ring split")
+                                    : "under the ring split " + par.back()->name + " with another share",
+                        "; split its consumers the same way, or keep it in device memory (device_root)");
+    }
+};
+
 }  // namespace
 
 Stmt map_cores(const Stmt &s, KernelPlan &plan) {
@@ -147,6 +204,10 @@ Stmt map_cores(const Stmt &s, KernelPlan &plan) {
     plan.num_cores = std::min<int>(cores, int(plan.machine.cores));
     MapCores mc(plan, plan.num_cores);
     if (fp.loops.empty()) return s;
+    CheckLxSplits check(plan);
+    s.accept(&check);  // the shares
+    check.reading = true;
+    s.accept(&check);  // their readers
 
     Stages stages(plan, mc);
     return stages.mutate(s);

@@ -144,3 +144,34 @@ TEST(CompileErrors, HalideScheduleErrorsAreWrapped) {
 
 }  // namespace
 }  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+
+// Row maxima kept in LX and computed split over 4 cores, read by an unsplit consumer: core 0
+// would read rows it never computed. A compile error, not a wrong result.
+TEST(CompileErrors, LxShareReadWithAnotherSplit) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    RDom r(0, 64, "r");
+    Func mx("split_max"), out("unsplit_out");
+    mx(y) = maximum(in(r, y));
+    out(x, y) = in(x, y) - mx(y);
+    spyre::schedule(mx).scratchpad_root().ring_split(y, 4, 256);
+    spyre::schedule(out).stick_vectorize(x);
+    std::string msg = compile_error([&] { compile_for_spyre(out, {in}, opts({64, 256}, {64, 256})); });
+    EXPECT_NE(msg.find("Func split_max is kept in LX and computed split over 4 cores"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("read outside any ring split"), std::string::npos) << msg;
+
+    // Split the consumer the same way and it compiles.
+    Func mx2("split_max2"), out2("split_out2");
+    mx2(y) = maximum(in(r, y));
+    out2(x, y) = in(x, y) - mx2(y);
+    spyre::schedule(mx2).scratchpad_root().ring_split(y, 4, 256);
+    spyre::schedule(out2).ring_split(y, 4, 256).stick_vectorize(x);
+    msg = compile_error([&] { compile_for_spyre(out2, {in}, opts({64, 256}, {64, 256})); });
+    EXPECT_EQ(msg, "(no error)");
+}
+
+}  // namespace
+}  // namespace spyre::testing
