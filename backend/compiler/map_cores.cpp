@@ -192,6 +192,67 @@ public:
     }
 };
 
+// After mapping, a buffer every access of which is core * stride + (within the slice) only ever
+// holds the core's own slice: allocate just the slice and drop the core offset.
+class ShrinkShares : public IRMutator {
+public:
+    ShrinkShares(KernelPlan &p, std::map<std::string, int64_t> strides) : plan(p), strides(std::move(strides)) {}
+    KernelPlan &plan;
+    std::map<std::string, int64_t> strides;
+    using IRMutator::visit;
+
+    static Expr base(const Expr &i) {
+        if (const Ramp *r = i.as<Ramp>()) return r->base;
+        return i;
+    }
+    // Keeps only the buffers whose every access moves with the core by exactly the stride.
+    void check(const Stmt &s) {
+        class V : public IRVisitor {
+        public:
+            ShrinkShares *self;
+            using IRVisitor::visit;
+            void look(const std::string &name, const Expr &index) {
+                auto it = self->strides.find(name);
+                if (it == self->strides.end()) return;
+                auto a = affine_in(base(index), {kCoreIdVar});
+                if (!a || a->of(kCoreIdVar) != it->second) self->strides.erase(it);
+            }
+            void visit(const Load *op) override {
+                look(op->name, op->index);
+                IRVisitor::visit(op);
+            }
+            void visit(const Store *op) override {
+                look(op->name, op->index);
+                IRVisitor::visit(op);
+            }
+        } v;
+        v.self = this;
+        s.accept(&v);
+    }
+    Expr shifted(const std::string &name, const Expr &index) {
+        Expr off = Variable::make(Int(32), kCoreIdVar) * int(strides.at(name));
+        if (const Ramp *r = index.as<Ramp>()) return Ramp::make(simplify(r->base - off), r->stride, r->lanes);
+        return simplify(index - off);
+    }
+    Expr visit(const Load *op) override {
+        if (!strides.count(op->name)) return IRMutator::visit(op);
+        return Load::make(op->type, op->name, shifted(op->name, mutate(op->index)), op->image, op->param,
+                          mutate(op->predicate), op->alignment);
+    }
+    Stmt visit(const Store *op) override {
+        if (!strides.count(op->name)) return IRMutator::visit(op);
+        return Store::make(op->name, mutate(op->value), shifted(op->name, mutate(op->index)), op->param,
+                           mutate(op->predicate), op->alignment);
+    }
+    Stmt visit(const Allocate *op) override {
+        auto it = strides.find(op->name);
+        if (it == strides.end()) return IRMutator::visit(op);
+        plan.buffer(op->name).elems = it->second;
+        return Allocate::make(op->name, op->type, op->memory_type, {Expr(it->second)}, op->condition,
+                              mutate(op->body), op->new_expr, op->free_function);
+    }
+};
+
 }  // namespace
 
 Stmt map_cores(const Stmt &s, KernelPlan &plan) {
@@ -210,7 +271,12 @@ Stmt map_cores(const Stmt &s, KernelPlan &plan) {
     s.accept(&check);  // their readers
 
     Stages stages(plan, mc);
-    return stages.mutate(s);
+    Stmt mapped = stages.mutate(s);
+    std::map<std::string, int64_t> strides;
+    for (auto &kv : check.shares) strides[kv.first] = kv.second.stride;
+    ShrinkShares shrink(plan, strides);
+    shrink.check(mapped);
+    return shrink.strides.empty() ? mapped : shrink.mutate(mapped);
 }
 
 }  // namespace spyre

@@ -57,7 +57,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxSchedules,
                                            Case{"cores32", 1024, 512}, Case{"stage1", 1000, 128},
                                            Case{"stage3", 100, 128}, Case{"stage4", 1000, 128},
                                            Case{"cores32", 1000, 2048}, Case{"stage1", 1024, 2048, 32},
-                                           Case{"stage2", 1024, 2048, 32}, Case{"stage3", 64, 2048, 32},
+                                           Case{"stage2", 1024, 2048, 32}, Case{"stage3", 64, 2048, 32}, Case{"stage3", 1024, 2048, 32},
                                            Case{"stage4", 1000, 2048, 32}, Case{"stage1", 100, 1}),
                          [](const auto &info) {
                              return info.param.schedule + "_" + std::to_string(info.param.cols) + "x" +
