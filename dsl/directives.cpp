@@ -83,7 +83,7 @@ SpyreSchedule &SpyreSchedule::ring_split(const Var &v, int cores) {
     return *this;
 }
 
-SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int extent) {
+SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int extent, bool on_pe) {
     std::string d = "ring_split_reduction(" + r.name() + ", " + std::to_string(cores) + ")";
     if (cores < 1 || cores > machine_.cores)
         throw_error("Func ", f_.name(), ": ", d, ": the machine has ", machine_.cores, " cores");
@@ -96,14 +96,17 @@ SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int
         throw_error("Func ", f_.name(), ": ", d, ": each core would reduce ", extent / cores,
                     " values, not whole sticks of ", lanes);
     guarded(f_, d, [&] {
-        RVar ro(r.name() + "_core"), ri(r.name() + "_in");
+        RVar ro(r.name() + "_core"), ri(r.name() + (on_pe ? std::string("_in") + kPeLoopSuffix : "_in"));
         Var u(r.name() + "_part");
         f_.update().split(r, ro, ri, extent / cores);
         Func partial = f_.update().rfactor(ro, u);
         partial.compute_root().store_in(MemoryType::VTCM);
-        std::vector<VarOrRVar> order{ri};
-        for (const Var &v : f_.args()) order.push_back(v);
+        // Each core initialises and fills only its own partial (so LX holds just that slice).
+        std::vector<VarOrRVar> pure, order{ri};
+        for (const Var &v : f_.args()) pure.push_back(v), order.push_back(v);
+        pure.push_back(u);
         order.push_back(u);
+        partial.reorder(pure).parallel(u);
         partial.update().reorder(order).parallel(u);
     });
     return *this;

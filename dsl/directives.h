@@ -43,7 +43,8 @@ public:
     // its share into a partial kept in its LX (rfactor, the new dimension parallel and outermost),
     // and the partials are combined by a ring reduction, not through device memory. f must be an
     // update definition (f(...) = init; f(...) += ...). Each core's share must be whole sticks.
-    SpyreSchedule &ring_split_reduction(const Halide::RVar &r, int cores, int extent);
+    // With on_pe, each core's share of a matmul update runs on its PE array (split-K matmul).
+    SpyreSchedule &ring_split_reduction(const Halide::RVar &r, int cores, int extent, bool on_pe = false);
 
     // Run f's update (a matmul: f(n, m, ...) += A(k, m, ...) * B(n, k, ...), fp16 operands widened to
     // fp32) on the PE array: the reduction loop over k goes innermost and is marked for the back

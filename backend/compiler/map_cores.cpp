@@ -1,5 +1,7 @@
 #include "map_cores.h"
 
+#include "spyre_intrinsics.h"
+
 #include "affine.h"
 #include "device/error.h"
 
@@ -225,6 +227,10 @@ public:
                 look(op->name, op->index);
                 IRVisitor::visit(op);
             }
+            void visit(const Evaluate *op) override {
+                if (auto rr = as_ring_reduce(Stmt(op))) look(rr->lx, rr->offset);
+                IRVisitor::visit(op);
+            }
         } v;
         v.self = this;
         s.accept(&v);
@@ -243,6 +249,13 @@ public:
         if (!strides.count(op->name)) return IRMutator::visit(op);
         return Store::make(op->name, mutate(op->value), shifted(op->name, mutate(op->index)), op->param,
                            mutate(op->predicate), op->alignment);
+    }
+    // A ring reduction of the core's slice addresses it the same way.
+    Stmt visit(const Evaluate *op) override {
+        auto rr = as_ring_reduce(Stmt(op));
+        if (!rr || !strides.count(rr->lx)) return IRMutator::visit(op);
+        rr->offset = shifted(rr->lx, rr->offset);
+        return make_ring_reduce(*rr);
     }
     Stmt visit(const Allocate *op) override {
         auto it = strides.find(op->name);

@@ -163,3 +163,33 @@ TEST(MatmulErrors, PeMatmulNeedsAnUpdate) {
 
 }  // namespace
 }  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+
+// Split-K: the reduction over K is divided over 32 cores, each core multiplies its share on its
+// PE array into a partial kept in its LX, and one RING_REDUCE combines the partials.
+TEST(SplitK, PartialsCombinedOnTheRing) {
+    const int K = 4096, N = 128, M = 64;
+    DiffResult r = run_differential(
+        matmul(K),
+        [&](Kernel &k) {
+            Func c = k.funcs["c"];
+            RVar rk(c.update(0).get_schedule().rvars()[0].var);
+            spyre::schedule(c).scratchpad_root().ring_split_reduction(rk, 32, K, /*on_pe=*/true);
+            spyre::schedule(k.output).stick_vectorize(k.vars["n"]);
+        },
+        {{K, M}, {N, K}}, {N, M}, -1, 1);
+    // Partial sums are added in core order rather than in one left-to-right pass, so fp32 roundings
+    // differ (at most about K * 2^-24 * 20 = 5e-3 for sums of magnitude up to 20); after fp16
+    // rounding that is at most one fp16 ULP of the largest outputs (0.0156 at 16..32), which near
+    // zero is many ULPs: the bound is absolute.
+    EXPECT_LE(r.cmp.max_abs_error, 0.0157) << r.cmp.first_mismatch;
+    EXPECT_EQ(r.program.num_cores, 32);
+    EXPECT_EQ(count(r.program, Opcode::RING_REDUCE), 1);
+    EXPECT_GE(count(r.program, Opcode::MATMUL), 1);
+    EXPECT_EQ(r.stats.pe_macs, int64_t(K) * N * M);
+}
+
+}  // namespace
+}  // namespace spyre::testing
