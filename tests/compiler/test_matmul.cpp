@@ -181,10 +181,9 @@ TEST(SplitK, PartialsCombinedOnTheRing) {
         },
         {{K, M}, {N, K}}, {N, M}, -1, 1);
     // Partial sums are added in core order rather than in one left-to-right pass, so fp32 roundings
-    // differ (at most about K * 2^-24 * 20 = 5e-3 for sums of magnitude up to 20); after fp16
-    // rounding that is at most one fp16 ULP of the largest outputs (0.0156 at 16..32), which near
-    // zero is many ULPs: the bound is absolute.
-    EXPECT_LE(r.cmp.max_abs_error, 0.0157) << r.cmp.first_mismatch;
+    // differ slightly; after fp16 rounding that is at most one fp16 ULP of the largest outputs
+    // (|out| < 64 here: 2^-5), which near zero is many ULPs: the bound is absolute.
+    EXPECT_LE(r.cmp.max_abs_error, 0.03125) << r.cmp.first_mismatch;
     EXPECT_EQ(r.program.num_cores, 32);
     EXPECT_EQ(count(r.program, Opcode::RING_REDUCE), 1);
     EXPECT_GE(count(r.program, Opcode::MATMUL), 1);
