@@ -32,10 +32,15 @@ build: configure
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+# After the calibration and the tour: every generator x schedule through spyre-gen, run against the
+# CPU reference, as tables here and in $(BUILD_DIR)/report/ (report.md, <app>.svg, traces/, kernels/).
 demo: build
 	$(BUILD_DIR)/bin/spyre-calibrate
 	@echo
 	$(BUILD_DIR)/bin/spyre-tour
+	@echo
+	@rm -rf $(BUILD_DIR)/report
+	$(BUILD_DIR)/bin/spyre-report --out $(BUILD_DIR)/report --spyre-gen $(BUILD_DIR)/bin/spyre-gen
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -1,22 +1,40 @@
-// Benchmarks of the device model: the softmax calibration stages (modelled vs measured time) and
-// a full-size 32-core batched matmul timed in timing-only mode. Counters carry the modelled
-// figures; the benchmark's own time is the simulator's host time.
+// Benchmarks of the device model. Counters carry the modelled figures; the benchmark's own time is
+// the simulator's host time (a timing-only run: no numerics).
+//
+//   <app>/<schedule>/<shape>   every app of schedules/ with each of its Spyre schedules, compiled
+//                              once from Halide (apps/report/kernel_catalog.h), shapes rows x cols
+//                              or B x M x K x N; bmm/pe_batch_{outermost,innermost}/... is IBM's
+//                              full-size bmm layout experiment.
+//   calibration/...            the softmax calibration stages (modelled vs IBM's measured time).
+//   sim/bmm_timing_only/...    a hand-built full-size 32-core batched matmul.
+//
+// Counters (every benchmark): sim_us (modelled time), dram_MB (device-memory bytes read + written),
+// ring_MB, lx_peak_KB (max over cores), pe_util / vec_util / dma_util (mean busy fraction over the
+// program's cores), roofline_frac (apps/report/roofline.h: max(device bytes / dram_bytes_per_ns,
+// vector sticks / (cores x vec_add_sticks_per_cycle x clock), PE MACs / (cores x pe_macs_per_ns))
+// over the modelled time; the label names the resource that sets that bound).
 #include <benchmark/benchmark.h>
 
+#include <functional>
 #include <map>
-#include <tuple>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "bmm_program.h"
-#include "compile.h"
-#include "matmul.h"
 #include "calibration.h"
+#include "compile.h"
+#include "kernel_catalog.h"
+#include "matmul.h"
+#include "roofline.h"
 #include "sim/simulator.h"
 #include "softmax_stages.h"
 
 namespace spyre {
 namespace {
 
-void set_counters(benchmark::State &state, const SimStats &st) {
+void set_counters(benchmark::State &state, const SimStats &st, const MachineDesc &m, int64_t cores,
+                  const std::string &label = "") {
     state.counters["sim_us"] = st.us;
     state.counters["dram_MB"] = double(st.dram_read_bytes + st.dram_write_bytes) / 1e6;
     state.counters["ring_MB"] = double(st.ring_bytes) / 1e6;
@@ -24,55 +42,77 @@ void set_counters(benchmark::State &state, const SimStats &st) {
     state.counters["pe_util"] = st.mean_busy_fraction(kEngPE);
     state.counters["vec_util"] = st.mean_busy_fraction(kEngVector);
     state.counters["dma_util"] = st.mean_busy_fraction(kEngDMA);
+    report::Roofline r = report::roofline(st, m, cores);
+    state.counters["roofline_frac"] = r.frac;
+    state.SetLabel((label.empty() ? "" : label + "; ") + r.limiter + "-bound");
 }
 
-void BM_SoftmaxStage(benchmark::State &state) {
-    int stage = int(state.range(0));
-    static const CalibrationCase compiled = compiled_case();
-    const DeviceProgram &p = compiled.programs[stage - 1];
-    MachineDesc m;
+SimStats run_timing(benchmark::State &state, const DeviceProgram &p, const MachineDesc &m, bool summarize) {
     SimOptions o;
     o.timing_only = true;
-    o.summarize_loops = false;
+    o.summarize_loops = summarize;
     SimStats st;
     for (auto _ : state) st = simulate(p, m, {}, o).stats;
-    set_counters(state, st);
-    double measured = softmax_stage_info()[stage - 1].measured_us;
-    state.counters["measured_us"] = measured;
-    state.counters["error_pct"] = 100.0 * (st.us - measured) / measured;
-    state.SetLabel(softmax_stage_info()[stage - 1].what);
+    return st;
 }
-BENCHMARK(BM_SoftmaxStage)->Name("calibration/softmax_512x1024_compiled/stage")->DenseRange(1, 4)->Unit(benchmark::kMicrosecond);
 
-void BM_BmmTimingOnly(benchmark::State &state) {
-    BmmShape s;
-    s.batch = int(state.range(0));
-    s.n = int(state.range(1));
-    s.cores = 32;
-    DeviceProgram p = build_bmm(s);
-    MachineDesc m;
-    SimOptions o;
-    o.timing_only = true;
-    SimStats st;
-    for (auto _ : state) st = simulate(p, m, {}, o).stats;
-    set_counters(state, st);
-    // Utilisation against the PE array's sustained rate on every core.
-    double peak_macs = m.pe_macs_per_ns * 1000.0 * st.us * m.cores;
-    state.counters["pe_rate_frac"] = double(st.pe_macs) / peak_macs;
+// ---- <app>/<schedule>/<shape>: compiled once (on first use, outside the timed loop) ----
+
+struct AppCase {
+    std::string app, schedule;
+    report::Shape shape;
+    std::string name() const { return app + "/" + schedule + "/" + shape.text(); }
+};
+
+const DeviceProgram &compiled(const AppCase &c) {
+    static std::map<std::string, std::unique_ptr<DeviceProgram>> cache;
+    auto &slot = cache[c.name()];
+    if (!slot) slot = std::make_unique<DeviceProgram>(report::compile_kernel(c.app, c.schedule, c.shape));
+    return *slot;
 }
-BENCHMARK(BM_BmmTimingOnly)
-    ->Name("sim/bmm_timing_only/Bx512x4096xN_32cores")
-    ->ArgNames({"B", "N"})
-    ->Args({8, 12800})
-    ->Args({4, 12800})
-    ->Args({8, 25600})
-    ->Unit(benchmark::kMillisecond);
 
-// IBM's layout experiment: the same bmm compiled from Halide (PE array, 32 cores), with the
-// activation and output laid out with the batch outermost or innermost of the non-stick dims.
-void BM_BmmLayout(benchmark::State &state) {
-    const int batch = int(state.range(0)), cols = int(state.range(1));
-    const bool batch_inner = state.range(2) != 0;
+void BM_App(benchmark::State &state, AppCase c) {
+    const MachineDesc m;
+    const DeviceProgram *p = nullptr;
+    try {
+        p = &compiled(c);
+    } catch (const std::exception &e) {
+        state.SkipWithError(e.what());
+        for (auto _ : state) {
+        }
+        return;
+    }
+    // Exact timing (no loop summaries) for these small kernels: the same modelled time as a run
+    // with numerics (spyre-report).
+    SimStats st = run_timing(state, *p, m, /*summarize=*/false);
+    set_counters(state, st, m, p->num_cores);
+    state.counters["cores"] = double(p->num_cores);
+}
+
+std::vector<AppCase> app_cases() {
+    auto shape = [](std::vector<int> d) {
+        report::Shape s;
+        s.dims = std::move(d);
+        return s;
+    };
+    std::vector<AppCase> v;
+    for (const char *st : {"stage1", "stage2", "stage3", "stage4", "cores32"}) v.push_back({"softmax", st, shape({512, 1024})});
+    v.push_back({"softmax", "cores32", shape({4096, 1024})});
+    for (const char *app : {"layernorm", "rmsnorm"}) {
+        v.push_back({app, "tiles", shape({512, 1024})});
+        v.push_back({app, "cores32", shape({512, 1024})});
+        v.push_back({app, "cores32", shape({4096, 1024})});
+    }
+    for (const char *st : {"root", "tiles", "cores32"}) v.push_back({"gelu", st, shape({512, 1024})});
+    v.push_back({"gelu", "cores32", shape({4096, 1024})});
+    for (const char *st : {"pe", "vector"}) v.push_back({"bmm", st, shape({4, 64, 256, 512})});  // 32 cores
+    return v;
+}
+
+// ---- bmm/pe_batch_{outermost,innermost}/Bx512x4096xN: IBM's layout experiment ----
+// The bmm compiled from Halide (PE array, 32 cores), with the activation and output laid out with
+// the batch outermost or innermost of the non-stick dims; loops summarised (full size).
+void BM_BmmLayout(benchmark::State &state, int batch, int cols, bool batch_inner) {
     static std::map<std::tuple<int, int, bool>, DeviceProgram> programs;
     auto key = std::make_tuple(batch, cols, batch_inner);
     if (!programs.count(key)) {
@@ -88,23 +128,69 @@ void BM_BmmLayout(benchmark::State &state) {
         programs[key] = compile_for_spyre(k.out, {k.a, k.w}, opt);
     }
     const DeviceProgram &p = programs[key];
-    MachineDesc m;
-    SimOptions o;
-    o.timing_only = true;
-    SimStats st;
-    for (auto _ : state) st = simulate(p, m, {}, o).stats;
-    set_counters(state, st);
-    double peak_macs = m.pe_macs_per_ns * 1000.0 * st.us * m.cores;
-    state.counters["pe_rate_frac"] = double(st.pe_macs) / peak_macs;
-    state.SetLabel(batch_inner ? "batch innermost" : "batch outermost");
+    const MachineDesc m;
+    SimStats st = run_timing(state, p, m, /*summarize=*/true);
+    set_counters(state, st, m, p.num_cores, batch_inner ? "batch innermost" : "batch outermost");
+    state.counters["cores"] = double(p.num_cores);
+    state.counters["pe_rate_frac"] = double(st.pe_macs) / (m.pe_macs_per_ns * 1000.0 * st.us * m.cores);
 }
-BENCHMARK(BM_BmmLayout)
-    ->Name("bmm_layout/Bx512x4096xN_32cores")
-    ->ArgNames({"B", "N", "batch_inner"})
-    ->ArgsProduct({{2, 4, 8}, {12800, 25600}, {0, 1}})
-    ->Unit(benchmark::kMillisecond);
+
+// ---- calibration and the hand-built bmm ----
+
+void BM_SoftmaxStage(benchmark::State &state) {
+    int stage = int(state.range(0));
+    static const CalibrationCase compiled_stages = compiled_case();
+    const DeviceProgram &p = compiled_stages.programs[stage - 1];
+    const MachineDesc m;
+    SimStats st = run_timing(state, p, m, /*summarize=*/false);
+    set_counters(state, st, m, p.num_cores, softmax_stage_info()[stage - 1].what);
+    double measured = softmax_stage_info()[stage - 1].measured_us;
+    state.counters["measured_us"] = measured;
+    state.counters["error_pct"] = 100.0 * (st.us - measured) / measured;
+}
+
+void BM_BmmTimingOnly(benchmark::State &state) {
+    BmmShape s;
+    s.batch = int(state.range(0));
+    s.n = int(state.range(1));
+    s.cores = 32;
+    DeviceProgram p = build_bmm(s);
+    const MachineDesc m;
+    SimStats st = run_timing(state, p, m, /*summarize=*/true);
+    set_counters(state, st, m, p.num_cores);
+    // Utilisation against the PE array's sustained rate on every core.
+    state.counters["pe_rate_frac"] = double(st.pe_macs) / (m.pe_macs_per_ns * 1000.0 * st.us * m.cores);
+}
+
+void register_benchmarks() {
+    for (const AppCase &c : app_cases())
+        benchmark::RegisterBenchmark(c.name().c_str(), BM_App, c)->Unit(benchmark::kMicrosecond);
+    for (bool inner : {false, true})
+        for (int n : {12800, 25600})
+            for (int b : {2, 4, 8}) {
+                std::string name = std::string("bmm/pe_batch_") + (inner ? "innermost" : "outermost") + "/" +
+                                   std::to_string(b) + "x512x4096x" + std::to_string(n);
+                benchmark::RegisterBenchmark(name.c_str(), BM_BmmLayout, b, n, inner)->Unit(benchmark::kMillisecond);
+            }
+    benchmark::RegisterBenchmark("calibration/softmax_512x1024_compiled/stage", BM_SoftmaxStage)
+        ->DenseRange(1, 4)
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("sim/bmm_timing_only/Bx512x4096xN_32cores", BM_BmmTimingOnly)
+        ->ArgNames({"B", "N"})
+        ->Args({8, 12800})
+        ->Args({4, 12800})
+        ->Args({8, 25600})
+        ->Unit(benchmark::kMillisecond);
+}
 
 }  // namespace
 }  // namespace spyre
 
-BENCHMARK_MAIN();
+int main(int argc, char **argv) {
+    spyre::register_benchmarks();
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,212 @@
+#include "kernel_catalog.h"
+
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <sstream>
+
+#include "compile.h"
+#include "cpu_reference.h"
+#include "device/error.h"
+#include "device/half.h"
+#include "matmul.h"
+#include "norms.h"
+#include "pointwise.h"
+#include "softmax.h"
+
+namespace spyre::report {
+
+using namespace Halide;
+
+const std::vector<std::string> &app_names() {
+    static const std::vector<std::string> names = {"softmax", "layernorm", "rmsnorm", "gelu", "bmm"};
+    return names;
+}
+
+namespace {
+void check_app(const std::string &app) {
+    for (const std::string &a : app_names())
+        if (a == app) return;
+    throw_error("unknown app '", app, "' (known: softmax, layernorm, rmsnorm, gelu, bmm)");
+}
+bool is_norm(const std::string &app) { return app == "layernorm" || app == "rmsnorm"; }
+}  // namespace
+
+std::vector<std::string> app_schedules(const std::string &app) {
+    check_app(app);
+    if (app == "softmax") return softmax_schedules();
+    if (is_norm(app)) return norm_schedules();
+    if (app == "gelu") return pointwise_schedules();
+    std::vector<std::string> s;
+    for (const std::string &n : bmm_schedules())
+        if (n != "cpu") s.push_back(n);
+    return s;
+}
+
+std::string app_generator(const std::string &app) {
+    check_app(app);
+    return app == "bmm" ? "" : app;
+}
+
+std::string shape_doc(const std::string &app) {
+    check_app(app);
+    return app == "bmm" ? "B x M x K x N" : "rows x cols";
+}
+
+std::string Shape::text() const {
+    std::string t;
+    for (size_t i = 0; i < dims.size(); i++) t += (i ? "x" : "") + std::to_string(dims[i]);
+    return t;
+}
+
+Shape parse_shape(const std::string &app, const std::string &text) {
+    check_app(app);
+    Shape s;
+    std::stringstream ss(text);
+    std::string part;
+    while (std::getline(ss, part, 'x')) {
+        size_t pos = 0;
+        int v = 0;
+        try {
+            v = std::stoi(part, &pos);
+        } catch (const std::exception &) {
+            pos = 0;
+        }
+        if (part.empty() || pos != part.size() || v < 1) throw_error(app, ": bad shape '", text, "' (", shape_doc(app), ")");
+        s.dims.push_back(v);
+    }
+    if (s.dims.size() != (app == "bmm" ? 4u : 2u)) throw_error(app, ": bad shape '", text, "' (", shape_doc(app), ")");
+    return s;
+}
+
+std::vector<std::vector<int>> input_shapes(const std::string &app, const Shape &s) {
+    check_app(app);
+    if (app == "bmm") {
+        const int b = s.dims[0], m = s.dims[1], k = s.dims[2], n = s.dims[3];
+        return {{k, m, b}, {n, k}};
+    }
+    const int rows = s.dims[0], cols = s.dims[1];
+    if (app == "layernorm") return {{cols, rows}, {cols}, {cols}};
+    if (app == "rmsnorm") return {{cols, rows}, {cols}};
+    return {{cols, rows}};
+}
+
+std::vector<int> output_shape(const std::string &app, const Shape &s) {
+    check_app(app);
+    if (app == "bmm") return {s.dims[3], s.dims[1], s.dims[0]};
+    return {s.dims[1], s.dims[0]};
+}
+
+DeviceProgram compile_kernel(const std::string &app, const std::string &schedule, const Shape &s,
+                             const MachineDesc &machine, const std::string &kernel_name) {
+    check_app(app);
+    CompileOptions opt;
+    opt.kernel_name = kernel_name.empty() ? app + "_" + schedule : kernel_name;
+    opt.machine = machine;
+    for (const std::vector<int> &shape : input_shapes(app, s))
+        opt.inputs.push_back(TensorSpec{std::vector<int64_t>(shape.begin(), shape.end()), {}});
+    std::vector<int> out = output_shape(app, s);
+    opt.output = TensorSpec{std::vector<int64_t>(out.begin(), out.end()), {}};
+    if (app == "softmax") {
+        SoftmaxKernel k = make_softmax(s.dims[1], s.dims[0]);
+        schedule_softmax(k, schedule, machine);
+        return compile_for_spyre(k.out, {k.in}, opt);
+    }
+    if (is_norm(app)) {
+        NormKernel k = make_norm(app, s.dims[1], s.dims[0]);
+        schedule_norm(k, schedule, machine);
+        return compile_for_spyre(k.out, k.inputs, opt);
+    }
+    if (app == "gelu") {
+        PointwiseKernel k = make_pointwise("gelu", Float(16), s.dims[1], s.dims[0]);
+        schedule_pointwise(k, schedule, machine);
+        return compile_for_spyre(k.out, k.inputs, opt);
+    }
+    MatmulKernel k = make_bmm(s.dims[0], s.dims[1], s.dims[2], s.dims[3]);
+    schedule_bmm(k, schedule, s.bmm_cores, machine);
+    return compile_for_spyre(k.out, {k.a, k.w}, opt);
+}
+
+std::vector<Runtime::Buffer<>> random_inputs(const std::string &app, const Shape &s, uint32_t seed) {
+    const float range = app == "bmm" ? 2.0f : 4.0f;
+    std::vector<Runtime::Buffer<>> ins;
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-range, range);
+    for (const std::vector<int> &shape : input_shapes(app, s)) {
+        Runtime::Buffer<> b(halide_type_t(halide_type_float, 16), shape);
+        auto *p = static_cast<uint16_t *>(b.data());
+        for (size_t i = 0; i < b.number_of_elements(); i++) p[i] = float_to_half(dist(rng));
+        ins.push_back(std::move(b));
+    }
+    return ins;
+}
+
+Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s, const std::vector<Runtime::Buffer<>> &inputs) {
+    check_app(app);
+    auto wrap = [](const Runtime::Buffer<> &b) { return Halide::Buffer<>(*b.raw_buffer()); };
+    Runtime::Buffer<> want(halide_type_t(halide_type_float, 16), output_shape(app, s));
+    Func out;
+    if (app == "softmax") {
+        SoftmaxKernel k = make_softmax(s.dims[1], s.dims[0]);
+        schedule_softmax_cpu(k);
+        k.in.set(wrap(inputs[0]));
+        out = k.out;
+    } else if (is_norm(app)) {
+        NormKernel k = make_norm(app, s.dims[1], s.dims[0]);
+        for (auto &stat : k.stats) stat.second.compute_root();
+        for (size_t i = 0; i < k.inputs.size(); i++) k.inputs[i].set(wrap(inputs[i]));
+        out = k.out;
+    } else if (app == "gelu") {
+        PointwiseKernel k = make_pointwise("gelu", Float(16), s.dims[1], s.dims[0]);
+        k.inputs[0].set(wrap(inputs[0]));
+        out = k.out;
+    } else {
+        MatmulKernel k = make_bmm(s.dims[0], s.dims[1], s.dims[2], s.dims[3]);
+        schedule_bmm(k, "cpu");
+        k.a.set(wrap(inputs[0]));
+        k.w.set(wrap(inputs[1]));
+        out = k.out;
+    }
+    out.realize(Pipeline::RealizationArg(want), cpu_reference_target());
+    return want;
+}
+
+int64_t ulp_tolerance(const std::string &app) { return app == "softmax" ? 2 : 0; }
+
+namespace {
+// Bit patterns as ordered integers (so adjacent representable values differ by one).
+int64_t ordered(int64_t bits, int width) {
+    const int64_t sign = int64_t(1) << (width - 1);
+    return (bits & sign) ? -(bits & (sign - 1)) : bits;
+}
+}  // namespace
+
+int64_t max_ulp(const Runtime::Buffer<> &got, const Runtime::Buffer<> &want) {
+    Runtime::Buffer<> g = got.copy(), w = want.copy();  // dense
+    if (g.number_of_elements() != w.number_of_elements() || g.type() != w.type())
+        throw_error("max_ulp: the buffers differ in type or size");
+    const bool half = w.type().bits == 16;
+    int64_t worst = 0;
+    for (size_t i = 0; i < w.number_of_elements(); i++) {
+        int64_t a, b;
+        bool nan_a, nan_b;
+        if (half) {
+            uint16_t x = static_cast<const uint16_t *>(g.data())[i], y = static_cast<const uint16_t *>(w.data())[i];
+            nan_a = std::isnan(half_to_float(x)), nan_b = std::isnan(half_to_float(y));
+            a = ordered(x, 16), b = ordered(y, 16);
+        } else {
+            uint32_t x, y;
+            std::memcpy(&x, static_cast<const float *>(g.data()) + i, 4);
+            std::memcpy(&y, static_cast<const float *>(w.data()) + i, 4);
+            nan_a = std::isnan(bits_to_float(x)), nan_b = std::isnan(bits_to_float(y));
+            a = ordered(x, 32), b = ordered(y, 32);
+        }
+        if (nan_a != nan_b) return INT64_MAX;
+        if (nan_a) continue;
+        worst = std::max<int64_t>(worst, std::llabs(a - b));
+    }
+    return worst;
+}
+
+}  // namespace spyre::report
