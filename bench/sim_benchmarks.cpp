@@ -2,9 +2,10 @@
 // the simulator's host time (a timing-only run: no numerics).
 //
 //   <app>/<schedule>/<shape>   every app of schedules/ with each of its Spyre schedules, compiled
-//                              once from Halide (apps/report/kernel_catalog.h), shapes rows x cols
-//                              or B x M x K x N; bmm/pe_batch_{outermost,innermost}/... is IBM's
-//                              full-size bmm layout experiment.
+//                              once from Halide (apps/report/kernel_catalog.h), shapes rows x cols,
+//                              B x M x K x N (bmm), dim x hidden x rows (mlp, 32 cores) or dim x seq
+//                              (attention, one core); bmm/pe_batch_{outermost,innermost}/... is
+//                              IBM's full-size bmm layout experiment.
 //   calibration/...            the softmax calibration stages (modelled vs IBM's measured time).
 //   sim/bmm_timing_only/...    a hand-built full-size 32-core batched matmul.
 //
@@ -61,6 +62,7 @@ SimStats run_timing(benchmark::State &state, const DeviceProgram &p, const Machi
 struct AppCase {
     std::string app, schedule;
     report::Shape shape;
+    bool summarize = false;  // summarise loops (full-size kernels; otherwise exact timing)
     std::string name() const { return app + "/" + schedule + "/" + shape.text(); }
 };
 
@@ -82,17 +84,18 @@ void BM_App(benchmark::State &state, AppCase c) {
         }
         return;
     }
-    // Exact timing (no loop summaries) for these small kernels: the same modelled time as a run
-    // with numerics (spyre-report).
-    SimStats st = run_timing(state, *p, m, /*summarize=*/false);
+    // Exact timing (no loop summaries) for the small kernels: the same modelled time as a run with
+    // numerics (spyre-report); full-size ones summarise their loops.
+    SimStats st = run_timing(state, *p, m, c.summarize);
     set_counters(state, st, m, p->num_cores);
     state.counters["cores"] = double(p->num_cores);
 }
 
 std::vector<AppCase> app_cases() {
-    auto shape = [](std::vector<int> d) {
+    auto shape = [](std::vector<int> d, int cores = 32) {
         report::Shape s;
         s.dims = std::move(d);
+        s.cores = cores;
         return s;
     };
     std::vector<AppCase> v;
@@ -106,6 +109,10 @@ std::vector<AppCase> app_cases() {
     for (const char *st : {"root", "tiles", "cores32"}) v.push_back({"gelu", st, shape({512, 1024})});
     v.push_back({"gelu", "cores32", shape({4096, 1024})});
     for (const char *st : {"pe", "vector"}) v.push_back({"bmm", st, shape({4, 64, 256, 512})});  // 32 cores
+    // Both mlp schedules keep all of W2 in each core's LX and fused attention a query tile's scores
+    // over the whole sequence, so mlp 1024x4096x512 and attention 128x1024 (fused) overflow LX.
+    for (const char *st : {"matched", "dram"}) v.push_back({"mlp", st, shape({256, 2048, 512}, 32), false});
+    for (const char *st : {"fused", "unfused"}) v.push_back({"attention", st, shape({128, 512}, 1), false});
     return v;
 }
 

@@ -27,6 +27,14 @@ MatmulKernel make_bmm(int batch, int rows, int inner, int cols) {
     return k;
 }
 
+MatmulKernel make_linear(int rows, int inner, int cols) {
+    MatmulKernel k = make_bmm(1, rows, inner, cols);
+    k.bias = ImageParam(Float(16), 1, "bias");
+    k.out = Func("linear");
+    k.out(k.n, k.m, k.b) = cast<float16_t>(k.acc(k.n, k.m, k.b) + cast<float>(k.bias(k.n)));
+    return k;
+}
+
 const std::vector<std::string> &bmm_schedules() {
     static const std::vector<std::string> names = {"pe", "vector", "cpu"};
     return names;

@@ -14,6 +14,7 @@ namespace spyre {
 
 struct MatmulKernel {
     Halide::ImageParam a, w;
+    Halide::ImageParam bias;  // linear only: {N}
     Halide::Func acc, out;
     Halide::Var n, m, b;
     Halide::RDom k;
@@ -21,6 +22,8 @@ struct MatmulKernel {
 };
 
 MatmulKernel make_bmm(int batch, int rows, int inner, int cols);
+// A linear layer, out = x W + b: the bmm with one batch and a bias of {N} added in fp32.
+MatmulKernel make_linear(int rows, int inner, int cols);
 
 // "pe": PE array, tiles of up to (128 rows x 320 columns x 512 of K) in LX, split over `cores`
 // cores by batch, then N, then M; "vector": the same tiling on the vector unit; "cpu": the CPU

@@ -39,7 +39,7 @@ MlpKernel make_mlp(int dim, int hidden, int rows) {
 }
 
 const std::vector<std::string> &mlp_schedules() {
-    static const std::vector<std::string> names = {"matched", "dram", "cpu"};
+    static const std::vector<std::string> names = {"matched", "dram", "single_split", "cpu"};
     return names;
 }
 
@@ -67,6 +67,18 @@ void schedule_mlp(MlpKernel &k, const std::string &name, int cores, const Machin
         }
         schedule(k.h, machine).scratchpad_store_at(k.out, mo).stick_vectorize(n);
     } else if (name == "dram") {
+        // The rows split of the output, but h goes through device memory between the matmuls.
+        SpyreSchedule hs = schedule(k.h, machine).device_root();
+        if (cores > 1) hs.ring_split(m, cores, k.rows);
+        hs.split(m, mo, mi, row_tile).stick_vectorize(n);
+        schedule(k.acc1, machine).scratchpad_store_at(k.h, mo);
+        k.acc1.vectorize(n, lanes / 2, TailStrategy::RoundUp);
+        SpyreSchedule o = schedule(k.out, machine);
+        if (cores > 1) o.ring_split(m, cores, k.rows);
+        o.split(m, mo, mi, row_tile).stick_vectorize(n);
+        schedule(k.acc2, machine).scratchpad_store_at(k.out, mo);
+        k.acc2.vectorize(n, lanes / 2, TailStrategy::RoundUp);
+    } else if (name == "single_split") {
         // h is computed with its own split over the hidden dimension and goes through device memory.
         SpyreSchedule hs = schedule(k.h, machine).device_root();
         if (cores > 1) {

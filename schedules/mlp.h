@@ -1,8 +1,9 @@
 // A two-layer MLP block: h = gelu(x W1 + b1), y = h W2 + b2, with x {D, M}, W1 {H, D}, W2 {D, H},
 // biases {H} and {D}, all fp16, matmuls accumulated in fp32 on the PE array. Schedules differ in
-// how the pointwise stage relates to the matmuls' core split: "matched" computes each core's rows
-// of h in its LX (the split the second matmul needs), "dram" materialises h in device memory with a
-// split of its own (over the hidden dimension), so it must cross device memory.
+// how the pointwise stage relates to the matmuls' core split (rows): "matched" computes each core's
+// rows of h in its LX, the split the second matmul needs; "dram" keeps the same split but puts h
+// through device memory; "single_split" forces h onto a split of its own over the hidden
+// dimension, so it must cross device memory and wait for every core.
 #pragma once
 
 #include <string>

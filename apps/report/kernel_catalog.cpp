@@ -2,7 +2,9 @@
 
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -10,7 +12,9 @@
 #include "cpu_reference.h"
 #include "device/error.h"
 #include "device/half.h"
+#include "attention.h"
 #include "matmul.h"
+#include "mlp.h"
 #include "norms.h"
 #include "pointwise.h"
 #include "softmax.h"
@@ -20,7 +24,8 @@ namespace spyre::report {
 using namespace Halide;
 
 const std::vector<std::string> &app_names() {
-    static const std::vector<std::string> names = {"softmax", "layernorm", "rmsnorm", "gelu", "bmm"};
+    static const std::vector<std::string> names = {"softmax", "layernorm", "rmsnorm", "gelu",
+                                                    "bmm",     "mlp",       "attention"};
     return names;
 }
 
@@ -28,9 +33,21 @@ namespace {
 void check_app(const std::string &app) {
     for (const std::string &a : app_names())
         if (a == app) return;
-    throw_error("unknown app '", app, "' (known: softmax, layernorm, rmsnorm, gelu, bmm)");
+    throw_error("unknown app '", app, "' (known: softmax, layernorm, rmsnorm, gelu, bmm, mlp, attention)");
 }
 bool is_norm(const std::string &app) { return app == "layernorm" || app == "rmsnorm"; }
+// The Spyre schedules of `all` (every schedule but the CPU reference's).
+std::vector<std::string> without_cpu(const std::vector<std::string> &all) {
+    std::vector<std::string> s;
+    for (const std::string &n : all)
+        if (n != "cpu") s.push_back(n);
+    return s;
+}
+size_t shape_rank(const std::string &app) {
+    if (app == "bmm") return 4;
+    if (app == "mlp") return 3;
+    return 2;
+}
 }  // namespace
 
 std::vector<std::string> app_schedules(const std::string &app) {
@@ -38,20 +55,27 @@ std::vector<std::string> app_schedules(const std::string &app) {
     if (app == "softmax") return softmax_schedules();
     if (is_norm(app)) return norm_schedules();
     if (app == "gelu") return pointwise_schedules();
-    std::vector<std::string> s;
-    for (const std::string &n : bmm_schedules())
-        if (n != "cpu") s.push_back(n);
-    return s;
+    if (app == "mlp") return without_cpu(mlp_schedules());
+    if (app == "attention") return without_cpu(attention_schedules());
+    return without_cpu(bmm_schedules());
 }
 
 std::string app_generator(const std::string &app) {
     check_app(app);
-    return app == "bmm" ? "" : app;
+    return app == "bmm" || app == "mlp" || app == "attention" ? "" : app;
 }
 
 std::string shape_doc(const std::string &app) {
     check_app(app);
-    return app == "bmm" ? "B x M x K x N" : "rows x cols";
+    if (app == "bmm") return "B x M x K x N";
+    if (app == "mlp") return "dim x hidden x rows";
+    if (app == "attention") return "dim x seq";
+    return "rows x cols";
+}
+
+bool app_takes_cores(const std::string &app) {
+    check_app(app);
+    return app == "bmm" || app == "mlp";
 }
 
 std::string Shape::text() const {
@@ -76,7 +100,7 @@ Shape parse_shape(const std::string &app, const std::string &text) {
         if (part.empty() || pos != part.size() || v < 1) throw_error(app, ": bad shape '", text, "' (", shape_doc(app), ")");
         s.dims.push_back(v);
     }
-    if (s.dims.size() != (app == "bmm" ? 4u : 2u)) throw_error(app, ": bad shape '", text, "' (", shape_doc(app), ")");
+    if (s.dims.size() != shape_rank(app)) throw_error(app, ": bad shape '", text, "' (", shape_doc(app), ")");
     return s;
 }
 
@@ -86,6 +110,11 @@ std::vector<std::vector<int>> input_shapes(const std::string &app, const Shape &
         const int b = s.dims[0], m = s.dims[1], k = s.dims[2], n = s.dims[3];
         return {{k, m, b}, {n, k}};
     }
+    if (app == "mlp") {
+        const int d = s.dims[0], h = s.dims[1], m = s.dims[2];
+        return {{d, m}, {h, d}, {h}, {d, h}, {d}};
+    }
+    if (app == "attention") return {{s.dims[0], s.dims[1]}, {s.dims[0], s.dims[1]}, {s.dims[0], s.dims[1]}};
     const int rows = s.dims[0], cols = s.dims[1];
     if (app == "layernorm") return {{cols, rows}, {cols}, {cols}};
     if (app == "rmsnorm") return {{cols, rows}, {cols}};
@@ -95,6 +124,8 @@ std::vector<std::vector<int>> input_shapes(const std::string &app, const Shape &
 std::vector<int> output_shape(const std::string &app, const Shape &s) {
     check_app(app);
     if (app == "bmm") return {s.dims[3], s.dims[1], s.dims[0]};
+    if (app == "mlp") return {s.dims[0], s.dims[2]};
+    if (app == "attention") return {s.dims[0], s.dims[1]};
     return {s.dims[1], s.dims[0]};
 }
 
@@ -123,13 +154,24 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
         schedule_pointwise(k, schedule, machine);
         return compile_for_spyre(k.out, k.inputs, opt);
     }
+    if (app == "mlp") {
+        MlpKernel k = make_mlp(s.dims[0], s.dims[1], s.dims[2]);
+        schedule_mlp(k, schedule, s.cores, machine);
+        return compile_for_spyre(k.out, {k.x, k.w1, k.b1, k.w2, k.b2}, opt);
+    }
+    if (app == "attention") {
+        AttentionKernel k = make_attention(s.dims[0], s.dims[1]);
+        schedule_attention(k, schedule, machine);
+        return compile_for_spyre(k.out, {k.q, k.k, k.v}, opt);
+    }
     MatmulKernel k = make_bmm(s.dims[0], s.dims[1], s.dims[2], s.dims[3]);
-    schedule_bmm(k, schedule, s.bmm_cores, machine);
+    schedule_bmm(k, schedule, s.cores, machine);
     return compile_for_spyre(k.out, {k.a, k.w}, opt);
 }
 
 std::vector<Runtime::Buffer<>> random_inputs(const std::string &app, const Shape &s, uint32_t seed) {
-    const float range = app == "bmm" ? 2.0f : 4.0f;
+    check_app(app);
+    const float range = app == "bmm" ? 2.0f : app == "mlp" ? 0.25f : app == "attention" ? 1.0f : 4.0f;
     std::vector<Runtime::Buffer<>> ins;
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> dist(-range, range);
@@ -161,6 +203,19 @@ Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s, const st
         PointwiseKernel k = make_pointwise("gelu", Float(16), s.dims[1], s.dims[0]);
         k.inputs[0].set(wrap(inputs[0]));
         out = k.out;
+    } else if (app == "mlp") {
+        MlpKernel k = make_mlp(s.dims[0], s.dims[1], s.dims[2]);
+        schedule_mlp(k, "cpu");
+        ImageParam params[] = {k.x, k.w1, k.b1, k.w2, k.b2};
+        for (size_t i = 0; i < 5; i++) params[i].set(wrap(inputs[i]));
+        out = k.out;
+    } else if (app == "attention") {
+        AttentionKernel k = make_attention(s.dims[0], s.dims[1]);
+        schedule_attention(k, "cpu");
+        k.q.set(wrap(inputs[0]));
+        k.k.set(wrap(inputs[1]));
+        k.v.set(wrap(inputs[2]));
+        out = k.out;
     } else {
         MatmulKernel k = make_bmm(s.dims[0], s.dims[1], s.dims[2], s.dims[3]);
         schedule_bmm(k, "cpu");
@@ -172,7 +227,45 @@ Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s, const st
     return want;
 }
 
-int64_t ulp_tolerance(const std::string &app) { return app == "softmax" ? 2 : 0; }
+std::string Tolerance::text() const {
+    if (!absolute()) return std::to_string(ulp) + " ULP";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0e abs", abs);
+    return buf;
+}
+
+Tolerance tolerance(const std::string &app) {
+    check_app(app);
+    Tolerance t;
+    if (app == "softmax") t.ulp = 2;
+    if (app == "mlp") t.abs = 1e-3;
+    if (app == "attention") t.abs = 1e-4;
+    return t;
+}
+
+ErrorCheck check_error(const std::string &app, const Runtime::Buffer<> &got, const Runtime::Buffer<> &want) {
+    const Tolerance tol = tolerance(app);
+    ErrorCheck c;
+    c.ulp = max_ulp(got, want);
+    c.abs = max_abs_error(got, want);
+    if (c.ulp == INT64_MAX) {  // a NaN where the other has a number
+        c.text = "NaN";
+        return c;
+    }
+    char buf[32];
+    if (tol.absolute()) {
+        if (c.abs == 0)
+            std::snprintf(buf, sizeof buf, "0 abs");
+        else
+            std::snprintf(buf, sizeof buf, "%.1e abs", c.abs);
+        c.ok = c.abs <= tol.abs;
+    } else {
+        std::snprintf(buf, sizeof buf, "%lld ULP", static_cast<long long>(c.ulp));
+        c.ok = c.ulp <= tol.ulp;
+    }
+    c.text = buf;
+    return c;
+}
 
 namespace {
 // Bit patterns as ordered integers (so adjacent representable values differ by one).
@@ -205,6 +298,28 @@ int64_t max_ulp(const Runtime::Buffer<> &got, const Runtime::Buffer<> &want) {
         if (nan_a != nan_b) return INT64_MAX;
         if (nan_a) continue;
         worst = std::max<int64_t>(worst, std::llabs(a - b));
+    }
+    return worst;
+}
+
+double max_abs_error(const Runtime::Buffer<> &got, const Runtime::Buffer<> &want) {
+    Runtime::Buffer<> g = got.copy(), w = want.copy();  // dense
+    if (g.number_of_elements() != w.number_of_elements() || g.type() != w.type())
+        throw_error("max_abs_error: the buffers differ in type or size");
+    const bool half = w.type().bits == 16;
+    double worst = 0;
+    for (size_t i = 0; i < w.number_of_elements(); i++) {
+        double a, b;
+        if (half) {
+            a = half_to_float(static_cast<const uint16_t *>(g.data())[i]);
+            b = half_to_float(static_cast<const uint16_t *>(w.data())[i]);
+        } else {
+            a = static_cast<const float *>(g.data())[i];
+            b = static_cast<const float *>(w.data())[i];
+        }
+        if (std::isnan(a) != std::isnan(b)) return std::numeric_limits<double>::infinity();
+        if (std::isnan(a)) continue;
+        worst = std::max(worst, std::fabs(a - b));
     }
     return worst;
 }

@@ -1,12 +1,17 @@
 // Every app of schedules/ with its Spyre schedules, as spyre-bench and spyre-report see them: the
 // shapes of its buffers, its device program for a schedule (compiled from schedules/, the same
 // kernels and schedules the Generators of apps/<name>/ apply), random inputs and Halide's CPU
-// reference (the generators' `schedule=cpu`), and a ULP comparison.
+// reference (the generators' `schedule=cpu`), and the comparison with its tolerance (ULPs, or an
+// absolute bound for mlp and attention).
 //
 // Apps and shapes:
 //   softmax, layernorm, rmsnorm, gelu: {rows, cols}, an fp16 input of {cols, rows} (Halide order);
 //                                      the norms also take gamma (and beta) of {cols}.
-//   bmm: {B, M, K, N}, A {K, M, B} x W {N, K} -> {N, M, B}, split over `bmm_cores` cores.
+//   bmm: {B, M, K, N}, A {K, M, B} x W {N, K} -> {N, M, B}, split over `cores` cores.
+//   mlp: {D, H, M} (dim x hidden x rows), x {D, M}, W1 {H, D}, b1 {H}, W2 {D, H}, b2 {D} -> {D, M},
+//        split over `cores` cores (schedules/mlp.h).
+//   attention: {D, S} (head dim x sequence), Q, K, V {D, S} -> {D, S}, one core
+//              (schedules/attention.h).
 #pragma once
 
 #include <cstdint>
@@ -19,21 +24,25 @@
 
 namespace spyre::report {
 
-// softmax, layernorm, rmsnorm, gelu, bmm.
+// softmax, layernorm, rmsnorm, gelu, bmm, mlp, attention.
 const std::vector<std::string> &app_names();
 // The app's Spyre schedules, in the order of schedules/ (the first is the report's baseline).
 std::vector<std::string> app_schedules(const std::string &app);
-// The spyre-gen generator of the app ("" for bmm, which has none).
+// The spyre-gen generator of the app ("" for bmm, mlp and attention, which have none).
 std::string app_generator(const std::string &app);
-// "rows x cols" or "B x M x K x N".
+// "rows x cols", "B x M x K x N", "dim x hidden x rows" or "dim x seq".
 std::string shape_doc(const std::string &app);
+// Whether the app is split over Shape::cores (bmm, mlp); the others' core counts come from their
+// schedules.
+bool app_takes_cores(const std::string &app);
 
 struct Shape {
-    std::vector<int> dims;  // {rows, cols} or {B, M, K, N}
-    int bmm_cores = 32;     // bmm only
+    std::vector<int> dims;  // {rows, cols}, {B, M, K, N}, {D, H, M} or {D, S}
+    int cores = 32;         // bmm and mlp only (app_takes_cores)
     std::string text() const;  // "512x1024", "4x128x512x1024"
 };
-// Parses "512x1024" (rows x cols) or "4x128x512x1024"; throws spyre::Error on a bad one.
+// Parses a shape in the app's shape_doc order ("512x1024", "4x128x512x1024", ...); throws
+// spyre::Error on a bad one.
 Shape parse_shape(const std::string &app, const std::string &text);
 
 // Buffer shapes in Halide order.
@@ -44,17 +53,40 @@ std::vector<int> output_shape(const std::string &app, const Shape &s);
 DeviceProgram compile_kernel(const std::string &app, const std::string &schedule, const Shape &s,
                              const MachineDesc &machine = {}, const std::string &kernel_name = "");
 
-// Seeded random inputs (fp16, uniform in [-4, 4]; [-2, 2] for bmm).
+// Seeded random inputs (fp16, uniform in [-4, 4]; [-2, 2] for bmm, [-0.25, 0.25] for mlp,
+// [-1, 1] for attention: the ranges the compiler tests use).
 std::vector<Halide::Runtime::Buffer<>> random_inputs(const std::string &app, const Shape &s, uint32_t seed = 1234);
-// Halide's CPU realisation of the app on `inputs` (spyre::cpu_reference_target()).
+// Halide's CPU realisation of the app on `inputs` (its `cpu` schedule, spyre::cpu_reference_target()).
 Halide::Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s,
                                         const std::vector<Halide::Runtime::Buffer<>> &inputs);
-// ULPs the device may differ from the CPU by (as the compiler tests check): 2 for softmax (exp),
-// 0 otherwise.
-int64_t ulp_tolerance(const std::string &app);
+
+// How far the device may be from the CPU (as the compiler tests check). Either in ULPs of the
+// output type (abs == 0): 2 for softmax (exp), 0 for layernorm, rmsnorm, gelu and bmm; or, when
+// abs > 0, in absolute value (ulp unused): 1e-3 for mlp (tanh, outputs of magnitude about 1), 1e-4
+// for attention (exp moving a probability by one fp16 ULP), where outputs near zero make ULPs
+// meaningless.
+struct Tolerance {
+    int64_t ulp = 0;
+    double abs = 0;
+    bool absolute() const { return abs > 0; }
+    std::string text() const;  // "2 ULP", "1e-03 abs"
+};
+Tolerance tolerance(const std::string &app);
+
+// The device's error against the CPU, in the tolerance's kind.
+struct ErrorCheck {
+    bool ok = false;        // within the tolerance (false on a NaN mismatch)
+    int64_t ulp = 0;        // max_ulp(got, want)
+    double abs = 0;         // max_abs_error(got, want)
+    std::string text;       // the figure the tolerance bounds: "0 ULP", "3.1e-05 abs", "NaN"
+};
+ErrorCheck check_error(const std::string &app, const Halide::Runtime::Buffer<> &got,
+                       const Halide::Runtime::Buffer<> &want);
 
 // The largest distance between `got` and `want` in representable values of their (fp16 or fp32)
 // type; INT64_MAX when one is NaN and the other is not. Shapes must match.
 int64_t max_ulp(const Halide::Runtime::Buffer<> &got, const Halide::Runtime::Buffer<> &want);
+// The largest |got - want| (NaN pairs skipped); infinity when one is NaN and the other is not.
+double max_abs_error(const Halide::Runtime::Buffer<> &got, const Halide::Runtime::Buffer<> &want);
 
 }  // namespace spyre::report

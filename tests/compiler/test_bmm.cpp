@@ -59,6 +59,25 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Bmm,
 namespace spyre::testing {
 namespace {
 
+// A linear layer (x W + b) on the PE array, rows split over 4 cores.
+TEST(Linear, MatchesCpu) {
+    const int M = 64, K = 192, N = 256;
+    std::shared_ptr<MatmulKernel> inst;
+    DiffResult r = run_differential(
+        [&] {
+            inst = std::make_shared<MatmulKernel>(make_linear(M, K, N));
+            Kernel k;
+            k.inputs = {inst->a, inst->w, inst->bias};
+            k.output = inst->out;
+            k.funcs = {{"acc", inst->acc}};
+            return k;
+        },
+        [&](Kernel &) { schedule_bmm(*inst, "pe", 4); },
+        {{K, M, 1}, {N, K}, {N}}, {N, M, 1}, -2, 2);
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+    EXPECT_EQ(r.stats.pe_macs, int64_t(M) * K * N);
+}
+
 TEST(BmmErrors, SplitsThatAreNotWholeSticks) {
     try {
         MatmulKernel k = make_bmm(3, 64, 128, 100);

@@ -1,5 +1,6 @@
 // The MLP block (linear, gelu, linear) with the pointwise stage following the matmul's core split
-// in LX, or through device memory with a split of its own, matches Halide's CPU realisation. The
+// in LX, through device memory with the same split, or through device memory with a split of its
+// own, matches Halide's CPU realisation. The
 // matmuls and bias adds are exact; tanh is the C library's on both sides; the bound is absolute
 // (outputs near zero make ULPs meaningless), 1e-3 for outputs of magnitude about 1.
 #include <gtest/gtest.h>
@@ -38,7 +39,8 @@ TEST_P(Mlp, MatchesCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Mlp,
                          ::testing::Values(Case{"matched", 64, 256, 64, 1}, Case{"dram", 64, 256, 64, 1},
-                                           Case{"matched", 128, 512, 256, 4}, Case{"dram", 128, 512, 256, 4}),
+                                           Case{"single_split", 64, 256, 64, 1}, Case{"matched", 128, 512, 256, 4},
+                                           Case{"dram", 128, 512, 256, 4}, Case{"single_split", 128, 512, 256, 4}),
                          [](const auto &info) {
                              const Case &c = info.param;
                              return c.schedule + "_" + std::to_string(c.dim) + "x" + std::to_string(c.hidden) + "x" +

@@ -1,6 +1,7 @@
 // spyre-report on a tiny configuration (every app x schedule, kernels through spyre-gen, checked
 // against the CPU reference) writes a non-empty report.md, one SVG chart per app, a Chrome trace
-// per kernel and spyre-gen's files; spyre-bench lists a benchmark for every app x schedule.
+// per kernel and spyre-gen's files; spyre-bench lists a benchmark for every app x schedule; the
+// catalogue's tolerances are ULPs for the elementwise apps and bmm, absolute for mlp and attention.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <string>
 #include <sys/wait.h>
 
+#include "device/half.h"
 #include "kernel_catalog.h"
 
 namespace fs = std::filesystem;
@@ -44,7 +46,8 @@ TEST(Report, TinyConfigurationWritesEveryFile) {
     const fs::path out = fs::path(SPYRE_TEST_OUT_DIR) / "report_tiny";
     fs::remove_all(out);
     CommandResult r = run(std::string("'") + SPYRE_REPORT + "' --out '" + out.string() + "' --spyre-gen '" +
-                          SPYRE_GEN + "' --shape 64x128 --bmm-shape 2x8x64x128");
+                          SPYRE_GEN + "' --shape 64x128 --bmm-shape 2x8x64x128 --mlp-shape 64x256x64 --mlp-cores 1 " +
+                          "--attention-shape 64x128");
     ASSERT_EQ(r.exit_code, 0) << r.output;
 
     const std::string md = read(out / "report.md");
@@ -69,6 +72,64 @@ TEST(Report, TinyConfigurationWritesEveryFile) {
         }
     }
     EXPECT_EQ(md.find("FAILED"), std::string::npos) << md;
+    // The error column is in the kind of each app's tolerance.
+    EXPECT_NE(md.find("## mlp 64x256x64 (dim x hidden x rows), 1 core, fp16"), std::string::npos) << md;
+    EXPECT_NE(md.find("## attention 64x128 (dim x seq), fp16"), std::string::npos) << md;
+    EXPECT_NE(md.find(" ULP |"), std::string::npos) << md;
+    EXPECT_NE(md.find(" abs |"), std::string::npos) << md;
+}
+
+TEST(Report, CatalogListsEveryApp) {
+    const std::vector<std::string> want = {"softmax", "layernorm", "rmsnorm", "gelu", "bmm", "mlp", "attention"};
+    EXPECT_EQ(spyre::report::app_names(), want);
+    EXPECT_EQ(spyre::report::app_schedules("mlp"), (std::vector<std::string>{"matched", "dram"}));
+    EXPECT_EQ(spyre::report::app_schedules("attention"), (std::vector<std::string>{"fused", "unfused"}));
+    EXPECT_EQ(spyre::report::parse_shape("mlp", "64x256x32").dims, (std::vector<int>{64, 256, 32}));
+    EXPECT_EQ(spyre::report::parse_shape("attention", "64x128").dims, (std::vector<int>{64, 128}));
+    EXPECT_THROW(spyre::report::parse_shape("mlp", "64x256"), std::exception);
+    EXPECT_THROW(spyre::report::parse_shape("attention", "64x128x2"), std::exception);
+    EXPECT_EQ(spyre::report::output_shape("mlp", spyre::report::parse_shape("mlp", "64x256x32")),
+              (std::vector<int>{64, 32}));
+    EXPECT_TRUE(spyre::report::app_takes_cores("mlp"));
+    EXPECT_FALSE(spyre::report::app_takes_cores("attention"));
+}
+
+// Buffers of fp16 values for the tolerance checks.
+Halide::Runtime::Buffer<> half_buffer(const std::vector<float> &v) {
+    Halide::Runtime::Buffer<> b(halide_type_t(halide_type_float, 16), {int(v.size())});
+    for (size_t i = 0; i < v.size(); i++) static_cast<uint16_t *>(b.data())[i] = spyre::float_to_half(v[i]);
+    return b;
+}
+
+TEST(Report, CatalogTolerancesAreUlpOrAbsolute) {
+    using spyre::report::check_error;
+    using spyre::report::tolerance;
+    EXPECT_EQ(tolerance("softmax").ulp, 2);
+    EXPECT_FALSE(tolerance("softmax").absolute());
+    EXPECT_FALSE(tolerance("bmm").absolute());
+    EXPECT_EQ(tolerance("bmm").ulp, 0);
+    EXPECT_TRUE(tolerance("mlp").absolute());
+    EXPECT_DOUBLE_EQ(tolerance("mlp").abs, 1e-3);
+    EXPECT_DOUBLE_EQ(tolerance("attention").abs, 1e-4);
+    EXPECT_EQ(tolerance("softmax").text(), "2 ULP");
+    EXPECT_EQ(tolerance("attention").text(), "1e-04 abs");
+
+    // Near zero, 3e-5 is many fp16 ULPs but within attention's absolute bound; not within bmm's 0 ULP.
+    const auto want = half_buffer({0.0f, 0.5f}), got = half_buffer({3e-5f, 0.5f});
+    spyre::report::ErrorCheck a = check_error("attention", got, want);
+    EXPECT_TRUE(a.ok) << a.text;
+    EXPECT_GT(a.ulp, 100);
+    EXPECT_NEAR(a.abs, 3e-5, 1e-6);
+    EXPECT_NE(a.text.find("abs"), std::string::npos) << a.text;
+    spyre::report::ErrorCheck b = check_error("bmm", got, want);
+    EXPECT_FALSE(b.ok);
+    EXPECT_NE(b.text.find("ULP"), std::string::npos) << b.text;
+    // Beyond the bound, and a NaN where the CPU has a number.
+    EXPECT_FALSE(check_error("attention", half_buffer({0.0f, 0.501f}), want).ok);
+    spyre::report::ErrorCheck n = check_error("mlp", half_buffer({NAN, 0.5f}), want);
+    EXPECT_FALSE(n.ok);
+    EXPECT_EQ(n.text, "NaN");
+    EXPECT_TRUE(check_error("mlp", want, want).ok);
 }
 
 TEST(Report, UnknownAppIsAnError) {
@@ -87,6 +148,7 @@ TEST(Bench, ListsEveryAppAndSchedule) {
           "layernorm/cores32/512x1024", "rmsnorm/tiles/512x1024", "rmsnorm/cores32/512x1024", "gelu/root/512x1024",
           "gelu/tiles/512x1024", "gelu/cores32/512x1024", "bmm/pe/4x64x256x512", "bmm/vector/4x64x256x512",
           "bmm/pe_batch_outermost/8x512x4096x12800", "bmm/pe_batch_innermost/8x512x4096x12800",
+          "mlp/matched/256x2048x512", "mlp/dram/256x2048x512", "attention/fused/128x512", "attention/unfused/128x512",
           "calibration/softmax_512x1024_compiled/stage/4"})
         EXPECT_NE(r.output.find(std::string(name) + "\n"), std::string::npos) << name << "\n" << r.output;
     // Every app x schedule has at least one benchmark.
