@@ -111,7 +111,7 @@ std::vector<AppCase> app_cases() {
     for (const char *st : {"pe", "vector"}) v.push_back({"bmm", st, shape({4, 64, 256, 512})});  // 32 cores
     // Both mlp schedules keep all of W2 in each core's LX and fused attention a query tile's scores
     // over the whole sequence, so mlp 1024x4096x512 and attention 128x1024 (fused) overflow LX.
-    for (const char *st : {"matched", "dram"}) v.push_back({"mlp", st, shape({256, 2048, 512}, 32), false});
+    for (const char *st : {"matched", "dram", "single_split"}) v.push_back({"mlp", st, shape({256, 2048, 512}, 32), false});
     for (const char *st : {"fused", "unfused"}) v.push_back({"attention", st, shape({128, 512}, 1), false});
     return v;
 }

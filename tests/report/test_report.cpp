@@ -82,7 +82,7 @@ TEST(Report, TinyConfigurationWritesEveryFile) {
 TEST(Report, CatalogListsEveryApp) {
     const std::vector<std::string> want = {"softmax", "layernorm", "rmsnorm", "gelu", "bmm", "mlp", "attention"};
     EXPECT_EQ(spyre::report::app_names(), want);
-    EXPECT_EQ(spyre::report::app_schedules("mlp"), (std::vector<std::string>{"matched", "dram"}));
+    EXPECT_EQ(spyre::report::app_schedules("mlp"), (std::vector<std::string>{"matched", "dram", "single_split"}));
     EXPECT_EQ(spyre::report::app_schedules("attention"), (std::vector<std::string>{"fused", "unfused"}));
     EXPECT_EQ(spyre::report::parse_shape("mlp", "64x256x32").dims, (std::vector<int>{64, 256, 32}));
     EXPECT_EQ(spyre::report::parse_shape("attention", "64x128").dims, (std::vector<int>{64, 128}));
@@ -148,7 +148,7 @@ TEST(Bench, ListsEveryAppAndSchedule) {
           "layernorm/cores32/512x1024", "rmsnorm/tiles/512x1024", "rmsnorm/cores32/512x1024", "gelu/root/512x1024",
           "gelu/tiles/512x1024", "gelu/cores32/512x1024", "bmm/pe/4x64x256x512", "bmm/vector/4x64x256x512",
           "bmm/pe_batch_outermost/8x512x4096x12800", "bmm/pe_batch_innermost/8x512x4096x12800",
-          "mlp/matched/256x2048x512", "mlp/dram/256x2048x512", "attention/fused/128x512", "attention/unfused/128x512",
+          "mlp/matched/256x2048x512", "mlp/dram/256x2048x512", "mlp/single_split/256x2048x512", "attention/fused/128x512", "attention/unfused/128x512",
           "calibration/softmax_512x1024_compiled/stage/4"})
         EXPECT_NE(r.output.find(std::string(name) + "\n"), std::string::npos) << name << "\n" << r.output;
     // Every app x schedule has at least one benchmark.
