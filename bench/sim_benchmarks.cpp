@@ -99,20 +99,17 @@ std::vector<AppCase> app_cases() {
         return s;
     };
     std::vector<AppCase> v;
-    for (const char *st : {"stage1", "stage2", "stage3", "stage4", "cores32"}) v.push_back({"softmax", st, shape({512, 1024})});
-    v.push_back({"softmax", "cores32", shape({4096, 1024})});
-    for (const char *app : {"layernorm", "rmsnorm"}) {
-        v.push_back({app, "tiles", shape({512, 1024})});
-        v.push_back({app, "cores32", shape({512, 1024})});
+    // Every schedule the catalog lists (a schedule added to schedules/ shows up here), at one shape
+    // per app, plus the 32-core schedules at a larger one.
+    for (const std::string &app : {"softmax", "layernorm", "rmsnorm", "gelu"}) {
+        for (const std::string &st : report::app_schedules(app)) v.push_back({app, st, shape({512, 1024})});
         v.push_back({app, "cores32", shape({4096, 1024})});
     }
-    for (const char *st : {"root", "tiles", "cores32"}) v.push_back({"gelu", st, shape({512, 1024})});
-    v.push_back({"gelu", "cores32", shape({4096, 1024})});
-    for (const char *st : {"pe", "vector"}) v.push_back({"bmm", st, shape({4, 64, 256, 512})});  // 32 cores
+    for (const std::string &st : report::app_schedules("bmm")) v.push_back({"bmm", st, shape({4, 64, 256, 512})});
     // Both mlp schedules keep all of W2 in each core's LX and fused attention a query tile's scores
     // over the whole sequence, so mlp 1024x4096x512 and attention 128x1024 (fused) overflow LX.
-    for (const char *st : {"matched", "dram", "single_split"}) v.push_back({"mlp", st, shape({256, 2048, 512}, 32), false});
-    for (const char *st : {"fused", "unfused"}) v.push_back({"attention", st, shape({128, 512}, 1), false});
+    for (const std::string &st : report::app_schedules("mlp")) v.push_back({"mlp", st, shape({256, 2048, 512}, 32), false});
+    for (const std::string &st : report::app_schedules("attention")) v.push_back({"attention", st, shape({128, 512}, 1), false});
     return v;
 }
 

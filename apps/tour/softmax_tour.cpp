@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "device/half.h"
 #include "spyre.h"
@@ -24,7 +25,14 @@ struct Softmax {
     }
 };
 
-int main() {
+int main(int argc, char **argv) {
+    if (argc > 1) {
+        bool help = std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h";
+        std::fprintf(help ? stdout : stderr,
+                     "usage: spyre-tour\n  Compiles a softmax with two Spyre schedules, runs both on the simulator,\n"
+                     "  checks them against Halide's CPU output and prints their modelled times.\n");
+        return help ? 0 : 2;
+    }
     const int cols = 1024, rows = 512;
     Buffer<float16_t> input(cols, rows);
     for (int j = 0; j < rows; j++)
