@@ -101,7 +101,7 @@ std::vector<AppCase> app_cases() {
     std::vector<AppCase> v;
     // Every schedule the catalog lists (a schedule added to schedules/ shows up here), at one shape
     // per app, plus the 32-core schedules at a larger one.
-    for (const std::string &app : {"softmax", "layernorm", "rmsnorm", "gelu"}) {
+    for (const char *app : {"softmax", "layernorm", "rmsnorm", "gelu"}) {
         for (const std::string &st : report::app_schedules(app)) v.push_back({app, st, shape({512, 1024})});
         v.push_back({app, "cores32", shape({4096, 1024})});
     }
