@@ -1,5 +1,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -221,7 +222,7 @@ TEST(ProgramIO, RoundTripExtremeValues) {
 
 TEST(ProgramIO, FileRoundTrip) {
     DeviceProgram p = every_opcode_program();
-    std::string path = ::testing::TempDir() + "program_io_roundtrip.spyre";
+    std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "_program_io_roundtrip.spyre";
     write_program_file(p, path);
     expect_same(p, read_program_file(path));
     std::remove(path.c_str());
@@ -230,7 +231,7 @@ TEST(ProgramIO, FileRoundTrip) {
 // --- file errors ---
 
 TEST(ProgramIO, ReadMissingFileNamesPath) {
-    std::string path = ::testing::TempDir() + "no_such_program.spyre";
+    std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "_no_such_program.spyre";
     try {
         read_program_file(path);
         FAIL() << "expected an error";
@@ -257,7 +258,7 @@ TEST(ProgramIO, ReadCorruptFileNamesPathAndSection) {
     std::vector<uint8_t> bytes = serialize_program(sample_program());
     size_t code = payload_at(bytes, "CODE");
     put_u16(bytes, code + 4, 999);
-    std::string path = ::testing::TempDir() + "program_io_corrupt.spyre";
+    std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "_program_io_corrupt.spyre";
     {
         std::ofstream f(path, std::ios::binary);
         f.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
@@ -273,7 +274,7 @@ TEST(ProgramIO, ReadCorruptFileNamesPathAndSection) {
 }
 
 TEST(ProgramIO, ReadOversizedFileFailsWithoutReading) {
-    std::string path = ::testing::TempDir() + "program_io_huge.spyre";
+    std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "_program_io_huge.spyre";
     std::FILE *f = std::fopen(path.c_str(), "wb");
     ASSERT_NE(f, nullptr);
     // A sparse file just over 1 GiB: the size check must reject it before reading.

@@ -2,6 +2,7 @@
 // struct and against bounds), busy fractions in [0, 1] for programs that load each engine, and the
 // Chrome trace (parsed; tracks, metadata, spans consistent with the program and the stats).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <map>
@@ -160,7 +161,7 @@ TEST(SimOutput, ChromeTraceParsesWithTracksAndSpans) {
     const int cores = 4;
     const MachineDesc m;
     DeviceProgram p = busy_program(cores);
-    std::string path = ::testing::TempDir() + "sim_output_trace.json";
+    std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "_sim_output_trace.json";
     SimOptions o;
     o.trace_path = path;
     std::vector<std::vector<uint8_t>> images(2);
@@ -242,7 +243,7 @@ TEST(SimOutput, TraceMarksLoopSummaries) {
     simtest::StreamSpec s;
     s.chunk = 8 << 10;
     s.bytes_per_core = 64 * s.chunk;
-    std::string path = ::testing::TempDir() + "sim_summary_trace.json";
+    std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "_sim_summary_trace.json";
     SimOptions o = timing_only();
     o.trace_path = path;
     SimResult r = simulate(simtest::streaming_copy(s), MachineDesc{}, {}, o);
@@ -262,7 +263,7 @@ TEST(SimOutput, TraceEventLimitRecordsDrops) {
     ProgramBuilder b("many", 1);
     for (int k = 0; k < 40; k++) b.vfill(DType::F16, 0, Lx(0), 1.0f, 1);
     b.wait_tag(0);
-    std::string path = ::testing::TempDir() + "sim_limited_trace.json";
+    std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "_sim_limited_trace.json";
     SimOptions o = timing_only();
     o.trace_path = path;
     o.max_trace_events = 10;

@@ -2,6 +2,7 @@
 // recorded number: overlap of independent engines, shared device-memory bandwidth under contention,
 // the read/write turnaround, determinism, loop summaries against exact timing, and barriers.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -183,7 +184,8 @@ TEST(SimTiming, DeterministicAcrossRuns) {
     std::vector<float> x(size_t(cores * 256));
     for (size_t k = 0; k < x.size(); k++) x[k] = float(int(k % 13)) * 0.125f - 0.75f;
     std::vector<std::vector<uint8_t>> images{to_bytes(x), {}};
-    std::string t1 = ::testing::TempDir() + "det_trace_1.json", t2 = ::testing::TempDir() + "det_trace_2.json";
+    std::string t1 = ::testing::TempDir() + std::to_string(::getpid()) + "_det_trace_1.json",
+                t2 = ::testing::TempDir() + std::to_string(::getpid()) + "_det_trace_2.json";
     SimOptions o1, o2;
     o1.trace_path = t1;
     o2.trace_path = t2;
@@ -319,7 +321,7 @@ TEST(SimTiming, BarrierWaitsForTheSlowestCore) {
     b.vbin(Opcode::VADD, DType::F16, 1, Lx(1 << 20), Lx(1 << 20), Lx(1 << 20), 1);
     b.wait_tag(1);
     DeviceProgram p = b.finish();
-    std::string path = ::testing::TempDir() + "barrier_trace.json";
+    std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "_barrier_trace.json";
     SimOptions o = timing_only();
     o.trace_path = path;
     SimResult r = simulate(p, m, {}, o);
