@@ -16,6 +16,36 @@ const GeneratorInfo *find_generator_info(const std::string &name) {
     return it == registry().end() ? nullptr : &it->second;
 }
 
+std::vector<IntParam> GeneratorInfo::integer_params() const {
+    if (!int_params.empty()) return int_params;
+    return {{"cols", 1024}, {"rows", 512}};
+}
+
+ParamValues GeneratorInfo::with_defaults(const ParamValues &values) const {
+    ParamValues v = values;
+    for (const IntParam &p : integer_params()) v.emplace(p.name, p.default_value);
+    return v;
+}
+
+std::vector<BufferShape> GeneratorInfo::input_shapes(const ParamValues &values) const {
+    ParamValues v = with_defaults(values);
+    if (int_params.empty()) return inputs(v.at("cols"), v.at("rows"));
+    return inputs_of(v);
+}
+
+BufferShape GeneratorInfo::output_shape(const ParamValues &values) const {
+    ParamValues v = with_defaults(values);
+    if (int_params.empty()) return output(v.at("cols"), v.at("rows"));
+    return output_of(v);
+}
+
+std::map<std::string, std::string> param_defaults(const GeneratorInfo &info) {
+    std::map<std::string, std::string> p = common_params();
+    for (const IntParam &i : info.integer_params()) p[i.name] = std::to_string(i.default_value);
+    for (const auto &e : info.extra_params) p[e.first] = e.second;
+    return p;
+}
+
 Registrar::Registrar(GeneratorInfo info) {
     std::string name = info.name;
     registry()[name] = std::move(info);

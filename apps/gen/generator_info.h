@@ -20,16 +20,41 @@ struct BufferShape {
     std::vector<int64_t> shape;  // Halide order: dim 0 innermost
 };
 
+// The values of a generator's integer GeneratorParams, by name.
+using ParamValues = std::map<std::string, int64_t>;
+
+struct IntParam {
+    std::string name;
+    int64_t default_value;
+};
+
 struct GeneratorInfo {
     std::string name;         // as registered with HALIDE_REGISTER_GENERATOR
     std::string description;  // one line, for `spyre-gen -l`
     // The Spyre schedule names (`schedule=` also accepts "cpu", the CPU reference schedule).
     std::function<std::vector<std::string>()> schedules;
-    // The generator's own GeneratorParams besides cols, rows, schedule and machine: name -> default.
+    // The generator's own string GeneratorParams besides schedule and machine (and its integer
+    // ones): name -> default.
     std::map<std::string, std::string> extra_params;
-    // Input buffers (in argument order) and the output, for cols x rows.
+    // Input buffers (in argument order) and the output, for cols x rows (generators without
+    // int_params; unset otherwise).
     std::function<std::vector<BufferShape>(int64_t cols, int64_t rows)> inputs;
     std::function<BufferShape(int64_t cols, int64_t rows)> output;
+    // The integer GeneratorParams (shape, cores), in the order `-l` lists them. Empty means
+    // cols=1024, rows=512 and the (cols, rows) callbacks above.
+    std::vector<IntParam> int_params = {};
+    // Input buffers (in argument order) and the output for the values of int_params (every one
+    // present in the map); set when int_params is not empty.
+    std::function<std::vector<BufferShape>(const ParamValues &)> inputs_of = nullptr;
+    std::function<BufferShape(const ParamValues &)> output_of = nullptr;
+
+    // int_params, or {cols=1024, rows=512} for a (cols, rows) generator.
+    std::vector<IntParam> integer_params() const;
+    // The buffers' shapes for `values` (missing params take their defaults).
+    std::vector<BufferShape> input_shapes(const ParamValues &values) const;
+    BufferShape output_shape(const ParamValues &values) const;
+    // `values` completed with the defaults of the params it lacks.
+    ParamValues with_defaults(const ParamValues &values) const;
 };
 
 // Every registered generator, by name.
@@ -41,11 +66,22 @@ struct Registrar {
     explicit Registrar(GeneratorInfo info);
 };
 
-// The GeneratorParams every Spyre generator has, with their defaults.
+// The string GeneratorParams every Spyre generator has, with their defaults (the integer ones are
+// GeneratorInfo::integer_params()).
 inline const std::map<std::string, std::string> &common_params() {
-    static const std::map<std::string, std::string> p = {
-        {"cols", "1024"}, {"rows", "512"}, {"schedule", "cpu"}, {"machine", ""}};
+    static const std::map<std::string, std::string> p = {{"schedule", "cpu"}, {"machine", ""}};
     return p;
 }
+
+// `all` without "cpu" (the CPU reference schedule): the Spyre schedules of a schedules/ list.
+inline std::vector<std::string> spyre_schedules(const std::vector<std::string> &all) {
+    std::vector<std::string> s;
+    for (const std::string &n : all)
+        if (n != "cpu") s.push_back(n);
+    return s;
+}
+
+// Every GeneratorParam of `info` (common, integer and extra) with its default, as text.
+std::map<std::string, std::string> param_defaults(const GeneratorInfo &info);
 
 }  // namespace spyre::gen

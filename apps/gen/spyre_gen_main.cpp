@@ -54,7 +54,10 @@ options:
 parameters (key=value):
   schedule=S    one of the generator's Spyre schedules (required; "cpu" is the CPU reference
                 schedule, for add_halide_library only)
-  cols=N rows=N the shape (defaults 1024 x 512)
+  cols=N rows=N the shape (defaults 1024 x 512) of softmax, layernorm, rmsnorm and gelu; the
+                other generators have their own integer parameters (spyre-gen -l): bmm batch,
+                rows, inner, cols, cores; linear rows, inner, cols, cores; mlp dim, hidden, rows,
+                cores; attention dim, seq
   machine=FILE  a machine description JSON (default: the built-in machine)
 )";
 
@@ -85,11 +88,6 @@ std::vector<std::string> generator_names() {
     return n;
 }
 
-std::map<std::string, std::string> param_defaults(const GeneratorInfo &info) {
-    std::map<std::string, std::string> p = spyre::gen::common_params();
-    for (const auto &e : info.extra_params) p[e.first] = e.second;
-    return p;
-}
 
 int list_generators() {
     for (const auto &e : spyre::gen::generator_infos()) {
@@ -97,7 +95,7 @@ int list_generators() {
         std::cout << g.name << ": " << g.description << "\n";
         std::cout << "  schedules: " << join(g.schedules()) << " (and cpu, the CPU reference)\n";
         std::vector<std::string> params;
-        for (const auto &p : param_defaults(g))
+        for (const auto &p : spyre::gen::param_defaults(g))
             params.push_back(p.first + "=" + (p.second.empty() ? "\"\"" : p.second));
         std::cout << "  params:    " << join(params) << "\n";
     }
@@ -199,7 +197,7 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
     const GeneratorInfo *info = spyre::gen::find_generator_info(generator);
     if (!info) throw Usage("unknown generator '" + generator + "' (known: " + join(generator_names()) + ")");
     if (name.empty()) name = generator;
-    std::map<std::string, std::string> defaults = param_defaults(*info), params;
+    std::map<std::string, std::string> defaults = spyre::gen::param_defaults(*info), params;
     for (const std::string &a : kv) {
         size_t eq = a.find('=');
         std::string key = a.substr(0, eq), value = a.substr(eq + 1);
@@ -222,7 +220,13 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
         throw Usage("generator " + generator + " has no schedule '" + schedule + "' (known: " + join(schedules) + ")");
     for (const auto &d : defaults)
         if (!params.count(d.first)) params[d.first] = d.second;
-    const int64_t cols = positive_int("cols", params["cols"]), rows = positive_int("rows", params["rows"]);
+    spyre::gen::ParamValues values;
+    std::string shape_desc;  // "COLSxROWS", or "name=value ..." for a generator with its own int params
+    for (const spyre::gen::IntParam &ip : info->integer_params()) {
+        values[ip.name] = positive_int(ip.name, params[ip.name]);
+        shape_desc += (shape_desc.empty() ? "" : " ") + ip.name + "=" + std::to_string(values[ip.name]);
+    }
+    if (info->int_params.empty()) shape_desc = std::to_string(values["cols"]) + "x" + std::to_string(values["rows"]);
     std::string machine_path = params["machine"];
     spyre::MachineDesc machine;
     if (!machine_path.empty()) {
@@ -255,7 +259,7 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
     gen->set_generator_param_values(gp);
     Halide::Pipeline pipeline = GeneratorAccess::build(*gen);
 
-    std::vector<spyre::gen::BufferShape> in_shapes = info->inputs(cols, rows);
+    std::vector<spyre::gen::BufferShape> in_shapes = info->input_shapes(values);
     std::vector<Halide::Argument> inferred = pipeline.infer_arguments(), args;
     spyre::CompileOptions opt;
     opt.kernel_name = name;
@@ -270,7 +274,7 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
     if (args.size() != inferred.size())
         throw std::runtime_error("generator " + generator + ": the pipeline has " + std::to_string(inferred.size()) +
                                  " arguments, the generator info names " + std::to_string(args.size()));
-    opt.output = spyre::TensorSpec{info->output(cols, rows).shape, {}};
+    opt.output = spyre::TensorSpec{info->output_shape(values).shape, {}};
     spyre::DeviceProgram program = spyre::compile_pipeline_for_spyre(pipeline, args, opt);
 
     // The report's figures come from a timing-only run (no numerics; loops summarised).
@@ -311,7 +315,7 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
     r["timing"] = "timing-only simulation (modelled, loops summarised)";
     write_text(base.string() + ".json", r.dump(2) + "\n");
 
-    std::cout << name << ": " << generator << " schedule=" << schedule << " " << cols << "x" << rows << ", "
+    std::cout << name << ": " << generator << " schedule=" << schedule << " " << shape_desc << ", "
               << program.num_cores << " core(s), LX peak " << stats.lx_peak_bytes << " B, DMA "
               << stats.dram_read_bytes << " B in / " << stats.dram_write_bytes << " B out, modelled " << stats.us
               << " us -> " << base.string() << ".{spyre,h,s,json}\n";

@@ -18,16 +18,23 @@ inline MachineDesc machine_from_param(const std::string &path) {
     return path.empty() ? MachineDesc{} : MachineDesc::from_file(path);
 }
 
-// Fixes every input and the output to the shapes `info` gives for cols x rows (row-major, sticked
-// on dim 0): what compile_pipeline_for_spyre expects of a Generator's pipeline.
-inline void fix_device_shapes(const GeneratorInfo &info, int cols, int rows, const std::vector<Halide::ImageParam> &inputs,
-                              Halide::Func output, const MachineDesc &m) {
-    std::vector<BufferShape> shapes = info.inputs(cols, rows);
+// Fixes every input and the output to the shapes `info` gives for the integer GeneratorParams
+// `values` (row-major, sticked on dim 0): what compile_pipeline_for_spyre expects of a Generator's
+// pipeline.
+inline void fix_device_shapes(const GeneratorInfo &info, const ParamValues &values,
+                              const std::vector<Halide::ImageParam> &inputs, Halide::Func output, const MachineDesc &m) {
+    std::vector<BufferShape> shapes = info.input_shapes(values);
     if (shapes.size() != inputs.size())
         throw std::runtime_error(info.name + ": " + std::to_string(inputs.size()) + " inputs but " +
                                  std::to_string(shapes.size()) + " shapes");
     for (size_t i = 0; i < inputs.size(); i++) fix_device_shape(inputs[i], TensorSpec{shapes[i].shape, {}}, m);
-    fix_device_shape(output.output_buffer(), TensorSpec{info.output(cols, rows).shape, {}}, m);
+    fix_device_shape(output.output_buffer(), TensorSpec{info.output_shape(values).shape, {}}, m);
+}
+
+// The same for a generator shaped by cols x rows.
+inline void fix_device_shapes(const GeneratorInfo &info, int cols, int rows, const std::vector<Halide::ImageParam> &inputs,
+                              Halide::Func output, const MachineDesc &m) {
+    fix_device_shapes(info, ParamValues{{"cols", cols}, {"rows", rows}}, inputs, output, m);
 }
 
 }  // namespace spyre::gen

@@ -62,7 +62,18 @@ std::vector<std::string> app_schedules(const std::string &app) {
 
 std::string app_generator(const std::string &app) {
     check_app(app);
-    return app == "bmm" || app == "mlp" || app == "attention" ? "" : app;
+    return app;
+}
+
+std::vector<std::string> generator_params(const std::string &app, const Shape &s) {
+    check_app(app);
+    auto kv = [](const char *k, int v) { return std::string(k) + "=" + std::to_string(v); };
+    if (app == "bmm")
+        return {kv("batch", s.dims[0]), kv("rows", s.dims[1]), kv("inner", s.dims[2]), kv("cols", s.dims[3]),
+                kv("cores", s.cores)};
+    if (app == "mlp") return {kv("dim", s.dims[0]), kv("hidden", s.dims[1]), kv("rows", s.dims[2]), kv("cores", s.cores)};
+    if (app == "attention") return {kv("dim", s.dims[0]), kv("seq", s.dims[1])};
+    return {kv("cols", s.dims[1]), kv("rows", s.dims[0])};
 }
 
 std::string shape_doc(const std::string &app) {

@@ -28,7 +28,8 @@ namespace spyre::report {
 const std::vector<std::string> &app_names();
 // The app's Spyre schedules, in the order of schedules/ (the first is the report's baseline).
 std::vector<std::string> app_schedules(const std::string &app);
-// The spyre-gen generator of the app ("" for bmm, mlp and attention, which have none).
+// The spyre-gen generator of the app (apps/<app>/: every app has one, of the app's name; "" would
+// mean none, and the report compiles such an app in process).
 std::string app_generator(const std::string &app);
 // "rows x cols", "B x M x K x N", "dim x hidden x rows" or "dim x seq".
 std::string shape_doc(const std::string &app);
@@ -41,6 +42,10 @@ struct Shape {
     int cores = 32;         // bmm and mlp only (app_takes_cores)
     std::string text() const;  // "512x1024", "4x128x512x1024"
 };
+// The generator's shape (and cores) parameters for `s`, as spyre-gen key=value arguments:
+// cols=, rows= for softmax, the norms and gelu; batch=, rows=, inner=, cols=, cores= for bmm;
+// dim=, hidden=, rows=, cores= for mlp; dim=, seq= for attention.
+std::vector<std::string> generator_params(const std::string &app, const Shape &s);
 // Parses a shape in the app's shape_doc order ("512x1024", "4x128x512x1024", ...); throws
 // spyre::Error on a bad one.
 Shape parse_shape(const std::string &app, const std::string &text);

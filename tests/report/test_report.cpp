@@ -88,6 +88,20 @@ TEST(Report, CatalogListsEveryApp) {
     EXPECT_EQ(spyre::report::parse_shape("attention", "64x128").dims, (std::vector<int>{64, 128}));
     EXPECT_THROW(spyre::report::parse_shape("mlp", "64x256"), std::exception);
     EXPECT_THROW(spyre::report::parse_shape("attention", "64x128x2"), std::exception);
+    // Every app has a spyre-gen generator, given its shape as that generator's parameters.
+    for (const std::string &app : want) EXPECT_EQ(spyre::report::app_generator(app), app);
+    spyre::report::Shape bmm = spyre::report::parse_shape("bmm", "2x8x64x128");
+    bmm.cores = 4;
+    EXPECT_EQ(spyre::report::generator_params("bmm", bmm),
+              (std::vector<std::string>{"batch=2", "rows=8", "inner=64", "cols=128", "cores=4"}));
+    spyre::report::Shape mlp = spyre::report::parse_shape("mlp", "64x256x32");
+    mlp.cores = 1;
+    EXPECT_EQ(spyre::report::generator_params("mlp", mlp),
+              (std::vector<std::string>{"dim=64", "hidden=256", "rows=32", "cores=1"}));
+    EXPECT_EQ(spyre::report::generator_params("attention", spyre::report::parse_shape("attention", "64x128")),
+              (std::vector<std::string>{"dim=64", "seq=128"}));
+    EXPECT_EQ(spyre::report::generator_params("softmax", spyre::report::parse_shape("softmax", "64x128")),
+              (std::vector<std::string>{"cols=128", "rows=64"}));
     EXPECT_EQ(spyre::report::output_shape("mlp", spyre::report::parse_shape("mlp", "64x256x32")),
               (std::vector<int>{64, 32}));
     EXPECT_TRUE(spyre::report::app_takes_cores("mlp"));

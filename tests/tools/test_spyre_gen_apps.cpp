@@ -1,0 +1,147 @@
+// spyre-gen with the generators that declare their own integer GeneratorParams (bmm, linear, mlp,
+// attention): listed with their parameters, generated at a small shape (the .spyre reads back with
+// the cores and buffers the parameters give), and a bad parameter of each rejected by name.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "device/program_io.h"
+#include "tool_test_util.h"
+
+namespace fs = std::filesystem;
+using namespace spyre::tools_testing;
+
+namespace {
+
+const std::string kGen = SPYRE_GEN;
+
+fs::path scratch_dir(const std::string &name) {
+    fs::path d = fs::temp_directory_path() / ("spyre_tools_apps_test_" + std::to_string(::getpid())) / name;
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+}
+
+TEST(SpyreGenApps, ListsGeneratorsWithTheirParams) {
+    CommandResult r = run_command(quote(kGen) + " -l");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (const char *want :
+         {"bmm: ", "linear: ", "mlp: ", "attention: ", "schedules: pe, vector (and cpu",
+          "schedules: matched, dram, single_split (and cpu", "schedules: fused, unfused (and cpu",
+          "params:    batch=4, cols=512, cores=32, inner=256, machine=\"\", rows=64, schedule=cpu",
+          "params:    cols=256, cores=4, inner=192, machine=\"\", rows=64, schedule=cpu",
+          "params:    cores=32, dim=256, hidden=2048, machine=\"\", rows=256, schedule=cpu",
+          "params:    dim=128, machine=\"\", schedule=cpu, seq=512",
+          // The cols x rows generators keep their parameters.
+          "params:    cols=1024, machine=\"\", rows=512, schedule=cpu"})
+        EXPECT_NE(r.output.find(want), std::string::npos) << want << "\n" << r.output;
+}
+
+struct AppCase {
+    std::string generator, schedule, params;
+    int cores;
+    std::vector<std::pair<std::string, std::vector<int64_t>>> inputs;
+    std::vector<int64_t> output;
+};
+
+void PrintTo(const AppCase &c, std::ostream *os) { *os << c.generator << " " << c.schedule << " " << c.params; }
+
+class GenerateApp : public ::testing::TestWithParam<AppCase> {};
+
+TEST_P(GenerateApp, ProgramHasTheCoresAndBuffersOfItsParams) {
+    const AppCase &c = GetParam();
+    fs::path dir = scratch_dir(c.generator + "_" + c.schedule);
+    CommandResult r = run_command(quote(kGen) + " -g " + c.generator + " -o " + quote(dir.string()) +
+                                  " schedule=" + c.schedule + " " + c.params);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find(c.generator + " schedule=" + c.schedule + " "), std::string::npos) << r.output;
+    for (const char *ext : {".spyre", ".h", ".s", ".json"})
+        EXPECT_TRUE(fs::exists(dir / (c.generator + ext))) << c.generator << ext;
+
+    spyre::DeviceProgram p = spyre::read_program_file((dir / (c.generator + ".spyre")).string());
+    EXPECT_EQ(p.kernel_name, c.generator);
+    EXPECT_EQ(p.num_cores, c.cores);
+    std::vector<std::pair<std::string, std::vector<int64_t>>> inputs;
+    int outputs = 0;
+    for (const spyre::BufferDecl &b : p.buffers) {
+        if (b.kind == spyre::BufferKind::Input) {
+            EXPECT_EQ(b.type, spyre::DType::F16) << b.name;
+            inputs.emplace_back(b.name, b.shape);
+        }
+        if (b.kind == spyre::BufferKind::Output) {
+            outputs++;
+            EXPECT_EQ(b.type, spyre::DType::F16) << b.name;
+            EXPECT_EQ(b.shape, c.output) << b.name;
+        }
+    }
+    EXPECT_EQ(outputs, 1);
+    EXPECT_EQ(inputs, c.inputs);
+
+    std::ifstream jf(dir / (c.generator + ".json"));
+    nlohmann::json j = nlohmann::json::parse(jf);
+    EXPECT_EQ(j["generator"], c.generator);
+    EXPECT_EQ(j["schedule"], c.schedule);
+    EXPECT_EQ(j["cores"], c.cores);
+    EXPECT_EQ(j["lx_peak_bytes_per_core"].size(), size_t(c.cores));
+    EXPECT_GT(j["modelled_us"].get<double>(), 0);
+
+    std::ifstream hf(dir / (c.generator + ".h"));
+    std::string header((std::istreambuf_iterator<char>(hf)), std::istreambuf_iterator<char>());
+    EXPECT_NE(header.find("inline int " + c.generator + "("), std::string::npos) << header;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Generators, GenerateApp,
+    ::testing::Values(AppCase{"bmm", "pe", "batch=2 rows=64 inner=128 cols=256 cores=8", 8,
+                              {{"a", {128, 64, 2}}, {"w", {256, 128}}}, {256, 64, 2}},
+                      AppCase{"bmm", "vector", "batch=2 rows=16 inner=64 cols=128 cores=2", 2,
+                              {{"a", {64, 16, 2}}, {"w", {128, 64}}}, {128, 16, 2}},
+                      AppCase{"linear", "pe", "rows=64 inner=128 cols=128 cores=2", 2,
+                              {{"x", {128, 64, 1}}, {"w", {128, 128}}, {"bias", {128}}}, {128, 64, 1}},
+                      AppCase{"mlp", "matched", "dim=64 hidden=256 rows=64 cores=1", 1,
+                              {{"x", {64, 64}}, {"w1", {256, 64}}, {"b1", {256}}, {"w2", {64, 256}}, {"b2", {64}}},
+                              {64, 64}},
+                      AppCase{"attention", "fused", "dim=64 seq=128", 1,
+                              {{"q", {64, 128}}, {"k", {64, 128}}, {"v", {64, 128}}}, {64, 128}}),
+    [](const auto &info) { return info.param.generator + "_" + info.param.schedule; });
+
+TEST(SpyreGenAppsErrors, BmmBadShapeValue) {
+    CommandResult r = run_command(quote(kGen) + " -g bmm -o /tmp schedule=pe batch=0");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("parameter batch=0: expected an integer in [1, 1048576]"), std::string::npos) << r.output;
+}
+
+TEST(SpyreGenAppsErrors, LinearHasNoBatch) {
+    CommandResult r = run_command(quote(kGen) + " -g linear -o /tmp schedule=pe batch=2");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("generator linear has no parameter 'batch' (known: cols, cores, inner, machine, rows, "
+                            "schedule)"),
+              std::string::npos)
+        << r.output;
+}
+
+TEST(SpyreGenAppsErrors, MlpNonIntegerHidden) {
+    CommandResult r = run_command(quote(kGen) + " -g mlp -o /tmp schedule=matched hidden=2k");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("parameter hidden=2k: expected an integer"), std::string::npos) << r.output;
+}
+
+TEST(SpyreGenAppsErrors, AttentionTakesNoCores) {
+    CommandResult r = run_command(quote(kGen) + " -g attention -o /tmp schedule=fused cores=4");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("generator attention has no parameter 'cores' (known: dim, machine, schedule, seq)"),
+              std::string::npos)
+        << r.output;
+}
+
+TEST(SpyreGenAppsErrors, BmmSplitTheScheduleRejects) {
+    // The schedule's own error (3 cores over 2 batches) is passed through, exit 1.
+    CommandResult r = run_command(quote(kGen) + " -g bmm -o /tmp/spyre_gen_bmm_reject schedule=pe batch=2 rows=16 "
+                                  "inner=64 cols=128 cores=3");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("bmm: 3 cores do not split evenly over 2 batches"), std::string::npos) << r.output;
+}
+
+}  // namespace
