@@ -106,6 +106,7 @@ std::vector<AppCase> app_cases() {
         v.push_back({app, "cores32", shape({4096, 1024})});
     }
     for (const std::string &st : report::app_schedules("bmm")) v.push_back({"bmm", st, shape({4, 64, 256, 512})});
+    for (const std::string &st : report::app_schedules("linear")) v.push_back({"linear", st, shape({512, 1024, 4096}), true});
     // Both mlp schedules keep all of W2 in each core's LX and fused attention a query tile's scores
     // over the whole sequence, so mlp 1024x4096x512 and attention 128x1024 (fused) overflow LX.
     for (const std::string &st : report::app_schedules("mlp")) v.push_back({"mlp", st, shape({256, 2048, 512}, 32), false});

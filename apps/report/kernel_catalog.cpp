@@ -25,7 +25,7 @@ using namespace Halide;
 
 const std::vector<std::string> &app_names() {
     static const std::vector<std::string> names = {"softmax", "layernorm", "rmsnorm", "gelu",
-                                                    "bmm",     "mlp",       "attention"};
+                                                    "bmm",     "linear",    "mlp",     "attention"};
     return names;
 }
 
@@ -33,7 +33,7 @@ namespace {
 void check_app(const std::string &app) {
     for (const std::string &a : app_names())
         if (a == app) return;
-    throw_error("unknown app '", app, "' (known: softmax, layernorm, rmsnorm, gelu, bmm, mlp, attention)");
+    throw_error("unknown app '", app, "' (known: softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, attention)");
 }
 bool is_norm(const std::string &app) { return app == "layernorm" || app == "rmsnorm"; }
 // The Spyre schedules of `all` (every schedule but the CPU reference's).
@@ -45,7 +45,7 @@ std::vector<std::string> without_cpu(const std::vector<std::string> &all) {
 }
 size_t shape_rank(const std::string &app) {
     if (app == "bmm") return 4;
-    if (app == "mlp") return 3;
+    if (app == "mlp" || app == "linear") return 3;
     return 2;
 }
 }  // namespace
@@ -71,6 +71,7 @@ std::vector<std::string> generator_params(const std::string &app, const Shape &s
     if (app == "bmm")
         return {kv("batch", s.dims[0]), kv("rows", s.dims[1]), kv("inner", s.dims[2]), kv("cols", s.dims[3]),
                 kv("cores", s.cores)};
+    if (app == "linear") return {kv("rows", s.dims[0]), kv("inner", s.dims[1]), kv("cols", s.dims[2]), kv("cores", s.cores)};
     if (app == "mlp") return {kv("dim", s.dims[0]), kv("hidden", s.dims[1]), kv("rows", s.dims[2]), kv("cores", s.cores)};
     if (app == "attention") return {kv("dim", s.dims[0]), kv("seq", s.dims[1])};
     return {kv("cols", s.dims[1]), kv("rows", s.dims[0])};
@@ -79,6 +80,7 @@ std::vector<std::string> generator_params(const std::string &app, const Shape &s
 std::string shape_doc(const std::string &app) {
     check_app(app);
     if (app == "bmm") return "B x M x K x N";
+    if (app == "linear") return "M x K x N";
     if (app == "mlp") return "dim x hidden x rows";
     if (app == "attention") return "dim x seq";
     return "rows x cols";
@@ -86,7 +88,7 @@ std::string shape_doc(const std::string &app) {
 
 bool app_takes_cores(const std::string &app) {
     check_app(app);
-    return app == "bmm" || app == "mlp";
+    return app == "bmm" || app == "linear" || app == "mlp";
 }
 
 std::string Shape::text() const {
@@ -121,6 +123,10 @@ std::vector<std::vector<int>> input_shapes(const std::string &app, const Shape &
         const int b = s.dims[0], m = s.dims[1], k = s.dims[2], n = s.dims[3];
         return {{k, m, b}, {n, k}};
     }
+    if (app == "linear") {
+        const int m = s.dims[0], k = s.dims[1], n = s.dims[2];
+        return {{k, m, 1}, {n, k}, {n}};
+    }
     if (app == "mlp") {
         const int d = s.dims[0], h = s.dims[1], m = s.dims[2];
         return {{d, m}, {h, d}, {h}, {d, h}, {d}};
@@ -135,6 +141,7 @@ std::vector<std::vector<int>> input_shapes(const std::string &app, const Shape &
 std::vector<int> output_shape(const std::string &app, const Shape &s) {
     check_app(app);
     if (app == "bmm") return {s.dims[3], s.dims[1], s.dims[0]};
+    if (app == "linear") return {s.dims[2], s.dims[0], 1};
     if (app == "mlp") return {s.dims[0], s.dims[2]};
     if (app == "attention") return {s.dims[0], s.dims[1]};
     return {s.dims[1], s.dims[0]};
@@ -175,6 +182,11 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
         schedule_attention(k, schedule, machine);
         return compile_for_spyre(k.out, {k.q, k.k, k.v}, opt);
     }
+    if (app == "linear") {
+        MatmulKernel k = make_linear(s.dims[0], s.dims[1], s.dims[2]);
+        schedule_bmm(k, schedule, s.cores, machine);
+        return compile_for_spyre(k.out, {k.a, k.w, k.bias}, opt);
+    }
     MatmulKernel k = make_bmm(s.dims[0], s.dims[1], s.dims[2], s.dims[3]);
     schedule_bmm(k, schedule, s.cores, machine);
     return compile_for_spyre(k.out, {k.a, k.w}, opt);
@@ -182,7 +194,7 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
 
 std::vector<Runtime::Buffer<>> random_inputs(const std::string &app, const Shape &s, uint32_t seed) {
     check_app(app);
-    const float range = app == "bmm" ? 2.0f : app == "mlp" ? 0.25f : app == "attention" ? 1.0f : 4.0f;
+    const float range = app == "bmm" || app == "linear" ? 2.0f : app == "mlp" ? 0.25f : app == "attention" ? 1.0f : 4.0f;
     std::vector<Runtime::Buffer<>> ins;
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> dist(-range, range);
@@ -226,6 +238,13 @@ Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s, const st
         k.q.set(wrap(inputs[0]));
         k.k.set(wrap(inputs[1]));
         k.v.set(wrap(inputs[2]));
+        out = k.out;
+    } else if (app == "linear") {
+        MatmulKernel k = make_linear(s.dims[0], s.dims[1], s.dims[2]);
+        schedule_bmm(k, "cpu");
+        k.a.set(wrap(inputs[0]));
+        k.w.set(wrap(inputs[1]));
+        k.bias.set(wrap(inputs[2]));
         out = k.out;
     } else {
         MatmulKernel k = make_bmm(s.dims[0], s.dims[1], s.dims[2], s.dims[3]);

@@ -46,7 +46,7 @@ TEST(Report, TinyConfigurationWritesEveryFile) {
     const fs::path out = fs::path(SPYRE_TEST_OUT_DIR) / "report_tiny";
     fs::remove_all(out);
     CommandResult r = run(std::string("'") + SPYRE_REPORT + "' --out '" + out.string() + "' --spyre-gen '" +
-                          SPYRE_GEN + "' --shape 64x128 --bmm-shape 2x8x64x128 --mlp-shape 64x256x64 --mlp-cores 1 " +
+                          SPYRE_GEN + "' --shape 64x128 --bmm-shape 2x8x64x128 --linear-shape 8x64x256 --mlp-shape 64x256x64 --mlp-cores 1 " +
                           "--attention-shape 64x128");
     ASSERT_EQ(r.exit_code, 0) << r.output;
 
@@ -80,7 +80,7 @@ TEST(Report, TinyConfigurationWritesEveryFile) {
 }
 
 TEST(Report, CatalogListsEveryApp) {
-    const std::vector<std::string> want = {"softmax", "layernorm", "rmsnorm", "gelu", "bmm", "mlp", "attention"};
+    const std::vector<std::string> want = {"softmax", "layernorm", "rmsnorm", "gelu", "bmm", "linear", "mlp", "attention"};
     EXPECT_EQ(spyre::report::app_names(), want);
     EXPECT_EQ(spyre::report::app_schedules("mlp"), (std::vector<std::string>{"matched", "dram", "single_split"}));
     EXPECT_EQ(spyre::report::app_schedules("attention"), (std::vector<std::string>{"fused", "unfused"}));
@@ -161,6 +161,7 @@ TEST(Bench, ListsEveryAppAndSchedule) {
           "softmax/cores32/512x1024", "softmax/cores32/4096x1024", "layernorm/tiles/512x1024",
           "layernorm/cores32/512x1024", "rmsnorm/tiles/512x1024", "rmsnorm/cores32/512x1024", "gelu/root/512x1024",
           "gelu/tiles/512x1024", "gelu/cores32/512x1024", "bmm/pe/4x64x256x512", "bmm/vector/4x64x256x512",
+          "linear/pe/512x1024x4096", "linear/vector/512x1024x4096",
           "bmm/pe_batch_outermost/8x512x4096x12800", "bmm/pe_batch_innermost/8x512x4096x12800",
           "mlp/matched/256x2048x512", "mlp/dram/256x2048x512", "mlp/single_split/256x2048x512", "attention/fused/128x512", "attention/unfused/128x512",
           "calibration/softmax_512x1024_compiled/stage/4"})
