@@ -8,6 +8,7 @@
 //   softmax, layernorm, rmsnorm, gelu: {rows, cols}, an fp16 input of {cols, rows} (Halide order);
 //                                      the norms also take gamma (and beta) of {cols}.
 //   bmm: {B, M, K, N}, A {K, M, B} x W {N, K} -> {N, M, B}, split over `cores` cores.
+//   linear: {M, K, N}, x {K, M, 1} x W {N, K} + bias {N} -> {N, M, 1}, split over `cores` cores.
 //   mlp: {D, H, M} (dim x hidden x rows), x {D, M}, W1 {H, D}, b1 {H}, W2 {D, H}, b2 {D} -> {D, M},
 //        split over `cores` cores (schedules/mlp.h).
 //   attention: {D, S} (head dim x sequence), Q, K, V {D, S} -> {D, S}, one core
