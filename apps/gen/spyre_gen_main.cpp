@@ -25,6 +25,7 @@
 #include "device/disassembler.h"
 #include "device/program_io.h"
 #include "generator_info.h"
+#include "generator_pipeline.h"
 #include "sim/simulator.h"
 
 namespace fs = std::filesystem;
@@ -60,17 +61,6 @@ parameters (key=value):
                 cores; attention dim, seq
   machine=FILE  a machine description JSON (default: the built-in machine)
 )";
-
-// GeneratorBase::build_pipeline() and call_configure() are protected (Halide 14 exposes only
-// build_module(), which would also compile the pipeline for the host). A pointer to a protected
-// member formed through a derived class may be applied to any GeneratorBase: what build_module()
-// does first, without the host compile.
-struct GeneratorAccess : Halide::Internal::GeneratorBase {
-    static Halide::Pipeline build(Halide::Internal::GeneratorBase &g) {
-        (g.*&GeneratorAccess::call_configure)();
-        return (g.*&GeneratorAccess::build_pipeline)();
-    }
-};
 
 struct Usage : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -252,12 +242,8 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
     }
 
     // Build the generator's pipeline, then compile it for Spyre.
-    Halide::GeneratorContext context(Halide::get_host_target());
-    std::unique_ptr<Halide::Internal::GeneratorBase> gen = Halide::Internal::GeneratorRegistry::create(generator, context);
-    Halide::Internal::GeneratorParamsMap gp;
-    for (const auto &p : params) gp[p.first] = p.second;
-    gen->set_generator_param_values(gp);
-    Halide::Pipeline pipeline = GeneratorAccess::build(*gen);
+    spyre::gen::BuiltGenerator built = spyre::gen::build_generator(generator, Halide::get_host_target(), params);
+    Halide::Pipeline pipeline = built.pipeline;
 
     std::vector<spyre::gen::BufferShape> in_shapes = info->input_shapes(values);
     std::vector<Halide::Argument> inferred = pipeline.infer_arguments(), args;

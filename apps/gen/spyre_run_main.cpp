@@ -4,10 +4,22 @@
 //   spyre-run k.spyre --input in=x.bin --output y.bin --trace t.json --json
 //   spyre-run k.spyre --timing-only                 no numerics, loops summarised (fast)
 //   spyre-run k.spyre --dis                         print the disassembly and exit
+//   spyre-run k.spyre --no-reference                no check against Halide's CPU reference
 //
 // Input and output files are raw, dense, little-endian arrays of the buffer's element type in
 // Halide order (dim 0 innermost): exactly elements * element size bytes.
+//
+// When NAME.json (spyre-gen's report) lies next to NAME.spyre and names the generator and its
+// params, a functional run is checked against Halide's CPU reference: the same generator (linked
+// in, as in spyre-gen) with schedule=cpu and the same params, realised for
+// spyre::cpu_reference_target() on the same inputs, compared as spyre-report does (ULPs, or an
+// absolute bound for mlp and attention: spyre::report::check_error). Exit status 1 if it differs
+// by more than the tolerance.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -19,14 +31,19 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "Halide.h"
+#include "cpu_reference.h"
 #include "device/disassembler.h"
 #include "device/error.h"
 #include "device/half.h"
 #include "device/layout.h"
 #include "device/program_io.h"
+#include "generator_pipeline.h"
+#include "kernel_catalog.h"
 #include "sim/simulator.h"
 
 using namespace spyre;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -77,13 +94,115 @@ std::vector<uint8_t> random_input(const BufferDecl &b, uint32_t seed) {
     return data;
 }
 
+Halide::Type halide_type(DType t) {
+    return t == DType::F16 ? Halide::Float(16) : t == DType::F32 ? Halide::Float(32) : Halide::Int(32);
+}
+
+// A dense Halide buffer of `b`'s type and shape holding `host` (Halide order, dense).
+Halide::Buffer<> host_buffer(const BufferDecl &b, const std::vector<uint8_t> &host) {
+    std::vector<int> shape(b.shape.begin(), b.shape.end());
+    Halide::Buffer<> buf(halide_type(b.type), shape);
+    std::memcpy(buf.data(), host.data(), host.size());
+    return buf;
+}
+
+// The outcome of the CPU reference check.
+struct Reference {
+    std::string status;  // "ok", "failed", "none" (no reference to check against) or "skipped"
+    std::string reason;  // why "none" or "skipped"
+    std::string generator;
+    report::ErrorCheck error;
+    report::Tolerance tolerance;
+
+    std::string line() const {
+        if (status == "ok" || status == "failed")
+            return "reference: max error " + error.text + " (tolerance " + tolerance.text() + "): " +
+                   (status == "ok" ? "ok" : "FAILED");
+        return "reference: " + status + " (" + reason + ")";
+    }
+    nlohmann::json to_json() const {
+        nlohmann::json j = {{"status", status}};
+        if (!reason.empty()) j["reason"] = reason;
+        if (status == "ok" || status == "failed") {
+            j["generator"] = generator;
+            j["max_error"] = error.text;
+            j["max_ulp"] = error.ulp;
+            j["max_abs_error"] = std::isfinite(error.abs) ? nlohmann::json(error.abs) : nlohmann::json("inf");
+            j["tolerance"] = tolerance.text();
+        }
+        return j;
+    }
+};
+
+// spyre-gen's report next to the program (NAME.json for NAME.spyre), when it names the generator
+// and its params; null otherwise.
+nlohmann::json generator_report(const std::string &program_path) {
+    fs::path p(program_path);
+    p.replace_extension(".json");
+    std::ifstream f(p);
+    if (!f) return nullptr;
+    nlohmann::json j = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("generator") || !j["generator"].is_string() || !j.contains("params") ||
+        !j["params"].is_object())
+        return nullptr;
+    return j;
+}
+
+// Realises the report's generator with schedule=cpu on `inputs` (host data of the program's input
+// buffers, by buffer index) and compares `got` (the device's output) with it.
+Reference check_reference(const nlohmann::json &gen_report, const DeviceProgram &program, int out,
+                          const std::vector<std::vector<uint8_t>> &inputs, const std::vector<uint8_t> &got) {
+    Reference ref;
+    ref.generator = gen_report["generator"].get<std::string>();
+    const std::vector<std::string> &apps = report::app_names();
+    if (std::find(apps.begin(), apps.end(), ref.generator) == apps.end()) {
+        ref.status = "none";
+        ref.reason = "no tolerance for generator '" + ref.generator + "'";
+        return ref;
+    }
+    const std::vector<std::string> linked = Halide::Internal::GeneratorRegistry::enumerate();
+    if (std::find(linked.begin(), linked.end(), ref.generator) == linked.end()) {
+        ref.status = "none";
+        ref.reason = "generator '" + ref.generator + "' is not linked into spyre-run";
+        return ref;
+    }
+    std::map<std::string, std::string> params;
+    for (const auto &p : gen_report["params"].items())
+        params[p.key()] = p.value().is_string() ? p.value().get<std::string>() : p.value().dump();
+    params["schedule"] = "cpu";
+    // The CPU schedule does not depend on the machine; a machine file since moved is no reason to fail.
+    if (params.count("machine") && !params["machine"].empty() && !fs::exists(params["machine"])) params["machine"] = "";
+
+    const Halide::Target target = cpu_reference_target();
+    gen::BuiltGenerator built = gen::build_generator(ref.generator, target, params);
+    std::map<std::string, Halide::Internal::Parameter> bufs = gen::buffer_parameters(built.pipeline);
+    for (size_t i = 0; i < program.buffers.size(); i++) {
+        const BufferDecl &b = program.buffers[i];
+        if (b.kind != BufferKind::Input) continue;
+        auto it = bufs.find(b.name);
+        if (it == bufs.end())
+            throw_error("reference: generator ", ref.generator, "'s pipeline has no input '", b.name, "'");
+        it->second.set_buffer(host_buffer(b, inputs[i]));
+    }
+    const BufferDecl &o = program.buffers[out];
+    Halide::Buffer<> want(halide_type(o.type), std::vector<int>(o.shape.begin(), o.shape.end()));
+    built.pipeline.realize(Halide::Pipeline::RealizationArg(want), target);
+    for (auto &b : bufs) b.second.set_buffer(Halide::Buffer<>());
+
+    Halide::Buffer<> device = host_buffer(o, got);
+    ref.tolerance = report::tolerance(ref.generator);
+    ref.error = report::check_error(ref.generator, *device.get(), *want.get());
+    ref.status = ref.error.ok ? "ok" : "failed";
+    return ref;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     CLI::App app{"Runs a Spyre device program (.spyre) on the simulator and prints its modelled time and stats."};
     std::string program_path, trace_path, output_path, machine_path;
     std::vector<std::string> input_args;
-    bool timing_only = false, json = false, dis = false;
+    bool timing_only = false, json = false, dis = false, no_reference = false;
     uint32_t seed = 1;
     app.add_option("program", program_path, "the .spyre file")->required();
     app.add_option("--input,-i", input_args,
@@ -95,6 +214,9 @@ int main(int argc, char **argv) {
     app.add_flag("--timing-only", timing_only, "no numerics; repeated loop iterations are summarised");
     app.add_flag("--json", json, "print the stats as JSON");
     app.add_flag("--dis", dis, "print the disassembly and exit");
+    app.add_flag("--no-reference", no_reference,
+                 "do not check the output against Halide's CPU reference (the generator named by the "
+                 "spyre-gen report NAME.json next to the program, with schedule=cpu)");
     CLI11_PARSE(app, argc, argv);
 
     try {
@@ -124,7 +246,7 @@ int main(int argc, char **argv) {
                 throw_error("--input: kernel ", program.kernel_name, " has no input '", f.first, "' (inputs: ", known, ")");
             }
 
-        std::vector<std::vector<uint8_t>> images(program.buffers.size());
+        std::vector<std::vector<uint8_t>> images(program.buffers.size()), hosts(program.buffers.size());
         int out = -1, next_seed = 0;
         if (!timing_only) {
             for (size_t i = 0; i < program.buffers.size(); i++) {
@@ -132,9 +254,8 @@ int main(int argc, char **argv) {
                 if (b.kind == BufferKind::Output && out < 0) out = int(i);
                 if (b.kind != BufferKind::Input) continue;
                 auto it = files.find(b.name);
-                std::vector<uint8_t> host = it != files.end() ? read_input(it->second, b)
-                                                              : random_input(b, seed + uint32_t(next_seed++));
-                images[i] = stickify(host.data(), b.shape, b.type, b.layout, machine.stick_bytes);
+                hosts[i] = it != files.end() ? read_input(it->second, b) : random_input(b, seed + uint32_t(next_seed++));
+                images[i] = stickify(hosts[i].data(), b.shape, b.type, b.layout, machine.stick_bytes);
             }
         }
         SimOptions so;
@@ -143,13 +264,30 @@ int main(int argc, char **argv) {
         SimResult r = simulate(program, machine, images, so);
         const SimStats &s = r.stats;
 
-        if (!output_path.empty() && out >= 0) {
+        std::vector<uint8_t> host;  // the output, dense in Halide order (functional runs)
+        if (!timing_only && out >= 0) {
             const BufferDecl &b = program.buffers[out];
-            std::vector<uint8_t> host(elements(b) * elem_bytes(b.type));
+            host.resize(elements(b) * elem_bytes(b.type));
             unstickify(r.buffers[out], host.data(), b.shape, b.type, b.layout, machine.stick_bytes);
+        }
+        if (!output_path.empty() && out >= 0) {
             std::ofstream f(output_path, std::ios::binary);
             if (!f || !f.write(reinterpret_cast<const char *>(host.data()), host.size()))
                 throw_error("cannot write output file '", output_path, "'");
+        }
+
+        Reference ref;
+        if (no_reference) {
+            ref.status = "skipped";
+            ref.reason = "--no-reference";
+        } else if (timing_only || out < 0) {
+            ref.status = "none";
+            ref.reason = timing_only ? "timing-only run" : "the kernel has no output";
+        } else if (nlohmann::json gen_report = generator_report(program_path); gen_report.is_null()) {
+            ref.status = "none";
+            ref.reason = "no spyre-gen report next to the kernel";
+        } else {
+            ref = check_reference(gen_report, program, out, hosts, host);
         }
 
         if (json) {
@@ -160,7 +298,9 @@ int main(int argc, char **argv) {
             j["mode"] = timing_only ? "timing_only" : "functional";
             j["stats"] = nlohmann::json::parse(s.to_json_text());
             if (!trace_path.empty()) j["trace"] = trace_path;
+            j["reference"] = ref.to_json();
             std::cout << j.dump(2) << "\n";
+            if (ref.status == "failed") std::cerr << "spyre-run: " << ref.line() << "\n";
         } else {
             std::cout << "kernel " << program.kernel_name << " (" << program.num_cores << " core"
                       << (program.num_cores == 1 ? "" : "s") << ", " << program.code.size() << " instructions, "
@@ -185,8 +325,9 @@ int main(int argc, char **argv) {
                       << 100 * s.mean_busy_fraction(kEngDMA) << "%, ring " << 100 * s.mean_busy_fraction(kEngRing) << "%\n";
             if (!trace_path.empty()) std::cout << "trace           " << trace_path << "\n";
             if (!output_path.empty()) std::cout << "output          " << output_path << "\n";
+            std::cout << ref.line() << "\n";
         }
-        return 0;
+        return ref.status == "failed" ? 1 : 0;
     } catch (const std::exception &e) {
         std::cerr << "spyre-run: error: " << e.what() << "\n";
         return 1;

@@ -1,7 +1,10 @@
 // spyre-run on a kernel built by add_spyre_kernel: text and JSON stats, a trace, inputs from files,
-// and its errors (corrupt program, wrong input size, unknown input).
+// and its errors (corrupt program, wrong input size, unknown input); the check against Halide's CPU
+// reference on kernels spyre-gen writes (ok, FAILED against the wrong generator, skipped, none).
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -14,12 +17,21 @@ using namespace spyre::tools_testing;
 namespace {
 
 const std::string kRun = SPYRE_RUN;
+const std::string kGen = SPYRE_GEN;
 const std::string kSoftmax = SOFTMAX_STAGE4_SPYRE;  // 256 x 64 (tests/CMakeLists.txt)
 
 fs::path scratch(const std::string &name) {
     fs::path d = fs::temp_directory_path() / ("spyre_run_test_" + std::to_string(::getpid()));
     fs::create_directories(d);
     return d / name;
+}
+
+// Runs spyre-gen into the scratch directory; returns NAME.spyre's path.
+fs::path generate(const std::string &name, const std::string &args) {
+    fs::path dir = scratch("gen");
+    CommandResult r = run_command(quote(kGen) + " -o " + quote(dir.string()) + " -n " + name + " " + args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return dir / (name + ".spyre");
 }
 
 TEST(SpyreRun, PrintsModelledTimeAndStats) {
@@ -75,6 +87,92 @@ TEST(SpyreRun, Disassembles) {
     CommandResult r = run_command(quote(kRun) + " " + quote(kSoftmax) + " --dis");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("softmax_stage4"), std::string::npos) << r.output.substr(0, 400);
+}
+
+TEST(SpyreRunReference, AddSpyreKernelOutputMatchesCpu) {
+    // add_spyre_kernel runs spyre-gen, so softmax_stage4.json names the generator and its params.
+    CommandResult r = run_command(quote(kRun) + " " + quote(kSoftmax));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("(tolerance 2 ULP): ok"), std::string::npos) << r.output;
+}
+
+TEST(SpyreRunReference, SpyreGenKernelsMatchCpu) {
+    struct Case {
+        std::string name, args, tolerance;
+    };
+    for (const Case &c : {Case{"ref_softmax", "-g softmax schedule=stage4 cols=128 rows=64", "2 ULP"},
+                          Case{"ref_layernorm", "-g layernorm schedule=tiles cols=128 rows=64", "0 ULP"},
+                          Case{"ref_mlp", "-g mlp schedule=matched dim=64 hidden=256 rows=64 cores=1", "1e-03 abs"}}) {
+        fs::path k = generate(c.name, c.args);
+        CommandResult r = run_command(quote(kRun) + " " + quote(k.string()));
+        ASSERT_EQ(r.exit_code, 0) << c.name << ": " << r.output;
+        EXPECT_NE(r.output.find("reference: max error "), std::string::npos) << c.name << ": " << r.output;
+        EXPECT_NE(r.output.find("(tolerance " + c.tolerance + "): ok"), std::string::npos) << c.name << ": " << r.output;
+
+        r = run_command("(" + quote(kRun) + " " + quote(k.string()) + " --json 2>/dev/null)");
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        nlohmann::json j = nlohmann::json::parse(r.output);
+        EXPECT_EQ(j["reference"]["status"], "ok") << c.name;
+        EXPECT_EQ(j["reference"]["tolerance"], c.tolerance) << c.name;
+    }
+}
+
+TEST(SpyreRunReference, InputsFromFilesAreTheReferenceInputs) {
+    // Zero rows: softmax is exactly 1/128 on both sides.
+    fs::path k = generate("ref_softmax_zero", "-g softmax schedule=stage4 cols=128 rows=64");
+    fs::path in = scratch("zeros128.bin");
+    {
+        std::ofstream f(in, std::ios::binary);
+        std::vector<uint16_t> zeros(128 * 64, 0);
+        f.write(reinterpret_cast<const char *>(zeros.data()), zeros.size() * 2);
+    }
+    CommandResult r = run_command(quote(kRun) + " " + quote(k.string()) + " --input in=" + quote(in.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("reference: max error 0 ULP (tolerance 2 ULP): ok"), std::string::npos) << r.output;
+}
+
+TEST(SpyreRunReference, WrongGeneratorInReportFails) {
+    // A softmax kernel whose report names gelu (same buffers): the CPU reference is gelu's, so the
+    // check fails and spyre-run exits 1.
+    fs::path k = generate("ref_wrong", "-g softmax schedule=stage4 cols=128 rows=64");
+    fs::path json = fs::path(k).replace_extension(".json");
+    nlohmann::json rep;
+    {
+        std::ifstream f(json);
+        rep = nlohmann::json::parse(f);
+    }
+    rep["generator"] = "gelu";
+    rep["params"]["schedule"] = "tiles";
+    std::ofstream(json) << rep.dump(2);
+    CommandResult r = run_command(quote(kRun) + " " + quote(k.string()));
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("(tolerance 0 ULP): FAILED"), std::string::npos) << r.output;
+
+    r = run_command("(" + quote(kRun) + " " + quote(k.string()) + " --json 2>/dev/null)");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_EQ(nlohmann::json::parse(r.output)["reference"]["status"], "failed");
+
+    r = run_command(quote(kRun) + " " + quote(k.string()) + " --no-reference");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("reference: skipped (--no-reference)"), std::string::npos) << r.output;
+}
+
+TEST(SpyreRunReference, NoReportMeansNoReference) {
+    fs::path bare = scratch("bare.spyre");
+    fs::copy_file(kSoftmax, bare, fs::copy_options::overwrite_existing);
+    CommandResult r = run_command(quote(kRun) + " " + quote(bare.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("reference: none (no spyre-gen report next to the kernel)"), std::string::npos) << r.output;
+
+    // A .json next to it that is not a spyre-gen report (no generator) is no report either.
+    std::ofstream(scratch("bare.json")) << R"({"kernel": "softmax_stage4"})";
+    r = run_command(quote(kRun) + " " + quote(bare.string()) + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(nlohmann::json::parse(r.output)["reference"]["status"], "none");
+
+    r = run_command(quote(kRun) + " " + quote(kSoftmax) + " --timing-only");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("reference: none (timing-only run)"), std::string::npos) << r.output;
 }
 
 TEST(SpyreRunErrors, WrongInputSize) {
