@@ -30,14 +30,10 @@ public:
         spyre::gen::rebind_input(a.k, k, a.out);
         spyre::gen::rebind_input(a.v, v, a.out);
         output = a.out;
-        if (std::string(schedule) == "cpu") {
-            spyre::schedule_attention(a, "cpu");
-        } else {
-            spyre::MachineDesc m = spyre::gen::machine_from_param(machine);
-            spyre::gen::fix_device_shapes(info(), spyre::gen::ParamValues{{"dim", dim}, {"seq", seq}}, {a.q, a.k, a.v},
-                                          a.out, m);
-            spyre::schedule_attention(a, schedule, m);
-        }
+        spyre::gen::apply_schedule(
+            info(), spyre::gen::ParamValues{{"dim", dim}, {"seq", seq}}, schedule, machine, {a.q, a.k, a.v}, a.out,
+            [&] { spyre::schedule_attention(a, "cpu"); },
+            [&](const spyre::MachineDesc &m) { spyre::schedule_attention(a, schedule, m); });
     }
 };
 

@@ -31,13 +31,9 @@ public:
         spyre::gen::rebind_input(k.a, a, k.out);
         spyre::gen::rebind_input(k.w, w, k.out);
         output = k.out;
-        if (std::string(schedule) == "cpu") {
-            spyre::schedule_bmm(k, "cpu");
-        } else {
-            spyre::MachineDesc m = spyre::gen::machine_from_param(machine);
-            spyre::gen::fix_device_shapes(info(), values(), {k.a, k.w}, k.out, m);
-            spyre::schedule_bmm(k, schedule, cores, m);
-        }
+        spyre::gen::apply_schedule(
+            info(), values(), schedule, machine, {k.a, k.w}, k.out, [&] { spyre::schedule_bmm(k, "cpu"); },
+            [&](const spyre::MachineDesc &m) { spyre::schedule_bmm(k, schedule, cores, m); });
     }
 
 private:

@@ -25,11 +25,9 @@ public:
         spyre::PointwiseKernel k = spyre::make_pointwise("gelu", Float(16), cols, rows);
         spyre::gen::rebind_input(k.inputs[0], in, k.out);
         output = k.out;
-        if (std::string(schedule) != "cpu") {
-            spyre::MachineDesc m = spyre::gen::machine_from_param(machine);
-            spyre::gen::fix_device_shapes(info(), cols, rows, k.inputs, k.out, m);
-            spyre::schedule_pointwise(k, schedule, m);
-        }
+        spyre::gen::apply_schedule(
+            info(), spyre::gen::ParamValues{{"cols", cols}, {"rows", rows}}, schedule, machine, k.inputs, k.out, [] {},
+            [&](const spyre::MachineDesc &m) { spyre::schedule_pointwise(k, schedule, m); });
     }
 };
 

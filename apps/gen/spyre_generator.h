@@ -32,9 +32,17 @@ inline void fix_device_shapes(const GeneratorInfo &info, const ParamValues &valu
 }
 
 // The same for a generator shaped by cols x rows.
-inline void fix_device_shapes(const GeneratorInfo &info, int cols, int rows, const std::vector<Halide::ImageParam> &inputs,
-                              Halide::Func output, const MachineDesc &m) {
-    fix_device_shapes(info, ParamValues{{"cols", cols}, {"rows", rows}}, inputs, output, m);
+// The end of every Spyre generator's generate(): with schedule=cpu the CPU reference schedule;
+// otherwise the buffers fixed to their device layouts and the named Spyre schedule, for the
+// machine the `machine` param names.
+template <typename CpuSchedule, typename SpyreSchedule>
+void apply_schedule(const GeneratorInfo &info, const ParamValues &values, const std::string &schedule,
+                    const std::string &machine_path, const std::vector<Halide::ImageParam> &inputs, Halide::Func output,
+                    CpuSchedule cpu, SpyreSchedule spyre) {
+    if (schedule == "cpu") return cpu();
+    MachineDesc m = machine_from_param(machine_path);
+    fix_device_shapes(info, values, inputs, output, m);
+    spyre(m);
 }
 
 }  // namespace spyre::gen

@@ -28,13 +28,12 @@ public:
         std::vector<ImageParam> inputs = {in, gamma, beta};
         for (size_t i = 0; i < inputs.size(); i++) spyre::gen::rebind_input(k.inputs[i], inputs[i], k.out);
         output = k.out;
-        if (std::string(schedule) == "cpu") {
-            for (auto &stat : k.stats) stat.second.compute_root();
-        } else {
-            spyre::MachineDesc m = spyre::gen::machine_from_param(machine);
-            spyre::gen::fix_device_shapes(info(), cols, rows, k.inputs, k.out, m);
-            spyre::schedule_norm(k, schedule, m);
-        }
+        spyre::gen::apply_schedule(
+            info(), spyre::gen::ParamValues{{"cols", cols}, {"rows", rows}}, schedule, machine, k.inputs, k.out,
+            [&] {
+                for (auto &stat : k.stats) stat.second.compute_root();
+            },
+            [&](const spyre::MachineDesc &m) { spyre::schedule_norm(k, schedule, m); });
     }
 };
 

@@ -33,14 +33,10 @@ public:
         spyre::gen::rebind_input(k.w, w, k.out);
         spyre::gen::rebind_input(k.bias, bias, k.out);
         output = k.out;
-        if (std::string(schedule) == "cpu") {
-            spyre::schedule_bmm(k, "cpu");
-        } else {
-            spyre::MachineDesc m = spyre::gen::machine_from_param(machine);
-            spyre::gen::ParamValues v{{"rows", rows}, {"inner", inner}, {"cols", cols}, {"cores", cores}};
-            spyre::gen::fix_device_shapes(info(), v, {k.a, k.w, k.bias}, k.out, m);
-            spyre::schedule_bmm(k, schedule, cores, m);
-        }
+        spyre::gen::apply_schedule(
+            info(), spyre::gen::ParamValues{{"rows", rows}, {"inner", inner}, {"cols", cols}, {"cores", cores}},
+            schedule, machine, {k.a, k.w, k.bias}, k.out, [&] { spyre::schedule_bmm(k, "cpu"); },
+            [&](const spyre::MachineDesc &m) { spyre::schedule_bmm(k, schedule, cores, m); });
     }
 };
 

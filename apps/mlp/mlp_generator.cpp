@@ -36,14 +36,10 @@ public:
         spyre::gen::rebind_input(k.w2, w2, k.out);
         spyre::gen::rebind_input(k.b2, b2, k.out);
         output = k.out;
-        if (std::string(schedule) == "cpu") {
-            spyre::schedule_mlp(k, "cpu");
-        } else {
-            spyre::MachineDesc m = spyre::gen::machine_from_param(machine);
-            spyre::gen::ParamValues v{{"dim", dim}, {"hidden", hidden}, {"rows", rows}, {"cores", cores}};
-            spyre::gen::fix_device_shapes(info(), v, {k.x, k.w1, k.b1, k.w2, k.b2}, k.out, m);
-            spyre::schedule_mlp(k, schedule, cores, m);
-        }
+        spyre::gen::apply_schedule(
+            info(), spyre::gen::ParamValues{{"dim", dim}, {"hidden", hidden}, {"rows", rows}, {"cores", cores}},
+            schedule, machine, {k.x, k.w1, k.b1, k.w2, k.b2}, k.out, [&] { spyre::schedule_mlp(k, "cpu"); },
+            [&](const spyre::MachineDesc &m) { spyre::schedule_mlp(k, schedule, cores, m); });
     }
 };
 

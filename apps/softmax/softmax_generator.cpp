@@ -26,13 +26,9 @@ public:
         spyre::SoftmaxKernel k = spyre::make_softmax(cols, rows);
         spyre::gen::rebind_input(k.in, in, k.out);
         output = k.out;
-        if (std::string(schedule) == "cpu") {
-            spyre::schedule_softmax_cpu(k);
-        } else {
-            spyre::MachineDesc m = spyre::gen::machine_from_param(machine);
-            spyre::gen::fix_device_shapes(info(), cols, rows, {k.in}, k.out, m);
-            spyre::schedule_softmax(k, schedule, m);
-        }
+        spyre::gen::apply_schedule(
+            info(), spyre::gen::ParamValues{{"cols", cols}, {"rows", rows}}, schedule, machine, {k.in}, k.out, [&] { spyre::schedule_softmax_cpu(k); },
+            [&](const spyre::MachineDesc &m) { spyre::schedule_softmax(k, schedule, m); });
     }
 };
 
