@@ -32,8 +32,8 @@ MachineParam int_param(const char *key, const char *unit, ParamSource src, const
 }
 
 MachineParam real_param(const char *key, const char *unit, ParamSource src, const char *doc,
-                        double MachineDesc::*field) {
-    return MachineParam{key, unit, src, doc, false, nullptr, field};
+                        double MachineDesc::*field, bool may_be_zero = false) {
+    return MachineParam{key, unit, src, doc, false, nullptr, field, may_be_zero};
 }
 
 using PS = ParamSource;
@@ -64,48 +64,72 @@ std::vector<MachineParam> build_params() {
                   &MD::device_memory_bytes),
         real_param("clock_ghz", "GHz", PS::Assumption,
                    "core clock; not public, a core of the same lineage ran at 1.5 GHz (VLSI 2018)", &MD::clock_ghz),
-        real_param("vec_add_sticks_per_cycle", "sticks/cycle", PS::Calibrated,
-                   "vector throughput per core for add, sub, mul, fma, neg, abs, copy (fit to softmax table)",
+        real_param("vec_add_sticks_per_cycle", "sticks/cycle", PS::Assumption,
+                   "vector throughput per core for add, sub, mul, fma, neg, abs, copy (set by an earlier fit to the single-core softmax table, whose stage 4 it still matches; no sweep isolates the vector unit)",
                    &MD::vec_add_sticks_per_cycle),
         real_param("vec_minmax_sticks_per_cycle", "sticks/cycle", PS::Assumption,
                    "vector throughput per core for max, min, compare, select (the calibration case has none; taken "
                    "equal to the add rate)",
                    &MD::vec_minmax_sticks_per_cycle),
-        real_param("vec_transc_sticks_per_cycle", "sticks/cycle", PS::Calibrated,
-                   "vector throughput per core for exp, log, tanh, reciprocal, rsqrt, sqrt, div (fit to softmax "
-                   "table)",
+        real_param("vec_transc_sticks_per_cycle", "sticks/cycle", PS::Assumption,
+                   "vector throughput per core for exp, log, tanh, reciprocal, rsqrt, sqrt, div (set by an earlier fit to the single-core softmax table; no sweep isolates the vector unit)",
                    &MD::vec_transc_sticks_per_cycle),
-        real_param("vec_reduce_sticks_per_cycle", "sticks/cycle", PS::Calibrated,
-                   "vector throughput per core for lane reductions: sum, max, min (fit to softmax table)",
+        real_param("vec_reduce_sticks_per_cycle", "sticks/cycle", PS::Assumption,
+                   "vector throughput per core for lane reductions: sum, max, min (set by an earlier fit to the single-core softmax table, whose stage 4 it still matches; no sweep isolates the vector unit)",
                    &MD::vec_reduce_sticks_per_cycle),
-        real_param("vec_convert_sticks_per_cycle", "sticks/cycle", PS::Calibrated,
-                   "vector throughput per core for fp16<->fp32 conversion and broadcast fills (fit to softmax "
-                   "table)",
+        real_param("vec_convert_sticks_per_cycle", "sticks/cycle", PS::Assumption,
+                   "vector throughput per core for fp16<->fp32 conversion and broadcast fills (set by an earlier fit to the single-core softmax table; no sweep isolates the vector unit)",
                    &MD::vec_convert_sticks_per_cycle),
-        real_param("vec_op_overhead_cycles", "cycles", PS::Calibrated,
-                   "issue + pipeline fill per vector instruction (fit to softmax table)", &MD::vec_op_overhead_cycles),
-        real_param("pe_macs_per_ns", "MAC/ns", PS::Measured,
-                   "sustained fp16 MAC rate per core, IBM's fitted figure (_inductor/cost_model.py, cost_model.md); "
-                   "datasheet peak 1536",
+        real_param("vec_op_overhead_cycles", "cycles", PS::Assumption,
+                   "issue + pipeline fill per vector instruction (set by an earlier fit to the single-core softmax table, whose stage 4 it still matches; no sweep isolates the vector unit)", &MD::vec_op_overhead_cycles),
+        real_param("pe_macs_per_ns", "MAC/ns", PS::Calibrated,
+                   "steady-state fp16 MAC rate per core once the pipeline is full; fit so that whole matmuls "
+                   "sustain IBM's measured 1140 MAC/ns (_inductor/cost_model.py); datasheet peak 1536",
                    &MD::pe_macs_per_ns),
-        real_param("pe_op_overhead_cycles", "cycles", PS::Assumption, "PE array fill/drain per matmul instruction",
-                   &MD::pe_op_overhead_cycles),
-        real_param("dram_bytes_per_ns", "bytes/ns", PS::Calibrated,
-                   "device-memory one-way peak, shared by all cores; fit to the softmax table (IBM's cost model "
-                   "fits 150 GB/s in its own byte accounting, too slow for the measured stages; docs/machine.md)",
+        int_param("pe_pass_rows", "rows", PS::PublicFact,
+                  "rows of A per pass through the PE array; a MATMUL's rows round up to whole passes (cost_model.py: "
+                  "\"passes of 8 rows\")",
+                  &MD::pe_pass_rows),
+        real_param("pe_fill_rows", "rows", PS::Calibrated,
+                   "pipeline fill per MATMUL, in rows of A: a MATMUL of m rows costs (m + fill) rows of time "
+                   "(fit to the PE fill sweep, efficiency ~ (rows/64)^0.35 below 64 rows per core)",
+                   &MD::pe_fill_rows),
+        real_param("dram_bytes_per_ns", "bytes/ns", PS::Measured,
+                   "device-memory one-way peak, shared by all cores (IBM's cost-model sweep, _inductor/cost_model.py)",
                    &MD::dram_bytes_per_ns),
-        real_param("dram_turnaround_ns_per_byte", "ns/byte", PS::Calibrated,
-                   "extra time per byte of the smaller direction when reads and writes mix, the form of IBM's cost "
-                   "model (_inductor/cost_model.py: 0.00574); fit to the softmax table",
+        real_param("dram_turnaround_ns_per_byte", "ns/byte", PS::Measured,
+                   "read/write turnaround: extra time per byte of the smaller direction when reads and writes mix; "
+                   "a balanced copy runs ~105 GB/s (_inductor/cost_model.py)",
                    &MD::dram_turnaround_ns_per_byte),
-        real_param("dma_core_bytes_per_ns", "bytes/ns", PS::Assumption,
-                   "one core's DMA bandwidth limit per direction; taken equal to the shared peak (one core can "
-                   "saturate the channel), since a one-core calibration cannot tell them apart",
+        real_param("dram_read_run_overhead_bytes", "bytes", PS::Calibrated,
+                   "channel time one contiguous run read from device memory costs beyond its bytes (row "
+                   "activation), in bytes at the peak (fit to the gather, transport and column-reduction sweeps)",
+                   &MD::dram_read_run_overhead_bytes, true),
+        real_param("dram_write_run_overhead_bytes", "bytes", PS::Calibrated,
+                   "channel time one contiguous run written to device memory costs beyond its bytes, in bytes at "
+                   "the peak (fit to the run length of the written sticks: -16% at 4 sticks, -27% at 2)",
+                   &MD::dram_write_run_overhead_bytes, true),
+        real_param("dma_core_bytes_per_ns", "bytes/ns", PS::Calibrated,
+                   "what one core's DMA engine can draw per direction: its requests in flight over the memory "
+                   "latency. Two cores saturate the channel (pointwise is core-count independent from 2 cores up) "
+                   "and one cannot, so peak/2",
                    &MD::dma_core_bytes_per_ns),
         real_param("dma_setup_cycles", "cycles", PS::Calibrated,
-                   "start latency per DMA descriptor (fit to softmax table)", &MD::dma_setup_cycles),
+                   "start latency per DMA descriptor (fit to the tiled-softmax underfill sweep)",
+                   &MD::dma_setup_cycles),
         int_param("dma_queue_depth", "descriptors", PS::Assumption,
                   "outstanding DMAs per direction per core", &MD::dma_queue_depth),
+        int_param("lx_ws_knee_bytes", "bytes", PS::Measured,
+                  "LX working set per core above which streaming slows (cost_model.md: ~512 KB, two live tiles)",
+                  &MD::lx_ws_knee_bytes),
+        real_param("lx_ws_exponent", "1", PS::Measured,
+                   "a core with LX working set ws above the knee moves data (ws / knee)^exponent slower "
+                   "(cost_model.md: bandwidth x (512 KB / ws)^0.06)",
+                   &MD::lx_ws_exponent),
+        real_param("kernel_launch_ns", "ns", PS::Measured,
+                   "fixed time from launch until the cores start; the sweep's intercept is ~0 (cost_model.py: "
+                   "\"the golden kernel has no fixed term\")",
+                   &MD::kernel_launch_ns, true),
         real_param("ring_bytes_per_cycle", "bytes/cycle", PS::PublicFact,
                    "ring bandwidth per direction between cores (spyre_accelerator.md, scratchpad_planning.md)",
                    &MD::ring_bytes_per_cycle),
@@ -215,7 +239,8 @@ MachineDesc MachineDesc::from_json_text(const std::string &text, const std::stri
             if (!v.is_number())
                 throw_error(origin, ": '", key, "' must be a number, got ", v.type_name(), " ", v.dump());
             double x = v.get<double>();
-            if (!(x > 0) || !std::isfinite(x)) throw_error(origin, ": '", key, "' must be > 0, got ", v.dump());
+            if (!std::isfinite(x) || (p->may_be_zero ? x < 0 : !(x > 0)))
+                throw_error(origin, ": '", key, "' must be ", p->may_be_zero ? ">= 0" : "> 0", ", got ", v.dump());
             m.*(p->real_field) = x;
         }
     }
@@ -252,7 +277,8 @@ void MachineDesc::validate(const std::string &origin) const {
             if (x <= 0) throw_error(origin, ": '", p.key, "' must be > 0, got ", x);
         } else {
             double x = this->*(p.real_field);
-            if (!(x > 0) || !std::isfinite(x)) throw_error(origin, ": '", p.key, "' must be > 0 and finite, got ", x);
+            if (!std::isfinite(x) || (p.may_be_zero ? x < 0 : !(x > 0)))
+                throw_error(origin, ": '", p.key, "' must be ", p.may_be_zero ? ">= 0" : "> 0", " and finite, got ", x);
         }
     }
     if (lx_usable_bytes > lx_bytes)

@@ -32,18 +32,30 @@ struct MachineDesc {
     double vec_convert_sticks_per_cycle = 0.6;  // fp16 <-> fp32 conversions, broadcast fills
     double vec_op_overhead_cycles = 6.0;        // issue + pipeline fill per vector instruction
 
-    // --- PE array (public measured figure, fitted by IBM's cost model) ---
-    double pe_macs_per_ns = 1140.0;       // sustained fp16 MAC rate per core
-    double pe_op_overhead_cycles = 32.0;  // array fill/drain per matmul instruction (assumption)
+    // --- PE array ---
+    // Time of one MATMUL: (m rounded up to whole passes + fill rows) x n' x k' / rate, n and k padded
+    // to sticks. The fill is the pipeline's start-up, in rows of the pass (docs/device_model.md).
+    double pe_macs_per_ns = 1167.0;  // steady-state fp16 MAC rate per core (calibrated: IBM's sustained 1140)
+    int64_t pe_pass_rows = 8;        // rows of A per pass through the array (public: passes of 8 rows)
+    double pe_fill_rows = 7.24;      // pipeline fill per MATMUL, in rows (calibrated: PE fill sweep)
 
     // --- device memory and DMA ---
-    // Peak and turnaround are fitted to the softmax table: IBM's cost-model figures (150 GB/s,
-    // 0.00574 ns/byte) cannot move the eight fp16 passes of stage 1 in 32.51 us (docs/machine.md).
-    double dram_bytes_per_ns = 400.0;               // one-way peak, shared by all cores (calibrated)
-    double dram_turnaround_ns_per_byte = 0.001;   // extra time per byte of the smaller direction (calibrated)
-    double dma_core_bytes_per_ns = 400.0;           // one core's DMA limit per direction (assumption: = peak)
-    double dma_setup_cycles = 200.0;                // per-descriptor start latency (calibrated)
+    // One channel shared by every core: moving R read and W write bytes takes
+    // (R + W) / peak + min(R, W) * turnaround (IBM's measured form and figures). Each contiguous run
+    // of a transfer also costs the channel a fixed overhead (reads and writes apart), and a core's
+    // DMA engine keeps a bounded number of requests in flight, which caps what one core can draw.
+    double dram_bytes_per_ns = 150.0;               // one-way peak (measured)
+    double dram_turnaround_ns_per_byte = 0.00574;   // per byte of the smaller direction (measured)
+    double dram_read_run_overhead_bytes = 169.0;    // channel cost of one contiguous run read (calibrated)
+    double dram_write_run_overhead_bytes = 390.0;   // channel cost of one contiguous run written (calibrated)
+    double dma_core_bytes_per_ns = 75.0;            // one core's limit per direction (calibrated)
+    double dma_setup_cycles = 72.0;                 // per-descriptor start latency (calibrated)
     int64_t dma_queue_depth = 16;                   // outstanding DMAs per direction per core (assumption)
+    // A core whose LX working set exceeds the knee streams slower: its transfers cost
+    // (ws / knee)^exponent more channel time (measured: IBM's tiled-kernel working-set sweep).
+    int64_t lx_ws_knee_bytes = 512 * 1024;
+    double lx_ws_exponent = 0.06;
+    double kernel_launch_ns = 0.0;  // fixed time before the cores start (measured: the sweep's intercept, ~0)
 
     // --- ring (public: 128 B/cycle per direction) ---
     double ring_bytes_per_cycle = 128.0;
@@ -83,6 +95,7 @@ struct MachineParam {
     bool is_integer;
     int64_t MachineDesc::*int_field;  // set when is_integer
     double MachineDesc::*real_field;  // set otherwise
+    bool may_be_zero = false;         // 0 is a valid value (otherwise every parameter must be > 0)
 };
 const std::vector<MachineParam> &machine_params();
 

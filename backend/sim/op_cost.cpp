@@ -1,6 +1,7 @@
 #include "op_cost.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace spyre {
 
@@ -66,9 +67,37 @@ int64_t matmul_padded_macs(const MatmulDesc &d, const MachineDesc &m) {
     return int64_t(d.m) * pad(d.n) * pad(d.k);
 }
 
+// The array takes A in passes of pe_pass_rows rows; the first pass also fills the pipeline, which
+// costs pe_fill_rows rows of time. So a short MATMUL runs at m / (m + fill) of the rate: IBM's
+// measured efficiency ~(rows / 64)^0.35 below 64 rows per core has this shape (docs/device_model.md).
 double matmul_cycles(const MatmulDesc &d, const MachineDesc &m) {
     double macs_per_cycle = m.pe_macs_per_ns / m.clock_ghz;
-    return m.pe_op_overhead_cycles + double(matmul_padded_macs(d, m)) / macs_per_cycle;
+    int64_t lanes = m.stick_bytes / 2;
+    auto pad = [](int64_t v, int64_t to) { return (v + to - 1) / to * to; };
+    double rows = double(pad(d.m, m.pe_pass_rows)) + m.pe_fill_rows;
+    return rows * double(pad(d.n, lanes)) * double(pad(d.k, lanes)) / macs_per_cycle;
+}
+
+int64_t dma_runs(const DmaDesc &d, const MachineDesc &m) {
+    int64_t run = int64_t(d.sticks) * m.stick_bytes, runs = 1;
+    bool merging = true;
+    for (int k = 0; k < 3; k++) {
+        if (d.count[k] <= 1) continue;
+        if (merging && d.dram_stride[k] == run) {
+            run *= d.count[k];
+        } else {
+            merging = false;
+            runs *= d.count[k];
+        }
+    }
+    return runs;
+}
+
+double dma_channel_work(const DmaDesc &d, int64_t bytes, bool store, int64_t lx_ws, const MachineDesc &m) {
+    double per_run = store ? m.dram_write_run_overhead_bytes : m.dram_read_run_overhead_bytes;
+    double work = double(bytes) + double(dma_runs(d, m)) * per_run;
+    if (lx_ws > m.lx_ws_knee_bytes) work *= std::pow(double(lx_ws) / double(m.lx_ws_knee_bytes), m.lx_ws_exponent);
+    return work;
 }
 
 double ring_transfer_cycles(int64_t bytes, const MachineDesc &m) {

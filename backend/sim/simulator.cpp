@@ -27,18 +27,20 @@ enum QueueId { kQVector = 0, kQPE, kQDmaLoad, kQDmaStore, kQRing, kNumQueues };
 
 struct Counters {
     int64_t instrs = 0, dram_r = 0, dram_w = 0, ring = 0, vsticks = 0, macs = 0;
+    double work_r = 0, work_w = 0;  // channel time the transfers cost, in bytes at the peak (>= bytes)
     std::array<double, kNumAsyncEngines> busy{};
 
     Counters operator-(const Counters &o) const {
         Counters d = *this;
         d.instrs -= o.instrs, d.dram_r -= o.dram_r, d.dram_w -= o.dram_w, d.ring -= o.ring;
-        d.vsticks -= o.vsticks, d.macs -= o.macs;
+        d.vsticks -= o.vsticks, d.macs -= o.macs, d.work_r -= o.work_r, d.work_w -= o.work_w;
         for (int e = 0; e < kNumAsyncEngines; e++) d.busy[e] -= o.busy[e];
         return d;
     }
     void add_scaled(const Counters &d, int64_t k) {
         instrs += k * d.instrs, dram_r += k * d.dram_r, dram_w += k * d.dram_w, ring += k * d.ring;
         vsticks += k * d.vsticks, macs += k * d.macs;
+        work_r += double(k) * d.work_r, work_w += double(k) * d.work_w;
         for (int e = 0; e < kNumAsyncEngines; e++) busy[e] += double(k) * d.busy[e];
     }
 };
@@ -48,7 +50,7 @@ struct DmaOp {
     size_t pc;
     int tag;
     double issue;
-    double bytes;
+    double bytes;          // channel work: the bytes plus the run overheads, scaled for the working set
     double start = 0;
     int flow = -1;         // id in the DRAM model while moving
     double remaining = 0;  // bytes left while suspended by a loop summary
@@ -293,6 +295,7 @@ void Simulator::prepare(const std::vector<std::vector<uint8_t>> &images) {
     cores_.resize(size_t(nc));
     for (int i = 0; i < nc; i++) {
         cores_[i].id = i;
+        cores_[i].t = m_.ns_to_cycles(m_.kernel_launch_ns);  // the launch, before any core starts
         if (numeric_) cores_[i].lx.assign(size_t(m_.lx_bytes), 0);
         make_ready(cores_[i]);
     }
@@ -416,9 +419,11 @@ void Simulator::issue_dma(Core &c, const Instr &in) {
                 }
     }
     (store ? c.ctr.dram_w : c.ctr.dram_r) += total;
+    double work = dma_channel_work(d, total, store, c.lx_peak, m_);
+    (store ? c.ctr.work_w : c.ctr.work_r) += work;
     int tag = in.a[0];
     c.tag_pending[tag]++;
-    c.dma[q].ops.push_back(DmaOp{c.pc, tag, c.t, double(total)});
+    c.dma[q].ops.push_back(DmaOp{c.pc, tag, c.t, work});
     if (c.dma[q].ops.size() == 1) schedule(c.t + setup_, EventKind::DmaStart, c.id, q, c.gen);
 }
 
@@ -636,8 +641,8 @@ void Simulator::summarise(Core &c, LoopFrame &f, int64_t k) {
             if (--c.dma_active == 0) c.ctr.busy[kEngDMA] += now - c.dma_busy_since;
         }
     }
-    if (d.dram_r > 0) c.reservations.push_back(dram_.add(now, false, kInf, double(d.dram_r) / dt));
-    if (d.dram_w > 0) c.reservations.push_back(dram_.add(now, true, kInf, double(d.dram_w) / dt));
+    if (d.work_r > 0) c.reservations.push_back(dram_.add(now, false, kInf, d.work_r / dt));
+    if (d.work_w > 0) c.reservations.push_back(dram_.add(now, true, kInf, d.work_w / dt));
     for (int id : c.reservations) {
         if (int(flow_owner_.size()) <= id) flow_owner_.resize(size_t(id) + 1);
         flow_owner_[id] = {-1, -1};

@@ -54,16 +54,22 @@ TEST(MachineDesc, DefaultsMatchPublicFacts) {
     EXPECT_EQ(m.stick_elems(4), 32);
     EXPECT_EQ(m.max_span_bytes, 256LL * 1024 * 1024);
     EXPECT_EQ(m.device_memory_bytes, 128LL * 1000 * 1000 * 1000);
-    EXPECT_DOUBLE_EQ(m.pe_macs_per_ns, 1140.0);
+    EXPECT_EQ(m.pe_pass_rows, 8);
+    // IBM's measured device-memory figures (cost_model.py).
+    EXPECT_DOUBLE_EQ(m.dram_bytes_per_ns, 150.0);
+    EXPECT_DOUBLE_EQ(m.dram_turnaround_ns_per_byte, 0.00574);
     EXPECT_DOUBLE_EQ(m.restickify_bytes_per_ns, 116.0);
+    // The steady PE rate sits between IBM's sustained 1140 and the datasheet's 1536 MAC/ns.
+    EXPECT_GT(m.pe_macs_per_ns, 1140.0);
+    EXPECT_LT(m.pe_macs_per_ns, 1536.0);
     EXPECT_DOUBLE_EQ(m.ring_bytes_per_cycle, 128.0);
     EXPECT_NO_THROW(m.validate());
 }
 
 TEST(MachineDesc, ParamTableCoversEveryFieldOnce) {
     const auto &params = machine_params();
-    // 8 int64 fields and 18 doubles; sizeof catches a field added to the struct but not the table.
-    EXPECT_EQ(params.size(), 26u);
+    // 10 int64 fields and 22 doubles; sizeof catches a field added to the struct but not the table.
+    EXPECT_EQ(params.size(), 32u);
     EXPECT_EQ(sizeof(MachineDesc), params.size() * 8);
     std::set<std::string> keys;
     // Member pointers have no ordering; compare the fields' byte offsets in an object instead.
@@ -105,10 +111,14 @@ TEST(MachineDesc, ParamSources) {
     EXPECT_EQ(source_of("cores"), ParamSource::PublicFact);
     EXPECT_EQ(source_of("lx_usable_bytes"), ParamSource::PublicFact);
     EXPECT_EQ(source_of("ring_bytes_per_cycle"), ParamSource::PublicFact);
-    EXPECT_EQ(source_of("pe_macs_per_ns"), ParamSource::Measured);
+    EXPECT_EQ(source_of("pe_macs_per_ns"), ParamSource::Calibrated);
     EXPECT_EQ(source_of("restickify_bytes_per_ns"), ParamSource::Measured);
-    EXPECT_EQ(source_of("dram_bytes_per_ns"), ParamSource::Calibrated);
-    EXPECT_EQ(source_of("vec_transc_sticks_per_cycle"), ParamSource::Calibrated);
+    EXPECT_EQ(source_of("dram_bytes_per_ns"), ParamSource::Measured);
+    EXPECT_EQ(source_of("dram_turnaround_ns_per_byte"), ParamSource::Measured);
+    EXPECT_EQ(source_of("pe_pass_rows"), ParamSource::PublicFact);
+    EXPECT_EQ(source_of("dram_write_run_overhead_bytes"), ParamSource::Calibrated);
+    EXPECT_EQ(source_of("pe_fill_rows"), ParamSource::Calibrated);
+    EXPECT_EQ(source_of("vec_transc_sticks_per_cycle"), ParamSource::Assumption);
     EXPECT_EQ(source_of("dma_setup_cycles"), ParamSource::Calibrated);
     EXPECT_EQ(source_of("clock_ghz"), ParamSource::Assumption);
     EXPECT_EQ(source_of("dma_queue_depth"), ParamSource::Assumption);
@@ -213,6 +223,21 @@ TEST(MachineDesc, RejectsNonPositiveValues) {
     msg = parse_error(R"({"dram_turnaround_ns_per_byte": -0.5})");
     EXPECT_TRUE(contains(msg, "'dram_turnaround_ns_per_byte'")) << msg;
     EXPECT_TRUE(contains(msg, "-0.5")) << msg;
+}
+
+// The launch time may be zero (IBM's sweep has no fixed term), never negative.
+TEST(MachineDesc, LaunchTimeMayBeZeroButNotNegative) {
+    EXPECT_EQ(MachineDesc::from_json_text(R"({"kernel_launch_ns": 0})").kernel_launch_ns, 0.0);
+    std::string msg = parse_error(R"({"kernel_launch_ns": -1})");
+    EXPECT_TRUE(contains(msg, "'kernel_launch_ns' must be >= 0, got -1")) << msg;
+    MachineDesc m;
+    m.kernel_launch_ns = -2;
+    try {
+        m.validate("mine");
+        ADD_FAILURE() << "negative launch time accepted";
+    } catch (const Error &e) {
+        EXPECT_TRUE(contains(e.what(), "mine: 'kernel_launch_ns' must be >= 0")) << e.what();
+    }
 }
 
 TEST(MachineDesc, RejectsMalformedJson) {

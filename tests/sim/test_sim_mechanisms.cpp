@@ -1,0 +1,127 @@
+// The timing mechanisms the calibration suite fits (docs/device_model.md), each shown in
+// isolation: the per-core DMA limit, the per-run channel cost, the LX working-set derate, PE
+// passes and fill, and the launch time. Each test changes one thing and checks the direction and
+// the size the machine description predicts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "device/program_builder.h"
+#include "sim/op_cost.h"
+#include "sim/simulator.h"
+
+namespace spyre {
+namespace {
+
+SimOptions timing_only() {
+    SimOptions o;
+    o.timing_only = true;
+    o.summarize_loops = false;
+    return o;
+}
+
+// Each core loads (or stores) `sticks` sticks of its own slice as one DMA of `runs` runs (stride 2
+// runs, so runs never merge when there are several).
+DeviceProgram strided(int cores, int sticks, int runs, bool store = false, int32_t lx_base = 0) {
+    ProgramBuilder b("strided", cores);
+    int64_t per_core = int64_t(sticks) * 128 * 2;
+    int in = b.buffer("t", store ? BufferKind::Output : BufferKind::Input, DType::F16, {64, int64_t(sticks) * 2 * cores});
+    DmaDesc d;
+    d.sticks = sticks / runs;
+    d.count[0] = runs;
+    d.dram_stride[0] = runs > 1 ? int64_t(d.sticks) * 128 * 2 : 0;
+    d.lx_stride[0] = d.sticks * 128;
+    int desc = b.dma_desc(d);
+    Reg core = b.alloc(), off = b.alloc();
+    b.core_id(core);
+    b.li(off, per_core);
+    b.mul(off, off, core);
+    if (store) b.dma_st(0, in, off, 0, Lx(lx_base), desc);
+    else b.dma_ld(0, in, off, 0, Lx(lx_base), desc);
+    b.wait_tag(0);
+    return b.finish();
+}
+
+double bytes_per_ns(const DeviceProgram &p, const MachineDesc &m) {
+    SimStats st = simulate(p, m, {}, timing_only()).stats;
+    return double(st.dram_read_bytes + st.dram_write_bytes) / (st.us * 1000);
+}
+
+TEST(SimMechanisms, OneCoreCannotDriveTheChannelAloneTwoCan) {
+    const MachineDesc m;
+    double one = bytes_per_ns(strided(1, 4096, 1), m);
+    double two = bytes_per_ns(strided(2, 4096, 1), m);
+    EXPECT_NEAR(one, m.dma_core_bytes_per_ns, 0.05 * m.dma_core_bytes_per_ns);
+    EXPECT_LT(one, m.dram_bytes_per_ns);
+    EXPECT_NEAR(two, m.dram_bytes_per_ns, 0.05 * m.dram_bytes_per_ns);
+}
+
+class ShortRuns : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ShortRuns, CostChannelTimeAtEqualBytes) {
+    const bool store = GetParam();
+    const MachineDesc m;
+    double contiguous = bytes_per_ns(strided(32, 1024, 1, store), m);
+    double runs8 = bytes_per_ns(strided(32, 1024, 128, store), m);  // 1 KiB runs
+    double runs1 = bytes_per_ns(strided(32, 1024, 1024, store), m); // 128 B runs
+    EXPECT_GT(contiguous, runs8);
+    EXPECT_GT(runs8, runs1);
+    // On a saturated channel a run of L bytes moves at peak * L / (L + overhead).
+    double l = 128, ovh = store ? m.dram_write_run_overhead_bytes : m.dram_read_run_overhead_bytes;
+    double expect = m.dram_bytes_per_ns * l / (l + ovh);
+    EXPECT_NEAR(runs1, expect, 0.05 * expect);
+}
+
+INSTANTIATE_TEST_SUITE_P(SimMechanisms, ShortRuns, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool> &i) { return i.param ? "Writes" : "Reads"; });
+
+TEST(SimMechanisms, ContiguousDimensionsMergeIntoOneRun) {
+    const MachineDesc m;
+    DmaDesc d;
+    d.sticks = 2;
+    d.count = {4, 3, 1};
+    d.dram_stride = {256, 2048, 0};  // dim 0 continues the run; dim 1 jumps
+    EXPECT_EQ(dma_runs(d, m), 3);
+    d.dram_stride = {256, 4 * 256, 0};  // both continue it
+    EXPECT_EQ(dma_runs(d, m), 1);
+    d.dram_stride = {512, 4 * 256, 0};  // dim 0 jumps, so dim 1 cannot merge either
+    EXPECT_EQ(dma_runs(d, m), 12);
+}
+
+TEST(SimMechanisms, LargeLxWorkingSetSlowsStreaming) {
+    const MachineDesc m;
+    double small = bytes_per_ns(strided(32, 1024, 1), m);
+    // The same load landing 1.5 MiB into LX: the core's working set is about 3x the knee.
+    double large = bytes_per_ns(strided(32, 1024, 1, false, 3 * 512 * 1024 - 1024 * 128), m);
+    double ws = 3.0 * 512 * 1024;
+    EXPECT_NEAR(small / large, std::pow(ws / double(m.lx_ws_knee_bytes), m.lx_ws_exponent), 0.01);
+}
+
+TEST(SimMechanisms, MatmulRowsRoundToPassesAndPayTheFill) {
+    MachineDesc m;
+    MatmulDesc d;
+    d.n = 64, d.k = 64;
+    auto cycles = [&](int rows) {
+        d.m = rows;
+        return matmul_cycles(d, m);
+    };
+    EXPECT_EQ(cycles(1), cycles(m.pe_pass_rows));  // a partial pass costs a whole one
+    double per_row = 64.0 * 64 / (m.pe_macs_per_ns / m.clock_ghz);
+    EXPECT_DOUBLE_EQ(cycles(64), (64 + m.pe_fill_rows) * per_row);
+    // Short matmuls run at m / (m + fill) of the rate.
+    double eff8 = 8 * per_row / cycles(8), eff256 = 256 * per_row / cycles(256);
+    EXPECT_NEAR(eff8, 8 / (8 + m.pe_fill_rows), 1e-12);
+    EXPECT_GT(eff256, 0.95);
+}
+
+TEST(SimMechanisms, LaunchTimeDelaysEveryCore) {
+    MachineDesc m;
+    DeviceProgram p = strided(4, 64, 1);
+    double base = simulate(p, m, {}, timing_only()).stats.us;
+    m.kernel_launch_ns = 2000;
+    SimStats st = simulate(p, m, {}, timing_only()).stats;
+    EXPECT_NEAR(st.us - base, 2.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace spyre
