@@ -2,6 +2,7 @@
 
 #include "device/error.h"
 #include "device/program_builder.h"
+#include "softmax_ops.h"
 #include "tile_stream.h"
 
 namespace spyre {
@@ -28,30 +29,6 @@ struct LxPlan {
         int32_t at = next;
         next += int32_t((bytes + kStick - 1) / kStick * kStick);
         return at;
-    }
-};
-
-// The five ops of softmax on one tile of kTileRows rows, each a few vector instructions.
-struct SoftmaxOps {
-    ProgramBuilder &b;
-    int row_sticks, cols;
-    int32_t sum_half;   // the tile's sums narrowed to fp16
-
-    int32_t tile_sticks() const { return row_sticks * kTileRows; }
-    void max(Lx in, Lx mx) {
-        b.vred(Opcode::VREDMAX, DType::F16, kTagCompute, mx, in, row_sticks, kTileRows, cols);
-    }
-    void sub(Lx in, Lx mx, Lx out) {
-        b.vbin(Opcode::VSUB, DType::F16, kTagCompute, out, in, mx, row_sticks, kTileRows, kSrc1Scalar);
-    }
-    void exp(Lx in, Lx out) { b.vun(Opcode::VEXP, DType::F16, kTagCompute, out, in, tile_sticks()); }
-    // Sums fp16 values in fp32 (the lane reduction accumulates in fp32), as the compiler does.
-    void sum(Lx in, Lx s) {
-        b.vred(Opcode::VREDSUM, DType::F16, kTagCompute, s, in, row_sticks, kTileRows, cols, kDstF32);
-    }
-    void div(Lx in, Lx s, Lx out) {
-        b.vcvt(DType::F32, DType::F16, kTagCompute, Lx(sum_half), s, kTileRows * 4 / kStick);
-        b.vbin(Opcode::VDIV, DType::F16, kTagCompute, out, in, Lx(sum_half), row_sticks, kTileRows, kSrc1Scalar);
     }
 };
 
@@ -94,7 +71,7 @@ DeviceProgram build_softmax_stage(int stage, const SoftmaxShape &shape) {
     int d_s = b.dma_desc(s_desc);
 
     LxPlan lx;
-    SoftmaxOps ops{b, row_sticks, cols, 0};
+    SoftmaxOps ops{b, row_sticks, cols, kTileRows, 0};
     ops.sum_half = lx.take(mx_tile);
     // Per-row results: double-buffered tiles when they travel through device memory (stage 1),
     // whole-tensor arrays when they stay in LX.

@@ -18,6 +18,10 @@ struct TileStream {
     int32_t lx[2] = {0, 0};      // LX tile for even / odd tiles (equal when not double-buffered)
     int32_t lx_tile_stride = 0;  // added per tile index: non-zero for tensors resident in LX
     Reg dram_base;               // device-memory offset of tile 0 (default: 0)
+    // A 2-D walk (blocks of a matrix): when grid_cols > 0, tile i is at dram_base +
+    // (i / grid_cols) * grid_row_bytes + (i % grid_cols) * tile_bytes.
+    int grid_cols = 0;
+    int64_t grid_row_bytes = 0;
 };
 
 // Tags used by stream_tiles: loads 0/1 (by parity), compute 2, stores 3/4 (by parity).
@@ -26,6 +30,8 @@ constexpr int kTagCompute = 2;
 // Emits a loop over `tiles` tiles (an even number). `compute(p, tile)` emits the vector work of one
 // tile on tag kTagCompute: it reads the loads' LX tile of parity p and writes the stores' LX tile of
 // parity p; `tile` holds the tile index. Ends with every store complete.
+// An empty `compute` makes a pure DMA stream: the stores read the loads' LX tiles directly (give
+// them the same lx[]), so each load first waits for the store that last read its tile.
 void stream_tiles(ProgramBuilder &b, int tiles, const std::vector<TileStream> &loads,
                   const std::vector<TileStream> &stores, const std::function<void(int p, Reg tile)> &compute);
 
