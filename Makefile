@@ -32,14 +32,15 @@ build: configure
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
-# After the calibration and the tour: every generator x schedule through spyre-gen, run against the
-# CPU reference, as tables here and in $(BUILD_DIR)/report/ (report.md, <app>.svg, traces/, kernels/).
+# The calibration suite (also written to $(BUILD_DIR)/report/calibration.{md,svg,json}), the tour,
+# then every generator x schedule through spyre-gen, run against the CPU reference, as tables here
+# and in $(BUILD_DIR)/report/ (report.md, <app>.svg, traces/, kernels/).
 demo: build
-	$(BUILD_DIR)/bin/spyre-calibrate
+	@rm -rf $(BUILD_DIR)/report
+	$(BUILD_DIR)/bin/spyre-calibrate --out $(BUILD_DIR)/report
 	@echo
 	$(BUILD_DIR)/bin/spyre-tour
 	@echo
-	@rm -rf $(BUILD_DIR)/report
 	$(BUILD_DIR)/bin/spyre-report --out $(BUILD_DIR)/report --spyre-gen $(BUILD_DIR)/bin/spyre-gen
 
 clean:

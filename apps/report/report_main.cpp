@@ -299,6 +299,9 @@ int main(int argc, char **argv) {
               "the largest difference from the CPU reference, in fp16 representable values (ULP: softmax may "
               "differ by 2, layernorm, rmsnorm, gelu and bmm by 0) or, for mlp and attention, in absolute value "
               "(abs: within 1e-3 and 1e-4; outputs near zero make ULPs meaningless there).\n\n";
+        // spyre-calibrate --out writes the timing model's calibration beside the report (make demo).
+        if (fs::exists(fs::path(out_dir) / "calibration.md"))
+            md << "How the timing model compares with IBM's device measurements: [calibration.md](calibration.md).\n\n";
         for (const AppResult &a : results) {
             md << "## " << title(a) << "\n\n" << markdown_table(a) << "\n";
             for (const Row &r : a.rows)
