@@ -18,6 +18,7 @@ namespace spyre {
 enum class PointUnit {
     GBps,         // device-memory bytes (read + write, device layout) per ns
     ReadGBps,     // device-memory bytes read per ns (IBM's figure for reductions: a read rate)
+    ReadGBpsCore, // device-memory bytes read per ns per core
     MacPerNsCore, // MACs per ns per core
     Us,           // modelled time
 };
@@ -38,6 +39,10 @@ struct CalibrationPoint {
     // The relative error a fitted point is held to: kPointTolerance unless IBM states its own
     // model is coarser on that sweep.
     double tolerance = kPointTolerance;
+    // For a figure IBM states relative to a kernel's own traffic (e.g. "1.22-1.31 x max(compute,
+    // memory)"): computes `measured` from a timing-only run's byte and MAC counts, which do not
+    // depend on the machine description. The suite sets `measured` from it once.
+    std::function<double(const DeviceProgram &, const SimStats &)> measured_from_counts;
 };
 
 // Every point of the suite, in SPYRE_FACTS.md order: the cost-model sweeps, then the softmax table.

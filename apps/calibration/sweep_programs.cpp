@@ -354,6 +354,20 @@ DeviceProgram build_lx_matmul(const LxMatmulShape &s) {
     return b.finish();
 }
 
+DeviceProgram build_replicated_load(const ReplicatedLoadShape &s) {
+    const char *k = "replicated_load";
+    need_positive(k, "cores", s.cores);
+    need_multiple(k, "bytes", s.bytes, "a stick", kStick);
+    ProgramBuilder b("replicated_load", s.cores);
+    int x = b.buffer("x", BufferKind::Input, DType::F16, {s.bytes / 2});
+    LxPlan lx;
+    int32_t at = lx.take(s.bytes);
+    lx.fit(k, "bytes (", s.bytes, ")");
+    b.dma_ld(kTagOnce, x, kZero, 0, Lx(at), contiguous(b, s.bytes / kStick));
+    b.wait_tag(kTagOnce);
+    return b.finish();
+}
+
 DeviceProgram build_fused_softmax(const FusedSoftmaxShape &s) {
     const char *k = "fused_softmax";
     need_positive(k, "cores", s.cores);

@@ -70,6 +70,14 @@ struct LxMatmulShape {
 };
 DeviceProgram build_lx_matmul(const LxMatmulShape &s);
 
+// Every core loads the same `bytes` of one input into its LX (one DMA each): the replicated operand
+// load of a matmul whose cores each fetch the operand they share.
+struct ReplicatedLoadShape {
+    int bytes = 1 << 20;  // a multiple of 128
+    int cores = 32;
+};
+DeviceProgram build_replicated_load(const ReplicatedLoadShape &s);
+
 // Fused, row-tiled softmax over cols (IBM's softmax_row_tiling): rows split over cores, each core
 // streams its rows in `tiles` tiles of h = rows / (cores * tiles) rows; per tile max, sub, exp,
 // sum, div in LX; the input is read once and the output written once.

@@ -304,6 +304,22 @@ TEST(SweepFusedSoftmaxShape, RejectsBadShapesNamingTheField) {
 }
 
 // Every builder's default (full-size, 32-core) shape is valid and runs through the timing model.
+// --- replicated load ---
+
+TEST(SweepReplicatedLoad, EveryCoreReadsTheWholeOperand) {
+    SimOptions o;
+    o.timing_only = true;
+    SimResult r = simulate(build_replicated_load({4096, 4}), MachineDesc{}, {}, o);
+    EXPECT_EQ(r.stats.dram_read_bytes, 4 * 4096);
+    for (const CoreStats &c : r.stats.cores) EXPECT_EQ(c.dram_read_bytes, 4096);
+}
+
+TEST(SweepReplicatedLoad, RejectsBadShapesNamingTheField) {
+    EXPECT_TRUE(contains(error_of([] { build_replicated_load({100, 4}); }), "bytes (100)"));
+    EXPECT_TRUE(contains(error_of([] { build_replicated_load({4096, 0}); }), "cores (0)"));
+    EXPECT_TRUE(contains(error_of([] { build_replicated_load({1 << 22, 1}); }), "bytes (4194304)"));
+}
+
 TEST(SweepPrograms, DefaultShapesBuildAndRunTimingOnly) {
     SimOptions o;
     o.timing_only = true;
@@ -311,7 +327,7 @@ TEST(SweepPrograms, DefaultShapesBuildAndRunTimingOnly) {
     std::vector<DeviceProgram> programs = {
         build_pointwise({}),           build_row_reduction({}),  build_col_reduction({}),
         build_restickify({}),          build_plane_transport({}), build_lx_matmul({}),
-        build_fused_softmax({}),
+        build_fused_softmax({}),       build_replicated_load({}),
     };
     PointwiseShape bc;
     bc.broadcast = Broadcast::Row;
