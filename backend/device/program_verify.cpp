@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "checked_math.h"
 #include "error.h"
 
 namespace spyre {
@@ -19,20 +20,6 @@ constexpr size_t kMaxNameLength = 256;
 constexpr int kMaxCores = 1024;
 constexpr int kMaxRank = 4;
 constexpr int64_t kMatmulRowAlign = 128;
-
-// Saturating arithmetic: hostile operands must give a huge (rejected) value, not wrap into a small one.
-int64_t sat_add(int64_t a, int64_t b) {
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<int64_t>::max()
-                                                       : std::numeric_limits<int64_t>::min();
-    return r;
-}
-int64_t sat_mul(int64_t a, int64_t b) {
-    int64_t r;
-    if (__builtin_mul_overflow(a, b, &r))
-        return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
-    return r;
-}
 
 bool printable(const std::string &s) {
     for (unsigned char c : s)

@@ -8,6 +8,7 @@
 #include <queue>
 #include <sstream>
 
+#include "device/checked_math.h"
 #include "device/error.h"
 #include "device/program_builder.h"
 #include "device/program_verify.h"
@@ -213,6 +214,14 @@ private:
             throw Error("core " + std::to_string(c.id) + ", " + e.what());
         }
     }
+    // Functional work budget (SimOptions::max_work).
+    void charge(const Core &c, int64_t units) {
+        work_ = sat_add(work_, units);
+        if (work_ > opt_.max_work)
+            fault(c, "work budget of " + std::to_string(opt_.max_work) +
+                         " (DMA bytes + vector bytes + MACs) exceeded; use timing-only mode for large runs, or raise "
+                         "SimOptions::max_work");
+    }
     [[noreturn]] void fault(const Core &c, const std::string &what) {
         throw_error("core ", c.id, ", ", describe(prog_, c.pc), ": ", what);
     }
@@ -240,6 +249,7 @@ private:
     double barrier_max_ = 0;
     int64_t summarised_ = 0;
     int64_t executed_ = 0;
+    int64_t work_ = 0;
     double dma_cap_, setup_;
 };
 
@@ -351,7 +361,10 @@ void Simulator::issue_vector(Core &c, const Instr &in) {
     LxAccess acc = access(c, in);
     track_lx(c, acc);
     check_race(c, kQVector, acc, -1, 0, 0, false, in.a[0]);
-    if (numeric_) exec_vector(in, c.regs.data(), c.lx.data(), m_);
+    if (numeric_) {
+        charge(c, sat_mul(vector_sticks(in, m_), m_.stick_bytes));
+        exec_vector(in, c.regs.data(), c.lx.data(), m_);
+    }
     double dur = vector_cycles(in, m_);
     double start = std::max(c.t, c.vec_free);
     c.vec_free = start + dur;
@@ -366,7 +379,10 @@ void Simulator::issue_matmul(Core &c, const Instr &in) {
     track_lx(c, acc);
     check_race(c, kQPE, acc, -1, 0, 0, false, in.a[0]);
     const MatmulDesc &d = prog_.mm[in.a[7]];
-    if (numeric_) exec_matmul(in, d, c.regs.data(), c.lx.data());
+    if (numeric_) {
+        charge(c, sat_mul(sat_mul(d.m, d.n), d.k));
+        exec_matmul(in, d, c.regs.data(), c.lx.data());
+    }
     double dur = matmul_cycles(d, m_);
     double start = std::max(c.t, c.pe_free);
     c.pe_free = start + dur;
@@ -391,12 +407,15 @@ void Simulator::issue_dma(Core &c, const Instr &in) {
     const DmaDesc &d = prog_.dma[in.a[6]];
     int buf = in.a[1];
     int64_t sb = m_.stick_bytes;
-    int64_t base = c.regs[in.a[2]] + in.a[3];
+    // Saturating: a register or stride from the file that overflows must fail the range check below,
+    // not wrap into a range that passes it.
+    int64_t base = sat_add(c.regs[in.a[2]], in.a[3]);
     if (base % sb != 0) fault(c, "device-memory address " + std::to_string(base) + " is not stick-aligned");
-    int64_t lo = base, hi = base + d.sticks * sb;
+    int64_t lo = base, hi = sat_add(base, sat_mul(d.sticks, sb));
     for (int k = 0; k < 3; k++) {
-        int64_t span = int64_t(d.count[k] - 1) * d.dram_stride[k];
-        if (span < 0) lo += span; else hi += span;
+        int64_t span = sat_mul(int64_t(d.count[k]) - 1, d.dram_stride[k]);
+        if (span < 0) lo = sat_add(lo, span);
+        else hi = sat_add(hi, span);
     }
     if (lo < 0 || hi > buf_bytes_[buf])
         fault(c, "device-memory range [" + std::to_string(lo) + ", " + std::to_string(hi) + ") is outside buffer '" +
@@ -406,6 +425,7 @@ void Simulator::issue_dma(Core &c, const Instr &in) {
     int64_t run = d.sticks * sb;
     int64_t total = run * d.count[0] * d.count[1] * d.count[2];
     if (numeric_) {
+        charge(c, total);
         int64_t lx_base = c.regs[in.a[4]] + in.a[5];
         uint8_t *dev = mem_[buf].data();
         for (int i2 = 0; i2 < d.count[2]; i2++)

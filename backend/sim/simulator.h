@@ -24,6 +24,10 @@ struct SimOptions {
     std::string trace_path;          // write a Chrome trace event file here when non-empty
     int64_t max_trace_events = 2000000;
     int64_t max_instructions = 4000000000LL;  // guards against a runaway program in functional mode
+    // Functional mode only: the work the simulator may do for a program, in DMA bytes + vector
+    // bytes (sticks x stick size) + MACs. A small crafted file can ask for terabytes in one
+    // descriptor; this bounds the host time of any run to a few seconds.
+    int64_t max_work = int64_t(1) << 33;
 };
 
 struct SimResult {

@@ -327,6 +327,52 @@ TEST(SimErrors, DivisionByZero) {
     }
 }
 
+// Regression: strides whose product with a count overflows int64 used to wrap into a small span
+// that passed the range check, and the copy then wrote far outside the buffer.
+TEST(SimErrors, DmaSpanThatOverflowsIsOutOfRangeNotAWildWrite) {
+    ProgramBuilder b("overflow", 1);
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64 * 8});
+    DmaDesc d;
+    d.count[0] = 5;
+    d.dram_stride[0] = (int64_t(1) << 62) + 64;  // 4 * stride = 2^64 + 256: wraps to 256
+    int desc = b.dma_desc(d);
+    Reg base = b.alloc();
+    b.li(base, 0);  // a register address: only the simulator can check it
+    b.dma_st(0, out, base, 0, Lx(0), desc);
+    b.wait_tag(0);
+    DeviceProgram p = b.finish();
+    std::string msg = error_of([&] { simulate(p, MachineDesc{}, {{}}); });
+    EXPECT_TRUE(contains(msg, "outside buffer 'out'")) << msg;
+    EXPECT_TRUE(contains(msg, "core 0")) << msg;
+}
+
+// Regression: one descriptor of 16M sticks, repeated, kept the functional simulator busy for
+// seconds. The work budget stops it with a message that says what to do.
+TEST(SimErrors, WorkBudgetBoundsAHugeDescriptor) {
+    ProgramBuilder b("huge", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64});
+    DmaDesc d;
+    d.count[0] = 1 << 24;  // the same stick 16M times: 2 GiB of copying per DMA
+    int desc = b.dma_desc(d);
+    Reg i = b.alloc();
+    b.loop(i, 64);
+    b.dma_ld(0, in, kZero, 0, Lx(0), desc);
+    b.wait_tag(0);
+    b.end_loop();
+    DeviceProgram p = b.finish();
+    SimOptions o;
+    o.max_work = int64_t(1) << 30;
+    std::vector<std::vector<uint8_t>> images = {std::vector<uint8_t>(128)};
+    std::string msg = error_of([&] { simulate(p, MachineDesc{}, images, o); });
+    EXPECT_TRUE(contains(msg, "work budget of 1073741824")) << msg;
+    EXPECT_TRUE(contains(msg, "timing-only")) << msg;
+    // The default budget stops it too, and timing-only mode times it without doing the work.
+    EXPECT_TRUE(contains(error_of([&] { simulate(p, MachineDesc{}, images); }), "work budget"));
+    SimOptions t;
+    t.timing_only = true;
+    EXPECT_GT(simulate(p, MachineDesc{}, {}, t).stats.us, 0);
+}
+
 TEST(SimErrors, InstructionBudget) {
     ProgramBuilder b("budget", 1);
     Reg i = b.alloc(), x = b.alloc();
