@@ -175,7 +175,10 @@ DeviceProgram build_row_reduction(const RowReductionShape &s) {
     Reg x_base = core_offset(b, int64_t(rows_core) * row_sticks * kStick);
     Reg y_base = core_offset(b, int64_t(rows_core) * kStick);
     TileStream ld = stream(x, contiguous(b, tile_bytes / kStick), tile_bytes, in[0], in[1], x_base);
-    TileStream st = stream(y, contiguous(b, s.tile_rows), out_tile, out[0], out[1], y_base);
+    // Each row's result stick is written on its own, the scattered write IBM names as the cause of
+    // the slowdown at many rows.
+    TileStream st = stream(y, contiguous(b, 1), out_tile, out[0], out[1], y_base);
+    st.pieces = s.tile_rows, st.piece_bytes = kStick, st.piece_lx_bytes = kStick;
     stream_tiles(b, rows_core / s.tile_rows, {ld}, {st}, [&](int p, Reg) {
         // Summed in fp32 and rounded to fp16 once; then each sum spread over its row's stick.
         b.vred(Opcode::VREDSUM, DType::F16, kTagCompute, Lx(sums), Lx(in[p]), row_sticks, s.tile_rows, s.cols);

@@ -23,7 +23,9 @@ struct PointwiseShape {
 DeviceProgram build_pointwise(const PointwiseShape &s);
 
 // Standalone row reduction (sum over cols), rows split over cores. The (rows,) fp16 result is stored
-// stick-inflated as IBM's layout stores a reduced dimension: one 128-byte stick per row.
+// stick-inflated as IBM's layout stores a reduced dimension, one 128-byte stick per row, and
+// scattered: each row's stick is its own write (cost_model.py names this write as the reason
+// reductions slow down at many rows).
 struct RowReductionShape {
     int rows = 4096, cols = 4096, cores = 32;
     int tile_rows = 16;

@@ -39,8 +39,12 @@ void issue(ProgramBuilder &b, bool store, int tag, int parity, const std::vector
         const TileStream &ts = streams[s];
         Lx lx = tile_addr(b, tile, ts.lx[parity], ts.lx_tile_stride, scratch);
         Reg off = ts.grid_cols > 0 ? grid_offset(b, ts, dram_off[s], tile, g) : dram_off[s];
-        if (store) b.dma_st(tag, ts.buffer, off, 0, lx, ts.desc);
-        else b.dma_ld(tag, ts.buffer, off, 0, lx, ts.desc);
+        if (ts.pieces > 1 && ts.grid_cols > 0) throw_error("stream_tiles: pieces need a linear walk");
+        for (int j = 0; j < ts.pieces; j++) {
+            Lx at(lx.reg, lx.off + j * ts.piece_lx_bytes);
+            if (store) b.dma_st(tag, ts.buffer, off, j * ts.piece_bytes, at, ts.desc);
+            else b.dma_ld(tag, ts.buffer, off, j * ts.piece_bytes, at, ts.desc);
+        }
         if (ts.grid_cols <= 0) b.addi(dram_off[s], dram_off[s], int32_t(ts.tile_bytes));
     }
 }

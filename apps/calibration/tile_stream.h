@@ -22,6 +22,10 @@ struct TileStream {
     // (i / grid_cols) * grid_row_bytes + (i % grid_cols) * tile_bytes.
     int grid_cols = 0;
     int64_t grid_row_bytes = 0;
+    // The tile moves as this many DMAs of `desc`, piece j at device offset j * piece_bytes and LX
+    // offset j * piece_lx_bytes: a scattered write, one transfer per row (linear walks only).
+    int pieces = 1;
+    int32_t piece_bytes = 0, piece_lx_bytes = 0;
 };
 
 // Tags used by stream_tiles: loads 0/1 (by parity), compute 2, stores 3/4 (by parity).

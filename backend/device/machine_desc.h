@@ -35,9 +35,9 @@ struct MachineDesc {
     // --- PE array ---
     // Time of one MATMUL: (m rounded up to whole passes + fill rows) x n' x k' / rate, n and k padded
     // to sticks. The fill is the pipeline's start-up, in rows of the pass (docs/device_model.md).
-    double pe_macs_per_ns = 1167.0;  // steady-state fp16 MAC rate per core (calibrated: IBM's sustained 1140)
+    double pe_macs_per_ns = 1176.0;  // steady-state fp16 MAC rate per core (calibrated: IBM's sustained 1140)
     int64_t pe_pass_rows = 8;        // rows of A per pass through the array (public: passes of 8 rows)
-    double pe_fill_rows = 7.24;      // pipeline fill per MATMUL, in rows (calibrated: PE fill sweep)
+    double pe_fill_rows = 7.35;      // pipeline fill per MATMUL, in rows (calibrated: PE fill sweep)
 
     // --- device memory and DMA ---
     // One channel shared by every core: moving R read and W write bytes takes
@@ -46,10 +46,10 @@ struct MachineDesc {
     // DMA engine keeps a bounded number of requests in flight, which caps what one core can draw.
     double dram_bytes_per_ns = 150.0;               // one-way peak (measured)
     double dram_turnaround_ns_per_byte = 0.00574;   // per byte of the smaller direction (measured)
-    double dram_read_run_overhead_bytes = 169.0;    // channel cost of one contiguous run read (calibrated)
-    double dram_write_run_overhead_bytes = 390.0;   // channel cost of one contiguous run written (calibrated)
+    double dram_read_run_overhead_bytes = 160.0;    // channel cost of one contiguous run read (calibrated)
+    double dram_write_run_overhead_bytes = 367.0;   // channel cost of one contiguous run written (calibrated)
     double dma_core_bytes_per_ns = 75.0;            // one core's limit per direction (calibrated)
-    double dma_setup_cycles = 72.0;                 // per-descriptor start latency (calibrated)
+    double dma_setup_cycles = 220.0;                // per-descriptor start latency (calibrated)
     int64_t dma_queue_depth = 16;                   // outstanding DMAs per direction per core (assumption)
     // A core whose LX working set exceeds the knee streams slower: its transfers cost
     // (ws / knee)^exponent more channel time (measured: IBM's tiled-kernel working-set sweep).

@@ -28,12 +28,11 @@ TEST(CalibrationSuite, EveryFittedPointWithinTolerance) {
         if (p.point->fitted) EXPECT_LE(std::fabs(p.rel_error()), p.point->tolerance) << p.point->name << "\n" << table;
 }
 
-// IBM's own model is about 7% RMS overall; the suite is at 7.2% (the transport sweep dominates,
-// docs/device_model.md). This holds it there.
-TEST(CalibrationSuite, RmsErrorWithinSevenAndAHalfPercentOverAtLeastFifteenPoints) {
+// IBM's own model is about 7% RMS overall.
+TEST(CalibrationSuite, RmsErrorWithinSevenPercentOverAtLeastFifteenPoints) {
     SuiteError e = suite_error(default_results());
     EXPECT_GE(e.fitted, 15);
-    EXPECT_LE(e.rms, 0.075) << points_table(default_results());
+    EXPECT_LE(e.rms, 0.07) << points_table(default_results());
 }
 
 TEST(CalibrationSuite, PointsHaveNamesSourcesAndPositiveFigures) {
