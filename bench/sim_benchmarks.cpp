@@ -13,7 +13,9 @@
 // ring_MB, lx_peak_KB (max over cores), pe_util / vec_util / dma_util (mean busy fraction over the
 // program's cores), roofline_frac (apps/report/roofline.h: max(device bytes / dram_bytes_per_ns,
 // vector sticks / (cores x vec_add_sticks_per_cycle x clock), PE MACs / (cores x pe_macs_per_ns))
-// over the modelled time; the label names the resource that sets that bound).
+// over the modelled time; the label names the resource that sets that bound), and the figure of
+// merit, sol_us / sol_frac (apps/report/speed_of_light.h: the whole chip's speed of light for the
+// kernel's compulsory traffic and work, and its fraction; the label says which term binds).
 #include <benchmark/benchmark.h>
 
 #include <functional>
@@ -28,14 +30,16 @@
 #include "kernel_catalog.h"
 #include "matmul.h"
 #include "roofline.h"
+#include "speed_of_light.h"
 #include "sim/simulator.h"
 #include "softmax_stages.h"
 
 namespace spyre {
 namespace {
 
-void set_counters(benchmark::State &state, const SimStats &st, const MachineDesc &m, int64_t cores,
+void set_counters(benchmark::State &state, const SimStats &st, const MachineDesc &m, const DeviceProgram &p,
                   const std::string &label = "") {
+    const int64_t cores = p.num_cores;
     state.counters["sim_us"] = st.us;
     state.counters["dram_MB"] = double(st.dram_read_bytes + st.dram_write_bytes) / 1e6;
     state.counters["ring_MB"] = double(st.ring_bytes) / 1e6;
@@ -45,7 +49,10 @@ void set_counters(benchmark::State &state, const SimStats &st, const MachineDesc
     state.counters["dma_util"] = st.mean_busy_fraction(kEngDMA);
     report::Roofline r = report::roofline(st, m, cores);
     state.counters["roofline_frac"] = r.frac;
-    state.SetLabel((label.empty() ? "" : label + "; ") + r.limiter + "-bound");
+    report::SpeedOfLight sol = report::speed_of_light(p, st, m);
+    state.counters["sol_us"] = sol.sol_ns / 1000.0;
+    state.counters["sol_frac"] = sol.frac;
+    state.SetLabel((label.empty() ? "" : label + "; ") + r.limiter + "-bound; sol: " + sol.binding);
 }
 
 SimStats run_timing(benchmark::State &state, const DeviceProgram &p, const MachineDesc &m, bool summarize) {
@@ -87,7 +94,7 @@ void BM_App(benchmark::State &state, AppCase c) {
     // Exact timing (no loop summaries) for the small kernels: the same modelled time as a run with
     // numerics (spyre-report); full-size ones summarise their loops.
     SimStats st = run_timing(state, *p, m, c.summarize);
-    set_counters(state, st, m, p->num_cores);
+    set_counters(state, st, m, *p);
     state.counters["cores"] = double(p->num_cores);
 }
 
@@ -135,7 +142,7 @@ void BM_BmmLayout(benchmark::State &state, int batch, int cols, bool batch_inner
     const DeviceProgram &p = programs[key];
     const MachineDesc m;
     SimStats st = run_timing(state, p, m, /*summarize=*/true);
-    set_counters(state, st, m, p.num_cores, batch_inner ? "batch innermost" : "batch outermost");
+    set_counters(state, st, m, p, batch_inner ? "batch innermost" : "batch outermost");
     state.counters["cores"] = double(p.num_cores);
     state.counters["pe_rate_frac"] = double(st.pe_macs) / (m.pe_macs_per_ns * 1000.0 * st.us * m.cores);
 }
@@ -148,7 +155,7 @@ void BM_SoftmaxStage(benchmark::State &state) {
     const DeviceProgram &p = compiled_stages.programs[stage - 1];
     const MachineDesc m;
     SimStats st = run_timing(state, p, m, /*summarize=*/false);
-    set_counters(state, st, m, p.num_cores, softmax_stage_info()[stage - 1].what);
+    set_counters(state, st, m, p, softmax_stage_info()[stage - 1].what);
     double measured = softmax_stage_info()[stage - 1].measured_us;
     state.counters["measured_us"] = measured;
     state.counters["error_pct"] = 100.0 * (st.us - measured) / measured;
@@ -162,7 +169,7 @@ void BM_BmmTimingOnly(benchmark::State &state) {
     DeviceProgram p = build_bmm(s);
     const MachineDesc m;
     SimStats st = run_timing(state, p, m, /*summarize=*/true);
-    set_counters(state, st, m, p.num_cores);
+    set_counters(state, st, m, p);
     // Utilisation against the PE array's sustained rate on every core.
     state.counters["pe_rate_frac"] = double(st.pe_macs) / (m.pe_macs_per_ns * 1000.0 * st.us * m.cores);
 }

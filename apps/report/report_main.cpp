@@ -26,6 +26,7 @@
 #include "device/program_io.h"
 #include "kernel_catalog.h"
 #include "roofline.h"
+#include "speed_of_light.h"
 #include "sim/simulator.h"
 
 namespace fs = std::filesystem;
@@ -42,6 +43,7 @@ struct Row {
     int cores = 0;
     SimStats stats;
     Roofline roof;
+    SpeedOfLight sol;
     ErrorCheck err;
     double host_ms = 0;
     std::string trace;  // relative to the output directory
@@ -85,11 +87,11 @@ void write_text(const fs::path &p, const std::string &text) {
 // The columns shared by the console table and report.md.
 std::vector<std::string> header(const AppResult &a) {
     return {"schedule", "cores", "modelled us", "vs " + a.rows.front().schedule, "device MB", "ring MB",
-            "LX peak KB", "vec util", "pe util", "roofline", "max error"};
+            "LX peak KB", "vec util", "pe util", "roofline", "SOL", "max error"};
 }
 
 std::vector<std::string> cells(const AppResult &a, const Row &r) {
-    if (!r.ok) return {r.schedule, "-", "FAILED", "-", "-", "-", "-", "-", "-", "-", "-"};
+    if (!r.ok) return {r.schedule, "-", "FAILED", "-", "-", "-", "-", "-", "-", "-", "-", "-"};
     const Row &base = a.rows.front();
     const double speedup = r.stats.us > 0 ? base.stats.us / r.stats.us : 0;
     std::string vs = base.ok && speedup > 0 ? fmt(speedup >= 0.1 ? "%.2fx" : "%.3fx", speedup) : "-";
@@ -103,6 +105,7 @@ std::vector<std::string> cells(const AppResult &a, const Row &r) {
             fmt("%.2f", r.stats.mean_busy_fraction(kEngVector)),
             fmt("%.2f", r.stats.mean_busy_fraction(kEngPE)),
             fmt("%.2f ", r.roof.frac) + r.roof.limiter,
+            fmt("%.2f ", r.sol.frac) + r.sol.binding,
             r.err.text};
 }
 
@@ -267,6 +270,7 @@ int main(int argc, char **argv) {
                     r.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
                     r.stats = run.stats;
                     r.roof = roofline(run.stats, machine, p.num_cores);
+                    r.sol = speed_of_light(p, run.stats, machine);
                     r.err = check_error(app, run.output, want);
                     r.ok = r.err.ok;
                     if (!r.ok) r.error = "differs from the CPU reference by " + r.err.text + " (tolerance " +
@@ -295,7 +299,9 @@ int main(int argc, char **argv) {
               "written; **ring MB** bytes sent over the ring; **LX peak KB** the highest LX byte any core touched; "
               "**vec util** / **pe util** the fraction of the run the vector unit / PE array had work, averaged "
               "over the cores the program runs on; **roofline** the modelled roofline bound over the modelled "
-              "time, with the resource that sets the bound (see the README, \"Reading the report\"); **max error** "
+              "time, with the resource that sets the bound (see the README, \"Reading the report\"); **SOL** the "
+              "kernel's fraction of the whole chip's speed of light (its compulsory traffic and work on all cores; "
+              "re-reads, spills and idle cores lower it) and the term that binds; **max error** "
               "the largest difference from the CPU reference, in fp16 representable values (ULP: softmax may "
               "differ by 2, layernorm, rmsnorm, gelu and bmm by 0) or, for mlp and attention, in absolute value "
               "(abs: within 1e-3 and 1e-4; outputs near zero make ULPs meaningless there).\n\n";

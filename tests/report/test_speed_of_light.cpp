@@ -1,0 +1,81 @@
+// The speed-of-light figure (apps/report/speed_of_light.h): its memory term is the compulsory
+// traffic of the program's inputs and outputs, whatever the program moves; re-reading an input
+// lowers sol_frac; the PE term counts every core of the machine; fractions stay within (0, 1].
+#include <gtest/gtest.h>
+
+#include "device/program_builder.h"
+#include "sim/simulator.h"
+#include "speed_of_light.h"
+
+namespace spyre::report {
+namespace {
+
+// Each of `cores` cores copies its slice of a 64 x (rows) fp16 tensor, reading it `passes` times.
+DeviceProgram copy(int cores, int rows_per_core, int passes) {
+    ProgramBuilder b("copy", cores);
+    int64_t rows = int64_t(rows_per_core) * cores;
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64, rows});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64, rows});
+    DmaDesc d;
+    d.sticks = rows_per_core;
+    int desc = b.dma_desc(d);
+    Reg off = b.alloc(), t = b.alloc();
+    b.core_id(off);
+    b.li(t, int64_t(rows_per_core) * 128);
+    b.mul(off, off, t);
+    for (int i = 0; i < passes; i++) {
+        b.dma_ld(0, in, off, 0, Lx(0), desc);
+        b.wait_tag(0);
+    }
+    b.dma_st(1, out, off, 0, Lx(0), desc);
+    b.wait_tag(1);
+    return b.finish();
+}
+
+SimStats run(const DeviceProgram &p, const MachineDesc &m) {
+    SimOptions o;
+    o.timing_only = true;
+    return simulate(p, m, {}, o).stats;
+}
+
+TEST(SpeedOfLight, MemoryTermIsCompulsoryTrafficAtThePeak) {
+    const MachineDesc m;
+    DeviceProgram p = copy(32, 256, 1);
+    SpeedOfLight s = speed_of_light(p, run(p, m), m);
+    const double bytes = 32.0 * 256 * 128;  // each of input and output
+    EXPECT_DOUBLE_EQ(s.mem_ns, 2 * bytes / m.dram_bytes_per_ns);
+    EXPECT_STREQ(s.binding, "memory");
+    EXPECT_GT(s.frac, 0.0);
+    EXPECT_LE(s.frac, 1.0);
+}
+
+TEST(SpeedOfLight, RereadingAnInputLowersTheFraction) {
+    const MachineDesc m;
+    DeviceProgram once = copy(32, 256, 1), thrice = copy(32, 256, 3);
+    SpeedOfLight a = speed_of_light(once, run(once, m), m), b = speed_of_light(thrice, run(thrice, m), m);
+    EXPECT_DOUBLE_EQ(a.sol_ns, b.sol_ns);  // same compulsory traffic
+    EXPECT_LT(b.frac, 0.75 * a.frac);
+}
+
+TEST(SpeedOfLight, OneCoreOfThirtyTwoIsFarFromTheChipsLimit) {
+    const MachineDesc m;
+    DeviceProgram one = copy(1, 8192, 1), all = copy(32, 256, 1);
+    SpeedOfLight a = speed_of_light(one, run(one, m), m), b = speed_of_light(all, run(all, m), m);
+    EXPECT_DOUBLE_EQ(a.sol_ns, b.sol_ns);
+    EXPECT_LT(a.frac, b.frac);
+}
+
+TEST(SpeedOfLight, PeTermUsesEveryCoreOfTheMachine) {
+    MachineDesc m;
+    SimStats st;
+    st.pe_macs = int64_t(32) * 1000 * 1000;
+    st.us = 10;
+    DeviceProgram empty = ProgramBuilder("empty", 1).finish();
+    SpeedOfLight s = speed_of_light(empty, st, m);
+    EXPECT_DOUBLE_EQ(s.pe_ns, 1e6 / m.pe_macs_per_ns);
+    EXPECT_STREQ(s.binding, "pe");
+    EXPECT_DOUBLE_EQ(s.frac, s.pe_ns / 10000.0);
+}
+
+}  // namespace
+}  // namespace spyre::report
