@@ -6,14 +6,29 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
 DEB_PACKAGES := cmake g++ make ccache libhalide14-0-dev nlohmann-json3-dev libgtest-dev \
                 libgmock-dev libbenchmark-dev libcli11-dev
+# clang-14 with libFuzzer and the sanitizer runtimes, for fuzz, fuzz-ci and sanitize.
+CLANG_PACKAGES := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps configure build test demo clean
+# fuzz: seconds per harness; fuzz-ci: runs per harness (a fixed amount of work, as CI wants).
+FUZZ_SECONDS ?= 60
+FUZZ_RUNS    ?= 20000
+FUZZ_DIR     ?= build-fuzz
+ASAN_DIR     ?= build-asan
+FUZZERS      := program:program machine_json:machine layout:layout
+
+.PHONY: all deps clang-deps install-packages configure build test demo fuzz fuzz-ci fuzz-build sanitize clean
 
 all: build
 
 # Installs only what is missing, so a machine that has everything never calls apt-get.
 deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEB_PACKAGES)"
+
+clang-deps:
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(CLANG_PACKAGES) cmake make nlohmann-json3-dev"
+
+install-packages:
+	@missing=""; for p in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -43,5 +58,35 @@ demo: build
 	@echo
 	$(BUILD_DIR)/bin/spyre-report --out $(BUILD_DIR)/report --spyre-gen $(BUILD_DIR)/bin/spyre-gen
 
+# libFuzzer harnesses (tests/fuzz) over the .spyre reader + verifier + simulator, the machine JSON
+# reader and the layout code, with ASan + UBSan, seeded from hand-built programs. A finding leaves
+# crash-*/timeout-* files in $(FUZZ_DIR) and fails the target.
+fuzz-build: clang-deps
+	@cmake -S tests/fuzz -B $(FUZZ_DIR) -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug > /dev/null
+	@cmake --build $(FUZZ_DIR) -j $(JOBS)
+	@$(FUZZ_DIR)/make_fuzz_seeds $(FUZZ_DIR)/seeds
+
+fuzz: fuzz-build
+	@cd $(FUZZ_DIR) && for f in $(FUZZERS); do h=$${f%%:*}; c=$${f##*:}; mkdir -p corpus/$$h; \
+	  echo "fuzz_$$h: $(FUZZ_SECONDS) s"; \
+	  ./fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	    corpus/$$h seeds/$$c > fuzz_$$h.log 2>&1 || { tail -30 fuzz_$$h.log; exit 1; }; \
+	  grep -E "^stat::number_of_executed_units" fuzz_$$h.log; done; echo "fuzzers: 0 findings"
+
+fuzz-ci: fuzz-build
+	@cd $(FUZZ_DIR) && for f in $(FUZZERS); do h=$${f%%:*}; c=$${f##*:}; \
+	  echo "fuzz_$$h: $(FUZZ_RUNS) runs"; \
+	  ./fuzz_$$h -runs=$(FUZZ_RUNS) -seed=1 -timeout=10 -rss_limit_mb=2048 seeds/$$c > fuzz_$$h.log 2>&1 \
+	    || { tail -30 fuzz_$$h.log; exit 1; }; done; echo "fuzzers: 0 findings"
+
+# The simulator and device tests (everything that reads a .spyre file, a machine file or a
+# layout) built with clang's ASan + UBSan and run.
+sanitize: clang-deps deps
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" > /dev/null
+	@cmake --build $(ASAN_DIR) -j $(JOBS) --target device_tests sim_tests
+	$(ASAN_DIR)/bin/device_tests --gtest_brief=1
+	$(ASAN_DIR)/bin/sim_tests --gtest_brief=1
+
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(FUZZ_DIR) $(ASAN_DIR)

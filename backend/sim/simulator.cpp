@@ -156,6 +156,9 @@ struct RingCompletion {
     double start;
 };
 
+int64_t wrap_add(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
+int64_t wrap_mul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
+
 std::string describe(const DeviceProgram &p, size_t pc) {
     std::ostringstream os;
     os << "instruction " << pc << " (" << op_info(p.code[pc].op).name << ")";
@@ -426,7 +429,7 @@ void Simulator::issue_dma(Core &c, const Instr &in) {
     int64_t total = run * d.count[0] * d.count[1] * d.count[2];
     if (numeric_) {
         charge(c, total);
-        int64_t lx_base = c.regs[in.a[4]] + in.a[5];
+        int64_t lx_base = wrap_add(c.regs[in.a[4]], in.a[5]);
         uint8_t *dev = mem_[buf].data();
         for (int i2 = 0; i2 < d.count[2]; i2++)
             for (int i1 = 0; i1 < d.count[1]; i1++)
@@ -519,7 +522,7 @@ void Simulator::issue_ring(Core &c, const Instr &in) {
     bool send = in.op == Opcode::RING_SEND;
     int peer = ((c.id + in.a[1]) % n + n) % n;
     int64_t bytes = int64_t(in.a[4]) * m_.stick_bytes;
-    int64_t addr = c.regs[in.a[2]] + in.a[3];
+    int64_t addr = wrap_add(c.regs[in.a[2]], in.a[3]);
     RingEnd me{c.id, c.pc, in.a[0], c.t, bytes, addr, {}};
     if (send && numeric_) me.data.assign(c.lx.begin() + addr, c.lx.begin() + addr + bytes);
     c.tag_pending[in.a[0]]++;
@@ -556,7 +559,7 @@ void Simulator::issue_reduce(Core &c, const Instr &in) {
     check_race(c, kQRing, acc, -1, 0, 0, false, in.a[0]);
     int n = prog_.num_cores;
     int64_t bytes = int64_t(in.a[4]) * m_.stick_bytes;
-    int64_t addr = c.regs[in.a[2]] + in.a[3];
+    int64_t addr = wrap_add(c.regs[in.a[2]], in.a[3]);
     RingEnd me{c.id, c.pc, in.a[0], std::max(c.t, c.ring_free), bytes, addr, {}};
     if (numeric_) me.data.assign(c.lx.begin() + addr, c.lx.begin() + addr + bytes);
     c.tag_pending[in.a[0]]++;
@@ -712,20 +715,23 @@ bool Simulator::step(Core &c) {
     case Opcode::NOP: break;
     case Opcode::LI: set(in.a[0], int64_t(uint64_t(uint32_t(in.a[1])) | (uint64_t(uint32_t(in.a[2])) << 32))); break;
     case Opcode::MOV: set(in.a[0], R[in.a[1]]); break;
-    case Opcode::ADD: set(in.a[0], R[in.a[1]] + R[in.a[2]]); break;
-    case Opcode::SUB: set(in.a[0], R[in.a[1]] - R[in.a[2]]); break;
-    case Opcode::MUL: set(in.a[0], R[in.a[1]] * R[in.a[2]]); break;
+    // Registers wrap like 64-bit hardware registers (two's complement), never undefined behaviour.
+    case Opcode::ADD: set(in.a[0], wrap_add(R[in.a[1]], R[in.a[2]])); break;
+    case Opcode::SUB: set(in.a[0], int64_t(uint64_t(R[in.a[1]]) - uint64_t(R[in.a[2]]))); break;
+    case Opcode::MUL: set(in.a[0], wrap_mul(R[in.a[1]], R[in.a[2]])); break;
     case Opcode::DIV:
     case Opcode::REM: {
-        int64_t b = R[in.a[2]];
+        int64_t a = R[in.a[1]], b = R[in.a[2]];
         if (b == 0) fault(c, "division by zero (r" + std::to_string(in.a[2]) + " is 0)");
-        set(in.a[0], in.op == Opcode::DIV ? R[in.a[1]] / b : R[in.a[1]] % b);
+        // INT64_MIN / -1 overflows (and traps on x86): wrap it as the hardware register would.
+        if (b == -1) set(in.a[0], in.op == Opcode::DIV ? int64_t(0 - uint64_t(a)) : 0);
+        else set(in.a[0], in.op == Opcode::DIV ? a / b : a % b);
         break;
     }
     case Opcode::MIN: set(in.a[0], std::min(R[in.a[1]], R[in.a[2]])); break;
     case Opcode::MAX: set(in.a[0], std::max(R[in.a[1]], R[in.a[2]])); break;
-    case Opcode::ADDI: set(in.a[0], R[in.a[1]] + in.a[2]); break;
-    case Opcode::MULI: set(in.a[0], R[in.a[1]] * in.a[2]); break;
+    case Opcode::ADDI: set(in.a[0], wrap_add(R[in.a[1]], in.a[2])); break;
+    case Opcode::MULI: set(in.a[0], wrap_mul(R[in.a[1]], in.a[2])); break;
     case Opcode::SHLI: set(in.a[0], int64_t(uint64_t(R[in.a[1]]) << (in.a[2] & 63))); break;
     case Opcode::SHRI: set(in.a[0], R[in.a[1]] >> (in.a[2] & 63)); break;
     case Opcode::CMPLT: set(in.a[0], R[in.a[1]] < R[in.a[2]]); break;
@@ -734,7 +740,7 @@ bool Simulator::step(Core &c) {
     case Opcode::CORE_ID: set(in.a[0], c.id); break;
     case Opcode::NUM_CORES: set(in.a[0], prog_.num_cores); break;
     case Opcode::LOOP: {
-        int64_t count = R[in.a[1]] + in.a[2];
+        int64_t count = wrap_add(R[in.a[1]], in.a[2]);
         if (count <= 0) {
             c.pc = match_[c.pc] + 1;
             return true;

@@ -238,15 +238,22 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 }  // namespace
 
+// An operand's LX address. lx_access has checked every operand an op uses; one it does not use may
+// hold anything, so its address is clamped into LX rather than formed out of range.
+static uint8_t *lx_at(uint8_t *lx, const int64_t *regs, int32_t reg, int32_t imm, int64_t lx_bytes) {
+    int64_t off = int64_t(uint64_t(regs[reg]) + uint64_t(int64_t(imm)));
+    return lx + std::clamp<int64_t>(off, 0, lx_bytes);
+}
+
 void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
     const DType t = DType(in.dtype);
     const int64_t eb = dtype_bytes(t);
     const int64_t lanes = machine.stick_bytes / eb;
     const int64_t sticks = in.a[7], groups = in.a[8];
     const int64_t per_group = sticks * lanes;  // elements per group
-    uint8_t *dst = lx + (regs[in.a[1]] + in.a[2]);
-    const uint8_t *src0 = lx + (regs[in.a[3]] + in.a[4]);
-    const uint8_t *src1 = lx + (regs[in.a[5]] + in.a[6]);
+    uint8_t *dst = lx_at(lx, regs, in.a[1], in.a[2], machine.lx_bytes);
+    const uint8_t *src0 = lx_at(lx, regs, in.a[3], in.a[4], machine.lx_bytes);
+    const uint8_t *src1 = lx_at(lx, regs, in.a[5], in.a[6], machine.lx_bytes);
     const bool f16 = t == DType::F16;
 
     switch (in.op) {

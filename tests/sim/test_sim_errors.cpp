@@ -2,6 +2,8 @@
 // instruction index and opcode, buffer), and no failing program hangs.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "sim_test_helpers.h"
 
 namespace spyre {
@@ -371,6 +373,37 @@ TEST(SimErrors, WorkBudgetBoundsAHugeDescriptor) {
     SimOptions t;
     t.timing_only = true;
     EXPECT_GT(simulate(p, MachineDesc{}, {}, t).stats.us, 0);
+}
+
+// Regression (fuzzer finding): scalar MUL overflowed int64 (undefined behaviour), and
+// INT64_MIN / -1 traps on x86. Registers wrap like 64-bit hardware registers instead.
+TEST(SimErrors, ScalarOverflowWrapsLikeAHardwareRegister) {
+    ProgramBuilder b("wrap", 1);
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64});
+    int desc = b.dma_desc(DmaDesc{});
+    Reg x = b.alloc(), y = b.alloc(), z = b.alloc(), want = b.alloc(), ok = b.alloc(), both = b.alloc();
+    b.li(x, 6413125869644029952LL);
+    b.li(y, 2);
+    b.mul(z, x, y);  // 12826251739288059904 wraps to -5620492334421491712
+    b.li(want, -5620492334421491712LL);
+    b.op3(Opcode::CMPEQ, ok, z, want);
+    b.li(x, std::numeric_limits<int64_t>::min());
+    b.li(y, -1);
+    b.op3(Opcode::DIV, z, x, y);  // wraps to INT64_MIN
+    b.op3(Opcode::CMPEQ, both, z, x);
+    b.op3(Opcode::MUL, ok, ok, both);
+    b.op3(Opcode::REM, z, x, y);  // 0
+    b.op3(Opcode::CMPEQ, both, z, kZero);
+    b.op3(Opcode::MUL, ok, ok, both);
+    b.if_(ok);
+    b.vfill(DType::F16, 0, Lx(0), 1.0f, 1);
+    b.wait_tag(0);
+    b.dma_st(1, out, kZero, 0, Lx(0), desc);
+    b.wait_tag(1);
+    b.end_if();
+    SimResult r = simulate(b.finish(), MachineDesc{}, {{}});
+    EXPECT_EQ(r.buffers[0][0], 0x00);
+    EXPECT_EQ(r.buffers[0][1], 0x3c);  // fp16 1.0: every check held
 }
 
 TEST(SimErrors, InstructionBudget) {

@@ -1,0 +1,47 @@
+// libFuzzer: a .spyre file from outside. The reader and verifier must reject anything bad with a
+// spyre::Error; a file they accept must run in the simulator (functional and timing-only) to a
+// result or a spyre::Error, within bounded work: never a crash, a sanitizer report or a hang.
+#include <cstdint>
+#include <vector>
+
+#include "device/error.h"
+#include "device/program_io.h"
+#include "sim/simulator.h"
+
+namespace {
+
+constexpr int64_t kMaxImageBytes = int64_t(16) << 20;  // skip functional runs of huge buffers
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    using namespace spyre;
+    DeviceProgram p;
+    try {
+        p = parse_program(data, size);
+    } catch (const Error &) {
+        return 0;
+    }
+    const MachineDesc m;
+    SimOptions opt;
+    opt.max_instructions = 200000;
+    opt.max_work = int64_t(1) << 26;
+    opt.max_trace_events = 1000;
+    int64_t total = 0;
+    for (size_t i = 0; i < p.buffers.size(); i++) total += p.buffer_bytes(i, m.stick_bytes);
+    if (total <= kMaxImageBytes) {
+        std::vector<std::vector<uint8_t>> images(p.buffers.size());
+        for (size_t i = 0; i < p.buffers.size(); i++)
+            if (p.buffers[i].kind == BufferKind::Input) images[i].assign(size_t(p.buffer_bytes(i, m.stick_bytes)), 0x3c);
+        try {
+            simulate(p, m, images, opt);
+        } catch (const Error &) {
+        }
+    }
+    opt.timing_only = true;
+    try {
+        simulate(p, m, {}, opt);
+    } catch (const Error &) {
+    }
+    return 0;
+}

@@ -1,0 +1,111 @@
+// Writes the fuzzers' seed corpora: small hand-built programs that use every instruction family
+// (DMA loops, vector ops, matmul, ring transfers and reductions, barriers) as .spyre files, machine
+// descriptions as JSON, and a few layout byte strings. Usage: make_fuzz_seeds OUT_DIR.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "device/machine_desc.h"
+#include "device/program_builder.h"
+#include "device/program_io.h"
+
+namespace fs = std::filesystem;
+using namespace spyre;
+
+namespace {
+
+DeviceProgram streaming(int cores) {
+    ProgramBuilder b("stream", cores);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {256, 16 * cores});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {256, 16 * cores});
+    DmaDesc d;
+    d.sticks = 4;
+    d.count[0] = 4;
+    d.dram_stride[0] = 512;
+    d.lx_stride[0] = 512;
+    int desc = b.dma_desc(d);
+    Reg core = b.alloc(), off = b.alloc(), t = b.alloc(), i = b.alloc();
+    b.core_id(core);
+    b.li(t, 16 * 512);
+    b.mul(off, core, t);
+    b.loop(i, 4);
+    b.dma_ld(0, in, off, 0, Lx(0), desc);
+    b.wait_tag(0);
+    b.vun(Opcode::VEXP, DType::F16, 1, Lx(8192), Lx(0), 16);
+    b.vbin(Opcode::VADD, DType::F16, 1, Lx(8192), Lx(8192), Lx(0), 16);
+    b.vred(Opcode::VREDMAX, DType::F16, 1, Lx(16384), Lx(8192), 4, 4);
+    b.wait_tag(1);
+    b.dma_st(2, out, off, 0, Lx(8192), desc);
+    b.wait_tag(2);
+    b.addi(off, off, 2048);
+    b.end_loop();
+    return b.finish();
+}
+
+DeviceProgram matmul() {
+    ProgramBuilder b("matmul", 2);
+    int a = b.buffer("A", BufferKind::Input, DType::F16, {64, 16});
+    int w = b.buffer("W", BufferKind::Input, DType::F16, {64, 64});
+    int c = b.buffer("C", BufferKind::Output, DType::F32, {64, 32});
+    DmaDesc da;
+    da.sticks = 16;
+    DmaDesc dw;
+    dw.sticks = 64;
+    DmaDesc dc;
+    dc.sticks = 32;
+    MatmulDesc mm;
+    mm.m = 16, mm.n = 64, mm.k = 64, mm.lda = 128, mm.ldb = 128, mm.ldc = 256;
+    int ida = b.dma_desc(da), idw = b.dma_desc(dw), idc = b.dma_desc(dc), imm = b.mm_desc(mm);
+    Reg core = b.alloc(), off = b.alloc(), t = b.alloc();
+    b.core_id(core);
+    b.li(t, 4096);
+    b.mul(off, core, t);
+    b.dma_ld(0, a, kZero, 0, Lx(0), ida);
+    b.dma_ld(0, w, kZero, 0, Lx(4096), idw);
+    b.wait_tag(0);
+    b.matmul(1, Lx(16384), Lx(0), Lx(4096), imm, false);
+    b.wait_tag(1);
+    b.dma_st(2, c, off, 0, Lx(16384), idc);
+    b.wait_tag(2);
+    return b.finish();
+}
+
+DeviceProgram ring(int cores) {
+    ProgramBuilder b("ring", cores);
+    b.vfill(DType::F32, 0, Lx(0), 1.0f, 2);
+    b.wait_tag(0);
+    b.ring_send(1, 1, Lx(0), 2);
+    b.ring_recv(2, -1, Lx(4096), 2);
+    b.wait(0x6);
+    b.ring_reduce(DType::F32, 3, RedOp::Sum, Lx(0), 2);
+    b.wait_tag(3);
+    b.barrier();
+    return b.finish();
+}
+
+void write(const fs::path &p, const std::string &bytes) {
+    std::ofstream(p, std::ios::binary) << bytes;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: make_fuzz_seeds OUT_DIR\n");
+        return 2;
+    }
+    fs::path out = argv[1];
+    for (const char *d : {"program", "machine", "layout"}) fs::create_directories(out / d);
+    int n = 0;
+    for (const DeviceProgram &p : {streaming(1), streaming(4), matmul(), ring(4)}) {
+        std::vector<uint8_t> bytes = serialize_program(p);
+        write(out / "program" / (std::to_string(n++) + ".spyre"), std::string(bytes.begin(), bytes.end()));
+    }
+    write(out / "machine" / "default.json", MachineDesc().to_json_text());
+    write(out / "machine" / "small.json", R"({"cores": 8, "clock_ghz": 2.0, "dram_bytes_per_ns": 100})");
+    write(out / "machine" / "typo.json", R"({"corse": 8})");
+    write(out / "layout" / "rank2", std::string("\x01\x00\x40\x10\x01\x02\x01\x00\x05", 9));
+    write(out / "layout" / "rank3", std::string("\x02\x01\x20\x08\x03\x00\x03\x02\x01\x00\x03", 11));
+    return 0;
+}
