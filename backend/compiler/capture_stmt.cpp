@@ -1,5 +1,7 @@
 #include "capture_stmt.h"
 
+#include <limits>
+
 #include "device/error.h"
 
 namespace spyre {
@@ -29,6 +31,24 @@ DType dtype_of(Type t, const std::string &what) {
     throw_error(what, ": element type ", t, " is not supported on Spyre (float16, float32, int32 are)");
 }
 
+std::string shape_text(const std::vector<int64_t> &shape) {
+    std::string s;
+    for (size_t d = 0; d < shape.size(); d++) s += (d ? " x " : "") + std::to_string(shape[d]);
+    return s;
+}
+
+// Sizes are checked before lowering: Halide would otherwise turn an index that overflows its 32-bit
+// arithmetic into an unreachable() the back end cannot explain.
+void check_fits_device(const ArgSpec &a, int64_t bytes, int elem_bytes, const MachineDesc &m, const std::string &what) {
+    if (bytes > m.device_memory_bytes)
+        throw_error(what, ": shape ", shape_text(a.shape), " needs ", bytes, " bytes in its device layout, more than the ",
+                    m.device_memory_bytes, " bytes of device memory");
+    if (bytes / elem_bytes > std::numeric_limits<int32_t>::max())
+        throw_error(what, ": shape ", shape_text(a.shape), " has ", bytes / elem_bytes,
+                    " elements in its device layout; Halide indexes a buffer with 32-bit integers, so at most ",
+                    std::numeric_limits<int32_t>::max());
+}
+
 // Element strides that make Halide's flattened index equal the element offset in the device
 // image. Only layouts whose stick dimension is dim 0 and whose stick count is the innermost outer
 // dimension have such strides.
@@ -36,6 +56,7 @@ std::vector<int64_t> element_strides(const ArgSpec &a, DType t, const MachineDes
     check_layout(a.layout, a.shape, what);
     DeviceGeometry g = device_geometry(a.layout, a.shape, t, m.stick_bytes);
     int eb = dtype_bytes(t);
+    check_fits_device(a, g.total_bytes, eb, m, what);
     if (a.layout.stick_dim != 0 || (a.shape.size() > 1 && g.stick_index_stride != m.stick_bytes))
         throw_error(what, ": layout ", layout_to_string(a.layout),
                     " is not supported by the compiler yet: the stick dimension must be dim 0 and its stick count the "
@@ -67,7 +88,9 @@ BufferInfo device_buffer(const std::string &name, Type type, const ArgSpec &a, P
     b.name = name, b.func = name, b.type = dtype_of(type, what), b.place = place;
     b.shape = a.shape, b.layout = a.layout;
     check_layout(a.layout, a.shape, what);
-    b.elems = device_geometry(a.layout, a.shape, b.type, m.stick_bytes).total_bytes / dtype_bytes(b.type);
+    int64_t bytes = device_geometry(a.layout, a.shape, b.type, m.stick_bytes).total_bytes;
+    check_fits_device(a, bytes, dtype_bytes(b.type), m, what);
+    b.elems = bytes / dtype_bytes(b.type);
     return b;
 }
 

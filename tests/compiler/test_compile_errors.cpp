@@ -29,6 +29,27 @@ CompileOptions opts(std::vector<int64_t> in, std::vector<int64_t> out) {
     return o;
 }
 
+// Shapes beyond the device are named before lowering (they used to surface as Halide's
+// "unsupported statement unreachable()").
+TEST(CompileErrors, ShapeBeyondDeviceMemoryNamesTheArgument) {
+    SoftmaxKernel k = make_softmax(1000000, 1000000);
+    schedule_softmax(k, "cores32");
+    std::string msg = compile_error(
+        [&] { compile_for_spyre(k.out, {k.in}, opts({1000000, 1000000}, {1000000, 1000000})); });
+    EXPECT_NE(msg.find("input '"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("shape 1000000 x 1000000 needs 2000000000000 bytes"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("device memory"), std::string::npos) << msg;
+}
+
+TEST(CompileErrors, ShapeBeyondHalideIndexingNamesTheLimit) {
+    SoftmaxKernel k = make_softmax(100000, 100000);
+    schedule_softmax(k, "cores32");
+    std::string msg =
+        compile_error([&] { compile_for_spyre(k.out, {k.in}, opts({100000, 100000}, {100000, 100000})); });
+    EXPECT_NE(msg.find("32-bit integers"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("2147483647"), std::string::npos) << msg;
+}
+
 // A softmax row longer than the stage-4 schedule's tile can hold in LX.
 TEST(CompileErrors, LxOverflowNamesPeakAndCapacity) {
     SoftmaxKernel k = make_softmax(16384, 128);
