@@ -17,6 +17,36 @@ void guarded(const Func &f, const std::string &directive, F &&apply) {
         throw_error("Func ", f.name(), ": ", directive, ": ", e.what());
     }
 }
+// True when update `i` of f streams sticks along x as its pure definition does: x stays a pure
+// variable of the update, and every value the update reads depends on x (acc(x) += in(x, r)). A
+// matmul-shaped update, c(n, m) += a(k, m) * b(n, k), reads an operand that does not; it is left to
+// pe_matmul or to the schedule's own update().vectorize().
+bool streams_along(const Func &f, int i, const std::string &x) {
+    bool pure_x = false;
+    for (const Expr &a : f.update_args(i)) {
+        const auto *v = a.as<Internal::Variable>();
+        pure_x |= v && v->name == x;
+    }
+    if (!pure_x) return false;
+    struct Reads : Internal::IRVisitor {
+        std::string x;
+        bool all_use_x = true;
+        using IRVisitor::visit;
+        void visit(const Internal::Call *c) override {
+            if (c->call_type == Internal::Call::Halide || c->call_type == Internal::Call::Image) {
+                bool uses = false;
+                for (const Expr &a : c->args) uses |= Internal::expr_uses_var(a, x);
+                all_use_x &= uses;
+            }
+            IRVisitor::visit(c);
+        }
+    } reads;
+    reads.x = x;
+    Tuple values = f.update_values(i);  // kept alive: as_vector() refers into it
+    for (const Expr &v : values.as_vector()) v.accept(&reads);
+    return reads.all_use_x;
+}
+
 }  // namespace
 
 SpyreSchedule::SpyreSchedule(Func f, const MachineDesc &machine) : f_(f), machine_(machine) {}
@@ -33,7 +63,11 @@ SpyreSchedule &SpyreSchedule::stick_vectorize(const Var &x, int sticks) {
     if (!t.is_float() || (t.bits() != 16 && t.bits() != 32))
         throw_error("Func ", f_.name(), ": stick_vectorize(", x.name(), "): type ", t,
                     " has no stick operations (float16 and float32 do)");
-    guarded(f_, "stick_vectorize(" + x.name() + ")", [&] { f_.vectorize(x, sticks * lanes(), TailStrategy::RoundUp); });
+    guarded(f_, "stick_vectorize(" + x.name() + ")", [&] {
+        f_.vectorize(x, sticks * lanes(), TailStrategy::RoundUp);
+        for (int i = 0; i < f_.num_update_definitions(); i++)
+            if (streams_along(f_, i, x.name())) f_.update(i).vectorize(x, sticks * lanes(), TailStrategy::RoundUp);
+    });
     return *this;
 }
 

@@ -320,8 +320,17 @@ private:
             }
             o.kind = Operand::Vec;
             o.index = simplify(a->rest);
-            if (!provably_multiple(o.index, lanes_t))
-                unsupported("reads " + bi.func + " from an address that is not on a stick boundary");
+            if (!provably_multiple(o.index, lanes_t)) {
+                // The usual cause: a Func with wider elements (an fp32 accumulator) vectorized by its
+                // own stick, which covers part of a stick of its narrower input.
+                std::string hint;
+                if (d.ramp_lanes > 0 && d.ramp_lanes % lanes_t != 0)
+                    hint = ": its vectors are " + std::to_string(d.ramp_lanes) + " elements and a stick of " +
+                           bi.func + " holds " + std::to_string(lanes_t) + "; stick_vectorize(x, " +
+                           std::to_string(lanes_t / std::max<int64_t>(d.ramp_lanes, 1)) +
+                           ") on this Func makes each vector a whole stick of " + bi.func;
+                unsupported("reads " + bi.func + " from an address that is not on a stick boundary" + hint);
+            }
             return o;
         }
         o.kind = Operand::Scal;
