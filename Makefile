@@ -16,7 +16,11 @@ FUZZ_DIR     ?= build-fuzz
 ASAN_DIR     ?= build-asan
 FUZZERS      := program:program machine_json:machine layout:layout
 
-.PHONY: all deps clang-deps install-packages configure build test demo fuzz fuzz-ci fuzz-build sanitize clean
+# fuzz-diff: random pipelines x random schedules against the CPU (tests/fuzz_diff).
+N    ?= 1000
+SEED ?= 1
+
+.PHONY: all deps clang-deps install-packages configure build test demo fuzz fuzz-ci fuzz-build fuzz-diff sanitize clean
 
 all: build
 
@@ -78,6 +82,11 @@ fuzz-ci: fuzz-build
 	  echo "fuzz_$$h: $(FUZZ_RUNS) runs"; \
 	  ./fuzz_$$h -runs=$(FUZZ_RUNS) -seed=1 -timeout=10 -rss_limit_mb=2048 seeds/$$c > fuzz_$$h.log 2>&1 \
 	    || { tail -30 fuzz_$$h.log; exit 1; }; done; echo "fuzzers: 0 findings"
+
+# N random pipelines with random Spyre schedules, compiled, simulated and compared with the CPU;
+# a mismatch prints a shrunk reproducer as C++ (ctest runs 100 cases with seed 1).
+fuzz-diff: build
+	$(BUILD_DIR)/bin/spyre-fuzz-diff -n $(N) -s $(SEED)
 
 # The simulator and device tests (everything that reads a .spyre file, a machine file or a
 # layout) built with clang's ASan + UBSan and run.
