@@ -20,7 +20,7 @@ FUZZERS      := program:program machine_json:machine layout:layout
 N    ?= 1000
 SEED ?= 1
 
-.PHONY: all deps clang-deps install-packages configure build test demo fuzz fuzz-ci fuzz-build fuzz-diff sanitize clean
+.PHONY: all deps clang-deps install-packages configure build test demo package fuzz fuzz-ci fuzz-build fuzz-diff sanitize clean
 
 all: build
 
@@ -61,6 +61,11 @@ demo: build
 	$(BUILD_DIR)/bin/spyre-tour
 	@echo
 	$(BUILD_DIR)/bin/spyre-report --out $(BUILD_DIR)/report --spyre-gen $(BUILD_DIR)/bin/spyre-gen
+
+# The Debian package of `cmake --install` (CPack): $(BUILD_DIR)/spyre-halide_<version>_<arch>.deb,
+# for `apt install ./spyre-halide_*.deb`.
+package: build
+	@cd $(BUILD_DIR) && cpack -G DEB > /dev/null && ls -1 $(CURDIR)/$(BUILD_DIR)/spyre-halide_*.deb
 
 # libFuzzer harnesses (tests/fuzz) over the .spyre reader + verifier + simulator, the machine JSON
 # reader and the layout code, with ASan + UBSan, seeded from hand-built programs. A finding leaves

@@ -1,4 +1,8 @@
-# add_spyre_kernel(NAME GENERATOR <generator> PARAMS key=value... [MACHINE <file.json>] [NO_CPU_REFERENCE])
+# add_spyre_kernel(NAME GENERATOR <generator> PARAMS key=value... [MACHINE <file.json>] [FROM <driver>]
+#                  [NO_CPU_REFERENCE])
+#
+# FROM names the generator driver to run: spyre-gen by default (in this tree, or the installed
+# SpyreHalide::spyre-gen), or one built with add_spyre_generator() for your own generators.
 #
 # At build time, runs spyre-gen on <generator> with PARAMS (which must include schedule=<a Spyre
 # schedule>) and writes into ${CMAKE_CURRENT_BINARY_DIR}/NAME/:
@@ -12,8 +16,32 @@
 # Variables set in the caller: NAME_SPYRE_FILE (the .spyre path), NAME_SPYRE_DIR.
 include_guard(GLOBAL)
 
+# The project's own targets in this tree, the SpyreHalide:: ones from an installed package.
+function(_spyre_target OUT NAME EXPORTED)
+  if(TARGET ${NAME})
+    set(${OUT} ${NAME} PARENT_SCOPE)
+  else()
+    set(${OUT} SpyreHalide::${EXPORTED} PARENT_SCOPE)
+  endif()
+endfunction()
+
+# add_spyre_generator(NAME SOURCES <file.cpp>... [LINK <library>...])
+#
+# Builds NAME, a spyre-gen driver with your Generators (HALIDE_REGISTER_GENERATOR plus a
+# spyre::gen::Registrar, as in apps/<kernel>/<kernel>_generator.cpp) linked in, as Halide's
+# add_halide_generator does. Use it as add_spyre_kernel(... FROM NAME).
+function(add_spyre_generator NAME)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LINK" ${ARGN})
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "add_spyre_generator(${NAME}): SOURCES is required")
+  endif()
+  _spyre_target(driver spyre_gen_driver gen_driver)
+  add_executable(${NAME} ${ARG_SOURCES})
+  target_link_libraries(${NAME} PRIVATE ${driver} ${ARG_LINK})
+endfunction()
+
 function(add_spyre_kernel NAME)
-  cmake_parse_arguments(ARG "NO_CPU_REFERENCE" "GENERATOR;MACHINE" "PARAMS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_CPU_REFERENCE" "GENERATOR;MACHINE;FROM" "PARAMS" ${ARGN})
   if(NOT ARG_GENERATOR)
     message(FATAL_ERROR "add_spyre_kernel(${NAME}): GENERATOR is required")
   endif()
@@ -21,7 +49,13 @@ function(add_spyre_kernel NAME)
     message(FATAL_ERROR "add_spyre_kernel(${NAME}): unexpected arguments: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
   set(params ${ARG_PARAMS})
-  set(depends spyre-gen)
+  if(ARG_FROM)
+    set(gen ${ARG_FROM})
+  else()
+    _spyre_target(gen spyre-gen spyre-gen)
+  endif()
+  _spyre_target(host spyre_host host)
+  set(depends ${gen})
   if(ARG_MACHINE)
     get_filename_component(machine "${ARG_MACHINE}" ABSOLUTE)
     list(APPEND params "machine=${machine}")
@@ -32,14 +66,14 @@ function(add_spyre_kernel NAME)
   set(outputs "${dir}/${NAME}.spyre" "${dir}/${NAME}.h" "${dir}/${NAME}.s" "${dir}/${NAME}.json")
   add_custom_command(
     OUTPUT ${outputs}
-    COMMAND spyre-gen -g ${ARG_GENERATOR} -n ${NAME} -o "${dir}" ${params}
+    COMMAND ${gen} -g ${ARG_GENERATOR} -n ${NAME} -o "${dir}" ${params}
     DEPENDS ${depends}
     COMMENT "spyre-gen ${ARG_GENERATOR} -> ${NAME}.spyre"
     VERBATIM)
   add_custom_target(${NAME}.spyre_update ALL DEPENDS ${outputs})
   add_library(${NAME} INTERFACE)
   target_include_directories(${NAME} INTERFACE "${dir}")
-  target_link_libraries(${NAME} INTERFACE spyre_host)
+  target_link_libraries(${NAME} INTERFACE ${host})
   add_dependencies(${NAME} ${NAME}.spyre_update)
   set(${NAME}_SPYRE_FILE "${dir}/${NAME}.spyre" PARENT_SCOPE)
   set(${NAME}_SPYRE_DIR "${dir}" PARENT_SCOPE)
@@ -55,7 +89,7 @@ function(add_spyre_kernel NAME)
     if(runtime)
       set(use_runtime USE_RUNTIME ${runtime})
     endif()
-    add_halide_library(${NAME}_cpu FROM spyre-gen
+    add_halide_library(${NAME}_cpu FROM ${gen}
                        GENERATOR ${ARG_GENERATOR}
                        FEATURES strict_float
                        ${use_runtime}
