@@ -8,6 +8,9 @@
 //                              IBM's full-size bmm layout experiment.
 //   calibration/...            the softmax calibration stages (modelled vs IBM's measured time).
 //   sim/bmm_timing_only/...    a hand-built full-size 32-core batched matmul.
+//   sim_speed/softmax/...      the functional simulator's host time on the compiled 32-core softmax,
+//                              next to sim_speed/softmax_native/..., Halide's JIT of the same
+//                              algorithm with a parallel, vectorized CPU schedule.
 //
 // Counters (every benchmark): sim_us (modelled time), dram_MB (device-memory bytes read + written),
 // ring_MB, lx_peak_KB (max over cores), pe_util / vec_util / dma_util (mean busy fraction over the
@@ -30,6 +33,7 @@
 #include "kernel_catalog.h"
 #include "matmul.h"
 #include "roofline.h"
+#include "softmax.h"
 #include "speed_of_light.h"
 #include "sim/simulator.h"
 #include "softmax_stages.h"
@@ -174,6 +178,46 @@ void BM_BmmTimingOnly(benchmark::State &state) {
     state.counters["pe_rate_frac"] = double(st.pe_macs) / (m.pe_macs_per_ns * 1000.0 * st.us * m.cores);
 }
 
+// ---- sim_speed/...: the functional simulator's host time against native CPU code ----
+
+constexpr int kSpeedCols = 1024, kSpeedRows = 4096;
+
+Halide::Runtime::Buffer<> speed_input() {
+    Halide::Runtime::Buffer<> b(halide_type_t(halide_type_float, 16), {kSpeedCols, kSpeedRows});
+    auto *p = static_cast<uint16_t *>(b.data());
+    for (size_t i = 0; i < b.number_of_elements(); i++) p[i] = uint16_t(0x3c00 + (i * 37) % 1024);  // [1, 2)
+    return b;
+}
+
+// Functional simulation (numerics on) of the compiled 32-core softmax: what spyre-run does.
+void BM_SimSpeedSoftmax(benchmark::State &state) {
+    const DeviceProgram &p = compiled({"softmax", "cores32", [] {
+                                           report::Shape s;
+                                           s.dims = {kSpeedRows, kSpeedCols};
+                                           return s;
+                                       }()});
+    Halide::Runtime::Buffer<> in = speed_input();
+    SpyreRun r;
+    for (auto _ : state) r = run_on_spyre(p, std::vector<Halide::Runtime::Buffer<>>{in});
+    state.counters["sim_us"] = r.stats.us;
+}
+
+// The same algorithm as native code: Halide's JIT with a parallel, vectorized CPU schedule (rows
+// over threads, each row's exp and divide vectorized; the row max and sum stay serial loops).
+void BM_SimSpeedSoftmaxNative(benchmark::State &state) {
+    SoftmaxKernel k = make_softmax(kSpeedCols, kSpeedRows);
+    using Halide::Var;
+    Var yo("yo"), yi("yi");
+    k.out.split(k.y, yo, yi, 64).parallel(yo).vectorize(k.x, 32);
+    for (Halide::Func f : {k.mx, k.s}) f.compute_at(k.out, yi);
+    k.e.compute_at(k.out, yi).vectorize(k.e.args()[0], 32);
+    Halide::Runtime::Buffer<> in = speed_input();
+    k.in.set(Halide::Buffer<>(*in.raw_buffer()));
+    Halide::Runtime::Buffer<> out(halide_type_t(halide_type_float, 16), {kSpeedCols, kSpeedRows});
+    k.out.compile_jit(Halide::get_jit_target_from_environment());
+    for (auto _ : state) k.out.realize(Halide::Pipeline::RealizationArg(out));
+}
+
 void register_benchmarks() {
     for (const AppCase &c : app_cases())
         benchmark::RegisterBenchmark(c.name().c_str(), BM_App, c)->Unit(benchmark::kMicrosecond);
@@ -187,6 +231,10 @@ void register_benchmarks() {
     benchmark::RegisterBenchmark("calibration/softmax_512x1024_compiled/stage", BM_SoftmaxStage)
         ->DenseRange(1, 4)
         ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("sim_speed/softmax/4096x1024", BM_SimSpeedSoftmax)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("sim_speed/softmax_native/4096x1024", BM_SimSpeedSoftmaxNative)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
     benchmark::RegisterBenchmark("sim/bmm_timing_only/Bx512x4096xN_32cores", BM_BmmTimingOnly)
         ->ArgNames({"B", "N"})
         ->Args({8, 12800})
