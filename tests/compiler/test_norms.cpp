@@ -80,6 +80,10 @@ std::vector<Case> cases() {
         out.push_back({op, "cores32", 1000, 1024, 32});  // 32 rows a core
         out.push_back({op, "cores32", 100, 2048, 32});   // one tile of 64 rows a core
         out.push_back({op, "cores32", 1024, 2048, 32});
+        // Wide rows: the tile shrinks to fit LX (8192 columns: 9 rows a tile or fewer).
+        out.push_back({op, "tiles", 8192, 20, 1});       // tiles of 9, 9 and a partial 2
+        out.push_back({op, "cores32", 8192, 64, 32});    // 2 rows a core in one tile
+        out.push_back({op, "cores32", 8192, 1151, 32});  // 36 rows a core, 35 on the last: 1-row tiles
     }
     return out;
 }
