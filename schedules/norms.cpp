@@ -5,6 +5,7 @@
 #include "device/error.h"
 #include "directives.h"
 #include "known_names.h"
+#include "tile_rows.h"
 
 namespace spyre {
 
@@ -73,22 +74,14 @@ void schedule_norm(NormKernel &k, const std::string &name, const MachineDesc &m)
     if (name != "tiles" && name != "cores32")
         throw_unknown("norm", "schedule", name, norm_schedules());
     SpyreSchedule s = schedule(k.out, m);
-    int rows = k.rows;
+    int cores = 1;
     if (name == "cores32") {
         s.ring_split(y, 32);
-        rows = (k.rows + 31) / 32;  // each core's share
+        cores = 32;
     }
-    // Rows per tile from the shape and the LX budget: a tile row costs about kLxBytesPerElem bytes
-    // of LX per column (the double-buffered fp16 input and output, fp32 expression temporaries;
-    // measured from the compiler's LX plan at 8192 columns), so wide rows take shorter tiles.
-    const int64_t fit = m.lx_usable_bytes / (int64_t(k.cols) * kLxBytesPerElem);
-    int tile = int(std::max<int64_t>(1, std::min<int64_t>({kTileRows, rows, fit})));
-    // Under a ring split, a partial last tile would make the staged slices' sizes depend on the
-    // core: take the largest tile that divides every core's rows (the last core may have fewer).
-    if (name == "cores32" && tile < rows) {
-        const int last = k.rows - 31 * rows;
-        while (rows % tile || (last > 0 && last % tile)) tile--;
-    }
+    // A tile row costs about kLxBytesPerElem bytes of LX per column (the double-buffered fp16 input
+    // and output, fp32 expression temporaries; measured from the compiler's LX plan at 8192 columns).
+    const int tile = fit_tile_rows(k.rows, k.cols, cores, kTileRows, kLxBytesPerElem, m);
     s.split(y, yo, yi, tile).stick_vectorize(x);
     stage_all_in_lx(k.inputs[0], k.out, yo, m);
     for (auto &st : k.stats) schedule(st.second, m).scratchpad_store_at(k.out, yo);

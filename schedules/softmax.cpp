@@ -3,6 +3,7 @@
 #include "device/error.h"
 #include "directives.h"
 #include "known_names.h"
+#include "tile_rows.h"
 
 namespace spyre {
 
@@ -41,15 +42,23 @@ void schedule_softmax_cpu(SoftmaxKernel &k) {
 
 namespace {
 constexpr int kTileRows = 64;  // 64 rows: one stick of fp16 row maxima per tile
+// LX per element of a stage-4 tile: the double-buffered fp16 input and output and e.
+constexpr int64_t kLxBytesPerElem = 16;
 }
 
 void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDesc &m, int cores) {
     Var x = k.x, y = k.y, yo("yo"), yi("yi");
     if (name == "cores32") cores = 32;
-    const int tile = std::max(1, std::min(kTileRows, k.rows / std::max(1, cores)));
+    // IBM's placements (stage1-3) keep their 64-row tiles; the LX-tiled schedules fit the width.
+    const bool lx_tiled = name == "stage4" || name == "cores32";
+    const int tile = lx_tiled ? fit_tile_rows(k.rows, k.cols, cores, kTileRows, kLxBytesPerElem, m)
+                              : std::max(1, std::min(kTileRows, k.rows / std::max(1, cores)));
     auto tiled = [&](Func f, bool row_func) {
         SpyreSchedule s = schedule(f, m);
-        if (cores > 1) s.ring_split(y, cores, k.rows);
+        // Fewer rows than cores is an error (ring_split says so); more that do not divide evenly
+        // split unevenly, the last core taking fewer rows.
+        if (cores > 1 && (k.rows % cores == 0 || k.rows < cores)) s.ring_split(y, cores, k.rows);
+        else if (cores > 1) s.ring_split(y, cores);
         s.split(y, yo, yi, tile);
         if (!row_func) s.stick_vectorize(x);
         return s;

@@ -58,7 +58,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxSchedules,
                                            Case{"stage3", 100, 128}, Case{"stage4", 1000, 128},
                                            Case{"cores32", 1000, 2048}, Case{"stage1", 1024, 2048, 32},
                                            Case{"stage2", 1024, 2048, 32}, Case{"stage3", 64, 2048, 32}, Case{"stage3", 1024, 2048, 32},
-                                           Case{"stage4", 1000, 2048, 32}, Case{"stage1", 100, 1}),
+                                           Case{"stage4", 1000, 2048, 32}, Case{"stage1", 100, 1},
+                                           // Wide rows: tiles shrink to fit LX; 1151 rows split unevenly.
+                                           Case{"stage4", 8192, 40}, Case{"cores32", 8192, 1151}),
                          [](const auto &info) {
                              return info.param.schedule + "_" + std::to_string(info.param.cols) + "x" +
                                     std::to_string(info.param.rows) + "_" + std::to_string(info.param.cores) + "c";
