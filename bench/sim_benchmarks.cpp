@@ -116,6 +116,10 @@ std::vector<AppCase> app_cases() {
         for (const std::string &st : report::app_schedules(app)) v.push_back({app, st, shape({512, 1024})});
         v.push_back({app, "cores32", shape({4096, 1024})});
     }
+    // Model widths (the tiles adapt to the LX budget): loops summarised.
+    for (const char *app : {"softmax", "layernorm", "rmsnorm"})
+        for (const std::vector<int> &d : {std::vector<int>{4096, 8192}, std::vector<int>{1151, 8192}})
+            v.push_back({app, "cores32", shape(d), true});
     for (const std::string &st : report::app_schedules("bmm")) v.push_back({"bmm", st, shape({4, 64, 256, 512})});
     for (const std::string &st : report::app_schedules("linear")) v.push_back({"linear", st, shape({512, 1024, 4096}), true});
     // Both mlp schedules keep all of W2 in each core's LX and fused attention a query tile's scores
