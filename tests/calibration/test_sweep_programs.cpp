@@ -12,6 +12,7 @@
 #include "device/layout.h"
 #include "sim/simulator.h"
 #include "sweep_programs.h"
+#include "tile_stream.h"
 
 namespace spyre {
 namespace {
@@ -318,6 +319,18 @@ TEST(SweepReplicatedLoad, RejectsBadShapesNamingTheField) {
     EXPECT_TRUE(contains(error_of([] { build_replicated_load({100, 4}); }), "bytes (100)"));
     EXPECT_TRUE(contains(error_of([] { build_replicated_load({4096, 0}); }), "cores (0)"));
     EXPECT_TRUE(contains(error_of([] { build_replicated_load({1 << 22, 1}); }), "bytes (4194304)"));
+}
+
+// A tile moved in pieces (a scattered write) needs a linear walk: stream_tiles says so.
+TEST(TileStream, PiecesWithATwoDimensionalWalkAreRejected) {
+    ProgramBuilder b("pieces", 1);
+    int y = b.buffer("y", BufferKind::Output, DType::F16, {64, 16});
+    TileStream st;
+    st.buffer = y, st.desc = b.dma_desc(DmaDesc{}), st.tile_bytes = 128;
+    st.grid_cols = 2, st.grid_row_bytes = 256;
+    st.pieces = 2, st.piece_bytes = 128, st.piece_lx_bytes = 128;
+    EXPECT_TRUE(contains(error_of([&] { stream_tiles(b, 2, {}, {st}, [](int, Reg) {}); }),
+                         "pieces need a linear walk"));
 }
 
 TEST(SweepPrograms, DefaultShapesBuildAndRunTimingOnly) {
