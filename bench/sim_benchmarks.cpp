@@ -54,9 +54,9 @@ void set_counters(benchmark::State &state, const SimStats &st, const MachineDesc
     report::Roofline r = report::roofline(st, m, cores);
     state.counters["roofline_frac"] = r.frac;
     report::SpeedOfLight sol = report::speed_of_light(p, st, m);
-    state.counters["sol_us"] = sol.sol_ns / 1000.0;
+    state.counters["sol_us"] = sol.bound_ns / 1000.0;
     state.counters["sol_frac"] = sol.frac;
-    state.SetLabel((label.empty() ? "" : label + "; ") + r.limiter + "-bound; sol: " + sol.binding);
+    state.SetLabel((label.empty() ? "" : label + "; ") + r.limiter + "-bound; sol: " + sol.limiter);
 }
 
 SimStats run_timing(benchmark::State &state, const DeviceProgram &p, const MachineDesc &m, bool summarize) {

@@ -105,7 +105,7 @@ std::vector<std::string> cells(const AppResult &a, const Row &r) {
             fmt("%.2f", r.stats.mean_busy_fraction(kEngVector)),
             fmt("%.2f", r.stats.mean_busy_fraction(kEngPE)),
             fmt("%.2f ", r.roof.frac) + r.roof.limiter,
-            fmt("%.2f ", r.sol.frac) + r.sol.binding,
+            fmt("%.2f ", r.sol.frac) + r.sol.limiter,
             r.err.text};
 }
 

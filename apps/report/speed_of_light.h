@@ -17,39 +17,21 @@
 // spilling intermediates or leaving cores idle lowers sol_frac.
 #pragma once
 
-#include <algorithm>
-
 #include "device/machine_desc.h"
 #include "device/program.h"
+#include "roofline.h"
 #include "sim/sim_stats.h"
 
 namespace spyre::report {
 
-struct SpeedOfLight {
-    double mem_ns = 0, pe_ns = 0, vec_ns = 0;
-    double sol_ns = 0;          // max of the three
-    double frac = 0;            // sol_ns / modelled ns (0 when nothing ran)
-    const char *binding = "-";  // "memory", "pe" or "vector": the term that sets sol_ns
-};
+// The same three terms as the roofline (bound_ns is the speed of light, limiter the binding term).
+using SpeedOfLight = Roofline;
 
 inline SpeedOfLight speed_of_light(const DeviceProgram &p, const SimStats &st, const MachineDesc &m) {
-    double r = 0, w = 0;
-    for (size_t i = 0; i < p.buffers.size(); i++) {
-        double bytes = double(p.buffer_bytes(i, m.stick_bytes));
-        if (p.buffers[i].kind == BufferKind::Input) r += bytes;
-        else if (p.buffers[i].kind == BufferKind::Output) w += bytes;
-    }
-    const double cores = double(std::max<int64_t>(m.cores, 1));
-    SpeedOfLight s;
-    s.mem_ns = (r + w) / m.dram_bytes_per_ns;
-    s.pe_ns = double(st.pe_macs) / (cores * m.pe_macs_per_ns);
-    s.vec_ns = double(st.vector_sticks) / (cores * m.vec_add_sticks_per_cycle * m.clock_ghz);
-    s.sol_ns = s.mem_ns, s.binding = "memory";
-    if (s.pe_ns > s.sol_ns) s.sol_ns = s.pe_ns, s.binding = "pe";
-    if (s.vec_ns > s.sol_ns) s.sol_ns = s.vec_ns, s.binding = "vector";
-    const double modelled_ns = st.us * 1000.0;
-    s.frac = modelled_ns > 0 ? s.sol_ns / modelled_ns : 0.0;
-    return s;
+    double compulsory = 0;  // every input read once, every output written once
+    for (size_t i = 0; i < p.buffers.size(); i++)
+        if (p.buffers[i].kind != BufferKind::Temp) compulsory += double(p.buffer_bytes(i, m.stick_bytes));
+    return bound(compulsory, double(st.vector_sticks), double(st.pe_macs), m.cores, m, st.us);
 }
 
 }  // namespace spyre::report

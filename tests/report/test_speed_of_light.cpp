@@ -44,7 +44,7 @@ TEST(SpeedOfLight, MemoryTermIsCompulsoryTrafficAtThePeak) {
     SpeedOfLight s = speed_of_light(p, run(p, m), m);
     const double bytes = 32.0 * 256 * 128;  // each of input and output
     EXPECT_DOUBLE_EQ(s.mem_ns, 2 * bytes / m.dram_bytes_per_ns);
-    EXPECT_STREQ(s.binding, "memory");
+    EXPECT_STREQ(s.limiter, "memory");
     EXPECT_GT(s.frac, 0.0);
     EXPECT_LE(s.frac, 1.0);
 }
@@ -53,7 +53,7 @@ TEST(SpeedOfLight, RereadingAnInputLowersTheFraction) {
     const MachineDesc m;
     DeviceProgram once = copy(32, 256, 1), thrice = copy(32, 256, 3);
     SpeedOfLight a = speed_of_light(once, run(once, m), m), b = speed_of_light(thrice, run(thrice, m), m);
-    EXPECT_DOUBLE_EQ(a.sol_ns, b.sol_ns);  // same compulsory traffic
+    EXPECT_DOUBLE_EQ(a.bound_ns, b.bound_ns);  // same compulsory traffic
     EXPECT_LT(b.frac, 0.75 * a.frac);
 }
 
@@ -61,7 +61,7 @@ TEST(SpeedOfLight, OneCoreOfThirtyTwoIsFarFromTheChipsLimit) {
     const MachineDesc m;
     DeviceProgram one = copy(1, 8192, 1), all = copy(32, 256, 1);
     SpeedOfLight a = speed_of_light(one, run(one, m), m), b = speed_of_light(all, run(all, m), m);
-    EXPECT_DOUBLE_EQ(a.sol_ns, b.sol_ns);
+    EXPECT_DOUBLE_EQ(a.bound_ns, b.bound_ns);
     EXPECT_LT(a.frac, b.frac);
 }
 
@@ -73,7 +73,7 @@ TEST(SpeedOfLight, PeTermUsesEveryCoreOfTheMachine) {
     DeviceProgram empty = ProgramBuilder("empty", 1).finish();
     SpeedOfLight s = speed_of_light(empty, st, m);
     EXPECT_DOUBLE_EQ(s.pe_ns, 1e6 / m.pe_macs_per_ns);
-    EXPECT_STREQ(s.binding, "pe");
+    EXPECT_STREQ(s.limiter, "pe");
     EXPECT_DOUBLE_EQ(s.frac, s.pe_ns / 10000.0);
 }
 
