@@ -78,8 +78,16 @@ std::vector<uint8_t> to_device(const Runtime::Buffer<> &host, const BufferDecl &
     for (int d = 0; d < host.dimensions(); d++)
         if (host.dim(d).extent() != decl.shape[d])
             throw_error(what, ": dim ", d, " has extent ", host.dim(d).extent(), ", the kernel expects ", decl.shape[d]);
-    Runtime::Buffer<> dense = host.copy();  // dense, dim 0 innermost
-    return stickify(dense.data(), decl.shape, decl.type, decl.layout, m.stick_bytes);
+    // stickify reads a dense buffer, dim 0 innermost; copy only a host buffer that is not one.
+    bool dense = true;
+    int64_t stride = 1;
+    for (int d = 0; d < host.dimensions(); d++) {
+        dense = dense && host.dim(d).stride() == stride;
+        stride *= host.dim(d).extent();
+    }
+    if (dense) return stickify(host.data(), decl.shape, decl.type, decl.layout, m.stick_bytes);
+    Runtime::Buffer<> copy = host.copy();
+    return stickify(copy.data(), decl.shape, decl.type, decl.layout, m.stick_bytes);
 }
 
 Runtime::Buffer<> from_device(const std::vector<uint8_t> &image, const BufferDecl &decl, const MachineDesc &m) {
@@ -107,7 +115,8 @@ SpyreRun run_on_spyre(const DeviceProgram &program, const std::vector<Runtime::B
     if (next != inputs.size())
         throw_error("kernel ", program.kernel_name, ": ", inputs.size(), " input buffers given, it takes ", next);
     SpyreRun r;
-    SimResult sim = simulate(program, machine, options.timing_only ? std::vector<std::vector<uint8_t>>{} : images, options);
+    if (options.timing_only) images.clear();
+    SimResult sim = simulate(program, machine, std::move(images), options);
     r.stats = sim.stats;
     if (!options.timing_only && out < program.buffers.size())
         r.output = from_device(sim.buffers[out], program.buffers[out], machine);

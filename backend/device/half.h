@@ -22,7 +22,8 @@ inline float half_to_float(uint16_t h) {
     uint32_t sign = uint32_t(h & 0x8000) << 16;
     uint32_t exp = (h >> 10) & 0x1f;
     uint32_t man = h & 0x3ff;
-    if (exp == 0x1f) return bits_to_float(sign | 0x7f800000u | (man << 13));  // inf / nan
+    // inf / nan; a NaN comes out quiet, as IEEE conversion and the F16C instruction make it.
+    if (exp == 0x1f) return bits_to_float(sign | 0x7f800000u | (man << 13) | (man ? 0x400000u : 0));
     if (exp == 0) {
         if (man == 0) return bits_to_float(sign);
         // Subnormal: value = man * 2^-24, exact in float.

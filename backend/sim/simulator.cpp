@@ -17,6 +17,7 @@
 #include "op_cost.h"
 #include "trace_writer.h"
 #include "vector_exec.h"
+#include "lx_arena.h"
 
 namespace spyre {
 
@@ -115,7 +116,7 @@ struct Core {
     std::vector<Unwaited> unwaited;
     Counters ctr;
     int64_t lx_peak = 0;
-    std::vector<uint8_t> lx;
+    LxArena lx;  // numeric mode only
     int gen = 0;
     bool queued = false;  // has an entry in the ready queue
     std::vector<int> reservations;
@@ -172,10 +173,10 @@ public:
           dram_(m.dram_bytes_per_ns / m.clock_ghz, m.dram_turnaround_ns_per_byte * m.clock_ghz),
           trace_(!o.trace_path.empty(), o.max_trace_events) {}
 
-    SimResult run(const std::vector<std::vector<uint8_t>> &images);
+    SimResult run(std::vector<std::vector<uint8_t>> images);
 
 private:
-    void prepare(const std::vector<std::vector<uint8_t>> &images);
+    void prepare(std::vector<std::vector<uint8_t>> images);
     void run_core(Core &c, double horizon);
     bool step(Core &c);  // returns true if the instruction was scalar/control only
     void issue_vector(Core &c, const Instr &in);
@@ -256,7 +257,7 @@ private:
     double dma_cap_, setup_;
 };
 
-void Simulator::prepare(const std::vector<std::vector<uint8_t>> &images) {
+void Simulator::prepare(std::vector<std::vector<uint8_t>> images) {
     verify_for_machine(prog_, m_);
     size_t nb = prog_.buffers.size();
     buf_bytes_.resize(nb);
@@ -274,7 +275,7 @@ void Simulator::prepare(const std::vector<std::vector<uint8_t>> &images) {
                 throw_error("buffer ", i, " '", b.name, "' (", buffer_kind_name(b.kind), "): image has ",
                             images[i].size(), " bytes, its device layout needs ", buf_bytes_[i]);
             } else {
-                mem_[i] = images[i];
+                mem_[i] = std::move(images[i]);
             }
         }
     }
@@ -309,7 +310,7 @@ void Simulator::prepare(const std::vector<std::vector<uint8_t>> &images) {
     for (int i = 0; i < nc; i++) {
         cores_[i].id = i;
         cores_[i].t = m_.ns_to_cycles(m_.kernel_launch_ns);  // the launch, before any core starts
-        if (numeric_) cores_[i].lx.assign(size_t(m_.lx_bytes), 0);
+        if (numeric_) cores_[i].lx = LxArena::acquire(size_t(m_.lx_bytes));
         make_ready(cores_[i]);
     }
     sends_.resize(size_t(nc) * nc);
@@ -873,8 +874,8 @@ void Simulator::deadlock() {
     throw Error(os.str());
 }
 
-SimResult Simulator::run(const std::vector<std::vector<uint8_t>> &images) {
-    prepare(images);
+SimResult Simulator::run(std::vector<std::vector<uint8_t>> images) {
+    prepare(std::move(images));
     for (;;) {
         int fid = -1;
         double t_flow = dram_.next_completion(&fid);
@@ -940,16 +941,18 @@ SimResult Simulator::run(const std::vector<std::vector<uint8_t>> &images) {
     st.summarised_iterations = summarised_;
     if (!opt_.trace_path.empty()) trace_.write(opt_.trace_path, m_.clock_ghz, prog_.num_cores);
     res.buffers = std::move(mem_);
+    // Every LX access was range-checked and counted in lx_peak before it executed.
+    for (Core &c : cores_) LxArena::release(std::move(c.lx), size_t(c.lx_peak));
     return res;
 }
 
 }  // namespace
 
-SimResult simulate(const DeviceProgram &program, const MachineDesc &machine,
-                   const std::vector<std::vector<uint8_t>> &images, const SimOptions &options) {
+SimResult simulate(const DeviceProgram &program, const MachineDesc &machine, std::vector<std::vector<uint8_t>> images,
+                   const SimOptions &options) {
     machine.validate();
     Simulator sim(program, machine, options);
-    return sim.run(images);
+    return sim.run(std::move(images));
 }
 
 }  // namespace spyre

@@ -38,9 +38,9 @@ struct SimResult {
 
 // `images` holds one device image per buffer (see layout.h: stickify). Input buffers must be given
 // at their exact device size; outputs and temporaries may be empty (they start zeroed). In timing-only
-// mode `images` may be empty. Throws spyre::Error on a bad image size, a runtime fault (out-of-range
+// mode `images` may be empty. Pass the images with std::move to spare a copy of each. Throws spyre::Error on a bad image size, a runtime fault (out-of-range
 // access, race, ring mismatch, deadlock), naming the core, instruction and opcode.
-SimResult simulate(const DeviceProgram &program, const MachineDesc &machine,
-                   const std::vector<std::vector<uint8_t>> &images, const SimOptions &options = {});
+SimResult simulate(const DeviceProgram &program, const MachineDesc &machine, std::vector<std::vector<uint8_t>> images,
+                   const SimOptions &options = {});
 
 }  // namespace spyre

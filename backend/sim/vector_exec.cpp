@@ -4,17 +4,22 @@
 //
 // The element type is resolved once per instruction: the loops are templates over an element
 // accessor (F16 or F32) and an operation functor, so the inner loops have no switches, virtual
-// calls or allocations. Operands that overlap other than exactly (dst == src) are processed in
-// increasing address order; programs should not rely on that.
+// calls or allocations. Elements go through float chunks (kChunk): converted in bulk (F16C where
+// the CPU has it), computed in a plain loop the compiler vectorizes, converted back. Operands that
+// overlap other than exactly (dst == src) are processed chunk by chunk in increasing address
+// order; programs should not rely on that. The library is built with -ffp-contract=off, so a*b+c
+// is never fused, as in Halide's CPU code.
 #include "vector_exec.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "device/half.h"
+#include "device/half_bulk.h"
 
 namespace spyre {
 
@@ -34,6 +39,9 @@ struct F16E {
         std::memcpy(p, &h, 2);
     }
     static float round(float v) { return round_to_half(v); }
+    static void load_n(const uint8_t *p, float *f, int64_t n) { halves_to_floats(p, f, n); }
+    static void store_n(uint8_t *p, const float *f, int64_t n) { floats_to_halves(f, p, n); }
+    static void round_n(float *v, int64_t n) { round_floats_to_half(v, n); }
 };
 
 struct F32E {
@@ -45,7 +53,13 @@ struct F32E {
     }
     static void store(uint8_t *p, float v) { std::memcpy(p, &v, 4); }
     static float round(float v) { return v; }
+    static void load_n(const uint8_t *p, float *f, int64_t n) { std::memcpy(f, p, size_t(n) * 4); }
+    static void store_n(uint8_t *p, const float *f, int64_t n) { std::memcpy(p, f, size_t(n) * 4); }
+    static void round_n(float *, int64_t) {}
 };
+
+// Elements per float chunk: small enough to stay in L1, large enough to amortise the calls.
+constexpr int64_t kChunk = 512;
 
 int32_t load_i32(const uint8_t *p) {
     int32_t v;
@@ -53,18 +67,6 @@ int32_t load_i32(const uint8_t *p) {
     return v;
 }
 void store_i32(uint8_t *p, int32_t v) { std::memcpy(p, &v, 4); }
-
-// a*b rounded to float before any add. With hardware FMA the compiler may contract a*b+c into one
-// fused op (GCC's default -ffp-contract=fast); the volatile store forbids that, keeping VFMA unfused
-// like Halide's CPU code for a*b+c.
-inline float mul_rounded(float a, float b) {
-#if defined(__FP_FAST_FMAF) || defined(__FMA__)
-    volatile float p = a * b;
-    return p;
-#else
-    return a * b;
-#endif
-}
 
 // max/min rule shared by VMAX/VMIN and the reductions: a > b ? a : b (resp. a < b ? a : b).
 // With equal operands (including -0 vs +0) the second is returned; NaN handling is unspecified.
@@ -79,55 +81,101 @@ inline int32_t float_to_i32_sat(float f) {
     return int32_t(f);
 }
 
-// dst[i] = f(src0[i], src1[i], dst[i]); src1 is one element per group when `scalar`.
-// dst[i] is only loaded when kReadsDst (VFMA).
-template <class E, bool kReadsDst, class F>
-void map_binary(uint8_t *dst, const uint8_t *a, const uint8_t *b, bool scalar, int64_t groups, int64_t per_group,
-                F f) {
+// dst[i] = f(src0[i], src1[i]) over n elements; src1 is the single value `*b` when `scalar`.
+template <class E, class F>
+void map_binary_run(uint8_t *dst, const uint8_t *a, const uint8_t *b, bool scalar, int64_t n, F f) {
     constexpr int64_t eb = E::bytes;
-    if (!scalar) {
-        const int64_t n = groups * per_group;
-        for (int64_t i = 0; i < n; i++) {
-            float c = kReadsDst ? E::load(dst + i * eb) : 0.0f;
-            E::store(dst + i * eb, f(E::load(a + i * eb), E::load(b + i * eb), c));
+    float x[kChunk], y[kChunk];
+    const float bv = scalar ? E::load(b) : 0.0f;
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+        const int64_t m = std::min(kChunk, n - i0);
+        E::load_n(a + i0 * eb, x, m);
+        if (scalar) {
+            for (int64_t i = 0; i < m; i++) x[i] = f(x[i], bv);
+        } else {
+            E::load_n(b + i0 * eb, y, m);
+            for (int64_t i = 0; i < m; i++) x[i] = f(x[i], y[i]);
         }
-        return;
+        E::store_n(dst + i0 * eb, x, m);
     }
-    for (int64_t g = 0; g < groups; g++) {
-        const float bv = E::load(b + g * eb);
-        uint8_t *d = dst + g * per_group * eb;
-        const uint8_t *s = a + g * per_group * eb;
-        for (int64_t i = 0; i < per_group; i++) {
-            float c = kReadsDst ? E::load(d + i * eb) : 0.0f;
-            E::store(d + i * eb, f(E::load(s + i * eb), bv, c));
+}
+
+// VFMA, unfused: dst[i] = round(src0[i] * src1[i]) + dst[i], the sum rounded by the store.
+template <class E>
+void fma_run(uint8_t *dst, const uint8_t *a, const uint8_t *b, bool scalar, int64_t n) {
+    constexpr int64_t eb = E::bytes;
+    float x[kChunk], y[kChunk], c[kChunk];
+    const float bv = scalar ? E::load(b) : 0.0f;
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+        const int64_t m = std::min(kChunk, n - i0);
+        E::load_n(a + i0 * eb, x, m);
+        E::load_n(dst + i0 * eb, c, m);
+        if (scalar) {
+            for (int64_t i = 0; i < m; i++) x[i] *= bv;
+        } else {
+            E::load_n(b + i0 * eb, y, m);
+            for (int64_t i = 0; i < m; i++) x[i] *= y[i];
         }
+        E::round_n(x, m);
+        for (int64_t i = 0; i < m; i++) x[i] += c[i];
+        E::store_n(dst + i0 * eb, x, m);
     }
 }
 
 template <class E>
 void exec_binary(Opcode op, uint8_t *dst, const uint8_t *a, const uint8_t *b, bool scalar, int64_t groups,
                  int64_t per_group) {
-    auto run = [&](auto f) { map_binary<E, false>(dst, a, b, scalar, groups, per_group, f); };
-    switch (op) {
-    case Opcode::VADD: run([](float x, float y, float) { return x + y; }); break;
-    case Opcode::VSUB: run([](float x, float y, float) { return x - y; }); break;
-    case Opcode::VMUL: run([](float x, float y, float) { return x * y; }); break;
-    case Opcode::VDIV: run([](float x, float y, float) { return x / y; }); break;
-    case Opcode::VMAX: run([](float x, float y, float) { return fmax_rule(x, y); }); break;
-    case Opcode::VMIN: run([](float x, float y, float) { return fmin_rule(x, y); }); break;
-    case Opcode::VFMA:
-        // Unfused: the product is rounded to the element type, then the sum is rounded by store().
-        map_binary<E, true>(dst, a, b, scalar, groups, per_group,
-                            [](float x, float y, float c) { return E::round(mul_rounded(x, y)) + c; });
-        break;
-    default: break;
+    constexpr int64_t eb = E::bytes;
+    // Without a scalar operand the groups are back to back: one run over all of them.
+    const int64_t runs = scalar ? groups : 1, n = scalar ? per_group : groups * per_group;
+    for (int64_t g = 0; g < runs; g++) {
+        uint8_t *d = dst + g * n * eb;
+        const uint8_t *s0 = a + g * n * eb, *s1 = scalar ? b + g * eb : b;
+        auto run = [&](auto f) { map_binary_run<E>(d, s0, s1, scalar, n, f); };
+        switch (op) {
+        case Opcode::VADD: run([](float x, float y) { return x + y; }); break;
+        case Opcode::VSUB: run([](float x, float y) { return x - y; }); break;
+        case Opcode::VMUL: run([](float x, float y) { return x * y; }); break;
+        case Opcode::VDIV: run([](float x, float y) { return x / y; }); break;
+        case Opcode::VMAX: run([](float x, float y) { return fmax_rule(x, y); }); break;
+        case Opcode::VMIN: run([](float x, float y) { return fmin_rule(x, y); }); break;
+        case Opcode::VFMA: fma_run<E>(d, s0, s1, scalar, n); break;
+        default: break;
+        }
     }
+}
+
+// An fp16 unary op has only 65536 inputs: its results, computed once with the same float function
+// and rounding, replace a libm call per element by a lookup. One table per op (per lambda type).
+template <class F>
+const uint16_t *half_table(F f) {
+    static const std::vector<uint16_t> table = [&] {
+        std::vector<uint16_t> t(65536);
+        for (uint32_t h = 0; h < 65536; h++) t[h] = float_to_half(f(half_to_float(uint16_t(h))));
+        return t;
+    }();
+    return table.data();
 }
 
 template <class E, class F>
 void map_unary(uint8_t *dst, const uint8_t *src, int64_t n, F f) {
     constexpr int64_t eb = E::bytes;
-    for (int64_t i = 0; i < n; i++) E::store(dst + i * eb, f(E::load(src + i * eb)));
+    if constexpr (std::is_same_v<E, F16E>) {
+        const uint16_t *table = half_table(f);
+        for (int64_t i = 0; i < n; i++) {
+            uint16_t h;
+            std::memcpy(&h, src + 2 * i, 2);
+            std::memcpy(dst + 2 * i, &table[h], 2);
+        }
+        return;
+    }
+    float x[kChunk];
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+        const int64_t m = std::min(kChunk, n - i0);
+        E::load_n(src + i0 * eb, x, m);
+        for (int64_t i = 0; i < m; i++) x[i] = f(x[i]);
+        E::store_n(dst + i0 * eb, x, m);
+    }
 }
 
 template <class E>
@@ -148,7 +196,12 @@ void exec_unary(Opcode op, uint8_t *dst, const uint8_t *src, int64_t n) {
 
 template <class S, class D>
 void convert_ff(uint8_t *dst, const uint8_t *src, int64_t n) {
-    for (int64_t i = 0; i < n; i++) D::store(dst + i * D::bytes, S::load(src + i * S::bytes));
+    float x[kChunk];
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+        const int64_t m = std::min(kChunk, n - i0);
+        S::load_n(src + i0 * S::bytes, x, m);
+        D::store_n(dst + i0 * D::bytes, x, m);
+    }
 }
 template <class S>
 void convert_to_i32(uint8_t *dst, const uint8_t *src, int64_t n) {
@@ -195,9 +248,49 @@ void fill_elems(uint8_t *dst, const uint8_t *elem, int64_t eb, int64_t n) {
     }
 }
 
+// Folds in element order: the sum's rounding depends on it, and max/min keep the later of equals.
 template <class E, class F>
 float fold(const uint8_t *src, int64_t n, float acc, F f) {
-    for (int64_t i = 0; i < n; i++) acc = f(acc, E::load(src + i * E::bytes));
+    float x[kChunk];
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+        const int64_t m = std::min(kChunk, n - i0);
+        E::load_n(src + i0 * E::bytes, x, m);
+        for (int64_t i = 0; i < m; i++) acc = f(acc, x[i]);
+    }
+    return acc;
+}
+
+// A max/min fold, eight lanes at a time. Its value equals the in-order fold's except when the
+// extreme is a zero (the in-order fold keeps the sign of the last zero) or a NaN takes part; such a
+// chunk is refolded in order.
+template <class E, class F>
+float fold_extreme(const uint8_t *src, int64_t n, float acc, F f) {
+    constexpr int kLanes = 8;
+    float x[kChunk];
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+        const int64_t m = std::min(kChunk, n - i0);
+        E::load_n(src + i0 * E::bytes, x, m);
+        float lane[kLanes];
+        for (int l = 0; l < kLanes; l++) lane[l] = acc;
+        int nan = acc != acc;
+        int64_t i = 0;
+        for (; i + kLanes <= m; i += kLanes)
+            for (int l = 0; l < kLanes; l++) {
+                nan |= x[i + l] != x[i + l];
+                lane[l] = f(lane[l], x[i + l]);
+            }
+        float r = acc;
+        for (int l = 0; l < kLanes; l++) r = f(r, lane[l]);
+        for (; i < m; i++) {
+            nan |= x[i] != x[i];
+            r = f(r, x[i]);
+        }
+        if (nan || r == 0.0f) {
+            for (int64_t k = 0; k < m; k++) acc = f(acc, x[k]);
+        } else {
+            acc = r;
+        }
+    }
     return acc;
 }
 
@@ -215,8 +308,8 @@ void exec_reduce(Opcode op, uint8_t *dst, const uint8_t *src, int64_t groups, in
         const uint8_t *s = src + g * group_elems * E::bytes;
         switch (op) {
         case Opcode::VREDSUM: acc = fold<E>(s, valid, acc, [](float x, float y) { return x + y; }); break;
-        case Opcode::VREDMAX: acc = fold<E>(s, valid, acc, fmax_rule); break;
-        default: acc = fold<E>(s, valid, acc, fmin_rule); break;
+        case Opcode::VREDMAX: acc = fold_extreme<E>(s, valid, acc, [](float x, float y) { return fmax_rule(x, y); }); break;
+        default: acc = fold_extreme<E>(s, valid, acc, [](float x, float y) { return fmin_rule(x, y); }); break;
         }
         if (dst_f32) F32E::store(d, acc);
         else F16E::store(d, acc);
@@ -334,31 +427,31 @@ void exec_matmul(const Instr &in, const MatmulDesc &d, const int64_t *regs, uint
     // B converted to float once, reused across instructions of this thread (no per-op allocation
     // after warm-up). The i-kk-j loop order keeps each C[i][j] summed in increasing kk order, and
     // every product of two halves is exact in float, so the result is that of the naive loop.
-    thread_local std::vector<float> bf, acc;
+    thread_local std::vector<float> bf, acc, af;
     bf.resize(size_t(k * n));
     acc.resize(size_t(n));
-    for (int64_t kk = 0; kk < k; kk++)
-        for (int64_t j = 0; j < n; j++) bf[size_t(kk * n + j)] = F16E::load(B + kk * d.ldb + j * 2);
+    af.resize(size_t(k));
+    for (int64_t kk = 0; kk < k; kk++) F16E::load_n(B + kk * d.ldb, bf.data() + kk * n, n);
 
     for (int64_t i = 0; i < m; i++) {
         uint8_t *crow = C + i * d.ldc;
-        for (int64_t j = 0; j < n; j++) acc[size_t(j)] = accumulate ? F32E::load(crow + j * 4) : 0.0f;
-        const uint8_t *arow = A + i * d.lda;
+        if (accumulate) F32E::load_n(crow, acc.data(), n);
+        else std::fill(acc.begin(), acc.end(), 0.0f);
+        F16E::load_n(A + i * d.lda, af.data(), k);
         for (int64_t kk = 0; kk < k; kk++) {
-            const float a = F16E::load(arow + kk * 2);
+            const float a = af[size_t(kk)];
             const float *brow = bf.data() + kk * n;
             float *ac = acc.data();
             for (int64_t j = 0; j < n; j++) ac[j] += a * brow[j];
         }
-        for (int64_t j = 0; j < n; j++) F32E::store(crow + j * 4, acc[size_t(j)]);
+        F32E::store_n(crow, acc.data(), n);
     }
 }
 
 void combine_elements(RedOp op, DType t, uint8_t *acc, const uint8_t *src, int64_t bytes) {
     auto run_float = [&](auto e, auto f) {
         using E = decltype(e);
-        const int64_t n = bytes / E::bytes;
-        for (int64_t i = 0; i < n; i++) E::store(acc + i * E::bytes, f(E::load(acc + i * E::bytes), E::load(src + i * E::bytes)));
+        map_binary_run<E>(acc, acc, src, false, bytes / E::bytes, f);
     };
     auto run = [&](auto e) {
         switch (op) {

@@ -41,7 +41,9 @@ TEST_P(Bmm, MatchesCpu) {
         {{c.inner, c.rows, c.batch}, {c.cols, c.inner}}, {c.cols, c.rows, c.batch}, -2, 2);
     EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
     EXPECT_EQ(r.program.num_cores, c.cores);
-    if (c.schedule == "pe") EXPECT_EQ(r.stats.pe_macs, int64_t(c.batch) * c.rows * c.inner * c.cols);
+    if (c.schedule == "pe") {
+        EXPECT_EQ(r.stats.pe_macs, int64_t(c.batch) * c.rows * c.inner * c.cols);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Bmm,

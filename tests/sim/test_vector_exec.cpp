@@ -471,6 +471,72 @@ TEST_F(VecTest, ReductionsMatchReference) {
     }
 }
 
+// The max/min folds run eight lanes at a time; a zero extreme (whose sign the in-order fold takes
+// from the last zero) or a NaN must give the in-order result, across chunk boundaries too.
+TEST_F(VecTest, MaxMinReductionsKeepInOrderZeroSignAndNaN) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const int sticks = 20;  // 1280 fp16 lanes: more than one 512-element chunk
+    const int64_t n = sticks * lanes(DType::F16);
+    struct Pattern {
+        const char *name;
+        std::function<float(int64_t)> value;
+    };
+    const Pattern patterns[] = {
+        {"zeros of both signs, last -0", [&](int64_t i) { return i == n - 1 ? -0.0f : (i % 3 ? 0.0f : -0.0f); }},
+        {"zeros of both signs, last +0", [&](int64_t i) { return i == n - 1 ? 0.0f : (i % 3 ? -0.0f : 0.0f); }},
+        {"negatives then a lone -0", [&](int64_t i) { return i == 700 ? -0.0f : -1.0f - float(i % 7); }},
+        {"a NaN in the middle", [&](int64_t i) { return i == 600 ? nan : float(i % 11) - 5.0f; }},
+        {"a NaN at the end", [&](int64_t i) { return i == n - 1 ? nan : float(i % 11) - 5.0f; }},
+        {"distinct values", [&](int64_t i) { return float((i * 37) % 101) - 50.0f; }},
+    };
+    for (const Pattern &p : patterns) {
+        std::vector<float> x;
+        for (int64_t i = 0; i < n; i++) {
+            set_h(kSrc0, i, p.value(i));
+            x.push_back(h(kSrc0, i));
+        }
+        for (Opcode op : {Opcode::VREDMAX, Opcode::VREDMIN}) {
+            const float init = op == Opcode::VREDMAX ? -std::numeric_limits<float>::infinity()
+                                                     : std::numeric_limits<float>::infinity();
+            float expected = round_to_half(ref_reduce(op, x, init));
+            run(build([&](ProgramBuilder &b) { b.vred(op, DType::F16, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), sticks, 1); }));
+            std::string what = std::string(op_info(op).name) + " over " + p.name;
+            if (std::isnan(expected)) EXPECT_TRUE(std::isnan(h(kDst, 0))) << what;
+            else EXPECT_EQ(float_to_bits(expected), float_to_bits(h(kDst, 0))) << what;
+        }
+    }
+}
+
+// fp16 unary ops are table lookups: every one of the 65536 inputs gives the float op's rounded result.
+TEST_F(VecTest, Fp16UnaryOpsMatchReferenceOnEveryInput) {
+    struct Case {
+        Opcode op;
+        float (*ref)(float);
+    };
+    const Case cases[] = {
+        {Opcode::VEXP, [](float x) { return std::exp(x); }},       {Opcode::VLOG, [](float x) { return std::log(x); }},
+        {Opcode::VTANH, [](float x) { return std::tanh(x); }},     {Opcode::VRECIP, [](float x) { return 1.0f / x; }},
+        {Opcode::VRSQRT, [](float x) { return 1.0f / std::sqrt(x); }}, {Opcode::VSQRT, [](float x) { return std::sqrt(x); }},
+        {Opcode::VNEG, [](float x) { return -x; }},                {Opcode::VABS, [](float x) { return std::fabs(x); }},
+    };
+    const int64_t n = 65536, sticks = n / lanes(DType::F16);
+    const int64_t in = 0, out = 256 * 1024;  // 128 KiB each
+    for (int64_t i = 0; i < n; i++) {
+        uint16_t b = uint16_t(i);
+        std::memcpy(&lx[size_t(in + 2 * i)], &b, 2);
+    }
+    for (const Case &c : cases) {
+        run(build([&](ProgramBuilder &b) { b.vun(c.op, DType::F16, 0, Lx(int32_t(out)), Lx(int32_t(in)), int32_t(sticks)); }));
+        int mismatches = 0;
+        for (int64_t i = 0; i < n; i++) {
+            float expected = round_to_half(c.ref(half_to_float(uint16_t(i))));
+            float got = h(out, i);
+            if (std::isnan(expected) ? !std::isnan(got) : float_to_bits(expected) != float_to_bits(got)) mismatches++;
+        }
+        EXPECT_EQ(mismatches, 0) << op_info(c.op).name;
+    }
+}
+
 TEST_F(VecTest, Fp16SumAccumulatesInFloat) {
     // 2048 + 1 + 1: per-step fp16 rounding would stay at 2048 (2049 ties to even); a float
     // accumulator gives 2050, representable in fp16.
