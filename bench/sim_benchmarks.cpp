@@ -18,7 +18,8 @@
 // vector sticks / (cores x vec_add_sticks_per_cycle x clock), PE MACs / (cores x pe_macs_per_ns))
 // over the modelled time; the label names the resource that sets that bound), and the figure of
 // merit, sol_us / sol_frac (apps/report/speed_of_light.h: the whole chip's speed of light for the
-// kernel's compulsory traffic and work, and its fraction; the label says which term binds).
+// kernel's compulsory traffic and work, and its fraction; the label says which term binds), and
+// sim_steps (instructions the simulator stepped: its host work, against SimOptions::max_instructions).
 #include <benchmark/benchmark.h>
 
 #include <functional>
@@ -45,6 +46,7 @@ void set_counters(benchmark::State &state, const SimStats &st, const MachineDesc
                   const std::string &label = "") {
     const int64_t cores = p.num_cores;
     state.counters["sim_us"] = st.us;
+    state.counters["sim_steps"] = double(st.stepped_instructions);
     state.counters["dram_MB"] = double(st.dram_read_bytes + st.dram_write_bytes) / 1e6;
     state.counters["ring_MB"] = double(st.ring_bytes) / 1e6;
     state.counters["lx_peak_KB"] = double(st.lx_peak_bytes) / 1024.0;
@@ -64,7 +66,14 @@ SimStats run_timing(benchmark::State &state, const DeviceProgram &p, const Machi
     o.timing_only = true;
     o.summarize_loops = summarize;
     SimStats st;
-    for (auto _ : state) st = simulate(p, m, {}, o).stats;
+    for (auto _ : state) {
+        try {
+            st = simulate(p, m, {}, o).stats;
+        } catch (const std::exception &e) {
+            state.SkipWithError(e.what());  // e.g. a simulator budget: report it, run the rest
+            break;
+        }
+    }
     return st;
 }
 

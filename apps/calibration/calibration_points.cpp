@@ -59,7 +59,7 @@ std::vector<CalibrationPoint> calibration_points() {
     std::vector<CalibrationPoint> pts;
     auto add = [&](std::string name, std::string source, PointUnit unit, double measured, bool fitted,
                    std::function<DeviceProgram()> build) {
-        pts.push_back(CalibrationPoint{std::move(name), std::move(source), unit, measured, fitted, std::move(build)});
+        pts.push_back(CalibrationPoint{std::move(name), std::move(source), unit, measured, fitted, std::move(build), kPointTolerance, {}});
     };
     const char *dm = "device memory: 150 GB/s one way, turnaround 0.00574 ns/B";
 

@@ -1,5 +1,6 @@
 // Saturating int64 arithmetic for sizes, spans and addresses computed from file data. A hostile
 // operand must give a huge (rejected) value, never wrap into a small one that passes a range check.
+// Also the wrapping arithmetic of the device's 64-bit scalar registers (never undefined behaviour).
 #pragma once
 
 #include <cstdint>
@@ -20,5 +21,9 @@ inline int64_t sat_mul(int64_t a, int64_t b) {
         return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
     return r;
 }
+
+// Two's-complement register arithmetic, as the hardware wraps it.
+inline int64_t wrap_add(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
+inline int64_t wrap_mul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
 
 }  // namespace spyre

@@ -34,6 +34,7 @@ std::string SimStats::to_json_text() const {
     j["pe_macs"] = pe_macs;
     j["lx_peak_bytes"] = lx_peak_bytes;
     j["summarised_iterations"] = summarised_iterations;
+    j["stepped_instructions"] = stepped_instructions;
     nlohmann::ordered_json util;
     for (int e = 0; e < kNumAsyncEngines; e++) util[engine_index_name(e)] = mean_busy_fraction(e);
     j["mean_busy_fraction"] = util;

@@ -35,6 +35,7 @@ struct SimStats {
     int64_t pe_macs = 0;
     int64_t lx_peak_bytes = 0;  // max over cores
     int64_t summarised_iterations = 0;  // loop iterations timed by summary, not executed
+    int64_t stepped_instructions = 0;   // instructions the simulator executed (host work), all cores
     std::vector<CoreStats> cores;
 
     double busy_fraction(int core, int engine) const;

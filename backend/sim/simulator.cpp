@@ -15,6 +15,8 @@
 #include "dram_model.h"
 #include "lx_access.h"
 #include "op_cost.h"
+#include "program_work.h"
+#include "scalar_ops.h"
 #include "trace_writer.h"
 #include "vector_exec.h"
 #include "lx_arena.h"
@@ -157,9 +159,6 @@ struct RingCompletion {
     double start;
 };
 
-int64_t wrap_add(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
-int64_t wrap_mul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
-
 std::string describe(const DeviceProgram &p, size_t pc) {
     std::ostringstream os;
     os << "instruction " << pc << " (" << op_info(p.code[pc].op).name << ")";
@@ -223,7 +222,7 @@ private:
         work_ = sat_add(work_, units);
         if (work_ > opt_.max_work)
             fault(c, "work budget of " + std::to_string(opt_.max_work) +
-                         " (DMA bytes + vector bytes + MACs) exceeded; use timing-only mode for large runs, or raise "
+                         " (DMA bytes + vector bytes + MACs + ring bytes) exceeded; use timing-only mode for large runs, or raise "
                          "SimOptions::max_work");
     }
     [[noreturn]] void fault(const Core &c, const std::string &what) {
@@ -259,6 +258,8 @@ private:
 
 void Simulator::prepare(std::vector<std::vector<uint8_t>> images) {
     verify_for_machine(prog_, m_);
+    // A small file must not hold the simulator for long: refuse what it asks for before running.
+    if (numeric_) check_work_limits(prog_, program_work(prog_, m_), opt_.max_instructions, opt_.max_work);
     size_t nb = prog_.buffers.size();
     buf_bytes_.resize(nb);
     for (size_t i = 0; i < nb; i++) buf_bytes_[i] = prog_.buffer_bytes(i, m_.stick_bytes);
@@ -525,6 +526,7 @@ void Simulator::issue_ring(Core &c, const Instr &in) {
     int64_t bytes = int64_t(in.a[4]) * m_.stick_bytes;
     int64_t addr = wrap_add(c.regs[in.a[2]], in.a[3]);
     RingEnd me{c.id, c.pc, in.a[0], c.t, bytes, addr, {}};
+    if (send && numeric_) charge(c, bytes);
     if (send && numeric_) me.data.assign(c.lx.begin() + addr, c.lx.begin() + addr + bytes);
     c.tag_pending[in.a[0]]++;
     size_t chan = send ? size_t(c.id) * n + peer : size_t(peer) * n + c.id;
@@ -562,6 +564,7 @@ void Simulator::issue_reduce(Core &c, const Instr &in) {
     int64_t bytes = int64_t(in.a[4]) * m_.stick_bytes;
     int64_t addr = wrap_add(c.regs[in.a[2]], in.a[3]);
     RingEnd me{c.id, c.pc, in.a[0], std::max(c.t, c.ring_free), bytes, addr, {}};
+    if (numeric_) charge(c, bytes);
     if (numeric_) me.data.assign(c.lx.begin() + addr, c.lx.begin() + addr + bytes);
     c.tag_pending[in.a[0]]++;
     Collective &col = collectives_[c.reduce_seq++];
@@ -709,37 +712,36 @@ bool Simulator::step(Core &c) {
     c.ctr.instrs++;
     if (++executed_ > opt_.max_instructions)
         fault(c, "instruction budget of " + std::to_string(opt_.max_instructions) +
-                     " exceeded (use timing-only mode for large runs)");
+                     " exceeded (SimOptions::max_instructions)" +
+                     (numeric_ ? "; timing-only mode summarises loops" : ""));
     c.t += m_.scalar_op_cycles;
     auto set = [&](int r, int64_t v) { R[r] = v; };
     switch (in.op) {
     case Opcode::NOP: break;
-    case Opcode::LI: set(in.a[0], int64_t(uint64_t(uint32_t(in.a[1])) | (uint64_t(uint32_t(in.a[2])) << 32))); break;
-    case Opcode::MOV: set(in.a[0], R[in.a[1]]); break;
-    // Registers wrap like 64-bit hardware registers (two's complement), never undefined behaviour.
-    case Opcode::ADD: set(in.a[0], wrap_add(R[in.a[1]], R[in.a[2]])); break;
-    case Opcode::SUB: set(in.a[0], int64_t(uint64_t(R[in.a[1]]) - uint64_t(R[in.a[2]]))); break;
-    case Opcode::MUL: set(in.a[0], wrap_mul(R[in.a[1]], R[in.a[2]])); break;
+    case Opcode::LI:
+    case Opcode::MOV:
+    case Opcode::ADD:
+    case Opcode::SUB:
+    case Opcode::MUL:
     case Opcode::DIV:
-    case Opcode::REM: {
-        int64_t a = R[in.a[1]], b = R[in.a[2]];
-        if (b == 0) fault(c, "division by zero (r" + std::to_string(in.a[2]) + " is 0)");
-        // INT64_MIN / -1 overflows (and traps on x86): wrap it as the hardware register would.
-        if (b == -1) set(in.a[0], in.op == Opcode::DIV ? int64_t(0 - uint64_t(a)) : 0);
-        else set(in.a[0], in.op == Opcode::DIV ? a / b : a % b);
+    case Opcode::REM:
+    case Opcode::MIN:
+    case Opcode::MAX:
+    case Opcode::ADDI:
+    case Opcode::MULI:
+    case Opcode::SHLI:
+    case Opcode::SHRI:
+    case Opcode::CMPLT:
+    case Opcode::CMPEQ:
+    case Opcode::SEL:
+    case Opcode::CORE_ID:
+    case Opcode::NUM_CORES: {
+        int64_t v;
+        if (!eval_scalar(in, R.data(), c.id, prog_.num_cores, &v))
+            fault(c, "division by zero (r" + std::to_string(in.a[2]) + " is 0)");
+        set(in.a[0], v);
         break;
     }
-    case Opcode::MIN: set(in.a[0], std::min(R[in.a[1]], R[in.a[2]])); break;
-    case Opcode::MAX: set(in.a[0], std::max(R[in.a[1]], R[in.a[2]])); break;
-    case Opcode::ADDI: set(in.a[0], wrap_add(R[in.a[1]], in.a[2])); break;
-    case Opcode::MULI: set(in.a[0], wrap_mul(R[in.a[1]], in.a[2])); break;
-    case Opcode::SHLI: set(in.a[0], int64_t(uint64_t(R[in.a[1]]) << (in.a[2] & 63))); break;
-    case Opcode::SHRI: set(in.a[0], R[in.a[1]] >> (in.a[2] & 63)); break;
-    case Opcode::CMPLT: set(in.a[0], R[in.a[1]] < R[in.a[2]]); break;
-    case Opcode::CMPEQ: set(in.a[0], R[in.a[1]] == R[in.a[2]]); break;
-    case Opcode::SEL: set(in.a[0], R[in.a[1]] ? R[in.a[2]] : R[in.a[3]]); break;
-    case Opcode::CORE_ID: set(in.a[0], c.id); break;
-    case Opcode::NUM_CORES: set(in.a[0], prog_.num_cores); break;
     case Opcode::LOOP: {
         int64_t count = wrap_add(R[in.a[1]], in.a[2]);
         if (count <= 0) {
@@ -939,6 +941,7 @@ SimResult Simulator::run(std::vector<std::vector<uint8_t>> images) {
     }
     st.us = m_.cycles_to_us(st.cycles);
     st.summarised_iterations = summarised_;
+    st.stepped_instructions = executed_;
     if (!opt_.trace_path.empty()) trace_.write(opt_.trace_path, m_.clock_ghz, prog_.num_cores);
     res.buffers = std::move(mem_);
     // Every LX access was range-checked and counted in lx_peak before it executed.

@@ -23,11 +23,14 @@ struct SimOptions {
     bool check_races = true;         // reject LX/device-memory races between engines of one core
     std::string trace_path;          // write a Chrome trace event file here when non-empty
     int64_t max_trace_events = 2000000;
-    int64_t max_instructions = 4000000000LL;  // guards against a runaway program in functional mode
-    // Functional mode only: the work the simulator may do for a program, in DMA bytes + vector
-    // bytes (sticks x stick size) + MACs. A small crafted file can ask for terabytes in one
-    // descriptor; this bounds the host time of any run to a few seconds.
-    int64_t max_work = int64_t(1) << 33;
+    // Budgets that bound the host time of any run to seconds, however small the file that asks for
+    // more. A functional run checks both before it starts, on the program's static work
+    // (program_work.h), and both again as it runs (loop counts only known at run time); a
+    // timing-only run, which summarises loops and does no data work, checks the steps as it runs.
+    // Instructions stepped over all cores:
+    int64_t max_instructions = int64_t(1) << 26;
+    // Functional mode only: DMA bytes + vector bytes (sticks x stick size) + MACs + ring bytes.
+    int64_t max_work = int64_t(1) << 32;
 };
 
 struct SimResult {

@@ -25,7 +25,9 @@ TEST(CalibrationSuite, EveryFittedPointWithinTolerance) {
     const auto &r = default_results();
     std::string table = points_table(r);
     for (const PointResult &p : r)
-        if (p.point->fitted) EXPECT_LE(std::fabs(p.rel_error()), p.point->tolerance) << p.point->name << "\n" << table;
+        if (p.point->fitted) {
+            EXPECT_LE(std::fabs(p.rel_error()), p.point->tolerance) << p.point->name << "\n" << table;
+        }
 }
 
 // IBM's own model is about 7% RMS overall.

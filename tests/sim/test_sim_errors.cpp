@@ -350,7 +350,8 @@ TEST(SimErrors, DmaSpanThatOverflowsIsOutOfRangeNotAWildWrite) {
 
 // Regression: one descriptor of 16M sticks, repeated, kept the functional simulator busy for
 // seconds. The work budget stops it with a message that says what to do.
-TEST(SimErrors, WorkBudgetBoundsAHugeDescriptor) {
+// A huge descriptor in a loop with a constant count: refused before the run, from its static work.
+TEST(SimErrors, WorkLimitRefusesAHugeDescriptorBeforeRunning) {
     ProgramBuilder b("huge", 1);
     int in = b.buffer("in", BufferKind::Input, DType::F16, {64});
     DmaDesc d;
@@ -366,13 +367,36 @@ TEST(SimErrors, WorkBudgetBoundsAHugeDescriptor) {
     o.max_work = int64_t(1) << 30;
     std::vector<std::vector<uint8_t>> images = {std::vector<uint8_t>(128)};
     std::string msg = error_of([&] { simulate(p, MachineDesc{}, images, o); });
-    EXPECT_TRUE(contains(msg, "work budget of 1073741824")) << msg;
-    EXPECT_TRUE(contains(msg, "timing-only")) << msg;
-    // The default budget stops it too, and timing-only mode times it without doing the work.
-    EXPECT_TRUE(contains(error_of([&] { simulate(p, MachineDesc{}, images); }), "work budget"));
+    EXPECT_TRUE(contains(msg, "kernel 'huge' asks for 137438953472 units of functional work")) << msg;
+    EXPECT_TRUE(contains(msg, "above the limit of 1073741824 (SimOptions::max_work")) << msg;
+    EXPECT_TRUE(contains(msg, "137438953472 DMA bytes")) << msg;
+    // The default limit refuses it too, and timing-only mode times it without doing the work.
+    EXPECT_TRUE(contains(error_of([&] { simulate(p, MachineDesc{}, images); }), "SimOptions::max_work"));
     SimOptions t;
     t.timing_only = true;
     EXPECT_GT(simulate(p, MachineDesc{}, {}, t).stats.us, 0);
+}
+
+// The same loop with a count computed from CORE_ID: only the run-time budget can stop it.
+TEST(SimErrors, WorkBudgetStopsALoopWhoseCountIsKnownOnlyAtRunTime) {
+    ProgramBuilder b("huge_dynamic", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64});
+    DmaDesc d;
+    d.count[0] = 1 << 22;  // 512 MiB: one pass is under the limit, the loop is not
+    int desc = b.dma_desc(d);
+    Reg i = b.alloc(), n = b.alloc();
+    b.core_id(n);
+    b.loop(i, 64, n);
+    b.dma_ld(0, in, kZero, 0, Lx(0), desc);
+    b.wait_tag(0);
+    b.end_loop();
+    DeviceProgram p = b.finish();
+    SimOptions o;
+    o.max_work = int64_t(1) << 30;
+    std::vector<std::vector<uint8_t>> images = {std::vector<uint8_t>(128)};
+    std::string msg = error_of([&] { simulate(p, MachineDesc{}, images, o); });
+    EXPECT_TRUE(contains(msg, "work budget of 1073741824")) << msg;
+    EXPECT_TRUE(contains(msg, "timing-only")) << msg;
 }
 
 // Regression (fuzzer finding): scalar MUL overflowed int64 (undefined behaviour), and
@@ -406,7 +430,7 @@ TEST(SimErrors, ScalarOverflowWrapsLikeAHardwareRegister) {
     EXPECT_EQ(r.buffers[0][1], 0x3c);  // fp16 1.0: every check held
 }
 
-TEST(SimErrors, InstructionBudget) {
+TEST(SimErrors, InstructionLimitRefusesALongLoopBeforeRunning) {
     ProgramBuilder b("budget", 1);
     Reg i = b.alloc(), x = b.alloc();
     b.loop(i, 100000);
@@ -416,10 +440,45 @@ TEST(SimErrors, InstructionBudget) {
     SimOptions o;
     o.max_instructions = 1000;
     std::string msg = error_of([&] { simulate(p, MachineDesc{}, {}, o); });
-    EXPECT_TRUE(contains(msg, "instruction budget of 1000 exceeded"));
-    EXPECT_TRUE(contains(msg, "core 0"));
+    EXPECT_TRUE(contains(msg, "kernel 'budget' issues 200001 instructions over its cores, above the limit of 1000 "
+                              "(SimOptions::max_instructions)"))
+        << msg;
     o.max_instructions = 400000;
     EXPECT_NO_THROW(simulate(p, MachineDesc{}, {}, o));
+    // Timing-only mode summarises the loop: it steps a few iterations, well inside the budget.
+    o.timing_only = true;
+    o.max_instructions = 1000;
+    EXPECT_NO_THROW(simulate(p, MachineDesc{}, {}, o));
+}
+
+// A loop holding a BARRIER is never summarised: timing-only runs are stopped by the step budget.
+TEST(SimErrors, TimingOnlyRunsAreBoundedByTheStepBudget) {
+    ProgramBuilder b("barriers", 2);
+    Reg i = b.alloc();
+    b.loop(i, 100000);
+    b.barrier();
+    b.end_loop();
+    DeviceProgram p = b.finish();
+    SimOptions o;
+    o.timing_only = true;
+    o.max_instructions = 1000;
+    std::string msg = error_of([&] { simulate(p, MachineDesc{}, {}, o); });
+    EXPECT_TRUE(contains(msg, "instruction budget of 1000 exceeded (SimOptions::max_instructions)")) << msg;
+}
+
+TEST(SimErrors, InstructionBudgetStopsALoopWhoseCountIsKnownOnlyAtRunTime) {
+    ProgramBuilder b("budget", 1);
+    Reg i = b.alloc(), x = b.alloc(), n = b.alloc();
+    b.core_id(n);
+    b.loop(i, 100000, n);
+    b.addi(x, x, 1);
+    b.end_loop();
+    DeviceProgram p = b.finish();
+    SimOptions o;
+    o.max_instructions = 1000;
+    std::string msg = error_of([&] { simulate(p, MachineDesc{}, {}, o); });
+    EXPECT_TRUE(contains(msg, "instruction budget of 1000 exceeded")) << msg;
+    EXPECT_TRUE(contains(msg, "core 0")) << msg;
 }
 
 TEST(SimErrors, ProgramNeedsMoreCoresThanTheMachine) {

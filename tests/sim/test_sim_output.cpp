@@ -62,7 +62,7 @@ void check_stats_json(const SimStats &st, int cores) {
     json j = json::parse(st.to_json_text());
     ASSERT_TRUE(j.is_object());
     for (const char *k : {"cycles", "us", "clock_ghz", "instructions", "dram_read_bytes", "dram_write_bytes",
-                          "ring_bytes", "vector_sticks", "pe_macs", "lx_peak_bytes", "summarised_iterations",
+                          "ring_bytes", "vector_sticks", "pe_macs", "lx_peak_bytes", "summarised_iterations", "stepped_instructions",
                           "mean_busy_fraction", "cores"})
         EXPECT_TRUE(j.contains(k)) << k;
     EXPECT_DOUBLE_EQ(j["cycles"].get<double>(), st.cycles);

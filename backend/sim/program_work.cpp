@@ -1,0 +1,228 @@
+#include "program_work.h"
+
+#include <algorithm>
+#include <array>
+#include <sstream>
+#include <vector>
+
+#include "device/checked_math.h"
+#include "device/error.h"
+#include "op_cost.h"
+#include "scalar_ops.h"
+
+namespace spyre {
+
+namespace {
+
+struct Value {
+    bool known = false;
+    int64_t v = 0;
+};
+using Regs = std::array<Value, kNumRegs>;
+
+// Per-core work of one pass over a block.
+struct Work {
+    int64_t instrs = 0, dma = 0, vec = 0, macs = 0, ring = 0;
+    void add(const Work &o) {
+        instrs = sat_add(instrs, o.instrs);
+        dma = sat_add(dma, o.dma);
+        vec = sat_add(vec, o.vec);
+        macs = sat_add(macs, o.macs);
+        ring = sat_add(ring, o.ring);
+    }
+    Work times(int64_t n) const {
+        return {sat_mul(instrs, n), sat_mul(dma, n), sat_mul(vec, n), sat_mul(macs, n), sat_mul(ring, n)};
+    }
+    static Work max(const Work &a, const Work &b) {
+        return {std::max(a.instrs, b.instrs), std::max(a.dma, b.dma), std::max(a.vec, b.vec),
+                std::max(a.macs, b.macs), std::max(a.ring, b.ring)};
+    }
+};
+
+class Walker {
+public:
+    Walker(const DeviceProgram &p, const MachineDesc &m) : p_(p), m_(m), match_(p.code.size(), 0) {
+        // Block structure; verify_program has checked that it is balanced.
+        std::vector<size_t> stack;
+        for (size_t pc = 0; pc < p.code.size(); pc++) {
+            Opcode op = p.code[pc].op;
+            if (op == Opcode::LOOP || op == Opcode::IF) {
+                stack.push_back(pc);
+            } else if (op == Opcode::ELSE) {
+                match_[stack.back()] = pc;  // IF -> ELSE
+                stack.back() = pc;
+            } else if (op == Opcode::ENDLOOP || op == Opcode::ENDIF) {
+                match_[stack.back()] = pc;  // LOOP/IF/ELSE -> end
+                stack.pop_back();
+            }
+        }
+    }
+
+    Work block(size_t begin, size_t end, Regs &r) {
+        Work w;
+        for (size_t pc = begin; pc < end;) {
+            const Instr &in = p_.code[pc];
+            if (in.op == Opcode::LOOP) {
+                pc = loop(pc, r, w);
+            } else if (in.op == Opcode::IF) {
+                pc = branch(pc, r, w);
+            } else {
+                w.add(leaf(in, r));
+                pc++;
+            }
+        }
+        return w;
+    }
+
+    bool counts_known = true;
+
+private:
+    Work leaf(const Instr &in, Regs &r) {
+        Work w;
+        w.instrs = 1;
+        const int64_t sb = m_.stick_bytes;
+        switch (op_info(in.op).engine) {
+        case Engine::Control:
+            if (is_scalar_op(in.op)) scalar(in, r);
+            break;
+        case Engine::Vector: w.vec = sat_mul(vector_sticks(in, m_), sb); break;
+        case Engine::PE: {
+            const MatmulDesc &d = p_.mm[size_t(in.a[7])];
+            w.macs = sat_mul(sat_mul(d.m, d.n), d.k);
+            break;
+        }
+        case Engine::DMA: {
+            const DmaDesc &d = p_.dma[size_t(in.a[6])];
+            w.dma = sat_mul(sat_mul(sat_mul(sat_mul(d.sticks, sb), d.count[0]), d.count[1]), d.count[2]);
+            break;
+        }
+        case Engine::Ring:
+            if (in.op != Opcode::RING_RECV) w.ring = sat_mul(in.a[4], sb);
+            break;
+        default: break;
+        }
+        return w;
+    }
+
+    // Folds a scalar op when every register it reads is known; CORE_ID differs per core.
+    void scalar(const Instr &in, Regs &r) {
+        const OpInfo &info = op_info(in.op);
+        int64_t vals[kNumRegs] = {};
+        bool known = in.op != Opcode::CORE_ID;
+        for (int s = 0; s < kNumOperands && known; s++) {
+            if (info.operands[s] != Operand::RegSrc) continue;
+            int reg = in.a[s];
+            if (reg == 0) continue;
+            known = r[reg].known;
+            vals[reg] = r[reg].v;
+        }
+        Value out;
+        out.known = known && eval_scalar(in, vals, 0, p_.num_cores, &out.v);
+        r[in.a[0]] = out;
+    }
+
+    // LOOP at pc: 1 issue, then per iteration the body and its ENDLOOP.
+    size_t loop(size_t pc, Regs &r, Work &w) {
+        const Instr &in = p_.code[pc];
+        const size_t end = match_[pc];
+        Value count{in.a[1] == 0 || r[in.a[1]].known, 0};
+        if (count.known) count.v = wrap_add(in.a[1] == 0 ? 0 : r[in.a[1]].v, in.a[2]);
+        // A register the body writes holds a different value on later iterations: unknown.
+        forget_written(pc, end, r);
+        r[in.a[0]] = Value{};
+        Work body = block(pc + 1, end, r);
+        body.instrs = sat_add(body.instrs, 1);  // ENDLOOP
+        forget_written(pc, end, r);
+        int64_t n = 1;
+        if (!count.known) counts_known = false;
+        else n = std::max<int64_t>(count.v, 0);
+        Work total = body.times(n);
+        total.instrs = sat_add(total.instrs, 1);  // LOOP
+        w.add(total);
+        return end + 1;
+    }
+
+    // IF at pc (optional ELSE): the taken branch when the condition is known, else the costlier.
+    size_t branch(size_t pc, Regs &r, Work &w) {
+        const Instr &in = p_.code[pc];
+        size_t mid = match_[pc];  // ELSE or ENDIF
+        bool has_else = p_.code[mid].op == Opcode::ELSE;
+        size_t endif = has_else ? match_[mid] : mid;
+        Regs rt = r, re = r;
+        Work then_w = block(pc + 1, mid, rt);
+        then_w.instrs = sat_add(then_w.instrs, 1);  // ELSE, or ENDIF
+        Work else_w;
+        if (has_else) {
+            else_w = block(mid + 1, endif, re);
+            else_w.instrs = sat_add(else_w.instrs, 1);  // ENDIF
+        }
+        Value cond = in.a[0] == 0 ? Value{true, 0} : r[in.a[0]];
+        Work taken;
+        if (cond.known) {
+            taken = cond.v ? then_w : else_w;
+            r = cond.v ? rt : re;
+        } else {
+            taken = Work::max(then_w, else_w);
+            for (int i = 0; i < kNumRegs; i++)
+                r[i] = rt[i].known && re[i].known && rt[i].v == re[i].v ? rt[i] : Value{};
+        }
+        taken.instrs = sat_add(taken.instrs, 1);  // IF
+        w.add(taken);
+        return endif + 1;
+    }
+
+    void forget_written(size_t loop_pc, size_t end, Regs &r) {
+        for (size_t pc = loop_pc; pc < end; pc++) {
+            const Instr &in = p_.code[pc];
+            const OpInfo &info = op_info(in.op);
+            for (int s = 0; s < kNumOperands; s++)
+                if (info.operands[s] == Operand::RegDst) r[in.a[s]] = Value{};
+        }
+    }
+
+    const DeviceProgram &p_;
+    const MachineDesc &m_;
+    std::vector<size_t> match_;
+};
+
+}  // namespace
+
+int64_t ProgramWork::data_work() const { return sat_add(sat_add(sat_add(dma_bytes, vector_bytes), macs), ring_bytes); }
+
+std::string ProgramWork::to_string() const {
+    std::ostringstream os;
+    os << instructions << " instructions, " << dma_bytes << " DMA bytes, " << vector_bytes << " vector bytes, " << macs
+       << " MACs, " << ring_bytes << " ring bytes";
+    if (!counts_known) os << " (some loop counts known only at run time)";
+    return os.str();
+}
+
+ProgramWork program_work(const DeviceProgram &program, const MachineDesc &machine) {
+    Walker walker(program, machine);
+    Regs regs;
+    regs[0] = Value{true, 0};
+    Work core = walker.block(0, program.code.size(), regs).times(program.num_cores);
+    ProgramWork w;
+    w.instructions = core.instrs;
+    w.dma_bytes = core.dma;
+    w.vector_bytes = core.vec;
+    w.macs = core.macs;
+    w.ring_bytes = core.ring;
+    w.counts_known = walker.counts_known;
+    return w;
+}
+
+void check_work_limits(const DeviceProgram &program, const ProgramWork &work, int64_t max_instructions,
+                       int64_t max_data_work) {
+    if (max_instructions > 0 && work.instructions > max_instructions)
+        throw_error("kernel '", program.kernel_name, "' issues ", work.instructions,
+                    " instructions over its cores, above the limit of ", max_instructions,
+                    " (SimOptions::max_instructions): ", work.to_string());
+    if (max_data_work > 0 && work.data_work() > max_data_work)
+        throw_error("kernel '", program.kernel_name, "' asks for ", work.data_work(),
+                    " units of functional work (DMA + vector bytes + MACs + ring bytes), above the limit of ",
+                    max_data_work, " (SimOptions::max_work; a timing-only run does no data work): ",
+                    work.to_string());
+}
+
+}  // namespace spyre

@@ -1,0 +1,132 @@
+// Static work (program_work.h) against what the simulator counts when it runs the program: equal
+// when every loop count and branch is a constant, an upper bound over IF branches otherwise, and
+// marked when a loop count is only known at run time.
+#include <gtest/gtest.h>
+
+#include "sim/program_work.h"
+#include "sim_test_helpers.h"
+
+namespace spyre {
+namespace {
+
+void expect_matches_run(const DeviceProgram &p, const ProgramWork &w) {
+    std::vector<std::vector<uint8_t>> images(p.buffers.size());
+    for (size_t i = 0; i < p.buffers.size(); i++)
+        if (p.buffers[i].kind == BufferKind::Input) images[i].assign(size_t(p.buffer_bytes(i, 128)), 0);
+    SimStats st = simulate(p, MachineDesc{}, images).stats;
+    EXPECT_EQ(w.instructions, st.instructions);
+    EXPECT_EQ(w.dma_bytes, st.dram_read_bytes + st.dram_write_bytes);
+    EXPECT_EQ(w.vector_bytes, st.vector_sticks * 128);
+    EXPECT_EQ(w.macs, st.pe_macs);
+    EXPECT_EQ(w.ring_bytes, st.ring_bytes);
+}
+
+// Nested constant loops (one count from a folded register), a constant IF/ELSE, every engine.
+TEST(ProgramWork, ConstantControlFlowMatchesTheSimulatedCounts) {
+    ProgramBuilder b("work", 2);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64 * 8});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64 * 2});
+    DmaDesc ld;
+    ld.sticks = 4;
+    ld.count = {2, 1, 1};
+    ld.dram_stride = {512, 0, 0};
+    ld.lx_stride = {512, 0, 0};
+    int ld_desc = b.dma_desc(ld);
+    DmaDesc st;
+    int st_desc = b.dma_desc(st);
+    MatmulDesc mm;
+    mm.m = 8, mm.n = 64, mm.k = 64, mm.lda = 128, mm.ldb = 128, mm.ldc = 256;
+    int mm_desc = b.mm_desc(mm);
+
+    Reg n = b.alloc(), i = b.alloc(), j = b.alloc(), cond = b.alloc(), id = b.alloc();
+    b.li(n, 1);
+    b.muli(n, n, 3);  // 3, folded
+    b.loop(i, 1, n);  // 4 iterations
+    b.loop(j, 5);
+    b.vbin(Opcode::VADD, DType::F16, 0, Lx(0), Lx(4096), Lx(8192), 2, 3);
+    b.end_loop();
+    b.dma_ld(1, in, kZero, 0, Lx(16384), ld_desc);
+    b.wait(3);
+    b.end_loop();
+    b.li(cond, 0);
+    b.if_(cond);
+    b.vun(Opcode::VEXP, DType::F16, 0, Lx(0), Lx(4096), 1);
+    b.else_();
+    b.vfill(DType::F16, 0, Lx(0), 1.0f, 7);
+    b.end_if();
+    b.matmul(2, Lx(65536), Lx(131072), Lx(196608), mm_desc, false);
+    b.core_id(id);  // unknown statically, but used by nothing that counts
+    b.wait(7);
+    b.ring_reduce(DType::F32, 3, RedOp::Sum, Lx(262144), 2);
+    b.wait_tag(3);
+    b.ring_send(4, 1, Lx(0), 1);
+    b.ring_recv(5, -1, Lx(4096), 1);
+    b.wait(0x30);
+    b.dma_st(6, out, kZero, 0, Lx(0), st_desc);
+    b.wait_tag(6);
+    DeviceProgram p = b.finish();
+
+    ProgramWork w = program_work(p, MachineDesc{});
+    EXPECT_TRUE(w.counts_known);
+    EXPECT_EQ(w.macs, 2 * 8 * 64 * 64);
+    EXPECT_EQ(w.vector_bytes, 2 * (4 * 5 * 6 + 7) * 128);
+    EXPECT_EQ(w.dma_bytes, 2 * (4 * 8 * 128 + 128));
+    expect_matches_run(p, w);
+}
+
+// A branch on CORE_ID: each core takes one side, the bound charges every core the costlier one.
+TEST(ProgramWork, AnUnknownConditionChargesTheCostlierBranch) {
+    ProgramBuilder b("branch", 4);
+    Reg id = b.alloc();
+    b.core_id(id);
+    b.if_(id);
+    b.vfill(DType::F16, 0, Lx(0), 1.0f, 10);
+    b.else_();
+    b.vfill(DType::F16, 0, Lx(0), 1.0f, 3);
+    b.end_if();
+    b.wait_tag(0);
+    DeviceProgram p = b.finish();
+    ProgramWork w = program_work(p, MachineDesc{});
+    EXPECT_TRUE(w.counts_known);
+    EXPECT_EQ(w.vector_bytes, 4 * 10 * 128);
+    SimStats st = simulate(p, MachineDesc{}, std::vector<std::vector<uint8_t>>{}).stats;
+    EXPECT_EQ(st.vector_sticks * 128, (3 * 10 + 3) * 128);
+    EXPECT_GE(w.instructions, st.instructions);
+}
+
+TEST(ProgramWork, ALoopCountFromARunTimeValueIsMarkedAndCountedOnce) {
+    ProgramBuilder b("dynamic", 1);
+    Reg id = b.alloc(), i = b.alloc(), k = b.alloc(), j = b.alloc();
+    b.core_id(id);
+    b.loop(i, 3, id);
+    b.vfill(DType::F16, 0, Lx(0), 1.0f, 2);
+    b.end_loop();
+    // A loop variable is not a constant either, even when the loop count is.
+    b.loop(k, 4);
+    b.loop(j, 1, k);
+    b.vfill(DType::F16, 0, Lx(0), 1.0f, 1);
+    b.end_loop();
+    b.end_loop();
+    b.wait_tag(0);
+    ProgramWork w = program_work(b.finish(), MachineDesc{});
+    EXPECT_FALSE(w.counts_known);
+    EXPECT_EQ(w.vector_bytes, (2 + 4) * 128);
+    EXPECT_TRUE(w.to_string().find("known only at run time") != std::string::npos);
+}
+
+TEST(ProgramWork, HugeCountsSaturateInsteadOfOverflowing) {
+    ProgramBuilder b("saturate", 1);
+    Reg r[5];
+    for (Reg &x : r) x = b.alloc();
+    for (Reg &x : r) b.loop(x, 2000000000);
+    b.vfill(DType::F16, 0, Lx(0), 1.0f, 1000);
+    for (int k = 0; k < 5; k++) b.end_loop();
+    b.wait_tag(0);
+    ProgramWork w = program_work(b.finish(), MachineDesc{});
+    EXPECT_EQ(w.vector_bytes, std::numeric_limits<int64_t>::max());
+    EXPECT_EQ(w.data_work(), std::numeric_limits<int64_t>::max());
+    EXPECT_EQ(w.instructions, std::numeric_limits<int64_t>::max());
+}
+
+}  // namespace
+}  // namespace spyre
