@@ -1,11 +1,14 @@
 // libFuzzer: a .spyre file from outside. The reader and verifier must reject anything bad with a
 // spyre::Error; a file they accept must run in the simulator (functional and timing-only) to a
-// result or a spyre::Error, within bounded work: never a crash, a sanitizer report or a hang.
+// result or a spyre::Error, within bounded work: never a crash, a sanitizer report or a hang. The
+// static work analysis (program_work.h) must likewise accept or refuse any verified program.
 #include <cstdint>
 #include <vector>
 
 #include "device/error.h"
 #include "device/program_io.h"
+#include "device/program_verify.h"
+#include "sim/program_work.h"
 #include "sim/simulator.h"
 
 namespace {
@@ -23,6 +26,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     const MachineDesc m;
+    // The static work analysis on its own, for every program the verifier accepts (the
+    // simulator computes it only before functional runs, which large buffers skip here).
+    try {
+        verify_for_machine(p, m);
+        (void)program_work(p, m);
+    } catch (const Error &) {
+    }
     SimOptions opt;
     opt.max_instructions = 200000;
     opt.max_work = int64_t(1) << 26;
