@@ -130,7 +130,12 @@ std::vector<AppCase> app_cases() {
         for (const std::vector<int> &d : {std::vector<int>{4096, 8192}, std::vector<int>{1151, 8192}})
             v.push_back({app, "cores32", shape(d), true});
     for (const std::string &st : report::app_schedules("bmm")) v.push_back({"bmm", st, shape({4, 64, 256, 512})});
-    for (const std::string &st : report::app_schedules("linear")) v.push_back({"linear", st, shape({512, 1024, 4096}), true});
+    // Model sizes (issue: kernels at the speed of light): loops summarised.
+    for (int n : {12800, 25600})
+        for (int b : {2, 4, 8})
+            for (const std::string &st : report::app_schedules("bmm")) v.push_back({"bmm", st, shape({b, 512, 4096, n}), true});
+    for (int n : {4096, 11008})
+        for (const std::string &st : report::app_schedules("linear")) v.push_back({"linear", st, shape({512, 4096, n}), true});
     // Both mlp schedules keep all of W2 in each core's LX and fused attention a query tile's scores
     // over the whole sequence, so mlp 1024x4096x512 and attention 128x1024 (fused) overflow LX.
     for (const std::string &st : report::app_schedules("mlp")) v.push_back({"mlp", st, shape({256, 2048, 512}, 32), false});

@@ -5,6 +5,7 @@
 #include "device/error.h"
 #include "directives.h"
 #include "known_names.h"
+#include "matmul_tiles.h"
 #include "spyre_intrinsics.h"
 
 namespace spyre {
@@ -40,16 +41,6 @@ const std::vector<std::string> &bmm_schedules() {
     return names;
 }
 
-namespace {
-// The largest tile of at most `most` that divides `extent` in whole steps of `step` (or the
-// whole extent when it is smaller than a step).
-int pick(const char *what, int extent, int most, int step) {
-    if (extent <= step) return extent;
-    for (int t = most / step * step; t >= step; t -= step)
-        if (extent % t == 0) return t;
-    throw_error("bmm: no ", what, " tile of whole sticks (", step, ") divides ", extent);
-}
-}  // namespace
 
 void schedule_bmm(MatmulKernel &k, const std::string &name, int cores, const MachineDesc &machine) {
     if (name == "cpu") {
@@ -70,7 +61,8 @@ void schedule_bmm(MatmulKernel &k, const std::string &name, int cores, const Mac
         throw_error("bmm: cannot split N = ", k.cols, " and M = ", k.rows, " over ", per_batch,
                     " cores per batch in whole sticks");
     const int n_core = k.cols / n_split, m_core = k.rows / m_split;
-    const int tm = pick("M", m_core, 128, 1), tn = pick("N", n_core, 320, lanes), tk = pick("K", k.inner, 512, lanes);
+    const MatmulTiles t = choose_matmul_tiles("bmm", m_core, n_core, k.inner, cores, machine);
+    const int tm = t.m, tn = t.n, tk = t.k;
 
     Var n = k.n, m = k.m, b = k.b, nc("nc"), mc("mc"), nm("nm"), core("core"), mo("mo"), mi("mi"), no("no"), ni("ni");
     Func out = k.out;

@@ -25,9 +25,10 @@ MatmulKernel make_bmm(int batch, int rows, int inner, int cols);
 // A linear layer, out = x W + b: the bmm with one batch and a bias of {N} added in fp32.
 MatmulKernel make_linear(int rows, int inner, int cols);
 
-// "pe": PE array, tiles of up to (128 rows x 320 columns x 512 of K) in LX, split over `cores`
-// cores by batch, then N, then M; "vector": the same tiling on the vector unit; "cpu": the CPU
-// reference. Tiles are the largest that divide the shape in whole sticks (spyre::Error if none).
+// "pe": PE array, split over `cores` cores by batch, then N, then M, each core's share computed in
+// output-stationary tiles sized to the LX budget (matmul_tiles.h: the fp32 accumulator tile stays
+// in LX, K streams through in double-buffered panels); "vector": the same tiling on the vector
+// unit; "cpu": the CPU reference. spyre::Error when the split or the tiles cannot be whole sticks.
 const std::vector<std::string> &bmm_schedules();
 void schedule_bmm(MatmulKernel &k, const std::string &name, int cores = 32, const MachineDesc &machine = {});
 

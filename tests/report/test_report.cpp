@@ -161,7 +161,8 @@ TEST(Bench, ListsEveryAppAndSchedule) {
           "softmax/cores32/512x1024", "softmax/cores32/4096x1024", "layernorm/tiles/512x1024",
           "layernorm/cores32/512x1024", "rmsnorm/tiles/512x1024", "rmsnorm/cores32/512x1024", "gelu/root/512x1024",
           "gelu/tiles/512x1024", "gelu/cores32/512x1024", "bmm/pe/4x64x256x512", "bmm/vector/4x64x256x512",
-          "linear/pe/512x1024x4096", "linear/vector/512x1024x4096",
+          "linear/pe/512x4096x4096", "linear/vector/512x4096x11008", "bmm/pe/2x512x4096x12800",
+          "bmm/pe/8x512x4096x25600", "bmm/vector/4x512x4096x12800",
           "bmm/pe_batch_outermost/8x512x4096x12800", "bmm/pe_batch_innermost/8x512x4096x12800",
           "mlp/matched/256x2048x512", "mlp/dram/256x2048x512", "mlp/single_split/256x2048x512", "attention/fused/128x512", "attention/unfused/128x512",
           "calibration/softmax_512x1024_compiled/stage/4"})

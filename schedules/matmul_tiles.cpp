@@ -1,0 +1,77 @@
+#include "matmul_tiles.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "device/error.h"
+
+namespace spyre {
+
+namespace {
+
+// Divisors of `extent` that are whole multiples of `step`, or the whole extent when it is below a
+// step (a partial stick is padded by the layout).
+std::vector<int> whole_step_divisors(int extent, int step) {
+    std::vector<int> v;
+    if (extent <= step) return {extent};
+    for (int t = step; t <= extent; t += step)
+        if (extent % t == 0) v.push_back(t);
+    return v;
+}
+
+}  // namespace
+
+MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core, int inner, int cores,
+                                const MachineDesc &machine) {
+    const int lanes = int(machine.stick_bytes / 2);  // fp16 elements per stick
+    const int64_t sb = machine.stick_bytes;
+    auto sticks = [&](int64_t bytes) { return (bytes + sb - 1) / sb * sb; };
+    // Rows of A: any divisor, in whole PE passes when the share has that many rows.
+    std::vector<int> ms;
+    for (int t = 1; t <= m_core; t++)
+        if (m_core % t == 0 && (t % machine.pe_pass_rows == 0 || m_core < machine.pe_pass_rows)) ms.push_back(t);
+    if (ms.empty()) ms = {m_core};
+    const std::vector<int> ns = whole_step_divisors(n_core, lanes), ks = whole_step_divisors(inner, lanes);
+
+    // The channel is shared: each core gets 1/cores of the one-way peak.
+    const double ns_per_channel_byte = double(std::max(cores, 1)) / machine.dram_bytes_per_ns;
+    const double run_ovh = machine.dram_read_run_overhead_bytes;
+    MatmulTiles best;
+    bool found = false;
+    for (int tm : ms)
+        for (int tn : ns)
+            for (int tk : ks) {
+                const int64_t acc = int64_t(tm) * sticks(int64_t(tn) * 4);
+                const int64_t panels = int64_t(tm) * sticks(int64_t(tk) * 2) + int64_t(tk) * sticks(int64_t(tn) * 2);
+                // Beside the accumulator and two copies of the panels: the output row being
+                // converted and stored, and a stick of fill scratch.
+                const int64_t reserve = 2 * sticks(int64_t(tn) * 2) + sb;
+                if (acc + 2 * panels + reserve > machine.lx_usable_bytes) continue;
+                const double tiles = double(m_core / tm) * double(n_core / tn);
+                const double steps = tiles * double(inner / tk);
+                const double a_bytes = double(tm) * (double(sticks(int64_t(tk) * 2)) + run_ovh);
+                const double w_bytes = double(tk) * (double(sticks(int64_t(tn) * 2)) + run_ovh);
+                const double dram_ns = steps * (a_bytes + w_bytes) * ns_per_channel_byte;
+                const double passes = std::ceil(double(tm) / double(machine.pe_pass_rows)) + machine.pe_fill_rows /
+                                                                                           double(machine.pe_pass_rows);
+                const double macs_per_step = passes * double(machine.pe_pass_rows) * double(tn) * double(tk);
+                const double pe_ns = steps * macs_per_step / machine.pe_macs_per_ns;
+                const double est = std::max(dram_ns, pe_ns);
+                // Equal estimates (both PE-bound, say) go to the larger tile (less traffic), then
+                // to the deeper panel (fewer instructions).
+                const int64_t area = int64_t(tm) * tn, best_area = int64_t(best.m) * best.n;
+                const bool same = found && std::fabs(est - best.est_ns) <= 1e-9 * best.est_ns;
+                if (!found || (!same && est < best.est_ns) ||
+                    (same && (area > best_area || (area == best_area && tk > best.k)))) {
+                    best = MatmulTiles{tm, tn, tk, est};
+                    found = true;
+                }
+            }
+    if (!found)
+        throw_error(what, ": no output tile of whole sticks fits the usable LX (", machine.lx_usable_bytes,
+                    " bytes) for a core's share of ", m_core, " x ", n_core, " outputs over K = ", inner);
+    return best;
+}
+
+}  // namespace spyre

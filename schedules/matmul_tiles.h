@@ -1,0 +1,27 @@
+// Output-stationary tiles for a matmul on one core, sized to the LX budget. A tm x tn fp32
+// accumulator stays in LX while K streams through in tk-deep panels of A (tm x tk, sticked on K)
+// and W (tk x tn, sticked on N), two copies of each so that the DMA of the next panel overlaps the
+// MATMUL on this one. Among the tiles that divide the core's share in whole sticks and fit, the
+// choice minimises the estimated time of the core's share: the larger of its device-memory channel
+// work (bytes plus a per-run overhead for each contiguous run, with every core drawing on the
+// channel at once) and its PE time (passes of pe_pass_rows plus a fill per MATMUL). Every figure
+// comes from the machine description.
+#pragma once
+
+#include <string>
+
+#include "device/machine_desc.h"
+
+namespace spyre {
+
+struct MatmulTiles {
+    int m = 1, n = 1, k = 1;
+    double est_ns = 0;  // the estimate the choice minimised, for one core's share
+};
+
+// `m_core` x `n_core` outputs with `inner` deep K on each of `cores` cores. Throws spyre::Error
+// (naming `what`) when no tile of whole sticks fits the usable LX.
+MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core, int inner, int cores,
+                                const MachineDesc &machine);
+
+}  // namespace spyre
