@@ -159,6 +159,16 @@ SpyreSchedule &SpyreSchedule::pe_matmul(const RVar &k) {
     return *this;
 }
 
+SpyreSchedule &SpyreSchedule::ring_share(const RVar &r, int cores) {
+    std::string d = "ring_share(" + r.name() + ", " + std::to_string(cores) + ")";
+    if (cores < 2 || cores > machine_.cores)
+        throw_error("Func ", f_.name(), ": ", d, ": a run of sharing cores is 2 to ", machine_.cores, " cores");
+    if (f_.num_update_definitions() < 1)
+        throw_error("Func ", f_.name(), ": ", d, ": needs an update definition whose loop stages the tiles");
+    guarded(f_, d, [&] { f_.update().rename(r, RVar(r.name() + kRingShareSuffix + std::to_string(cores))); });
+    return *this;
+}
+
 SpyreSchedule &SpyreSchedule::split(const Var &v, const Var &outer, const Var &inner, int factor) {
     if (factor < 1) throw_error("Func ", f_.name(), ": split(", v.name(), ", ", factor, "): factor must be positive");
     guarded(f_, "split(" + v.name() + ")", [&] { f_.split(v, outer, inner, factor, TailStrategy::GuardWithIf); });

@@ -52,6 +52,13 @@ public:
     // whole sticks by the layouts). Without it the vector unit computes the same update, slower.
     SpyreSchedule &pe_matmul(const Halide::RVar &k);
 
+    // Ring share: the tiles staged (double-buffered) at f's update loop r, e.g. the K-panel loop of a
+    // matmul, are shared by each run of `cores` consecutive cores. Every staged operand whose tile is
+    // the same on all cores of a run is read from device memory by the run's first core only and
+    // forwarded core to core over the ring; the others read device memory as before. Marks r's loop
+    // name (the back end's plan_ring_shares checks the sharing and names the loop if it cannot).
+    SpyreSchedule &ring_share(const Halide::RVar &r, int cores);
+
     // Halide's split, for tiling before staging: v -> (outer, inner) with `factor` iterations inside.
     SpyreSchedule &split(const Halide::Var &v, const Halide::Var &outer, const Halide::Var &inner, int factor);
 

@@ -37,7 +37,7 @@ MatmulKernel make_linear(int rows, int inner, int cols) {
 }
 
 const std::vector<std::string> &bmm_schedules() {
-    static const std::vector<std::string> names = {"pe", "vector", "cpu"};
+    static const std::vector<std::string> names = {"pe", "pe_ring", "vector", "cpu"};
     return names;
 }
 
@@ -61,7 +61,13 @@ void schedule_bmm(MatmulKernel &k, const std::string &name, int cores, const Mac
         throw_error("bmm: cannot split N = ", k.cols, " and M = ", k.rows, " over ", per_batch,
                     " cores per batch in whole sticks");
     const int n_core = k.cols / n_split, m_core = k.rows / m_split;
-    const MatmulTiles t = choose_matmul_tiles("bmm", m_core, n_core, k.inner, cores, machine);
+    // pe_ring: the n_split cores of a batch (consecutive in the core index) read the same A tiles;
+    // one reads each tile and the ring carries it to the others.
+    const bool ring = name == "pe_ring";
+    if (ring && n_split < 2)
+        throw_error("bmm: schedule pe_ring shares A over the cores that split N, but N = ", k.cols, " is not split (",
+                    per_batch, " core(s) per batch)");
+    const MatmulTiles t = choose_matmul_tiles("bmm", m_core, n_core, k.inner, cores, machine, ring ? n_split : 1);
     const int tm = t.m, tn = t.n, tk = t.k;
 
     Var n = k.n, m = k.m, b = k.b, nc("nc"), mc("mc"), nm("nm"), core("core"), mo("mo"), mi("mi"), no("no"), ni("ni");
@@ -72,9 +78,10 @@ void schedule_bmm(MatmulKernel &k, const std::string &name, int cores, const Mac
     // The fp32 accumulator of one output tile stays in LX; K is streamed through in tiles.
     k.acc.compute_at(out, no).store_in(MemoryType::VTCM).vectorize(n, lanes / 2, TailStrategy::RoundUp);
     RVar ko("ko"), ki("ki");
-    if (name == "pe") {
+    if (name == "pe" || ring) {
         RVar pe(std::string("ki") + kPeLoopSuffix);
         k.acc.update().split(k.k.x, ko, ki, tk).rename(ki, pe).reorder(pe, n, m, ko, b);
+        if (ring) spyre::schedule(k.acc, machine).ring_share(ko, n_split);
     } else {
         k.acc.update().split(k.k.x, ko, ki, tk).reorder(ki, n, m, ko, b).vectorize(n, lanes, TailStrategy::RoundUp);
     }

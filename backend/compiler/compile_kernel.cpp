@@ -13,6 +13,7 @@
 #include "map_cores.h"
 #include "normalize_stmt.h"
 #include "plan_pipelines.h"
+#include "plan_ring_shares.h"
 #include "select_instructions.h"
 
 namespace spyre {
@@ -53,6 +54,7 @@ BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const
         keep("infer_dma", s);
         plan_pipelines(s, plan);
         allocate_lx(s, plan);
+        plan_ring_shares(s, plan);
         r.program = select_instructions(s, plan, order, output);
     } catch (const Halide::Error &e) {
         throw_error("kernel ", sig.kernel_name, ": Halide error in the Spyre back end: ", e.what());

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,13 @@ struct KernelPlan {
     // Loops whose DMA is double-buffered (set by plan_pipelines): the loop's For node -> LX buffers
     // that get two copies, one per iteration parity. Keyed by node: fission can repeat loop names.
     std::map<const void *, std::vector<std::string>> pipelines;
+    // Pipelined loops whose tiles travel over the ring (set by plan_ring_shares): the loop's For
+    // node -> the run length G and the LX tiles that the first core of each run loads and forwards.
+    struct RingShare {
+        int group = 1;
+        std::set<std::string> tiles;
+    };
+    std::map<const void *, RingShare> ring_shares;
 
     BufferInfo &buffer(const std::string &name);  // throws spyre::Error if unknown
     const BufferInfo &buffer(const std::string &name) const;

@@ -57,6 +57,7 @@ public:
             if (!d || d->store) break;
             if (local_lx(d->lx)) tiles.push_back(d->lx);
         }
+        const bool has_loads = !tiles.empty();
         for (auto it = seq.rbegin(); it != seq.rend(); ++it) {  // trailing stores
             auto d = as_dma(*it);
             if (!d || !d->store) break;
@@ -78,6 +79,14 @@ public:
             auto d = as_dma(s);
             if (!d || d->store) break;
             if (stores.dev.count(d->dram)) return IRVisitor::visit(op);
+        }
+        // A loop that only stores (an output tile written back after an inner loop streams its
+        // operands, as in a matmul) gives way to an inner loop that loads: overlapping the operand
+        // stream matters more than overlapping one store per tile, and both may not fit LX.
+        if (!has_loads) {
+            size_t before = plan.pipelines.size();
+            IRVisitor::visit(op);
+            if (plan.pipelines.size() > before) return;
         }
         std::sort(tiles.begin(), tiles.end());
         tiles.erase(std::unique(tiles.begin(), tiles.end()), tiles.end());

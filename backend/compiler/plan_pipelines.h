@@ -1,6 +1,7 @@
 // Pipeline planning: a loop whose iterations load tiles into LX by DMA before computing on them
 // (and/or store tiles after) is double-buffered, so that the DMA of one iteration overlaps the
-// compute of the next. This pass picks those loops (the outermost in each nest) and gives their
+// compute of the next. This pass picks those loops (the outermost in each nest, except that a loop
+// that only stores gives way to a loop inside it that loads) and gives their
 // tile buffers two copies; allocate_lx undoes it where the copies do not fit.
 #pragma once
 

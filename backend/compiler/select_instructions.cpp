@@ -22,6 +22,7 @@ namespace {
 // Tags: the general policy uses one tag per engine queue; pipelined loops own 0/1 (loads by
 // parity) and 3/4 (stores by parity).
 constexpr int kTagLoad = 5, kTagStore = 6, kTagVec = 2, kTagPE = 8;
+constexpr int kTagForward = 9;  // ring forwards of shared tiles: 9 and 10, by iteration parity
 enum Queue { QVec, QLoad, QStore, QPE };
 
 struct Pending {
@@ -1144,10 +1145,38 @@ private:
         }
         drain();
         Reg i = b_.alloc(), next = b_.alloc(), pair = b_.alloc(), cond = b_.alloc();
+        // Ring sharing (plan_ring_shares): `head` is set on the first core of each run, which reads
+        // the shared tiles; `forward` on every core but the last of a run, which passes them on.
+        auto share_it = plan_.ring_shares.find(op);
+        const KernelPlan::RingShare *share = share_it == plan_.ring_shares.end() ? nullptr : &share_it->second;
+        Reg head, forward;
+        if (share) {
+            head = b_.alloc();
+            forward = b_.alloc();
+            b_.core_id(head);
+            b_.li(forward, share->group);
+            b_.op3(Opcode::REM, head, head, forward);  // position in the run
+            b_.li(forward, share->group - 1);
+            b_.op3(Opcode::CMPLT, forward, head, forward);
+            b_.op3(Opcode::CMPEQ, head, head, kZero);
+        }
+        const uint32_t forward_tags = share ? (3u << kTagForward) : 0;
         auto issue_loads = [&](Reg at, int parity) {
             vars_[op->name] = at;
             for (const std::string &t : tiles) parity_[t] = parity;
-            for (const DmaCall &d : loads) emit_dma(d, parity, true);
+            // The tile this parity's copy held two iterations ago must have left for the next core.
+            if (share) b_.wait(1u << (kTagForward + parity));
+            for (const DmaCall &d : loads) {
+                if (!share || !share->tiles.count(d.lx)) {
+                    emit_dma(d, parity, true);
+                    continue;
+                }
+                b_.if_(head);
+                emit_dma(d, parity, true);
+                b_.else_();
+                emit_ring_tile(d, parity, /*send=*/false);
+                b_.end_if();
+            }
         };
         extents_[op->name] = n;
         b_.li(i, 0);
@@ -1173,16 +1202,46 @@ private:
             b_.wait((1u << p) | (1u << (3 + p)));
             vars_[op->name] = i;
             for (const std::string &t : tiles) parity_[t] = p;
+            if (share) {
+                // This iteration's shared tiles have arrived: pass them on while the body computes.
+                b_.if_(forward);
+                for (const DmaCall &d : loads)
+                    if (share->tiles.count(d.lx)) emit_ring_tile(d, kTagForward + p, /*send=*/true);
+                b_.end_if();
+            }
             for (size_t s = first; s < last; s++) emit(seq[s]);
             drain();
             for (const DmaCall &d : stores) emit_dma(d, 3 + p, true);
             if (guard_this) b_.end_if();
         }
         b_.end_loop();
-        b_.wait((1u << 3) | (1u << 4));
+        b_.wait((1u << 3) | (1u << 4) | forward_tags);
         for (const std::string &t : tiles) parity_.erase(t);
         vars_.erase(op->name);
         for (Reg r : {i, next, pair, cond}) b_.release(r);
+        if (share) {
+            b_.release(head);
+            b_.release(forward);
+        }
+    }
+
+    // A shared tile over the ring: received from the previous core into the tile's LX range (with
+    // the load's tag), or sent from it to the next core. plan_ring_shares checked that the range is
+    // contiguous.
+    void emit_ring_tile(const DmaCall &d, int tag, bool send) {
+        const BufferInfo &lx = plan_.buffer(d.lx);
+        const int64_t eb = dtype_bytes(lx.type);
+        int64_t bytes = (d.run * eb + sb_ - 1) / sb_ * sb_;
+        for (const DmaDim &dim : d.dims) bytes *= dim.count;
+        Operand lo;
+        lo.type = lx.type;
+        lo.base = lx_base(d.lx);
+        lo.index = d.lx_offset;
+        std::vector<Reg> regs;
+        Lx la = addr(lo, regs);
+        if (send) b_.ring_send(tag, +1, la, int32_t(bytes / sb_));
+        else b_.ring_recv(tag, -1, la, int32_t(bytes / sb_));
+        for (Reg r : regs) b_.release(r);
     }
 
     struct TempSlot {

@@ -35,6 +35,9 @@ bool is_barrier(const Halide::Internal::Stmt &s);
 // Loop-name marker: a reduction loop whose name ends with this was given to the PE array by the
 // pe_matmul directive; instruction selection turns its nest into MATMUL.
 constexpr const char *kPeLoopSuffix = "_pe";
+// Loop-name marker: a loop whose name ends with this and a number G had the ring_share directive;
+// plan_ring_shares shares its staged loads over runs of G consecutive cores.
+constexpr const char *kRingShareSuffix = "_share";
 
 // An all-core ring reduction of one LX slice per core (op: 0 sum, 1 max, 2 min), in place: after
 // it every core's slice holds the combination of all cores' slices.

@@ -28,7 +28,7 @@ TEST(SpyreGenApps, ListsGeneratorsWithTheirParams) {
     CommandResult r = run_command(quote(kGen) + " -l");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     for (const char *want :
-         {"bmm: ", "linear: ", "mlp: ", "attention: ", "schedules: pe, vector (and cpu",
+         {"bmm: ", "linear: ", "mlp: ", "attention: ", "schedules: pe, pe_ring, vector (and cpu",
           "schedules: matched, dram, single_split (and cpu", "schedules: fused, unfused (and cpu",
           "params:    batch=4, cols=512, cores=32, inner=256, machine=\"\", rows=64, schedule=cpu",
           "params:    cols=256, cores=4, inner=192, machine=\"\", rows=64, schedule=cpu",

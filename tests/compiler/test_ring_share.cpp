@@ -1,0 +1,151 @@
+// Ring sharing of operand tiles (the ring_share directive, plan_ring_shares): bmm's pe_ring
+// schedule, where the cores that split N receive A's K panels over the ring from the first core of
+// their run, matches the CPU exactly, reads less device memory than pe, and moves the difference
+// over the ring; an odd number of panels and a run that spans all cores work too. Misuse is an error
+// that names the loop or the directive.
+#include <gtest/gtest.h>
+
+#include "compiler_test_util.h"
+#include "device/error.h"
+#include "directives.h"
+#include "matmul.h"
+#include "plan_ring_shares.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+struct Case {
+    std::string name;
+    int batch, rows, inner, cols, cores;
+    int64_t lx_usable = 0;  // 0: the default machine; smaller forces more, thinner K panels
+};
+
+Algorithm bmm_alg(const Case &c) {
+    return [=] {
+        MatmulKernel mk = make_bmm(c.batch, c.rows, c.inner, c.cols);
+        Kernel k;
+        k.inputs = {mk.a, mk.w};
+        k.output = mk.out;
+        k.funcs = {{"acc", mk.acc}};
+        return k;
+    };
+}
+
+Schedule bmm_sched(const Case &c, const std::string &schedule, const MachineDesc &m) {
+    return [=](Kernel &k) {
+        MatmulKernel mk;
+        mk.batch = c.batch, mk.rows = c.rows, mk.inner = c.inner, mk.cols = c.cols;
+        mk.a = k.inputs[0], mk.w = k.inputs[1], mk.out = k.output, mk.acc = k.funcs["acc"];
+        mk.n = Var("n"), mk.m = Var("m"), mk.b = Var("b");
+        mk.k = RDom(0, c.inner, "k");
+        schedule_bmm(mk, schedule, c.cores, m);
+    };
+}
+
+DiffResult run(const Case &c, const std::string &schedule) {
+    MachineDesc m;
+    if (c.lx_usable) m.lx_usable_bytes = c.lx_usable;
+    return run_differential(bmm_alg(c), bmm_sched(c, schedule, m), {{c.inner, c.rows, c.batch}, {c.cols, c.inner}},
+                            {c.cols, c.rows, c.batch}, -2, 2, m);
+}
+
+class RingShare : public ::testing::TestWithParam<Case> {};
+
+TEST_P(RingShare, SharedPanelsMatchCpuAndReplaceDeviceReadsByRingTransfers) {
+    const Case c = GetParam();
+    DiffResult ring = run(c, "pe_ring");
+    EXPECT_EQ(ring.cmp.max_ulp, 0) << ring.cmp.first_mismatch;
+    DiffResult plain = run(c, "pe");
+    EXPECT_EQ(plain.cmp.max_ulp, 0) << plain.cmp.first_mismatch;
+    EXPECT_GT(ring.stats.ring_bytes, 0);
+    EXPECT_EQ(plain.stats.ring_bytes, 0);
+    // Each byte a non-first core receives over the ring is one it no longer reads.
+    EXPECT_EQ(plain.stats.dram_read_bytes - ring.stats.dram_read_bytes, ring.stats.ring_bytes);
+    EXPECT_EQ(ring.stats.pe_macs, plain.stats.pe_macs);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, RingShare,
+    ::testing::Values(Case{"runs_of_4_even_panels", 2, 64, 1024, 512, 8, 160 * 1024},
+                      Case{"runs_of_4_three_panels", 2, 64, 192, 256, 8, 64 * 1024},
+                      Case{"one_run_of_8", 1, 64, 1024, 512, 8, 160 * 1024}),
+    [](const ::testing::TestParamInfo<Case> &info) { return info.param.name; });
+
+TEST(RingShareErrors, MarkerParsing) {
+    EXPECT_EQ(ring_share_group("acc.s1.k$x.ko_share4"), 4);
+    EXPECT_EQ(ring_share_group("acc.s1.k$x.ko_share32"), 32);
+    EXPECT_EQ(ring_share_group("acc.s1.k$x.ko"), 0);
+    EXPECT_EQ(ring_share_group("acc.s1.k$x.ko_sharex"), 0);
+    EXPECT_EQ(ring_share_group("acc.s1.k$x.ko_share"), 0);
+}
+
+TEST(RingShareErrors, TheDirectiveNeedsARunOfTwoOrMoreCores) {
+    MatmulKernel k = make_bmm(1, 64, 256, 256);
+    RVar ko("ko");
+    try {
+        spyre::schedule(k.acc).ring_share(ko, 1);
+        FAIL() << "expected an error";
+    } catch (const spyre::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("Func acc: ring_share(ko, 1): a run of sharing cores is 2 to 32 cores"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(RingShareErrors, PeRingNeedsCoresThatSplitN) {
+    MatmulKernel k = make_bmm(8, 64, 256, 256);
+    try {
+        schedule_bmm(k, "pe_ring", 8);  // one core per batch: nothing splits N
+        FAIL() << "expected an error";
+    } catch (const spyre::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("bmm: schedule pe_ring shares A over the cores that split N"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
+// Runs of 8 cores over a split where every core reads its own A and W tiles: nothing to share.
+TEST(RingShareErrors, NothingTheSameAcrossARunNamesTheLoop) {
+    const Case c{"x", 2, 64, 1024, 512, 8, 160 * 1024};
+    MachineDesc m;
+    m.lx_usable_bytes = c.lx_usable;
+    auto sched = [=](Kernel &k) {
+        bmm_sched(c, "pe", m)(k);
+        spyre::schedule(k.funcs["acc"]).ring_share(RVar("ko"), 8);
+    };
+    try {
+        run_differential(bmm_alg(c), sched, {{c.inner, c.rows, c.batch}, {c.cols, c.inner}}, {c.cols, c.rows, c.batch},
+                         -4, 4, m);
+        FAIL() << "expected an error";
+    } catch (const spyre::Error &e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("ring_share on loop"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("ko_share8"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("no tile staged at this loop is the same on every core of a run of 8 cores"),
+                  std::string::npos)
+            << msg;
+    }
+}
+
+TEST(RingShareErrors, ARunThatDoesNotDivideTheCores) {
+    const Case c{"x", 2, 64, 1024, 512, 8, 160 * 1024};
+    MachineDesc m;
+    m.lx_usable_bytes = c.lx_usable;
+    auto sched = [=](Kernel &k) {
+        bmm_sched(c, "pe", m)(k);
+        spyre::schedule(k.funcs["acc"]).ring_share(RVar("ko"), 3);
+    };
+    try {
+        run_differential(bmm_alg(c), sched, {{c.inner, c.rows, c.batch}, {c.cols, c.inner}}, {c.cols, c.rows, c.batch},
+                         -4, 4, m);
+        FAIL() << "expected an error";
+    } catch (const spyre::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("runs of 3 cores do not divide the kernel's 8 cores"), std::string::npos)
+            << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace spyre::testing
