@@ -23,8 +23,9 @@ std::vector<int> whole_step_divisors(int extent, int step) {
 }  // namespace
 
 MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core, int inner, int cores,
-                                const MachineDesc &machine, int a_share) {
+                                const MachineDesc &machine, int a_share, int w_share) {
     a_share = std::max(a_share, 1);
+    w_share = std::max(w_share, 1);
     const int lanes = int(machine.stick_bytes / 2);  // fp16 elements per stick
     const int64_t sb = machine.stick_bytes;
     auto sticks = [&](int64_t bytes) { return (bytes + sb - 1) / sb * sb; };
@@ -53,11 +54,12 @@ MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core,
                 const double steps = tiles * double(inner / tk);
                 const double a_bytes = double(tm) * (double(sticks(int64_t(tk) * 2)) + run_ovh);
                 const double w_bytes = double(tk) * (double(sticks(int64_t(tn) * 2)) + run_ovh);
-                const double dram_ns = steps * (a_bytes / a_share + w_bytes) * ns_per_channel_byte;
+                const double dram_ns = steps * (a_bytes / a_share + w_bytes / w_share) * ns_per_channel_byte;
                 // A shared panel crosses one ring link per core of the run.
-                const double ring_ns = a_share > 1 ? steps * double(tm) * double(sticks(int64_t(tk) * 2)) /
-                                                         (machine.ring_bytes_per_cycle * machine.clock_ghz)
-                                                   : 0.0;
+                double ring_bytes = 0;
+                if (a_share > 1) ring_bytes += double(tm) * double(sticks(int64_t(tk) * 2));
+                if (w_share > 1) ring_bytes += double(tk) * double(sticks(int64_t(tn) * 2));
+                const double ring_ns = steps * ring_bytes / (machine.ring_bytes_per_cycle * machine.clock_ghz);
                 const double passes = std::ceil(double(tm) / double(machine.pe_pass_rows)) + machine.pe_fill_rows /
                                                                                            double(machine.pe_pass_rows);
                 const double macs_per_step = passes * double(machine.pe_pass_rows) * double(tn) * double(tk);

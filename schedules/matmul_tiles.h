@@ -4,8 +4,8 @@
 // MATMUL on this one. Among the tiles that divide the core's share in whole sticks and fit, the
 // choice minimises the estimated time of the core's share: the larger of its device-memory channel
 // work (bytes plus a per-run overhead for each contiguous run, with every core drawing on the
-// channel at once), its PE time (passes of pe_pass_rows plus a fill per MATMUL) and, when A is
-// shared, its ring time. Every figure comes from the machine description.
+// channel at once), its PE time (passes of pe_pass_rows plus a fill per MATMUL) and, when an
+// operand is shared, its ring time. Every figure comes from the machine description.
 #pragma once
 
 #include <string>
@@ -19,11 +19,11 @@ struct MatmulTiles {
     double est_ns = 0;  // the estimate the choice minimised, for one core's share
 };
 
-// `m_core` x `n_core` outputs with `inner` deep K on each of `cores` cores. With `a_share` > 1,
-// runs of that many cores share each A panel over the ring (ring_share): a core reads 1/a_share of
-// its A panels from device memory, and forwards panels at the ring's per-link rate. Throws
-// spyre::Error (naming `what`) when no tile of whole sticks fits the usable LX.
+// `m_core` x `n_core` outputs with `inner` deep K on each of `cores` cores. With `a_share` (or
+// `w_share`) > 1, runs of that many cores share each A (W) panel over the ring (ring_share): a core
+// reads 1/share of those panels from device memory and forwards them at the ring's per-link rate.
+// Throws spyre::Error (naming `what`) when no tile of whole sticks fits the usable LX.
 MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core, int inner, int cores,
-                                const MachineDesc &machine, int a_share = 1);
+                                const MachineDesc &machine, int a_share = 1, int w_share = 1);
 
 }  // namespace spyre
