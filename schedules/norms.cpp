@@ -84,6 +84,10 @@ void schedule_norm(NormKernel &k, const std::string &name, const MachineDesc &m)
     const int tile = fit_tile_rows(k.rows, k.cols, cores, kTileRows, kLxBytesPerElem, m);
     s.split(y, yo, yi, tile).stick_vectorize(x);
     stage_all_in_lx(k.inputs[0], k.out, yo, m);
+    // gamma (and beta) are the same for every row: on 32 cores, each core stages them once, not
+    // once per row tile (with an uneven split the tiles can be single rows).
+    if (cores > 1)
+        for (size_t i = 1; i < k.inputs.size(); i++) stage_all_in_lx(k.inputs[i], k.out, Var(y.name() + "_core"), m);
     for (auto &st : k.stats) schedule(st.second, m).scratchpad_store_at(k.out, yo);
 }
 
