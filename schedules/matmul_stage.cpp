@@ -1,0 +1,76 @@
+#include "matmul_stage.h"
+
+#include <algorithm>
+
+#include "device/error.h"
+#include "directives.h"
+#include "matmul_tiles.h"
+#include "spyre_intrinsics.h"
+
+namespace spyre {
+
+using namespace Halide;
+
+void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int cores, const MachineDesc &machine) {
+    const std::string &what = s.what;
+    const int lanes = int(machine.stick_bytes / 2);
+    if (cores < s.batch ? s.batch % cores : cores % s.batch)
+        throw_error(what, ": ", cores, " cores do not split evenly over ", s.batch, " batches");
+    const int per_batch = std::max(1, cores / s.batch);
+    int n_split = per_batch;
+    while (n_split > 1 && (s.cols % n_split || (s.cols / n_split) % lanes)) n_split /= 2;
+    const int m_split = per_batch / n_split;
+    if (n_split * m_split != per_batch || s.rows % m_split)
+        throw_error(what, ": cannot split N = ", s.cols, " and M = ", s.rows, " over ", per_batch,
+                    " cores per batch in whole sticks");
+    const int n_core = s.cols / n_split, m_core = s.rows / m_split;
+    // pe_ring shares one operand's K panels: A between the n_split cores of a batch, or W between
+    // the m_split x batch cores of an N range.
+    const bool ring = mode == "pe_ring";
+    const int share_a = ring && n_split >= 2 ? n_split : 0;
+    const int share_w = ring && cores >= s.batch && m_split * s.batch >= 2 ? m_split * s.batch : 0;
+    if (ring && !share_a && !share_w)
+        throw_error(what, ": schedule pe_ring shares A or W tiles between cores, but with ", cores,
+                    " core(s) no two cores read the same tiles of either");
+    MatmulTiles t;
+    bool shares_w = false;
+    if (!ring) {
+        t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine);
+    } else {
+        if (share_a) t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, share_a, 1);
+        if (share_w) {
+            MatmulTiles tw = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, 1, share_w);
+            if (!share_a || tw.est_ns < t.est_ns) t = tw, shares_w = true;
+        }
+    }
+
+    Var n = s.n, m = s.m, nc("nc"), mc("mc"), nm("nm"), core("core"), mo("mo"), mi("mi"), no("no"), ni("ni");
+    Func out = s.out, acc = s.acc;
+    out.split(n, nc, n, n_core).split(m, mc, m, m_core);
+    if (s.b) {
+        if (shares_w) out.fuse(mc, *s.b, nm).fuse(nm, nc, core);  // core = (mc + m_split b) + share_w nc
+        else out.fuse(nc, mc, nm).fuse(nm, *s.b, core);          // core = nc + n_split (mc + m_split b)
+    } else {
+        if (shares_w) out.fuse(mc, nc, core);  // core = mc + m_split nc
+        else out.fuse(nc, mc, core);           // core = nc + n_split mc
+    }
+    if (cores > 1) out.parallel(core);
+    out.split(m, mo, mi, t.m).split(n, no, ni, t.n).reorder(ni, mi, no, mo, core).vectorize(ni, lanes, TailStrategy::RoundUp);
+    // The fp32 accumulator of one output tile stays in LX; K is streamed through in panels.
+    acc.compute_at(out, no).store_in(MemoryType::VTCM).vectorize(n, lanes / 2, TailStrategy::RoundUp);
+    RVar ko("ko"), ki("ki");
+    std::vector<VarOrRVar> order;
+    if (mode == "pe" || ring) {
+        RVar pe(std::string("ki") + kPeLoopSuffix);
+        order = {pe, n, m, ko};
+        if (s.b) order.push_back(*s.b);
+        acc.update().split(s.k.x, ko, ki, t.k).rename(ki, pe).reorder(order);
+        if (ring) spyre::schedule(acc, machine).ring_share(ko, shares_w ? share_w : share_a);
+    } else {
+        order = {ki, n, m, ko};
+        if (s.b) order.push_back(*s.b);
+        acc.update().split(s.k.x, ko, ki, t.k).reorder(order).vectorize(n, lanes, TailStrategy::RoundUp);
+    }
+}
+
+}  // namespace spyre

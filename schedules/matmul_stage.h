@@ -1,0 +1,34 @@
+// One matmul stage on the cores: an output Func out(n, m[, b]) computed from an fp32 accumulator
+// acc(n, m[, b]) += A(k, m[, b]) * W(n, k), with any epilogue (bias, activation, the cast) inside
+// out. Used by bmm and linear (schedules/matmul.h) and by each of the MLP's matmuls (mlp.h).
+//
+// The cores take one batch per group of cores; a group splits N, then M when N alone does not give
+// every core whole sticks (IBM's batch > N > M priority). Each core computes its share in
+// output-stationary tiles sized to the LX budget (matmul_tiles.h). Modes: "pe" (MATMUL on the PE
+// array), "pe_ring" (the same, with A's or W's K panels shared over the ring between the cores that
+// read the same ones, whichever the tile estimate prefers, made consecutive in the core index) and
+// "vector" (the vector unit computes the update).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "Halide.h"
+#include "device/machine_desc.h"
+
+namespace spyre {
+
+struct MatmulStage {
+    std::string what;  // names the stage in errors ("bmm", "mlp up-projection", ...)
+    Halide::Func out, acc;
+    Halide::RDom k;
+    Halide::Var n, m;
+    std::optional<Halide::Var> b;  // the batch dimension, if any
+    int batch = 1, rows = 1, inner = 1, cols = 1;  // B, M, K, N
+};
+
+// Throws spyre::Error naming `stage.what` when the split or the tiles cannot be whole sticks, or
+// pe_ring finds no two cores that read the same tiles.
+void schedule_matmul_stage(const MatmulStage &stage, const std::string &mode, int cores, const MachineDesc &machine);
+
+}  // namespace spyre
