@@ -5,6 +5,7 @@
 #include "device/error.h"
 #include "directives.h"
 #include "known_names.h"
+#include "matmul_stage.h"
 #include "spyre_intrinsics.h"
 
 namespace spyre {
@@ -39,7 +40,7 @@ MlpKernel make_mlp(int dim, int hidden, int rows) {
 }
 
 const std::vector<std::string> &mlp_schedules() {
-    static const std::vector<std::string> names = {"matched", "dram", "single_split", "cpu"};
+    static const std::vector<std::string> names = {"matched", "dram", "single_split", "tiled", "pe_ring", "cpu"};
     return names;
 }
 
@@ -47,6 +48,24 @@ void schedule_mlp(MlpKernel &k, const std::string &name, int cores, const Machin
     Var n = k.n, m = k.m, mo("mo"), mi("mi");
     if (name == "cpu") {
         for (Func f : {k.acc1, k.h, k.acc2}) f.compute_root();
+        return;
+    }
+    if (name == "tiled" || name == "pe_ring") {
+        // Model sizes: h = gelu(x W1 + b1) goes through device memory, and each matmul is its own
+        // stage over all cores in LX-sized tiles on the PE array (matmul_stage.h); pe_ring also
+        // shares K panels over the ring.
+        const std::string mode = name == "tiled" ? "pe" : "pe_ring";
+        schedule(k.h, machine).device_root();
+        MatmulStage up;
+        up.what = "mlp up-projection";
+        up.out = k.h, up.acc = k.acc1, up.k = k.r1, up.n = n, up.m = m;
+        up.rows = k.rows, up.inner = k.dim, up.cols = k.hidden;
+        schedule_matmul_stage(up, mode, cores, machine);
+        MatmulStage down;
+        down.what = "mlp down-projection";
+        down.out = k.out, down.acc = k.acc2, down.k = k.r2, down.n = n, down.m = m;
+        down.rows = k.rows, down.inner = k.hidden, down.cols = k.dim;
+        schedule_matmul_stage(down, mode, cores, machine);
         return;
     }
     const int lanes = int(machine.stick_bytes / 2);

@@ -3,7 +3,10 @@
 // how the pointwise stage relates to the matmuls' core split (rows): "matched" computes each core's
 // rows of h in its LX, the split the second matmul needs; "dram" keeps the same split but puts h
 // through device memory; "single_split" forces h onto a split of its own over the hidden
-// dimension, so it must cross device memory and wait for every core.
+// dimension, so it must cross device memory and wait for every core. Those three keep all of W2
+// in each core's LX, so they stop at small sizes. At model sizes, "tiled" makes each matmul its
+// own stage over all cores (matmul_stage.h: LX-sized tiles on the PE array, the gelu in the first
+// stage's epilogue, h through device memory), and "pe_ring" also shares K panels over the ring.
 #pragma once
 
 #include <string>

@@ -40,7 +40,9 @@ TEST_P(Mlp, MatchesCpu) {
 INSTANTIATE_TEST_SUITE_P(Shapes, Mlp,
                          ::testing::Values(Case{"matched", 64, 256, 64, 1}, Case{"dram", 64, 256, 64, 1},
                                            Case{"single_split", 64, 256, 64, 1}, Case{"matched", 128, 512, 256, 4},
-                                           Case{"dram", 128, 512, 256, 4}, Case{"single_split", 128, 512, 256, 4}),
+                                           Case{"dram", 128, 512, 256, 4}, Case{"single_split", 128, 512, 256, 4},
+                                           Case{"tiled", 128, 512, 256, 4}, Case{"pe_ring", 128, 512, 256, 4},
+                                           Case{"pe_ring", 256, 2048, 64, 8}),
                          [](const auto &info) {
                              const Case &c = info.param;
                              return c.schedule + "_" + std::to_string(c.dim) + "x" + std::to_string(c.hidden) + "x" +

@@ -29,7 +29,7 @@ TEST(SpyreGenApps, ListsGeneratorsWithTheirParams) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     for (const char *want :
          {"bmm: ", "linear: ", "mlp: ", "attention: ", "schedules: pe, pe_ring, vector (and cpu",
-          "schedules: matched, dram, single_split (and cpu", "schedules: fused, unfused (and cpu",
+          "schedules: matched, dram, single_split, tiled, pe_ring (and cpu", "schedules: fused, unfused (and cpu",
           "params:    batch=4, cols=512, cores=32, inner=256, machine=\"\", rows=64, schedule=cpu",
           "params:    cols=256, cores=4, inner=192, machine=\"\", rows=64, schedule=cpu",
           "params:    cores=32, dim=256, hidden=2048, machine=\"\", rows=256, schedule=cpu",
