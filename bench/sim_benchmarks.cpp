@@ -141,6 +141,10 @@ std::vector<AppCase> app_cases() {
     for (const std::string &st : report::app_schedules("mlp")) v.push_back({"mlp", st, shape({256, 2048, 512}, 32), false});
     // The model size: only the schedules with a stage per matmul fit it (the others report LX overflow).
     for (const std::string &st : report::app_schedules("mlp")) v.push_back({"mlp", st, shape({4096, 16384, 512}, 32), true});
+    for (const std::string &st : report::app_schedules("gated_mlp")) {
+        v.push_back({"gated_mlp", st, shape({256, 1024, 256}, 32), false});
+        v.push_back({"gated_mlp", st, shape({4096, 11008, 512}, 32), true});  // Llama's sizes
+    }
     for (const std::string &st : report::app_schedules("attention")) v.push_back({"attention", st, shape({128, 512}, 1), false});
     return v;
 }

@@ -32,20 +32,21 @@ void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int co
     if (ring && !share_a && !share_w)
         throw_error(what, ": schedule pe_ring shares A or W tiles between cores, but with ", cores,
                     " core(s) no two cores read the same tiles of either");
+    const int accs = 1 + int(s.more_accs.size());
     MatmulTiles t;
     bool shares_w = false;
     if (!ring) {
-        t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine);
+        t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, 1, 1, accs, s.epilogue_lx_bytes_per_col);
     } else {
-        if (share_a) t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, share_a, 1);
+        if (share_a) t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, share_a, 1, accs, s.epilogue_lx_bytes_per_col);
         if (share_w) {
-            MatmulTiles tw = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, 1, share_w);
+            MatmulTiles tw = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, 1, share_w, accs, s.epilogue_lx_bytes_per_col);
             if (!share_a || tw.est_ns < t.est_ns) t = tw, shares_w = true;
         }
     }
 
     Var n = s.n, m = s.m, nc("nc"), mc("mc"), nm("nm"), core("core"), mo("mo"), mi("mi"), no("no"), ni("ni");
-    Func out = s.out, acc = s.acc;
+    Func out = s.out;
     out.split(n, nc, n, n_core).split(m, mc, m, m_core);
     if (s.b) {
         if (shares_w) out.fuse(mc, *s.b, nm).fuse(nm, nc, core);  // core = (mc + m_split b) + share_w nc
@@ -56,20 +57,24 @@ void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int co
     }
     if (cores > 1) out.parallel(core);
     out.split(m, mo, mi, t.m).split(n, no, ni, t.n).reorder(ni, mi, no, mo, core).vectorize(ni, lanes, TailStrategy::RoundUp);
-    // The fp32 accumulator of one output tile stays in LX; K is streamed through in panels.
-    acc.compute_at(out, no).store_in(MemoryType::VTCM).vectorize(n, lanes / 2, TailStrategy::RoundUp);
-    RVar ko("ko"), ki("ki");
-    std::vector<VarOrRVar> order;
-    if (mode == "pe" || ring) {
-        RVar pe(std::string("ki") + kPeLoopSuffix);
-        order = {pe, n, m, ko};
-        if (s.b) order.push_back(*s.b);
-        acc.update().split(s.k.x, ko, ki, t.k).rename(ki, pe).reorder(order);
-        if (ring) spyre::schedule(acc, machine).ring_share(ko, shares_w ? share_w : share_a);
-    } else {
-        order = {ki, n, m, ko};
-        if (s.b) order.push_back(*s.b);
-        acc.update().split(s.k.x, ko, ki, t.k).reorder(order).vectorize(n, lanes, TailStrategy::RoundUp);
+    // The fp32 accumulators of one output tile stay in LX; K is streamed through in panels.
+    std::vector<Func> all{s.acc};
+    all.insert(all.end(), s.more_accs.begin(), s.more_accs.end());
+    for (Func acc : all) {
+        acc.compute_at(out, no).store_in(MemoryType::VTCM).vectorize(n, lanes / 2, TailStrategy::RoundUp);
+        RVar ko("ko"), ki("ki");
+        std::vector<VarOrRVar> order;
+        if (mode == "pe" || ring) {
+            RVar pe(std::string("ki") + kPeLoopSuffix);
+            order = {pe, n, m, ko};
+            if (s.b) order.push_back(*s.b);
+            acc.update().split(s.k.x, ko, ki, t.k).rename(ki, pe).reorder(order);
+            if (ring) spyre::schedule(acc, machine).ring_share(ko, shares_w ? share_w : share_a);
+        } else {
+            order = {ki, n, m, ko};
+            if (s.b) order.push_back(*s.b);
+            acc.update().split(s.k.x, ko, ki, t.k).reorder(order).vectorize(n, lanes, TailStrategy::RoundUp);
+        }
     }
 }
 

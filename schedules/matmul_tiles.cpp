@@ -23,7 +23,9 @@ std::vector<int> whole_step_divisors(int extent, int step) {
 }  // namespace
 
 MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core, int inner, int cores,
-                                const MachineDesc &machine, int a_share, int w_share) {
+                                const MachineDesc &machine, int a_share, int w_share, int accumulators,
+                                int epilogue_bytes_per_col) {
+    const int accs = std::max(accumulators, 1);
     a_share = std::max(a_share, 1);
     w_share = std::max(w_share, 1);
     const int lanes = int(machine.stick_bytes / 2);  // fp16 elements per stick
@@ -44,26 +46,29 @@ MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core,
     for (int tm : ms)
         for (int tn : ns)
             for (int tk : ks) {
-                const int64_t acc = int64_t(tm) * sticks(int64_t(tn) * 4);
+                const int64_t acc = accs * int64_t(tm) * sticks(int64_t(tn) * 4);
+                // Each accumulator streams its own K loop (A and its W), one after the other, so the
+                // panels' LX is one loop's; the accumulators all stay for the tile.
                 const int64_t panels = int64_t(tm) * sticks(int64_t(tk) * 2) + int64_t(tk) * sticks(int64_t(tn) * 2);
                 // Beside the accumulator and two copies of the panels: the output row being
                 // converted and stored, and a stick of fill scratch.
-                const int64_t reserve = 2 * sticks(int64_t(tn) * 2) + sb;
+                const int64_t reserve =
+                    2 * sticks(int64_t(tn) * 2) + sb + sticks(int64_t(tn) * std::max(epilogue_bytes_per_col, 0));
                 if (acc + 2 * panels + reserve > machine.lx_usable_bytes) continue;
                 const double tiles = double(m_core / tm) * double(n_core / tn);
                 const double steps = tiles * double(inner / tk);
-                const double a_bytes = double(tm) * (double(sticks(int64_t(tk) * 2)) + run_ovh);
-                const double w_bytes = double(tk) * (double(sticks(int64_t(tn) * 2)) + run_ovh);
+                const double a_bytes = accs * double(tm) * (double(sticks(int64_t(tk) * 2)) + run_ovh);
+                const double w_bytes = accs * double(tk) * (double(sticks(int64_t(tn) * 2)) + run_ovh);
                 const double dram_ns = steps * (a_bytes / a_share + w_bytes / w_share) * ns_per_channel_byte;
                 // A shared panel crosses one ring link per core of the run.
                 double ring_bytes = 0;
-                if (a_share > 1) ring_bytes += double(tm) * double(sticks(int64_t(tk) * 2));
-                if (w_share > 1) ring_bytes += double(tk) * double(sticks(int64_t(tn) * 2));
+                if (a_share > 1) ring_bytes += accs * double(tm) * double(sticks(int64_t(tk) * 2));
+                if (w_share > 1) ring_bytes += accs * double(tk) * double(sticks(int64_t(tn) * 2));
                 const double ring_ns = steps * ring_bytes / (machine.ring_bytes_per_cycle * machine.clock_ghz);
                 const double passes = std::ceil(double(tm) / double(machine.pe_pass_rows)) + machine.pe_fill_rows /
                                                                                            double(machine.pe_pass_rows);
                 const double macs_per_step = passes * double(machine.pe_pass_rows) * double(tn) * double(tk);
-                const double pe_ns = steps * macs_per_step / machine.pe_macs_per_ns;
+                const double pe_ns = accs * steps * macs_per_step / machine.pe_macs_per_ns;
                 const double est = std::max({dram_ns, pe_ns, ring_ns});
                 // Equal estimates (both PE-bound, say) go to the larger tile (less traffic), then
                 // to the deeper panel (fewer instructions).

@@ -13,6 +13,7 @@
 #include "device/error.h"
 #include "device/half.h"
 #include "attention.h"
+#include "gated_mlp.h"
 #include "matmul.h"
 #include "mlp.h"
 #include "norms.h"
@@ -24,8 +25,8 @@ namespace spyre::report {
 using namespace Halide;
 
 const std::vector<std::string> &app_names() {
-    static const std::vector<std::string> names = {"softmax", "layernorm", "rmsnorm", "gelu",
-                                                    "bmm",     "linear",    "mlp",     "attention"};
+    static const std::vector<std::string> names = {"softmax", "layernorm", "rmsnorm",   "gelu",     "bmm",
+                                                    "linear",  "mlp",       "gated_mlp", "attention"};
     return names;
 }
 
@@ -33,7 +34,7 @@ namespace {
 void check_app(const std::string &app) {
     for (const std::string &a : app_names())
         if (a == app) return;
-    throw_error("unknown app '", app, "' (known: softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, attention)");
+    throw_error("unknown app '", app, "' (known: softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention)");
 }
 bool is_norm(const std::string &app) { return app == "layernorm" || app == "rmsnorm"; }
 // The Spyre schedules of `all` (every schedule but the CPU reference's).
@@ -45,7 +46,7 @@ std::vector<std::string> without_cpu(const std::vector<std::string> &all) {
 }
 size_t shape_rank(const std::string &app) {
     if (app == "bmm") return 4;
-    if (app == "mlp" || app == "linear") return 3;
+    if (app == "mlp" || app == "gated_mlp" || app == "linear") return 3;
     return 2;
 }
 }  // namespace
@@ -56,6 +57,7 @@ std::vector<std::string> app_schedules(const std::string &app) {
     if (is_norm(app)) return norm_schedules();
     if (app == "gelu") return pointwise_schedules();
     if (app == "mlp") return without_cpu(mlp_schedules());
+    if (app == "gated_mlp") return without_cpu(gated_mlp_schedules());
     if (app == "attention") return without_cpu(attention_schedules());
     return without_cpu(bmm_schedules());
 }
@@ -72,7 +74,8 @@ std::vector<std::string> generator_params(const std::string &app, const Shape &s
         return {kv("batch", s.dims[0]), kv("rows", s.dims[1]), kv("inner", s.dims[2]), kv("cols", s.dims[3]),
                 kv("cores", s.cores)};
     if (app == "linear") return {kv("rows", s.dims[0]), kv("inner", s.dims[1]), kv("cols", s.dims[2]), kv("cores", s.cores)};
-    if (app == "mlp") return {kv("dim", s.dims[0]), kv("hidden", s.dims[1]), kv("rows", s.dims[2]), kv("cores", s.cores)};
+    if (app == "mlp" || app == "gated_mlp")
+        return {kv("dim", s.dims[0]), kv("hidden", s.dims[1]), kv("rows", s.dims[2]), kv("cores", s.cores)};
     if (app == "attention") return {kv("dim", s.dims[0]), kv("seq", s.dims[1])};
     return {kv("cols", s.dims[1]), kv("rows", s.dims[0])};
 }
@@ -81,14 +84,14 @@ std::string shape_doc(const std::string &app) {
     check_app(app);
     if (app == "bmm") return "B x M x K x N";
     if (app == "linear") return "M x K x N";
-    if (app == "mlp") return "dim x hidden x rows";
+    if (app == "mlp" || app == "gated_mlp") return "dim x hidden x rows";
     if (app == "attention") return "dim x seq";
     return "rows x cols";
 }
 
 bool app_takes_cores(const std::string &app) {
     check_app(app);
-    return app == "bmm" || app == "linear" || app == "mlp";
+    return app == "bmm" || app == "linear" || app == "mlp" || app == "gated_mlp";
 }
 
 std::string Shape::text() const {
@@ -131,6 +134,10 @@ std::vector<std::vector<int>> input_shapes(const std::string &app, const Shape &
         const int d = s.dims[0], h = s.dims[1], m = s.dims[2];
         return {{d, m}, {h, d}, {h}, {d, h}, {d}};
     }
+    if (app == "gated_mlp") {
+        const int d = s.dims[0], h = s.dims[1], m = s.dims[2];
+        return {{d, m}, {h, d}, {h, d}, {d, h}};
+    }
     if (app == "attention") return {{s.dims[0], s.dims[1]}, {s.dims[0], s.dims[1]}, {s.dims[0], s.dims[1]}};
     const int rows = s.dims[0], cols = s.dims[1];
     if (app == "layernorm") return {{cols, rows}, {cols}, {cols}};
@@ -142,7 +149,7 @@ std::vector<int> output_shape(const std::string &app, const Shape &s) {
     check_app(app);
     if (app == "bmm") return {s.dims[3], s.dims[1], s.dims[0]};
     if (app == "linear") return {s.dims[2], s.dims[0], 1};
-    if (app == "mlp") return {s.dims[0], s.dims[2]};
+    if (app == "mlp" || app == "gated_mlp") return {s.dims[0], s.dims[2]};
     if (app == "attention") return {s.dims[0], s.dims[1]};
     return {s.dims[1], s.dims[0]};
 }
@@ -177,6 +184,11 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
         schedule_mlp(k, schedule, s.cores, machine);
         return compile_for_spyre(k.out, {k.x, k.w1, k.b1, k.w2, k.b2}, opt);
     }
+    if (app == "gated_mlp") {
+        GatedMlpKernel k = make_gated_mlp(s.dims[0], s.dims[1], s.dims[2]);
+        schedule_gated_mlp(k, schedule, s.cores, machine);
+        return compile_for_spyre(k.out, {k.x, k.w1, k.w3, k.w2}, opt);
+    }
     if (app == "attention") {
         AttentionKernel k = make_attention(s.dims[0], s.dims[1]);
         schedule_attention(k, schedule, machine);
@@ -194,7 +206,10 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
 
 std::vector<Runtime::Buffer<>> random_inputs(const std::string &app, const Shape &s, uint32_t seed) {
     check_app(app);
-    const float range = app == "bmm" || app == "linear" ? 2.0f : app == "mlp" ? 0.25f : app == "attention" ? 1.0f : 4.0f;
+    const float range = app == "bmm" || app == "linear"        ? 2.0f
+                        : app == "mlp" || app == "gated_mlp" ? 0.25f
+                        : app == "attention"                 ? 1.0f
+                                                             : 4.0f;
     std::vector<Runtime::Buffer<>> ins;
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> dist(-range, range);
@@ -232,6 +247,12 @@ Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s, const st
         ImageParam params[] = {k.x, k.w1, k.b1, k.w2, k.b2};
         for (size_t i = 0; i < 5; i++) params[i].set(wrap(inputs[i]));
         out = k.out;
+    } else if (app == "gated_mlp") {
+        GatedMlpKernel k = make_gated_mlp(s.dims[0], s.dims[1], s.dims[2]);
+        schedule_gated_mlp(k, "cpu");
+        ImageParam params[] = {k.x, k.w1, k.w3, k.w2};
+        for (size_t i = 0; i < 4; i++) params[i].set(wrap(inputs[i]));
+        out = k.out;
     } else if (app == "attention") {
         AttentionKernel k = make_attention(s.dims[0], s.dims[1]);
         schedule_attention(k, "cpu");
@@ -268,7 +289,7 @@ Tolerance tolerance(const std::string &app) {
     check_app(app);
     Tolerance t;
     if (app == "softmax") t.ulp = 2;
-    if (app == "mlp") t.abs = 1e-3;
+    if (app == "mlp" || app == "gated_mlp") t.abs = 1e-3;
     if (app == "attention") t.abs = 1e-4;
     return t;
 }

@@ -11,6 +11,8 @@
 //   linear: {M, K, N}, x {K, M, 1} x W {N, K} + bias {N} -> {N, M, 1}, split over `cores` cores.
 //   mlp: {D, H, M} (dim x hidden x rows), x {D, M}, W1 {H, D}, b1 {H}, W2 {D, H}, b2 {D} -> {D, M},
 //        split over `cores` cores (schedules/mlp.h).
+//   gated_mlp: {D, H, M}, x {D, M}, W1 and W3 {H, D}, W2 {D, H} -> {D, M}, split over `cores` cores
+//        (schedules/gated_mlp.h).
 //   attention: {D, S} (head dim x sequence), Q, K, V {D, S} -> {D, S}, one core
 //              (schedules/attention.h).
 #pragma once
@@ -25,7 +27,7 @@
 
 namespace spyre::report {
 
-// softmax, layernorm, rmsnorm, gelu, bmm, mlp, attention.
+// softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention.
 const std::vector<std::string> &app_names();
 // The app's Spyre schedules, in the order of schedules/ (the first is the report's baseline).
 std::vector<std::string> app_schedules(const std::string &app);
@@ -34,7 +36,7 @@ std::vector<std::string> app_schedules(const std::string &app);
 std::string app_generator(const std::string &app);
 // "rows x cols", "B x M x K x N", "dim x hidden x rows" or "dim x seq".
 std::string shape_doc(const std::string &app);
-// Whether the app is split over Shape::cores (bmm, mlp); the others' core counts come from their
+// Whether the app is split over Shape::cores (bmm, linear, mlp, gated_mlp); the others' core counts come from their
 // schedules.
 bool app_takes_cores(const std::string &app);
 
@@ -60,7 +62,7 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
                              const MachineDesc &machine = {}, const std::string &kernel_name = "");
 
 // Seeded random inputs (fp16, uniform in [-4, 4]; [-2, 2] for bmm, [-0.25, 0.25] for mlp,
-// [-1, 1] for attention: the ranges the compiler tests use).
+// [-1, 1] for attention, [-0.25, 0.25] for gated_mlp: the ranges the compiler tests use).
 std::vector<Halide::Runtime::Buffer<>> random_inputs(const std::string &app, const Shape &s, uint32_t seed = 1234);
 // Halide's CPU realisation of the app on `inputs` (its `cpu` schedule, spyre::cpu_reference_target()).
 Halide::Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s,
@@ -68,7 +70,7 @@ Halide::Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s,
 
 // How far the device may be from the CPU (as the compiler tests check). Either in ULPs of the
 // output type (abs == 0): 2 for softmax (exp), 0 for layernorm, rmsnorm, gelu and bmm; or, when
-// abs > 0, in absolute value (ulp unused): 1e-3 for mlp (tanh, outputs of magnitude about 1), 1e-4
+// abs > 0, in absolute value (ulp unused): 1e-3 for mlp and gated_mlp (tanh, exp), 1e-4
 // for attention (exp moving a probability by one fp16 ULP), where outputs near zero make ULPs
 // meaningless.
 struct Tolerance {

@@ -199,7 +199,8 @@ int main(int argc, char **argv) {
     CLI::App cli{"spyre-report: every app x Spyre schedule on the simulator, checked against Halide's CPU "
                  "reference; tables, SVG charts and Chrome traces"};
     std::string out_dir = "report", spyre_gen, shape_text = "512x1024", bmm_text = "4x64x256x512",
-                mlp_text = "256x2048x256", attention_text = "128x512", linear_text = "64x192x256";
+                mlp_text = "256x2048x256", gated_mlp_text = "256x1024x256", attention_text = "128x512",
+                linear_text = "64x192x256";
     std::vector<std::string> apps;
     int bmm_cores = 32, mlp_cores = 32;
     int64_t max_trace_events = 200000;
@@ -210,8 +211,10 @@ int main(int argc, char **argv) {
     cli.add_option("--bmm-shape", bmm_text, "B x M x K x N of bmm")->capture_default_str();
     cli.add_option("--bmm-cores", bmm_cores, "cores bmm is split over")->capture_default_str();
     cli.add_option("--mlp-shape", mlp_text, "dim x hidden x rows of mlp")->capture_default_str();
+    cli.add_option("--gated-mlp-shape", gated_mlp_text, "dim x hidden x rows of gated_mlp (split like mlp)")
+        ->capture_default_str();
     cli.add_option("--linear-shape", linear_text, "M x K x N of linear")->capture_default_str();
-    cli.add_option("--mlp-cores", mlp_cores, "cores mlp is split over")->capture_default_str();
+    cli.add_option("--mlp-cores", mlp_cores, "cores mlp and gated_mlp are split over")->capture_default_str();
     cli.add_option("--attention-shape", attention_text, "dim x seq of attention (one core)")->capture_default_str();
     cli.add_option("--apps", apps, "apps to run (default: all)")->delimiter(',');
     cli.add_option("--max-trace-events", max_trace_events, "spans kept per trace (the first ones)")
@@ -232,9 +235,10 @@ int main(int argc, char **argv) {
             a.shape = parse_shape(app, app == "bmm"         ? bmm_text
                                        : app == "linear"    ? linear_text
                                        : app == "mlp"       ? mlp_text
+                                       : app == "gated_mlp" ? gated_mlp_text
                                        : app == "attention" ? attention_text
                                                             : shape_text);
-            a.shape.cores = app == "mlp" ? mlp_cores : app == "linear" ? 4 : bmm_cores;
+            a.shape.cores = app == "mlp" || app == "gated_mlp" ? mlp_cores : app == "linear" ? 4 : bmm_cores;
             std::vector<Halide::Runtime::Buffer<>> inputs = random_inputs(app, a.shape);
             Halide::Runtime::Buffer<> want = cpu_reference(app, a.shape, inputs);
             const std::string gen = app_generator(app);

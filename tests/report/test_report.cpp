@@ -46,7 +46,7 @@ TEST(Report, TinyConfigurationWritesEveryFile) {
     const fs::path out = fs::path(SPYRE_TEST_OUT_DIR) / "report_tiny";
     fs::remove_all(out);
     CommandResult r = run(std::string("'") + SPYRE_REPORT + "' --out '" + out.string() + "' --spyre-gen '" +
-                          SPYRE_GEN + "' --shape 64x128 --bmm-shape 2x8x64x128 --linear-shape 8x64x256 --mlp-shape 64x256x64 --mlp-cores 2 " +
+                          SPYRE_GEN + "' --shape 64x128 --bmm-shape 2x8x64x128 --linear-shape 8x64x256 --mlp-shape 64x256x64 --gated-mlp-shape 64x256x64 --mlp-cores 2 " +
                           "--attention-shape 64x128");
     ASSERT_EQ(r.exit_code, 0) << r.output;
 
@@ -80,7 +80,8 @@ TEST(Report, TinyConfigurationWritesEveryFile) {
 }
 
 TEST(Report, CatalogListsEveryApp) {
-    const std::vector<std::string> want = {"softmax", "layernorm", "rmsnorm", "gelu", "bmm", "linear", "mlp", "attention"};
+    const std::vector<std::string> want = {"softmax", "layernorm", "rmsnorm",   "gelu",     "bmm",
+                                           "linear",  "mlp",       "gated_mlp", "attention"};
     EXPECT_EQ(spyre::report::app_names(), want);
     EXPECT_EQ(spyre::report::app_schedules("mlp"), (std::vector<std::string>{"matched", "dram", "single_split", "tiled", "pe_ring"}));
     EXPECT_EQ(spyre::report::app_schedules("attention"), (std::vector<std::string>{"fused", "unfused"}));
@@ -164,7 +165,8 @@ TEST(Bench, ListsEveryAppAndSchedule) {
           "linear/pe/512x4096x4096", "linear/vector/512x4096x11008", "bmm/pe/2x512x4096x12800",
           "bmm/pe/8x512x4096x25600", "bmm/vector/4x512x4096x12800",
           "bmm/pe_batch_outermost/8x512x4096x12800", "bmm/pe_batch_innermost/8x512x4096x12800",
-          "mlp/matched/256x2048x512", "mlp/dram/256x2048x512", "mlp/single_split/256x2048x512", "mlp/pe_ring/4096x16384x512", "mlp/tiled/4096x16384x512", "attention/fused/128x512", "attention/unfused/128x512",
+          "mlp/matched/256x2048x512", "mlp/dram/256x2048x512", "mlp/single_split/256x2048x512", "mlp/pe_ring/4096x16384x512", "mlp/tiled/4096x16384x512", "gated_mlp/tiled/4096x11008x512",
+          "gated_mlp/pe_ring/4096x11008x512", "attention/fused/128x512", "attention/unfused/128x512",
           "calibration/softmax_512x1024_compiled/stage/4"})
         EXPECT_NE(r.output.find(std::string(name) + "\n"), std::string::npos) << name << "\n" << r.output;
     // Every app x schedule has at least one benchmark.
