@@ -69,7 +69,14 @@ MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core,
                                                                                            double(machine.pe_pass_rows);
                 const double macs_per_step = passes * double(machine.pe_pass_rows) * double(tn) * double(tk);
                 const double pe_ns = accs * steps * macs_per_step / machine.pe_macs_per_ns;
-                const double est = std::max({dram_ns, pe_ns, ring_ns});
+                // Each tile's K loop starts by passing its first panel down the whole run, one hop
+                // per core, before the last core of the run can begin.
+                const int run = std::max(a_share, w_share);
+                const double first_panel = run > 1 ? ring_bytes / double(accs) : 0.0;
+                const double fill_ns = tiles * double(run - 1) *
+                                       (machine.ring_hop_latency_cycles + first_panel / machine.ring_bytes_per_cycle) /
+                                       machine.clock_ghz;
+                const double est = std::max({dram_ns, pe_ns, ring_ns}) + fill_ns;
                 // Equal estimates (both PE-bound, say) go to the larger tile (less traffic), then
                 // to the deeper panel (fewer instructions).
                 const int64_t area = int64_t(tm) * tn, best_area = int64_t(best.m) * best.n;

@@ -52,6 +52,9 @@ struct KernelPlan {
         std::set<std::string> tiles;
     };
     std::map<const void *, RingShare> ring_shares;
+    // Loads outside any pipeline that are shared the same way: the DMA statement's node -> the run
+    // length G (set by plan_ring_shares when the marked loop is not double-buffered).
+    std::map<const void *, int> ring_shared_loads;
 
     BufferInfo &buffer(const std::string &name);  // throws spyre::Error if unknown
     const BufferInfo &buffer(const std::string &name) const;

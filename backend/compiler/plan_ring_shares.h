@@ -3,9 +3,12 @@
 // G consecutive cores. A load whose device-memory tile is the same on every core of a run is read
 // by the run's first core only; it forwards the tile to the next core over the ring, which forwards
 // it on, so the run's G-1 other cores receive instead of reading device memory. Loads that differ
-// between the cores of a run stay DMA. Runs after allocate_lx (only surviving pipelines qualify).
-// Errors name the loop: a marker on a loop that is not double-buffered, a G that does not divide
-// the cores, or no load that is the same across a run.
+// between the cores of a run stay DMA. When the marked loop's tiles fit LX whole, the back end
+// stages them around the nearest enclosing pipelined loop, and the sharing applies there; with no
+// double buffering at all, each load inside the loop is shared on its own (load or receive, wait,
+// forward). Runs after allocate_lx (only surviving pipelines qualify).
+// Errors name the loop: a G that does not divide the cores, or no load that is the same across a
+// run.
 #pragma once
 
 #include "Halide.h"

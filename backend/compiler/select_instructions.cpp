@@ -23,7 +23,7 @@ namespace {
 // parity) and 3/4 (stores by parity).
 constexpr int kTagLoad = 5, kTagStore = 6, kTagVec = 2, kTagPE = 8;
 constexpr int kTagForward = 9;  // ring forwards of shared tiles: 9 and 10, by iteration parity
-enum Queue { QVec, QLoad, QStore, QPE };
+enum Queue { QVec, QLoad, QStore, QPE, QRing };
 
 struct Pending {
     int tag;
@@ -1070,7 +1070,11 @@ private:
             release_buffer(op->name);
         } else if (s.as<Free>()) {
         } else if (const Evaluate *op = s.as<Evaluate>()) {
-            if (auto d = as_dma(s)) emit_dma(*d, d->store ? kTagStore : kTagLoad, false);
+            if (auto d = as_dma(s)) {
+                auto shared = plan_.ring_shared_loads.find(op);
+                if (shared != plan_.ring_shared_loads.end()) emit_shared_load(*d, shared->second);
+                else emit_dma(*d, d->store ? kTagStore : kTagLoad, false);
+            }
             else if (auto rr = as_ring_reduce(s)) emit_ring_reduce(*rr);
             else if (is_barrier(s)) {
                 drain();
@@ -1223,6 +1227,34 @@ private:
             b_.release(head);
             b_.release(forward);
         }
+    }
+
+    // A load shared over runs of g cores outside any pipeline: the run's first core reads it, the
+    // others receive it from the previous core; once it is in, every core but the last passes it on.
+    // The forward stays pending on the tile, so the next write to it waits for it.
+    void emit_shared_load(const DmaCall &d, int g) {
+        const std::set<std::string> reads{d.dram}, writes{d.lx};
+        before(QLoad, reads, writes);
+        before(QRing, reads, writes);
+        Reg pos = b_.alloc(), flag = b_.alloc();
+        b_.core_id(pos);
+        b_.li(flag, g);
+        b_.op3(Opcode::REM, pos, pos, flag);
+        b_.op3(Opcode::CMPEQ, flag, pos, kZero);
+        b_.if_(flag);
+        emit_dma(d, kTagLoad, true);
+        b_.else_();
+        emit_ring_tile(d, kTagLoad, /*send=*/false);
+        b_.end_if();
+        b_.wait_tag(kTagLoad);
+        b_.li(flag, g - 1);
+        b_.op3(Opcode::CMPLT, flag, pos, flag);
+        b_.if_(flag);
+        emit_ring_tile(d, kTagForward, /*send=*/true);
+        b_.end_if();
+        b_.release(pos);
+        b_.release(flag);
+        after(kTagForward, QRing, {d.lx}, {});
     }
 
     // A shared tile over the ring: received from the previous core into the tile's LX range (with

@@ -35,6 +35,9 @@ TEST_P(GatedMlp, MatchesCpu) {
     EXPECT_LE(r.cmp.max_abs_error, 1e-3) << r.cmp.first_mismatch;
     EXPECT_EQ(r.program.num_cores, c.cores);
     EXPECT_EQ(r.stats.pe_macs, 3 * int64_t(c.dim) * c.hidden * c.rows);
+    if (c.schedule == "pe_ring") {
+        EXPECT_GT(r.stats.ring_bytes, 0);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GatedMlp,
