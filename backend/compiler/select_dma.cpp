@@ -1,0 +1,84 @@
+// Instruction selection: DMA descriptors and instructions, and the per-core device-memory span check.
+#include "selector.h"
+
+namespace spyre {
+namespace selection {
+
+void Selector::emit_dma(const DmaCall &d, int tag, bool managed) {
+    const BufferInfo &dev = plan_.buffer(d.dram);
+    const BufferInfo &lx = plan_.buffer(d.lx);
+    func_ = dev.func;
+    int eb = dtype_bytes(dev.type);
+    DmaDesc desc;
+    desc.sticks = int32_t((d.run * eb + sb_ - 1) / sb_);
+    for (size_t i = 0; i < d.dims.size() && i < 3; i++) {
+        desc.count[i] = int32_t(d.dims[i].count);
+        desc.dram_stride[i] = d.dims[i].dram_stride * eb;
+        desc.lx_stride[i] = int32_t(d.dims[i].lx_stride * eb);
+    }
+    int di = descriptor(desc);
+    std::set<std::string> reads, writes;
+    if (d.store) reads = {d.lx}, writes = {d.dram};
+    else reads = {d.dram}, writes = {d.lx};
+    Queue q = d.store ? QStore : QLoad;
+    if (!managed) before(q, reads, writes);
+    record_span(d, dev, eb);
+    Reg off = eval(simplify(d.dram_offset * eb));
+    Operand lo;
+    lo.type = lx.type;
+    lo.base = lx_base(d.lx);
+    lo.index = d.lx_offset;
+    std::vector<Reg> regs;
+    Lx la = addr(lo, regs);
+    if (d.store) b_.dma_st(tag, dev.program_buffer, off, 0, la, di);
+    else b_.dma_ld(tag, dev.program_buffer, off, 0, la, di);
+    b_.release(off);
+    for (Reg r : regs) b_.release(r);
+    if (!managed) after(tag, q, reads, writes);
+}
+
+void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
+    Scope<Interval> scope;
+    for (auto &kv : extents_) scope.push(kv.first, Interval(Expr(0), Expr(int32_t(kv.second - 1))));
+    int64_t extra = (d.run * eb + sb_ - 1) / sb_ * sb_;
+    for (const DmaDim &dim : d.dims) extra += (dim.count - 1) * dim.dram_stride * eb;
+    for (int c = 0; c < plan_.num_cores; c++) {
+        scope.push(kCoreIdVar, Interval::single_point(Expr(c)));
+        Interval in = bounds_of_expr_in_scope(d.dram_offset, scope);
+        scope.pop(kCoreIdVar);
+        if (!in.has_lower_bound() || !in.has_upper_bound()) continue;
+        auto lo = const_int(in.min);
+        auto hi = const_int(in.max);
+        if (!lo || !hi) continue;
+        auto &span = spans_[{c, d.dram}];
+        int64_t a = *lo * eb, b2 = *hi * eb + extra;
+        if (span.second == 0) span = {a, b2};
+        else span = {std::min(span.first, a), std::max(span.second, b2)};
+    }
+}
+
+void Selector::check_spans() const {
+    for (const auto &kv : spans_) {
+        int64_t span = kv.second.second - kv.second.first;
+        if (span > plan_.machine.max_span_bytes) {
+            const BufferInfo &b = plan_.buffer(kv.first.second);
+            throw_error("Func ", b.func, ": core ", kv.first.first, " addresses ", span, " bytes of buffer '",
+                        b.name, "', more than the per-core span limit of ", plan_.machine.max_span_bytes,
+                        " bytes; ring_split the work over more cores");
+        }
+    }
+}
+
+int Selector::descriptor(const DmaDesc &d) {
+    for (size_t i = 0; i < descs_.size(); i++) {
+        const DmaDesc &e = descs_[i].first;
+        if (e.sticks == d.sticks && e.count == d.count && e.dram_stride == d.dram_stride && e.lx_stride == d.lx_stride)
+            return descs_[i].second;
+    }
+    int idx = b_.dma_desc(d);
+    descs_.push_back({d, idx});
+    return idx;
+}
+
+}  // namespace selection
+}  // namespace spyre

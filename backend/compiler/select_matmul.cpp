@@ -1,0 +1,105 @@
+// Instruction selection: matmul nests marked by pe_matmul become MATMUL on the PE array.
+#include "selector.h"
+
+namespace spyre {
+namespace selection {
+
+bool Selector::ends_with(const std::string &s, const std::string &suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void Selector::emit_matmul(const std::vector<Loop> &loops, const Store *st) {
+    const std::string &kname = loops.back().name;
+    auto fail = [&](const std::string &why) {
+        unsupported("pe_matmul: " + why + " (the update must be f(n, m) += f32(A(k, m)) * f32(B(n, k)))");
+    };
+    const BufferInfo &cb = plan_.buffer(st->name);
+    if (cb.type != DType::F32) fail("the accumulator must be float32");
+    const Add *add = st->value.as<Add>();
+    if (!add) fail("not an accumulation");
+    Expr acc = add->a, prod = add->b;
+    if (!(acc.as<Load>() && acc.as<Load>()->name == st->name)) std::swap(acc, prod);
+    const Load *cl = acc.as<Load>();
+    const Mul *mul = prod.as<Mul>();
+    if (!cl || cl->name != st->name || !equal(cl->index, st->index) || !mul) fail("not an accumulation of a product");
+    auto operand = [&](const Expr &e) -> const Load * {
+        const Cast *c = e.as<Cast>();
+        const Load *l = c ? c->value.as<Load>() : e.as<Load>();
+        if (!l || l->type.is_vector() || !plan_.has(l->name) || plan_.buffer(l->name).type != DType::F16) return nullptr;
+        return l;
+    };
+    const Load *la = operand(mul->a), *lb = operand(mul->b);
+    if (!la || !lb) fail("operands must be float16 values widened to float32");
+    std::set<std::string> vars = var_set(loops);
+    auto ac = affine_in(st->index, vars), aa = affine_in(la->index, vars), ab = affine_in(lb->index, vars);
+    if (!ac || !aa || !ab) fail("indices are not affine");
+    // The n loop: C moves by 1 and one operand (B) moves with it, the other (A) does not.
+    std::string n_name, m_name;
+    int64_t n_ext = 1, m_ext = 1;
+    size_t first = loops.size() - 1;
+    for (size_t i = loops.size() - 1; i-- > 0 && i + 3 >= loops.size();) {
+        const Loop &l = loops[i];
+        if (n_name.empty() && ac->of(l.name) == 1 && (aa->of(l.name) == 0) != (ab->of(l.name) == 0)) {
+            if (aa->of(l.name) != 0) std::swap(la, lb), std::swap(aa, ab);  // B is the one moving with n
+            n_name = l.name, n_ext = l.extent;
+        } else if (ac->of(l.name) > 1) {
+            m_name = l.name, m_ext = l.extent;
+        } else {
+            break;
+        }
+        first = i;
+    }
+    if (n_name.empty()) fail("no loop over n along which C is contiguous");
+    if (aa->of(kname) != 1) fail("A must be sticked on k (contiguous along the reduction)");
+    if (!m_name.empty() && (ab->of(m_name) != 0 || aa->of(m_name) <= 0)) fail("B must not move with m");
+    // B sticked on n is what the PE array takes; B sticked on k is restickified first.
+    const bool b_transposed = ab->of(kname) == 1;
+    if (!b_transposed && ab->of(n_name) != 1) fail("B must be sticked on n or on k");
+    int64_t k_ext = loops.back().extent;
+    int64_t lda = m_name.empty() ? 0 : aa->of(m_name) * 2;
+    int64_t ldb = b_transposed ? (n_ext + sb_ / 2 - 1) / (sb_ / 2) * sb_ : ab->of(kname) * 2;
+    int64_t ldc = m_name.empty() ? 0 : ac->of(m_name) * 4;
+    if (b_transposed && ab->of(n_name) * 2 != (k_ext * 2 + sb_ - 1) / sb_ * sb_)
+        fail("B sticked on k must have rows of k padded to whole sticks");
+    // Row strides must be whole sticks (the layouts pad K and N); a single row needs none.
+    if (m_name.empty()) lda = (k_ext * 2 + sb_ - 1) / sb_ * sb_, ldc = (n_ext * 4 + sb_ - 1) / sb_ * sb_;
+    for (int64_t ld : {lda, ldb, ldc})
+        if (ld % sb_) fail("operand rows are not whole sticks");
+    MatmulDesc md;
+    md.m = int32_t(m_ext), md.n = int32_t(n_ext), md.k = int32_t(k_ext);
+    md.lda = int32_t(lda), md.ldb = int32_t(ldb), md.ldc = int32_t(ldc);
+    int di = b_.mm_desc(md);
+    std::set<std::string> inner;
+    for (size_t i = first; i < loops.size(); i++) inner.insert(loops[i].name);
+    emit_loops(loops, first, [&] {
+        auto base = [&](const Load *l, DType t) {
+            Operand o;
+            o.type = t;
+            o.buf = l->name;
+            o.base = lx_base(l->name);
+            auto a = affine_in(l->index, inner);
+            o.index = simplify(a->rest);
+            if (!provably_multiple(o.index, plan_.lanes(t))) fail("an operand does not start on a stick boundary");
+            return o;
+        };
+        Operand oa = base(la, DType::F16), ob = base(lb, DType::F16), oc = base(cl, DType::F32);
+        std::string bname = lb->name;
+        if (b_transposed) {
+            // Restickify B (n rows of k) into k rows of n, at the restickify rate.
+            Operand t = new_temp(DType::F16, k_ext * ldb);
+            vinstr(Opcode::VTRANSPOSE, DType::F16, t, &ob, nullptr, n_ext, k_ext);
+            ob = t;
+            bname = t.buf;
+        }
+        before(QPE, {la->name, bname, st->name}, {st->name});
+        std::vector<Reg> regs;
+        Lx xc = addr(oc, regs), xa = addr(oa, regs), xb = addr(ob, regs);
+        b_.matmul(kTagPE, xc, xa, xb, di, true);
+        for (Reg r : regs) b_.release(r);
+        after(kTagPE, QPE, {la->name, bname, st->name}, {st->name});
+        reset_temps();
+    });
+}
+
+}  // namespace selection
+}  // namespace spyre

@@ -1,0 +1,150 @@
+// Instruction selection: double-buffered loops (the next tiles' DMA in flight while this one
+// computes) and ring-shared tiles (loaded by a run's first core and forwarded core to core).
+#include "selector.h"
+
+namespace spyre {
+namespace selection {
+
+void Selector::emit_pipeline(const For *op, int64_t n) {
+    const std::vector<std::string> &tiles = plan_.pipelines.at(op);
+    auto is_tile = [&](const std::string &b) { return std::find(tiles.begin(), tiles.end(), b) != tiles.end(); };
+    std::vector<Stmt> seq = body_sequence(op->body);
+    std::vector<DmaCall> loads, stores;
+    size_t first = 0, last = seq.size();
+    while (first < seq.size()) {
+        auto d = as_dma(seq[first]);
+        if (!d || d->store || !is_tile(d->lx)) break;
+        loads.push_back(*d);
+        first++;
+    }
+    while (last > first) {
+        auto d = as_dma(seq[last - 1]);
+        if (!d || !d->store || !is_tile(d->lx)) break;
+        stores.insert(stores.begin(), *d);
+        last--;
+    }
+    drain();
+    Reg i = b_.alloc(), next = b_.alloc(), pair = b_.alloc(), cond = b_.alloc();
+    // Ring sharing (plan_ring_shares): `head` is set on the first core of each run, which reads
+    // the shared tiles; `forward` on every core but the last of a run, which passes them on.
+    auto share_it = plan_.ring_shares.find(op);
+    const KernelPlan::RingShare *share = share_it == plan_.ring_shares.end() ? nullptr : &share_it->second;
+    Reg head, forward;
+    if (share) {
+        head = b_.alloc();
+        forward = b_.alloc();
+        b_.core_id(head);
+        b_.li(forward, share->group);
+        b_.op3(Opcode::REM, head, head, forward);  // position in the run
+        b_.li(forward, share->group - 1);
+        b_.op3(Opcode::CMPLT, forward, head, forward);
+        b_.op3(Opcode::CMPEQ, head, head, kZero);
+    }
+    const uint32_t forward_tags = share ? (3u << kTagForward) : 0;
+    auto issue_loads = [&](Reg at, int parity) {
+        vars_[op->name] = at;
+        for (const std::string &t : tiles) parity_[t] = parity;
+        // The tile this parity's copy held two iterations ago must have left for the next core.
+        if (share) b_.wait(1u << (kTagForward + parity));
+        for (const DmaCall &d : loads) {
+            if (!share || !share->tiles.count(d.lx)) {
+                emit_dma(d, parity, true);
+                continue;
+            }
+            b_.if_(head);
+            emit_dma(d, parity, true);
+            b_.else_();
+            emit_ring_tile(d, parity, /*send=*/false);
+            b_.end_if();
+        }
+    };
+    extents_[op->name] = n;
+    b_.li(i, 0);
+    issue_loads(i, 0);
+    b_.loop(pair, int32_t((n + 1) / 2));
+    for (int p = 0; p < 2; p++) {
+        b_.muli(i, pair, 2);
+        if (p) b_.addi(i, i, 1);
+        bool guard_this = p == 1 && n % 2;
+        if (guard_this) {
+            b_.li(cond, n);
+            b_.op3(Opcode::CMPLT, cond, i, cond);
+            b_.if_(cond);
+        }
+        if (!loads.empty()) {
+            b_.addi(next, i, 1);
+            b_.li(cond, n);
+            b_.op3(Opcode::CMPLT, cond, next, cond);
+            b_.if_(cond);
+            issue_loads(next, 1 - p);
+            b_.end_if();
+        }
+        b_.wait((1u << p) | (1u << (3 + p)));
+        vars_[op->name] = i;
+        for (const std::string &t : tiles) parity_[t] = p;
+        if (share) {
+            // This iteration's shared tiles have arrived: pass them on while the body computes.
+            b_.if_(forward);
+            for (const DmaCall &d : loads)
+                if (share->tiles.count(d.lx)) emit_ring_tile(d, kTagForward + p, /*send=*/true);
+            b_.end_if();
+        }
+        for (size_t s = first; s < last; s++) emit(seq[s]);
+        drain();
+        for (const DmaCall &d : stores) emit_dma(d, 3 + p, true);
+        if (guard_this) b_.end_if();
+    }
+    b_.end_loop();
+    b_.wait((1u << 3) | (1u << 4) | forward_tags);
+    for (const std::string &t : tiles) parity_.erase(t);
+    vars_.erase(op->name);
+    for (Reg r : {i, next, pair, cond}) b_.release(r);
+    if (share) {
+        b_.release(head);
+        b_.release(forward);
+    }
+}
+
+void Selector::emit_shared_load(const DmaCall &d, int g) {
+    const std::set<std::string> reads{d.dram}, writes{d.lx};
+    before(QLoad, reads, writes);
+    before(QRing, reads, writes);
+    Reg pos = b_.alloc(), flag = b_.alloc();
+    b_.core_id(pos);
+    b_.li(flag, g);
+    b_.op3(Opcode::REM, pos, pos, flag);
+    b_.op3(Opcode::CMPEQ, flag, pos, kZero);
+    b_.if_(flag);
+    emit_dma(d, kTagLoad, true);
+    b_.else_();
+    emit_ring_tile(d, kTagLoad, /*send=*/false);
+    b_.end_if();
+    b_.wait_tag(kTagLoad);
+    b_.li(flag, g - 1);
+    b_.op3(Opcode::CMPLT, flag, pos, flag);
+    b_.if_(flag);
+    emit_ring_tile(d, kTagForward, /*send=*/true);
+    b_.end_if();
+    b_.release(pos);
+    b_.release(flag);
+    after(kTagForward, QRing, {d.lx}, {});
+}
+
+void Selector::emit_ring_tile(const DmaCall &d, int tag, bool send) {
+    const BufferInfo &lx = plan_.buffer(d.lx);
+    const int64_t eb = dtype_bytes(lx.type);
+    int64_t bytes = (d.run * eb + sb_ - 1) / sb_ * sb_;
+    for (const DmaDim &dim : d.dims) bytes *= dim.count;
+    Operand lo;
+    lo.type = lx.type;
+    lo.base = lx_base(d.lx);
+    lo.index = d.lx_offset;
+    std::vector<Reg> regs;
+    Lx la = addr(lo, regs);
+    if (send) b_.ring_send(tag, +1, la, int32_t(bytes / sb_));
+    else b_.ring_recv(tag, -1, la, int32_t(bytes / sb_));
+    for (Reg r : regs) b_.release(r);
+}
+
+}  // namespace selection
+}  // namespace spyre

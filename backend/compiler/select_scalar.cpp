@@ -1,0 +1,99 @@
+// Instruction selection: scalar code (index expressions into registers) and LX operand addresses.
+#include "selector.h"
+
+namespace spyre {
+namespace selection {
+
+Reg Selector::eval(const Expr &e0) {
+    Expr e = simplify(e0);
+    if (auto c = const_int(e)) {
+        Reg r = b_.alloc();
+        b_.li(r, *c);
+        return r;
+    }
+    if (const Variable *v = e.as<Variable>()) {
+        auto it = vars_.find(v->name);
+        if (it == vars_.end())
+            throw_error("kernel ", plan_.kernel_name, ": the device code needs '", v->name,
+                        "', which is not known at compile time (buffer metadata or a parameter); shapes and "
+                        "parameters must be fixed when compiling for Spyre");
+        Reg r = b_.alloc();
+        b_.mov(r, it->second);
+        return r;
+    }
+    auto bin = [&](Expr a, Expr bb, Opcode op) {
+        Reg ra = eval(a);
+        auto cb = const_int(bb);
+        if (cb && *cb >= INT32_MIN && *cb <= INT32_MAX && (op == Opcode::ADD || op == Opcode::MUL)) {
+            if (op == Opcode::ADD) b_.addi(ra, ra, int32_t(*cb));
+            else b_.muli(ra, ra, int32_t(*cb));
+            return ra;
+        }
+        Reg rb = eval(bb);
+        b_.op3(op, ra, ra, rb);
+        b_.release(rb);
+        return ra;
+    };
+    if (const Add *op = e.as<Add>()) return bin(op->a, op->b, Opcode::ADD);
+    if (const Sub *op = e.as<Sub>()) {
+        if (auto cb = const_int(op->b)) return bin(op->a, Expr(int32_t(-*cb)), Opcode::ADD);
+        return bin(op->a, op->b, Opcode::SUB);
+    }
+    if (const Mul *op = e.as<Mul>()) return bin(op->a, op->b, Opcode::MUL);
+    if (const Div *op = e.as<Div>()) return bin(op->a, op->b, Opcode::DIV);
+    if (const Mod *op = e.as<Mod>()) return bin(op->a, op->b, Opcode::REM);
+    if (const Min *op = e.as<Min>()) return bin(op->a, op->b, Opcode::MIN);
+    if (const Max *op = e.as<Max>()) return bin(op->a, op->b, Opcode::MAX);
+    if (const LT *op = e.as<LT>()) return bin(op->a, op->b, Opcode::CMPLT);
+    if (const GT *op = e.as<GT>()) return bin(op->b, op->a, Opcode::CMPLT);
+    if (const LE *op = e.as<LE>()) return bin(op->a, op->b + 1, Opcode::CMPLT);
+    if (const GE *op = e.as<GE>()) return bin(op->b, op->a + 1, Opcode::CMPLT);
+    if (const EQ *op = e.as<EQ>()) return bin(op->a, op->b, Opcode::CMPEQ);
+    if (const NE *op = e.as<NE>()) {
+        Reg r = bin(op->a, op->b, Opcode::CMPEQ);
+        Reg z = b_.alloc();
+        b_.li(z, 0);
+        b_.op3(Opcode::CMPEQ, r, r, z);
+        b_.release(z);
+        return r;
+    }
+    if (const And *op = e.as<And>()) return bin(op->a, op->b, Opcode::MIN);
+    if (const Or *op = e.as<Or>()) return bin(op->a, op->b, Opcode::MAX);
+    if (const Not *op = e.as<Not>()) {
+        Reg r = eval(op->a);
+        Reg z = b_.alloc();
+        b_.li(z, 0);
+        b_.op3(Opcode::CMPEQ, r, r, z);
+        b_.release(z);
+        return r;
+    }
+    if (const Select *op = e.as<Select>()) {
+        Reg c = eval(op->condition), t = eval(op->true_value), f = eval(op->false_value);
+        b_.emit(Instr{Opcode::SEL, 0, 0, {c.id, c.id, t.id, f.id}});
+        b_.release(t);
+        b_.release(f);
+        return c;
+    }
+    if (const Cast *op = e.as<Cast>(); op && op->type.is_int_or_uint()) return eval(op->value);
+    throw_error("kernel ", plan_.kernel_name, ": index expression ", e, " has no scalar form on Spyre");
+}
+
+int32_t Selector::lx_base(const std::string &name) {
+    const BufferInfo &bi = plan_.buffer(name);
+    if (bi.place != Place::LX) throw_error("kernel ", plan_.kernel_name, ": internal: ", name, " is not in LX");
+    int32_t off = bi.lx_offset;
+    auto it = parity_.find(name);
+    if (it != parity_.end() && it->second) off += int32_t((bi.bytes() + sb_ - 1) / sb_ * sb_);
+    return off;
+}
+
+Lx Selector::addr(const Operand &o, std::vector<Reg> &regs) {
+    Expr bytes = simplify(o.index * dtype_bytes(o.type));
+    if (auto c = const_int(bytes)) return Lx(int32_t(o.base + *c));
+    Reg r = eval(bytes);
+    regs.push_back(r);
+    return Lx(r, o.base);
+}
+
+}  // namespace selection
+}  // namespace spyre

@@ -1,0 +1,544 @@
+// Instruction selection: vector expressions, expression temporaries in LX and the loop nests of
+// vector stores (stick runs, per-group scalars, element stores).
+#include "selector.h"
+
+namespace spyre {
+namespace selection {
+
+int64_t Selector::sticks_per_group(const Domain &d, DType t) const {
+    int64_t bytes = d.elems * dtype_bytes(t);
+    return (bytes + sb_ - 1) / sb_;
+}
+
+Operand Selector::new_temp(DType t, int64_t bytes) {
+    bytes = (bytes + sb_ - 1) / sb_ * sb_;
+    // First fit among free slots, else a new slot on top.
+    for (size_t i = 0; i < temps_.size(); i++) {
+        if (!temps_[i].used && temps_[i].bytes >= bytes) {
+            temps_[i].used = true;
+            return temp_operand(int(i), t);
+        }
+    }
+    int64_t top = temps_.empty() ? 0 : temps_.back().offset + temps_.back().bytes;
+    temps_.push_back(TempSlot{top, bytes, true});
+    temp_peak_ = std::max(temp_peak_, top + bytes);
+    return temp_operand(int(temps_.size()) - 1, t);
+}
+
+Operand Selector::temp_operand(int slot, DType t) {
+    Operand o;
+    o.kind = Operand::Vec;
+    o.type = t;
+    o.buf = "$temp";  // tracked like a buffer: the PE array reads restickified operands from it
+    o.base = int32_t(temp_base_ + temps_[slot].offset);
+    o.index = Expr(0);
+    o.temp = slot;
+    return o;
+}
+
+void Selector::free_temp(const Operand &o) {
+    if (o.temp >= 0) temps_[o.temp].used = false;
+}
+
+void Selector::vinstr(Opcode op, DType t, const Operand &dst, const Operand *a, const Operand *b2, int64_t sticks,
+            int64_t groups, uint8_t mode, int32_t aux) {
+    std::set<std::string> reads, writes;
+    for (const Operand *o : {a, b2})
+        if (o && !o->buf.empty()) reads.insert(o->buf);
+    if (!dst.buf.empty()) writes.insert(dst.buf);
+    if (mode & kAccumulate) reads.insert(dst.buf);
+    before(QVec, reads, writes);
+    if (sticks > INT32_MAX || groups > INT32_MAX)
+        throw_error("kernel ", plan_.kernel_name, ": a vector step of ", sticks, " x ", groups, " sticks is too large");
+    std::vector<Reg> regs;
+    Lx ld = addr(dst, regs);
+    Lx la = a ? addr(*a, regs) : Lx();
+    Lx lb = b2 ? addr(*b2, regs) : Lx();
+    Instr in;
+    in.op = op;
+    in.dtype = uint8_t(t);
+    in.mode = mode;
+    in.a = {kTagVec, ld.reg.id, ld.off, la.reg.id, la.off, lb.reg.id, lb.off, int32_t(sticks), int32_t(groups), aux};
+    b_.emit(in);
+    for (Reg r : regs) b_.release(r);
+    after(kTagVec, QVec, reads, writes);
+}
+
+void Selector::unsupported(const std::string &what) const {
+    throw_error("Func ", func_, ": ", what);
+}
+
+Operand Selector::load(const Load *op, const Domain &d) {
+    if (!plan_.has(op->name)) unsupported("reads " + op->name + ", which is not a buffer of the kernel");
+    const BufferInfo &bi = plan_.buffer(op->name);
+    if (bi.place != Place::LX) unsupported("internal: " + op->name + " was not staged into LX");
+    Operand o;
+    o.type = bi.type;
+    o.buf = op->name;
+    o.base = lx_base(op->name);
+    Expr base = op->index;
+    bool ramp = false;
+    if (const Ramp *r = op->index.as<Ramp>()) {
+        if (!is_const_one(r->stride)) unsupported("reads " + bi.func + " with a strided vector");
+        base = r->base;
+        ramp = true;
+        if (r->lanes != d.ramp_lanes) unsupported("mixes vectors of different widths");
+    }
+    std::set<std::string> vars = d.vars();
+    auto a = affine_in(base, vars);
+    if (!a) unsupported("index of " + bi.func + " is not affine in its loops");
+    int64_t lanes_t = plan_.lanes(bi.type);
+    bool lane_dep = false;
+    for (auto &l : d.lane) lane_dep |= a->of(l.first) != 0;
+    if (ramp || lane_dep) {
+        for (auto &l : d.lane)
+            if (a->of(l.first) != l.second)
+                unsupported("reads " + bi.func + " out of stick order along " + l.first +
+                            " (stick_vectorize the dimension of stride 1 and keep rows contiguous)");
+        if (d.ramp_lanes == 0 && d.lane.empty()) unsupported("internal: vector load without lanes");
+        if (!d.group_var.empty()) {
+            int64_t want = d.padded ? sticks_per_group(d, bi.type) * lanes_t : d.elems;
+            if (a->of(d.group_var) != want)
+                unsupported("rows of " + bi.func + " are not back to back in whole sticks (row stride " +
+                            std::to_string(a->of(d.group_var)) + ", expected " + std::to_string(want) + ")");
+        }
+        o.kind = Operand::Vec;
+        o.index = simplify(a->rest);
+        if (!provably_multiple(o.index, lanes_t)) {
+            // The usual cause: a Func with wider elements (an fp32 accumulator) vectorized by its
+            // own stick, which covers part of a stick of its narrower input.
+            std::string hint;
+            if (d.ramp_lanes > 0 && d.ramp_lanes % lanes_t != 0)
+                hint = ": its vectors are " + std::to_string(d.ramp_lanes) + " elements and a stick of " +
+                       bi.func + " holds " + std::to_string(lanes_t) + "; stick_vectorize(x, " +
+                       std::to_string(lanes_t / std::max<int64_t>(d.ramp_lanes, 1)) +
+                       ") on this Func makes each vector a whole stick of " + bi.func;
+            unsupported("reads " + bi.func + " from an address that is not on a stick boundary" + hint);
+        }
+        return o;
+    }
+    o.kind = Operand::Scal;
+    o.index = simplify(a->rest);
+    int64_t cg = d.group_var.empty() ? 0 : a->of(d.group_var);
+    if (cg != 0 && cg != 1) unsupported("reads one value of " + bi.func + " per row, but not consecutive values");
+    o.per_group = cg == 1;
+    return o;
+}
+
+bool Selector::is_scalar_like(const Expr &e, const Domain &d) {
+    if (e.type().is_vector()) {
+        if (e.as<Broadcast>()) return true;
+        if (e.as<Load>()) return false;
+    }
+    if (const Load *l = e.as<Load>()) {
+        if (l->index.type().is_vector()) return false;
+        auto a = affine_in(l->index, d.vars());
+        if (!a) return false;
+        for (auto &lv : d.lane)
+            if (a->of(lv.first)) return false;
+        return true;
+    }
+    if (e.as<FloatImm>() || e.as<IntImm>()) return true;
+    bool all = true;
+    int children = 0;
+    auto check = [&](const Expr &c) {
+        children++;
+        all = all && is_scalar_like(c, d);
+    };
+    if (const Cast *op = e.as<Cast>()) check(op->value);
+    else if (const Call *op = e.as<Call>()) {
+        for (const Expr &a : op->args) check(a);
+    } else if (const Add *op = e.as<Add>()) check(op->a), check(op->b);
+    else if (const Sub *op = e.as<Sub>()) check(op->a), check(op->b);
+    else if (const Mul *op = e.as<Mul>()) check(op->a), check(op->b);
+    else if (const Div *op = e.as<Div>()) check(op->a), check(op->b);
+    else if (const Min *op = e.as<Min>()) check(op->a), check(op->b);
+    else if (const Max *op = e.as<Max>()) check(op->a), check(op->b);
+    else return false;
+    return all && children > 0;
+}
+
+Operand Selector::scalar_value(const Expr &e0, const Domain &d) {
+    Expr e = e0;
+    if (const Broadcast *bc = e.as<Broadcast>()) e = bc->value;
+    if (const Load *l = e.as<Load>()) return load(l, d);
+    Domain g;
+    // Whole fp16 sticks, so that conversions between fp16 and fp32 give whole sticks too; the
+    // elements past the last group are computed but never used.
+    g.elems = (d.groups + sb_ / 2 - 1) / (sb_ / 2) * (sb_ / 2);
+    g.padded = true;
+    if (!d.group_var.empty()) g.lane.push_back({d.group_var, 1});
+    for (auto &l : d.lane) g.zero[l.first] = Expr(0);
+    Expr body = substitute(g.zero, e);
+    Operand v = gen(body, g, nullptr);
+    if (v.kind == Operand::Scal) {  // no dependence on the groups: spread it
+        Operand t = new_temp(v.type, std::max<int64_t>(1, sticks_per_group(g, v.type)) * sb_);
+        vinstr(Opcode::VBCAST, v.type, t, &v, nullptr, sticks_per_group(g, v.type), 1);
+        free_temp(v);
+        v = t;
+    }
+    v.kind = Operand::Scal;
+    v.per_group = !d.group_var.empty();
+    return v;
+}
+
+Operand Selector::as_src1(Operand s, const Domain &d) {
+    if (s.kind != Operand::Scal || s.per_group || d.groups == 1) return s;
+    Domain g;
+    g.elems = d.groups;
+    Operand t = new_temp(s.type, sticks_per_group(g, s.type) * sb_);
+    vinstr(Opcode::VBCAST, s.type, t, &s, nullptr, sticks_per_group(g, s.type), 1);
+    t.kind = Operand::Scal;
+    t.per_group = true;
+    return t;
+}
+
+Operand Selector::constant(double v, DType t, const Domain &d) {
+    Domain g;
+    g.elems = d.groups;
+    int64_t sticks = std::max<int64_t>(1, sticks_per_group(g, t));
+    Operand o = new_temp(t, sticks * sb_);
+    float f = float(v);
+    int32_t bits;
+    std::memcpy(&bits, &f, 4);
+    vinstr(Opcode::VFILL, t, o, nullptr, nullptr, sticks, 1, 0, bits);
+    o.kind = Operand::Scal;
+    o.per_group = d.groups > 1;
+    return o;
+}
+
+Operand Selector::result_for(const Domain &d, DType t, const Operand *into, std::initializer_list<const Operand *> reuse) {
+    if (into) return *into;
+    for (const Operand *r : reuse)
+        if (r && r->temp >= 0 && r->type == t && r->kind == Operand::Vec &&
+            temps_[r->temp].bytes >= sticks_per_group(d, t) * d.groups * sb_)
+            return *r;
+    return new_temp(t, sticks_per_group(d, t) * d.groups * sb_);
+}
+
+Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
+    DType t = dtype_of(e.type());
+    int64_t sticks = sticks_per_group(d, t);
+    // In a one-element domain (no lanes, no groups) every value is scalar-like: compute it
+    // directly on one stick instead of re-entering scalar evaluation.
+    bool single = d.lane.empty() && d.group_var.empty() && d.ramp_lanes == 0;
+    if (!single && is_scalar_like(e, d)) {
+        Operand s;
+        if (const FloatImm *f = e.as<FloatImm>()) s = constant(f->value, t, d);
+        else if (const Broadcast *bc = e.as<Broadcast>(); bc && bc->value.as<FloatImm>())
+            s = constant(bc->value.as<FloatImm>()->value, t, d);
+        else s = scalar_value(e, d);
+        if (!into) return s;
+        s = as_src1(s, d);
+        vinstr(Opcode::VBCAST, t, *into, &s, nullptr, sticks, d.groups);
+        free_temp(s);
+        return *into;
+    }
+    if (single) {
+        const FloatImm *f = e.as<FloatImm>();
+        if (const Broadcast *bc = e.as<Broadcast>()) f = bc->value.as<FloatImm>();
+        if (f) {
+            Operand c = constant(f->value, t, d);
+            if (!into) return c;
+            vinstr(Opcode::VBCAST, t, *into, &c, nullptr, sticks, d.groups);
+            free_temp(c);
+            return *into;
+        }
+    }
+    if (const Load *l = e.as<Load>()) {
+        Operand o = load(l, d);
+        if (!into) return o;
+        vinstr(o.kind == Operand::Scal ? Opcode::VBCAST : Opcode::VCOPY, t, *into, &o, nullptr, sticks, d.groups);
+        return *into;
+    }
+    if (const Cast *c = e.as<Cast>()) {
+        Operand a = to_vec(gen(c->value, d, nullptr), d);
+        DType from = a.type;
+        if (from == t) return a;
+        int64_t src_sticks = sticks_per_group(d, from);
+        int64_t ratio_num = dtype_bytes(t), ratio_den = dtype_bytes(from);
+        if (d.groups == 1 && (src_sticks * ratio_num) % ratio_den) {
+            // A narrowing of a part stick: convert a padded copy so that both sides are whole sticks.
+            int64_t padded = (src_sticks + ratio_den / ratio_num - 1) / (ratio_den / ratio_num) * (ratio_den / ratio_num);
+            Operand p = new_temp(from, padded * sb_);
+            vinstr(Opcode::VCOPY, from, p, &a, nullptr, src_sticks, 1);
+            free_temp(a);
+            a = p;
+            src_sticks = padded;
+        }
+        Operand r = result_for(d, t, into, {});
+        vinstr(Opcode::VCVT, from, r, &a, nullptr, src_sticks, d.groups, 0, int32_t(t));
+        free_temp(a);
+        return r;
+    }
+    auto unary = [&](Opcode op, const Expr &x) {
+        Operand a = to_vec(gen(x, d, nullptr), d);
+        Operand r = result_for(d, t, into, {&a});
+        vinstr(op, t, r, &a, nullptr, sticks, d.groups);
+        if (r.temp != a.temp) free_temp(a);
+        return r;
+    };
+    if (const Call *c = e.as<Call>()) {
+        std::string n = c->name;
+        auto is = [&](const char *base) { return n == std::string(base) + "_f16" || n == std::string(base) + "_f32"; };
+        if (is("exp")) return unary(Opcode::VEXP, c->args[0]);
+        if (is("log")) return unary(Opcode::VLOG, c->args[0]);
+        if (is("tanh")) return unary(Opcode::VTANH, c->args[0]);
+        if (is("sqrt")) return unary(Opcode::VSQRT, c->args[0]);
+        if (c->is_intrinsic(Call::abs)) return unary(Opcode::VABS, c->args[0]);
+        unsupported("the operation " + n + " has no Spyre vector instruction");
+    }
+    auto binary = [&](Opcode op, const Expr &x, const Expr &y, bool commutative) {
+        bool xs = is_scalar_like(x, d), ys = is_scalar_like(y, d);
+        if (xs && commutative) return binary_ops(op, y, x, d, into, t, sticks);
+        if (xs) {
+            // scalar op vector: spread the scalar over the vector first.
+            Operand s = gen(x, d, nullptr);
+            s = as_src1(s, d);
+            Operand v = new_temp(t, sticks * d.groups * sb_);
+            vinstr(Opcode::VBCAST, t, v, &s, nullptr, sticks, d.groups);
+            free_temp(s);
+            Operand b2 = gen(y, d, nullptr);
+            Operand r = result_for(d, t, into, {&v, &b2});
+            uint8_t mode = b2.kind == Operand::Scal ? kSrc1Scalar : 0;
+            if (mode) b2 = as_src1(b2, d);
+            vinstr(op, t, r, &v, &b2, sticks, d.groups, mode);
+            if (r.temp != v.temp) free_temp(v);
+            if (r.temp != b2.temp) free_temp(b2);
+            return r;
+        }
+        (void)ys;
+        return binary_ops(op, x, y, d, into, t, sticks);
+    };
+    if (const Add *op = e.as<Add>()) return binary(Opcode::VADD, op->a, op->b, true);
+    if (const Mul *op = e.as<Mul>()) return binary(Opcode::VMUL, op->a, op->b, true);
+    if (const Min *op = e.as<Min>()) return binary(Opcode::VMIN, op->a, op->b, true);
+    if (const Max *op = e.as<Max>()) return binary(Opcode::VMAX, op->a, op->b, true);
+    if (const Div *op = e.as<Div>()) return binary(Opcode::VDIV, op->a, op->b, false);
+    if (const Sub *op = e.as<Sub>()) {
+        Expr z = op->a;
+        if (const Broadcast *bc = z.as<Broadcast>()) z = bc->value;
+        if (is_const_zero(z)) return unary(Opcode::VNEG, op->b);
+        return binary(Opcode::VSUB, op->a, op->b, false);
+    }
+    unsupported("the expression " + describe(e) + " has no Spyre vector form");
+}
+
+Operand Selector::to_vec(Operand s, const Domain &d) {
+    if (s.kind == Operand::Vec) return s;
+    s = as_src1(s, d);
+    Operand v = new_temp(s.type, sticks_per_group(d, s.type) * d.groups * sb_);
+    vinstr(Opcode::VBCAST, s.type, v, &s, nullptr, sticks_per_group(d, s.type), d.groups);
+    free_temp(s);
+    return v;
+}
+
+Operand Selector::binary_ops(Opcode op, const Expr &x, const Expr &y, const Domain &d, const Operand *into, DType t,
+                   int64_t sticks) {
+    Operand a = to_vec(gen(x, d, nullptr), d);
+    Operand b2 = gen(y, d, nullptr);
+    uint8_t mode = 0;
+    if (b2.kind == Operand::Scal) {
+        b2 = as_src1(b2, d);
+        mode = kSrc1Scalar;
+    }
+    Operand r = result_for(d, t, into, {&a, &b2});
+    vinstr(op, t, r, &a, &b2, sticks, d.groups, mode);
+    if (r.temp != a.temp) free_temp(a);
+    if (r.temp != b2.temp) free_temp(b2);
+    return r;
+}
+
+std::string Selector::describe(const Expr &e) {
+    std::ostringstream os;
+    os << e;
+    std::string s = os.str();
+    return s.size() > 120 ? s.substr(0, 117) + "..." : s;
+}
+
+void Selector::emit_loops(const std::vector<Loop> &loops, size_t n, const std::function<void()> &inner) {
+    if (n == 0) return inner();
+    std::vector<Reg> regs;
+    for (size_t i = 0; i < n; i++) {
+        Reg r = b_.alloc();
+        regs.push_back(r);
+        b_.loop(r, int32_t(loops[i].extent));
+        vars_[loops[i].name] = r;
+        extents_[loops[i].name] = loops[i].extent;
+    }
+    inner();
+    for (size_t i = n; i-- > 0;) {
+        // Every iteration leaves nothing in flight: the next one may reuse any buffer, and the
+        // device keeps no unbounded list of unwaited operations.
+        drain();
+        b_.end_loop();
+        vars_.erase(loops[i].name);
+        b_.release(regs[i]);
+    }
+}
+
+void Selector::emit_nest(const std::vector<Loop> &loops, const Store *st) {
+    func_ = plan_.has(st->name) ? plan_.buffer(st->name).func : st->name;
+    if (!plan_.has(st->name) || plan_.buffer(st->name).place != Place::LX)
+        unsupported("internal: store to " + st->name + " was not staged into LX");
+    if (!is_const_one(st->predicate)) unsupported("predicated stores have no Spyre form");
+    if (!loops.empty() && ends_with(loops.back().name, kPeLoopSuffix)) return emit_matmul(loops, st);
+    if (st->index.type().is_vector()) return emit_vector_store(loops, st);
+    // A reduction needs a reduction loop: an innermost loop the destination does not move with.
+    bool has_reduction_loop = false;
+    if (!loops.empty()) {
+        auto a = affine_in(st->index, var_set(loops));
+        has_reduction_loop = a && a->of(loops.back().name) == 0;
+    }
+    if (auto red = reduction_of(st); red && has_reduction_loop) return emit_reduction(loops, st, *red);
+    emit_element_store(loops, st);
+}
+
+std::set<std::string> Selector::var_set(const std::vector<Loop> &loops) {
+    std::set<std::string> s;
+    for (const Loop &l : loops) s.insert(l.name);
+    return s;
+}
+
+void Selector::collect(const Expr &e, bool under_broadcast, AccessCoeffs &out) {
+    class V : public IRVisitor {
+    public:
+        AccessCoeffs *out;
+        int bc = 0;
+        using IRVisitor::visit;
+        void visit(const Broadcast *op) override {
+            bc++;
+            IRVisitor::visit(op);
+            bc--;
+        }
+        void visit(const Load *op) override {
+            if (const Ramp *r = op->index.as<Ramp>()) out->vec.push_back({r->base, true});
+            else out->scal.push_back({op->index, bc > 0});
+            IRVisitor::visit(op);
+        }
+    } v;
+    v.out = &out;
+    v.bc = under_broadcast;
+    e.accept(&v);
+}
+
+void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st) {
+    const Ramp *r = st->index.as<Ramp>();
+    if (!r || !is_const_one(r->stride)) unsupported("stores a strided vector");
+    const BufferInfo &dst = plan_.buffer(st->name);
+    AccessCoeffs acc;
+    acc.vec.push_back({r->base, true});
+    collect(st->value, false, acc);
+    std::set<std::string> all = var_set(loops);
+    auto coeff = [&](const Expr &idx, const std::string &v) {
+        auto a = affine_in(idx, all);
+        return a ? a->of(v) : INT64_MIN;
+    };
+    Domain d;
+    d.ramp_lanes = r->lanes;
+    d.elems = r->lanes;
+    size_t k = loops.size();
+    // Merge loops, innermost first, while every vector access continues contiguously and no
+    // per-element scalar depends on them.
+    while (k > 0) {
+        const Loop &l = loops[k - 1];
+        bool ok = true;
+        for (auto &a : acc.vec) ok &= coeff(a.first, l.name) == d.elems;
+        for (auto &s : acc.scal) ok &= coeff(s.first, l.name) == 0;
+        if (!ok) break;
+        d.lane.push_back({l.name, d.elems});
+        d.elems *= l.extent;
+        k--;
+    }
+    if (k > 0) {
+        const Loop &l = loops[k - 1];
+        bool ok = true;
+        for (auto &a : acc.vec) ok &= coeff(a.first, l.name) == d.elems;
+        for (auto &s : acc.scal) {
+            int64_t c = coeff(s.first, l.name);
+            ok &= c == 0 || c == 1;
+        }
+        if (ok) {
+            d.group_var = l.name;
+            d.groups = l.extent;
+            k--;
+        }
+    }
+    DType t = dst.type;
+    if ((d.elems * dtype_bytes(t)) % sb_)
+        unsupported("vectors of " + std::to_string(d.elems) + " elements are not whole sticks; stick_vectorize it");
+    emit_loops(loops, k, [&] {
+        Operand o;
+        o.kind = Operand::Vec;
+        o.type = t;
+        o.buf = st->name;
+        o.base = lx_base(st->name);
+        auto a = affine_in(r->base, d.vars());
+        o.index = simplify(a->rest);
+        if (!provably_multiple(o.index, plan_.lanes(t)))
+            unsupported("stores to an address that is not on a stick boundary");
+        gen(st->value, d, &o);
+        reset_temps();
+    });
+}
+
+void Selector::emit_element_store(const std::vector<Loop> &loops, const Store *st) {
+    const BufferInfo &dst = plan_.buffer(st->name);
+    std::set<std::string> all = var_set(loops);
+    auto ai = affine_in(st->index, all);
+    if (!ai) unsupported("store index is not affine");
+    Domain d;
+    d.padded = true;
+    size_t k = loops.size();
+    AccessCoeffs acc;
+    collect(st->value, false, acc);
+    auto coeff = [&](const Expr &idx, const std::string &v) {
+        auto a = affine_in(idx, all);
+        return a ? a->of(v) : INT64_MIN;
+    };
+    while (k > 0) {
+        const Loop &l = loops[k - 1];
+        if (ai->of(l.name) != d.elems) break;
+        bool ok = true;
+        for (auto &s : acc.scal) {
+            int64_t c = coeff(s.first, l.name);
+            ok &= c == 0 || c == d.elems;
+        }
+        if (!ok) break;
+        d.lane.push_back({l.name, d.elems});
+        d.elems *= l.extent;
+        k--;
+    }
+    // No loop over consecutive elements: one element (a stick whose other lanes must be free).
+    if (d.lane.empty() && k != 0)
+        unsupported("stores one element at a time; stick_vectorize it or make its innermost loop run over "
+                    "consecutive elements");
+    int64_t lanes_t = plan_.lanes(dst.type);
+    emit_loops(loops, k, [&] {
+        Operand o;
+        o.kind = Operand::Vec;
+        o.type = dst.type;
+        o.buf = st->name;
+        o.base = lx_base(st->name);
+        auto a = affine_in(st->index, d.vars());
+        o.index = simplify(a->rest);
+        if (!provably_multiple(o.index, lanes_t))
+            unsupported("stores a run that does not start on a stick boundary");
+        // A partial last stick overwrites the elements after the run: only allowed at the end.
+        if (d.elems % lanes_t && !dst.staging) {
+            auto c = const_int(o.index);
+            if (!c || *c + d.elems != dst.elems)
+                unsupported("stores runs of " + std::to_string(d.elems) + " elements inside a larger buffer, not "
+                            "whole sticks of " + std::to_string(lanes_t));
+        }
+        gen(st->value, d, &o);
+        reset_temps();
+    });
+}
+
+void Selector::reset_temps() {
+    for (TempSlot &t : temps_) t.used = false;
+}
+
+}  // namespace selection
+}  // namespace spyre

@@ -1,0 +1,241 @@
+// Instruction selection's working state, shared by the files that hold its concerns: one Selector
+// per kernel walks the final Stmt (select_instructions.cpp) and emits scalar code and addresses
+// (select_scalar.cpp), waits for hazards between engine queues (select_hazards.cpp), vector
+// expressions, temporaries and loop nests (select_vector.cpp), MATMUL (select_matmul.cpp),
+// reductions (select_reductions.cpp), DMA (select_dma.cpp) and double-buffered, ring-shared loops
+// (select_pipelines.cpp). Internal to the pass: its one entry point is select_instructions.h.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "affine.h"
+#include "device/error.h"
+#include "device/program_builder.h"
+#include "kernel_plan.h"
+#include "map_cores.h"
+#include "plan_pipelines.h"
+#include "select_instructions.h"
+#include "spyre_intrinsics.h"
+
+namespace spyre {
+namespace selection {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+// Tags: the general policy uses one tag per engine queue; pipelined loops own 0/1 (loads by
+// parity) and 3/4 (stores by parity).
+constexpr int kTagLoad = 5, kTagStore = 6, kTagVec = 2, kTagPE = 8;
+constexpr int kTagForward = 9;  // ring forwards of shared tiles: 9 and 10, by iteration parity
+enum Queue { QVec, QLoad, QStore, QPE, QRing };
+
+struct Pending {
+    int tag;
+    Queue queue;
+    std::set<std::string> reads, writes;
+};
+
+// A value the vector unit can use: a run of sticks per group (Vec) or one element per group / one
+// element for all groups (Scal). Addresses stay symbolic until an instruction needs them.
+struct Operand {
+    enum Kind { Vec, Scal } kind = Vec;
+    DType type = DType::F16;
+    std::string buf;   // the LX buffer, for hazards ("" for temporaries)
+    int32_t base = 0;  // LX byte offset of the buffer (or temporary)
+    Expr index;        // element index of element 0 within the buffer
+    bool per_group = false;
+    int temp = -1;     // temporary slot, or -1
+};
+
+// Where the elements of one instruction's groups come from.
+struct Domain {
+    int ramp_lanes = 0;                                 // > 0: Halide vector expressions
+    std::vector<std::pair<std::string, int64_t>> lane;  // loop vars merged into a group, with expected coeff
+    std::string group_var;
+    int64_t groups = 1;
+    int64_t elems = 1;  // elements per group
+    bool padded = false;  // element mode: groups are padded to whole sticks
+    std::map<std::string, Expr> zero;
+    std::set<std::string> vars() const {
+        std::set<std::string> v;
+        for (auto &l : lane) v.insert(l.first);
+        if (!group_var.empty()) v.insert(group_var);
+        return v;
+    }
+};
+
+inline DType dtype_of(Type t) {
+    t = t.element_of();
+    if (t == Float(16)) return DType::F16;
+    if (t == Float(32)) return DType::F32;
+    if (t == Int(32)) return DType::I32;
+    throw_error("type ", t, " has no Spyre vector form");
+}
+
+class Selector {
+public:
+    Selector(KernelPlan &p, ProgramBuilder &b) : plan_(p), b_(b), sb_(p.machine.stick_bytes) {
+        temp_base_ = int32_t((plan_.lx_peak_bytes + sb_ - 1) / sb_ * sb_);
+    }
+
+    void run(const Stmt &s);
+
+private:
+    // ---------------------------------------------------------------- scalar code
+    static bool uses_core_id(const Stmt &s) { return stmt_uses_var(s, kCoreIdVar); }
+
+    Reg eval(const Expr &e0);
+
+    // ---------------------------------------------------------------- hazards
+    void before(Queue q, const std::set<std::string> &reads, const std::set<std::string> &writes);
+    void after(int tag, Queue q, std::set<std::string> reads, std::set<std::string> writes);
+    void wait(uint32_t mask);
+    void drain();
+    void release_buffer(const std::string &name);
+
+    // ---------------------------------------------------------------- LX addresses
+    int32_t lx_base(const std::string &name);
+    // Materialises an operand's address; registers it needs are appended to `regs`.
+    Lx addr(const Operand &o, std::vector<Reg> &regs);
+
+    // ---------------------------------------------------------------- temporaries
+    int64_t sticks_per_group(const Domain &d, DType t) const;
+    Operand new_temp(DType t, int64_t bytes);
+    Operand temp_operand(int slot, DType t);
+    void free_temp(const Operand &o);
+
+    // ---------------------------------------------------------------- vector instructions
+    void vinstr(Opcode op, DType t, const Operand &dst, const Operand *a, const Operand *b2, int64_t sticks,
+                int64_t groups, uint8_t mode = 0, int32_t aux = 0);
+
+    // ---------------------------------------------------------------- expressions
+    [[noreturn]] void unsupported(const std::string &what) const;
+
+    // Classifies a load in domain d.
+    Operand load(const Load *op, const Domain &d);
+
+    bool is_scalar_like(const Expr &e, const Domain &d);
+
+    // A scalar-valued subexpression, evaluated for every group at once as a vector over the groups.
+    Operand scalar_value(const Expr &e0, const Domain &d);
+
+    // Per-group scalar array (or a uniform one when there is a single group) usable as src1.
+    Operand as_src1(Operand s, const Domain &d);
+
+    Operand constant(double v, DType t, const Domain &d);
+
+    Operand result_for(const Domain &d, DType t, const Operand *into, std::initializer_list<const Operand *> reuse);
+
+    // Emits the vector code of e in domain d; writes the result into `into` when given.
+    Operand gen(const Expr &e, const Domain &d, const Operand *into);
+
+    // A scalar operand spread over a whole vector, for positions that need sticks.
+    Operand to_vec(Operand s, const Domain &d);
+
+    Operand binary_ops(Opcode op, const Expr &x, const Expr &y, const Domain &d, const Operand *into, DType t,
+                       int64_t sticks);
+
+    static std::string describe(const Expr &e);
+
+    // ---------------------------------------------------------------- loop nests
+    struct Loop {
+        std::string name;
+        int64_t extent;
+    };
+
+    void emit_loops(const std::vector<Loop> &loops, size_t n, const std::function<void()> &inner);
+
+    // A Store at the bottom of `loops`: one of the three vector forms.
+    void emit_nest(const std::vector<Loop> &loops, const Store *st);
+
+    std::set<std::string> var_set(const std::vector<Loop> &loops);
+
+    struct AccessCoeffs {
+        std::vector<std::pair<Expr, bool>> vec, scal;  // index bases
+    };
+    void collect(const Expr &e, bool under_broadcast, AccessCoeffs &out);
+
+    void emit_vector_store(const std::vector<Loop> &loops, const Store *st);
+
+    static bool ends_with(const std::string &s, const std::string &suffix);
+
+    // C[n + ldc*m] += f32(A[k + lda*m]) * f32(B[n + ldb*k]) over loops (..., m, n, k_pe) in any order of
+    // m and n: one MATMUL per iteration of the loops outside them.
+    void emit_matmul(const std::vector<Loop> &loops, const Store *st);
+
+    struct Reduction {
+        Opcode op;
+        Expr value;
+    };
+    std::optional<Reduction> reduction_of(const Store *st);
+
+    void emit_reduction(const std::vector<Loop> &loops, const Store *st, const Reduction &red);
+
+    void emit_element_store(const std::vector<Loop> &loops, const Store *st);
+
+    void reset_temps();
+
+    // ---------------------------------------------------------------- DMA
+    void emit_dma(const DmaCall &d, int tag, bool managed);
+
+    // The device-memory range each core reaches in each buffer, from the loops' extents.
+    void record_span(const DmaCall &d, const BufferInfo &dev, int eb);
+
+public:
+    // Throws if a core reaches more contiguous device memory in one buffer than the machine allows.
+    void check_spans() const;
+
+private:
+    int descriptor(const DmaDesc &d);
+
+    // Every core's partials are complete before the collective, which all cores join.
+    void emit_ring_reduce(const RingReduceCall &rr);
+
+    // ---------------------------------------------------------------- statements
+    void emit(const Stmt &s);
+
+    void emit_for(const For *op);
+
+    // Double-buffered loop: loads for the next iteration are issued before this one computes.
+    void emit_pipeline(const For *op, int64_t n);
+
+    // A load shared over runs of g cores outside any pipeline: the run's first core reads it, the
+    // others receive it from the previous core; once it is in, every core but the last passes it on.
+    // The forward stays pending on the tile, so the next write to it waits for it.
+    void emit_shared_load(const DmaCall &d, int g);
+
+    // A shared tile over the ring: received from the previous core into the tile's LX range (with
+    // the load's tag), or sent from it to the next core. plan_ring_shares checked that the range is
+    // contiguous.
+    void emit_ring_tile(const DmaCall &d, int tag, bool send);
+
+    struct TempSlot {
+        int64_t offset, bytes;
+        bool used;
+    };
+
+    KernelPlan &plan_;
+    ProgramBuilder &b_;
+    int64_t sb_;
+    std::map<std::string, Reg> vars_;
+    std::map<std::string, int> parity_;
+    std::vector<Pending> pending_;
+    std::vector<TempSlot> temps_;
+    int32_t temp_base_ = 0;
+    int64_t temp_peak_ = 0;
+    std::vector<std::pair<DmaDesc, int>> descs_;
+    std::string func_;
+    std::map<std::string, int64_t> extents_;
+    std::map<std::pair<int, std::string>, std::pair<int64_t, int64_t>> spans_;
+};
+
+}  // namespace selection
+}  // namespace spyre
