@@ -36,11 +36,11 @@ void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int co
     MatmulTiles t;
     bool shares_w = false;
     if (!ring) {
-        t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, 1, 1, accs, s.epilogue_lx_bytes_per_col);
+        t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, 1, 1, accs);
     } else {
-        if (share_a) t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, share_a, 1, accs, s.epilogue_lx_bytes_per_col);
+        if (share_a) t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, share_a, 1, accs);
         if (share_w) {
-            MatmulTiles tw = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, 1, share_w, accs, s.epilogue_lx_bytes_per_col);
+            MatmulTiles tw = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, 1, share_w, accs);
             if (!share_a || tw.est_ns < t.est_ns) t = tw, shares_w = true;
         }
     }

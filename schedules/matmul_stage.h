@@ -29,9 +29,6 @@ struct MatmulStage {
     // Further accumulators over the same A, reduction and shape, each with its own W (a gated MLP's
     // gate and up projections): computed at the same output tile, scheduled like `acc`.
     std::vector<Halide::Func> more_accs;
-    // LX the epilogue's expression temporaries take per output column of a tile, beyond the
-    // accumulators: 0 for a cast or a bias, more for an activation computed in fp32.
-    int epilogue_lx_bytes_per_col = 0;
 };
 
 // Throws spyre::Error naming `stage.what` when the split or the tiles cannot be whole sticks, or

@@ -23,8 +23,7 @@ std::vector<int> whole_step_divisors(int extent, int step) {
 }  // namespace
 
 MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core, int inner, int cores,
-                                const MachineDesc &machine, int a_share, int w_share, int accumulators,
-                                int epilogue_bytes_per_col) {
+                                const MachineDesc &machine, int a_share, int w_share, int accumulators) {
     const int accs = std::max(accumulators, 1);
     a_share = std::max(a_share, 1);
     w_share = std::max(w_share, 1);
@@ -52,8 +51,7 @@ MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core,
                 const int64_t panels = int64_t(tm) * sticks(int64_t(tk) * 2) + int64_t(tk) * sticks(int64_t(tn) * 2);
                 // Beside the accumulator and two copies of the panels: the output row being
                 // converted and stored, and a stick of fill scratch.
-                const int64_t reserve =
-                    2 * sticks(int64_t(tn) * 2) + sb + sticks(int64_t(tn) * std::max(epilogue_bytes_per_col, 0));
+                const int64_t reserve = 2 * sticks(int64_t(tn) * 2) + sb;
                 if (acc + 2 * panels + reserve > machine.lx_usable_bytes) continue;
                 const double tiles = double(m_core / tm) * double(n_core / tn);
                 const double steps = tiles * double(inner / tk);

@@ -23,11 +23,10 @@ struct MatmulTiles {
 // `w_share`) > 1, runs of that many cores share each A (W) panel over the ring (ring_share): a core
 // reads 1/share of those panels from device memory and forwards them at the ring's per-link rate.
 // With `accumulators` > 1, that many accumulators over the same A panels (each with its own W) are
-// computed per tile; `epilogue_bytes_per_col` of LX per output column are kept free for the
-// epilogue's temporaries. Throws spyre::Error (naming `what`) when no tile of whole sticks fits the
-// usable LX.
+// computed per tile. The epilogue's expression temporaries need no room: instruction selection
+// streams them in chunks when a whole tile's do not fit. Throws spyre::Error (naming `what`) when
+// no tile of whole sticks fits the usable LX.
 MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core, int inner, int cores,
-                                const MachineDesc &machine, int a_share = 1, int w_share = 1, int accumulators = 1,
-                                int epilogue_bytes_per_col = 0);
+                                const MachineDesc &machine, int a_share = 1, int w_share = 1, int accumulators = 1);
 
 }  // namespace spyre

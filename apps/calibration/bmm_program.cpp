@@ -50,7 +50,7 @@ DeviceProgram build_bmm(const BmmShape &s) {
 
     // LX plan: double-buffered A and W tiles, one fp32 accumulator, one fp16 output tile.
     const int32_t a_bytes = s.tile_m * a_tile_sticks * kStick, w_bytes = s.tile_k * w_tile_sticks * kStick;
-    const int32_t acc_bytes = s.tile_m * s.tile_n * 4, out_bytes = s.tile_m * s.tile_n * 2;
+    const int32_t acc_bytes = s.tile_m * s.tile_n * 4;
     int32_t at = 0;
     int32_t lx_a[2] = {at, at + a_bytes};
     at += 2 * a_bytes;

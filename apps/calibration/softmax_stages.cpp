@@ -90,11 +90,6 @@ DeviceProgram build_softmax_stage(int stage, const SoftmaxShape &shape) {
         s.buffer = buffer, s.desc = desc, s.tile_bytes = dram_tile, s.lx[0] = a, s.lx[1] = c;
         return s;
     };
-    auto resident = [&](int buffer, int desc, int64_t dram_tile, int32_t base, int32_t stride) {
-        TileStream s = dbl(buffer, desc, dram_tile, base, base);
-        s.lx_tile_stride = stride;
-        return s;
-    };
 
     if (stage <= 2) {
         int32_t in[2] = {lx.take(tile_bytes), lx.take(tile_bytes)};

@@ -434,52 +434,78 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
         auto a = affine_in(idx, all);
         return a ? a->of(v) : INT64_MIN;
     };
-    Domain d;
-    d.ramp_lanes = r->lanes;
-    d.elems = r->lanes;
-    size_t k = loops.size();
-    // Merge loops, innermost first, while every vector access continues contiguously and no
-    // per-element scalar depends on them.
-    while (k > 0) {
-        const Loop &l = loops[k - 1];
-        bool ok = true;
-        for (auto &a : acc.vec) ok &= coeff(a.first, l.name) == d.elems;
-        for (auto &s : acc.scal) ok &= coeff(s.first, l.name) == 0;
-        if (!ok) break;
-        d.lane.push_back({l.name, d.elems});
-        d.elems *= l.extent;
-        k--;
-    }
-    if (k > 0) {
-        const Loop &l = loops[k - 1];
-        bool ok = true;
-        for (auto &a : acc.vec) ok &= coeff(a.first, l.name) == d.elems;
-        for (auto &s : acc.scal) {
-            int64_t c = coeff(s.first, l.name);
-            ok &= c == 0 || c == 1;
-        }
-        if (ok) {
-            d.group_var = l.name;
-            d.groups = l.extent;
+    // The domain of one step: up to `max_lanes` loops, innermost first, merged into each group
+    // while every vector access continues contiguously and no per-element scalar depends on them;
+    // then, with `grouped`, the next loop as the groups. `k` gets the loops left outside.
+    auto domain = [&](size_t max_lanes, bool grouped, size_t &k) {
+        Domain d;
+        d.ramp_lanes = r->lanes;
+        d.elems = r->lanes;
+        k = loops.size();
+        while (k > 0 && d.lane.size() < max_lanes) {
+            const Loop &l = loops[k - 1];
+            bool ok = true;
+            for (auto &a : acc.vec) ok &= coeff(a.first, l.name) == d.elems;
+            for (auto &s : acc.scal) ok &= coeff(s.first, l.name) == 0;
+            if (!ok) break;
+            d.lane.push_back({l.name, d.elems});
+            d.elems *= l.extent;
             k--;
         }
-    }
+        if (k > 0 && grouped) {
+            const Loop &l = loops[k - 1];
+            bool ok = true;
+            for (auto &a : acc.vec) ok &= coeff(a.first, l.name) == d.elems;
+            for (auto &s : acc.scal) {
+                int64_t c = coeff(s.first, l.name);
+                ok &= c == 0 || c == 1;
+            }
+            if (ok) {
+                d.group_var = l.name;
+                d.groups = l.extent;
+                k--;
+            }
+        }
+        return d;
+    };
     DType t = dst.type;
-    if ((d.elems * dtype_bytes(t)) % sb_)
-        unsupported("vectors of " + std::to_string(d.elems) + " elements are not whole sticks; stick_vectorize it");
-    emit_loops(loops, k, [&] {
-        Operand o;
-        o.kind = Operand::Vec;
-        o.type = t;
-        o.buf = st->name;
-        o.base = lx_base(st->name);
-        auto a = affine_in(r->base, d.vars());
-        o.index = simplify(a->rest);
-        if (!provably_multiple(o.index, plan_.lanes(t)))
-            unsupported("stores to an address that is not on a stick boundary");
-        gen(st->value, d, &o);
-        reset_temps();
-    });
+    auto emit_step = [&](const Domain &dom, size_t outer) {
+        if ((dom.elems * dtype_bytes(t)) % sb_)
+            unsupported("vectors of " + std::to_string(dom.elems) + " elements are not whole sticks; stick_vectorize it");
+        emit_loops(loops, outer, [&] {
+            Operand o;
+            o.kind = Operand::Vec;
+            o.type = t;
+            o.buf = st->name;
+            o.base = lx_base(st->name);
+            auto a = affine_in(r->base, dom.vars());
+            o.index = simplify(a->rest);
+            if (!provably_multiple(o.index, plan_.lanes(t)))
+                unsupported("stores to an address that is not on a stick boundary");
+            gen(st->value, dom, &o);
+            reset_temps();
+        });
+    };
+    // Expression temporaries hold a whole step. When they would not fit beside the buffers, the
+    // step is retried smaller (streamed in chunks): first without the group loop, then with fewer
+    // loops merged into each group, down to one vector; the loops taken out stay loops.
+    size_t k = 0;
+    Domain d = domain(loops.size(), true, k);
+    const size_t mark = b_.size();
+    const std::vector<Pending> pending = pending_;
+    const int64_t peak = temp_peak_;
+    emit_step(d, k);
+    size_t lanes = d.lane.size();
+    bool grouped = d.groups > 1;
+    while (temp_base_ + temp_peak_ > plan_.machine.lx_usable_bytes && (grouped || lanes > 0)) {
+        if (grouped) grouped = false;
+        else lanes--;
+        b_.truncate(mark);
+        pending_ = pending;
+        temp_peak_ = peak;
+        d = domain(lanes, grouped, k);
+        emit_step(d, k);
+    }
 }
 
 void Selector::emit_element_store(const std::vector<Loop> &loops, const Store *st) {

@@ -67,6 +67,10 @@ void ProgramBuilder::addi(Reg d, Reg a, int32_t imm) { emit(make(Opcode::ADDI, {
 void ProgramBuilder::muli(Reg d, Reg a, int32_t imm) { emit(make(Opcode::MULI, {d.id, a.id, imm})); }
 void ProgramBuilder::core_id(Reg d) { emit(make(Opcode::CORE_ID, {d.id})); }
 
+void ProgramBuilder::truncate(size_t n) {
+    if (n < prog_.code.size()) prog_.code.resize(n);
+}
+
 void ProgramBuilder::loop(Reg iv, int32_t count_imm, Reg count_reg) {
     emit(make(Opcode::LOOP, {iv.id, count_reg.id, count_imm}));
     open_blocks_++;

@@ -85,6 +85,9 @@ public:
 
     void emit(const Instr &in);
     size_t size() const { return prog_.code.size(); }
+    // Drops the instructions from index `n` on (a code generator retrying a step another way).
+    // The dropped code must have closed every block it opened.
+    void truncate(size_t n);
 
     // Verifies and returns the program; throws spyre::Error on an unbalanced block or bad operand.
     DeviceProgram finish();
