@@ -40,6 +40,7 @@
 #include "device/program_io.h"
 #include "generator_pipeline.h"
 #include "kernel_catalog.h"
+#include "sim/program_work.h"
 #include "sim/simulator.h"
 
 using namespace spyre;
@@ -297,6 +298,10 @@ int main(int argc, char **argv) {
             j["cores"] = program.num_cores;
             j["mode"] = timing_only ? "timing_only" : "functional";
             j["stats"] = nlohmann::json::parse(s.to_json_text());
+            const ProgramWork w = program_work(program, machine);
+            j["static_work"] = {{"instructions", w.instructions}, {"dma_bytes", w.dma_bytes},
+                                {"vector_bytes", w.vector_bytes}, {"macs", w.macs},
+                                {"ring_bytes", w.ring_bytes},     {"counts_known", w.counts_known}};
             if (!trace_path.empty()) j["trace"] = trace_path;
             j["reference"] = ref.to_json();
             std::cout << j.dump(2) << "\n";
@@ -323,6 +328,7 @@ int main(int argc, char **argv) {
                       << "busy (mean)     vector " << std::setprecision(1) << 100 * s.mean_busy_fraction(kEngVector)
                       << "%, PE " << 100 * s.mean_busy_fraction(kEngPE) << "%, DMA "
                       << 100 * s.mean_busy_fraction(kEngDMA) << "%, ring " << 100 * s.mean_busy_fraction(kEngRing) << "%\n";
+            std::cout << "static work     " << program_work(program, machine).to_string() << "\n";
             if (!trace_path.empty()) std::cout << "trace           " << trace_path << "\n";
             if (!output_path.empty()) std::cout << "output          " << output_path << "\n";
             std::cout << ref.line() << "\n";

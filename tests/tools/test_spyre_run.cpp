@@ -51,6 +51,12 @@ TEST(SpyreRun, JsonParsesAndTraceIsWritten) {
     EXPECT_EQ(j["mode"], "functional");
     EXPECT_GT(j["stats"]["us"].get<double>(), 0);
     EXPECT_GE(j["stats"]["dram_read_bytes"].get<int64_t>(), 256 * 64 * 2);
+    // The static work of a generated kernel (constant loop counts) is what the run did.
+    ASSERT_TRUE(j.contains("static_work")) << r.output;
+    EXPECT_TRUE(j["static_work"]["counts_known"].get<bool>());
+    EXPECT_EQ(j["static_work"]["dma_bytes"].get<int64_t>(),
+              j["stats"]["dram_read_bytes"].get<int64_t>() + j["stats"]["dram_write_bytes"].get<int64_t>());
+    EXPECT_EQ(j["static_work"]["vector_bytes"].get<int64_t>(), j["stats"]["vector_sticks"].get<int64_t>() * 128);
     std::ifstream tf(trace);
     ASSERT_TRUE(tf.good());
     EXPECT_NO_THROW(nlohmann::json::parse(tf));
