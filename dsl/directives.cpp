@@ -60,9 +60,9 @@ SpyreSchedule &SpyreSchedule::stick_vectorize(const Var &x, int sticks) {
     if (sticks < 1)
         throw_error("Func ", f_.name(), ": stick_vectorize(", x.name(), ", ", sticks, "): sticks must be at least 1");
     Type t = f_.output_types()[0];
-    if (!t.is_float() || (t.bits() != 16 && t.bits() != 32))
+    if (!(t.is_float() && (t.bits() == 16 || t.bits() == 32)) && t != Int(32))
         throw_error("Func ", f_.name(), ": stick_vectorize(", x.name(), "): type ", t,
-                    " has no stick operations (float16 and float32 do)");
+                    " has no stick operations (float16, float32 and int32 do)");
     guarded(f_, "stick_vectorize(" + x.name() + ")", [&] {
         f_.vectorize(x, sticks * lanes(), TailStrategy::RoundUp);
         for (int i = 0; i < f_.num_update_definitions(); i++)

@@ -1,5 +1,6 @@
 #include "allocate_lx.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -21,9 +22,15 @@ public:
     std::set<std::string> pinned;  // tiles of the enclosing pipelined loops
     using IRVisitor::visit;
 
+    // Whole sticks; and at least a whole fp16 stick's worth of elements (64), because instruction
+    // selection computes per-group scalars as vectors of that many elements (select_vector.cpp,
+    // scalar_value) and so reads that far past a short fp32 or int32 buffer.
     int64_t footprint(const BufferInfo &b) const {
         int64_t sb = plan.machine.stick_bytes;
-        return (b.bytes() + sb - 1) / sb * sb * b.copies;
+        int64_t eb = dtype_bytes(b.type), half_lanes = sb / 2;
+        int64_t elems = b.bytes() / eb;
+        int64_t bytes = std::max(b.bytes(), (elems + half_lanes - 1) / half_lanes * half_lanes * eb);
+        return (bytes + sb - 1) / sb * sb * b.copies;
     }
 
     // A pipelined loop's tiles are written by the prefetch of the next iteration while the rest of

@@ -34,6 +34,7 @@ void Selector::emit(const Stmt &s) {
         release_buffer(op->name);
     } else if (s.as<Free>()) {
     } else if (const Evaluate *op = s.as<Evaluate>()) {
+        if (skip_.count(op)) return;  // a pipeline issues it itself
         if (auto d = as_dma(s)) {
             auto shared = plan_.ring_shared_loads.find(op);
             if (shared != plan_.ring_shared_loads.end()) emit_shared_load(*d, shared->second);

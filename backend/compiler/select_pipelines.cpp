@@ -89,7 +89,12 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
                 if (share->tiles.count(d.lx)) emit_ring_tile(d, kTagForward + p, /*send=*/true);
             b_.end_if();
         }
-        for (size_t s = first; s < last; s++) emit(seq[s]);
+        // The body in its own structure, so that a buffer allocated inside it is released (its
+        // readers waited for) before another takes its LX; the tiles' DMAs are issued here instead.
+        for (size_t s = 0; s < seq.size(); s++)
+            if (s < first || s >= last) skip_.insert(seq[s].get());
+        emit(op->body);
+        for (const Stmt &st : seq) skip_.erase(st.get());
         drain();
         for (const DmaCall &d : stores) emit_dma(d, 3 + p, true);
         if (guard_this) b_.end_if();

@@ -194,6 +194,11 @@ Operand Selector::as_src1(Operand s, const Domain &d) {
 }
 
 Operand Selector::constant(double v, DType t, const Domain &d) {
+    // VFILL carries an fp32 value: an int32 constant must be exact in it (|v| <= 2^24, or a
+    // power-of-two multiple such as INT32_MIN).
+    if (t == DType::I32 && double(float(v)) != v)
+        unsupported("the integer constant " + std::to_string(int64_t(v)) +
+                    " is not exact in fp32, which a vector fill carries");
     Domain g;
     g.elems = d.groups;
     int64_t sticks = std::max<int64_t>(1, sticks_per_group(g, t));
@@ -222,11 +227,17 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
     // In a one-element domain (no lanes, no groups) every value is scalar-like: compute it
     // directly on one stick instead of re-entering scalar evaluation.
     bool single = d.lane.empty() && d.group_var.empty() && d.ramp_lanes == 0;
+    // A numeric literal, possibly broadcast.
+    auto literal = [](const Expr &x) -> std::optional<double> {
+        Expr v = x;
+        if (const Broadcast *bc = v.as<Broadcast>()) v = bc->value;
+        if (const FloatImm *f = v.as<FloatImm>()) return f->value;
+        if (const IntImm *i = v.as<IntImm>()) return double(i->value);
+        return std::nullopt;
+    };
     if (!single && is_scalar_like(e, d)) {
         Operand s;
-        if (const FloatImm *f = e.as<FloatImm>()) s = constant(f->value, t, d);
-        else if (const Broadcast *bc = e.as<Broadcast>(); bc && bc->value.as<FloatImm>())
-            s = constant(bc->value.as<FloatImm>()->value, t, d);
+        if (auto v = literal(e)) s = constant(*v, t, d);
         else s = scalar_value(e, d);
         if (!into) return s;
         s = as_src1(s, d);
@@ -235,10 +246,8 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         return *into;
     }
     if (single) {
-        const FloatImm *f = e.as<FloatImm>();
-        if (const Broadcast *bc = e.as<Broadcast>()) f = bc->value.as<FloatImm>();
-        if (f) {
-            Operand c = constant(f->value, t, d);
+        if (auto v = literal(e)) {
+            Operand c = constant(*v, t, d);
             if (!into) return c;
             vinstr(Opcode::VBCAST, t, *into, &c, nullptr, sticks, d.groups);
             free_temp(c);
@@ -314,7 +323,11 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
     if (const Mul *op = e.as<Mul>()) return binary(Opcode::VMUL, op->a, op->b, true);
     if (const Min *op = e.as<Min>()) return binary(Opcode::VMIN, op->a, op->b, true);
     if (const Max *op = e.as<Max>()) return binary(Opcode::VMAX, op->a, op->b, true);
-    if (const Div *op = e.as<Div>()) return binary(Opcode::VDIV, op->a, op->b, false);
+    if (const Div *op = e.as<Div>()) {
+        if (t == DType::I32)
+            unsupported("integer division " + describe(e) + " has no Spyre vector form (divide in float and cast)");
+        return binary(Opcode::VDIV, op->a, op->b, false);
+    }
     if (const Sub *op = e.as<Sub>()) {
         Expr z = op->a;
         if (const Broadcast *bc = z.as<Broadcast>()) z = bc->value;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -227,6 +228,7 @@ private:
     int64_t sb_;
     std::map<std::string, Reg> vars_;
     std::map<std::string, int> parity_;
+    std::set<const void *> skip_;  // a pipelined loop's tile DMAs, issued by emit_pipeline
     std::vector<Pending> pending_;
     std::vector<TempSlot> temps_;
     int32_t temp_base_ = 0;

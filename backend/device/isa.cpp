@@ -107,4 +107,27 @@ bool opcode_by_name(const char *name, Opcode *out) {
     return false;
 }
 
+bool dtype_supported(Opcode op, DType t) {
+    switch (op) {
+    case Opcode::VCOPY:
+    case Opcode::VCVT:
+    case Opcode::VBCAST:
+    case Opcode::VFILL:
+    case Opcode::VTRANSPOSE: return true;
+    case Opcode::MATMUL: return t == DType::F16;
+    case Opcode::VADD:
+    case Opcode::VSUB:
+    case Opcode::VMUL:
+    case Opcode::VMAX:
+    case Opcode::VMIN:
+    case Opcode::VNEG:
+    case Opcode::VABS:
+    case Opcode::VREDSUM:
+    case Opcode::VREDMAX:
+    case Opcode::VREDMIN:
+    case Opcode::RING_REDUCE: return t == DType::F16 || t == DType::F32 || t == DType::I32;
+    default: return t == DType::F16 || t == DType::F32;
+    }
+}
+
 }  // namespace spyre

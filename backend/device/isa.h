@@ -12,6 +12,8 @@
 #include <array>
 #include <cstdint>
 
+#include "dtype.h"
+
 namespace spyre {
 
 constexpr int kNumRegs = 32;      // scalar int64 registers; r0 reads as zero and may not be written
@@ -82,6 +84,10 @@ struct OpInfo {
 };
 
 const OpInfo &op_info(Opcode op);
+// Whether an opcode computes on element type t. Data movement (copy, convert, broadcast, fill,
+// transpose) takes any type; add, sub, mul, min, max, neg, abs, the reductions and RING_REDUCE take
+// int32 too (two's-complement, wrapping); MATMUL takes f16; the rest fp16 or fp32.
+bool dtype_supported(Opcode op, DType t);
 bool opcode_valid(int v);
 // Opcode by name (case-sensitive, as printed by the disassembler); false if none.
 bool opcode_by_name(const char *name, Opcode *out);

@@ -52,12 +52,6 @@ std::string hex(int64_t v) {
 bool is_binary(Opcode op) { return op >= Opcode::VADD && op <= Opcode::VFMA; }
 bool is_reduction(Opcode op) { return op >= Opcode::VREDSUM && op <= Opcode::VREDMIN; }
 
-// Vector ops that compute on floating-point values (the rest just move bits).
-bool is_float_only(Opcode op) {
-    if (op >= Opcode::VADD && op <= Opcode::VABS) return true;
-    return is_reduction(op) || op == Opcode::RING_REDUCE;
-}
-
 bool has_dtype(Opcode op) {
     return op_info(op).engine == Engine::Vector || op == Opcode::MATMUL || op == Opcode::RING_REDUCE;
 }
@@ -201,9 +195,12 @@ void check_type_and_mode(size_t pc, const Instr &in) {
     }
     if (!dtype_valid(in.dtype)) throw_error(w, ": invalid element type ", int(in.dtype));
     DType t = DType(in.dtype);
-    if (op == Opcode::MATMUL && t != DType::F16) throw_error(w, ": element type ", dtype_name(t), " not supported (f16 only)");
-    if (is_float_only(op) && t != DType::F16 && t != DType::F32)
-        throw_error(w, ": element type ", dtype_name(t), " not supported (f16 or f32 only)");
+    if (!dtype_supported(op, t))
+        throw_error(w, ": element type ", dtype_name(t), " not supported (",
+                    op == Opcode::MATMUL                                         ? "f16 only"
+                    : dtype_supported(op, DType::I32)                             ? "f16, f32 or i32 only"
+                                                                                  : "f16 or f32 only",
+                    ")");
     if (op == Opcode::VCVT && int(in.dtype) == in.a[9])
         throw_error(w, ": source and destination type are both ", dtype_name(t));
 

@@ -30,19 +30,6 @@ int64_t smul(int64_t a, int64_t b) {
 
 int64_t round_up(int64_t v, int64_t m) { return smul((v + m - 1) / m, m); }
 
-// Which element types an opcode accepts. Arithmetic has fp16/fp32 semantics only; the data
-// movement ops copy bits and accept I32 too.
-bool dtype_ok(Opcode op, DType t) {
-    switch (op) {
-    case Opcode::VCOPY:
-    case Opcode::VCVT:
-    case Opcode::VBCAST:
-    case Opcode::VFILL:
-    case Opcode::VTRANSPOSE: return true;
-    default: return t == DType::F16 || t == DType::F32;
-    }
-}
-
 class Resolver {
 public:
     Resolver(const Instr &in, const int64_t *regs, const MachineDesc &m, size_t pc)
@@ -84,7 +71,7 @@ public:
     DType dtype() const {
         if (!dtype_valid(in_.dtype)) fail("invalid element type code ", int(in_.dtype));
         DType t = DType(in_.dtype);
-        if (!dtype_ok(in_.op, t)) fail("element type ", dtype_name(t), " is not supported");
+        if (!dtype_supported(in_.op, t)) fail("element type ", dtype_name(t), " is not supported");
         return t;
     }
 

@@ -194,6 +194,55 @@ void exec_unary(Opcode op, uint8_t *dst, const uint8_t *src, int64_t n) {
     }
 }
 
+// int32 arithmetic: two's complement, wrapping like the hardware (and like Halide's CPU code in
+// practice); max/min exact. dst[i] = f(a[i], b[i]), b one element per group when `scalar`.
+template <class F>
+void map_i32(uint8_t *dst, const uint8_t *a, const uint8_t *b, bool scalar, int64_t groups, int64_t per_group, F f) {
+    for (int64_t g = 0; g < groups; g++) {
+        const int64_t base = g * per_group;
+        const int32_t bv = scalar ? load_i32(b + g * 4) : 0;
+        for (int64_t i = 0; i < per_group; i++) {
+            const int64_t k = base + i;
+            store_i32(dst + k * 4, f(load_i32(a + k * 4), scalar ? bv : load_i32(b + k * 4)));
+        }
+    }
+}
+
+int32_t wrap32(int64_t v) { return int32_t(uint32_t(uint64_t(v))); }
+
+void exec_i32(Opcode op, uint8_t *dst, const uint8_t *a, const uint8_t *b, bool scalar, int64_t groups,
+              int64_t per_group) {
+    auto run = [&](auto f) { map_i32(dst, a, b, scalar, groups, per_group, f); };
+    switch (op) {
+    case Opcode::VADD: run([](int32_t x, int32_t y) { return wrap32(int64_t(x) + y); }); break;
+    case Opcode::VSUB: run([](int32_t x, int32_t y) { return wrap32(int64_t(x) - y); }); break;
+    case Opcode::VMUL: run([](int32_t x, int32_t y) { return wrap32(int64_t(x) * y); }); break;
+    case Opcode::VMAX: run([](int32_t x, int32_t y) { return std::max(x, y); }); break;
+    case Opcode::VMIN: run([](int32_t x, int32_t y) { return std::min(x, y); }); break;
+    case Opcode::VNEG: run([](int32_t x, int32_t) { return wrap32(-int64_t(x)); }); break;
+    case Opcode::VABS: run([](int32_t x, int32_t) { return wrap32(x < 0 ? -int64_t(x) : int64_t(x)); }); break;
+    default: break;
+    }
+}
+
+// int32 reductions: a wrapping sum or an exact max/min per group, written as int32.
+void exec_reduce_i32(Opcode op, uint8_t *dst, const uint8_t *src, int64_t groups, int64_t group_elems, int64_t valid,
+                     bool accumulate) {
+    for (int64_t g = 0; g < groups; g++) {
+        uint8_t *d = dst + g * 4;
+        int32_t acc = accumulate                  ? load_i32(d)
+                      : op == Opcode::VREDSUM     ? 0
+                      : op == Opcode::VREDMAX     ? std::numeric_limits<int32_t>::min()
+                                                  : std::numeric_limits<int32_t>::max();
+        const uint8_t *s = src + g * group_elems * 4;
+        for (int64_t i = 0; i < valid; i++) {
+            int32_t v = load_i32(s + i * 4);
+            acc = op == Opcode::VREDSUM ? wrap32(int64_t(acc) + v) : op == Opcode::VREDMAX ? std::max(acc, v) : std::min(acc, v);
+        }
+        store_i32(d, acc);
+    }
+}
+
 template <class S, class D>
 void convert_ff(uint8_t *dst, const uint8_t *src, int64_t n) {
     float x[kChunk];
@@ -358,7 +407,8 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
     case Opcode::VMIN:
     case Opcode::VFMA: {
         const bool scalar = in.mode & kSrc1Scalar;
-        if (f16) exec_binary<F16E>(in.op, dst, src0, src1, scalar, groups, per_group);
+        if (t == DType::I32) exec_i32(in.op, dst, src0, src1, scalar, groups, per_group);
+        else if (f16) exec_binary<F16E>(in.op, dst, src0, src1, scalar, groups, per_group);
         else exec_binary<F32E>(in.op, dst, src0, src1, scalar, groups, per_group);
         break;
     }
@@ -370,7 +420,8 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
     case Opcode::VSQRT:
     case Opcode::VNEG:
     case Opcode::VABS:
-        if (f16) exec_unary<F16E>(in.op, dst, src0, groups * per_group);
+        if (t == DType::I32) exec_i32(in.op, dst, src0, src0, false, 1, groups * per_group);
+        else if (f16) exec_unary<F16E>(in.op, dst, src0, groups * per_group);
         else exec_unary<F32E>(in.op, dst, src0, groups * per_group);
         break;
     case Opcode::VCOPY:  // bitwise, any type
@@ -402,7 +453,8 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
         const int64_t valid = in.a[9] > 0 ? in.a[9] : per_group;
         const bool accumulate = in.mode & kAccumulate;
         const bool dst_f32 = (in.mode & kDstF32) || t == DType::F32;
-        if (f16) exec_reduce<F16E>(in.op, dst, src0, groups, per_group, valid, accumulate, dst_f32);
+        if (t == DType::I32) exec_reduce_i32(in.op, dst, src0, groups, per_group, valid, accumulate);
+        else if (f16) exec_reduce<F16E>(in.op, dst, src0, groups, per_group, valid, accumulate, dst_f32);
         else exec_reduce<F32E>(in.op, dst, src0, groups, per_group, valid, accumulate, dst_f32);
         break;
     }

@@ -19,12 +19,18 @@ Runtime::Buffer<> random_buffer(halide_type_t t, const std::vector<int> &shape, 
     } else if (t.code == halide_type_float && t.bits == 32) {
         auto *p = static_cast<float *>(b.data());
         for (size_t i = 0; i < b.number_of_elements(); i++) p[i] = dist(rng);
+    } else if (t.code == halide_type_int && t.bits == 32) {
+        std::uniform_int_distribution<int32_t> idist{int32_t(lo), int32_t(hi)};
+        auto *p = static_cast<int32_t *>(b.data());
+        for (size_t i = 0; i < b.number_of_elements(); i++) p[i] = idist(rng);
     }
     return b;
 }
 
 namespace {
+bool is_int(const Runtime::Buffer<> &b) { return b.type().code == halide_type_int; }
 double value(const Runtime::Buffer<> &b, size_t i) {
+    if (is_int(b)) return static_cast<const int32_t *>(b.data())[i];
     if (b.type().bits == 16) return half_to_float(static_cast<const uint16_t *>(b.data())[i]);
     return static_cast<const float *>(b.data())[i];
 }
@@ -34,6 +40,8 @@ int64_t ulps(const Runtime::Buffer<> &b, size_t i, const Runtime::Buffer<> &c) {
         int64_t sign = int64_t(1) << (width - 1);
         return (bits & sign) ? -(bits & (sign - 1)) : bits;
     };
+    if (is_int(b))  // integers: the distance in values
+        return std::llabs(int64_t(static_cast<const int32_t *>(b.data())[i]) - static_cast<const int32_t *>(c.data())[i]);
     if (b.type().bits == 16) {
         int64_t x = static_cast<const uint16_t *>(b.data())[i], y = static_cast<const uint16_t *>(c.data())[i];
         return std::llabs(ord(x, 16) - ord(y, 16));

@@ -22,12 +22,12 @@ struct Kernel {
 using Algorithm = std::function<Kernel()>;
 using Schedule = std::function<void(Kernel &)>;
 
-// Random input of the given shape and type with values in [lo, hi].
+// Random input of the given shape and type with values in [lo, hi] (whole numbers for int32).
 Halide::Runtime::Buffer<> random_buffer(halide_type_t t, const std::vector<int> &shape, float lo, float hi, uint32_t seed);
 
 struct Comparison {
     double max_abs_error = 0;
-    int64_t max_ulp = 0;  // in the output type
+    int64_t max_ulp = 0;  // in the output type (for int32, the difference in value)
     int64_t mismatches = 0;
     std::string first_mismatch;
 };

@@ -191,8 +191,11 @@ TEST(ProgramVerify, RejectsUnknownOpcode) {
 // --- types and modes ---
 
 TEST(ProgramVerify, RejectsBadDtypeForOp) {
-    EXPECT_THAT(broken([](DeviceProgram &p) { p.code[kVadd].dtype = uint8_t(DType::I32); }),
-                HasSubstr("instruction 4 (VADD): element type i32 not supported (f16 or f32 only)"));
+    EXPECT_THAT(broken([](DeviceProgram &p) {
+                    p.code[kVadd].op = Opcode::VDIV;  // integer division has no vector form
+                    p.code[kVadd].dtype = uint8_t(DType::I32);
+                }),
+                HasSubstr("instruction 4 (VDIV): element type i32 not supported (f16 or f32 only)"));
     EXPECT_THAT(broken([](DeviceProgram &p) { p.code[kVadd].dtype = 9; }),
                 HasSubstr("instruction 4 (VADD): invalid element type 9"));
     EXPECT_THAT(broken([](DeviceProgram &p) { p.code[kMatmul].dtype = uint8_t(DType::F32); }),
@@ -200,9 +203,14 @@ TEST(ProgramVerify, RejectsBadDtypeForOp) {
     EXPECT_THAT(broken([](DeviceProgram &p) { p.code[kDmaLd].dtype = 1; }),
                 HasSubstr("instruction 2 (DMA_LD): dtype field must be 0, got 1"));
     EXPECT_THAT(broken([](DeviceProgram &p) {
-                    p.code.push_back(instr(Opcode::RING_REDUCE, {0, 0, 0, 0, 1}, DType::I32));
+                    p.code.push_back(instr(Opcode::VEXP, {0, 0, 0, 0, 0, 0, 0, 1, 1}, DType::I32));
                 }),
-                HasSubstr("instruction 12 (RING_REDUCE): element type i32 not supported"));
+                HasSubstr("instruction 12 (VEXP): element type i32 not supported (f16 or f32 only)"));
+    // Integer arithmetic and reductions (and the ring reduction) take int32.
+    DeviceProgram ints = base_program();
+    ints.code[kVadd].dtype = uint8_t(DType::I32);
+    ints.code.push_back(instr(Opcode::RING_REDUCE, {0, 0, 0, 0, 1}, DType::I32));
+    EXPECT_NO_THROW(verify_program(ints));
     // Data movement accepts any type.
     DeviceProgram p = base_program();
     p.code[kVadd] = instr(Opcode::VCOPY, {1, 0, 4096, 0, 0, 0, 0, 4, 4}, DType::I32);

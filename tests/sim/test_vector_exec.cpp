@@ -537,6 +537,48 @@ TEST_F(VecTest, Fp16UnaryOpsMatchReferenceOnEveryInput) {
     }
 }
 
+// int32 arithmetic wraps like a two's-complement register; max/min and the reductions are exact.
+TEST_F(VecTest, Int32OpsWrapAndReduceExactly) {
+    const int32_t big = std::numeric_limits<int32_t>::max(), small = std::numeric_limits<int32_t>::min();
+    const std::vector<int32_t> a = {1, -2, big, small, 7, -7, 100000, -100000};
+    const std::vector<int32_t> b = {3, 5, 1, -1, -7, 7, 100000, 3};
+    const int64_t n = 32;  // one stick of int32
+    for (int64_t i = 0; i < n; i++) {
+        set_i32(kSrc0, i, a[size_t(i) % a.size()]);
+        set_i32(kSrc1, i, b[size_t(i) % b.size()]);
+    }
+    auto wrap = [](int64_t v) { return int32_t(uint32_t(uint64_t(v))); };
+    struct Case {
+        Opcode op;
+        std::function<int32_t(int32_t, int32_t)> ref;
+    };
+    const Case cases[] = {
+        {Opcode::VADD, [&](int32_t x, int32_t y) { return wrap(int64_t(x) + y); }},
+        {Opcode::VSUB, [&](int32_t x, int32_t y) { return wrap(int64_t(x) - y); }},
+        {Opcode::VMUL, [&](int32_t x, int32_t y) { return wrap(int64_t(x) * y); }},
+        {Opcode::VMAX, [](int32_t x, int32_t y) { return std::max(x, y); }},
+        {Opcode::VMIN, [](int32_t x, int32_t y) { return std::min(x, y); }},
+    };
+    for (const Case &c : cases) {
+        run(build([&](ProgramBuilder &bld) {
+            bld.vbin(c.op, DType::I32, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), Lx(int32_t(kSrc1)), 1);
+        }));
+        for (int64_t i = 0; i < n; i++)
+            EXPECT_EQ(i32(kDst, i), c.ref(i32(kSrc0, i), i32(kSrc1, i))) << op_info(c.op).name << " element " << i;
+    }
+    run(build([&](ProgramBuilder &bld) { bld.vun(Opcode::VNEG, DType::I32, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), 1); }));
+    for (int64_t i = 0; i < n; i++) EXPECT_EQ(i32(kDst, i), wrap(-int64_t(i32(kSrc0, i)))) << "VNEG " << i;
+    run(build([&](ProgramBuilder &bld) { bld.vun(Opcode::VABS, DType::I32, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), 1); }));
+    EXPECT_EQ(i32(kDst, 3), small) << "abs(INT32_MIN) wraps to itself";
+    int64_t sum = 0;
+    int32_t mx = small;
+    for (int64_t i = 0; i < n; i++) sum += i32(kSrc0, i), mx = std::max(mx, i32(kSrc0, i));
+    run(build([&](ProgramBuilder &bld) { bld.vred(Opcode::VREDSUM, DType::I32, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), 1); }));
+    EXPECT_EQ(i32(kDst, 0), wrap(sum));
+    run(build([&](ProgramBuilder &bld) { bld.vred(Opcode::VREDMAX, DType::I32, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), 1); }));
+    EXPECT_EQ(i32(kDst, 0), mx);
+}
+
 TEST_F(VecTest, Fp16SumAccumulatesInFloat) {
     // 2048 + 1 + 1: per-step fp16 rounding would stay at 2048 (2049 ties to even); a float
     // accumulator gives 2050, representable in fp16.

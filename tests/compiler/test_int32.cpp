@@ -1,0 +1,76 @@
+// int32 arithmetic on the vector unit: pointwise add, sub, mul, min, max and neg with integer
+// constants, compiled from ordinary Halide pipelines and compared exactly with Halide's CPU
+// realisation (wrapping arithmetic on both sides). int32 row reductions and the conversion to fp32
+// are covered by test_pipeline_hazards.cpp. Integer division, which has no vector form, is an error.
+#include <gtest/gtest.h>
+
+#include "compiler_test_util.h"
+#include "device/error.h"
+#include "directives.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+struct Case {
+    std::string name;
+    int cols, rows, cores;
+};
+
+class Int32Pointwise : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Int32Pointwise, MatchesCpuExactly) {
+    const Case c = GetParam();
+    auto alg = [=] {
+        ImageParam a(Int(32), 2, "a"), b(Int(32), 2, "b");
+        Var x("x"), y("y");
+        Func out("int_ops");
+        Expr p = a(x, y) * 3 - 7;
+        out(x, y) = max(p, -b(x, y)) + min(max(a(x, y), 0 - a(x, y)), b(x, y) * b(x, y)) - 100000;
+        Kernel k;
+        k.inputs = {a, b};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    auto sched = [=](Kernel &k) {
+        SpyreSchedule s = schedule(k.output);
+        if (c.cores > 1) s.ring_split(k.vars["y"], c.cores, c.rows);
+        s.stick_vectorize(k.vars["x"]);
+    };
+    DiffResult r = run_differential(alg, sched, {{c.cols, c.rows}, {c.cols, c.rows}}, {c.cols, c.rows}, -50000, 50000);
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    EXPECT_EQ(r.program.num_cores, c.cores);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Int32Pointwise,
+                         ::testing::Values(Case{"sticks_1c", 128, 16, 1}, Case{"part_stick_1c", 100, 7, 1},
+                                           Case{"rows_over_4c", 96, 64, 4}),
+                         [](const auto &info) { return info.param.name; });
+
+TEST(Int32, IntegerDivisionIsAnErrorThatSaysWhatToDo) {
+    auto alg = [] {
+        ImageParam a(Int(32), 2, "a");
+        Var x("x"), y("y");
+        Func out("int_div");
+        out(x, y) = a(x, y) / 3;
+        Kernel k;
+        k.inputs = {a};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    auto sched = [](Kernel &k) { schedule(k.output).stick_vectorize(k.vars["x"]); };
+    try {
+        run_differential(alg, sched, {{64, 4}}, {64, 4});
+        FAIL() << "expected an error";
+    } catch (const spyre::Error &e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("Func int_div"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("integer division"), std::string::npos) << msg;
+    }
+}
+
+}  // namespace
+}  // namespace spyre::testing
