@@ -6,7 +6,6 @@ namespace selection {
 
 void Selector::emit_dma(const DmaCall &d, int tag, bool managed) {
     const BufferInfo &dev = plan_.buffer(d.dram);
-    const BufferInfo &lx = plan_.buffer(d.lx);
     func_ = dev.func;
     int eb = dtype_bytes(dev.type);
     DmaDesc desc;
@@ -24,17 +23,21 @@ void Selector::emit_dma(const DmaCall &d, int tag, bool managed) {
     if (!managed) before(q, reads, writes);
     record_span(d, dev, eb);
     Reg off = eval(simplify(d.dram_offset * eb));
-    Operand lo;
-    lo.type = lx.type;
-    lo.base = lx_base(d.lx);
-    lo.index = d.lx_offset;
     std::vector<Reg> regs;
-    Lx la = addr(lo, regs);
+    Lx la = dma_lx(d, regs);
     if (d.store) b_.dma_st(tag, dev.program_buffer, off, 0, la, di);
     else b_.dma_ld(tag, dev.program_buffer, off, 0, la, di);
     b_.release(off);
     for (Reg r : regs) b_.release(r);
     if (!managed) after(tag, q, reads, writes);
+}
+
+Lx Selector::dma_lx(const DmaCall &d, std::vector<Reg> &regs) {
+    Operand lo;
+    lo.type = plan_.buffer(d.lx).type;
+    lo.base = lx_base(d.lx);
+    lo.index = d.lx_offset;
+    return addr(lo, regs);
 }
 
 void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {

@@ -140,12 +140,8 @@ void Selector::emit_ring_tile(const DmaCall &d, int tag, bool send) {
     const int64_t eb = dtype_bytes(lx.type);
     int64_t bytes = (d.run * eb + sb_ - 1) / sb_ * sb_;
     for (const DmaDim &dim : d.dims) bytes *= dim.count;
-    Operand lo;
-    lo.type = lx.type;
-    lo.base = lx_base(d.lx);
-    lo.index = d.lx_offset;
     std::vector<Reg> regs;
-    Lx la = addr(lo, regs);
+    Lx la = dma_lx(d, regs);
     if (send) b_.ring_send(tag, +1, la, int32_t(bytes / sb_));
     else b_.ring_recv(tag, -1, la, int32_t(bytes / sb_));
     for (Reg r : regs) b_.release(r);

@@ -187,6 +187,9 @@ private:
     // ---------------------------------------------------------------- DMA
     void emit_dma(const DmaCall &d, int tag, bool managed);
 
+    // The LX address of a DMA's tile (registers it needs are appended to `regs`).
+    Lx dma_lx(const DmaCall &d, std::vector<Reg> &regs);
+
     // The device-memory range each core reaches in each buffer, from the loops' extents.
     void record_span(const DmaCall &d, const BufferInfo &dev, int eb);
 
