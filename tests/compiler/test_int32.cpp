@@ -72,5 +72,44 @@ TEST(Int32, IntegerDivisionIsAnErrorThatSaysWhatToDo) {
     }
 }
 
+// A vector fill carries an fp32 value: an int32 literal it cannot hold exactly is refused.
+TEST(Int32, ALiteralNotExactInFp32IsAnError) {
+    auto alg = [] {
+        ImageParam a(Int(32), 2, "a");
+        Var x("x"), y("y");
+        Func out("int_big");
+        out(x, y) = a(x, y) + 16777217;
+        Kernel k;
+        k.inputs = {a};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    auto sched = [](Kernel &k) { schedule(k.output).stick_vectorize(k.vars["x"]); };
+    try {
+        run_differential(alg, sched, {{64, 4}}, {64, 4});
+        FAIL() << "expected an error";
+    } catch (const spyre::Error &e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("Func int_big"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("the integer constant 16777217 is not exact in fp32"), std::string::npos) << msg;
+    }
+}
+
+TEST(Int32, StickVectorizeOfAnotherIntegerTypeNamesTheTypesThatWork) {
+    Func f("bytes");
+    Var x("x");
+    f(x) = cast<uint8_t>(x);
+    try {
+        schedule(f).stick_vectorize(x);
+        FAIL() << "expected an error";
+    } catch (const spyre::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("Func " + f.name() + ": stick_vectorize(x): type uint8 has no stick "
+                                                                  "operations (float16, float32 and int32 do)"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
 }  // namespace
 }  // namespace spyre::testing

@@ -98,6 +98,20 @@ TEST(RingShareErrors, TheDirectiveNeedsARunOfTwoOrMoreCores) {
     }
 }
 
+TEST(RingShareErrors, TheDirectiveNeedsAnUpdateDefinition) {
+    Func f("pure_only");
+    Var x("x");
+    f(x) = x;
+    try {
+        spyre::schedule(f).ring_share(RVar("ko"), 4);
+        FAIL() << "expected an error";
+    } catch (const spyre::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("Func " + f.name() + ": ring_share(ko, 4): needs an update definition"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
 TEST(RingShareErrors, PeRingNeedsTwoCoresReadingTheSameTiles) {
     MatmulKernel k = make_bmm(1, 64, 256, 256);
     try {

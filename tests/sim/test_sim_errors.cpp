@@ -348,21 +348,27 @@ TEST(SimErrors, DmaSpanThatOverflowsIsOutOfRangeNotAWildWrite) {
     EXPECT_TRUE(contains(msg, "core 0")) << msg;
 }
 
-// Regression: one descriptor of 16M sticks, repeated, kept the functional simulator busy for
-// seconds. The work budget stops it with a message that says what to do.
-// A huge descriptor in a loop with a constant count: refused before the run, from its static work.
-TEST(SimErrors, WorkLimitRefusesAHugeDescriptorBeforeRunning) {
-    ProgramBuilder b("huge", 1);
+// 64 loads of one stick repeated `repeats` times. With `count_from_core_id` the loop's count is
+// CORE_ID + 64, known only at run time.
+DeviceProgram repeated_dma(const std::string &name, int32_t repeats, bool count_from_core_id) {
+    ProgramBuilder b(name, 1);
     int in = b.buffer("in", BufferKind::Input, DType::F16, {64});
     DmaDesc d;
-    d.count[0] = 1 << 24;  // the same stick 16M times: 2 GiB of copying per DMA
+    d.count[0] = repeats;
     int desc = b.dma_desc(d);
-    Reg i = b.alloc();
-    b.loop(i, 64);
+    Reg i = b.alloc(), n = b.alloc();
+    if (count_from_core_id) b.core_id(n);
+    b.loop(i, 64, count_from_core_id ? n : kZero);
     b.dma_ld(0, in, kZero, 0, Lx(0), desc);
     b.wait_tag(0);
     b.end_loop();
-    DeviceProgram p = b.finish();
+    return b.finish();
+}
+
+// Regression: one descriptor of 16M sticks, repeated, kept the functional simulator busy for
+// seconds. With a constant loop count it is now refused before the run, from its static work.
+TEST(SimErrors, WorkLimitRefusesAHugeDescriptorBeforeRunning) {
+    DeviceProgram p = repeated_dma("huge", 1 << 24, false);  // 2 GiB of copying per DMA
     SimOptions o;
     o.max_work = int64_t(1) << 30;
     std::vector<std::vector<uint8_t>> images = {std::vector<uint8_t>(128)};
@@ -379,18 +385,7 @@ TEST(SimErrors, WorkLimitRefusesAHugeDescriptorBeforeRunning) {
 
 // The same loop with a count computed from CORE_ID: only the run-time budget can stop it.
 TEST(SimErrors, WorkBudgetStopsALoopWhoseCountIsKnownOnlyAtRunTime) {
-    ProgramBuilder b("huge_dynamic", 1);
-    int in = b.buffer("in", BufferKind::Input, DType::F16, {64});
-    DmaDesc d;
-    d.count[0] = 1 << 22;  // 512 MiB: one pass is under the limit, the loop is not
-    int desc = b.dma_desc(d);
-    Reg i = b.alloc(), n = b.alloc();
-    b.core_id(n);
-    b.loop(i, 64, n);
-    b.dma_ld(0, in, kZero, 0, Lx(0), desc);
-    b.wait_tag(0);
-    b.end_loop();
-    DeviceProgram p = b.finish();
+    DeviceProgram p = repeated_dma("huge_dynamic", 1 << 22, true);  // 512 MiB: one pass is under the limit
     SimOptions o;
     o.max_work = int64_t(1) << 30;
     std::vector<std::vector<uint8_t>> images = {std::vector<uint8_t>(128)};
