@@ -91,12 +91,15 @@ SpyreSchedule &SpyreSchedule::ring_split(const Var &v, int cores, int extent) {
     if (cores < 1 || cores > machine_.cores)
         throw_error("Func ", f_.name(), ": ring_split(", v.name(), ", ", cores, "): the machine has ", machine_.cores,
                     " cores");
-    if (extent < cores || extent % cores)
+    if (extent < 1)
         throw_error("Func ", f_.name(), ": ring_split(", v.name(), ", ", cores, "): extent ", extent,
-                    " does not divide evenly over ", cores, " cores");
+                    " is not positive");
+    // An extent that does not divide splits unevenly: each core takes ceil(extent / cores) and the
+    // last ones fewer (or none), as the output-extent form below does.
     Var core(v.name() + "_core");
-    guarded(f_, "ring_split(" + v.name() + ")",
-            [&] { f_.split(v, core, v, extent / cores, TailStrategy::GuardWithIf).parallel(core); });
+    guarded(f_, "ring_split(" + v.name() + ")", [&] {
+        f_.split(v, core, v, (extent + cores - 1) / cores, TailStrategy::GuardWithIf).parallel(core);
+    });
     return *this;
 }
 

@@ -33,7 +33,8 @@ public:
 
     // Divide loop v (of extent `extent`) over `cores` cores of the ring: v is split into an outer
     // loop over cores, marked parallel, and an inner loop named v. The inner loop keeps v's name,
-    // so later directives can still use v.
+    // so later directives can still use v. Each core takes ceil(extent / cores) iterations; when
+    // that does not divide, the last cores take fewer, or none.
     SpyreSchedule &ring_split(const Halide::Var &v, int cores, int extent);
     // The same for a dimension of an output Func whose extent is given at compile time (the core
     // share is computed from the output buffer's extent).

@@ -7,10 +7,18 @@
 #include "directives.h"
 #include "known_names.h"
 #include "spyre_intrinsics.h"
+#include "tile_rows.h"
 
 namespace spyre {
 
 using namespace Halide;
+
+namespace {
+// LX per score of a query tile, all copies and temporaries counted: fp32 scores and exponentials,
+// fp16 probabilities, and in the unfused schedule the staged copies of scores and probabilities
+// (at 1151 keys its 64-row tile needs 1.77 MB).
+constexpr int64_t kFusedLxBytesPerScore = 20, kUnfusedLxBytesPerScore = 32;
+}  // namespace
 
 AttentionKernel make_attention(int dim, int seq) {
     AttentionKernel a;
@@ -57,7 +65,11 @@ void schedule_attention(AttentionKernel &a, const std::string &name, const Machi
         RVar k(r.x.name() + kPeLoopSuffix);
         f.update().rename(r.x, k).reorder(k, n, row);
     };
-    const int lanes = int(m.stick_bytes / 2), tile = std::min(a.seq, 64);
+    // Query tiles of up to 64 rows, fewer when a tile's scores over the whole sequence (fp32 scores
+    // and exponentials, fp16 probabilities, their staged copies and temporaries) would not fit LX.
+    const int lanes = int(m.stick_bytes / 2);
+    int tile = fit_tile_rows(a.seq, a.seq, 1, 64, name == "fused" ? kFusedLxBytesPerScore : kUnfusedLxBytesPerScore, m);
+    if (tile > m.pe_pass_rows) tile -= tile % m.pe_pass_rows;  // whole passes of the PE array
     if (name == "fused") {
         // One query tile at a time: its scores, softmax and probabilities stay in LX.
         schedule(a.out, m).split(s, so, si, tile).stick_vectorize(d);

@@ -11,27 +11,50 @@ namespace spyre {
 
 using namespace Halide;
 
-void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int cores, const MachineDesc &machine) {
+namespace {
+
+// How a stage's outputs are divided: `cores` cores in all, each batch over n_split x m_split cores.
+struct CoreGrid {
+    int cores = 1, n_split = 1, m_split = 1;
+};
+
+// The most cores, at most `cores`, that divide the batches evenly (a group of cores per batch, or
+// whole batches per core) and split each batch's N in whole sticks, then its M, in that order of
+// preference (IBM's batch > N > M). One core always works, so any shape has a grid.
+CoreGrid choose_core_grid(const MatmulStage &s, int cores, int lanes) {
+    for (int c = cores; c > 1; c--) {
+        if (c < s.batch ? s.batch % c : c % s.batch) continue;
+        const int per_batch = std::max(1, c / s.batch);
+        for (int n_split = per_batch; n_split >= 1; n_split--) {
+            if (per_batch % n_split || s.cols % n_split || (n_split > 1 && (s.cols / n_split) % lanes)) continue;
+            const int m_split = per_batch / n_split;
+            if (s.rows % m_split == 0) return {c, n_split, m_split};
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
+void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int requested_cores,
+                           const MachineDesc &machine) {
     const std::string &what = s.what;
     const int lanes = int(machine.stick_bytes / 2);
-    if (cores < s.batch ? s.batch % cores : cores % s.batch)
-        throw_error(what, ": ", cores, " cores do not split evenly over ", s.batch, " batches");
-    const int per_batch = std::max(1, cores / s.batch);
-    int n_split = per_batch;
-    while (n_split > 1 && (s.cols % n_split || (s.cols / n_split) % lanes)) n_split /= 2;
-    const int m_split = per_batch / n_split;
-    if (n_split * m_split != per_batch || s.rows % m_split)
-        throw_error(what, ": cannot split N = ", s.cols, " and M = ", s.rows, " over ", per_batch,
-                    " cores per batch in whole sticks");
+    if (requested_cores < 1 || requested_cores > machine.cores)
+        throw_error(what, ": ", requested_cores, " cores requested, the machine has ", machine.cores);
+    const CoreGrid grid = choose_core_grid(s, requested_cores, lanes);
+    const int cores = grid.cores, n_split = grid.n_split, m_split = grid.m_split;
     const int n_core = s.cols / n_split, m_core = s.rows / m_split;
     // pe_ring shares one operand's K panels: A between the n_split cores of a batch, or W between
     // the m_split x batch cores of an N range.
-    const bool ring = mode == "pe_ring";
-    const int share_a = ring && n_split >= 2 ? n_split : 0;
-    const int share_w = ring && cores >= s.batch && m_split * s.batch >= 2 ? m_split * s.batch : 0;
-    if (ring && !share_a && !share_w)
-        throw_error(what, ": schedule pe_ring shares A or W tiles between cores, but with ", cores,
+    const bool wants_ring = mode == "pe_ring";
+    const int share_a = wants_ring && n_split >= 2 ? n_split : 0;
+    const int share_w = wants_ring && cores >= s.batch && m_split * s.batch >= 2 ? m_split * s.batch : 0;
+    if (wants_ring && !share_a && !share_w && requested_cores < 2)
+        throw_error(what, ": schedule pe_ring shares A or W tiles between cores, but with ", requested_cores,
                     " core(s) no two cores read the same tiles of either");
+    // A shape too small to spread over two cores runs as "pe": there is nothing to share.
+    const bool ring = share_a || share_w;
     const int accs = 1 + int(s.more_accs.size());
     MatmulTiles t;
     bool shares_w = false;
@@ -64,7 +87,7 @@ void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int co
         acc.compute_at(out, no).store_in(MemoryType::VTCM).vectorize(n, lanes / 2, TailStrategy::RoundUp);
         RVar ko("ko"), ki("ki");
         std::vector<VarOrRVar> order;
-        if (mode == "pe" || ring) {
+        if (mode == "pe" || wants_ring) {
             RVar pe(std::string("ki") + kPeLoopSuffix);
             order = {pe, n, m, ko};
             if (s.b) order.push_back(*s.b);

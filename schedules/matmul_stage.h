@@ -2,8 +2,10 @@
 // acc(n, m[, b]) += A(k, m[, b]) * W(n, k), with any epilogue (bias, activation, the cast) inside
 // out. Used by bmm and linear (schedules/matmul.h) and by each of the MLP's matmuls (mlp.h).
 //
-// The cores take one batch per group of cores; a group splits N, then M when N alone does not give
-// every core whole sticks (IBM's batch > N > M priority). Each core computes its share in
+// The cores take one batch per group of cores (or whole batches per core); a group splits N, then M
+// when N alone does not give every core whole sticks (IBM's batch > N > M priority). `cores` is an
+// upper bound: a shape that does not divide over that many uses the most cores that it does (at
+// worst one), so every shape compiles. Each core computes its share in
 // output-stationary tiles sized to the LX budget (matmul_tiles.h). Modes: "pe" (MATMUL on the PE
 // array), "pe_ring" (the same, with A's or W's K panels shared over the ring between the cores that
 // read the same ones, whichever the tile estimate prefers, made consecutive in the core index) and
@@ -31,8 +33,9 @@ struct MatmulStage {
     std::vector<Halide::Func> more_accs;
 };
 
-// Throws spyre::Error naming `stage.what` when the split or the tiles cannot be whole sticks, or
-// pe_ring finds no two cores that read the same tiles.
+// Throws spyre::Error naming `stage.what` when `cores` is not between 1 and the machine's cores, no
+// tile fits the LX, or pe_ring is asked of one core. When the shape leaves pe_ring no two cores
+// that read the same tiles, it runs as "pe".
 void schedule_matmul_stage(const MatmulStage &stage, const std::string &mode, int cores, const MachineDesc &machine);
 
 }  // namespace spyre

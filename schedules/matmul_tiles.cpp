@@ -10,13 +10,13 @@ namespace spyre {
 
 namespace {
 
-// Divisors of `extent` that are whole multiples of `step`, or the whole extent when it is below a
-// step (a partial stick is padded by the layout).
+// Divisors of `extent` that are whole multiples of `step`, or else the whole extent (a partial
+// stick is padded by the layout, so one tile of 100 columns is as good as one of 128).
 std::vector<int> whole_step_divisors(int extent, int step) {
     std::vector<int> v;
-    if (extent <= step) return {extent};
     for (int t = step; t <= extent; t += step)
         if (extent % t == 0) v.push_back(t);
+    if (v.empty()) v.push_back(extent);
     return v;
 }
 
@@ -30,11 +30,15 @@ MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core,
     const int lanes = int(machine.stick_bytes / 2);  // fp16 elements per stick
     const int64_t sb = machine.stick_bytes;
     auto sticks = [&](int64_t bytes) { return (bytes + sb - 1) / sb * sb; };
-    // Rows of A: any divisor, in whole PE passes when the share has that many rows.
-    std::vector<int> ms;
-    for (int t = 1; t <= m_core; t++)
-        if (m_core % t == 0 && (t % machine.pe_pass_rows == 0 || m_core < machine.pe_pass_rows)) ms.push_back(t);
-    if (ms.empty()) ms = {m_core};
+    // Rows of A: divisors of the share in whole PE passes; any divisor when none is (a prime share of
+    // 1151 rows takes tiles of 1 or 1151).
+    std::vector<int> ms, any;
+    for (int t = 1; t <= m_core; t++) {
+        if (m_core % t) continue;
+        any.push_back(t);
+        if (t % machine.pe_pass_rows == 0 || m_core < machine.pe_pass_rows) ms.push_back(t);
+    }
+    if (ms.empty()) ms = any;
     const std::vector<int> ns = whole_step_divisors(n_core, lanes), ks = whole_step_divisors(inner, lanes);
 
     // The channel is shared: each core gets 1/cores of the one-way peak.

@@ -7,10 +7,17 @@
 #include "known_names.h"
 #include "matmul_stage.h"
 #include "spyre_intrinsics.h"
+#include "tile_rows.h"
 
 namespace spyre {
 
 using namespace Halide;
+
+namespace {
+// LX per element of a row tile in the row-split schedules: h's fp16 and its fp32 accumulator per
+// hidden column, roughly as much again per model column.
+constexpr int64_t kRowLxBytesPerElem = 6;
+}  // namespace
 
 MlpKernel make_mlp(int dim, int hidden, int rows) {
     MlpKernel k;
@@ -73,12 +80,15 @@ void schedule_mlp(MlpKernel &k, const std::string &name, int cores, const Machin
         RVar kk(r.x.name() + kPeLoopSuffix);
         f.update().rename(r.x, kk).reorder(kk, n, m);
     };
-    int row_tile = std::max(1, std::min(64, k.rows / cores));
+    // Rows split over at most `cores` cores (unevenly when they do not divide); the row tile divides
+    // every core's share and fits the hidden and model widths of a row in LX.
+    const int row_cores = std::min(cores, k.rows);
+    const int row_tile = fit_tile_rows(k.rows, k.hidden + k.dim, row_cores, 64, kRowLxBytesPerElem, machine);
     if (name == "matched") {
         // The output's rows are split over cores; each core computes h for those rows into its LX,
         // which is exactly what its second matmul reads.
         SpyreSchedule o = schedule(k.out, machine);
-        if (cores > 1) o.ring_split(m, cores, k.rows);
+        if (row_cores > 1) o.ring_split(m, row_cores, k.rows);
         o.split(m, mo, mi, row_tile).stick_vectorize(n);
         for (Func f : {k.acc1, k.acc2}) {
             schedule(f, machine).scratchpad_store_at(k.out, mo);
@@ -88,27 +98,31 @@ void schedule_mlp(MlpKernel &k, const std::string &name, int cores, const Machin
     } else if (name == "dram") {
         // The rows split of the output, but h goes through device memory between the matmuls.
         SpyreSchedule hs = schedule(k.h, machine).device_root();
-        if (cores > 1) hs.ring_split(m, cores, k.rows);
+        if (row_cores > 1) hs.ring_split(m, row_cores, k.rows);
         hs.split(m, mo, mi, row_tile).stick_vectorize(n);
         schedule(k.acc1, machine).scratchpad_store_at(k.h, mo);
         k.acc1.vectorize(n, lanes / 2, TailStrategy::RoundUp);
         SpyreSchedule o = schedule(k.out, machine);
-        if (cores > 1) o.ring_split(m, cores, k.rows);
+        if (row_cores > 1) o.ring_split(m, row_cores, k.rows);
         o.split(m, mo, mi, row_tile).stick_vectorize(n);
         schedule(k.acc2, machine).scratchpad_store_at(k.out, mo);
         k.acc2.vectorize(n, lanes / 2, TailStrategy::RoundUp);
     } else if (name == "single_split") {
         // h is computed with its own split over the hidden dimension and goes through device memory.
+        // The hidden dimension is the stick dimension: it splits over the most cores that give each
+        // the same whole sticks.
+        int n_cores = std::min(cores, k.hidden / lanes);
+        while (n_cores > 1 && (k.hidden % n_cores || (k.hidden / n_cores) % lanes)) n_cores--;
         SpyreSchedule hs = schedule(k.h, machine).device_root();
-        if (cores > 1) {
-            hs.ring_split(n, cores, k.hidden);
+        if (n_cores > 1) {
+            hs.ring_split(n, n_cores, k.hidden);
             k.h.reorder(n, m, Var("n_core"));  // the split over cores is the outermost loop
         }
         hs.stick_vectorize(n);
-        schedule(k.acc1, machine).scratchpad_store_at(k.h, cores > 1 ? Var("n_core") : Var::outermost());
+        schedule(k.acc1, machine).scratchpad_store_at(k.h, n_cores > 1 ? Var("n_core") : Var::outermost());
         k.acc1.vectorize(n, lanes / 2, TailStrategy::RoundUp);
         SpyreSchedule o = schedule(k.out, machine);
-        if (cores > 1) o.ring_split(m, cores, k.rows);
+        if (row_cores > 1) o.ring_split(m, row_cores, k.rows);
         o.split(m, mo, mi, row_tile).stick_vectorize(n);
         schedule(k.acc2, machine).scratchpad_store_at(k.out, mo);
         k.acc2.vectorize(n, lanes / 2, TailStrategy::RoundUp);

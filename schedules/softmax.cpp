@@ -1,5 +1,7 @@
 #include "softmax.h"
 
+#include <algorithm>
+
 #include "device/error.h"
 #include "directives.h"
 #include "known_names.h"
@@ -47,20 +49,44 @@ constexpr int64_t kLxBytesPerElem = 16;
 }
 
 void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDesc &m, int cores) {
-    Var x = k.x, y = k.y, yo("yo"), yi("yi");
+    Var x = k.x, y = k.y, yo("yo"), yi("yi"), xo("xo"), xi("xi");
     if (name == "cores32") cores = 32;
+    // Fewer rows than cores take a core each; more that do not divide evenly split unevenly, the
+    // last core taking fewer rows.
+    cores = std::max(1, std::min(cores, k.rows));
+    const int lanes = int(m.stick_bytes / 2);
+    // stage3 keeps all of e in LX, for a whole core's rows; when that cannot fit, e (and the row
+    // maxima and sums) live per row tile instead, as stage 4 does without staging the input once.
+    const bool e_fits = int64_t(k.cols + lanes) * ((k.rows + cores - 1) / cores) * 2 <= m.lx_usable_bytes / 2;
+    const bool stage3_tiled = name == "stage3" && !e_fits;
     // IBM's placements (stage1-3) keep their 64-row tiles; the LX-tiled schedules fit the width.
-    const bool lx_tiled = name == "stage4" || name == "cores32";
+    const bool lx_tiled = name == "stage4" || name == "cores32" || stage3_tiled;
     const int tile = lx_tiled ? fit_tile_rows(k.rows, k.cols, cores, kTileRows, kLxBytesPerElem, m)
-                              : std::max(1, std::min(kTileRows, k.rows / std::max(1, cores)));
+                              : std::max(1, std::min(kTileRows, k.rows / cores));
+    // A 64-row tile of a wide row is more than LX holds for one op's input and output tiles, double
+    // buffered: the passes of stage1-3 then take column chunks of whole sticks (the row maxima and
+    // sums stay whole rows, which is what keeps their tiles whole sticks of rows in device memory).
+    int col_chunk = k.cols;
+    if (!lx_tiled && k.cols % lanes == 0) {
+        const int64_t bytes_per_col = int64_t(tile) * 2 * 2 * 2;  // fp16, input and output, two copies
+        const int sticks = k.cols / lanes;
+        for (int d = sticks; d >= 1; d--)
+            if (sticks % d == 0 && int64_t(d) * lanes * bytes_per_col <= m.lx_usable_bytes) {
+                col_chunk = d * lanes;
+                break;
+            }
+    }
     auto tiled = [&](Func f, bool row_func) {
         SpyreSchedule s = schedule(f, m);
-        // Fewer rows than cores is an error (ring_split says so); more that do not divide evenly
-        // split unevenly, the last core taking fewer rows.
-        if (cores > 1 && (k.rows % cores == 0 || k.rows < cores)) s.ring_split(y, cores, k.rows);
-        else if (cores > 1) s.ring_split(y, cores);
+        if (cores > 1) s.ring_split(y, cores, k.rows);
         s.split(y, yo, yi, tile);
-        if (!row_func) s.stick_vectorize(x);
+        if (row_func) return s;
+        if (col_chunk < k.cols) {
+            s.split(x, xo, xi, col_chunk).stick_vectorize(xi);
+            f.reorder(xi, yi, xo, yo);
+        } else {
+            s.stick_vectorize(x);
+        }
         return s;
     };
     if (name == "stage1") {
@@ -73,15 +99,15 @@ void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDe
         for (Func f : {k.mx, k.s}) tiled(f, true).scratchpad_root();
         for (Func f : {k.t, k.e}) tiled(f, false).device_root();
         tiled(k.out, false);
-    } else if (name == "stage3") {
+    } else if (name == "stage3" && !stage3_tiled) {
         // x - max and exp are computed in LX (t fused into e, the tensor kept in LX).
         for (Func f : {k.mx, k.s}) tiled(f, true).scratchpad_root();
         tiled(k.e, false).scratchpad_root();
         tiled(k.out, false);
-    } else if (name == "stage4" || name == "cores32") {
+    } else if (name == "stage4" || name == "cores32" || stage3_tiled) {
         // The input is copied into LX once, a tile at a time, and every op works on the tile there.
         tiled(k.out, false);
-        stage_all_in_lx(k.in, k.out, yo, m);
+        if (!stage3_tiled) stage_all_in_lx(k.in, k.out, yo, m);
         for (Func f : {k.mx, k.s}) schedule(f, m).scratchpad_store_at(k.out, yo);
         schedule(k.e, m).scratchpad_store_at(k.out, yo).stick_vectorize(x);
     } else {

@@ -18,6 +18,9 @@ struct Access {
     Expr base;  // element index of lane 0
     int lanes = 1;
     bool store = false;
+    // Extents of the constant loops around the access inside the visited statement: a tile loop
+    // and its tail share a name, so an extent is a property of the access, not of the name.
+    std::map<std::string, int64_t> loop_ext;
 };
 
 class CollectAccesses : public IRVisitor {
@@ -38,9 +41,19 @@ public:
         } else {
             a.base = index;
         }
+        a.loop_ext = loop_ext;
         all.push_back(a);
         if (plan.has(name) && plan.buffer(name).in_device_memory()) device.push_back(a);
     }
+    void visit(const For *op) override {
+        auto e = const_int(op->extent);
+        if (!e) return IRVisitor::visit(op);
+        auto saved = loop_ext;
+        loop_ext[op->name] = *e;
+        IRVisitor::visit(op);
+        loop_ext = saved;
+    }
+    std::map<std::string, int64_t> loop_ext;
     void visit(const Load *op) override {
         add(op->name, op->index, false);
         IRVisitor::visit(op);
@@ -69,6 +82,7 @@ struct Footprint {
     bool first_store = false;  // first touched by a store over the whole footprint: no copy in
     int lanes = 1;
     std::map<std::string, int64_t> coeff;  // inner-variable coefficients (the group's identity)
+    std::map<std::string, int64_t> ext;    // the extents of those variables' loops (identity too)
     Expr rest;                             // device element offset of the footprint's origin
     int64_t run = 1;                       // contiguous elements
     std::vector<std::string> run_vars;     // inner variables merged into the run
@@ -215,8 +229,11 @@ private:
             using IRVisitor::visit;
             void visit(const For *f) override {
                 auto e = const_int(f->extent);
-                if (!e || f->for_type != ForType::Serial) ok = false;
-                else (*extent)[f->name] = *e, inner->insert(f->name);
+                if (!e || f->for_type != ForType::Serial) {
+                    ok = false;
+                } else {
+                    (*extent)[f->name] = *e, inner->insert(f->name);
+                }
                 IRVisitor::visit(f);
             }
             void visit(const Allocate *) override { ok = false; }
@@ -248,6 +265,10 @@ private:
             f.lanes = a.lanes;
             f.coeff = af->coeff;
             f.rest = simplify(af->rest);
+            for (auto &kv : af->coeff) {
+                auto it = a.loop_ext.find(kv.first);
+                f.ext[kv.first] = it != a.loop_ext.end() ? it->second : extent[kv.first];
+            }
             // Dimensions sorted by stride: the lanes (stride 1), then loop variables.
             std::vector<std::tuple<int64_t, int64_t, std::string>> dims;  // coeff, extent, var
             if (a.lanes > 1) dims.emplace_back(1, a.lanes, "");
@@ -256,7 +277,7 @@ private:
                     lv.why = "walks " + a.buf + " backwards";
                     return lv;
                 }
-                dims.emplace_back(kv.second, extent[kv.first], kv.first);
+                dims.emplace_back(kv.second, f.ext[kv.first], kv.first);
             }
             std::sort(dims.begin(), dims.end());
             size_t i = 0;
@@ -303,7 +324,8 @@ private:
             // Merge with an existing group of the same shape.
             bool merged = false;
             for (Footprint &g : lv.groups) {
-                if (g.buf == f.buf && g.coeff == f.coeff && g.lanes == f.lanes && equal(g.rest, f.rest)) {
+                if (g.buf == f.buf && g.coeff == f.coeff && g.ext == f.ext && g.lanes == f.lanes &&
+                    equal(g.rest, f.rest)) {
                     (a.store ? g.store : g.load) = true;
                     merged = true;
                     break;
@@ -337,7 +359,13 @@ private:
             // A run ending at the end of a padded row writes only padding beyond it.
             bool row_end = !bi.shape.empty() && g.run == bi.shape[0] &&
                            (bi.shape.size() == 1 || provably_multiple(g.rest, run_pad));
-            if (!whole && !row_end) {
+            // So does the tail of a one-dimensional buffer (the last 6 of 70 row maxima).
+            bool buffer_end = bi.shape.size() == 1 && g.outer.empty() && provably_multiple(g.rest, lanes_t) &&
+                              can_prove(g.rest + int(g.run) == int(bi.shape[0]));
+            // A group copied in before it is written back stores the padding it loaded: a run of
+            // 100 of a row padded to 128 writes the row's own 28 padding elements back unchanged.
+            bool round_trip = g.load && !g.first_store && provably_multiple(g.rest, lanes_t);
+            if (!whole && !row_end && !buffer_end && !round_trip) {
                 lv.why = "stores runs of " + std::to_string(g.run) + " elements of " + g.buf +
                          ", not whole sticks of " + std::to_string(lanes_t);
                 return lv;
@@ -361,15 +389,33 @@ private:
         const std::vector<Footprint> &groups;
         const std::set<std::string> &inner;
         using IRMutator::visit;
+        std::map<std::string, int64_t> loop_ext;  // constant loops around the current node
+        Stmt visit(const For *op) override {
+            auto e = const_int(op->extent);
+            if (!e) return IRMutator::visit(op);
+            auto saved = loop_ext;
+            loop_ext[op->name] = *e;
+            Stmt r = IRMutator::visit(op);
+            loop_ext = saved;
+            return r;
+        }
+        // The group of an access: same shape, and the same loop extents where its own loops say.
         const Footprint *find(const std::string &name, const Expr &index) {
             Expr base = index;
             int lanes = 1;
             if (const Ramp *r = index.as<Ramp>()) base = r->base, lanes = r->lanes;
             auto af = affine_in(base, inner);
             if (!af) return nullptr;
-            for (const Footprint &g : groups)
-                if (g.buf == name && g.coeff == af->coeff && g.lanes == lanes && equal(g.rest, simplify(af->rest)))
-                    return &g;
+            for (const Footprint &g : groups) {
+                if (g.buf != name || g.coeff != af->coeff || g.lanes != lanes || !equal(g.rest, simplify(af->rest)))
+                    continue;
+                bool same = true;
+                for (auto &kv : g.ext) {
+                    auto it = loop_ext.find(kv.first);
+                    if (it != loop_ext.end() && it->second != kv.second) same = false;
+                }
+                if (same) return &g;
+            }
             return nullptr;
         }
         Expr new_index(const Footprint &g, const Expr &index) {

@@ -49,17 +49,18 @@ void Selector::emit_matmul(const std::vector<Loop> &loops, const Store *st) {
         }
         first = i;
     }
-    if (n_name.empty()) fail("no loop over n along which C is contiguous");
+    // No n loop: a single output column (Halide drops loops of extent 1), A and B as written.
+    if (n_name.empty() && ac->of(kname) != 0) fail("no loop over n along which C is contiguous");
     if (aa->of(kname) != 1) fail("A must be sticked on k (contiguous along the reduction)");
     if (!m_name.empty() && (ab->of(m_name) != 0 || aa->of(m_name) <= 0)) fail("B must not move with m");
     // B sticked on n is what the PE array takes; B sticked on k is restickified first.
     const bool b_transposed = ab->of(kname) == 1;
-    if (!b_transposed && ab->of(n_name) != 1) fail("B must be sticked on n or on k");
+    if (!b_transposed && !n_name.empty() && ab->of(n_name) != 1) fail("B must be sticked on n or on k");
     int64_t k_ext = loops.back().extent;
     int64_t lda = m_name.empty() ? 0 : aa->of(m_name) * 2;
     int64_t ldb = b_transposed ? (n_ext + sb_ / 2 - 1) / (sb_ / 2) * sb_ : ab->of(kname) * 2;
     int64_t ldc = m_name.empty() ? 0 : ac->of(m_name) * 4;
-    if (b_transposed && ab->of(n_name) * 2 != (k_ext * 2 + sb_ - 1) / sb_ * sb_)
+    if (b_transposed && !n_name.empty() && ab->of(n_name) * 2 != (k_ext * 2 + sb_ - 1) / sb_ * sb_)
         fail("B sticked on k must have rows of k padded to whole sticks");
     // Row strides must be whole sticks (the layouts pad K and N); a single row needs none.
     if (m_name.empty()) lda = (k_ext * 2 + sb_ - 1) / sb_ * sb_, ldc = (n_ext * 4 + sb_ - 1) / sb_ * sb_;

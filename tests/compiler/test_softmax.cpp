@@ -60,7 +60,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxSchedules,
                                            Case{"stage2", 1024, 2048, 32}, Case{"stage3", 64, 2048, 32}, Case{"stage3", 1024, 2048, 32},
                                            Case{"stage4", 1000, 2048, 32}, Case{"stage1", 100, 1},
                                            // Wide rows: tiles shrink to fit LX; 1151 rows split unevenly.
-                                           Case{"stage4", 8192, 40}, Case{"cores32", 8192, 1151}),
+                                           Case{"stage4", 8192, 40}, Case{"cores32", 8192, 1151},
+                                           // Rows that are not whole tiles of 64.
+                                           Case{"stage1", 64, 70}, Case{"stage2", 64, 70}, Case{"stage3", 130, 100}),
                          [](const auto &info) {
                              return info.param.schedule + "_" + std::to_string(info.param.cols) + "x" +
                                     std::to_string(info.param.rows) + "_" + std::to_string(info.param.cores) + "c";

@@ -137,11 +137,13 @@ TEST(SpyreGenAppsErrors, AttentionTakesNoCores) {
 }
 
 TEST(SpyreGenAppsErrors, BmmSplitTheScheduleRejects) {
-    // The schedule's own error (3 cores over 2 batches) is passed through, exit 1.
-    CommandResult r = run_command(quote(kGen) + " -g bmm -o /tmp/spyre_gen_bmm_reject schedule=pe batch=2 rows=16 "
-                                  "inner=64 cols=128 cores=3");
+    // The schedule's own error (pe_ring asked of one core) is passed through, exit 1.
+    CommandResult r = run_command(quote(kGen) + " -g bmm -o /tmp/spyre_gen_bmm_reject schedule=pe_ring batch=2 rows=16 "
+                                  "inner=64 cols=128 cores=1");
     EXPECT_EQ(r.exit_code, 1) << r.output;
-    EXPECT_NE(r.output.find("bmm: 3 cores do not split evenly over 2 batches"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("bmm: schedule pe_ring shares A or W tiles between cores, but with 1 core(s)"),
+              std::string::npos)
+        << r.output;
 }
 
 }  // namespace
