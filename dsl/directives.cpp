@@ -1,5 +1,7 @@
 #include "directives.h"
 
+#include <set>
+
 #include "device/error.h"
 #include "spyre_intrinsics.h"
 
@@ -47,6 +49,32 @@ bool streams_along(const Func &f, int i, const std::string &x) {
     return reads.all_use_x;
 }
 
+// The row variable of a transposed read in f's pure definition: a Func or buffer read with x in
+// one of its outer dimensions and a pure variable of f (returned) in its stick dimension, as in
+// out(x, y) = in(y, x). "" when f reads nothing that way.
+std::string transposed_row(const Func &f, const std::string &x) {
+    struct Reads : Internal::IRVisitor {
+        std::string x, row;
+        std::set<std::string> pure;
+        using IRVisitor::visit;
+        void visit(const Internal::Call *c) override {
+            if ((c->call_type == Internal::Call::Halide || c->call_type == Internal::Call::Image) && c->args.size() > 1 &&
+                !Internal::expr_uses_var(c->args[0], x)) {
+                bool x_outer = false;
+                for (size_t i = 1; i < c->args.size(); i++) x_outer |= Internal::expr_uses_var(c->args[i], x);
+                const auto *v = c->args[0].as<Internal::Variable>();
+                if (x_outer && v && pure.count(v->name)) row = v->name;
+            }
+            IRVisitor::visit(c);
+        }
+    } reads;
+    reads.x = x;
+    for (const Var &v : f.args()) reads.pure.insert(v.name());
+    Tuple values = f.values();  // kept alive: as_vector() refers into it
+    for (const Expr &v : values.as_vector()) v.accept(&reads);
+    return reads.row;
+}
+
 }  // namespace
 
 SpyreSchedule::SpyreSchedule(Func f, const MachineDesc &machine) : f_(f), machine_(machine) {}
@@ -63,7 +91,19 @@ SpyreSchedule &SpyreSchedule::stick_vectorize(const Var &x, int sticks) {
     if (!(t.is_float() && (t.bits() == 16 || t.bits() == 32)) && t != Int(32))
         throw_error("Func ", f_.name(), ": stick_vectorize(", x.name(), "): type ", t,
                     " has no stick operations (float16, float32 and int32 do)");
+    std::string row = transposed_row(f_, x.name());
+    // Only while the row is still one loop of f (a schedule that split it keeps its own order).
+    bool row_loop = false;
+    for (const Internal::Dim &d : f_.function().definition().schedule().dims())  // "y", or "y.y" after ring_split
+        row_loop |= !row.empty() && (d.var == row || Internal::ends_with(d.var, "." + row));
+    if (!row_loop) row.clear();
     guarded(f_, "stick_vectorize(" + x.name() + ")", [&] {
+        if (!row.empty()) {
+            // A transposed read (a restickify): one stick of x per row, the rows innermost, so that
+            // each step's rows are the columns of one tile of the producer (one VTRANSPOSE).
+            Var xo(x.name() + "_sticks"), r(row);
+            f_.split(x, xo, x, sticks * lanes(), TailStrategy::RoundUp).reorder(x, r, xo);
+        }
         f_.vectorize(x, sticks * lanes(), TailStrategy::RoundUp);
         for (int i = 0; i < f_.num_update_definitions(); i++)
             if (streams_along(f_, i, x.name())) f_.update(i).vectorize(x, sticks * lanes(), TailStrategy::RoundUp);

@@ -17,6 +17,7 @@ struct Access {
     std::string buf;
     Expr base;  // element index of lane 0
     int lanes = 1;
+    int64_t lane_stride = 1;  // a strided vector (a transposed read): its lanes are a dimension
     bool store = false;
     // Extents of the constant loops around the access inside the visited statement: a tile loop
     // and its tail share a name, so an extent is a property of the access, not of the name.
@@ -37,7 +38,11 @@ public:
         if (const Ramp *r = index.as<Ramp>()) {
             a.base = r->base;
             a.lanes = r->lanes;
-            if (!is_const_one(r->stride)) a.lanes = -1;  // strided vectors are not sticks
+            if (!is_const_one(r->stride)) {
+                auto st = as_const_int(r->stride);
+                if (st && *st > 1) a.lane_stride = *st;
+                else a.lanes = -1;  // strided vectors are not sticks
+            }
         } else {
             a.base = index;
         }
@@ -75,12 +80,16 @@ struct Loop {
     int64_t extent;
 };
 
+// The name of the dimension a strided vector's lanes make in a footprint (no loop has it).
+const char *const kLanesDim = "$lanes";
+
 // How one group of accesses to a device buffer is moved at a staging level.
 struct Footprint {
     std::string buf;
     bool load = false, store = false;
     bool first_store = false;  // first touched by a store over the whole footprint: no copy in
     int lanes = 1;
+    int64_t lane_stride = 1;               // > 1: the lanes walk rows (a transposed read)
     std::map<std::string, int64_t> coeff;  // inner-variable coefficients (the group's identity)
     std::map<std::string, int64_t> ext;    // the extents of those variables' loops (identity too)
     Expr rest;                             // device element offset of the footprint's origin
@@ -193,7 +202,8 @@ private:
         for (size_t l = 0; l <= loops.size(); l++) {
             levels[l] = analyse(loops, l, leaf);
             if (!levels[l].ok) {
-                last_why = levels[l].why;
+                // The transpose hint says what to change; a deeper level's stick error would not.
+                if (last_why.find("(a transpose)") == std::string::npos) last_why = levels[l].why;
                 continue;
             }
             if (levels[l].bytes <= budget) {
@@ -263,6 +273,11 @@ private:
             Footprint f;
             f.buf = a.buf;
             f.lanes = a.lanes;
+            f.lane_stride = a.lane_stride;
+            if (a.lane_stride > 1 && a.store) {
+                lv.why = "stores " + a.buf + " with a strided vector; stick_vectorize the dimension of stride 1";
+                return lv;
+            }
             f.coeff = af->coeff;
             f.rest = simplify(af->rest);
             for (auto &kv : af->coeff) {
@@ -271,7 +286,8 @@ private:
             }
             // Dimensions sorted by stride: the lanes (stride 1), then loop variables.
             std::vector<std::tuple<int64_t, int64_t, std::string>> dims;  // coeff, extent, var
-            if (a.lanes > 1) dims.emplace_back(1, a.lanes, "");
+            // The lanes of a strided (transposed) read are a dimension of their own, kLanesDim.
+            if (a.lanes > 1) dims.emplace_back(a.lane_stride, a.lanes, a.lane_stride > 1 ? kLanesDim : "");
             for (auto &kv : af->coeff) {
                 if (kv.second < 0) {
                     lv.why = "walks " + a.buf + " backwards";
@@ -285,7 +301,7 @@ private:
                 f.run = std::get<1>(dims[0]);
                 if (!std::get<2>(dims[0]).empty()) f.run_vars.push_back(std::get<2>(dims[0]));
                 i = 1;
-                while (i < dims.size() && std::get<0>(dims[i]) == f.run) {
+                while (i < dims.size() && std::get<0>(dims[i]) == f.run && std::get<2>(dims[i]) != kLanesDim) {
                     f.run *= std::get<1>(dims[i]);
                     f.run_vars.push_back(std::get<2>(dims[i]));
                     i++;
@@ -325,7 +341,7 @@ private:
             bool merged = false;
             for (Footprint &g : lv.groups) {
                 if (g.buf == f.buf && g.coeff == f.coeff && g.ext == f.ext && g.lanes == f.lanes &&
-                    equal(g.rest, f.rest)) {
+                    g.lane_stride == f.lane_stride && equal(g.rest, f.rest)) {
                     (a.store ? g.store : g.load) = true;
                     merged = true;
                     break;
@@ -338,6 +354,22 @@ private:
                 lv.groups.push_back(f);
             }
         }
+        // A nest that reads a tile transposed writes one stick per row of its output, and the
+        // restickify (a VTRANSPOSE) needs those sticks back to back in LX: no written run may take
+        // in a loop beside the vector's own lanes (stage inside the loop over output sticks).
+        for (const Footprint &g : lv.groups)
+            for (const Footprint &t : lv.groups) {
+                if (!g.store || t.lane_stride <= 1) continue;
+                bool rows_back_to_back = true;  // every loop merged into the run is a row of the transpose
+                for (const std::string &v : g.run_vars)
+                    if (!v.empty() && (!t.coeff.count(v) || t.coeff.at(v) != 1)) rows_back_to_back = false;
+                if (!rows_back_to_back) {
+                    lv.why = "reads a tile across its sticks (a transpose) while writing rows of " + g.buf +
+                             " longer than one stick; split the output's stick dimension by one stick and put "
+                             "that loop outside its rows (split(x, xo, xi, lanes).reorder(xi, y, xo))";
+                    return lv;
+                }
+            }
         // A written buffer must be reached through one group only, and its padded runs must not
         // overwrite neighbouring data.
         for (const Footprint &g : lv.groups) {
@@ -403,11 +435,16 @@ private:
         const Footprint *find(const std::string &name, const Expr &index) {
             Expr base = index;
             int lanes = 1;
-            if (const Ramp *r = index.as<Ramp>()) base = r->base, lanes = r->lanes;
+            int64_t lane_stride = 1;
+            if (const Ramp *r = index.as<Ramp>()) {
+                base = r->base, lanes = r->lanes;
+                if (auto st = as_const_int(r->stride)) lane_stride = *st;
+            }
             auto af = affine_in(base, inner);
             if (!af) return nullptr;
             for (const Footprint &g : groups) {
-                if (g.buf != name || g.coeff != af->coeff || g.lanes != lanes || !equal(g.rest, simplify(af->rest)))
+                if (g.buf != name || g.coeff != af->coeff || g.lanes != lanes || g.lane_stride != lane_stride ||
+                    !equal(g.rest, simplify(af->rest)))
                     continue;
                 bool same = true;
                 for (auto &kv : g.ext) {
@@ -420,10 +457,15 @@ private:
         }
         Expr new_index(const Footprint &g, const Expr &index) {
             Expr b = make_zero(Int(32));
+            int64_t lane_lx_stride = 1;
             for (const std::string &v : g.run_vars) b = b + Variable::make(Int(32), v) * int(g.coeff.at(v));
-            for (auto &od : g.outer) b = b + Variable::make(Int(32), od.first) * int(od.second.lx_stride);
+            for (auto &od : g.outer) {
+                if (od.first == kLanesDim) lane_lx_stride = od.second.lx_stride;
+                else b = b + Variable::make(Int(32), od.first) * int(od.second.lx_stride);
+            }
             b = simplify(b);
-            if (const Ramp *r = index.as<Ramp>()) return Ramp::make(b, r->stride, r->lanes);
+            if (const Ramp *r = index.as<Ramp>())
+                return Ramp::make(b, g.lane_stride > 1 ? Expr(int(lane_lx_stride)) : r->stride, r->lanes);
             return b;
         }
         Expr visit(const Load *op) override {

@@ -79,7 +79,7 @@ Operand Selector::load(const Load *op, const Domain &d) {
     Expr base = op->index;
     bool ramp = false;
     if (const Ramp *r = op->index.as<Ramp>()) {
-        if (!is_const_one(r->stride)) unsupported("reads " + bi.func + " with a strided vector");
+        if (!is_const_one(r->stride)) return transposed_load(op, r, bi, d);
         base = r->base;
         ramp = true;
         if (r->lanes != d.ramp_lanes) unsupported("mixes vectors of different widths");
@@ -123,6 +123,38 @@ Operand Selector::load(const Load *op, const Domain &d) {
     if (cg != 0 && cg != 1) unsupported("reads one value of " + bi.func + " per row, but not consecutive values");
     o.per_group = cg == 1;
     return o;
+}
+
+// out(x, y) = in(y, x): each row y of the domain reads one stick of in's column y, lanes walking
+// in's rows. The domain's rows are the columns of an LX tile of in, so one VTRANSPOSE of that tile
+// (lanes rows x groups columns, rows padded to whole sticks as staging leaves them) into a temporary
+// gives every row's stick, back to back (the restickify, on the vector unit at its measured rate).
+Operand Selector::transposed_load(const Load *op, const Ramp *r, const BufferInfo &bi, const Domain &d) {
+    const int64_t lanes_t = plan_.lanes(bi.type);
+    auto stride = as_const_int(r->stride);
+    auto fail = [&](const std::string &why) {
+        unsupported("reads " + bi.func + " across its sticks (a transpose) but " + why +
+                    "; transposes take one stick of the output per row, over whole rows of the input tile");
+    };
+    if (!stride || *stride <= 1) fail("with a stride that is not a positive constant");
+    if (r->lanes != lanes_t || d.ramp_lanes != lanes_t || !d.lane.empty()) fail("with vectors that are not one stick");
+    if (d.group_var.empty() && d.groups != 1) fail("outside a loop over the output's rows");
+    auto a = affine_in(r->base, d.vars());
+    if (!a || (!d.group_var.empty() && a->of(d.group_var) != 1)) fail("with rows that do not walk the input's row");
+    const int64_t row = (d.groups + lanes_t - 1) / lanes_t * lanes_t;
+    if (*stride != row)
+        fail("from rows of " + std::to_string(*stride) + " elements, not the " + std::to_string(row) +
+             " that a tile of " + std::to_string(d.groups) + " columns has");
+    Operand src;
+    src.type = bi.type;
+    src.buf = op->name;
+    src.base = lx_base(op->name);
+    src.index = simplify(a->rest);
+    if (!provably_multiple(src.index, lanes_t)) fail("from a tile that does not start on a stick boundary");
+    Operand t = new_temp(bi.type, d.groups * plan_.machine.stick_bytes);
+    vinstr(Opcode::VTRANSPOSE, bi.type, t, &src, nullptr, lanes_t, d.groups);
+    t.kind = Operand::Vec;
+    return t;
 }
 
 bool Selector::is_scalar_like(const Expr &e, const Domain &d) {
@@ -425,8 +457,12 @@ void Selector::collect(const Expr &e, bool under_broadcast, AccessCoeffs &out) {
             bc--;
         }
         void visit(const Load *op) override {
-            if (const Ramp *r = op->index.as<Ramp>()) out->vec.push_back({r->base, true});
-            else out->scal.push_back({op->index, bc > 0});
+            if (const Ramp *r = op->index.as<Ramp>()) {
+                if (is_const_one(r->stride)) out->vec.push_back({r->base, true});
+                else out->trans.push_back({r->base, true});
+            } else {
+                out->scal.push_back({op->index, bc > 0});
+            }
             IRVisitor::visit(op);
         }
     } v;
@@ -455,7 +491,8 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
         d.ramp_lanes = r->lanes;
         d.elems = r->lanes;
         k = loops.size();
-        while (k > 0 && d.lane.size() < max_lanes) {
+        // A transposed read takes exactly one stick per group: nothing merges into the lanes.
+        while (k > 0 && d.lane.size() < max_lanes && acc.trans.empty()) {
             const Loop &l = loops[k - 1];
             bool ok = true;
             for (auto &a : acc.vec) ok &= coeff(a.first, l.name) == d.elems;
@@ -469,6 +506,7 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
             const Loop &l = loops[k - 1];
             bool ok = true;
             for (auto &a : acc.vec) ok &= coeff(a.first, l.name) == d.elems;
+            for (auto &a : acc.trans) ok &= coeff(a.first, l.name) == 1;  // rows walk the input's row
             for (auto &s : acc.scal) {
                 int64_t c = coeff(s.first, l.name);
                 ok &= c == 0 || c == 1;

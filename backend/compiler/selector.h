@@ -122,6 +122,8 @@ private:
 
     // Classifies a load in domain d.
     Operand load(const Load *op, const Domain &d);
+    // A load whose lanes walk the rows of its buffer: restickified with VTRANSPOSE.
+    Operand transposed_load(const Load *op, const Ramp *r, const BufferInfo &bi, const Domain &d);
 
     bool is_scalar_like(const Expr &e, const Domain &d);
 
@@ -161,6 +163,7 @@ private:
 
     struct AccessCoeffs {
         std::vector<std::pair<Expr, bool>> vec, scal;  // index bases
+        std::vector<std::pair<Expr, bool>> trans;      // bases of strided (transposed) vector reads
     };
     void collect(const Expr &e, bool under_broadcast, AccessCoeffs &out);
 
