@@ -71,6 +71,27 @@ INSTANTIATE_TEST_SUITE_P(
                       TransposeCase{"fp32", 128, 96, 1, true}, TransposeCase{"inside_an_expression", 192, 128, 1, false, true}),
     [](const auto &info) { return info.param.name; });
 
+// A permute of the two inner dimensions of a batch, out(x, y, b) = in(y, x, b), batches over cores.
+TEST(Permute, InnerDimensionsOfEachBatchMatchCpu) {
+    const int W = 128, H = 192, B = 4;
+    DiffResult r = run_differential(
+        [] {
+            Kernel k;
+            ImageParam in(Float(16), 3, "in");
+            Var x("x"), y("y"), b("b");
+            Func out("out");
+            out(x, y, b) = in(y, x, b);
+            k.inputs = {in};
+            k.output = out;
+            k.vars = {{"x", x}, {"b", b}};
+            return k;
+        },
+        [](Kernel &k) { spyre::schedule(k.output).ring_split(k.vars.at("b"), 4).stick_vectorize(k.vars.at("x")); },
+        {{W, H, B}}, {H, W, B});
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+    EXPECT_EQ(r.program.num_cores, 4);
+}
+
 // A schedule that tiles the rows itself keeps its loop order, which writes rows of several sticks:
 // the error says which loop to split and where to put it.
 TEST(TransposeErrors, RowsTiledByTheUserNameTheSplitToMake) {
