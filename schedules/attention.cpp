@@ -26,7 +26,7 @@ AttentionKernel make_attention(int dim, int seq) {
     a.q = ImageParam(Float(16), 2, "q");
     a.k = ImageParam(Float(16), 2, "k");
     a.v = ImageParam(Float(16), 2, "v");
-    a.d = Var("d"), a.s = Var("s"), a.t = Var("t");
+    a.d = Var("d"), a.s = Var("sq"), a.t = Var("t");  // not "s": capture_stmt.cpp
     a.rd = RDom(0, dim, "rd");
     a.rt = RDom(0, seq, "rt");
     Var d = a.d, s = a.s, t = a.t;

@@ -111,6 +111,31 @@ Stmt capture_stmt(Func output, const std::vector<ImageParam> &inputs, const Kern
     return capture_stmt(Pipeline(output), args, sig, plan);
 }
 
+namespace {
+
+// Halide 14 lowers a split whose inner variable is named "s" wrongly and silently: the loops lose
+// their outer variable (out.split(y, yo, s, 50), or split(s, so, s, 50) as ring_split(s, n) makes,
+// index every row as row 0; checked against Halide's own lowering, with no Spyre pass involved).
+// Refuse such a schedule instead of running it.
+void check_split_names(const Function &out) {
+    std::map<std::string, Function> env = find_transitive_calls(out);
+    env[out.name()] = out;
+    for (const auto &kv : env) {
+        const Function &f = kv.second;
+        auto check = [&](const Definition &d) {
+            for (const Split &sp : d.schedule().splits())
+                if (sp.is_split() && (sp.inner == "s" || ends_with(sp.inner, ".s")))
+                    throw_error("Func ", f.name(), ": a split of ", sp.old_var, " names its inner loop 's', which "
+                                "Halide 14 lowers wrongly (every iteration reads and writes the first row); give "
+                                "that Var another name");
+        };
+        check(f.definition());
+        for (const Definition &u : f.updates()) check(u);
+    }
+}
+
+}  // namespace
+
 Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSignature &sig, KernelPlan &plan) {
     const MachineDesc &m = plan.machine;
     if (args.size() != sig.inputs.size())
@@ -129,6 +154,7 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
     plan.buffers[output.name()] = device_buffer(output.name(), output.output_types()[0], sig.output, Place::DeviceOutput,
                                                 m, "output '" + output.name() + "'");
 
+    check_split_names(output.function());
     Stmt captured;
     p.add_custom_lowering_pass(new Capture(&captured));
     // StrictFloat: the device computes op by op as written (IEEE), so Halide must not reassociate
