@@ -14,7 +14,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_RUNS    ?= 20000
 FUZZ_DIR     ?= build-fuzz
 ASAN_DIR     ?= build-asan
-FUZZERS      := program:program machine_json:machine layout:layout
+FUZZERS      := program:program machine_json:machine layout:layout ktir:ktir
 
 # fuzz-diff: random pipelines x random schedules against the CPU (tests/fuzz_diff).
 N    ?= 1000
@@ -68,8 +68,9 @@ package: build
 	@cd $(BUILD_DIR) && cpack -G DEB > /dev/null && ls -1 $(CURDIR)/$(BUILD_DIR)/spyre-halide_*.deb
 
 # libFuzzer harnesses (tests/fuzz) over the .spyre reader + verifier + simulator, the machine JSON
-# reader and the layout code, with ASan + UBSan, seeded from hand-built programs. A finding leaves
-# crash-*/timeout-* files in $(FUZZ_DIR) and fails the target.
+# reader, the layout code and the KTIR reader + importer, with ASan + UBSan, seeded from hand-built
+# programs and KTIR kernels. A finding leaves crash-*/timeout-* files in $(FUZZ_DIR) and fails the
+# target.
 fuzz-build: clang-deps
 	@cmake -S tests/fuzz -B $(FUZZ_DIR) -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug > /dev/null
 	@cmake --build $(FUZZ_DIR) -j $(JOBS)

@@ -1,7 +1,9 @@
 // Benchmarks of the device model. Counters carry the modelled figures; the benchmark's own time is
 // the simulator's host time (a timing-only run: no numerics).
 //
-//   <app>/<schedule>/<shape>   every app of schedules/ with each of its Spyre schedules, compiled
+//   <app>/<schedule>/<shape>   every app of schedules/ with each of its Spyre schedules and `auto`
+//                              (spyre::auto_schedule; its rows add best_hand_us, the best hand
+//                              schedule benchmarked at that shape, and auto_vs_hand), compiled
 //                              once from Halide (apps/report/kernel_catalog.h), shapes rows x cols,
 //                              B x M x K x N (bmm), dim x hidden x rows (mlp, 32 cores) or dim x seq
 //                              (attention, one core); bmm/pe_batch_{outermost,innermost}/... is
@@ -93,6 +95,31 @@ const DeviceProgram &compiled(const AppCase &c) {
     return *slot;
 }
 
+std::vector<AppCase> app_cases();
+
+// On an auto row: the best hand schedule benchmarked at the same app and shape, timed the same
+// way (best_hand_us), and auto's time over it (auto_vs_hand: at most 1 when auto is no worse).
+void compare_with_hand(benchmark::State &state, const AppCase &c, double auto_us) {
+    const MachineDesc m;
+    double best = 0;
+    for (const AppCase &h : app_cases()) {
+        if (h.app != c.app || h.schedule == "auto" || h.shape.text() != c.shape.text() || h.shape.cores != c.shape.cores)
+            continue;
+        try {
+            SimOptions o;
+            o.timing_only = true;
+            o.summarize_loops = c.summarize;
+            double us = simulate(compiled(h), m, {}, o).stats.us;
+            if (best == 0 || us < best) best = us;
+        } catch (const std::exception &) {  // a hand schedule that does not fit this shape
+        }
+    }
+    if (best > 0) {
+        state.counters["best_hand_us"] = best;
+        state.counters["auto_vs_hand"] = auto_us / best;
+    }
+}
+
 void BM_App(benchmark::State &state, AppCase c) {
     const MachineDesc m;
     const DeviceProgram *p = nullptr;
@@ -109,6 +136,7 @@ void BM_App(benchmark::State &state, AppCase c) {
     SimStats st = run_timing(state, *p, m, c.summarize);
     set_counters(state, st, m, *p);
     state.counters["cores"] = double(p->num_cores);
+    if (c.schedule == "auto") compare_with_hand(state, c, st.us);
 }
 
 std::vector<AppCase> app_cases() {
@@ -124,11 +152,12 @@ std::vector<AppCase> app_cases() {
     for (const char *app : {"softmax", "layernorm", "rmsnorm", "gelu"}) {
         for (const std::string &st : report::app_schedules(app)) v.push_back({app, st, shape({512, 1024})});
         v.push_back({app, "cores32", shape({4096, 1024})});
+        v.push_back({app, "auto", shape({4096, 1024})});
     }
     // Model widths (the tiles adapt to the LX budget): loops summarised.
     for (const char *app : {"softmax", "layernorm", "rmsnorm"})
         for (const std::vector<int> &d : {std::vector<int>{4096, 8192}, std::vector<int>{1151, 8192}})
-            v.push_back({app, "cores32", shape(d), true});
+            for (const char *st : {"cores32", "auto"}) v.push_back({app, st, shape(d), true});
     for (const std::string &st : report::app_schedules("bmm")) v.push_back({"bmm", st, shape({4, 64, 256, 512})});
     // Model sizes (issue: kernels at the speed of light): loops summarised.
     for (int n : {12800, 25600})
@@ -146,6 +175,11 @@ std::vector<AppCase> app_cases() {
         v.push_back({"gated_mlp", st, shape({4096, 11008, 512}, 32), true});  // Llama's sizes
     }
     for (const std::string &st : report::app_schedules("attention")) v.push_back({"attention", st, shape({128, 512}, 1), false});
+    // A restickify (VTRANSPOSE of staged tiles) at the report's shape and at a model width.
+    for (const std::string &st : report::app_schedules("transpose")) {
+        v.push_back({"transpose", st, shape({512, 1024}), false});
+        v.push_back({"transpose", st, shape({4096, 8192}), true});
+    }
     return v;
 }
 

@@ -20,7 +20,7 @@ install(FILES ${_device_h} DESTINATION ${SPYRE_INCLUDE_ROOT}/device)
 install(FILES ${_sim_h} DESTINATION ${SPYRE_INCLUDE_ROOT}/sim)
 
 install(TARGETS spyre_device spyre_sim spyre_compiler spyre_dsl spyre_schedules spyre_host spyre_gen_info
-                spyre_gen_pipeline spyre_gen_driver spyre-gen
+                spyre_gen_pipeline spyre_gen_driver spyre_ktir spyre-gen
         EXPORT SpyreHalideTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -1,5 +1,5 @@
 # add_spyre_kernel(NAME GENERATOR <generator> PARAMS key=value... [MACHINE <file.json>] [FROM <driver>]
-#                  [NO_CPU_REFERENCE])
+#                  [NO_CPU_REFERENCE] [KTIR])
 #
 # FROM names the generator driver to run: spyre-gen by default (in this tree, or the installed
 # SpyreHalide::spyre-gen), or one built with add_spyre_generator() for your own generators.
@@ -9,11 +9,13 @@
 #   NAME.spyre  the device program       NAME.s     its disassembly
 #   NAME.h      int NAME(halide_buffer_t *inputs..., halide_buffer_t *output): runs NAME.spyre on
 #               the simulator            NAME.json  the compile report (cores, LX, DMA, modelled time)
+# and, with KTIR, NAME.ktir: the device program as KTIR, IBM's ktdp MLIR dialect (docs/ktir.md);
 # and defines:
 #   NAME       an INTERFACE library: link it to include NAME.h (it brings spyre_host)
 #   NAME_cpu   Halide's CPU AOT library of the same generator and shape with schedule=cpu (the
 #              reference, add_halide_library; its header NAME_cpu.h declares NAME_cpu(...))
-# Variables set in the caller: NAME_SPYRE_FILE (the .spyre path), NAME_SPYRE_DIR.
+# Variables set in the caller: NAME_SPYRE_FILE (the .spyre path), NAME_SPYRE_DIR, and with KTIR
+# NAME_KTIR_FILE (the .ktir path).
 include_guard(GLOBAL)
 
 # The project's own targets in this tree, the SpyreHalide:: ones from an installed package.
@@ -41,7 +43,7 @@ function(add_spyre_generator NAME)
 endfunction()
 
 function(add_spyre_kernel NAME)
-  cmake_parse_arguments(ARG "NO_CPU_REFERENCE" "GENERATOR;MACHINE;FROM" "PARAMS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_CPU_REFERENCE;KTIR" "GENERATOR;MACHINE;FROM" "PARAMS" ${ARGN})
   if(NOT ARG_GENERATOR)
     message(FATAL_ERROR "add_spyre_kernel(${NAME}): GENERATOR is required")
   endif()
@@ -64,9 +66,15 @@ function(add_spyre_kernel NAME)
 
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/${NAME}")
   set(outputs "${dir}/${NAME}.spyre" "${dir}/${NAME}.h" "${dir}/${NAME}.s" "${dir}/${NAME}.json")
+  set(emit "")
+  if(ARG_KTIR)
+    list(APPEND outputs "${dir}/${NAME}.ktir")
+    set(emit -e ktir)
+    set(${NAME}_KTIR_FILE "${dir}/${NAME}.ktir" PARENT_SCOPE)
+  endif()
   add_custom_command(
     OUTPUT ${outputs}
-    COMMAND ${gen} -g ${ARG_GENERATOR} -n ${NAME} -o "${dir}" ${params}
+    COMMAND ${gen} -g ${ARG_GENERATOR} -n ${NAME} -o "${dir}" ${emit} ${params}
     DEPENDS ${depends}
     COMMENT "spyre-gen ${ARG_GENERATOR} -> ${NAME}.spyre"
     VERBATIM)

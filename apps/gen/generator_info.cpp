@@ -1,5 +1,7 @@
 #include "generator_info.h"
 
+#include <algorithm>
+
 namespace spyre::gen {
 
 namespace {
@@ -48,7 +50,20 @@ std::map<std::string, std::string> param_defaults(const GeneratorInfo &info) {
 
 Registrar::Registrar(GeneratorInfo info) {
     std::string name = info.name;
+    if (info.schedules) {
+        auto named = info.schedules;
+        info.schedules = [named] {
+            std::vector<std::string> s = named();
+            if (std::find(s.begin(), s.end(), "auto") == s.end()) s.push_back("auto");
+            return s;
+        };
+    }
     registry()[name] = std::move(info);
+}
+
+std::string &last_auto_schedule_source() {
+    static std::string source;
+    return source;
 }
 
 }  // namespace spyre::gen

@@ -62,9 +62,15 @@ const std::map<std::string, GeneratorInfo> &generator_infos();
 // nullptr when `name` is not registered.
 const GeneratorInfo *find_generator_info(const std::string &name);
 
+// Registers `info`; every generator's schedules gain "auto" (spyre::auto_schedule, applied by
+// apply_schedule in spyre_generator.h).
 struct Registrar {
     explicit Registrar(GeneratorInfo info);
 };
+
+// The C++ of the schedule the last `schedule=auto` in this process chose (spyre-gen writes it next
+// to the kernel as NAME.schedule.cpp); empty before one.
+std::string &last_auto_schedule_source();
 
 // The string GeneratorParams every Spyre generator has, with their defaults (the integer ones are
 // GeneratorInfo::integer_params()).

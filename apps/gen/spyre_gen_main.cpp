@@ -3,6 +3,8 @@
 //   spyre-gen -g softmax -o out/ schedule=stage4 cols=1024 rows=512 [machine=path.json] [-n name]
 //       writes out/<name>.spyre (the device program), out/<name>.h (a host function that runs it
 //       on the simulator), out/<name>.s (its disassembly) and out/<name>.json (compile report).
+//   spyre-gen -g softmax -o out/ -e ktir schedule=stage4 ...
+//       also writes out/<name>.ktir: the device program as KTIR (IBM's ktdp MLIR dialect, docs/ktir.md).
 //   spyre-gen -l          lists the generators, their parameters and Spyre schedules.
 //   spyre-gen -e ... / -r ...  Halide's own generator command line (GenGen), used by
 //       add_halide_library for the CPU reference (schedule=cpu); `target=host` means
@@ -26,6 +28,7 @@
 #include "device/program_io.h"
 #include "generator_info.h"
 #include "generator_pipeline.h"
+#include "ktir_export.h"
 #include "sim/simulator.h"
 
 namespace fs = std::filesystem;
@@ -34,7 +37,7 @@ using spyre::gen::GeneratorInfo;
 namespace {
 
 const char *kUsage = R"(usage:
-  spyre-gen -g GENERATOR -o DIR [-n NAME] key=value...
+  spyre-gen -g GENERATOR -o DIR [-n NAME] [-e ktir] key=value...
   spyre-gen -l
   spyre-gen -e OUTPUTS -g GENERATOR -o DIR ... target=...   (Halide's generator command line)
 
@@ -44,17 +47,20 @@ Compiles a Spyre generator's pipeline into a device program and writes, in DIR:
               on the simulator (link spyre_host)
   NAME.s      its disassembly
   NAME.json   compile report: cores, LX peak per core, DMA bytes, modelled time (timing-only run)
+  NAME.schedule.cpp  with schedule=auto: the directives spyre::auto_schedule chose, as C++
 
 options:
   -g GENERATOR  the generator (spyre-gen -l lists them)
   -o DIR        output directory (created if missing)
   -n NAME       base name of the files and of the host function (default: the generator's name)
+  -e ktir       also write NAME.ktir: the device program as KTIR, IBM's ktdp MLIR dialect
+                (spyre-run runs it; docs/ktir.md)
   -l            list generators, their parameters and schedules
   -h, --help    this text
 
 parameters (key=value):
   schedule=S    one of the generator's Spyre schedules (required; "cpu" is the CPU reference
-                schedule, for add_halide_library only)
+                schedule, for add_halide_library only; "auto" searches for one: spyre::auto_schedule)
   cols=N rows=N the shape (defaults 1024 x 512) of softmax, layernorm, rmsnorm and gelu; the
                 other generators have their own integer parameters (spyre-gen -l): bmm batch,
                 rows, inner, cols, cores; linear rows, inner, cols, cores; mlp dim, hidden, rows,
@@ -183,7 +189,7 @@ int gengen(int argc, char **argv) {
 }
 
 int generate(const std::string &generator, const std::string &out_dir, std::string name,
-             const std::vector<std::string> &kv, const std::string &command) {
+             const std::vector<std::string> &kv, const std::string &command, bool emit_ktir) {
     const GeneratorInfo *info = spyre::gen::find_generator_info(generator);
     if (!info) throw Usage("unknown generator '" + generator + "' (known: " + join(generator_names()) + ")");
     if (name.empty()) name = generator;
@@ -272,6 +278,7 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
     fs::path spyre_path = fs::absolute(fs::path(base.string() + ".spyre"));
     spyre::write_program_file(program, spyre_path.string());
     write_text(base.string() + ".s", spyre::disassemble(program));
+    if (emit_ktir) write_text(base.string() + ".ktir", spyre::ktir::export_ktir(program, machine));
     write_text(base.string() + ".h", host_header(name, program, spyre_path, machine_path, command));
 
     nlohmann::json r;
@@ -300,11 +307,15 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
     r["modelled_us"] = stats.us;
     r["timing"] = "timing-only simulation (modelled, loops summarised)";
     write_text(base.string() + ".json", r.dump(2) + "\n");
+    // schedule=auto: the directives the autoscheduler chose, as C++ to paste into schedules/.
+    const bool auto_sched = schedule == "auto" && !spyre::gen::last_auto_schedule_source().empty();
+    if (auto_sched) write_text(base.string() + ".schedule.cpp", spyre::gen::last_auto_schedule_source());
 
     std::cout << name << ": " << generator << " schedule=" << schedule << " " << shape_desc << ", "
               << program.num_cores << " core(s), LX peak " << stats.lx_peak_bytes << " B, DMA "
               << stats.dram_read_bytes << " B in / " << stats.dram_write_bytes << " B out, modelled " << stats.us
-              << " us -> " << base.string() << ".{spyre,h,s,json}\n";
+              << " us -> " << base.string() << ".{spyre,h,s,json" << (emit_ktir ? ",ktir" : "")
+              << (auto_sched ? ",schedule.cpp}\n" : "}\n");
     return 0;
 }
 
@@ -312,6 +323,14 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
 
 int main(int argc, char **argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
+    // `-e ktir` asks for the KTIR export; any other -e is Halide's generator command line.
+    bool emit_ktir = false;
+    for (size_t i = 0; i + 1 < args.size(); i++)
+        if (args[i] == "-e" && args[i + 1] == "ktir") {
+            emit_ktir = true;
+            args.erase(args.begin() + long(i), args.begin() + long(i) + 2);
+            break;
+        }
     for (const std::string &a : args)
         if (a == "-e" || a == "-r") return gengen(argc, argv);
     try {
@@ -347,7 +366,7 @@ int main(int argc, char **argv) {
         if (list) return list_generators();
         if (generator.empty()) throw Usage("missing -g GENERATOR (spyre-gen -l lists them)");
         if (out_dir.empty()) throw Usage("missing -o DIR");
-        return generate(generator, out_dir, name, kv, command);
+        return generate(generator, out_dir, name, kv, command, emit_ktir);
     } catch (const Usage &e) {
         std::cerr << "spyre-gen: error: " << e.what() << "\n(spyre-gen --help for usage)\n";
         return 2;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "auto_schedule.h"
 #include "compile.h"
 #include "generator_info.h"
 #include "rebind.h"
@@ -42,6 +43,20 @@ void apply_schedule(const GeneratorInfo &info, const ParamValues &values, const 
     if (schedule == "cpu") return cpu();
     MachineDesc m = machine_from_param(machine_path);
     fix_device_shapes(info, values, inputs, output, m);
+    if (schedule == "auto") {
+        // Every generator's pipeline, scheduled by the autoscheduler for its shapes and machine
+        // (at most the generator's `cores`, when it has that parameter).
+        CompileOptions o;
+        o.kernel_name = info.name;
+        o.machine = m;
+        for (const BufferShape &b : info.input_shapes(values)) o.inputs.push_back(TensorSpec{b.shape, {}});
+        o.output = TensorSpec{info.output_shape(values).shape, {}};
+        AutoOptions ao;
+        auto cores = values.find("cores");
+        if (cores != values.end()) ao.max_cores = int(cores->second);
+        last_auto_schedule_source() = auto_schedule(output, inputs, o, ao).cpp;
+        return;
+    }
     spyre(m);
 }
 

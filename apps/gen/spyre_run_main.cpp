@@ -1,7 +1,9 @@
-// spyre-run: runs a .spyre device program on the simulator and prints its modelled time and stats.
+// spyre-run: runs a .spyre device program, or a KTIR kernel (.ktir: IBM's ktdp MLIR dialect,
+// imported by backend/ktir), on the simulator and prints its modelled time and stats.
 //
 //   spyre-run softmax.spyre                         random inputs (seeded), prints the stats
 //   spyre-run k.spyre --input in=x.bin --output y.bin --trace t.json --json
+//   spyre-run k.ktir --func add --arg n=4 --output out=y.bin   a KTIR function, scalar args, outputs
 //   spyre-run k.spyre --timing-only                 no numerics, loops summarised (fast)
 //   spyre-run k.spyre --dis                         print the disassembly and exit
 //   spyre-run k.spyre --no-reference                no check against Halide's CPU reference
@@ -40,6 +42,7 @@
 #include "device/program_io.h"
 #include "generator_pipeline.h"
 #include "kernel_catalog.h"
+#include "ktir_import.h"
 #include "sim/program_work.h"
 #include "sim/simulator.h"
 
@@ -197,18 +200,92 @@ Reference check_reference(const nlohmann::json &gen_report, const DeviceProgram 
     return ref;
 }
 
+// Parses NAME=VALUE arguments of `option` into a map (each NAME once).
+std::map<std::string, std::string> name_values(const std::vector<std::string> &args, const char *option,
+                                               const char *value_name) {
+    std::map<std::string, std::string> out;
+    for (const std::string &a : args) {
+        size_t eq = a.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
+            throw_error(option, " '", a, "': expected NAME=", value_name);
+        if (!out.emplace(a.substr(0, eq), a.substr(eq + 1)).second)
+            throw_error(option, ": '", a.substr(0, eq), "' given twice");
+    }
+    return out;
+}
+
+bool is_ktir(const std::string &path) { return fs::path(path).extension() == ".ktir"; }
+
+// The device program of a .spyre file, or of a KTIR function lowered by the importer.
+DeviceProgram load_program(const std::string &path, const std::string &func, const std::vector<std::string> &args,
+                           const MachineDesc &machine) {
+    if (!is_ktir(path)) {
+        if (!func.empty() || !args.empty()) throw_error("--func and --arg apply to .ktir kernels only");
+        return read_program_file(path);
+    }
+    ktir::ImportOptions o;
+    o.func = func;
+    o.args = name_values(args, "--arg", "VALUE");
+    o.machine = machine;
+    return ktir::import_ktir_file(path, o);
+}
+
+// Where each output goes: `-o FILE` / `--output FILE` names the only output, `--output NAME=FILE` one
+// of several (by buffer name).
+std::map<int, std::string> output_files(const DeviceProgram &program, const std::vector<std::string> &args) {
+    std::vector<int> outs;
+    std::string names;
+    for (size_t i = 0; i < program.buffers.size(); i++)
+        if (program.buffers[i].kind == BufferKind::Output) {
+            outs.push_back(int(i));
+            names += (names.empty() ? "" : ", ") + program.buffers[i].name;
+        }
+    std::map<int, std::string> files;
+    for (const std::string &a : args) {
+        size_t eq = a.find('=');
+        int which = -1;
+        std::string file = a;
+        if (eq != std::string::npos && eq > 0) {
+            for (int o : outs)
+                if (program.buffers[size_t(o)].name == a.substr(0, eq)) which = o;
+            if (which < 0)
+                throw_error("--output '", a, "': kernel ", program.kernel_name, " has no output '", a.substr(0, eq),
+                            "' (outputs: ", names, ")");
+            file = a.substr(eq + 1);
+        } else {
+            if (outs.size() != 1)
+                throw_error("--output '", a, "': kernel ", program.kernel_name, " has ", outs.size(),
+                            " outputs (", names, "); name one as --output NAME=FILE");
+            which = outs[0];
+        }
+        if (file.empty()) throw_error("--output '", a, "': no file name");
+        if (!files.emplace(which, file).second)
+            throw_error("--output: output '", program.buffers[size_t(which)].name, "' given twice");
+    }
+    return files;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
-    CLI::App app{"Runs a Spyre device program (.spyre) on the simulator and prints its modelled time and stats."};
-    std::string program_path, trace_path, output_path, machine_path;
-    std::vector<std::string> input_args;
+    CLI::App app{"Runs a Spyre device program (.spyre) or a KTIR kernel (.ktir) on the simulator and prints its "
+                 "modelled time and stats."};
+    std::string program_path, trace_path, machine_path, func;
+    std::vector<std::string> input_args, output_args, scalar_args;
     bool timing_only = false, json = false, dis = false, no_reference = false;
     uint32_t seed = 1;
-    app.add_option("program", program_path, "the .spyre file")->required();
+    app.add_option("program", program_path, "the .spyre file, or a .ktir file (KTIR: IBM's ktdp MLIR dialect)")
+        ->required();
+    app.add_option("--func", func, "KTIR: the function to run (default: the module's only function)");
+    app.add_option("--arg", scalar_args,
+                   "KTIR: NAME=VALUE for a scalar argument of the function (index, integer, f16 or f32)")
+        ->allow_extra_args(false);
     app.add_option("--input,-i", input_args,
                    "NAME=FILE: raw dense little-endian data for input NAME (default: random in [-4, 4])");
-    app.add_option("--output,-o", output_path, "write the output buffer (raw, dense) to this file");
+    app.add_option("--output,-o", output_args,
+                   "FILE: write the output buffer (raw, dense) to FILE; NAME=FILE: the output NAME, when there are "
+                   "several")
+        ->allow_extra_args(false);
     app.add_option("--trace", trace_path, "write a Chrome trace event file");
     app.add_option("--machine", machine_path, "machine description JSON (default: the built-in machine)");
     app.add_option("--seed", seed, "seed of the random inputs");
@@ -221,22 +298,16 @@ int main(int argc, char **argv) {
     CLI11_PARSE(app, argc, argv);
 
     try {
-        DeviceProgram program = read_program_file(program_path);
+        MachineDesc machine = machine_path.empty() ? MachineDesc{} : MachineDesc::from_file(machine_path);
+        DeviceProgram program = load_program(program_path, func, scalar_args, machine);
         if (dis) {
             std::cout << disassemble(program);
             return 0;
         }
-        MachineDesc machine = machine_path.empty() ? MachineDesc{} : MachineDesc::from_file(machine_path);
-        if (timing_only && !output_path.empty()) throw_error("--output needs a functional run (drop --timing-only)");
+        if (timing_only && !output_args.empty()) throw_error("--output needs a functional run (drop --timing-only)");
+        const std::map<int, std::string> out_files = output_files(program, output_args);
 
-        std::map<std::string, std::string> files;
-        for (const std::string &a : input_args) {
-            size_t eq = a.find('=');
-            if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
-                throw_error("--input '", a, "': expected NAME=FILE");
-            if (!files.emplace(a.substr(0, eq), a.substr(eq + 1)).second)
-                throw_error("--input: '", a.substr(0, eq), "' given twice");
-        }
+        std::map<std::string, std::string> files = name_values(input_args, "--input", "FILE");
         std::vector<std::string> input_names;
         for (const BufferDecl &b : program.buffers)
             if (b.kind == BufferKind::Input) input_names.push_back(b.name);
@@ -265,16 +336,20 @@ int main(int argc, char **argv) {
         SimResult r = simulate(program, machine, images, so);
         const SimStats &s = r.stats;
 
-        std::vector<uint8_t> host;  // the output, dense in Halide order (functional runs)
-        if (!timing_only && out >= 0) {
-            const BufferDecl &b = program.buffers[out];
-            host.resize(elements(b) * elem_bytes(b.type));
-            unstickify(r.buffers[out], host.data(), b.shape, b.type, b.layout, machine.stick_bytes);
-        }
-        if (!output_path.empty() && out >= 0) {
-            std::ofstream f(output_path, std::ios::binary);
-            if (!f || !f.write(reinterpret_cast<const char *>(host.data()), host.size()))
-                throw_error("cannot write output file '", output_path, "'");
+        // Outputs, dense in Halide order (functional runs).
+        auto host_of = [&](int i) {
+            const BufferDecl &b = program.buffers[size_t(i)];
+            std::vector<uint8_t> h(size_t(elements(b) * elem_bytes(b.type)));
+            unstickify(r.buffers[size_t(i)], h.data(), b.shape, b.type, b.layout, machine.stick_bytes);
+            return h;
+        };
+        std::vector<uint8_t> host;  // the first output
+        if (!timing_only && out >= 0) host = host_of(out);
+        for (const auto &of : out_files) {
+            std::vector<uint8_t> h = of.first == out ? host : host_of(of.first);
+            std::ofstream f(of.second, std::ios::binary);
+            if (!f || !f.write(reinterpret_cast<const char *>(h.data()), std::streamsize(h.size())))
+                throw_error("cannot write output file '", of.second, "'");
         }
 
         Reference ref;
@@ -330,7 +405,9 @@ int main(int argc, char **argv) {
                       << 100 * s.mean_busy_fraction(kEngDMA) << "%, ring " << 100 * s.mean_busy_fraction(kEngRing) << "%\n";
             std::cout << "static work     " << program_work(program, machine).to_string() << "\n";
             if (!trace_path.empty()) std::cout << "trace           " << trace_path << "\n";
-            if (!output_path.empty()) std::cout << "output          " << output_path << "\n";
+            for (const auto &of : out_files)
+                std::cout << "output          " << program.buffers[size_t(of.first)].name << " -> " << of.second
+                          << "\n";
             std::cout << ref.line() << "\n";
         }
         return ref.status == "failed" ? 1 : 0;

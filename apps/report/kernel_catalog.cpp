@@ -4,15 +4,18 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <sstream>
 
+#include "auto_schedule.h"
 #include "compile.h"
 #include "cpu_reference.h"
 #include "device/error.h"
 #include "device/half.h"
 #include "attention.h"
+#include "transpose.h"
 #include "gated_mlp.h"
 #include "matmul.h"
 #include "mlp.h"
@@ -25,8 +28,8 @@ namespace spyre::report {
 using namespace Halide;
 
 const std::vector<std::string> &app_names() {
-    static const std::vector<std::string> names = {"softmax", "layernorm", "rmsnorm",   "gelu",     "bmm",
-                                                    "linear",  "mlp",       "gated_mlp", "attention"};
+    static const std::vector<std::string> names = {"softmax", "layernorm", "rmsnorm",   "gelu",      "bmm",
+                                                    "linear",  "mlp",       "gated_mlp", "attention", "transpose"};
     return names;
 }
 
@@ -34,7 +37,8 @@ namespace {
 void check_app(const std::string &app) {
     for (const std::string &a : app_names())
         if (a == app) return;
-    throw_error("unknown app '", app, "' (known: softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention)");
+    throw_error("unknown app '", app,
+                "' (known: softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, transpose)");
 }
 bool is_norm(const std::string &app) { return app == "layernorm" || app == "rmsnorm"; }
 // The Spyre schedules of `all` (every schedule but the CPU reference's).
@@ -51,15 +55,24 @@ size_t shape_rank(const std::string &app) {
 }
 }  // namespace
 
-std::vector<std::string> app_schedules(const std::string &app) {
-    check_app(app);
+namespace {
+std::vector<std::string> named_schedules(const std::string &app) {
     if (app == "softmax") return softmax_schedules();
     if (is_norm(app)) return norm_schedules();
     if (app == "gelu") return pointwise_schedules();
     if (app == "mlp") return without_cpu(mlp_schedules());
     if (app == "gated_mlp") return without_cpu(gated_mlp_schedules());
     if (app == "attention") return without_cpu(attention_schedules());
+    if (app == "transpose") return transpose_schedules();
     return without_cpu(bmm_schedules());
+}
+}  // namespace
+
+std::vector<std::string> app_schedules(const std::string &app) {
+    check_app(app);
+    std::vector<std::string> s = named_schedules(app);
+    s.push_back("auto");  // every app: the autoscheduler (schedules/auto_schedule.h)
+    return s;
 }
 
 std::string app_generator(const std::string &app) {
@@ -151,6 +164,7 @@ std::vector<int> output_shape(const std::string &app, const Shape &s) {
     if (app == "linear") return {s.dims[2], s.dims[0], 1};
     if (app == "mlp" || app == "gated_mlp") return {s.dims[0], s.dims[2]};
     if (app == "attention") return {s.dims[0], s.dims[1]};
+    if (app == "transpose") return {s.dims[0], s.dims[1]};  // {rows, cols}: the input's rows become sticks
     return {s.dims[1], s.dims[0]};
 }
 
@@ -164,44 +178,52 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
         opt.inputs.push_back(TensorSpec{std::vector<int64_t>(shape.begin(), shape.end()), {}});
     std::vector<int> out = output_shape(app, s);
     opt.output = TensorSpec{std::vector<int64_t>(out.begin(), out.end()), {}};
+    // "auto": the autoscheduler (schedules/auto_schedule.h) instead of a named schedule, with at most
+    // the shape's cores where the app takes a core count.
+    auto finish = [&](Func output, const std::vector<ImageParam> &in, const std::function<void()> &named) {
+        if (schedule == "auto") {
+            AutoOptions ao;
+            if (app_takes_cores(app)) ao.max_cores = s.cores;
+            auto_schedule(output, in, opt, ao);
+        } else {
+            named();
+        }
+        return compile_for_spyre(output, in, opt);
+    };
     if (app == "softmax") {
         SoftmaxKernel k = make_softmax(s.dims[1], s.dims[0]);
-        schedule_softmax(k, schedule, machine);
-        return compile_for_spyre(k.out, {k.in}, opt);
+        return finish(k.out, {k.in}, [&] { schedule_softmax(k, schedule, machine); });
     }
     if (is_norm(app)) {
         NormKernel k = make_norm(app, s.dims[1], s.dims[0]);
-        schedule_norm(k, schedule, machine);
-        return compile_for_spyre(k.out, k.inputs, opt);
+        return finish(k.out, k.inputs, [&] { schedule_norm(k, schedule, machine); });
     }
     if (app == "gelu") {
         PointwiseKernel k = make_pointwise("gelu", Float(16), s.dims[1], s.dims[0]);
-        schedule_pointwise(k, schedule, machine);
-        return compile_for_spyre(k.out, k.inputs, opt);
+        return finish(k.out, k.inputs, [&] { schedule_pointwise(k, schedule, machine); });
     }
     if (app == "mlp") {
         MlpKernel k = make_mlp(s.dims[0], s.dims[1], s.dims[2]);
-        schedule_mlp(k, schedule, s.cores, machine);
-        return compile_for_spyre(k.out, {k.x, k.w1, k.b1, k.w2, k.b2}, opt);
+        return finish(k.out, {k.x, k.w1, k.b1, k.w2, k.b2}, [&] { schedule_mlp(k, schedule, s.cores, machine); });
     }
     if (app == "gated_mlp") {
         GatedMlpKernel k = make_gated_mlp(s.dims[0], s.dims[1], s.dims[2]);
-        schedule_gated_mlp(k, schedule, s.cores, machine);
-        return compile_for_spyre(k.out, {k.x, k.w1, k.w3, k.w2}, opt);
+        return finish(k.out, {k.x, k.w1, k.w3, k.w2}, [&] { schedule_gated_mlp(k, schedule, s.cores, machine); });
     }
     if (app == "attention") {
         AttentionKernel k = make_attention(s.dims[0], s.dims[1]);
-        schedule_attention(k, schedule, machine);
-        return compile_for_spyre(k.out, {k.q, k.k, k.v}, opt);
+        return finish(k.out, {k.q, k.k, k.v}, [&] { schedule_attention(k, schedule, machine); });
+    }
+    if (app == "transpose") {
+        TransposeKernel k = make_transpose(s.dims[1], s.dims[0]);
+        return finish(k.out, {k.in}, [&] { schedule_transpose(k, schedule, machine); });
     }
     if (app == "linear") {
         MatmulKernel k = make_linear(s.dims[0], s.dims[1], s.dims[2]);
-        schedule_bmm(k, schedule, s.cores, machine);
-        return compile_for_spyre(k.out, {k.a, k.w, k.bias}, opt);
+        return finish(k.out, {k.a, k.w, k.bias}, [&] { schedule_bmm(k, schedule, s.cores, machine); });
     }
     MatmulKernel k = make_bmm(s.dims[0], s.dims[1], s.dims[2], s.dims[3]);
-    schedule_bmm(k, schedule, s.cores, machine);
-    return compile_for_spyre(k.out, {k.a, k.w}, opt);
+    return finish(k.out, {k.a, k.w}, [&] { schedule_bmm(k, schedule, s.cores, machine); });
 }
 
 std::vector<Runtime::Buffer<>> random_inputs(const std::string &app, const Shape &s, uint32_t seed) {
@@ -259,6 +281,10 @@ Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s, const st
         k.q.set(wrap(inputs[0]));
         k.k.set(wrap(inputs[1]));
         k.v.set(wrap(inputs[2]));
+        out = k.out;
+    } else if (app == "transpose") {
+        TransposeKernel k = make_transpose(s.dims[1], s.dims[0]);
+        k.in.set(wrap(inputs[0]));
         out = k.out;
     } else if (app == "linear") {
         MatmulKernel k = make_linear(s.dims[0], s.dims[1], s.dims[2]);

@@ -15,6 +15,8 @@
 //        (schedules/gated_mlp.h).
 //   attention: {D, S} (head dim x sequence), Q, K, V {D, S} -> {D, S}, one core
 //              (schedules/attention.h).
+//   transpose: {rows, cols}, an fp16 input of {cols, rows} -> {rows, cols}; rows whole sticks
+//              (schedules/transpose.h).
 #pragma once
 
 #include <cstdint>
@@ -27,9 +29,10 @@
 
 namespace spyre::report {
 
-// softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention.
+// softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, transpose.
 const std::vector<std::string> &app_names();
-// The app's Spyre schedules, in the order of schedules/ (the first is the report's baseline).
+// The app's Spyre schedules, in the order of schedules/ (the first is the report's baseline), then
+// "auto" (spyre::auto_schedule, schedules/auto_schedule.h).
 std::vector<std::string> app_schedules(const std::string &app);
 // The spyre-gen generator of the app (apps/<app>/: every app has one, of the app's name; "" would
 // mean none, and the report compiles such an app in process).

@@ -1,6 +1,7 @@
 // Writes the fuzzers' seed corpora: small hand-built programs that use every instruction family
 // (DMA loops, vector ops, matmul, ring transfers and reductions, barriers) as .spyre files, machine
-// descriptions as JSON, and a few layout byte strings. Usage: make_fuzz_seeds OUT_DIR.
+// descriptions as JSON, a few layout byte strings, and KTIR: the hand-written test kernels of
+// tests/ktir/kernels and the seed programs exported to KTIR. Usage: make_fuzz_seeds OUT_DIR.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include "device/machine_desc.h"
 #include "device/program_builder.h"
 #include "device/program_io.h"
+#include "ktir_export.h"
 
 namespace fs = std::filesystem;
 using namespace spyre;
@@ -96,12 +98,16 @@ int main(int argc, char **argv) {
         return 2;
     }
     fs::path out = argv[1];
-    for (const char *d : {"program", "machine", "layout"}) fs::create_directories(out / d);
+    for (const char *d : {"program", "machine", "layout", "ktir"}) fs::create_directories(out / d);
     int n = 0;
     for (const DeviceProgram &p : {streaming(1), streaming(4), matmul(), ring(4)}) {
         std::vector<uint8_t> bytes = serialize_program(p);
-        write(out / "program" / (std::to_string(n++) + ".spyre"), std::string(bytes.begin(), bytes.end()));
+        write(out / "program" / (std::to_string(n) + ".spyre"), std::string(bytes.begin(), bytes.end()));
+        write(out / "ktir" / ("exported" + std::to_string(n++) + ".ktir"), ktir::export_ktir(p));
     }
+    for (const auto &e : fs::directory_iterator(KTIR_KERNELS))
+        if (e.path().extension() == ".ktir") fs::copy_file(e.path(), out / "ktir" / e.path().filename(),
+                                                           fs::copy_options::overwrite_existing);
     write(out / "machine" / "default.json", MachineDesc().to_json_text());
     write(out / "machine" / "small.json", R"({"cores": 8, "clock_ghz": 2.0, "dram_bytes_per_ns": 100})");
     write(out / "machine" / "typo.json", R"({"corse": 8})");

@@ -80,11 +80,12 @@ TEST(Report, TinyConfigurationWritesEveryFile) {
 }
 
 TEST(Report, CatalogListsEveryApp) {
-    const std::vector<std::string> want = {"softmax", "layernorm", "rmsnorm",   "gelu",     "bmm",
-                                           "linear",  "mlp",       "gated_mlp", "attention"};
+    const std::vector<std::string> want = {"softmax", "layernorm", "rmsnorm",   "gelu",      "bmm",
+                                           "linear",  "mlp",       "gated_mlp", "attention", "transpose"};
     EXPECT_EQ(spyre::report::app_names(), want);
-    EXPECT_EQ(spyre::report::app_schedules("mlp"), (std::vector<std::string>{"matched", "dram", "single_split", "tiled", "pe_ring"}));
-    EXPECT_EQ(spyre::report::app_schedules("attention"), (std::vector<std::string>{"fused", "unfused"}));
+    EXPECT_EQ(spyre::report::app_schedules("mlp"),
+              (std::vector<std::string>{"matched", "dram", "single_split", "tiled", "pe_ring", "auto"}));
+    EXPECT_EQ(spyre::report::app_schedules("attention"), (std::vector<std::string>{"fused", "unfused", "auto"}));
     EXPECT_EQ(spyre::report::parse_shape("mlp", "64x256x32").dims, (std::vector<int>{64, 256, 32}));
     EXPECT_EQ(spyre::report::parse_shape("attention", "64x128").dims, (std::vector<int>{64, 128}));
     EXPECT_THROW(spyre::report::parse_shape("mlp", "64x256"), std::exception);

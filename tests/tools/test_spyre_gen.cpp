@@ -2,6 +2,7 @@
 // parses), and each error path's message and exit code.
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -30,6 +31,23 @@ TEST(SpyreGen, ListsGeneratorsAndSchedules) {
     EXPECT_NE(r.output.find("stage1, stage2, stage3, stage4, cores32"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("schedules: tiles, cores32"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("schedules: root, tiles, cores32"), std::string::npos) << r.output;
+}
+
+// schedule=auto: the autoscheduler's choice is compiled, and its directives are written as C++
+// beside the kernel (NAME.schedule.cpp).
+TEST(SpyreGen, ScheduleAutoWritesTheChosenDirectivesAsCpp) {
+    fs::path dir = scratch_dir("auto");
+    CommandResult r = run_command(quote(kGen) + " -g layernorm -o " + quote(dir.string()) +
+                                  " -n ln schedule=auto cols=256 rows=64");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("ln.{spyre,h,s,json,schedule.cpp}"), std::string::npos) << r.output;
+    std::ifstream f(dir / "ln.schedule.cpp");
+    std::stringstream text;
+    text << f.rdbuf();
+    EXPECT_EQ(text.str().rfind("// Spyre schedule of layernorm chosen by spyre::auto_schedule (seed 1): ", 0), 0u)
+        << text.str();
+    EXPECT_NE(text.str().find("spyre::schedule(layernorm, m)."), std::string::npos) << text.str();
+    EXPECT_TRUE(fs::exists(dir / "ln.spyre"));
 }
 
 TEST(SpyreGen, Help) {
@@ -100,7 +118,7 @@ TEST(SpyreGenErrors, UnknownGenerator) {
     CommandResult r = run_command(quote(kGen) + " -g sofmax -o /tmp schedule=stage4");
     EXPECT_NE(r.exit_code, 0);
     EXPECT_NE(r.output.find("unknown generator 'sofmax' (known: attention, bmm, gated_mlp, gelu, layernorm, linear, mlp, "
-                            "rmsnorm, softmax)"), std::string::npos)
+                            "rmsnorm, softmax, transpose)"), std::string::npos)
         << r.output;
 }
 
@@ -121,7 +139,7 @@ TEST(SpyreGenErrors, BadParamValue) {
 TEST(SpyreGenErrors, UnknownSchedule) {
     CommandResult r = run_command(quote(kGen) + " -g softmax -o /tmp schedule=stage9");
     EXPECT_NE(r.exit_code, 0);
-    EXPECT_NE(r.output.find("generator softmax has no schedule 'stage9' (known: stage1, stage2, stage3, stage4, cores32)"),
+    EXPECT_NE(r.output.find("generator softmax has no schedule 'stage9' (known: stage1, stage2, stage3, stage4, cores32, auto)"),
               std::string::npos)
         << r.output;
 }
@@ -129,7 +147,7 @@ TEST(SpyreGenErrors, UnknownSchedule) {
 TEST(SpyreGenErrors, MissingSchedule) {
     CommandResult r = run_command(quote(kGen) + " -g layernorm -o /tmp cols=64");
     EXPECT_NE(r.exit_code, 0);
-    EXPECT_NE(r.output.find("generator layernorm needs schedule=S (one of: tiles, cores32)"), std::string::npos)
+    EXPECT_NE(r.output.find("generator layernorm needs schedule=S (one of: tiles, cores32, auto)"), std::string::npos)
         << r.output;
 }
 
@@ -166,10 +184,12 @@ TEST(SpyreGenErrors, UnexpectedArgumentAndMissingFlags) {
 }
 
 TEST(SpyreGenErrors, ScheduleTheBackEndRejects) {
-    // 32 cores need at least 32 rows; the compile error from the back end is passed through.
-    CommandResult r = run_command(quote(kGen) + " -g softmax -o /tmp/spyre_gen_reject schedule=cores32 cols=64 rows=8");
+    // Fused attention holds all 1024 keys and values and a query tile's scores over them in LX,
+    // which does not fit; the compile error from the back end is passed through.
+    CommandResult r =
+        run_command(quote(kGen) + " -g attention -o /tmp/spyre_gen_reject schedule=fused dim=128 seq=1024");
     EXPECT_NE(r.exit_code, 0);
-    EXPECT_NE(r.output.find("spyre-gen: error: Func softmax: ring_split(y, 32)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("spyre-gen: error: kernel attention: LX overflow"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -28,8 +28,8 @@ TEST(SpyreGenApps, ListsGeneratorsWithTheirParams) {
     CommandResult r = run_command(quote(kGen) + " -l");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     for (const char *want :
-         {"bmm: ", "linear: ", "mlp: ", "attention: ", "schedules: pe, pe_ring, vector (and cpu",
-          "schedules: matched, dram, single_split, tiled, pe_ring (and cpu", "schedules: fused, unfused (and cpu",
+         {"bmm: ", "linear: ", "mlp: ", "attention: ", "schedules: pe, pe_ring, vector, auto (and cpu",
+          "schedules: matched, dram, single_split, tiled, pe_ring, auto (and cpu", "schedules: fused, unfused, auto (and cpu",
           "params:    batch=4, cols=512, cores=32, inner=256, machine=\"\", rows=64, schedule=cpu",
           "params:    cols=256, cores=4, inner=192, machine=\"\", rows=64, schedule=cpu",
           "params:    cores=32, dim=256, hidden=2048, machine=\"\", rows=256, schedule=cpu",
@@ -104,8 +104,17 @@ INSTANTIATE_TEST_SUITE_P(
                               {{"x", {64, 64}}, {"w1", {256, 64}}, {"b1", {256}}, {"w2", {64, 256}}, {"b2", {64}}},
                               {64, 64}},
                       AppCase{"attention", "fused", "dim=64 seq=128", 1,
-                              {{"q", {64, 128}}, {"k", {64, 128}}, {"v", {64, 128}}}, {64, 128}}),
+                              {{"q", {64, 128}}, {"k", {64, 128}}, {"v", {64, 128}}}, {64, 128}},
+                      AppCase{"transpose", "cores32", "cols=256 rows=128", 4, {{"in", {256, 128}}}, {128, 256}}),
     [](const auto &info) { return info.param.generator + "_" + info.param.schedule; });
+
+TEST(SpyreGenAppsErrors, TransposeRowsNotWholeSticks) {
+    CommandResult r = run_command(quote(kGen) + " -g transpose -o /tmp/spyre_gen_transpose_reject schedule=tiles "
+                                  "cols=256 rows=100");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("transpose: the input's 100 rows are not whole sticks of 64"), std::string::npos)
+        << r.output;
+}
 
 TEST(SpyreGenAppsErrors, BmmBadShapeValue) {
     CommandResult r = run_command(quote(kGen) + " -g bmm -o /tmp schedule=pe batch=0");

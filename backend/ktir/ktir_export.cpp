@@ -1,0 +1,753 @@
+#include "ktir_export.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+#include "device/error.h"
+#include "device/half.h"
+#include "device/layout.h"
+#include "device/program_verify.h"
+
+namespace spyre::ktir {
+
+namespace {
+
+std::string type_name(DType t) { return t == DType::F16 ? "f16" : t == DType::F32 ? "f32" : "i32"; }
+
+std::string shape_text(const std::vector<int64_t> &s) {
+    std::string r;
+    for (int64_t d : s) r += std::to_string(d) + "x";
+    return r;
+}
+
+class Exporter {
+public:
+    Exporter(const DeviceProgram &p, const MachineDesc &m) : p_(p), m_(m), sb_(m.stick_bytes) {}
+
+    std::string run() {
+        verify_program(p_);
+        match_blocks();
+        names();
+        os_ << "// KTIR of device program " << p_.kernel_name << " (" << p_.num_cores
+            << " cores), written by spyre-gen (-e ktir).\n"
+            << "// Run it on the simulator: spyre-run " << p_.kernel_name << ".ktir (docs/ktir.md).\n"
+            << "module {\n  func.func @" << ident(p_.kernel_name) << "(";
+        for (size_t i = 0; i < p_.buffers.size(); i++) os_ << (i ? ", " : "") << "%" << buf_[i] << ": index";
+        os_ << ") attributes {grid = [" << p_.num_cores << "], spyre.sync = \"explicit\"} {\n";
+        ind_ = 4;
+        line("%_zero = arith.constant 0 : index");
+        for (int r = 0; r < kNumRegs; r++) reg_[r] = "%_zero";
+        for (size_t i = 0; i < p_.buffers.size(); i++) buffer_view(i);
+        block(0, p_.code.size());
+        line("return");
+        os_ << "  }\n}\n";
+        return os_.str();
+    }
+
+private:
+    // ------------------------------------------------------------------ structure
+    void match_blocks() {
+        match_.assign(p_.code.size(), 0);
+        std::vector<size_t> st;
+        for (size_t pc = 0; pc < p_.code.size(); pc++) {
+            Opcode op = p_.code[pc].op;
+            if (op == Opcode::LOOP || op == Opcode::IF) st.push_back(pc);
+            else if (op == Opcode::ELSE) {
+                match_[st.back()] = pc;
+                st.back() = pc;
+            } else if (op == Opcode::ENDLOOP || op == Opcode::ENDIF) {
+                match_[st.back()] = pc;
+                match_[pc] = st.back();
+                st.pop_back();
+            }
+        }
+    }
+    static void regs_of(const Instr &in, std::vector<int> &reads, std::vector<int> &writes) {
+        const OpInfo &info = op_info(in.op);
+        for (int k = 0; k < kNumOperands; k++) {
+            if (info.operands[size_t(k)] == Operand::RegSrc && in.a[size_t(k)] != 0) reads.push_back(in.a[size_t(k)]);
+            if (info.operands[size_t(k)] == Operand::RegDst) writes.push_back(in.a[size_t(k)]);
+        }
+    }
+    bool reads(size_t pc, int r) const {
+        std::vector<int> rd, wr;
+        regs_of(p_.code[pc], rd, wr);
+        return std::find(rd.begin(), rd.end(), r) != rd.end();
+    }
+    bool writes(size_t pc, int r) const {
+        std::vector<int> rd, wr;
+        regs_of(p_.code[pc], rd, wr);
+        return std::find(wr.begin(), wr.end(), r) != wr.end();
+    }
+    // Whether register r may be read, after pc, before it is surely written again.
+    bool live_after(int r, size_t pc) const {
+        int depth = 0;
+        for (size_t q = pc + 1; q < p_.code.size(); q++) {
+            Opcode op = p_.code[q].op;
+            if (reads(q, r)) return true;
+            if (op == Opcode::LOOP && p_.code[q].a[0] == r) {
+                q = match_[q];  // its body reads the loop's own value of r
+                continue;
+            }
+            if (op == Opcode::LOOP || op == Opcode::IF) {
+                depth++;
+                continue;  // a LOOP's iv write is inside its block
+            }
+            if (op == Opcode::ENDLOOP || op == Opcode::ENDIF) {
+                if (depth > 0) {
+                    depth--;
+                    continue;
+                }
+                if (op == Opcode::ENDLOOP) return true;  // the enclosing loop may run again
+                continue;
+            }
+            if (op == Opcode::ELSE) {
+                if (depth == 0) q = match_[q];  // leaving a then-branch: skip the else-branch
+                continue;
+            }
+            if (depth == 0 && writes(q, r)) return false;
+        }
+        return false;
+    }
+    // Whether a loop body may read r before writing it (a value from the previous iteration).
+    bool read_first(int r, size_t loop_pc) const {
+        int depth = 0;
+        for (size_t q = loop_pc + 1; q < match_[loop_pc]; q++) {
+            Opcode op = p_.code[q].op;
+            if (reads(q, r)) return true;
+            if (op == Opcode::LOOP && p_.code[q].a[0] == r) {
+                q = match_[q];
+                continue;
+            }
+            if (op == Opcode::LOOP || op == Opcode::IF) depth++;
+            else if (op == Opcode::ENDLOOP || op == Opcode::ENDIF) depth--;
+            else if (depth == 0 && writes(q, r)) return false;
+        }
+        return false;
+    }
+    std::set<int> written(size_t from, size_t to, int except) const {
+        std::set<int> w;
+        for (size_t q = from; q < to; q++) {
+            std::vector<int> rd, wr;
+            regs_of(p_.code[q], rd, wr);
+            for (int r : wr)
+                if (r != except) w.insert(r);
+        }
+        return w;
+    }
+
+    // ------------------------------------------------------------------ text
+    void line(const std::string &s) { os_ << std::string(size_t(ind_), ' ') << s << "\n"; }
+    std::string fresh() { return "%_" + std::to_string(next_++); }
+    static std::string ident(const std::string &s) {
+        std::string o;
+        for (char c : s) o += std::isalnum((unsigned char)c) || c == '_' ? c : '_';
+        if (o.empty() || !std::isalpha((unsigned char)o[0])) o = "k" + o;
+        return o;
+    }
+    void names() {
+        std::set<std::string> used;
+        for (const BufferDecl &b : p_.buffers) {
+            std::string n = ident(b.name);
+            while (!used.insert(n).second) n += "_";
+            buf_.push_back(n);
+        }
+    }
+    std::string konst(int64_t v) {
+        std::string n = fresh();
+        line(n + " = arith.constant " + std::to_string(v) + " : index");
+        return n;
+    }
+    // The index value R[r] + off.
+    std::string value(int r, int64_t off) {
+        if (r == 0) return konst(off);
+        if (off == 0) return reg_[r];
+        std::string n = fresh();
+        line(n + " = arith.addi " + reg_[r] + ", " + konst(off) + " : index");
+        return n;
+    }
+    // An element address: (R[r] + off) / eb, with off a multiple of eb.
+    std::string elem_addr(int r, int64_t off, int64_t eb, size_t pc, const char *what) {
+        if (off % eb != 0)
+            throw_error("instruction ", pc, " (", op_info(p_.code[pc].op).name, "): ", what, " offset ", off,
+                        " is not a whole number of elements");
+        if (r == 0) return konst(off / eb);
+        std::string q = fresh();
+        line(q + " = arith.divui " + reg_[r] + ", " + konst(eb) + " : index");
+        if (off == 0) return q;
+        std::string n = fresh();
+        line(n + " = arith.addi " + q + ", " + konst(off / eb) + " : index");
+        return n;
+    }
+
+    static std::string set_text(const std::vector<int64_t> &shape) {
+        std::string dims, cons;
+        for (size_t i = 0; i < shape.size(); i++) {
+            dims += (i ? ", " : "") + ("d" + std::to_string(i));
+            cons += (i ? ", " : "") + ("d" + std::to_string(i)) + " >= 0, -d" + std::to_string(i) + " + " +
+                    std::to_string(shape[i] - 1) + " >= 0";
+        }
+        return "affine_set<(" + dims + ") : (" + cons + ")>";
+    }
+    static std::string list(const std::vector<int64_t> &v) {
+        std::string s;
+        for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + std::to_string(v[i]);
+        return s;
+    }
+
+    // A memory view at `addr` (elements) and the access tile covering all of it; returns the tile.
+    std::string view_tile(const std::string &addr, bool hbm, DType t, const std::vector<int64_t> &sizes,
+                          const std::vector<int64_t> &strides) {
+        std::string v = fresh(), tl = fresh();
+        std::string mt = "memref<" + shape_text(sizes) + type_name(t) + ">";
+        line(v + " = ktdp.construct_memory_view " + addr + ", sizes: [" + list(sizes) + "], strides: [" +
+             list(strides) + "] {memory_space = #ktdp.spyre_memory_space<" + (hbm ? "HBM" : "LX") + ">} : " + mt);
+        std::string idx;
+        for (size_t i = 0; i < sizes.size(); i++) idx += (i ? ", " : "") + std::string("%_zero");
+        line(tl + " = ktdp.construct_access_tile " + v + "[" + idx + "] {access_tile_set = " + set_text(sizes) +
+             "} : " + mt + " -> " + tile_type(sizes));
+        return tl;
+    }
+    static std::string tile_type(const std::vector<int64_t> &s) { return "!ktdp.tile<" + shape_text(s) + "index>"; }
+    static std::string tensor_type(const std::vector<int64_t> &s, DType t) {
+        return "tensor<" + shape_text(s) + type_name(t) + ">";
+    }
+    std::string lx_tile(const Instr &in, int reg_slot, DType t, const std::vector<int64_t> &sizes,
+                        const std::vector<int64_t> &strides, size_t pc, const char *what) {
+        std::string a = elem_addr(in.a[size_t(reg_slot)], in.a[size_t(reg_slot + 1)], dtype_bytes(t), pc, what);
+        return view_tile(a, false, t, sizes, strides);
+    }
+    std::string load(const std::string &tile, const std::vector<int64_t> &s, DType t) {
+        std::string x = fresh();
+        line(x + " = ktdp.load " + tile + " : " + tile_type(s) + " -> " + tensor_type(s, t));
+        return x;
+    }
+    void store(const std::string &x, const std::string &tile, const std::vector<int64_t> &s, DType t, int tag) {
+        line("ktdp.store " + x + ", " + tile + " {spyre.tag = " + std::to_string(tag) + " : i32} : " +
+             tensor_type(s, t) + ", " + tile_type(s));
+    }
+
+    // ------------------------------------------------------------------ buffers
+    void buffer_view(size_t i) {
+        const BufferDecl &b = p_.buffers[i];
+        if (b.layout != default_layout(int(b.shape.size())) && !(b.layout.order.empty() && b.layout.stick_dim == 0))
+            throw_error("buffer '", b.name, "' has layout ", layout_to_string(b.layout),
+                        "; KTIR export supports the row-major stick layout");
+        const int64_t lanes = sb_ / dtype_bytes(b.type);
+        std::vector<int64_t> sizes(b.shape.rbegin(), b.shape.rend()), strides(sizes.size());
+        int64_t st = 1;
+        for (size_t d = sizes.size(); d-- > 0;) {
+            strides[d] = st;
+            st *= d + 1 == sizes.size() ? (sizes[d] + lanes - 1) / lanes * lanes : sizes[d];
+        }
+        std::string mt = "memref<" + shape_text(sizes) + type_name(b.type) + ">";
+        const char *kind = b.kind == BufferKind::Input ? "input" : b.kind == BufferKind::Output ? "output" : "temp";
+        line("%" + buf_[i] + "_view = ktdp.construct_memory_view %" + buf_[i] + ", sizes: [" + list(sizes) +
+             "], strides: [" + list(strides) + "] {");
+        line("  coordinate_set = " + set_text(sizes) + ",");
+        line(std::string("  memory_space = #ktdp.spyre_memory_space<HBM>, spyre.kind = \"") + kind + "\"");
+        line("} : " + mt);
+    }
+
+    // ------------------------------------------------------------------ instructions
+    void block(size_t from, size_t to) {
+        for (size_t pc = from; pc < to; pc++) {
+            const Instr &in = p_.code[pc];
+            switch (in.op) {
+            case Opcode::LOOP:
+                loop(pc);
+                pc = match_[pc];
+                break;
+            case Opcode::IF:
+                if_block(pc);
+                pc = match_[pc];
+                while (p_.code[pc].op == Opcode::ELSE) pc = match_[pc];
+                break;
+            default: instr(pc);
+            }
+        }
+    }
+
+    void loop(size_t pc) {
+        const Instr &in = p_.code[pc];
+        size_t end = match_[pc];
+        const int iv = in.a[0];
+        if (live_after(iv, end))
+            throw_error("instruction ", pc, " (LOOP): its induction variable r", iv, " is read after the loop");
+        std::vector<int> carried;
+        for (int r : written(pc + 1, end, iv))
+            if (read_first(r, pc) || live_after(r, end)) carried.push_back(r);
+        std::string n = value(in.a[1], in.a[2]);
+        std::string c1 = konst(1);
+        std::string ivn = fresh();
+        std::vector<std::string> res, args;
+        for (size_t i = 0; i < carried.size(); i++) {
+            res.push_back(fresh());
+            args.push_back(fresh());
+        }
+        std::string head;
+        for (size_t i = 0; i < res.size(); i++) head += (i ? ", " : "") + res[i];
+        if (!res.empty()) head += " = ";
+        head += "scf.for " + ivn + " = %_zero to " + n + " step " + c1;
+        if (!carried.empty()) {
+            head += " iter_args(";
+            for (size_t i = 0; i < carried.size(); i++)
+                head += (i ? ", " : "") + args[i] + " = " + reg_[carried[i]];
+            head += ") -> (";
+            for (size_t i = 0; i < carried.size(); i++) head += (i ? ", " : "") + std::string("index");
+            head += ")";
+        }
+        line(head + " {");
+        ind_ += 2;
+        reg_[iv] = ivn;
+        for (size_t i = 0; i < carried.size(); i++) reg_[carried[i]] = args[i];
+        block(pc + 1, end);
+        if (!carried.empty()) line(yield(carried));
+        ind_ -= 2;
+        line("}");
+        for (size_t i = 0; i < carried.size(); i++) reg_[carried[i]] = res[i];
+    }
+    std::string yield(const std::vector<int> &regs) {
+        std::string y = "scf.yield ", t;
+        for (size_t i = 0; i < regs.size(); i++) {
+            y += (i ? ", " : "") + reg_[regs[i]];
+            t += (i ? ", " : "") + std::string("index");
+        }
+        return y + " : " + t;
+    }
+
+    void if_block(size_t pc) {
+        const Instr &in = p_.code[pc];
+        size_t mid = match_[pc];
+        bool has_else = p_.code[mid].op == Opcode::ELSE;
+        size_t end = has_else ? match_[mid] : mid;
+        std::vector<int> results;
+        for (int r : written(pc + 1, end, -1))
+            if (live_after(r, end)) results.push_back(r);
+        std::string c = fresh();
+        line(c + " = arith.cmpi ne, " + reg_[in.a[0]] + ", %_zero : index");
+        std::vector<std::string> res;
+        for (size_t i = 0; i < results.size(); i++) res.push_back(fresh());
+        std::string head;
+        for (size_t i = 0; i < res.size(); i++) head += (i ? ", " : "") + res[i];
+        if (!res.empty()) head += " = ";
+        head += "scf.if " + c;
+        if (!res.empty()) {
+            head += " -> (";
+            for (size_t i = 0; i < res.size(); i++) head += (i ? ", " : "") + std::string("index");
+            head += ")";
+        }
+        line(head + " {");
+        std::string saved[kNumRegs];
+        std::copy(std::begin(reg_), std::end(reg_), std::begin(saved));
+        ind_ += 2;
+        block(pc + 1, mid);
+        if (!results.empty()) line(yield(results));
+        ind_ -= 2;
+        std::copy(std::begin(saved), std::end(saved), std::begin(reg_));
+        if (has_else || !results.empty()) {
+            line("} else {");
+            ind_ += 2;
+            if (has_else) block(mid + 1, end);
+            if (!results.empty()) line(yield(results));
+            ind_ -= 2;
+            std::copy(std::begin(saved), std::end(saved), std::begin(reg_));
+        }
+        line("}");
+        for (size_t i = 0; i < results.size(); i++) reg_[results[i]] = res[i];
+    }
+
+    void scalar(size_t pc) {
+        const Instr &in = p_.code[pc];
+        const auto &a = in.a;
+        auto set = [&](const std::string &expr) {
+            std::string n = fresh();
+            line(n + " = " + expr + " : index");
+            reg_[a[0]] = n;
+        };
+        auto bin = [&](const char *op, const std::string &x, const std::string &y) {
+            set(std::string(op) + " " + x + ", " + y);
+        };
+        switch (in.op) {
+        case Opcode::LI: {
+            int64_t v = int64_t(uint64_t(uint32_t(a[1])) | (uint64_t(uint32_t(a[2])) << 32));
+            set("arith.constant " + std::to_string(v));
+            return;
+        }
+        case Opcode::MOV: reg_[a[0]] = reg_[a[1]]; return;
+        case Opcode::ADD: return bin("arith.addi", reg_[a[1]], reg_[a[2]]);
+        case Opcode::SUB: return bin("arith.subi", reg_[a[1]], reg_[a[2]]);
+        case Opcode::MUL: return bin("arith.muli", reg_[a[1]], reg_[a[2]]);
+        case Opcode::DIV: return bin("arith.divsi", reg_[a[1]], reg_[a[2]]);
+        case Opcode::REM: return bin("arith.remsi", reg_[a[1]], reg_[a[2]]);
+        case Opcode::MIN: return bin("arith.minsi", reg_[a[1]], reg_[a[2]]);
+        case Opcode::MAX: return bin("arith.maxsi", reg_[a[1]], reg_[a[2]]);
+        case Opcode::ADDI: return bin("arith.addi", reg_[a[1]], konst(a[2]));
+        case Opcode::MULI: return bin("arith.muli", reg_[a[1]], konst(a[2]));
+        case Opcode::SHLI: return bin("arith.shli", reg_[a[1]], konst(a[2] & 63));
+        case Opcode::SHRI: return bin("arith.shrsi", reg_[a[1]], konst(a[2] & 63));
+        case Opcode::CMPLT:
+        case Opcode::CMPEQ: {
+            std::string b = fresh();
+            line(b + " = arith.cmpi " + (in.op == Opcode::CMPLT ? "slt" : "eq") + ", " + reg_[a[1]] + ", " +
+                 reg_[a[2]] + " : index");
+            std::string n = fresh();
+            line(n + " = arith.index_cast " + b + " : i1 to index");
+            reg_[a[0]] = n;
+            return;
+        }
+        case Opcode::SEL: {
+            std::string b = fresh();
+            line(b + " = arith.cmpi ne, " + reg_[a[1]] + ", %_zero : index");
+            set("arith.select " + b + ", " + reg_[a[2]] + ", " + reg_[a[3]]);
+            return;
+        }
+        case Opcode::CORE_ID: {
+            std::string n = fresh();
+            line(n + " = ktdp.get_compute_tile_id : index");
+            reg_[a[0]] = n;
+            return;
+        }
+        case Opcode::NUM_CORES: set("arith.constant " + std::to_string(p_.num_cores)); return;
+        default: break;
+        }
+    }
+
+    void instr(size_t pc) {
+        const Instr &in = p_.code[pc];
+        const auto &a = in.a;
+        const DType t = DType(in.dtype);
+        const int64_t eb = dtype_bytes(t), lanes = sb_ / eb;
+        const char *name = op_info(in.op).name;
+        if (op_info(in.op).engine == Engine::Control) {
+            if (in.op == Opcode::NOP) return;
+            return scalar(pc);
+        }
+        switch (in.op) {
+        case Opcode::WAIT:
+            line("\"spyre.wait\"() {tags = " + std::to_string(uint32_t(a[0])) + " : i32} : () -> ()");
+            return;
+        case Opcode::BARRIER: line("\"spyre.barrier\"() : () -> ()"); return;
+        case Opcode::DMA_LD:
+        case Opcode::DMA_ST: return dma(pc);
+        case Opcode::MATMUL: return matmul(pc);
+        case Opcode::RING_SEND:
+        case Opcode::RING_RECV:
+        case Opcode::RING_REDUCE: return ring(pc);
+        default: break;
+        }
+        const int64_t sticks = a[7], groups = a[8];
+        std::vector<int64_t> shape{groups, sticks * lanes}, dense{sticks * lanes, 1};
+        const std::string tt = tensor_type(shape, t);
+        static const std::pair<Opcode, const char *> fops[] = {
+            {Opcode::VADD, "arith.addf"},     {Opcode::VSUB, "arith.subf"},     {Opcode::VMUL, "arith.mulf"},
+            {Opcode::VDIV, "arith.divf"},     {Opcode::VMAX, "arith.maximumf"}, {Opcode::VMIN, "arith.minimumf"},
+            {Opcode::VEXP, "math.exp"},       {Opcode::VLOG, "math.log"},       {Opcode::VTANH, "math.tanh"},
+            {Opcode::VRSQRT, "math.rsqrt"},   {Opcode::VSQRT, "math.sqrt"},     {Opcode::VNEG, "arith.negf"},
+            {Opcode::VABS, "math.absf"}};
+        static const std::pair<Opcode, const char *> iops[] = {
+            {Opcode::VADD, "arith.addi"}, {Opcode::VSUB, "arith.subi"}, {Opcode::VMUL, "arith.muli"},
+            {Opcode::VMAX, "arith.maxsi"}, {Opcode::VMIN, "arith.minsi"}, {Opcode::VABS, "math.absi"}};
+        const char *mlir = nullptr;
+        if (t == DType::I32) {
+            for (auto &p : iops)
+                if (p.first == in.op) mlir = p.second;
+        } else {
+            for (auto &p : fops)
+                if (p.first == in.op) mlir = p.second;
+        }
+        switch (in.op) {
+        case Opcode::VADD:
+        case Opcode::VSUB:
+        case Opcode::VMUL:
+        case Opcode::VDIV:
+        case Opcode::VMAX:
+        case Opcode::VMIN: {
+            if (!mlir) break;
+            std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
+            std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
+            std::string y;
+            if (in.mode & kSrc1Scalar) {
+                std::string s = load(lx_tile(in, 5, t, {groups}, {1}, pc, "src1"), {groups}, t);
+                std::string e = fresh();
+                line(e + " = tensor.empty() : " + tt);
+                y = fresh();
+                line(y + " = linalg.broadcast ins(" + s + " : " + tensor_type({groups}, t) + ") outs(" + e + " : " +
+                     tt + ") dimensions = [1]");
+            } else {
+                y = load(lx_tile(in, 5, t, shape, dense, pc, "src1"), shape, t);
+            }
+            std::string r = fresh();
+            line(r + " = " + mlir + " " + x + ", " + y + " : " + tt);
+            store(r, dt, shape, t, a[0]);
+            return;
+        }
+        case Opcode::VEXP:
+        case Opcode::VLOG:
+        case Opcode::VTANH:
+        case Opcode::VRSQRT:
+        case Opcode::VSQRT:
+        case Opcode::VNEG:
+        case Opcode::VABS: {
+            if (in.op == Opcode::VNEG && t == DType::I32) return neg_i32(pc);
+            if (!mlir) break;
+            std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
+            std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
+            std::string r = fresh();
+            line(r + " = " + mlir + " " + x + " : " + tt);
+            store(r, dt, shape, t, a[0]);
+            return;
+        }
+        case Opcode::VRECIP: {
+            if (t == DType::I32) break;
+            std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
+            std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
+            std::string one = fresh(), s = fresh(), r = fresh();
+            line(one + " = arith.constant 1.0 : " + type_name(t));
+            line(s + " = tensor.splat " + one + " : " + tt);
+            line(r + " = arith.divf " + s + ", " + x + " : " + tt);
+            store(r, dt, shape, t, a[0]);
+            return;
+        }
+        case Opcode::VCOPY: {
+            std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
+            std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
+            store(x, dt, shape, t, a[0]);
+            return;
+        }
+        case Opcode::VCVT: {
+            const DType to = DType(a[9]);
+            const char *cv = t == to ? nullptr
+                             : to == DType::I32 ? "arith.fptosi"
+                             : t == DType::I32 ? "arith.sitofp"
+                             : dtype_bytes(to) > dtype_bytes(t) ? "arith.extf" : "arith.truncf";
+            if (!cv) break;
+            std::string dt = lx_tile(in, 1, to, shape, dense, pc, "dst");
+            std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
+            std::string r = fresh();
+            line(r + " = " + cv + " " + x + " : " + tt + " to " + tensor_type(shape, to));
+            store(r, dt, shape, to, a[0]);
+            return;
+        }
+        case Opcode::VBCAST: {
+            std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
+            std::string s = load(lx_tile(in, 3, t, {groups}, {1}, pc, "src0"), {groups}, t);
+            std::string e = fresh(), r = fresh();
+            line(e + " = tensor.empty() : " + tt);
+            line(r + " = linalg.broadcast ins(" + s + " : " + tensor_type({groups}, t) + ") outs(" + e + " : " + tt +
+                 ") dimensions = [1]");
+            store(r, dt, shape, t, a[0]);
+            return;
+        }
+        case Opcode::VFILL: {
+            std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
+            float v;
+            uint32_t bits = uint32_t(a[9]);
+            std::memcpy(&v, &bits, 4);
+            std::string k = fresh(), s = fresh();
+            line(k + " = arith.constant " + float_literal(v, t) + " : " + type_name(t));
+            line(s + " = tensor.splat " + k + " : " + tt);
+            store(s, dt, shape, t, a[0]);
+            return;
+        }
+        case Opcode::VREDSUM:
+        case Opcode::VREDMAX:
+        case Opcode::VREDMIN: {
+            const int64_t valid = a[9] > 0 ? a[9] : sticks * lanes;
+            const DType ot = t == DType::I32 ? DType::I32 : (in.mode & kDstF32) || t == DType::F32 ? DType::F32 : t;
+            std::vector<int64_t> src{groups, valid}, out{groups};
+            std::string dt = lx_tile(in, 1, ot, out, {1}, pc, "dst");
+            std::string x = load(lx_tile(in, 3, t, src, dense, pc, "src0"), src, t);
+            std::string init;
+            if (in.mode & kAccumulate) {
+                init = load(dt, out, ot);
+            } else {
+                std::string id = fresh(), e = fresh();
+                init = fresh();
+                line(id + " = arith.constant " + identity(in.op, ot) + " : " + type_name(ot));
+                line(e + " = tensor.empty() : " + tensor_type(out, ot));
+                line(init + " = linalg.fill ins(" + id + " : " + type_name(ot) + ") outs(" + e + " : " +
+                     tensor_type(out, ot) + ") -> " + tensor_type(out, ot));
+            }
+            std::string comb = in.op == Opcode::VREDSUM ? (t == DType::I32 ? "arith.addi" : "arith.addf")
+                               : in.op == Opcode::VREDMAX ? (t == DType::I32 ? "arith.maxsi" : "arith.maximumf")
+                                                          : (t == DType::I32 ? "arith.minsi" : "arith.minimumf");
+            std::string r = fresh();
+            line(r + " = linalg.reduce ins(" + x + " : " + tensor_type(src, t) + ") outs(" + init + " : " +
+                 tensor_type(out, ot) + ") dimensions = [1]");
+            std::string in_v = fresh(), acc = fresh(), ext = fresh(), sum = fresh();
+            line("  (" + in_v + ": " + type_name(t) + ", " + acc + ": " + type_name(ot) + ") {");
+            std::string lhs = in_v;
+            if (ot != t) {
+                line("    " + ext + " = arith.extf " + in_v + " : " + type_name(t) + " to " + type_name(ot));
+                lhs = ext;
+            }
+            line("    " + sum + " = " + comb + " " + lhs + ", " + acc + " : " + type_name(ot));
+            line("    linalg.yield " + sum + " : " + type_name(ot));
+            line("  }");
+            store(r, dt, out, ot, a[0]);
+            return;
+        }
+        case Opcode::VTRANSPOSE: {
+            const int64_t R = a[7], C = a[8];
+            auto up = [&](int64_t v) { return (v + lanes - 1) / lanes * lanes; };
+            std::vector<int64_t> s{R, C}, d{C, R};
+            std::string dt = lx_tile(in, 1, t, d, {up(R), 1}, pc, "dst");
+            std::string x = load(lx_tile(in, 3, t, s, {up(C), 1}, pc, "src0"), s, t);
+            std::string e = fresh(), r = fresh();
+            line(e + " = tensor.empty() : " + tensor_type(d, t));
+            line(r + " = linalg.transpose ins(" + x + " : " + tensor_type(s, t) + ") outs(" + e + " : " +
+                 tensor_type(d, t) + ") permutation = [1, 0]");
+            store(r, dt, d, t, a[0]);
+            return;
+        }
+        default: break;
+        }
+        throw_error("instruction ", pc, " (", name, (in.mode ? " with mode bits" : ""), ", ", dtype_name(t),
+                    "): no KTIR form (docs/ktir.md lists what exports)");
+    }
+
+    // VNEG on i32: 0 - x (arith has no integer negation; the importer maps it back to VNEG).
+    void neg_i32(size_t pc) {
+        const Instr &in = p_.code[pc];
+        const int64_t lanes = sb_ / 4;
+        std::vector<int64_t> shape{in.a[8], in.a[7] * lanes}, dense{in.a[7] * lanes, 1};
+        const std::string tt = tensor_type(shape, DType::I32);
+        std::string dt = lx_tile(in, 1, DType::I32, shape, dense, pc, "dst");
+        std::string x = load(lx_tile(in, 3, DType::I32, shape, dense, pc, "src0"), shape, DType::I32);
+        std::string z = fresh(), sp = fresh(), r = fresh();
+        line(z + " = arith.constant 0 : i32");
+        line(sp + " = tensor.splat " + z + " : " + tt);
+        line(r + " = arith.subi " + sp + ", " + x + " : " + tt);
+        store(r, dt, shape, DType::I32, in.a[0]);
+    }
+
+    static std::string float_literal(float v, DType t) {
+        char buf[32];
+        if (t == DType::F16) {
+            std::snprintf(buf, sizeof buf, "0x%04X", unsigned(float_to_half(v)));
+        } else if (t == DType::F32) {
+            uint32_t b;
+            std::memcpy(&b, &v, 4);
+            std::snprintf(buf, sizeof buf, "0x%08X", b);
+        } else {
+            double d = std::nearbyint(double(v));
+            d = std::max(-2147483648.0, std::min(2147483647.0, std::isnan(d) ? 0.0 : d));
+            return std::to_string(int64_t(d));
+        }
+        return buf;
+    }
+    static std::string identity(Opcode op, DType t) {
+        if (op == Opcode::VREDSUM) return t == DType::I32 ? "0" : "0.0";
+        bool mx = op == Opcode::VREDMAX;
+        if (t == DType::I32) return mx ? "-2147483648" : "2147483647";
+        if (t == DType::F16) return mx ? "0xFC00" : "0x7C00";
+        return mx ? "0xFF800000" : "0x7F800000";
+    }
+
+    void dma(size_t pc) {
+        const Instr &in = p_.code[pc];
+        const auto &a = in.a;
+        const BufferDecl &b = p_.buffers[size_t(a[1])];
+        const DType t = b.type;
+        const int64_t eb = dtype_bytes(t), lanes = sb_ / eb;
+        const DmaDesc &d = p_.dma[size_t(a[6])];
+        std::vector<int64_t> sizes, ds, ls;
+        for (int k = 0; k < 3; k++)
+            if (d.count[size_t(k)] > 1) {
+                if (d.dram_stride[size_t(k)] % eb || d.lx_stride[size_t(k)] % eb || d.dram_stride[size_t(k)] < 0 ||
+                    d.lx_stride[size_t(k)] < 0)
+                    throw_error("instruction ", pc, " (", op_info(in.op).name, "): DMA descriptor ", a[6],
+                                " has strides that are not whole, non-negative element counts");
+                sizes.push_back(d.count[size_t(k)]);
+                ds.push_back(d.dram_stride[size_t(k)] / eb);
+                ls.push_back(d.lx_stride[size_t(k)] / eb);
+            }
+        sizes.push_back(int64_t(d.sticks) * lanes);
+        ds.push_back(1);
+        ls.push_back(1);
+        std::string off = elem_addr(a[2], a[3], eb, pc, "device-memory");
+        std::string addr = fresh();
+        line(addr + " = arith.addi %" + buf_[size_t(a[1])] + ", " + off + " : index");
+        std::string ht = view_tile(addr, true, t, sizes, ds);
+        std::string lt = lx_tile(in, 4, t, sizes, ls, pc, "LX");
+        if (in.op == Opcode::DMA_LD) store(load(ht, sizes, t), lt, sizes, t, a[0]);
+        else store(load(lt, sizes, t), ht, sizes, t, a[0]);
+    }
+
+    void matmul(size_t pc) {
+        const Instr &in = p_.code[pc];
+        const auto &a = in.a;
+        const MatmulDesc &d = p_.mm[size_t(a[7])];
+        std::vector<int64_t> A{d.m, d.k}, B{d.k, d.n}, C{d.m, d.n};
+        std::string ct = lx_tile(in, 1, DType::F32, C, {d.ldc / 4, 1}, pc, "C");
+        std::string x = load(lx_tile(in, 3, DType::F16, A, {d.lda / 2, 1}, pc, "A"), A, DType::F16);
+        std::string y = load(lx_tile(in, 5, DType::F16, B, {d.ldb / 2, 1}, pc, "B"), B, DType::F16);
+        std::string init;
+        if (in.mode & kAccumulate) {
+            init = load(ct, C, DType::F32);
+        } else {
+            std::string z = fresh(), e = fresh();
+            init = fresh();
+            line(z + " = arith.constant 0.0 : f32");
+            line(e + " = tensor.empty() : " + tensor_type(C, DType::F32));
+            line(init + " = linalg.fill ins(" + z + " : f32) outs(" + e + " : " + tensor_type(C, DType::F32) + ") -> " +
+                 tensor_type(C, DType::F32));
+        }
+        std::string r = fresh();
+        line(r + " = linalg.matmul ins(" + x + ", " + y + " : " + tensor_type(A, DType::F16) + ", " +
+             tensor_type(B, DType::F16) + ") outs(" + init + " : " + tensor_type(C, DType::F32) + ") -> " +
+             tensor_type(C, DType::F32));
+        store(r, ct, C, DType::F32, a[0]);
+    }
+
+    void ring(size_t pc) {
+        const Instr &in = p_.code[pc];
+        const auto &a = in.a;
+        const DType t = in.op == Opcode::RING_REDUCE ? DType(in.dtype) : DType::F16;
+        const int64_t n = int64_t(a[4]) * (sb_ / dtype_bytes(t));
+        std::vector<int64_t> s{n};
+        std::string tl = lx_tile(in, 2, t, s, {1}, pc, "LX");
+        if (in.op == Opcode::RING_SEND) {
+            std::string x = load(tl, s, t);
+            line("\"spyre.ring_send\"(" + x + ") {direction = " + std::to_string(a[1]) +
+                 " : i32, spyre.tag = " + std::to_string(a[0]) + " : i32} : (" + tensor_type(s, t) + ") -> ()");
+            return;
+        }
+        if (in.op == Opcode::RING_RECV) {
+            std::string x = fresh();
+            line(x + " = \"spyre.ring_recv\"() {direction = " + std::to_string(a[1]) + " : i32} : () -> " +
+                 tensor_type(s, t));
+            store(x, tl, s, t, a[0]);
+            return;
+        }
+        static const char *kinds[] = {"sum", "max", "min"};
+        std::string x = load(tl, s, t), r = fresh();
+        line(r + " = ktdp.reduce " + x + " {kind = #ktdp.reduce_kind<" + kinds[a[1]] +
+             ">, mode = #ktdp.reduce_mode<all_reduce>, across = #ktdp.grid_axis<0>} : " + tensor_type(s, t) + " -> " +
+             tensor_type(s, t));
+        store(r, tl, s, t, a[0]);
+    }
+
+    const DeviceProgram &p_;
+    const MachineDesc &m_;
+    int64_t sb_;
+    std::ostringstream os_;
+    int ind_ = 0;
+    int next_ = 0;
+    std::vector<size_t> match_;
+    std::vector<std::string> buf_;
+    std::string reg_[kNumRegs];
+};
+
+}  // namespace
+
+std::string export_ktir(const DeviceProgram &program, const MachineDesc &machine) {
+    Exporter e(program, machine);
+    return e.run();
+}
+
+}  // namespace spyre::ktir

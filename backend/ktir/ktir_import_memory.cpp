@@ -1,0 +1,608 @@
+// The importer's memory side: LX allocation and geometry, memory views, access tiles, loads,
+// stores and DMA, and the emission of vector instructions with their hazards (ktir_importer.h).
+#include "ktir_importer.h"
+
+namespace spyre::ktir::lowering {
+
+int Importer::lx_alloc(int64_t bytes, const Op &op) {
+    bytes = round_up(std::max<int64_t>(bytes, sb_), 2 * sb_);
+    // First fit among freed blocks, else bump.
+    for (size_t i = 0; i < blocks_.size(); i++)
+        if (!blocks_[i].used && blocks_[i].hi - blocks_[i].lo >= bytes) {
+            blocks_[i].used = true;
+            if (blocks_[i].hi - blocks_[i].lo > bytes) {
+                blocks_.push_back({blocks_[i].lo + bytes, blocks_[i].hi, false});
+                blocks_[i].hi = blocks_[i].lo + bytes;
+            }
+            return int(i);
+        }
+    if (lx_next_ + bytes > m_.lx_bytes)
+        throw_error("line ", op.line, ": ", op.name, ": LX is full (", bytes, " more bytes needed, ",
+                    m_.lx_bytes - lx_next_, " free of ", m_.lx_bytes, ")");
+    blocks_.push_back({lx_next_, lx_next_ + bytes, true});
+    lx_next_ += bytes;
+    return int(blocks_.size() - 1);
+}
+
+Tens Importer::new_tensor(DType t, const std::vector<int64_t> &shape, const Op &op, int64_t row_sticks) {
+    Tens x;
+    x.kind = Tens::InLx;
+    x.t = t;
+    x.shape = shape;
+    const int64_t eb = dtype_bytes(t);
+    int64_t inner = shape.empty() ? 1 : shape.back();
+    int64_t row = row_sticks ? row_sticks * sb_ : round_up(inner * eb, sb_);
+    x.bstride.assign(shape.size(), eb);
+    int64_t st = row;
+    for (size_t i = shape.size(); i-- > 1;) {
+        x.bstride[i - 1] = st;
+        st = wrap_mul(st, shape[i - 1]);
+        if (st > m_.lx_bytes) throw_error("line ", op.line, ": ", op.name, ": tensor does not fit in LX");
+    }
+    x.alloc = lx_alloc(shape.size() <= 1 ? row : st, op);
+    x.at = Lx(int32_t(blocks_[size_t(x.alloc)].lo));
+    return x;
+}
+
+LxRange Importer::range_of(const Tens &x) const {
+    LxRange r;
+    if (x.at.reg.id != 0) return r;
+    int64_t lo = x.at.off, hi = x.at.off;
+    for (size_t i = 0; i < x.shape.size(); i++) {
+        int64_t span = (x.shape[i] - 1) * x.bstride[i];
+        if (span < 0) lo += span;
+        else hi += span;
+    }
+    r.lo = lo / sb_ * sb_;
+    r.hi = round_up(hi + dtype_bytes(x.t), sb_);
+    return r;
+}
+
+LxRange Importer::range_at(Lx at, int64_t bytes) const {
+    LxRange r;
+    if (at.reg.id != 0) return r;
+    r.lo = at.off / sb_ * sb_;
+    r.hi = round_up(at.off + bytes, sb_);
+    return r;
+}
+
+Geo Importer::geo(const Tens &x, const Op &op, const char *what) const {
+    const int64_t eb = dtype_bytes(x.t);
+    Geo g;
+    size_t r = x.shape.size();
+    if (r == 0) return g;
+    int64_t inner = x.shape.back();
+    if (r == 1) {
+        g.sticks = (inner * eb + sb_ - 1) / sb_;
+        return g;
+    }
+    int64_t gs = x.bstride[r - 2];
+    if (x.shape[r - 2] == 1) gs = round_up(inner * eb, sb_);
+    if (gs % sb_ != 0 || gs < round_up(inner * eb, sb_))
+        throw_error("line ", op.line, ": ", op.name, ": ", what, " rows are ", gs,
+                    " bytes apart in LX; vector operands need rows of whole sticks");
+    int64_t st = gs;
+    for (size_t d = r - 1; d-- > 0;) {
+        if (x.shape[d] != 1 && x.bstride[d] != st)
+            throw_error("line ", op.line, ": ", op.name, ": ", what,
+                        " is not contiguous in LX (its rows are not back to back)");
+        st *= x.shape[d];
+        g.groups *= x.shape[d];
+    }
+    g.sticks = gs / sb_;
+    return g;
+}
+
+bool Importer::packed(const Tens &x) const {
+    int64_t st = dtype_bytes(x.t);
+    for (size_t d = x.shape.size(); d-- > 0;) {
+        if (x.shape[d] != 1 && x.bstride[d] != st) return false;
+        st *= x.shape[d];
+    }
+    return true;
+}
+
+int64_t Importer::elements(const std::vector<int64_t> &shape) const {
+    int64_t n = 1;
+    for (int64_t d : shape) n = wrap_mul(n, d);
+    return n;
+}
+
+Lx Importer::lx_addr(const Scalar &s, int64_t eb, const Op &op) {
+    if (s.is_float) throw_error("line ", op.line, ": ", op.name, ": a float is not an address");
+    if (s.buffer >= 0) throw_error("line ", op.line, ": ", op.name, ": an HBM address used as an LX address");
+    if (s.known) {
+        int64_t a = wrap_mul(s.c, eb);
+        if (a < 0 || a >= m_.lx_bytes)
+            throw_error("line ", op.line, ": ", op.name, ": LX address ", a, " is outside LX (", m_.lx_bytes,
+                        " bytes)");
+        return Lx(int32_t(a));
+    }
+    if (s.div_k == eb && std::llabs(s.div_add) < (int64_t(1) << 28))
+        return Lx(s.div_src, int32_t(s.div_add * eb));
+    Reg t;
+    Reg r = reg_of(s, op, &t);
+    Reg d = new_reg(op);
+    b_.muli(d, r, int32_t(eb));
+    temps_.push_back(d);
+    return Lx(d, 0);
+}
+
+std::pair<Reg, int32_t> Importer::dram_addr(const Scalar &s, int64_t eb, const Op &op) {
+    if (s.known) {
+        int64_t a = wrap_mul(s.c, eb);
+        if (a < 0 || a > INT32_MAX) {
+            Reg d = new_reg(op);
+            b_.li(d, a);
+            temps_.push_back(d);
+            return {d, 0};
+        }
+        return {kZero, int32_t(a)};
+    }
+    if (s.div_k == eb && std::llabs(s.div_add) < (int64_t(1) << 28))
+        return {s.div_src, int32_t(s.div_add * eb)};
+    Reg t;
+    Reg r = reg_of(s, op, &t);
+    Reg d = new_reg(op);
+    b_.muli(d, r, int32_t(eb));
+    temps_.push_back(d);
+    return {d, 0};
+}
+
+bool Importer::pure_between(const Op &op, const Op &user) {
+    const OpPosition &a = info_.at(&op), &b = info_.at(&user);
+    if (a.parent != b.parent || b.pos <= a.pos) return false;
+    static const std::set<std::string> pure = {"arith.constant", "arith.addi", "arith.subi", "arith.muli",
+                                               "arith.divsi", "arith.divui", "arith.remsi", "arith.remui",
+                                               "arith.index_cast", "ktdp.construct_access_tile",
+                                               "ktdp.construct_memory_view", "affine.apply", "tensor.empty"};
+    for (size_t i = a.pos + 1; i < b.pos; i++)
+        if (!pure.count(a.parent->ops[i].name)) return false;
+    return true;
+}
+
+const Op *Importer::lx_store_of(const Op &op, const std::string &res) {
+    auto it = du_.find(res);
+    if (it == du_.end() || it->second.users.size() != 1) return nullptr;
+    const Op *u = it->second.users[0];
+    if (u->name != "ktdp.store" || u->operands[0] != res) return nullptr;
+    auto tv = vals_.find(u->operands[1]);
+    if (tv == vals_.end() || tv->second.released || tv->second.k != Val::X || tv->second.tile.v.hbm) return nullptr;
+    if (!pure_between(op, *u)) return nullptr;
+    return u;
+}
+
+Tens Importer::tile_tensor(const Tile &t, const Op &op) {
+    Tens x;
+    x.kind = Tens::InLx;
+    x.t = t.v.t;
+    x.shape = t.shape;
+    const int64_t eb = dtype_bytes(t.v.t);
+    Scalar a = add(t.v.off, t.origin, op);
+    x.at = lx_addr(a, eb, op);
+    if (x.at.reg.id) {
+        // The address register must outlive this op: hand it to the tensor.
+        auto it = std::find_if(temps_.begin(), temps_.end(), [&](Reg r) { return r.id == x.at.reg.id; });
+        if (it != temps_.end()) temps_.erase(it);
+        else if (!a.known && a.r.id == x.at.reg.id) {
+            // owned by the scalar value a (a fresh register from add(), or a held one)
+        }
+    }
+    for (size_t d = 0; d < t.shape.size(); d++) x.bstride.push_back(t.v.strides[d] * eb);
+    if (!x.bstride.empty() && x.bstride.back() != eb)
+        throw_error("line ", op.line, ": ", op.name, ": the innermost dimension of an LX tile must be contiguous");
+    return x;
+}
+
+void Importer::memory_view(const Op &op) {
+    View v;
+    v.hbm = memory_space_hbm(op);
+    const Type &t = op.result_types[0];
+    if (t.kind != Type::MemRef)
+        throw_error("line ", op.line, ": ktdp.construct_memory_view: result must be a memref, not ", t.text());
+    v.t = dtype_of(t, op);
+    v.sizes = op.sizes;
+    v.strides = op.strides;
+    if (v.sizes.size() != v.strides.size() || v.sizes.empty())
+        throw_error("line ", op.line, ": ktdp.construct_memory_view: needs as many sizes as strides (at least one)");
+    if (t.shape != v.sizes)
+        throw_error("line ", op.line, ": ktdp.construct_memory_view: sizes do not match the type ", t.text());
+    for (size_t i = 0; i < v.sizes.size(); i++) {
+        if (v.sizes[i] <= 0) throw_error("line ", op.line, ": ktdp.construct_memory_view: sizes must be positive");
+        if (v.strides[i] < 0 || v.strides[i] > (int64_t(1) << 32))
+            throw_error("line ", op.line, ": ktdp.construct_memory_view: strides must be in 0..2^32");
+    }
+    Scalar off = scalar(op.operands[0], op);
+    if (v.hbm) {
+        if (off.buffer >= 0) {
+            v.buffer = off.buffer;
+            off.buffer = -1;
+        } else if (off.known) {
+            // A buffer at a constant address (as in RFC 0682's example).
+            for (size_t i = 0; i < bufs_.size(); i++) {
+                const BufInfo &bi = bufs_[i];
+                if (bi.const_addr >= 0 && off.c >= bi.const_addr && off.c < bi.const_addr + bi.elems) {
+                    v.buffer = int(i);
+                    off.c -= bi.const_addr;
+                }
+            }
+            if (v.buffer < 0) {
+                std::string name = op.results[0];
+                name = strip(name, {"_view", "_mem_view"});
+                v.buffer = declare_buffer(op, name, off.c);
+                const BufInfo &nb = bufs_.back();
+                for (size_t i = 0; i + 1 < bufs_.size(); i++) {
+                    const BufInfo &o = bufs_[i];
+                    if (o.const_addr >= 0 && o.const_addr < nb.const_addr + nb.elems &&
+                        nb.const_addr < o.const_addr + o.elems)
+                        throw_error("line ", op.line, ": view '", nb.name, "' at ", nb.const_addr,
+                                    " overlaps buffer '", o.name, "' at ", o.const_addr, " (addresses in elements)");
+                }
+                off.c = 0;
+            }
+        } else {
+            throw_error("line ", op.line, ": ktdp.construct_memory_view: an HBM view's address must be a "
+                        "function argument (plus an offset) or a constant");
+        }
+    } else if (off.buffer >= 0) {
+        throw_error("line ", op.line, ": ktdp.construct_memory_view: an LX view on an HBM address");
+    }
+    v.off = off;
+    Val x;
+    x.k = Val::V;
+    x.v = v;
+    define(op, 0, x);
+}
+
+void Importer::access_tile(const Op &op) {
+    Val &base = val(op.operands[0], op);
+    if (base.k != Val::V)
+        throw_error("line ", op.line, ": ktdp.construct_access_tile: %", op.operands[0], " is not a memory view");
+    const View &v = base.v;
+    const Type &tt = op.result_types[0];
+    if (tt.kind != Type::Tile)
+        throw_error("line ", op.line, ": ktdp.construct_access_tile: result must be !ktdp.access_tile<...>");
+    if (op.indices.size() != v.sizes.size() || tt.shape.size() != v.sizes.size())
+        throw_error("line ", op.line, ": ktdp.construct_access_tile: the view has ", v.sizes.size(),
+                    " dimensions, the tile ", tt.shape.size(), " and ", op.indices.size(), " subscripts");
+    auto ord = op.attrs.find("access_tile_order");
+    if (ord != op.attrs.end()) {
+        const Attr &m = ord->second;
+        bool id = m.kind == Attr::Map && m.map->results.size() == size_t(m.map->dims);
+        if (id)
+            for (size_t i = 0; i < m.map->results.size(); i++)
+                id &= m.map->results[i].kind == IExpr::Dim && m.map->results[i].c == int64_t(i);
+        if (!id)
+            throw_error("line ", op.line, ": ktdp.construct_access_tile: only the identity access_tile_order is "
+                        "supported");
+    }
+    if (op.attrs.count("base_map"))
+        throw_error("line ", op.line, ": ktdp.construct_access_tile: base_map is not supported");
+    auto set = op.attrs.find("access_tile_set");
+    if (set != op.attrs.end()) check_box(set->second, tt.shape, op);
+    for (size_t d = 0; d < tt.shape.size(); d++)
+        if (tt.shape[d] <= 0 || tt.shape[d] > v.sizes[d])
+            throw_error("line ", op.line, ": ktdp.construct_access_tile: tile extent ", tt.shape[d],
+                        " of dimension ", d, " does not fit the view's ", v.sizes[d]);
+    Tile t;
+    t.v = v;
+    t.shape = tt.shape;
+    Scalar origin;
+    origin.known = true;
+    for (size_t d = 0; d < op.indices.size(); d++) {
+        Scalar i = eval(op.indices[d], op);
+        if (i.known && (i.c < 0 || i.c + tt.shape[d] > v.sizes[d]))
+            throw_error("line ", op.line, ": ktdp.construct_access_tile: subscript ", i.c, " of dimension ", d,
+                        " puts the tile outside the view (size ", v.sizes[d], ")");
+        Scalar k;
+        k.known = true;
+        k.c = v.strides[d];
+        origin = add(origin, mul(i, k, op), op);
+        if (d + 1 == op.indices.size() && i.known) t.inner_start = i.c;
+    }
+    t.origin = origin;
+    Val x;
+    x.k = Val::X;
+    x.tile = t;
+    define(op, 0, x);
+}
+
+void Importer::check_box(const Attr &a, const std::vector<int64_t> &shape, const Op &op) {
+    if (a.kind != Attr::Set) throw_error("line ", op.line, ": access_tile_set must be an affine_set");
+    const IntegerSet &s = *a.set;
+    if (s.dims != int(shape.size()) || s.syms != 0)
+        throw_error("line ", op.line, ": access_tile_set has ", s.dims, " dimensions, the tile ", shape.size());
+    std::vector<int64_t> lo(shape.size(), INT64_MIN), hi(shape.size(), INT64_MAX);
+    for (size_t i = 0; i < s.exprs.size(); i++) {
+        // Linear form: coefficient per dim and a constant.
+        std::vector<int64_t> coef(shape.size(), 0);
+        int64_t c = 0;
+        if (!linear(s.exprs[i], 1, coef, c))
+            throw_error("line ", op.line, ": access_tile_set constraint ", i, " is not a bound on one dimension");
+        int nz = 0, which = -1;
+        for (size_t d = 0; d < coef.size(); d++)
+            if (coef[d]) {
+                nz++;
+                which = int(d);
+            }
+        if (nz != 1 || (coef[size_t(which)] != 1 && coef[size_t(which)] != -1) || s.equality[i])
+            throw_error("line ", op.line, ": access_tile_set: only rectangular tiles (one bound per constraint) "
+                        "are supported");
+        if (coef[size_t(which)] == 1) lo[size_t(which)] = std::max(lo[size_t(which)], -c);
+        else hi[size_t(which)] = std::min(hi[size_t(which)], c);
+    }
+    for (size_t d = 0; d < shape.size(); d++)
+        if (lo[d] != 0 || hi[d] != shape[d] - 1)
+            throw_error("line ", op.line, ": access_tile_set does not match the tile type: dimension ", d,
+                        " must run over 0..", shape[d] - 1);
+}
+
+bool Importer::linear(const IExpr &e, int64_t scale, std::vector<int64_t> &coef, int64_t &c, int depth) {
+    if (depth > 64) return false;
+    switch (e.kind) {
+    case IExpr::Const: c = wrap_add(c, wrap_mul(scale, e.c)); return true;
+    case IExpr::Dim:
+        if (e.c < 0 || size_t(e.c) >= coef.size()) return false;
+        coef[size_t(e.c)] = wrap_add(coef[size_t(e.c)], scale);
+        return true;
+    case IExpr::Neg: return linear(e.args[0], -scale, coef, c, depth + 1);
+    case IExpr::Add:
+        return linear(e.args[0], scale, coef, c, depth + 1) && linear(e.args[1], scale, coef, c, depth + 1);
+    case IExpr::Mul:
+        if (e.args[0].kind == IExpr::Const) return linear(e.args[1], wrap_mul(scale, e.args[0].c), coef, c, depth + 1);
+        if (e.args[1].kind == IExpr::Const) return linear(e.args[0], wrap_mul(scale, e.args[1].c), coef, c, depth + 1);
+        return false;
+    default: return false;
+    }
+}
+
+Tile Importer::tile_of(const std::string &name, const Op &op) {
+    Val &v = val(name, op);
+    if (v.k != Val::X) throw_error("line ", op.line, ": ", op.name, ": %", name, " is not an access tile");
+    return v.tile;
+}
+
+void Importer::dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx) {
+    const int64_t eb = dtype_bytes(t.v.t);
+    if (lx.t != t.v.t)
+        throw_error("line ", op.line, ": ", op.name, ": element types differ (", dtype_name(lx.t), " and ",
+                    dtype_name(t.v.t), ")");
+    if (lx.kind != Tens::InLx) throw_error("line ", op.line, ": ", op.name, ": internal: tensor not in LX");
+    size_t r = t.shape.size();
+    if (t.v.strides[r - 1] != 1)
+        throw_error("line ", op.line, ": ", op.name, ": the innermost dimension of an HBM tile must be contiguous "
+                    "(stride 1), not ", t.v.strides[r - 1]);
+    struct Dim {
+        int64_t count, dram, lx;
+    };
+    std::vector<Dim> dims;
+    for (size_t d = 0; d + 1 < r; d++)
+        if (t.shape[d] > 1) dims.push_back({t.shape[d], t.v.strides[d] * eb, lx.bstride[d]});
+    // Merge dimensions that are contiguous on both sides.
+    for (size_t i = dims.size(); i-- > 1;) {
+        Dim &o = dims[i - 1], &in = dims[i];
+        if (o.dram == in.dram * in.count && o.lx == in.lx * in.count) {
+            in.count *= o.count;
+            dims.erase(dims.begin() + long(i - 1));
+        }
+    }
+    if (dims.size() > 3)
+        throw_error("line ", op.line, ": ", op.name, ": the tile needs ", dims.size(),
+                    " strided dimensions besides its contiguous rows; a DMA has at most 3");
+    DmaDesc desc;
+    desc.sticks = int32_t((t.shape[r - 1] * eb + sb_ - 1) / sb_);
+    for (size_t i = 0; i < dims.size(); i++) {
+        if (dims[i].count > INT32_MAX || dims[i].lx % sb_ != 0 || dims[i].lx > INT32_MAX || dims[i].lx < INT32_MIN)
+            throw_error("line ", op.line, ": ", op.name, ": LX rows ", dims[i].lx,
+                        " bytes apart are not whole sticks");
+        desc.count[i] = int32_t(dims[i].count);
+        desc.dram_stride[i] = dims[i].dram;
+        desc.lx_stride[i] = int32_t(dims[i].lx);
+    }
+    int di = dma_desc(desc);
+    Scalar addr = add(t.v.off, t.origin, op);
+    if (addr.known && (wrap_mul(addr.c, eb) % sb_) != 0)
+        throw_error("line ", op.line, ": ", op.name, ": the tile starts at element ", addr.c,
+                    ", not at a stick boundary (", sb_ / eb, " elements)");
+    auto da = dram_addr(addr, eb, op);
+    Access acc;
+    LxRange lr = range_of(lx);
+    if (store_to_hbm) {
+        acc.reads.push_back(lr);
+        acc.dram_writes.insert(t.v.buffer);
+        stored_.insert(t.v.buffer);
+    } else {
+        acc.writes.push_back(lr);
+        acc.dram_reads.insert(t.v.buffer);
+    }
+    Queue q = store_to_hbm ? QStore : QLoad;
+    before(q, acc);
+    int tag = tag_for(op, q);
+    if (store_to_hbm) b_.dma_st(tag, t.v.buffer, da.first, da.second, lx.at, di);
+    else b_.dma_ld(tag, t.v.buffer, da.first, da.second, lx.at, di);
+    after(tag, q, acc);
+}
+
+int Importer::dma_desc(const DmaDesc &d) {
+    for (size_t i = 0; i < descs_.size(); i++) {
+        const DmaDesc &e = descs_[i].first;
+        if (e.sticks == d.sticks && e.count == d.count && e.dram_stride == d.dram_stride && e.lx_stride == d.lx_stride)
+            return descs_[i].second;
+    }
+    int id = b_.dma_desc(d);
+    descs_.push_back({d, id});
+    return id;
+}
+
+void Importer::load(const Op &op) {
+    Tile t = tile_of(op.operands[0], op);
+    const Type &rt = op.result_types[0];
+    if (rt.kind != Type::Tensor || rt.shape != t.shape || dtype_of(rt, op) != t.v.t)
+        throw_error("line ", op.line, ": ktdp.load: result type ", rt.text(), " does not match the tile (",
+                    dtype_name(t.v.t), ")");
+    Val v;
+    v.k = Val::T;
+    if (!t.v.hbm) {
+        v.x = tile_tensor(t, op);
+        return define(op, 0, v);
+    }
+    const Op *st = lx_store_of(op, op.results[0]);
+    if (st) {
+        Tile dst = tile_of(st->operands[1], *st);
+        if (dst.shape != t.shape || dst.v.t != t.v.t)
+            throw_error("line ", st->line, ": ktdp.store: tensor and tile shapes differ");
+        check_row_end(dst, *st);
+        v.x = tile_tensor(dst, *st);
+        check_clobber(v.x, *st, op.results[0]);
+        skip_.insert(st);
+        dma(*st, false, t, v.x);
+    } else {
+        v.x = new_tensor(t.v.t, t.shape, op);
+        dma(op, false, t, v.x);
+    }
+    define(op, 0, v);
+}
+
+void Importer::store(const Op &op) {
+    Tens x = tensor(op.operands[0], op);
+    Tile t = tile_of(op.operands[1], op);
+    if (x.shape != t.shape || x.t != t.v.t)
+        throw_error("line ", op.line, ": ktdp.store: tensor ", op.operand_types[0].text(),
+                    " does not match the tile's shape and element type");
+    if (t.v.hbm) {
+        check_row_end(t, op);
+        if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
+        return dma(op, true, t, x);
+    }
+    Tens dst = tile_tensor(t, op);
+    if (x.kind == Tens::InLx && x.at.reg.id == dst.at.reg.id && x.at.off == dst.at.off && x.bstride == dst.bstride)
+        return;  // stored where it already is
+    check_row_end(t, op);
+    check_clobber(dst, op, op.operands[0]);
+    materialize(x, op, &dst);
+}
+
+void Importer::check_row_end(const Tile &t, const Op &op) {
+    const int64_t eb = dtype_bytes(t.v.t), inner = t.shape.back();
+    if ((inner * eb) % sb_ == 0) return;
+    // HBM rows are padded to sticks (the buffer's layout); an LX view's only if its row stride says so.
+    const size_t r = t.v.sizes.size();
+    const bool padded = t.v.hbm || (r >= 2 && (t.v.strides[r - 2] * eb) % sb_ == 0);
+    if (padded && t.inner_start >= 0 && t.inner_start + inner == t.v.sizes.back()) return;
+    throw_error("line ", op.line, ": ", op.name, ": the tile's rows of ", inner,
+                " elements are not whole sticks and do not end at the view's row end; writing them would "
+                "overwrite the elements after them");
+}
+
+void Importer::check_clobber(const Tens &dst, const Op &op, const std::string &stored) {
+    LxRange w = range_of(dst);
+    if (w.hi < 0) return;  // a dynamic address: not checked
+    const int at = info_.at(&op).index;
+    for (const auto &kv : vals_) {
+        const Val &v = kv.second;
+        if (v.released || v.k != Val::T || v.x.kind != Tens::InLx || kv.first == stored) continue;
+        auto du = du_.find(kv.first);
+        if (du == du_.end() || du->second.last <= at || v.x.shape.empty()) continue;
+        LxRange r = range_of(v.x);
+        if (r.hi >= 0 && overlap(r, w))
+            throw_error("line ", op.line, ": ", op.name, ": overwrites LX that %", kv.first,
+                        " still holds (it is read later); store to another LX tile");
+    }
+}
+
+Tens Importer::materialize(const Tens &x, const Op &op, const Tens *into) {
+    Tens d = into ? *into : new_tensor(x.t, x.shape, op);
+    Geo g = geo(d, op, "the destination");
+    if (x.kind == Tens::Empty)
+        throw_error("line ", op.line, ": ", op.name, ": reads a tensor.empty value, which holds no data");
+    if (x.kind == Tens::Splat) {
+        vec_emit(op, Opcode::VFILL, x.t, d, nullptr, nullptr, g, 0, 0, x.splat);
+    } else if (x.kind == Tens::Bcast) {
+        if (x.uniform) {
+            Tens s;
+            s.kind = Tens::InLx;
+            s.t = x.t;
+            s.at = x.src;
+            s.shape = {1};
+            s.bstride = {dtype_bytes(x.t)};
+            Geo g1{1, g.groups * g.sticks};
+            vec_emit(op, Opcode::VBCAST, x.t, d, &s, nullptr, g1, 0, 0, 0, /*src_elems=*/1);
+        } else {
+            Tens s;
+            s.kind = Tens::InLx;
+            s.t = x.t;
+            s.at = x.src;
+            s.shape = {g.groups};
+            s.bstride = {dtype_bytes(x.t)};
+            vec_emit(op, Opcode::VBCAST, x.t, d, &s, nullptr, g, 0, 0, 0, g.groups);
+        }
+    } else {
+        Geo gs = geo(x, op, "the source");
+        if (gs.groups != g.groups || gs.sticks != g.sticks)
+            throw_error("line ", op.line, ": ", op.name, ": copies between different LX layouts (", gs.groups, "x",
+                        gs.sticks, " and ", g.groups, "x", g.sticks, " groups x sticks)");
+        vec_emit(op, Opcode::VCOPY, x.t, d, &x, nullptr, g);
+    }
+    return d;
+}
+
+void Importer::vec_emit(const Op &op, Opcode oc, DType t, const Tens &dst, const Tens *a, const Tens *b2,
+    Geo g, uint8_t mode, int32_t aux, double fill, int64_t src0_elems, int64_t src1_elems, int64_t dst_elems,
+    DType dst_t) {
+    if (g.groups > INT32_MAX || g.sticks > INT32_MAX || g.groups * g.sticks > m_.lx_bytes / sb_)
+        throw_error("line ", op.line, ": ", op.name, ": operand larger than LX");
+    const int64_t eb = dtype_bytes(t);
+    Access acc;
+    auto span = [&](int64_t elems, DType tt) { return elems ? elems * dtype_bytes(tt) : g.groups * g.sticks * sb_; };
+    if (a) acc.reads.push_back(range_at(a->at, span(src0_elems, t)));
+    if (b2) acc.reads.push_back(range_at(b2->at, span(src1_elems, t)));
+    int64_t dbytes = dst_elems ? dst_elems * dtype_bytes(dst_t) : span(0, t);
+    if (oc == Opcode::VCVT) dbytes = g.groups * g.sticks * (sb_ / eb) * dtype_bytes(dst_t);
+    acc.writes.push_back(range_at(dst.at, dbytes));
+    if (mode & kAccumulate) acc.reads.push_back(range_at(dst.at, dbytes));
+    before(QVec, acc);
+    int tag = tag_for(op, QVec);
+    int32_t s = int32_t(g.sticks), n = int32_t(g.groups);
+    switch (oc) {
+    case Opcode::VFILL: b_.vfill(t, tag, dst.at, float(fill), s, n); break;
+    case Opcode::VBCAST: b_.vbcast(t, tag, dst.at, a->at, s, n); break;
+    case Opcode::VCVT: b_.vcvt(t, dst_t, tag, dst.at, a->at, s, n); break;
+    case Opcode::VREDSUM:
+    case Opcode::VREDMAX:
+    case Opcode::VREDMIN: b_.vred(oc, t, tag, dst.at, a->at, s, n, aux, mode); break;
+    case Opcode::VTRANSPOSE: b_.vtranspose(t, tag, dst.at, a->at, int32_t(g.groups), int32_t(g.sticks)); break;
+    default:
+        if (b2) b_.vbin(oc, t, tag, dst.at, a->at, b2->at, s, n, mode);
+        else b_.vun(oc, t, tag, dst.at, a->at, s, n);
+    }
+    after(tag, QVec, acc);
+}
+
+Tens Importer::destination(const Op &op, const std::string &res, DType t, const std::vector<int64_t> &shape,
+    int64_t row_sticks, bool need_geo, Geo want, bool exact_elements) {
+    const Op *st = lx_store_of(op, res);
+    if (st) {
+        Tile tl = tile_of(st->operands[1], *st);
+        if (tl.shape == shape && tl.v.t == t) {
+            if (!exact_elements) check_row_end(tl, *st);
+            Tens d = tile_tensor(tl, *st);
+            bool ok = true;
+            if (need_geo) {
+                try {
+                    Geo g = geo(d, op, "the destination");
+                    ok = g.groups == want.groups && g.sticks == want.sticks;
+                } catch (const Error &) {
+                    ok = false;
+                }
+            }
+            if (ok) {
+                check_clobber(d, *st, res);
+                skip_.insert(st);
+                return d;
+            }
+        }
+    }
+    return new_tensor(t, shape, op, row_sticks);
+}
+
+}  // namespace spyre::ktir::lowering

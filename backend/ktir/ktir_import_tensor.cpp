@@ -1,0 +1,608 @@
+// The importer's tensor ops: splats, extracts, reshapes, broadcasts, elementwise arith / math /
+// named linalg ops, conversions, reductions, matmul, transpose and the ring collectives
+// (ktir_importer.h).
+#include "ktir_importer.h"
+
+namespace spyre::ktir::lowering {
+
+void Importer::splat(const Op &op) {
+    Val v;
+    v.k = Val::T;
+    Tens &x = v.x;
+    const Type &rt = op.result_types[0];
+    if (rt.kind != Type::Tensor) throw_error("line ", op.line, ": ", op.name, ": result must be a tensor");
+    x.t = dtype_of(rt, op);
+    x.shape = rt.shape;
+    Val &src = val(op.operands[0], op);
+    if (src.k == Val::S) {
+        if (!src.s.known) throw_error("line ", op.line, ": ", op.name, ": the value must be a constant");
+        x.kind = Tens::Splat;
+        x.splat = src.s.is_float ? src.s.f : double(src.s.c);
+        if (x.t == DType::F16) x.splat = half_to_float(float_to_half(float(x.splat)));
+    } else if (src.k == Val::T && src.x.kind == Tens::InLx && src.x.shape.empty()) {
+        x.kind = Tens::Bcast;  // an element of a tensor (tensor.extract)
+        x.uniform = true;
+        x.src = src.x.at;
+        extend_life(op.operands[0], op.results[0]);
+        if (src.x.t != x.t) throw_error("line ", op.line, ": ", op.name, ": element types differ");
+    } else {
+        throw_error("line ", op.line, ": ", op.name, ": fills with a constant or a tensor.extract element only");
+    }
+    define(op, 0, v);
+}
+
+void Importer::extract(const Op &op) {
+    Tens t = tensor(op.operands[0], op);
+    if (t.kind != Tens::InLx)
+        throw_error("line ", op.line, ": tensor.extract: the tensor must be in LX (loaded or computed)");
+    if (op.indices.size() != t.shape.size())
+        throw_error("line ", op.line, ": tensor.extract: ", op.indices.size(), " subscripts for a rank ",
+                    t.shape.size(), " tensor");
+    int64_t off = t.at.off;
+    for (size_t d = 0; d < t.shape.size(); d++) {
+        Scalar i = eval(op.indices[d], op);
+        if (!i.known || i.c < 0 || i.c >= t.shape[d])
+            throw_error("line ", op.line, ": tensor.extract: subscripts must be constants inside the tensor");
+        off += i.c * t.bstride[d];
+    }
+    Val v;
+    v.k = Val::T;
+    v.x.kind = Tens::InLx;
+    v.x.t = t.t;
+    v.x.at = Lx(t.at.reg, int32_t(off));
+    extend_life(op.operands[0], op.results[0]);  // the element stays in the tensor's LX
+    define(op, 0, v);
+}
+
+void Importer::reshape(const Op &op) {
+    Tens x = tensor(op.operands[0], op);
+    const Type &rt = op.result_types[0];
+    std::vector<int64_t> out = rt.shape;
+    Val v;
+    v.k = Val::T;
+    if (x.kind != Tens::InLx) {
+        v.x = x;
+        v.x.shape = out;
+        if (x.kind == Tens::Bcast && !x.uniform)
+            throw_error("line ", op.line, ": ", op.name, ": reshaping a broadcast is not supported");
+        v.x.alloc = -1;
+        return define(op, 0, v);
+    }
+    bool collapse = op.name == "tensor.collapse_shape";
+    const std::vector<int64_t> &big = collapse ? x.shape : out;
+    const std::vector<int64_t> &small = collapse ? out : x.shape;
+    if (op.reassoc.size() != small.size())
+        throw_error("line ", op.line, ": ", op.name, ": ", op.reassoc.size(), " groups for ", small.size(), " dims");
+    std::vector<int64_t> bs(big.size(), 0);
+    size_t next = 0;
+    for (size_t g = 0; g < op.reassoc.size(); g++) {
+        const std::vector<int64_t> &grp = op.reassoc[g];
+        int64_t prod = 1;
+        for (int64_t d : grp) {
+            if (d != int64_t(next) || size_t(d) >= big.size())
+                throw_error("line ", op.line, ": ", op.name, ": reassociation must list the dims in order");
+            prod = wrap_mul(prod, big[size_t(d)]);
+            next++;
+        }
+        if (grp.empty() || prod != small[g])
+            throw_error("line ", op.line, ": ", op.name, ": group ", g, " does not multiply to ", small[g]);
+        if (collapse) {
+            // The collapsed dims must be contiguous: each stride = the next one's span.
+            for (size_t k = 0; k + 1 < grp.size(); k++) {
+                size_t d = size_t(grp[k]);
+                if (big[d] != 1 && x.bstride[d] != x.bstride[d + 1] * big[d + 1])
+                    throw_error("line ", op.line, ": tensor.collapse_shape: dims ", d, " and ", d + 1,
+                                " are not contiguous in LX (rows padded to sticks)");
+            }
+        } else {
+            int64_t st = x.bstride[g];
+            for (size_t k = grp.size(); k-- > 0;) {
+                bs[size_t(grp[k])] = st;
+                st = wrap_mul(st, big[size_t(grp[k])]);
+            }
+        }
+    }
+    if (next != big.size()) throw_error("line ", op.line, ": ", op.name, ": reassociation misses dims");
+    v.x = x;
+    v.x.alloc = -1;
+    v.x.shape = out;
+    if (collapse) {
+        v.x.bstride.clear();
+        for (const auto &grp : op.reassoc) v.x.bstride.push_back(x.bstride[size_t(grp.back())]);
+    } else {
+        v.x.bstride = bs;
+    }
+    // The result aliases the source: the source's allocation must live as long.
+    extend_life(op.operands[0], op.results[0]);
+    define(op, 0, v);
+}
+
+void Importer::extend_life(const std::string &from, const std::string &to) {
+    auto a = du_.find(from), b = du_.find(to);
+    if (a != du_.end() && b != du_.end()) a->second.last = std::max(a->second.last, b->second.last);
+}
+
+void Importer::broadcast(const Op &op) {
+    Tens s = tensor(op.operands[0], op);
+    const Type &rt = op.result_types[0];
+    Val v;
+    v.k = Val::T;
+    v.x.t = dtype_of(rt, op);
+    v.x.shape = rt.shape;
+    if (s.t != v.x.t) throw_error("line ", op.line, ": linalg.broadcast: element types differ");
+    size_t r = rt.shape.size();
+    if (s.kind == Tens::Splat) {
+        v.x.kind = Tens::Splat;
+        v.x.splat = s.splat;
+        return define(op, 0, v);
+    }
+    if (s.kind != Tens::InLx) throw_error("line ", op.line, ": linalg.broadcast: the input must be in LX");
+    if (s.shape.size() + op.dims.size() != r)
+        throw_error("line ", op.line, ": linalg.broadcast: input rank plus dimensions must be the result rank");
+    v.x.kind = Tens::Bcast;
+    v.x.src = s.at;
+    if (elements(s.shape) == 1) {
+        v.x.uniform = true;
+    } else if (op.dims.size() == 1 && op.dims[0] == int64_t(r - 1) && packed(s)) {
+        v.x.uniform = false;  // one element per row
+    } else if (op.dims.size() == 1 && op.dims[0] == 0 && r == 2) {
+        // The same row for every row: copy it row by row.
+        return define(op, 0, row_broadcast(op, s, rt));
+    } else {
+        throw_error("line ", op.line, ": linalg.broadcast: supported are broadcasts of one element, of one "
+                    "element per row (dimensions = [last], packed input) and of one row (dimensions = [0])");
+    }
+    extend_life(op.operands[0], op.results[0]);
+    define(op, 0, v);
+}
+
+Val Importer::row_broadcast(const Op &op, const Tens &s, const Type &rt) {
+    Val v;
+    v.k = Val::T;
+    Geo gs = geo(s, op, "the broadcast row");
+    v.x = destination(op, op.results[0], s.t, rt.shape, gs.sticks, true, Geo{rt.shape[0], gs.sticks});
+    Geo g = geo(v.x, op, "the broadcast");
+    if (g.sticks != gs.sticks) throw_error("line ", op.line, ": linalg.broadcast: row layouts differ");
+    for (int64_t i = 0; i < g.groups; i++) {
+        Tens d = v.x;
+        d.at.off = int32_t(d.at.off + i * g.sticks * sb_);
+        vec_emit(op, Opcode::VCOPY, s.t, d, &s, nullptr, Geo{1, g.sticks});
+    }
+    return v;
+}
+
+void Importer::tensor_op(const Op &op) {
+    std::string n = op.name;
+    std::vector<std::string> ins = op.operands;
+    if (n.rfind("linalg.", 0) == 0) {
+        ins.resize(size_t(op.n_ins));
+        static const std::map<std::string, std::string> named = {
+            {"linalg.add", "arith.addf"}, {"linalg.sub", "arith.subf"},   {"linalg.mul", "arith.mulf"},
+            {"linalg.div", "arith.divf"}, {"linalg.max", "arith.maximumf"}, {"linalg.min", "arith.minimumf"},
+            {"linalg.exp", "math.exp"},   {"linalg.log", "math.log"},     {"linalg.tanh", "math.tanh"},
+            {"linalg.sqrt", "math.sqrt"}, {"linalg.rsqrt", "math.rsqrt"}, {"linalg.abs", "math.absf"},
+            {"linalg.negf", "arith.negf"}, {"linalg.copy", "copy"}};
+        auto it = named.find(n);
+        if (it == named.end()) throw_error("line ", op.line, ": unsupported operation '", n, "'");
+        n = it->second;
+    }
+    const Type &rt = op.result_types[0];
+    DType t = dtype_of(rt, op);
+    std::vector<Tens> a;
+    for (const std::string &o : ins) a.push_back(tensor(o, op));
+    for (const Tens &x : a)
+        if (x.shape != rt.shape)
+            throw_error("line ", op.line, ": ", op.name, ": operand shapes differ from the result's (broadcast "
+                        "with linalg.broadcast first)");
+    static const std::map<std::string, Opcode> bin = {
+        {"arith.addf", Opcode::VADD},     {"arith.addi", Opcode::VADD},     {"arith.subf", Opcode::VSUB},
+        {"arith.subi", Opcode::VSUB},     {"arith.mulf", Opcode::VMUL},     {"arith.muli", Opcode::VMUL},
+        {"arith.divf", Opcode::VDIV},     {"arith.maximumf", Opcode::VMAX}, {"arith.maxnumf", Opcode::VMAX},
+        {"arith.maxsi", Opcode::VMAX},    {"arith.minimumf", Opcode::VMIN}, {"arith.minnumf", Opcode::VMIN},
+        {"arith.minsi", Opcode::VMIN}};
+    static const std::map<std::string, Opcode> un = {
+        {"math.exp", Opcode::VEXP},   {"math.log", Opcode::VLOG},     {"math.tanh", Opcode::VTANH},
+        {"math.rsqrt", Opcode::VRSQRT}, {"math.sqrt", Opcode::VSQRT}, {"math.absf", Opcode::VABS},
+        {"math.absi", Opcode::VABS},  {"arith.negf", Opcode::VNEG},   {"copy", Opcode::VCOPY}};
+    static const std::set<std::string> cvt = {"arith.extf", "arith.truncf", "arith.sitofp", "arith.fptosi"};
+    if (cvt.count(n)) return convert(op, a.at(0), t);
+    auto bi = bin.find(n);
+    if (bi != bin.end()) {
+        if (a.size() != 2) throw_error("line ", op.line, ": ", op.name, ": expected two operands");
+        return binary(op, bi->second, a[0], a[1], t);
+    }
+    auto ui = un.find(n);
+    if (ui != un.end()) {
+        if (a.size() != 1) throw_error("line ", op.line, ": ", op.name, ": expected one operand");
+        Tens x = a[0].kind == Tens::InLx ? a[0] : materialize(a[0], op, nullptr);
+        Geo g = geo(x, op, "the operand");
+        Val v;
+        v.k = Val::T;
+        v.x = destination(op, op.results[0], t, rt.shape, g.sticks, true, g);
+        vec_emit(op, ui->second, t, v.x, &x, nullptr, g, 0, 0);
+        return define(op, 0, v);
+    }
+    throw_error("line ", op.line, ": unsupported operation '", op.name, "' on tensors");
+}
+
+void Importer::binary(const Op &op, Opcode oc, Tens x, Tens y, DType t) {
+    const std::vector<int64_t> &shape = x.shape;
+    bool commutative = oc == Opcode::VADD || oc == Opcode::VMUL || oc == Opcode::VMAX || oc == Opcode::VMIN;
+    Val v;
+    v.k = Val::T;
+    // 1 / y: the reciprocal.
+    if (oc == Opcode::VDIV && x.kind == Tens::Splat && x.splat == 1.0 && t != DType::I32) {
+        Tens yy = y.kind == Tens::InLx ? y : materialize(y, op, nullptr);
+        Geo g = geo(yy, op, "the operand");
+        v.x = destination(op, op.results[0], t, shape, g.sticks, true, g);
+        vec_emit(op, Opcode::VRECIP, t, v.x, &yy, nullptr, g, 0, 0);
+        return define(op, 0, v);
+    }
+    // 0 - y on i32: the negation (exact; for floats 0 - y and -y differ in the sign of zero).
+    if (oc == Opcode::VSUB && t == DType::I32 && x.kind == Tens::Splat && x.splat == 0) {
+        Tens yy = y.kind == Tens::InLx ? y : materialize(y, op, nullptr);
+        Geo g = geo(yy, op, "the operand");
+        v.x = destination(op, op.results[0], t, shape, g.sticks, true, g);
+        vec_emit(op, Opcode::VNEG, t, v.x, &yy, nullptr, g, 0, 0);
+        return define(op, 0, v);
+    }
+    if (x.kind != Tens::InLx && y.kind == Tens::InLx && commutative) std::swap(x, y);
+    if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
+    Geo g = geo(x, op, "the first operand");
+    uint8_t mode = 0;
+    Tens src1 = y;
+    Geo ig = g;
+    int64_t s1_elems = 0;
+    if (y.kind == Tens::Splat) {
+        // One element in LX, applied to every group as a scalar.
+        src1 = new_tensor(t, {1}, op);
+        vec_emit(op, Opcode::VFILL, t, src1, nullptr, nullptr, Geo{1, 1}, 0, 0, y.splat);
+        mode = kSrc1Scalar;
+        ig = Geo{1, g.groups * g.sticks};
+        s1_elems = 1;
+    } else if (y.kind == Tens::Bcast) {
+        src1.kind = Tens::InLx;
+        src1.at = y.src;
+        mode = kSrc1Scalar;
+        if (y.uniform) {
+            ig = Geo{1, g.groups * g.sticks};
+            s1_elems = 1;
+        } else {
+            s1_elems = g.groups;
+        }
+    } else if (y.kind == Tens::Empty) {
+        throw_error("line ", op.line, ": ", op.name, ": reads a tensor.empty value, which holds no data");
+    } else {
+        Geo g2 = geo(y, op, "the second operand");
+        if (g2.groups != g.groups || g2.sticks != g.sticks)
+            throw_error("line ", op.line, ": ", op.name, ": operands have different LX layouts (", g.groups, "x",
+                        g.sticks, " and ", g2.groups, "x", g2.sticks, " groups x sticks)");
+    }
+    v.x = destination(op, op.results[0], t, shape, g.sticks, true, g);
+    vec_emit(op, oc, t, v.x, &x, &src1, ig, mode, 0, 0, 0, s1_elems);
+    if (y.kind == Tens::Splat) lx_free(src1.alloc);
+    define(op, 0, v);
+}
+
+void Importer::convert(const Op &op, Tens x, DType to) {
+    if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
+    const int64_t eb = dtype_bytes(x.t), eo = dtype_bytes(to);
+    Geo g = geo(x, op, "the operand");
+    if (x.t == to) {
+        Val v;
+        v.k = Val::T;
+        v.x = x;
+        v.x.alloc = -1;
+        extend_life(op.operands[0], op.results[0]);
+        return define(op, 0, v);
+    }
+    int64_t group_out = g.sticks * (sb_ / eb) * eo;
+    if (group_out % sb_ != 0) {
+        if (g.groups == 1 && x.alloc >= 0) g.sticks += 1;  // our allocations have room for an even count
+        group_out = g.sticks * (sb_ / eb) * eo;
+        if (group_out % sb_ != 0)
+            throw_error("line ", op.line, ": ", op.name, ": ", g.sticks, " sticks of ", dtype_name(x.t),
+                        " do not convert to whole sticks of ", dtype_name(to));
+    }
+    Val v;
+    v.k = Val::T;
+    v.x = destination(op, op.results[0], to, x.shape, group_out / sb_, true, Geo{g.groups, group_out / sb_});
+    vec_emit(op, Opcode::VCVT, x.t, v.x, &x, nullptr, g, 0, 0, 0, 0, 0, 0, to);
+    define(op, 0, v);
+}
+
+std::string Importer::combiner(const Op &op) {
+    if (!op.combiner.empty()) return op.combiner;
+    if (op.regions.size() != 1) throw_error("line ", op.line, ": linalg.reduce: missing the combining region");
+    std::string found;
+    for (const Op &o : op.regions[0].ops) {
+        if (o.name == "linalg.yield" || o.name == "arith.extf") continue;
+        if (!found.empty())
+            throw_error("line ", o.line, ": linalg.reduce: the region must hold one combining op");
+        found = o.name;
+    }
+    if (found.empty()) throw_error("line ", op.line, ": linalg.reduce: the region has no combining op");
+    return found;
+}
+
+void Importer::reduce(const Op &op) {
+    if (op.n_ins != 1 || op.operands.size() != 2)
+        throw_error("line ", op.line, ": linalg.reduce: one input and one init are supported");
+    Tens x = tensor(op.operands[0], op);
+    Tens init = tensor(op.operands[1], op);
+    std::string c = combiner(op);
+    Opcode oc;
+    double ident;
+    if (c == "arith.addf" || c == "arith.addi") {
+        oc = Opcode::VREDSUM;
+        ident = 0;
+    } else if (c == "arith.maximumf" || c == "arith.maxnumf" || c == "arith.maxsi") {
+        oc = Opcode::VREDMAX;
+        ident = -INFINITY;
+    } else if (c == "arith.minimumf" || c == "arith.minnumf" || c == "arith.minsi") {
+        oc = Opcode::VREDMIN;
+        ident = INFINITY;
+    } else {
+        throw_error("line ", op.line, ": linalg.reduce: combining op '", c, "' has no device form (add, max, min)");
+    }
+    size_t r = x.shape.size();
+    if (r == 0 || op.dims.size() != 1 || op.dims[0] != int64_t(r - 1))
+        throw_error("line ", op.line, ": linalg.reduce: only the innermost dimension reduces on the vector unit "
+                    "(dimensions = [", r ? r - 1 : 0, "])");
+    std::vector<int64_t> oshape(x.shape.begin(), x.shape.end() - 1);
+    if (init.shape != oshape) throw_error("line ", op.line, ": linalg.reduce: init shape does not match");
+    DType ot = init.t;
+    if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
+    Geo g = geo(x, op, "the input");
+    uint8_t mode = 0;
+    if (ot != x.t) {
+        if (!(x.t == DType::F16 && ot == DType::F32))
+            throw_error("line ", op.line, ": linalg.reduce: ", dtype_name(x.t), " reduces into ", dtype_name(x.t),
+                        " or (from f16) f32, not ", dtype_name(ot));
+        mode |= kDstF32;
+    }
+    Val v;
+    v.k = Val::T;
+    if (x.t == DType::I32 && oc != Opcode::VREDSUM) ident = oc == Opcode::VREDMAX ? -2147483648.0 : 2147483647.0;
+    bool ident_init = init.kind == Tens::Empty || (init.kind == Tens::Splat && init.splat == ident);
+    if (init.kind == Tens::InLx) {
+        if (!packed(init)) throw_error("line ", op.line, ": linalg.reduce: the init must be packed in LX");
+        if (du_[op.operands[1]].last > info_.at(&op).index)
+            throw_error("line ", op.line, ": linalg.reduce: init %", op.operands[1],
+                        " is used after the reduction, which accumulates into it; copy it first");
+        v.x = init;
+        mode |= kAccumulate;
+        extend_life(op.operands[1], op.results[0]);
+        // The result reuses the init's allocation.
+        vals_[op.operands[1]].x.alloc = -1;
+        v.x.alloc = init.alloc;
+    } else {
+        // A constant init that is not the identity is filled in first, in sticks: into our own LX.
+        v.x = ident_init ? destination(op, op.results[0], ot, oshape, 0, false, Geo{}, true)
+                         : new_tensor(ot, oshape, op);
+        if (!packed(v.x)) v.x = new_tensor(ot, oshape, op);
+        if (!ident_init) {
+            if (init.kind != Tens::Splat)
+                throw_error("line ", op.line, ": linalg.reduce: init must be a constant or a tensor in LX");
+            vec_emit(op, Opcode::VFILL, ot, v.x, nullptr, nullptr, Geo{1, (g.groups * dtype_bytes(ot) + sb_ - 1) / sb_},
+                     0, 0, init.splat);
+            mode |= kAccumulate;
+        }
+    }
+    int64_t inner = x.shape.back();
+    const int64_t lanes = sb_ / dtype_bytes(x.t);
+    int32_t valid = inner == g.sticks * lanes ? 0 : int32_t(inner);
+    vec_emit(op, oc, x.t, v.x, &x, nullptr, g, mode, valid, 0, 0, 0, g.groups, ot);
+    define(op, 0, v);
+}
+
+void Importer::matmul(const Op &op) {
+    if (op.n_ins != 2 || op.operands.size() != 3)
+        throw_error("line ", op.line, ": linalg.matmul: expects ins(A, B) outs(C)");
+    Tens A = tensor(op.operands[0], op), B = tensor(op.operands[1], op), C = tensor(op.operands[2], op);
+    if (A.shape.size() != 2 || B.shape.size() != 2 || C.shape.size() != 2 || A.shape[1] != B.shape[0] ||
+        C.shape[0] != A.shape[0] || C.shape[1] != B.shape[1])
+        throw_error("line ", op.line, ": linalg.matmul: shapes must be MxK, KxN and MxN");
+    if (A.t != DType::F16 || B.t != DType::F16)
+        throw_error("line ", op.line, ": linalg.matmul: the PE array multiplies f16 operands");
+    if (A.kind != Tens::InLx) A = materialize(A, op, nullptr);
+    if (B.kind != Tens::InLx) B = materialize(B, op, nullptr);
+    const int64_t m = A.shape[0], k = A.shape[1], n = B.shape[1];
+    for (const Tens *x : {&A, &B})
+        if (x->bstride[0] % sb_ != 0 && x->shape[0] > 1)
+            throw_error("line ", op.line, ": linalg.matmul: operand rows must be whole sticks apart in LX");
+    bool f16_out = C.t == DType::F16;
+    if (C.t != DType::F32 && !f16_out) throw_error("line ", op.line, ": linalg.matmul: the result is f32 or f16");
+    uint8_t acc_mode = 0;
+    Tens out;
+    if (C.kind == Tens::InLx && !f16_out) {
+        if (du_[op.operands[2]].last > info_.at(&op).index)
+            throw_error("line ", op.line, ": linalg.matmul: init %", op.operands[2],
+                        " is used after the matmul, which accumulates into it; copy it first");
+        out = C;
+        acc_mode = kAccumulate;
+        vals_[op.operands[2]].x.alloc = -1;
+        extend_life(op.operands[2], op.results[0]);
+    } else {
+        if (C.kind == Tens::InLx || (C.kind == Tens::Splat && C.splat != 0))
+            throw_error("line ", op.line, ": linalg.matmul: an f16 result starts from zero (outs must be "
+                        "tensor.empty or a zero fill)");
+        if (C.kind == Tens::Bcast) throw_error("line ", op.line, ": linalg.matmul: init must be in LX or zero");
+        out = f16_out ? new_tensor(DType::F32, C.shape, op) : destination(op, op.results[0], DType::F32, C.shape, 0, false);
+        if (C.kind == Tens::Splat && C.splat != 0) acc_mode = kAccumulate;
+    }
+    if (out.bstride[0] % sb_ != 0 && m > 1)
+        throw_error("line ", op.line, ": linalg.matmul: result rows must be whole sticks apart in LX");
+    MatmulDesc d;
+    d.m = int32_t(m);
+    d.n = int32_t(n);
+    d.k = int32_t(k);
+    d.lda = int32_t(m > 1 ? A.bstride[0] : round_up(k * 2, sb_));
+    d.ldb = int32_t(k > 1 ? B.bstride[0] : round_up(n * 2, sb_));
+    d.ldc = int32_t(m > 1 ? out.bstride[0] : round_up(n * 4, sb_));
+    int di = -1;
+    for (const auto &e : mm_descs_)
+        if (e.first.m == d.m && e.first.n == d.n && e.first.k == d.k && e.first.lda == d.lda && e.first.ldb == d.ldb &&
+            e.first.ldc == d.ldc)
+            di = e.second;
+    if (di < 0) {
+        di = b_.mm_desc(d);
+        mm_descs_.push_back({d, di});
+    }
+    Access acc;
+    acc.reads.push_back(range_of(A));
+    acc.reads.push_back(range_of(B));
+    acc.writes.push_back(range_of(out));
+    if (acc_mode) acc.reads.push_back(range_of(out));
+    before(QPE, acc);
+    int tag = tag_for(op, QPE);
+    if (f16_out && explicit_) throw_error("line ", op.line, ": linalg.matmul: explicit sync needs an f32 result");
+    b_.matmul(tag, out.at, A.at, B.at, di, acc_mode != 0);
+    after(tag, QPE, acc);
+    Val v;
+    v.k = Val::T;
+    if (f16_out) {
+        Geo g = geo(out, op, "the product");
+        v.x = destination(op, op.results[0], DType::F16, C.shape, g.sticks / 2, true, Geo{g.groups, g.sticks / 2});
+        if (g.sticks % 2) throw_error("line ", op.line, ": linalg.matmul: internal: odd f32 row");
+        vec_emit(op, Opcode::VCVT, DType::F32, v.x, &out, nullptr, g, 0, 0, 0, 0, 0, 0, DType::F16);
+        lx_free(out.alloc);
+    } else {
+        v.x = out;
+    }
+    define(op, 0, v);
+}
+
+void Importer::transpose(const Op &op) {
+    if (op.n_ins != 1 || op.operands.size() != 2 || op.dims != std::vector<int64_t>{1, 0})
+        throw_error("line ", op.line, ": linalg.transpose: only 2-D transposes (permutation = [1, 0])");
+    Tens x = tensor(op.operands[0], op);
+    if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
+    if (x.shape.size() != 2) throw_error("line ", op.line, ": linalg.transpose: the input must be 2-D");
+    const int64_t lanes = sb_ / dtype_bytes(x.t);
+    const int64_t R = x.shape[0], C = x.shape[1];
+    if (R > 1 && x.bstride[0] != round_up(C, lanes) * dtype_bytes(x.t))
+        throw_error("line ", op.line, ": linalg.transpose: input rows must be padded to whole sticks, no more");
+    Val v;
+    v.k = Val::T;
+    std::vector<int64_t> os{C, R};
+    const Op *st = lx_store_of(op, op.results[0]);
+    v.x = Tens();
+    if (st) {
+        Tile tl = tile_of(st->operands[1], *st);
+        check_row_end(tl, *st);
+        Tens d = tile_tensor(tl, *st);
+        if (tl.shape == os && tl.v.t == x.t && (C == 1 || d.bstride[0] == round_up(R, lanes) * dtype_bytes(x.t))) {
+            v.x = d;
+            skip_.insert(st);
+        }
+    }
+    if (v.x.shape.empty()) v.x = new_tensor(x.t, os, op);
+    Access acc;
+    acc.reads.push_back(range_of(x));
+    acc.writes.push_back(range_of(v.x));
+    before(QVec, acc);
+    int tag = tag_for(op, QVec);
+    b_.vtranspose(x.t, tag, v.x.at, x.at, int32_t(R), int32_t(C));
+    after(tag, QVec, acc);
+    define(op, 0, v);
+}
+
+void Importer::ring_reduce(const Op &op) {
+    auto get = [&](const char *key) -> std::string {
+        auto it = op.attrs.find(key);
+        if (it == op.attrs.end() || it->second.kind != Attr::Dialect)
+            throw_error("line ", op.line, ": ktdp.reduce: needs ", key, " = #ktdp....<...>");
+        std::string s;
+        for (char c : it->second.body)
+            if (!std::isspace((unsigned char)c)) s += c;
+        return s;
+    };
+    std::string kind = get("kind"), mode = get("mode"), across = get("across");
+    if (mode != "all_reduce")
+        throw_error("line ", op.line, ": ktdp.reduce: only mode all_reduce has a device form (RING_REDUCE)");
+    if (across != "0") throw_error("line ", op.line, ": ktdp.reduce: only across grid_axis<0> is supported");
+    RedOp ro = kind == "sum" ? RedOp::Sum : kind == "max" ? RedOp::Max : kind == "min" ? RedOp::Min : RedOp(-1);
+    if (int(ro) < 0) throw_error("line ", op.line, ": ktdp.reduce: kind must be sum, max or min");
+    Tens x = tensor(op.operands[0], op);
+    if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
+    if (!packed(x) || (elements(x.shape) * dtype_bytes(x.t)) % sb_ != 0)
+        throw_error("line ", op.line, ": ktdp.reduce: the tensor must fill whole sticks, packed");
+    Val v;
+    v.k = Val::T;
+    const Op *st = lx_store_of(op, op.results[0]);
+    Tens at = x;
+    if (du_[op.operands[0]].last > info_.at(&op).index) {
+        at = new_tensor(x.t, x.shape, op);
+        materialize(x, op, &at);
+    } else {
+        vals_[op.operands[0]].x.alloc = -1;
+    }
+    if (st) {  // the exported form stores the result back where it was
+        Tens d = tile_tensor(tile_of(st->operands[1], *st), *st);
+        if (d.at.reg.id == at.at.reg.id && d.at.off == at.at.off) skip_.insert(st);
+    }
+    int32_t sticks = int32_t(elements(x.shape) * dtype_bytes(x.t) / sb_);
+    Access acc;
+    acc.reads.push_back(range_of(at));
+    acc.writes.push_back(range_of(at));
+    if (!explicit_) drain();  // every core's partial is complete before the collective
+    before(QRing, acc);
+    const Op &tag_op = st && skip_.count(st) ? *st : op;
+    int tag = tag_for(tag_op, QRing);
+    b_.ring_reduce(x.t, tag, ro, at.at, sticks);
+    after(tag, QRing, acc);
+    v.x = at;
+    define(op, 0, v);
+}
+
+void Importer::ring_transfer(const Op &op) {
+    auto d = op.attrs.find("direction");
+    if (d == op.attrs.end() || d->second.kind != Attr::Int || (d->second.i != 1 && d->second.i != -1))
+        throw_error("line ", op.line, ": ", op.name, ": needs direction = 1 or -1");
+    bool send = op.name == "spyre.ring_send";
+    Val v;
+    if (send) {
+        if (op.operands.size() != 1) throw_error("line ", op.line, ": spyre.ring_send: takes one tensor");
+        Tens x = tensor(op.operands[0], op);
+        if (x.kind != Tens::InLx || !packed(x) || (elements(x.shape) * dtype_bytes(x.t)) % sb_)
+            throw_error("line ", op.line, ": spyre.ring_send: the tensor must be in LX, packed, whole sticks");
+        Access acc;
+        acc.reads.push_back(range_of(x));
+        before(QRing, acc);
+        int tag = tag_for(op, QRing);
+        b_.ring_send(tag, int(d->second.i), x.at, int32_t(elements(x.shape) * dtype_bytes(x.t) / sb_));
+        after(tag, QRing, acc);
+        return;
+    }
+    if (op.result_types.size() != 1 || op.result_types[0].kind != Type::Tensor)
+        throw_error("line ", op.line, ": spyre.ring_recv: returns one tensor");
+    const Type &rt = op.result_types[0];
+    DType t = dtype_of(rt, op);
+    v.k = Val::T;
+    const Op *st = lx_store_of(op, op.results[0]);
+    Tens dst;
+    const Op *tag_op = &op;
+    if (st) {
+        dst = tile_tensor(tile_of(st->operands[1], *st), *st);
+        if (packed(dst)) {
+            skip_.insert(st);
+            tag_op = st;
+        } else {
+            st = nullptr;
+        }
+    }
+    if (!st) dst = new_tensor(t, rt.shape, op);
+    if (!packed(dst) || (elements(rt.shape) * dtype_bytes(t)) % sb_)
+        throw_error("line ", op.line, ": spyre.ring_recv: the tensor must be packed, whole sticks");
+    Access acc;
+    acc.writes.push_back(range_of(dst));
+    before(QRing, acc);
+    int tag = tag_for(*tag_op, QRing);
+    b_.ring_recv(tag, int(d->second.i), dst.at, int32_t(elements(rt.shape) * dtype_bytes(t) / sb_));
+    after(tag, QRing, acc);
+    v.x = dst;
+    define(op, 0, v);
+}
+
+}  // namespace spyre::ktir::lowering

@@ -1,0 +1,366 @@
+// The KTIR importer's lowering state (internal to backend/ktir): one Importer per function
+// lowers its ops, in program order, into a ProgramBuilder. Its work is split by concern:
+// ktir_import.cpp (the driver, buffers, arguments, scalar values and registers, control flow),
+// ktir_import_memory.cpp (LX allocation and geometry, views, access tiles, loads, stores, DMA,
+// vector-instruction emission) and ktir_import_tensor.cpp (tensor ops: elementwise, broadcasts,
+// reshapes, reductions, matmul, transpose, ring collectives). The public entry is ktir_import.h.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "device/error.h"
+#include "device/half.h"
+#include "device/layout.h"
+#include "device/program_builder.h"
+#include "device/program_verify.h"
+#include "ktir_hazards.h"
+#include "ktir_import.h"
+#include "ktir_ssa.h"
+
+namespace spyre::ktir::lowering {
+
+inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+inline int64_t wrap_add(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
+inline int64_t wrap_mul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
+
+struct Scalar {
+    bool known = false;
+    int64_t c = 0;
+    Reg r;                  // the value when not known
+    int buffer = -1;        // an HBM pointer: an element offset from this buffer's base
+    bool is_float = false;  // a float constant (f)
+    double f = 0;
+    bool nonzero = false;   // the value is R[r] != 0, not yet normalised to 0 / 1
+    int div_k = 0;          // the value is R[div_src] / div_k + div_add, exactly (an element address)
+    Reg div_src;
+    int64_t div_add = 0;
+    bool lazy = false;      // only the div_* form exists: no register holds the value yet
+};
+
+struct View {
+    bool hbm = true;
+    int buffer = -1;
+    Scalar off;  // elements: from the buffer base (HBM) or from LX address 0
+    DType t = DType::F16;
+    std::vector<int64_t> sizes, strides;
+};
+
+struct Tile {
+    View v;
+    Scalar origin;  // elements from the view's offset
+    std::vector<int64_t> shape;
+    int64_t inner_start = -1;  // the innermost subscript when constant
+};
+
+struct Tens {
+    enum Kind { InLx, Splat, Bcast, Empty } kind = InLx;
+    DType t = DType::F16;
+    std::vector<int64_t> shape;
+    Lx at;                         // InLx: byte address of element 0
+    std::vector<int64_t> bstride;  // InLx: byte stride of each dim (innermost: the element size)
+    double splat = 0;              // Splat
+    Lx src;                        // Bcast: the elements broadcast (one per group, or one)
+    bool uniform = false;          // Bcast: one element for all
+    int alloc = -1;                // InLx allocated by the importer: allocation id
+};
+
+struct Val {
+    enum Kind { None, S, V, T, X } k = None;
+    Scalar s;
+    View v;
+    Tile tile;
+    Tens x;
+    std::vector<int> regs;  // registers this value holds a reference on
+    bool released = false;
+};
+
+struct Geo {
+    int64_t groups = 1, sticks = 1;
+};
+
+inline DType dtype_of(const Type &t, const Op &op) {
+    Type::Kind k = t.shaped() ? t.elem : t.kind;
+    if (k == Type::Float && t.bits == 16) return DType::F16;
+    if (k == Type::Float && t.bits == 32) return DType::F32;
+    if (k == Type::Int && t.bits == 32) return DType::I32;
+    throw_error("line ", op.line, ": ", op.name, ": element type ", t.text(),
+                " has no device form (f16, f32 and i32 do)");
+}
+
+class Importer {
+public:
+    Importer(const Function &f, const ImportOptions &o)
+        : fn_(f), f_(fn_), opt_(o), m_(o.machine), sb_(o.machine.stick_bytes), b_(f.name, 1) {
+        make_names_unique(fn_);
+    }
+
+    DeviceProgram run();
+
+private:
+    // ================================================================== preprocessing
+    int grid_cores();
+
+    // ------------------------------------------------------------------ buffers
+    struct BufInfo {
+        std::string name;
+        BufferKind kind = BufferKind::Input;
+        bool kind_fixed = false;
+        DType t = DType::F16;
+        std::vector<int64_t> shape;  // MLIR order (outermost first)
+        int64_t const_addr = -1;     // a buffer at a constant address (no argument)
+        int64_t elems = 0;
+    };
+
+    static std::string strip(std::string n, std::initializer_list<const char *> suffixes);
+
+    const Op *def_op(const std::string &name) const;
+
+    static bool memory_space_hbm(const Op &op);
+
+    // Finds the function argument an HBM view's offset derives from (through addi / subi).
+    std::string base_arg(const std::string &v, int depth = 0) const;
+
+    void find_buffers();
+
+    int declare_buffer(const Op &v, const std::string &name, int64_t const_addr);
+
+    void bind_args();
+
+    // ================================================================== values and registers
+    Val &val(const std::string &name, const Op &op);
+    Scalar scalar(const std::string &name, const Op &op);
+    Tens &tensor(const std::string &name, const Op &op);
+
+    Reg new_reg(const Op &op);
+    void hold(Val &v, Reg r);
+    void hold_s(Val &v, const Scalar &s);
+    void hold_scalar(Val &v) { hold_s(v, v.s); }
+    void hold_tensor(Val &v);
+    void unhold(int r) { --refs_[r]; }
+    // Between ops: every register no value holds is free again (temporaries, dead values).
+    void sweep();
+    // A register holding the scalar (materialised; normalised to 0 / 1 if pending).
+    Reg reg_of(const Scalar &s, const Op &op, Reg *temp);
+
+    void define(const Op &op, size_t i, Val v);
+    Val scalar_val(Scalar s);
+    Val reg_val(Reg r);
+
+    // Frees values whose last use is at or before `pos`.
+    void release_dead(int pos);
+
+    // ================================================================== LX allocation
+    struct Block {
+        int64_t lo, hi;
+        bool used;
+    };
+    int lx_alloc(int64_t bytes, const Op &op);
+    void lx_free(int id) { blocks_[size_t(id)].used = false; }
+
+    // A fresh LX tensor: rows (innermost dim) padded to `row_sticks` sticks (0: as few as fit).
+    Tens new_tensor(DType t, const std::vector<int64_t> &shape, const Op &op, int64_t row_sticks = 0);
+
+    // ================================================================== synchronisation
+    LxRange range_of(const Tens &x) const;
+    LxRange range_at(Lx at, int64_t bytes) const;
+    // Automatic synchronisation only: an explicitly synchronised function carries its own waits.
+    void before(Queue q, const Access &a);
+    void after(int tag, Queue q, Access a);
+    void drain() { hz_.drain(); }
+    int tag_for(const Op &op, Queue q);
+
+    // ================================================================== geometry
+    // Groups of sticks back to back, as vector instructions address them.
+    Geo geo(const Tens &x, const Op &op, const char *what) const;
+    // Whether a tensor's elements are packed (each one eb after the last): per-group scalars.
+    bool packed(const Tens &x) const;
+    int64_t elements(const std::vector<int64_t> &shape) const;
+
+    // LX byte address of a scalar element address (in elements of `eb` bytes).
+    Lx lx_addr(const Scalar &s, int64_t eb, const Op &op);
+    // Byte offset within an HBM buffer: register + immediate.
+    std::pair<Reg, int32_t> dram_addr(const Scalar &s, int64_t eb, const Op &op);
+    void free_temps();
+
+    // ================================================================== scalar arithmetic
+    Scalar add(const Scalar &a, const Scalar &b, const Op &op, bool sub = false);
+    Scalar mul(const Scalar &a, const Scalar &b, const Op &op);
+    Scalar binop(Opcode oc, const Scalar &a, const Scalar &b, const Op &op);
+    static int64_t fold(Opcode oc, int64_t x, int64_t y);
+    Scalar scalar_op(Opcode oc, const Scalar &a, const Scalar &b, const Op &op);
+    Scalar not01(const Scalar &s, const Op &op) {  // 1 - s for s in {0, 1}
+        if (s.known) {
+            Scalar o;
+            o.known = true;
+            o.c = s.c == 0;
+            return o;
+        }
+        Scalar z;
+        z.known = true;
+        return scalar_op(Opcode::CMPEQ, s, z, op);
+    }
+    Scalar eval(const IExpr &e, const Op &op, int depth = 0);
+    Scalar apply_map(const IExpr &e, const std::vector<Scalar> &dims, const std::vector<Scalar> &syms,
+        const Op &op, int depth = 0);
+
+    // ================================================================== regions
+    bool pure_between(const Op &op, const Op &user);
+    // The single ktdp.store of result `res` of `op` into an LX access tile: where the op may write
+    // its result directly. Null if there is none.
+    const Op *lx_store_of(const Op &op, const std::string &res);
+    Tens tile_tensor(const Tile &t, const Op &op);
+
+    void lower_region(const Region &r, bool top);
+
+    // ================================================================== ops
+    void lower(const Op &op);
+
+    void constant(const Op &op);
+    // A float constant of type t (hex literals are bit patterns of the type).
+    static double const_value(const Attr &a, DType t, const Op &op);
+
+    void tile_id(const Op &op);
+
+    void affine_apply(const Op &op);
+
+    void scalar_arith(const Op &op);
+
+    void float_arith(const Op &op, const std::vector<Scalar> &a);
+
+    // ------------------------------------------------------------------ views and tiles
+    void memory_view(const Op &op);
+
+    void access_tile(const Op &op);
+
+    // The access_tile_set must be the box [0, extent) of the tile's type.
+    void check_box(const Attr &a, const std::vector<int64_t> &shape, const Op &op);
+    static bool linear(const IExpr &e, int64_t scale, std::vector<int64_t> &coef, int64_t &c, int depth = 0);
+
+    // ------------------------------------------------------------------ loads and stores
+    Tile tile_of(const std::string &name, const Op &op);
+
+    // DMA between an HBM tile and an LX tensor laid out like it.
+    void dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx);
+    int dma_desc(const DmaDesc &d);
+
+    void load(const Op &op);
+
+    void store(const Op &op);
+
+    // Instructions write whole sticks: a tile written in memory must have rows of whole sticks, or
+    // end where the view's rows end (the rest of the stick is padding), else the write would spill
+    // into the elements after it.
+    void check_row_end(const Tile &t, const Op &op);
+
+    // A store into LX must not overwrite a tensor that is still to be read there (KTIR values are
+    // immutable; a loaded LX tile is read in place).
+    void check_clobber(const Tens &dst, const Op &op, const std::string &stored);
+
+    // Puts a Splat / Bcast / InLx tensor into LX at `into` (or a fresh tensor).
+    Tens materialize(const Tens &x, const Op &op, const Tens *into);
+
+    // One vector instruction, with its hazards. src1_elems > 0: src1 holds that many elements
+    // (one per group) rather than sticks.
+    void vec_emit(const Op &op, Opcode oc, DType t, const Tens &dst, const Tens *a, const Tens *b2, Geo g,
+        uint8_t mode = 0, int32_t aux = 0, double fill = 0, int64_t src0_elems = 0, int64_t src1_elems = 0,
+        int64_t dst_elems = 0, DType dst_t = DType::F16);
+
+    // Where an op producing tensor `res` of type t / shape writes it: the LX tile it is stored to
+    // next (that store is then done), else a fresh tensor with rows of `row_sticks` sticks.
+    Tens destination(const Op &op, const std::string &res, DType t, const std::vector<int64_t> &shape,
+        int64_t row_sticks, bool need_geo = true, Geo want = Geo{},
+        bool exact_elements = false);
+
+    void splat(const Op &op);
+
+    void extract(const Op &op);
+
+    void reshape(const Op &op);
+    void extend_life(const std::string &from, const std::string &to);
+
+    void broadcast(const Op &op);
+    Val row_broadcast(const Op &op, const Tens &s, const Type &rt);
+
+    // Elementwise arith / math / named linalg ops on tensors.
+    void tensor_op(const Op &op);
+
+    void binary(const Op &op, Opcode oc, Tens x, Tens y, DType t);
+
+    void convert(const Op &op, Tens x, DType to);
+
+    // Combining op of a linalg.reduce: its short form or the one arith op of its region.
+    std::string combiner(const Op &op);
+
+    // The init (outs) of a reduction or matmul: empty, a splat, or a tensor in LX consumed here.
+    enum class Init { None, Splat, InPlace };
+
+    void reduce(const Op &op);
+
+    void matmul(const Op &op);
+
+    void transpose(const Op &op);
+
+    // ------------------------------------------------------------------ ring
+    void ring_reduce(const Op &op);
+
+    void ring_transfer(const Op &op);
+
+    // ------------------------------------------------------------------ control flow
+    const Op *terminator(const Region &r) const;
+
+    void for_loop(const Op &op);
+
+    // scf.yield: moves yielded values into the carried registers / LX places.
+    void yield_into(const Op &y, const std::vector<Val> &carried);
+
+    void if_op(const Op &op);
+
+    // ================================================================== state
+    Function fn_;  // the function with unique value names
+    const Function &f_;
+    const ImportOptions &opt_;
+    MachineDesc m_;
+    int64_t sb_;
+    ProgramBuilder b_;
+    bool explicit_ = false;
+    int num_cores_ = 1;
+    std::vector<int64_t> grid_;
+
+    SsaInfo ssa_;
+    std::map<const Op *, OpPosition> &info_ = ssa_.ops;
+    std::map<std::string, ValueUses> &du_ = ssa_.values;
+    std::map<std::string, const Op *> defs_;
+
+    std::set<std::string> pointer_args_;
+    std::map<std::string, const Op *> arg_view_;
+    std::map<std::string, int> arg_buffer_;
+    std::vector<BufInfo> bufs_;
+    std::set<int> stored_;
+
+    std::map<std::string, Val> vals_;
+    int refs_[kNumRegs] = {};
+    uint32_t allocated_ = 0;
+    std::vector<Reg> temps_;
+    std::set<const Op *> skip_;
+
+    std::vector<Block> blocks_;
+    int64_t lx_base_ = 0, lx_next_ = 0;
+
+    HazardTracker hz_{b_};
+    std::vector<std::pair<DmaDesc, int>> descs_;
+    std::vector<std::pair<MatmulDesc, int>> mm_descs_;
+
+public:
+    std::vector<BufInfo> &bufs() { return bufs_; }
+    std::set<int> &stored() { return stored_; }
+};
+
+}  // namespace spyre::ktir::lowering

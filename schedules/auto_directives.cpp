@@ -1,0 +1,86 @@
+#include "auto_directives.h"
+
+#include "device/error.h"
+#include "directives.h"
+
+namespace spyre::autosched {
+
+using namespace Halide;
+
+namespace {
+
+Func lookup(const std::map<std::string, Func> &funcs, const std::string &name, const char *what) {
+    auto it = funcs.find(name);
+    if (it == funcs.end()) throw_error("auto_schedule: ", what, " '", name, "' is not in the pipeline");
+    return it->second;
+}
+
+VarOrRVar var_of(const Func &f, const std::string &name, bool update) {
+    if (name == kOutermost) return Var::outermost();
+    // In an update, a name that is none of the Func's pure args is a reduction variable (the RDom's,
+    // or one split or renamed from it).
+    if (update) {
+        bool pure = false;
+        for (const Var &a : f.args()) pure |= a.name() == name;
+        if (!pure) return RVar(name);
+    }
+    return Var(name);
+}
+
+std::vector<VarOrRVar> vars_of(const Func &f, const std::vector<std::string> &names, bool update) {
+    std::vector<VarOrRVar> v;
+    for (const std::string &n : names) v.push_back(var_of(f, n, update));
+    return v;
+}
+
+}  // namespace
+
+void apply_directives(const std::vector<Directive> &ds, const std::map<std::string, Func> &funcs,
+                      const std::map<std::string, Func> &input_funcs, const MachineDesc &m) {
+    for (const Directive &d : ds) {
+        if (d.kind == Directive::StageAllInLx) {
+            Func in = lookup(input_funcs, d.func, "input");
+            Func at = lookup(funcs, d.at_func, "Func");
+            Func w = in.in();
+            // What stage_all_in_lx does for an ImageParam, on its Func (the ImageParam of a copy
+            // of the pipeline is the original's; its Func is the copy's).
+            Var v = d.vars[0] == kOutermost ? Var::outermost() : Var(d.vars[0]);
+            w.compute_at(at, v).store_in(MemoryType::VTCM);
+            Type t = w.output_types()[0];
+            w.vectorize(w.args()[0], int(m.stick_bytes / t.bytes()), TailStrategy::RoundUp);
+            continue;
+        }
+        Func f = lookup(funcs, d.func, "Func");
+        auto var = [&](int i) { return d.vars.at(i) == kOutermost ? Var::outermost() : Var(d.vars.at(i)); };
+        switch (d.kind) {
+        case Directive::RingSplit:
+            if (d.ints.at(1) > 0) schedule(f, m).ring_split(var(0), d.ints[0], d.ints[1]);
+            else schedule(f, m).ring_split(var(0), d.ints[0]);
+            break;
+        case Directive::Split: schedule(f, m).split(var(0), var(1), var(2), d.ints.at(0)); break;
+        case Directive::StickVectorize: schedule(f, m).stick_vectorize(var(0), d.ints.at(0)); break;
+        case Directive::StoreAt: schedule(f, m).scratchpad_store_at(lookup(funcs, d.at_func, "Func"), var(0)); break;
+        case Directive::LxRoot: schedule(f, m).scratchpad_root(); break;
+        case Directive::DeviceRoot: schedule(f, m).device_root(); break;
+        case Directive::PeMatmul: schedule(f, m).pe_matmul(RVar(d.vars.at(0))); break;
+        case Directive::RingShare: schedule(f, m).ring_share(RVar(d.vars.at(0)), d.ints.at(0)); break;
+        case Directive::HSplit: f.split(var(0), var(1), var(2), d.ints.at(0)); break;
+        case Directive::HFuse: f.fuse(var(0), var(1), var(2)); break;
+        case Directive::HParallel: f.parallel(var(0)); break;
+        case Directive::HReorder: f.reorder(vars_of(f, d.vars, false)); break;
+        case Directive::HVectorize: f.vectorize(var(0), d.ints.at(0), TailStrategy::RoundUp); break;
+        case Directive::HComputeAtLx:
+            f.compute_at(lookup(funcs, d.at_func, "Func"), var(0)).store_in(MemoryType::VTCM);
+            break;
+        case Directive::HUpdateSplit:
+            f.update().split(RVar(d.vars.at(0)), RVar(d.vars.at(1)), RVar(d.vars.at(2)), d.ints.at(0));
+            break;
+        case Directive::HUpdateRename: f.update().rename(RVar(d.vars.at(0)), RVar(d.vars.at(1))); break;
+        case Directive::HUpdateReorder: f.update().reorder(vars_of(f, d.vars, true)); break;
+        case Directive::HUpdateVectorize: f.update().vectorize(var(0), d.ints.at(0), TailStrategy::RoundUp); break;
+        case Directive::StageAllInLx: break;
+        }
+    }
+}
+
+}  // namespace spyre::autosched

@@ -1,0 +1,56 @@
+// A schedule as data: the directive calls the autoscheduler chose, one record per call, so that the
+// same list can be applied to any copy of a pipeline (each candidate is tried on a fresh copy) and
+// printed as C++ a person can paste into schedules/ (auto_print.h). Records name Funcs and loop
+// variables by their Halide names.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "device/machine_desc.h"
+
+namespace spyre::autosched {
+
+// "__outermost" as a loop name stands for Var::outermost().
+constexpr const char *kOutermost = "__outermost";
+
+struct Directive {
+    enum Kind {
+        // spyre directives (dsl/directives.h)
+        RingSplit,       // func, vars {v}, ints {cores, extent or 0}
+        Split,           // func, vars {v, outer, inner}, ints {factor}
+        StickVectorize,  // func, vars {x}, ints {sticks}
+        StoreAt,         // func, at_func, vars {at_var}: scratchpad_store_at
+        LxRoot,          // func: scratchpad_root
+        DeviceRoot,      // func: device_root
+        StageAllInLx,    // func = the input's ImageParam name, at_func, vars {at_var}
+        PeMatmul,        // func, vars {rvar}
+        RingShare,       // func, vars {rvar}, ints {cores}
+        // plain Halide calls (the tiled matmul stage, as schedules/matmul_stage.cpp writes them)
+        HSplit,           // func, vars {v, outer, inner}, ints {factor}   (TailStrategy::Auto)
+        HFuse,            // func, vars {inner, outer, fused}
+        HParallel,        // func, vars {v}
+        HReorder,         // func, vars {innermost ... outermost}
+        HVectorize,       // func, vars {v}, ints {lanes}                  (TailStrategy::RoundUp)
+        HComputeAtLx,     // func, at_func, vars {at_var}: compute_at(at_func, at_var).store_in(VTCM)
+        HUpdateSplit,     // func, vars {r, outer, inner}, ints {factor}   on update(0)
+        HUpdateRename,    // func, vars {old, new}                          on update(0)
+        HUpdateReorder,   // func, vars {innermost ... outermost}           on update(0)
+        HUpdateVectorize, // func, vars {v}, ints {lanes}                   on update(0), RoundUp
+    };
+    Kind kind;
+    std::string func;
+    std::vector<std::string> vars;
+    std::vector<int> ints;
+    std::string at_func;
+};
+
+// Applies `ds` to the pipeline whose Funcs are `funcs` (by name) and whose ImageParams are `inputs`
+// (by name; `input_funcs` maps an ImageParam's name to its Func, whose wrapper stage_all_in_lx makes).
+// Throws spyre::Error (or Halide's errors, re-raised by the directives) on a record that does not fit.
+void apply_directives(const std::vector<Directive> &ds, const std::map<std::string, Halide::Func> &funcs,
+                      const std::map<std::string, Halide::Func> &input_funcs, const MachineDesc &machine);
+
+}  // namespace spyre::autosched

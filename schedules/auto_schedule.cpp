@@ -1,0 +1,82 @@
+#include "auto_schedule.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "auto_print.h"
+#include "auto_search.h"
+#include "auto_space.h"
+#include "auto_structure.h"
+#include "device/error.h"
+
+namespace spyre {
+
+using namespace Halide;
+using namespace autosched;
+
+AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, const CompileOptions &options,
+                         const AutoOptions &ao) {
+    if (options.inputs.size() != inputs.size())
+        throw_error("auto_schedule: kernel ", options.kernel_name, ": ", inputs.size(),
+                    " ImageParams but ", options.inputs.size(), " input shapes in CompileOptions::inputs");
+    if (options.output.shape.empty())
+        throw_error("auto_schedule: kernel ", options.kernel_name, ": CompileOptions::output has no shape");
+    options.machine.validate();
+    const auto t0 = std::chrono::steady_clock::now();
+    PipelineInfo info = analyse_pipeline(output, inputs);
+    SpaceShapes shapes;
+    for (const TensorSpec &t : options.inputs) shapes.inputs.push_back(t.shape);
+    shapes.output = options.output.shape;
+    SpaceResult space = candidate_space(info, shapes, options.machine, ao.max_cores);
+    const double space_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (space.candidates.empty())
+        throw_error("auto_schedule: kernel ", options.kernel_name, ": no candidate schedule for Func ", display_name(output.name()),
+                    space.pruned_lx ? " fits the usable LX (" + std::to_string(options.machine.lx_usable_bytes) + " bytes)"
+                                    : " can be derived from its structure");
+    SearchOptions so;
+    so.seed = ao.seed;
+    so.max_evaluations = ao.max_evaluations;
+    so.time_budget_s = ao.time_budget_s;
+    so.workers = ao.workers;
+    so.progress = ao.progress;
+    SearchResult sr = search(output, inputs, space.candidates, options, so);
+    const Candidate &best = space.candidates[sr.best];
+
+    // The winner on the caller's Funcs.
+    std::map<std::string, Func> funcs, input_funcs;
+    for (const auto &e : pipeline_env(output)) funcs[e.first] = Func(e.second);
+    funcs[output.name()] = output;
+    for (const ImageParam &p : inputs) input_funcs[p.name()] = Func(p);
+    apply_directives(best.directives, funcs, input_funcs, options.machine);
+
+    AutoResult r;
+    r.us = sr.best_us;
+    r.exact = sr.exact;
+    r.family = best.family;
+    r.summary = best.summary;
+    r.candidates = int64_t(space.candidates.size());
+    r.pruned_lx = space.pruned_lx;
+    r.timed = int64_t(sr.timed.size());
+    r.failed = sr.failed;
+    r.search_seconds = sr.seconds;
+    r.timed_per_second = sr.seconds > 0 ? double(sr.timed.size()) / sr.seconds : 0;
+    r.estimated_per_second = space_s > 0 ? double(space.candidates.size() + space.pruned_lx) / space_s : 0;
+    char head[512];
+    std::snprintf(head, sizeof head,
+                  "// Spyre schedule of %s chosen by spyre::auto_schedule (seed %u): %.2f us modelled%s.\n"
+                  "// %s\n// %lld candidates, %lld timed by the simulator (%lld refused), %.1f s.\n",
+                  display_name(output.name()).c_str(), ao.seed, r.us, r.exact ? "" : " (loops summarised)", r.summary.c_str(),
+                  (long long)r.candidates, (long long)r.timed, (long long)r.failed, r.search_seconds);
+    r.cpp = std::string(head) + print_cpp(best.directives, info, "m");
+    return r;
+}
+
+AutoResult auto_schedule(Pipeline pipeline, const std::vector<ImageParam> &inputs, const CompileOptions &options,
+                         const AutoOptions &ao) {
+    if (pipeline.outputs().size() != 1)
+        throw_error("auto_schedule: kernel ", options.kernel_name, ": the pipeline has ", pipeline.outputs().size(),
+                    " outputs; the autoscheduler takes one");
+    return auto_schedule(pipeline.outputs()[0], inputs, options, ao);
+}
+
+}  // namespace spyre

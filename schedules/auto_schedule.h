@@ -1,0 +1,62 @@
+// The autoscheduler: schedules a pipeline for Spyre without directives from the user.
+//
+//   spyre::CompileOptions opt;                          // shapes (and the machine), as for compiling
+//   opt.inputs = {{{1024, 512}}};
+//   opt.output = {{1024, 512}};
+//   spyre::AutoResult r = spyre::auto_schedule(out, {in}, opt);   // out now carries the schedule
+//   spyre::DeviceProgram p = spyre::compile_for_spyre(out, {in}, opt);
+//   std::cout << r.cpp;                                 // the directive calls, as C++
+//
+// It derives candidate schedules from the pipeline's structure (auto_space.h: core splits, row
+// tiles, where each Func lives, input staging, PE or vector matmuls, ring sharing, LX-sized matmul
+// tiles), ranks them with an analytical pre-filter (auto_cost.h), times the best and a seeded sample
+// of the rest with the simulator's timing-only mode on every core (auto_search.h), and applies the
+// fastest to the Funcs given. Every figure comes from options.machine. The pipeline must be
+// unscheduled.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "compile.h"
+
+namespace spyre {
+
+struct AutoOptions {
+    uint32_t seed = 1;          // the same seed, pipeline and machine give the same schedule
+    int max_evaluations = 128;  // candidates the simulator times
+    double time_budget_s = 30;  // bound on the timing's wall time (candidates past it are skipped)
+    int workers = 0;            // processes timing candidates; 0: one per core
+    int max_cores = 0;          // most cores a schedule may use; 0: the machine's
+    bool progress = true;       // a progress bar on stderr, when it is a terminal
+};
+
+struct AutoResult {
+    double us = 0;              // the chosen schedule's modelled time
+    bool exact = false;         // us from a run without loop summaries
+    std::string family;         // "rows", "columns" or "matmul" (auto_space.h)
+    std::string summary;        // the choices in one line
+    std::string cpp;            // the directive calls as C++, with a comment saying where they came from
+    int64_t candidates = 0;     // schedules in the space (after the LX pre-filter)
+    int64_t pruned_lx = 0;      // dropped by the pre-filter's LX estimate
+    int64_t timed = 0;          // timed by the simulator
+    int64_t failed = 0;         // of those, refused by the back end or the simulator
+    double search_seconds = 0;  // wall time of the timing
+    double timed_per_second = 0;     // candidates compiled and simulated per second
+    double estimated_per_second = 0; // candidates built and ranked by the pre-filter per second
+};
+
+// Schedules `output` (and every Func it reads) for the shapes and machine of `options`; `inputs`
+// are the pipeline's ImageParams in order (one TensorSpec each in options.inputs). Throws
+// spyre::Error naming the problem: a shape that does not match, a Func the autoscheduler cannot
+// handle, or no candidate that compiles.
+AutoResult auto_schedule(Halide::Func output, const std::vector<Halide::ImageParam> &inputs,
+                         const CompileOptions &options, const AutoOptions &auto_options = {});
+
+// The same for a single-output Pipeline.
+AutoResult auto_schedule(Halide::Pipeline pipeline, const std::vector<Halide::ImageParam> &inputs,
+                         const CompileOptions &options, const AutoOptions &auto_options = {});
+
+}  // namespace spyre

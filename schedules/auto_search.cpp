@@ -1,0 +1,331 @@
+#include "auto_search.h"
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "auto_structure.h"
+#include "device/error.h"
+#include "sim/program_work.h"
+#include "sim/simulator.h"
+
+namespace spyre::autosched {
+
+using namespace Halide;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The order candidates are timed in: for each family its few best estimates, then the best
+// estimates overall, then a sample of the rest drawn with the seed.
+std::vector<size_t> timing_order(const std::vector<Candidate> &cs, const SearchOptions &so) {
+    std::vector<size_t> by_est(cs.size());
+    std::iota(by_est.begin(), by_est.end(), 0);
+    std::stable_sort(by_est.begin(), by_est.end(),
+                     [&](size_t a, size_t b) { return cs[a].estimate_ns < cs[b].estimate_ns; });
+    const size_t budget = std::min(cs.size(), size_t(std::max(1, so.max_evaluations)));
+    std::vector<size_t> order;
+    std::set<size_t> taken;
+    auto take = [&](size_t i) {
+        if (order.size() < budget && !taken.count(i)) {
+            taken.insert(i);
+            order.push_back(i);
+        }
+    };
+    std::map<std::string, int> per_family;
+    std::set<std::string> families;
+    for (const Candidate &c : cs) families.insert(c.family);
+    // Half the budget goes to the families in equal shares, so that a family whose estimates are
+    // optimistic cannot crowd out the others.
+    const int per_family_first = std::max<int>(1, int(budget) / int(2 * families.size()));
+    for (size_t i : by_est)
+        if (per_family[cs[i].family]++ < per_family_first) take(i);
+    const size_t top = budget - budget / 4;
+    for (size_t i : by_est) {
+        if (order.size() >= top) break;
+        take(i);
+    }
+    std::vector<size_t> rest;
+    for (size_t i : by_est)
+        if (!taken.count(i)) rest.push_back(i);
+    std::mt19937 rng(so.seed);
+    std::shuffle(rest.begin(), rest.end(), rng);
+    for (size_t i : rest) take(i);
+    // Past the budget (further rounds, when many candidates fail): the rest by estimate.
+    for (size_t i : by_est)
+        if (taken.insert(i).second) order.push_back(i);
+    return order;
+}
+
+struct Record {
+    int32_t pos;     // position in the timing order
+    int32_t status;  // 0 failed, 1 timed, 2 skipped (past the time budget)
+    double us;
+};
+
+class Progress {
+public:
+    Progress(bool on, size_t total) : on_(on && isatty(2)), total_(total) {}
+    void update(size_t done, double best_us) {
+        if (!on_) return;
+        const int width = 30;
+        int filled = total_ ? int(double(done) / double(total_) * width) : width;
+        std::string bar(filled, '#');
+        bar += std::string(width - filled, '-');
+        if (best_us > 0) std::fprintf(stderr, "\rauto_schedule [%s] %zu/%zu  best %.2f us ", bar.c_str(), done, total_, best_us);
+        else std::fprintf(stderr, "\rauto_schedule [%s] %zu/%zu ", bar.c_str(), done, total_);
+        std::fflush(stderr);
+    }
+    void done() {
+        if (on_) std::fprintf(stderr, "\n");
+    }
+
+private:
+    bool on_;
+    size_t total_;
+};
+
+// Candidates one choice apart: their summaries (space-separated choices) differ in one choice,
+// changed, added or dropped.
+bool one_choice_apart(const std::string &a, const std::string &b) {
+    auto tokens = [](const std::string &s) {
+        std::map<std::string, std::string> t;  // choice name -> value ("cores" -> "32", "pe" -> "")
+        std::istringstream is(s);
+        std::string w;
+        while (is >> w) {
+            size_t k = w.find_first_of("=:");
+            t[k == std::string::npos ? w : w.substr(0, k)] = k == std::string::npos ? "" : w.substr(k + 1);
+        }
+        return t;
+    };
+    auto ta = tokens(a), tb = tokens(b);
+    int diff = 0;
+    for (const auto &e : ta) {
+        auto it = tb.find(e.first);
+        diff += it == tb.end() || it->second != e.second;
+    }
+    for (const auto &e : tb) diff += !ta.count(e.first);
+    return diff == 1;
+}
+
+template <typename Eval, typename Note>
+void run_round(size_t begin, size_t end, int workers, const Eval &evaluate, const Note &note) {
+    workers = std::max(1, std::min<int>(workers, int(end - begin)));
+    if (workers == 1) {
+        for (size_t pos = begin; pos < end; pos++) note(evaluate(pos));
+        return;
+    }
+    // Worker w times positions begin + w, begin + w + workers, ...: which candidates are timed does
+    // not depend on the workers' speed (except past the time budget).
+    std::vector<int> fds;
+    std::vector<pid_t> pids;
+    for (int w = 0; w < workers; w++) {
+        int p[2];
+        if (pipe(p) != 0) throw_error("auto_schedule: cannot create a pipe for a search worker");
+        std::fflush(nullptr);
+        pid_t pid = fork();
+        if (pid < 0) throw_error("auto_schedule: cannot start a search worker process");
+        if (pid == 0) {
+            close(p[0]);
+            for (size_t pos = begin + size_t(w); pos < end; pos += size_t(workers)) {
+                Record r = evaluate(pos);
+                if (write(p[1], &r, sizeof r) != ssize_t(sizeof r)) break;
+            }
+            close(p[1]);
+            _exit(0);
+        }
+        close(p[1]);
+        fds.push_back(p[0]);
+        pids.push_back(pid);
+    }
+    std::vector<pollfd> polls;
+    for (int fd : fds) polls.push_back(pollfd{fd, POLLIN, 0});
+    size_t open = fds.size();
+    while (open > 0) {
+        if (poll(polls.data(), polls.size(), -1) < 0) continue;
+        for (pollfd &pf : polls) {
+            if (pf.fd < 0 || !(pf.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            Record r;
+            ssize_t n = read(pf.fd, &r, sizeof r);
+            if (n == ssize_t(sizeof r) && r.pos >= int32_t(begin) && size_t(r.pos) < end) {
+                note(r);
+            } else if (n <= 0) {
+                close(pf.fd);
+                pf.fd = -1;
+                open--;
+            }
+        }
+    }
+    for (pid_t pid : pids) {
+        int status = 0;
+        waitpid(pid, &status, 0);
+    }
+}
+
+}  // namespace
+
+double time_candidate(const Func &output, const std::vector<ImageParam> &inputs, const Candidate &c,
+                      const CompileOptions &opt, int64_t exact_limit, bool require_exact) {
+    std::map<std::string, Internal::Function> env = pipeline_env(output);
+    auto copy = Internal::deep_copy({output.function()}, env);
+    std::map<std::string, Func> funcs, input_funcs;
+    for (const auto &e : copy.second) funcs[e.first] = Func(e.second);
+    funcs[output.name()] = Func(copy.first[0]);
+    for (const ImageParam &p : inputs) {
+        auto it = copy.second.find(Func(p).name());
+        if (it != copy.second.end()) input_funcs[p.name()] = Func(it->second);
+    }
+    apply_directives(c.directives, funcs, input_funcs, opt.machine);
+    DeviceProgram prog = compile_for_spyre(Func(copy.first[0]), inputs, opt);
+    SimOptions so;
+    so.timing_only = true;
+    // Exact runs only where they are cheap, judged from the program's static work.
+    const ProgramWork w = program_work(prog, opt.machine);
+    so.summarize_loops = !w.counts_known || w.instructions > exact_limit;
+    if (so.summarize_loops && require_exact)
+        throw_error("auto_schedule: ", w.instructions, " instructions are too many for an exact timing run");
+    if (!so.summarize_loops) so.max_instructions = std::max<int64_t>(exact_limit, 1) * 2;
+    return simulate(prog, opt.machine, {}, so).stats.us;
+}
+
+SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, const std::vector<Candidate> &cs,
+                    const CompileOptions &opt, const SearchOptions &so) {
+    if (cs.empty()) throw_error("auto_schedule: kernel ", opt.kernel_name, ": no candidate schedule fits the machine");
+    const std::vector<size_t> order = timing_order(cs, so);
+    const auto start = Clock::now();
+    const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(so.time_budget_s));
+    int workers = so.workers > 0 ? so.workers : int(std::max(1u, std::thread::hardware_concurrency()));
+    // The candidates handed to the workers so far, in order; records[pos] is list[pos]'s result.
+    std::vector<size_t> list;
+    std::vector<Record> records;
+    std::set<size_t> listed;
+    auto evaluate = [&](size_t pos) {
+        Record r{int32_t(pos), 0, 0};
+        if (Clock::now() > deadline) {
+            r.status = 2;
+            return r;
+        }
+        try {
+            r.us = time_candidate(output, inputs, cs[list[pos]], opt);
+            r.status = 1;
+        } catch (const std::exception &) {  // Halide::Error too: both mean the candidate is invalid
+        }
+        return r;
+    };
+    const size_t budget = size_t(std::max(1, so.max_evaluations));
+    Progress bar(so.progress, std::min(order.size(), budget));
+    double best_so_far = 0;
+    size_t done = 0, timed_ok = 0;
+    auto note = [&](const Record &r) {
+        records[size_t(r.pos)] = r;
+        done++;
+        if (r.status == 1) timed_ok++;
+        if (r.status == 1 && (best_so_far == 0 || r.us < best_so_far)) best_so_far = r.us;
+        bar.update(std::min(done, budget), best_so_far);
+    };
+    auto time_more = [&](const std::vector<size_t> &more) {
+        const size_t begin = list.size();
+        for (size_t i : more) {
+            list.push_back(i);
+            listed.insert(i);
+        }
+        records.resize(list.size(), Record{0, 2, 0});
+        run_round(begin, list.size(), workers, evaluate, note);
+    };
+    auto best_timed = [&]() {
+        std::pair<double, size_t> best{0, cs.size()};
+        for (size_t pos = 0; pos < list.size(); pos++)
+            if (records[pos].status == 1 && (best.second == cs.size() || records[pos].us < best.first))
+                best = {records[pos].us, list[pos]};
+        return best.second;
+    };
+    // Rounds of `budget` candidates: another round (up to four) while fewer than half of those
+    // timed so far compiled, so that a space where the estimate favours invalid candidates is still
+    // searched. Which candidates a round times depends only on the previous rounds' results.
+    for (size_t begin = 0, round = 0; begin < order.size() && round < 4; begin += budget, round++) {
+        if (round > 0 && (timed_ok >= budget / 2 || Clock::now() > deadline)) break;
+        time_more(std::vector<size_t>(order.begin() + begin, order.begin() + std::min(order.size(), begin + budget)));
+    }
+    // Then a local search: the untimed neighbours of the best so far (one choice changed), while
+    // that improves it, at most four steps of half the budget each.
+    for (int step = 0; step < 4 && Clock::now() <= deadline; step++) {
+        const size_t best = best_timed();
+        if (best == cs.size()) break;
+        std::vector<size_t> near;
+        for (size_t i : order)
+            if (!listed.count(i) && one_choice_apart(cs[i].summary, cs[best].summary)) near.push_back(i);
+        if (near.empty()) break;
+        if (near.size() > budget / 2) near.resize(std::max<size_t>(1, budget / 2));
+        time_more(near);
+        if (best_timed() == best) break;
+    }
+    bar.done();
+    SearchResult res;
+    std::vector<std::pair<double, size_t>> ok;  // (us, position in list)
+    for (size_t pos = 0; pos < list.size(); pos++) {
+        const Record &r = records[pos];
+        if (r.status == 2) continue;
+        Timed t;
+        t.index = list[pos];
+        t.ok = r.status == 1;
+        t.us = r.us;
+        res.timed.push_back(t);
+        if (t.ok) ok.push_back({t.us, pos});
+        else res.failed++;
+    }
+    if (ok.empty()) {
+        // Say why the favourite failed: time it again here, where its error can be read.
+        std::string why = "no candidate was timed within the time budget";
+        if (!res.timed.empty()) {
+            try {
+                time_candidate(output, inputs, cs[order[0]], opt);
+            } catch (const std::exception &e) {
+                why = e.what();
+            }
+        }
+        throw_error("auto_schedule: kernel ", opt.kernel_name, ": none of the ", res.timed.size(),
+                    " candidates timed compiles for this machine; the pre-filter's favourite (",
+                    cs[order[0]].summary, ") failed with: ", why);
+    }
+    std::stable_sort(ok.begin(), ok.end());
+    res.best = list[ok[0].second];
+    res.best_us = ok[0].first;
+    // The finalists again without loop summaries (the exact model) where that is cheap; a finalist
+    // too long to run exactly keeps everyone on the summarised figures.
+    const size_t nf = std::min(ok.size(), size_t(std::max(1, so.finalists)));
+    std::vector<std::pair<double, size_t>> exact;
+    bool all_exact = true;
+    for (size_t i = 0; i < nf && all_exact; i++) {
+        if (Clock::now() > deadline) {  // the wall-time bound covers the finalists too
+            all_exact = false;
+            break;
+        }
+        try {
+            exact.push_back(
+                {time_candidate(output, inputs, cs[list[ok[i].second]], opt, int64_t(1) << 22, true), ok[i].second});
+        } catch (const std::exception &) {
+            all_exact = false;
+        }
+    }
+    if (all_exact && !exact.empty()) {
+        std::stable_sort(exact.begin(), exact.end());
+        res.best = list[exact[0].second];
+        res.best_us = exact[0].first;
+        res.exact = true;
+    }
+    res.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return res;
+}
+
+}  // namespace spyre::autosched

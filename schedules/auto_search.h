@@ -1,0 +1,60 @@
+// The autoscheduler's search: times candidates (auto_space.h) with the simulator's timing-only mode
+// (exact where the program is small, loops summarised otherwise) on fresh deep copies of the
+// pipeline: each family's best estimates, the pre-filter's best overall and a seeded sample of the
+// rest, more rounds while most candidates fail to compile, then a local search over the best one's
+// neighbours (one choice changed); the finalists are re-timed exactly where that is cheap. Workers
+// are processes, one per core (Halide's lowering shares the pipeline's Parameters between copies,
+// so not threads). Bounded by a candidate budget and a wall time (past which untimed candidates are
+// skipped, so only the wall-time bound can make two runs differ). A progress bar with the best time
+// so far goes to stderr when it is a terminal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "auto_space.h"
+#include "compile.h"
+
+namespace spyre::autosched {
+
+struct SearchOptions {
+    uint32_t seed = 1;
+    int max_evaluations = 128;  // candidates timed by the simulator
+    double time_budget_s = 30;  // wall time of the timing; past it, untimed candidates are skipped
+    int workers = 0;            // processes; 0: one per core
+    bool progress = true;       // on stderr, when it is a terminal
+    int finalists = 4;          // the best few re-timed without loop summaries, when that is cheap
+};
+
+struct Timed {
+    size_t index = 0;  // into the candidate list
+    bool ok = false;   // compiled and simulated
+    double us = 0;     // modelled time
+};
+
+struct SearchResult {
+    std::vector<Timed> timed;  // every candidate timed, in the order chosen for timing
+    size_t best = 0;           // candidate index of the winner
+    double best_us = 0;
+    bool exact = false;        // best_us from a run without loop summaries
+    int failed = 0;            // candidates the back end or the simulator refused
+    double seconds = 0;        // wall time of the timing
+    std::string first_error;   // why the pre-filter's favourite failed, when every candidate did
+};
+
+// The modelled time of one candidate on a deep copy of the pipeline (the original is untouched):
+// exact (no loop summaries) when the program's static instruction count is at most `exact_limit`,
+// else with loops summarised, which is faster but can rank schedules differently; with
+// `require_exact`, a program over the limit throws instead. Throws what the directives, the back
+// end or the simulator throw.
+double time_candidate(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs,
+                      const Candidate &c, const CompileOptions &opt, int64_t exact_limit = int64_t(1) << 20,
+                      bool require_exact = false);
+
+// Throws spyre::Error when no candidate compiles (naming the pre-filter favourite's error).
+SearchResult search(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs,
+                    const std::vector<Candidate> &candidates, const CompileOptions &opt, const SearchOptions &so);
+
+}  // namespace spyre::autosched

@@ -1,0 +1,687 @@
+#include "auto_space.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "auto_cost.h"
+#include "device/error.h"
+#include "matmul_tiles.h"
+#include "spyre_intrinsics.h"
+
+namespace spyre::autosched {
+
+using namespace Halide;
+
+namespace {
+
+enum class Place { Inline, Tile, LxRoot, Device };
+const char *place_name(Place p) {
+    switch (p) {
+    case Place::Inline: return "inline";
+    case Place::Tile: return "tile";
+    case Place::LxRoot: return "lx_root";
+    case Place::Device: return "device";
+    }
+    return "";
+}
+
+// Where an input is copied into LX: not at all (the back end stages it), per tile, per core.
+enum class Stage { None, Tile, Core };
+const char *stage_name(Stage s) { return s == Stage::None ? "none" : s == Stage::Tile ? "tile" : "core"; }
+
+int64_t product(const std::vector<int64_t> &v) {
+    int64_t p = 1;
+    for (int64_t d : v) p *= d;
+    return p;
+}
+
+// Sticks per vector of f: a stage that reads narrower values than it computes (an fp32
+// accumulator over fp16 input) takes as many of its sticks as cover one stick of what it reads.
+// Matmul updates are left to pe_matmul or the update's own vectorize: one stick.
+int sticks_of(const StageInfo &s) {
+    if (s.matmul || s.min_read_bytes <= 0) return 1;
+    return std::max(1, s.type.bytes() / s.min_read_bytes);
+}
+
+int64_t const_extent(const Expr &e, int64_t fallback) {
+    const int64_t *v = Internal::as_const_int(e);
+    return v ? *v : fallback;
+}
+
+int64_t rvar_extent(const StageInfo &s, int64_t fallback) {
+    if (s.function.updates().empty() || s.function.updates()[0].schedule().rvars().empty()) return fallback;
+    return const_extent(s.function.updates()[0].schedule().rvars()[0].extent, fallback);
+}
+
+double stage_cycles_per_stick(const StageInfo &s, const MachineDesc &m) {
+    double c = vector_cycles_per_stick(s.function.values()[0], m);
+    for (const Internal::Definition &u : s.function.updates()) c += vector_cycles_per_stick(u.values()[0], m);
+    return c;
+}
+
+struct RowsPlan {
+    int cores = 1;
+    int tile = 0;  // rows per tile; 0: one tile per core
+    std::map<std::string, Place> place;
+    std::map<std::string, Stage> stage;
+    bool pe = true;
+    // The reductions Halide made for inline sum()/maximum() kept in LX at their consumer's tile
+    // too, instead of folded into the consumer (which needs the consumer to be just the reduction).
+    bool materialise = false;
+};
+
+class RowsBuilder {
+public:
+    RowsBuilder(const PipelineInfo &info, const SpaceShapes &shapes, const MachineDesc &m)
+        : info_(info), shapes_(shapes), m_(m) {
+        rows_ = shapes.output.back();
+        cols_ = shapes.output.size() >= 2 ? shapes.output[0] : 1;
+        if (shapes.output.size() < 2)
+            for (const auto &s : shapes.inputs) cols_ = std::max(cols_, s.empty() ? 1 : s[0]);
+    }
+    int64_t rows() const { return rows_; }
+
+    std::optional<Candidate> build(const RowsPlan &p) const {
+        const StageInfo &out = info_.output();
+        const int c = p.cores;
+        const int64_t share = (rows_ + c - 1) / c, last = rows_ - (c - 1) * share;
+        const bool even = rows_ % c == 0;
+        if (last <= 0) return std::nullopt;
+        const bool split = p.tile > 0 && p.tile < share;
+        if (split && !even && (share % p.tile || last % p.tile)) return std::nullopt;
+        auto place = [&](const StageInfo &s) {
+            if (s.is_output) return Place::Tile;
+            auto it = p.place.find(s.name);
+            return it == p.place.end() ? Place::Inline : it->second;
+        };
+        auto is_root = [&](const StageInfo &s) {
+            Place pl = place(s);
+            return s.is_output || pl == Place::LxRoot || pl == Place::Device;
+        };
+        // The root each Func is computed under: itself for a root, else its consumers' (one).
+        std::map<std::string, std::string> owner;
+        for (auto it = info_.stages.rbegin(); it != info_.stages.rend(); ++it) {
+            const StageInfo &s = *it;
+            if (is_root(s)) {
+                owner[s.name] = s.name;
+                continue;
+            }
+            std::set<std::string> o;
+            for (const std::string &cn : s.consumers) o.insert(owner.at(cn));
+            if (o.size() != 1) {
+                if (place(s) == Place::Tile) return std::nullopt;  // one LX copy cannot serve two roots
+                owner[s.name] = "";
+                continue;
+            }
+            owner[s.name] = *o.begin();
+        }
+        auto tile_var = [&](const StageInfo &r) {
+            const std::string &rv = r.args.back();
+            if (split) return rv + "o";
+            if (c > 1) return rv + "_core";
+            return std::string(kOutermost);
+        };
+        auto reads_folded = [&](const StageInfo &s) {
+            for (const std::string &r : s.reads) {
+                const StageInfo *p = info_.find(r);
+                if (p && p->folded) return true;
+            }
+            return false;
+        };
+        std::vector<Directive> ds;
+        int roots = 0, computed = 0;
+        auto schedule_matmul = [&](const StageInfo &s) {
+            if (!s.matmul) return;
+            if (p.pe) ds.push_back({Directive::PeMatmul, s.name, {s.matmul->rvar}, {}, ""});
+            else ds.push_back({Directive::HUpdateVectorize, s.name, {s.args[0]}, {int(m_.stick_bytes / 2)}, ""});
+        };
+        // Consumers first (the output's directives lead, as a person writes them).
+        for (auto it = info_.stages.rbegin(); it != info_.stages.rend(); ++it) {
+            const StageInfo &s = *it;
+            if (s.folded) {
+                const StageInfo *c = info_.find(s.consumers[0]);
+                if (!p.materialise || !c || c->is_output || place(*c) != Place::Tile) continue;
+                const StageInfo *r = info_.find(owner.at(s.name));
+                if (!r) return std::nullopt;
+                ds.push_back({Directive::StoreAt, s.name, {tile_var(*r)}, {}, r->name});
+                continue;
+            }
+            Place pl = place(s);
+            if (pl == Place::Inline) {
+                // A Func with updates cannot be inlined; one that reads a folded reduction would
+                // recompute the whole reduction for every element of its consumer.
+                if (s.updates > 0 || reads_folded(s)) return std::nullopt;
+                continue;
+            }
+            computed++;
+            if (is_root(s)) {
+                roots++;
+                if (!s.is_output && c > 1 && !even) return std::nullopt;
+                if (pl == Place::Device) ds.push_back({Directive::DeviceRoot, s.name, {}, {}, ""});
+                if (pl == Place::LxRoot) ds.push_back({Directive::LxRoot, s.name, {}, {}, ""});
+                const std::string rv = s.args.back();
+                if (c > 1) ds.push_back({Directive::RingSplit, s.name, {rv}, {c, s.is_output ? 0 : int(rows_)}, ""});
+                if (split) ds.push_back({Directive::Split, s.name, {rv, rv + "o", rv + "i"}, {p.tile}, ""});
+                if (s.args.size() == 2 && s.transposes) {
+                    // A transpose: one output stick per row, the tile's rows inside it, so that each
+                    // tile is one transpose of whole sticks (split(x, xo, xi, lanes).reorder(xi, y, xo)).
+                    const int lanes = int(m_.stick_bytes / s.type.bytes());
+                    if ((split ? p.tile : share) % lanes || (c > 1 && share % lanes)) return std::nullopt;
+                    const std::string x = s.args[0];
+                    ds.push_back({Directive::Split, s.name, {x, x + "o", x + "i"}, {lanes}, ""});
+                    ds.push_back({Directive::HReorder, s.name,
+                                  split ? std::vector<std::string>{x + "i", rv + "i", x + "o", rv + "o"}
+                                        : std::vector<std::string>{x + "i", rv, x + "o"}, {}, ""});
+                    ds.push_back({Directive::StickVectorize, s.name, {x + "i"}, {1}, ""});
+                } else if (s.args.size() >= 2) {
+                    ds.push_back({Directive::StickVectorize, s.name, {s.args[0]}, {sticks_of(s)}, ""});
+                }
+                schedule_matmul(s);
+            } else {
+                const StageInfo *r = info_.find(owner.at(s.name));
+                if (!r) return std::nullopt;
+                ds.push_back({Directive::StoreAt, s.name, {tile_var(*r)}, {}, r->name});
+                if (s.args.size() >= 2) ds.push_back({Directive::StickVectorize, s.name, {s.args[0]}, {sticks_of(s)}, ""});
+                schedule_matmul(s);
+            }
+        }
+        // Inputs: copied into LX for the output's tile (or core) when only the output's subtree
+        // reads them.
+        for (const InputInfo &in : info_.inputs) {
+            auto it = p.stage.find(in.name);
+            Stage st = it == p.stage.end() ? Stage::None : it->second;
+            if (st == Stage::None || in.consumers.empty()) continue;
+            bool mine = true;
+            for (const std::string &cn : in.consumers) mine &= owner.at(cn) == out.name;
+            if (!mine) return std::nullopt;
+            if (st == Stage::Core && c == 1) return std::nullopt;
+            const std::string at = st == Stage::Core ? out.args.back() + "_core" : tile_var(out);
+            ds.push_back({Directive::StageAllInLx, in.name, {at}, {}, out.name});
+        }
+        // The pre-filter: LX of one tile and the estimated time.
+        const int64_t tile_rows = split ? p.tile : share;
+        int64_t row_bytes = 0, fixed_bytes = 0;
+        RowsWork w;
+        w.roots = roots;
+        w.tiles_per_core = split ? (share + p.tile - 1) / p.tile : 1;
+        w.stages_per_tile = computed;
+        for (size_t i = 0; i < info_.inputs.size(); i++) {
+            const InputInfo &in = info_.inputs[i];
+            const int64_t bytes = product(shapes_.inputs[i]) * in.type.bytes();
+            std::set<std::string> roots_reading;
+            for (const std::string &cn : in.consumers) roots_reading.insert(owner.at(cn));
+            auto it = p.stage.find(in.name);
+            Stage st = it == p.stage.end() ? Stage::None : it->second;
+            // An input with fewer dimensions than the output (gamma) is read by every core: once if
+            // copied per core, else again for every tile.
+            double reads = double(std::max<size_t>(1, roots_reading.size()));
+            if (in.dims < int(out.args.size()))
+                reads *= double(c) * (st == Stage::Core ? 1.0 : double(w.tiles_per_core));
+            w.dram_bytes += double(bytes) * reads;
+            const int64_t per_row = shapes_.inputs[i].size() >= 2 ? bytes / shapes_.inputs[i].back() : 0;
+            if (st == Stage::Tile) {
+                if (per_row) row_bytes += 2 * per_row;
+                else fixed_bytes += 2 * bytes;
+            } else if (st == Stage::Core) {
+                fixed_bytes += bytes;
+            }
+        }
+        const double out_bytes = double(product(shapes_.output)) * out.type.bytes();
+        w.dram_bytes += out_bytes;
+        // A transposing output holds one stick of each of a tile's rows at a time, not whole rows.
+        const int64_t out_lanes = int64_t(m_.stick_bytes / out.type.bytes());
+        const int64_t held_cols = out.transposes && out.args.size() == 2 ? std::min(cols_, out_lanes) : cols_;
+        row_bytes = row_bytes * held_cols / std::max<int64_t>(cols_, 1);
+        row_bytes += 2 * int64_t(out_bytes) / rows_ * held_cols / std::max<int64_t>(cols_, 1);
+        for (const StageInfo &s : info_.stages) {
+            const Place pl = place(s);
+            const bool two_d = s.args.size() >= 2;
+            const double elems = two_d ? double(rows_) * double(cols_) : double(rows_);
+            const int lanes = int(m_.stick_bytes / s.type.bytes());
+            // A reduction reads whole rows whatever it produces.
+            const double work_elems = s.updates > 0 || s.folded ? double(rows_) * double(cols_) : elems;
+            double uses = 1;
+            if (pl == Place::Inline && !s.folded) uses = double(std::max<size_t>(1, s.consumers.size()));
+            if (s.matmul) {
+                const double macs = elems * double(rvar_extent(s, 1));
+                (p.pe ? w.pe_macs : w.vector_macs) += macs;
+            } else {
+                w.vector_sticks_cycles += uses * work_elems / lanes * stage_cycles_per_stick(s, m_);
+            }
+            if (s.is_output || s.folded) continue;
+            if (pl == Place::Device) w.dram_bytes += elems * s.type.bytes() * (1 + double(s.consumers.size()));
+            if (pl == Place::Tile) row_bytes += (two_d ? held_cols : 1) * s.type.bytes();
+            if (pl == Place::LxRoot) fixed_bytes += int64_t(elems / c) * s.type.bytes();
+        }
+        // Expression temporaries: two fp32 rows.
+        row_bytes += 2 * held_cols * 4;
+        const int64_t lx = tile_rows * row_bytes + fixed_bytes;
+        Candidate cand;
+        cand.family = "rows";
+        if (lx > m_.lx_usable_bytes) {
+            cand.estimate_ns = -1;  // over the LX budget
+            return cand;
+        }
+        cand.estimate_ns = estimate_ns(w, c, m_);
+        cand.summary = "rows cores=" + std::to_string(c) + " tile=" + std::to_string(tile_rows);
+        for (const auto &pl : p.place) cand.summary += " " + display_name(pl.first) + ":" + place_name(pl.second);
+        // The inputs' staging is one choice (the variants of rows_family), one token.
+        std::string staging;
+        for (const auto &st : p.stage) staging += (staging.empty() ? "" : ",") + display_name(st.first) + ":" + stage_name(st.second);
+        if (!staging.empty()) cand.summary += " inputs=" + staging;
+        if (w.pe_macs + w.vector_macs > 0) cand.summary += p.pe ? " pe" : " vector";
+        if (p.materialise) cand.summary += " reductions:tile";
+        cand.directives = std::move(ds);
+        return cand;
+    }
+
+private:
+    const PipelineInfo &info_;
+    const SpaceShapes &shapes_;
+    const MachineDesc &m_;
+    int64_t rows_ = 1, cols_ = 1;
+};
+
+std::vector<int> core_counts(int64_t extent, int max_cores) {
+    std::vector<int> v;
+    for (int c = 1; c <= max_cores; c *= 2)
+        if (c <= extent) v.push_back(c);
+    if (max_cores <= extent && std::find(v.begin(), v.end(), max_cores) == v.end()) v.push_back(max_cores);
+    return v;
+}
+
+void rows_family(const PipelineInfo &info, const SpaceShapes &shapes, const MachineDesc &m, int max_cores,
+                 SpaceResult &out, std::set<std::string> &seen) {
+    RowsBuilder b(info, shapes, m);
+    const StageInfo &o = info.output();
+    const int lanes_out = int(m.stick_bytes / o.type.bytes());
+    // The Funcs to place, with their choices.
+    std::vector<const StageInfo *> fs;
+    bool has_matmul = false;
+    for (const StageInfo &s : info.stages) {
+        has_matmul |= bool(s.matmul);
+        if (!s.is_output && !s.folded) fs.push_back(&s);
+    }
+    auto reduces = [&](const StageInfo &s) {
+        if (s.updates > 0) return true;
+        for (const std::string &r : s.reads) {
+            const StageInfo *p = info.find(r);
+            if (p && p->folded) return true;
+        }
+        return false;
+    };
+    std::vector<std::map<std::string, Place>> policies;
+    auto policy = [&](auto choose) {
+        std::map<std::string, Place> p;
+        for (const StageInfo *s : fs) p[s->name] = choose(*s);
+        return p;
+    };
+    auto fix = [&](const StageInfo &s, Place p) { return reduces(s) && p == Place::Inline ? Place::Tile : p; };
+    std::map<std::string, Place> all_tile = policy([&](const StageInfo &) { return Place::Tile; });
+    std::map<std::string, Place> reductions_tile = policy([&](const StageInfo &s) {
+        return reduces(s) || s.args.size() < 2 ? Place::Tile : Place::Inline;
+    });
+    policies.push_back(all_tile);
+    policies.push_back(reductions_tile);
+    policies.push_back(policy([&](const StageInfo &s) {
+        return reduces(s) || s.args.size() < 2 ? Place::LxRoot : fix(s, Place::Device);
+    }));
+    policies.push_back(policy([&](const StageInfo &s) { return Place::Device; }));
+    policies.push_back(policy([&](const StageInfo &s) { return Place::LxRoot; }));
+    policies.push_back(policy([&](const StageInfo &s) {
+        return reduces(s) || s.args.size() < 2 ? Place::LxRoot : fix(s, Place::Inline);
+    }));
+    for (const auto &base : {all_tile, reductions_tile})
+        for (const StageInfo *s : fs)
+            for (Place p : {Place::Inline, Place::Tile, Place::LxRoot, Place::Device}) {
+                if (p == base.at(s->name) || (p == Place::Inline && reduces(*s))) continue;
+                auto v = base;
+                v[s->name] = p;
+                policies.push_back(v);
+            }
+    // Input staging: big inputs (as many dims as the output) per tile or not; the others per core,
+    // per tile or not.
+    std::vector<std::map<std::string, Stage>> stagings;
+    for (int variant = 0; variant < 4; variant++) {
+        std::map<std::string, Stage> st;
+        for (const InputInfo &in : info.inputs) {
+            const bool big = in.dims >= int(o.args.size());
+            if (variant == 3) st[in.name] = Stage::None;
+            else if (big) st[in.name] = Stage::Tile;
+            else st[in.name] = variant == 0 ? Stage::Core : variant == 1 ? Stage::Tile : Stage::None;
+        }
+        stagings.push_back(st);
+    }
+    const int64_t rows = b.rows();
+    bool has_folded = false;
+    for (const StageInfo &s : info.stages) has_folded |= s.folded;
+    for (int c : core_counts(rows, max_cores)) {
+        // A one-dimensional output over rows: each core's share in whole sticks.
+        if (o.args.size() == 1 && c > 1 && (rows % c || (rows / c) % lanes_out)) continue;
+        const int64_t share = (rows + c - 1) / c;
+        std::vector<int> tiles{0};
+        for (int t = 1; t < share && t <= 512; t *= 2) {
+            if (o.args.size() == 1 && t % lanes_out) continue;
+            tiles.push_back(t);
+        }
+        for (int t : tiles)
+            for (const auto &pl : policies)
+                for (const auto &st : stagings)
+                    for (bool pe : has_matmul ? std::vector<bool>{true, false} : std::vector<bool>{true})
+                    for (bool mat : has_folded ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+                        RowsPlan p;
+                        p.materialise = mat;
+                        p.cores = c;
+                        p.tile = t;
+                        p.place = pl;
+                        p.stage = st;
+                        p.pe = pe;
+                        // Core staging with one core is the tile staging of one tile.
+                        if (c == 1) {
+                            bool core = false;
+                            for (const auto &s : st) core |= s.second == Stage::Core;
+                            if (core) continue;
+                        }
+                        std::optional<Candidate> cand = b.build(p);
+                        if (!cand) continue;
+                        if (cand->estimate_ns < 0) {
+                            out.pruned_lx++;
+                            continue;
+                        }
+                        if (!seen.insert(cand->summary).second) continue;
+                        out.candidates.push_back(std::move(*cand));
+                    }
+    }
+}
+
+void columns_family(const PipelineInfo &info, const SpaceShapes &shapes, const MachineDesc &m, int max_cores,
+                    SpaceResult &out, std::set<std::string> &seen) {
+    const StageInfo &o = info.output();
+    if (o.args.size() != 1) return;
+    bool streams = false;
+    for (const StageInfo &s : info.stages) streams |= !s.folded && s.streams_x;
+    if (!streams) return;
+    const int64_t cols = shapes.output[0];
+    const int lanes = int(m.stick_bytes / o.type.bytes());
+    int64_t rows = 1;
+    for (const auto &s : shapes.inputs)
+        if (s.size() >= 2) rows = std::max(rows, s.back());
+    for (int c : core_counts(cols, max_cores)) {
+        if (c > 1 && (cols % c || (cols / c) % lanes)) continue;
+        for (Place acc_place : {Place::Tile, Place::LxRoot}) {
+            std::vector<Directive> ds;
+            const std::string x = o.args[0];
+            if (c > 1) ds.push_back({Directive::RingSplit, o.name, {x}, {c, 0}, ""});
+            ds.push_back({Directive::StickVectorize, o.name, {x}, {sticks_of(o)}, ""});
+            RowsWork w;
+            for (const StageInfo &s : info.stages) {
+                w.vector_sticks_cycles += double(rows) * double(cols) / lanes * stage_cycles_per_stick(s, m);
+                if (s.is_output || s.folded || s.updates == 0) continue;
+                if (acc_place == Place::Tile) ds.push_back({Directive::StoreAt, s.name, {x}, {}, o.name});
+                else ds.push_back({Directive::LxRoot, s.name, {}, {}, ""});
+                ds.push_back({Directive::StickVectorize, s.name, {s.args[0]}, {sticks_of(s)}, ""});
+            }
+            for (size_t i = 0; i < info.inputs.size(); i++)
+                w.dram_bytes += double(product(shapes.inputs[i])) * info.inputs[i].type.bytes();
+            w.dram_bytes += double(cols) * o.type.bytes();
+            Candidate cand;
+            cand.family = "columns";
+            cand.summary = "columns cores=" + std::to_string(c) + " accumulators:" + place_name(acc_place);
+            cand.directives = ds;
+            cand.estimate_ns = estimate_ns(w, c, m);
+            if (seen.insert(cand.summary).second) out.candidates.push_back(cand);
+        }
+    }
+}
+
+// ---- the matmul family ----
+
+struct MmStage {
+    const StageInfo *out;
+    std::vector<const StageInfo *> accs;
+    int64_t batch = 1, rows = 1, inner = 1, cols = 1;
+};
+
+std::optional<std::vector<MmStage>> matmul_stages(const PipelineInfo &info, const SpaceShapes &shapes) {
+    std::vector<MmStage> stages;
+    std::map<std::string, size_t> stage_of;
+    const StageInfo &o = info.output();
+    if (o.args.size() < 2 || o.args.size() > 3) return std::nullopt;
+    for (const StageInfo &s : info.stages) {
+        if (s.folded || s.is_output) continue;
+        if (s.updates == 0) continue;
+        if (!s.matmul || !s.matmul->stage_form || s.consumers.size() != 1) return std::nullopt;
+        const StageInfo *c = info.find(s.consumers[0]);
+        if (!c || c->args != s.args) return std::nullopt;
+        const InputInfo *w = info.find_input_func(s.matmul->w);
+        if (!w || w->dims != 2) return std::nullopt;
+        size_t wi = size_t(w - info.inputs.data());
+        if (!stage_of.count(c->name)) {
+            stage_of[c->name] = stages.size();
+            MmStage st;
+            st.out = c;
+            st.cols = shapes.inputs[wi][0];
+            st.inner = shapes.inputs[wi][1];
+            st.rows = shapes.output[1];
+            st.batch = shapes.output.size() == 3 ? shapes.output[2] : 1;
+            stages.push_back(st);
+        }
+        MmStage &st = stages[stage_of[c->name]];
+        if (!st.accs.empty() && (st.accs[0]->matmul->a != s.matmul->a || shapes.inputs[wi][1] != st.inner ||
+                                 shapes.inputs[wi][0] != st.cols))
+            return std::nullopt;
+        st.accs.push_back(&s);
+    }
+    if (stages.empty()) return std::nullopt;
+    // Every stage but the output's goes through device memory; the output must be a stage.
+    if (!stage_of.count(o.name)) return std::nullopt;
+    for (const MmStage &st : stages)
+        if (st.out->args.size() != o.args.size()) return std::nullopt;
+    // Stages in the order they are computed.
+    std::sort(stages.begin(), stages.end(), [&](const MmStage &a, const MmStage &b) {
+        auto pos = [&](const StageInfo *s) { return s - info.stages.data(); };
+        return pos(a.out) < pos(b.out);
+    });
+    return stages;
+}
+
+// RingBest shares A or W in each stage, whichever the tile estimate prefers (the pe_ring recipe);
+// RingA and RingW share the same operand in every stage.
+enum class MmMode { Pe, Vector, RingA, RingW, RingBest };
+const char *mm_mode_name(MmMode m) {
+    switch (m) {
+    case MmMode::Pe: return "pe";
+    case MmMode::Vector: return "vector";
+    case MmMode::RingA: return "pe_ring_a";
+    case MmMode::RingW: return "pe_ring_w";
+    case MmMode::RingBest: return "pe_ring";
+    }
+    return "";
+}
+
+// The directives of one stage (schedules/matmul_stage.cpp's recipe with the tiles given), or
+// nullopt when the split or the tiles cannot be whole sticks.
+std::optional<std::vector<Directive>> matmul_stage_directives(const MmStage &s, int cores, MmMode mode, int variant,
+                                                              const MachineDesc &m, double *est) {
+    const int lanes = int(m.stick_bytes / 2);
+    const int B = int(s.batch), M = int(s.rows), K = int(s.inner), N = int(s.cols);
+    if (cores < B ? B % cores : cores % B) return std::nullopt;
+    const int per_batch = std::max(1, cores / B);
+    int n_split = per_batch;
+    while (n_split > 1 && (N % n_split || (N / n_split) % lanes)) n_split /= 2;
+    const int m_split = per_batch / n_split;
+    if (n_split * m_split != per_batch || M % m_split) return std::nullopt;
+    const int n_core = N / n_split, m_core = M / m_split;
+    const bool best = mode == MmMode::RingBest;
+    int share_a = (mode == MmMode::RingA || best) && n_split >= 2 ? n_split : 0;
+    int share_w = (mode == MmMode::RingW || best) && cores >= B && m_split * B >= 2 ? m_split * B : 0;
+    if (mode == MmMode::RingA && !share_a) return std::nullopt;
+    if (mode == MmMode::RingW && !share_w) return std::nullopt;
+    if (best && !share_a && !share_w) return std::nullopt;
+    const int accs = int(s.accs.size());
+    MatmulTiles t;
+    try {
+        if (best && share_a && share_w) {
+            MatmulTiles ta = choose_matmul_tiles(s.out->name, m_core, n_core, K, cores, m, share_a, 1, accs);
+            MatmulTiles tw = choose_matmul_tiles(s.out->name, m_core, n_core, K, cores, m, 1, share_w, accs);
+            if (tw.est_ns < ta.est_ns) t = tw, share_a = 0;
+            else t = ta, share_w = 0;
+        } else {
+            t = choose_matmul_tiles(s.out->name, m_core, n_core, K, cores, m, std::max(share_a, 1), std::max(share_w, 1),
+                                    accs);
+        }
+    } catch (const Error &) {
+        return std::nullopt;
+    }
+    // Neighbours of the estimate's choice: the simulator judges what the estimate cannot.
+    switch (variant) {
+    case 0: break;
+    case 1:
+        if (K % (2 * t.k)) return std::nullopt;
+        t.k *= 2;
+        break;
+    case 2:
+        if ((t.k / 2) % lanes || t.k / 2 == 0) return std::nullopt;
+        t.k /= 2;
+        break;
+    case 3:
+        if ((t.n / 2) % lanes || t.n / 2 == 0 || n_core % (t.n / 2)) return std::nullopt;
+        t.n /= 2;
+        break;
+    case 4:
+        if ((t.m / 2) % m.pe_pass_rows || t.m / 2 == 0) return std::nullopt;
+        t.m /= 2;
+        break;
+    default: return std::nullopt;
+    }
+    *est += t.est_ns;
+    const StageInfo &o = *s.out;
+    const std::string n = o.args[0], mm = o.args[1];
+    const bool batched = o.args.size() == 3;
+    const bool shares_w = share_w > 0;
+    std::vector<Directive> ds;
+    const std::string f = o.name;
+    ds.push_back({Directive::HSplit, f, {n, "nc", n}, {n_core}, ""});
+    ds.push_back({Directive::HSplit, f, {mm, "mc", mm}, {m_core}, ""});
+    if (batched) {
+        const std::string b = o.args[2];
+        if (shares_w) {
+            ds.push_back({Directive::HFuse, f, {"mc", b, "nm"}, {}, ""});
+            ds.push_back({Directive::HFuse, f, {"nm", "nc", "core"}, {}, ""});
+        } else {
+            ds.push_back({Directive::HFuse, f, {"nc", "mc", "nm"}, {}, ""});
+            ds.push_back({Directive::HFuse, f, {"nm", b, "core"}, {}, ""});
+        }
+    } else {
+        ds.push_back({Directive::HFuse, f, shares_w ? std::vector<std::string>{"mc", "nc", "core"}
+                                                    : std::vector<std::string>{"nc", "mc", "core"}, {}, ""});
+    }
+    if (cores > 1) ds.push_back({Directive::HParallel, f, {"core"}, {}, ""});
+    ds.push_back({Directive::HSplit, f, {mm, "mo", "mi"}, {t.m}, ""});
+    ds.push_back({Directive::HSplit, f, {n, "no", "ni"}, {t.n}, ""});
+    ds.push_back({Directive::HReorder, f, {"ni", "mi", "no", "mo", "core"}, {}, ""});
+    ds.push_back({Directive::HVectorize, f, {"ni"}, {lanes}, ""});
+    for (const StageInfo *acc : s.accs) {
+        const std::string a = acc->name, an = acc->args[0], am = acc->args[1];
+        ds.push_back({Directive::HComputeAtLx, a, {"no"}, {}, f});
+        ds.push_back({Directive::HVectorize, a, {an}, {lanes / 2}, ""});
+        ds.push_back({Directive::HUpdateSplit, a, {acc->matmul->rvar, "ko", "ki"}, {t.k}, ""});
+        std::vector<std::string> order;
+        if (mode == MmMode::Vector) {
+            order = {"ki", an, am, "ko"};
+        } else {
+            const std::string pe = std::string("ki") + kPeLoopSuffix;
+            ds.push_back({Directive::HUpdateRename, a, {"ki", pe}, {}, ""});
+            order = {pe, an, am, "ko"};
+        }
+        if (batched) order.push_back(acc->args[2]);
+        ds.push_back({Directive::HUpdateReorder, a, order, {}, ""});
+        if (mode == MmMode::Vector) ds.push_back({Directive::HUpdateVectorize, a, {an}, {lanes}, ""});
+        if (share_a || share_w) ds.push_back({Directive::RingShare, a, {"ko"}, {shares_w ? share_w : share_a}, ""});
+    }
+    return ds;
+}
+
+void matmul_family(const PipelineInfo &info, const SpaceShapes &shapes, const MachineDesc &m, int max_cores,
+                   SpaceResult &out, std::set<std::string> &seen) {
+    std::optional<std::vector<MmStage>> stages = matmul_stages(info, shapes);
+    if (!stages) return;
+    std::vector<int> cores;
+    for (int c = max_cores; c >= 1; c /= 2) cores.push_back(c);
+    for (int c : cores)
+        for (MmMode mode : {MmMode::Pe, MmMode::RingBest, MmMode::RingA, MmMode::RingW, MmMode::Vector})
+            for (int variant = 0; variant < 5; variant++) {
+                std::vector<Directive> ds;
+                double est = 0;
+                bool ok = true;
+                for (const MmStage &st : *stages) {
+                    if (!st.out->is_output) {
+                        ds.push_back({Directive::DeviceRoot, st.out->name, {}, {}, ""});
+                        // The intermediate is written and read back once.
+                        est += 2.0 * double(st.batch * st.rows * st.cols) * st.out->type.bytes() / m.dram_bytes_per_ns;
+                    }
+                    auto sd = matmul_stage_directives(st, c, mode, variant, m, &est);
+                    if (!sd) {
+                        ok = false;
+                        break;
+                    }
+                    ds.insert(ds.end(), sd->begin(), sd->end());
+                }
+                if (!ok) continue;
+                // Vector-unit matmuls: a MAC per fp32 lane.
+                if (mode == MmMode::Vector) {
+                    double macs = 0;
+                    for (const MmStage &st : *stages)
+                        macs += double(st.accs.size()) * double(st.batch * st.rows) * double(st.inner * st.cols);
+                    est = std::max(est, macs / (double(c) * double(m.stick_bytes / 4) * m.vec_add_sticks_per_cycle *
+                                                m.clock_ghz));
+                }
+                Candidate cand;
+                cand.family = "matmul";
+                cand.summary = "matmul cores=" + std::to_string(c) + " " + mm_mode_name(mode) + " tiles=" +
+                               std::to_string(variant);
+                cand.directives = std::move(ds);
+                cand.estimate_ns = est;
+                if (seen.insert(cand.summary).second) out.candidates.push_back(std::move(cand));
+            }
+}
+
+}  // namespace
+
+SpaceResult candidate_space(const PipelineInfo &info, const SpaceShapes &shapes, const MachineDesc &m, int max_cores) {
+    if (shapes.inputs.size() != info.inputs.size())
+        throw_error("auto_schedule: ", info.inputs.size(), " inputs but ", shapes.inputs.size(), " input shapes");
+    if (shapes.output.size() != info.output().args.size())
+        throw_error("auto_schedule: output ", display_name(info.output().name), " has ", info.output().args.size(),
+                    " dimensions but its shape has ", shapes.output.size());
+    for (size_t i = 0; i < shapes.inputs.size(); i++)
+        if (int(shapes.inputs[i].size()) != info.inputs[i].dims)
+            throw_error("auto_schedule: input ", display_name(info.inputs[i].name), " has ", info.inputs[i].dims,
+                        " dimensions but its shape has ", shapes.inputs[i].size());
+    max_cores = int(std::max<int64_t>(1, std::min<int64_t>(max_cores > 0 ? max_cores : m.cores, m.cores)));
+    SpaceResult r;
+    std::set<std::string> seen;
+    columns_family(info, shapes, m, max_cores, r, seen);
+    if (r.candidates.empty()) rows_family(info, shapes, m, max_cores, r, seen);
+    matmul_family(info, shapes, m, max_cores, r, seen);
+    // Different choices can write the same directives (a tile as large as a core's share, say):
+    // time each schedule once.
+    std::set<std::string> written;
+    std::vector<Candidate> distinct;
+    for (Candidate &c : r.candidates) {
+        std::string key;
+        for (const Directive &d : c.directives) {
+            key += std::to_string(int(d.kind)) + "|" + d.func + "|" + d.at_func;
+            for (const std::string &v : d.vars) key += "|" + v;
+            for (int i : d.ints) key += "|" + std::to_string(i);
+            key += ";";
+        }
+        if (written.insert(key).second) distinct.push_back(std::move(c));
+    }
+    r.candidates = std::move(distinct);
+    return r;
+}
+
+}  // namespace spyre::autosched

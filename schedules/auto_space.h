@@ -1,0 +1,48 @@
+// The autoscheduler's candidate space: the schedules a person would write for a pipeline, derived
+// from its structure (auto_structure.h), each as a Directive list with an analytical estimate
+// (auto_cost.h). Three families:
+//   rows:    the output's outermost dimension split over cores (ring_split) and into row tiles; every
+//            other Func inlined, kept in LX at the tile (scratchpad_store_at), kept in LX whole
+//            (scratchpad_root) or materialised in device memory (device_root, tiled the same way);
+//            inputs copied into LX per tile or per core (stage_all_in_lx) or left to the back end;
+//            matmul updates on the PE array (pe_matmul) or the vector unit.
+//   columns: a column reduction (acc(x) += in(x, r)): the stick dimension split over cores.
+//   matmul:  each Func fed by matmul updates of the stage form (schedules/matmul_stage.h) is a stage
+//            of its own over the cores, split by batch, N then M, in output-stationary tiles near
+//            the ones matmul_tiles.h chooses, on the PE array (with or without ring sharing of A or W
+//            panels) or the vector unit; Funcs between stages go through device memory.
+// Candidates whose estimated LX use exceeds the machine's usable LX are dropped here (counted).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "auto_directives.h"
+#include "auto_structure.h"
+#include "device/machine_desc.h"
+
+namespace spyre::autosched {
+
+struct Candidate {
+    std::string family;   // "rows", "columns", "matmul"
+    std::string summary;  // one line: the choices, for logs and the printed schedule's comment
+    std::vector<Directive> directives;
+    double estimate_ns = 0;
+};
+
+struct SpaceShapes {
+    std::vector<std::vector<int64_t>> inputs;  // one per PipelineInfo::inputs, Halide order
+    std::vector<int64_t> output;
+};
+
+struct SpaceResult {
+    std::vector<Candidate> candidates;  // distinct, in a fixed order
+    int64_t pruned_lx = 0;              // dropped: estimated LX use over the usable LX
+};
+
+// `max_cores` bounds the core counts tried (<= machine.cores).
+SpaceResult candidate_space(const PipelineInfo &info, const SpaceShapes &shapes, const MachineDesc &machine,
+                            int max_cores);
+
+}  // namespace spyre::autosched

@@ -1,0 +1,243 @@
+#include "auto_structure.h"
+
+#include <algorithm>
+#include <functional>
+#include <cctype>
+#include <set>
+
+#include "device/error.h"
+
+namespace spyre::autosched {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+// The Funcs (Call::Halide) an expression calls, with the element type each call returns.
+struct CallCollector : IRVisitor {
+    std::map<std::string, Type> calls;
+    std::vector<const Call *> all;
+    using IRVisitor::visit;
+    void visit(const Call *c) override {
+        if (c->call_type == Call::Halide) {
+            calls.emplace(c->name, c->type);
+            all.push_back(c);
+        }
+        IRVisitor::visit(c);
+    }
+};
+
+void collect(const Definition &d, CallCollector &c) {
+    for (const Expr &e : d.values()) e.accept(&c);
+    for (const Expr &e : d.args()) e.accept(&c);
+}
+
+const Call *as_call(Expr e) {
+    while (const Cast *c = e.as<Cast>()) e = c->value;
+    const Call *call = e.as<Call>();
+    return call && call->call_type == Call::Halide ? call : nullptr;
+}
+
+bool is_var(const Expr &e, const std::string &name) {
+    const Variable *v = e.as<Variable>();
+    return v && v->name == name;
+}
+
+// f(args) += a * b with one reduction variable used by both operands.
+std::optional<MatmulShape> matmul_shape(const Function &f) {
+    if (f.updates().size() != 1 || f.values().size() != 1) return std::nullopt;
+    const Definition &u = f.updates()[0];
+    if (!u.schedule().rvars().size() || u.schedule().rvars().size() != 1) return std::nullopt;
+    const std::string r = u.schedule().rvars()[0].var;
+    for (size_t i = 0; i < u.args().size(); i++)
+        if (!is_var(u.args()[i], f.args()[i])) return std::nullopt;
+    const Add *add = u.values()[0].as<Add>();
+    if (!add) return std::nullopt;
+    const Call *self = as_call(add->a);
+    Expr prod = add->b;
+    if (!self || self->name != f.name()) {
+        self = as_call(add->b);
+        prod = add->a;
+    }
+    if (!self || self->name != f.name()) return std::nullopt;
+    const Mul *mul = prod.as<Mul>();
+    if (!mul) return std::nullopt;
+    const Call *a = as_call(mul->a), *w = as_call(mul->b);
+    if (!a || !w) return std::nullopt;
+    auto uses_r = [&](const Call *c) {
+        for (const Expr &e : c->args)
+            if (is_var(e, r)) return true;
+        return false;
+    };
+    if (!uses_r(a) || !uses_r(w)) return std::nullopt;
+    // The stage form: A(k, m[, b]), W(n, k), f(n, m[, b]).
+    auto stage = [&](const Call *A, const Call *W) {
+        const auto &p = f.args();
+        if (p.size() < 2 || p.size() > 3 || A->args.size() != p.size() || W->args.size() != 2) return false;
+        if (!is_var(A->args[0], r)) return false;
+        for (size_t i = 1; i < p.size(); i++)
+            if (!is_var(A->args[i], p[i])) return false;
+        return is_var(W->args[0], p[0]) && is_var(W->args[1], r);
+    };
+    MatmulShape s;
+    s.rvar = r;
+    if (stage(w, a)) std::swap(a, w);
+    s.a = a->name;
+    s.w = w->name;
+    s.stage_form = stage(a, w);
+    return s;
+}
+
+// Does every call of update 0 read along f's innermost arg, which the update keeps pure?
+bool streams_along_x(const Function &f) {
+    if (f.updates().empty() || f.args().empty()) return false;
+    const std::string x = f.args()[0];
+    for (const Definition &u : f.updates()) {
+        bool pure_x = false;
+        for (const Expr &a : u.args()) pure_x |= is_var(a, x);
+        if (!pure_x) return false;
+        CallCollector c;
+        for (const Expr &e : u.values()) e.accept(&c);
+        for (const Call *call : c.all) {
+            if (call->name == f.name()) continue;
+            bool uses = false;
+            for (const Expr &a : call->args) uses |= expr_uses_var(a, x);
+            if (!uses) return false;
+        }
+    }
+    return true;
+}
+
+bool inline_reduction_name(const std::string &n) {
+    for (const char *base : {"sum", "maximum", "minimum", "product", "argmax", "argmin"}) {
+        std::string b(base);
+        if (n == b || (n.rfind(b, 0) == 0 && n.size() > b.size() && !std::isalpha((unsigned char)n[b.size()])))
+            return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+std::string display_name(const std::string &n) {
+    size_t d = n.rfind('$');
+    if (d == std::string::npos || d + 1 == n.size()) return n;
+    for (size_t i = d + 1; i < n.size(); i++)
+        if (!std::isdigit((unsigned char)n[i])) return n;
+    return n.substr(0, d);
+}
+
+std::map<std::string, Function> pipeline_env(const Func &output) {
+    std::map<std::string, Function> env = find_transitive_calls(output.function());
+    env[output.name()] = output.function();
+    return env;
+}
+
+const StageInfo *PipelineInfo::find(const std::string &name) const {
+    for (const StageInfo &s : stages)
+        if (s.name == name) return &s;
+    return nullptr;
+}
+
+const InputInfo *PipelineInfo::find_input_func(const std::string &func) const {
+    for (const InputInfo &i : inputs)
+        if (i.func == func) return &i;
+    return nullptr;
+}
+
+PipelineInfo analyse_pipeline(const Func &output, const std::vector<ImageParam> &inputs) {
+    if (!output.defined()) throw_error("auto_schedule: the output Func is not defined");
+    std::map<std::string, Function> env = pipeline_env(output);
+    PipelineInfo info;
+    std::map<std::string, std::string> input_of_func;  // input Func name -> ImageParam name
+    for (const ImageParam &p : inputs) {
+        InputInfo in;
+        in.name = p.name();
+        in.func = Func(p).name();
+        in.dims = p.dimensions();
+        in.type = p.type();
+        input_of_func[in.func] = in.name;
+        info.inputs.push_back(in);
+    }
+    // Producers first: a depth-first walk from the output.
+    std::vector<std::string> order;
+    std::set<std::string> seen;
+    std::map<std::string, CallCollector> calls;
+    std::function<void(const std::string &)> visit = [&](const std::string &name) {
+        if (seen.count(name)) return;
+        seen.insert(name);
+        const Function &f = env.at(name);
+        if (input_of_func.count(name)) return;
+        if (f.has_extern_definition())
+            throw_error("auto_schedule: Func ", display_name(name), " is an extern stage; the autoscheduler schedules Halide "
+                        "definitions only");
+        if (f.values().size() != 1)
+            throw_error("auto_schedule: Func ", display_name(name), " has ", f.values().size(),
+                        " values (a Tuple); Spyre stages compute one value");
+        CallCollector &c = calls[name];
+        collect(f.definition(), c);
+        for (const Definition &u : f.updates()) collect(u, c);
+        for (const auto &callee : c.calls)
+            if (callee.first != name) visit(callee.first);
+        order.push_back(name);
+    };
+    visit(output.name());
+    for (const std::string &name : order) {
+        const Function &f = env.at(name);
+        StageInfo s;
+        s.name = name;
+        s.function = f;
+        s.args = f.args();
+        s.type = f.output_types()[0];
+        s.updates = int(f.updates().size());
+        s.is_output = name == output.name();
+        s.matmul = matmul_shape(f);
+        s.streams_x = streams_along_x(f);
+        if (!s.args.empty())
+            for (const Call *c : calls[name].all) {
+                if (c->name == name) continue;
+                for (size_t j = 1; j < c->args.size(); j++) s.transposes |= expr_uses_var(c->args[j], s.args[0]);
+            }
+        for (const auto &callee : calls[name].calls) {
+            if (callee.first == name) continue;
+            s.reads.push_back(callee.first);
+            int b = callee.second.bytes();
+            s.min_read_bytes = s.min_read_bytes ? std::min(s.min_read_bytes, b) : b;
+        }
+        info.stages.push_back(s);
+    }
+    // Image calls that reach a buffer through no ImageParam we were given.
+    for (StageInfo &s : info.stages) {
+        struct Images : IRVisitor {
+            std::set<std::string> names;
+            using IRVisitor::visit;
+            void visit(const Call *c) override {
+                if (c->call_type == Call::Image) names.insert(c->name);
+                IRVisitor::visit(c);
+            }
+        } im;
+        for (const Expr &v : s.function.values()) v.accept(&im);
+        for (const Definition &u : s.function.updates())
+            for (const Expr &v : u.values()) v.accept(&im);
+        for (const std::string &n : im.names) {
+            bool known = false;
+            for (const InputInfo &in : info.inputs) known |= in.name == n;
+            if (!known)
+                throw_error("auto_schedule: Func ", display_name(s.name), " reads buffer '", n,
+                            "', which is not among the inputs given");
+        }
+    }
+    for (StageInfo &s : info.stages)
+        for (const std::string &r : s.reads) {
+            for (StageInfo &p : info.stages)
+                if (p.name == r) p.consumers.push_back(s.name);
+            for (InputInfo &in : info.inputs)
+                if (in.func == r) in.consumers.push_back(s.name);
+        }
+    for (StageInfo &s : info.stages)
+        s.folded = !s.is_output && s.updates > 0 && s.consumers.size() == 1 && inline_reduction_name(s.name);
+    return info;
+}
+
+}  // namespace spyre::autosched

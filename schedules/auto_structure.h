@@ -1,0 +1,74 @@
+// What the autoscheduler (auto_schedule.h) knows about a pipeline before it schedules it: every Func
+// reachable from the output, in the order they are computed, with the facts the candidate space is
+// derived from (which Funcs reduce, which updates are matmuls, who consumes whom, which inputs each
+// reads). Derived from the Halide definitions alone: no app names, no directives.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+
+namespace spyre::autosched {
+
+// A matmul-shaped update: f(n, m[, b]) += A(k, m[, b]) * W(n, k) (either operand maybe cast), the
+// form schedules/matmul_stage.h tiles. `a` and `w` name the Funcs (or input Funcs) read.
+struct MatmulShape {
+    std::string rvar;      // the reduction variable's name ("k$x")
+    std::string a, w;      // operand Funcs
+    bool stage_form = false;  // A(k, m[, b]) and W(n, k) exactly: the tiled stage applies
+};
+
+struct StageInfo {
+    std::string name;
+    Halide::Internal::Function function;
+    std::vector<std::string> args;    // pure args, innermost first
+    Halide::Type type;
+    int updates = 0;
+    bool is_output = false;
+    // A reduction Halide made for an inline maximum()/sum() (or any update Func read by one
+    // consumer at that consumer's own args, with no RDom of its own visible elsewhere): left to
+    // the back end, which folds it into its consumer.
+    bool folded = false;
+    std::optional<MatmulShape> matmul;  // set when the (single) update is a matmul
+    // The update streams along args[0] (acc(x) += in(x, r)): a column reduction.
+    bool streams_x = false;
+    int min_read_bytes = 0;             // smallest element size of the values it reads (0: none)
+    // It reads a value whose stick dimension is not its own args[0] (out(x, y) = in(y, x)): the
+    // back end transposes tiles, one output stick per row (auto_space.cpp schedules it so).
+    bool transposes = false;
+    std::vector<std::string> consumers;  // Funcs that call it
+    std::vector<std::string> reads;      // Funcs (and input Funcs) it calls
+};
+
+struct InputInfo {
+    std::string name;      // the ImageParam's name
+    std::string func;      // its Func's name ("<name>_im")
+    int dims = 0;
+    Halide::Type type;
+    std::vector<std::string> consumers;  // Funcs that read it
+};
+
+struct PipelineInfo {
+    std::vector<StageInfo> stages;  // producers first, the output last
+    std::vector<InputInfo> inputs;  // in the order of the ImageParams given
+    const StageInfo &output() const { return stages.back(); }
+    const StageInfo *find(const std::string &name) const;
+    const InputInfo *find_input_func(const std::string &func) const;
+};
+
+// A Halide name as a person wrote it: Halide makes the names of Funcs made with the same name
+// unique by a "$<n>" suffix ("out$2"), which this drops; an RDom's "r$x" is kept.
+std::string display_name(const std::string &halide_name);
+
+// Analyses the pipeline of `output` over `inputs` (the ImageParams every input Func stands for).
+// Throws spyre::Error naming the Func for what the autoscheduler cannot handle (an extern stage, a
+// Tuple-valued Func, an input that is not among `inputs`).
+PipelineInfo analyse_pipeline(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs);
+
+// Every Function of the pipeline by name, the output included (for deep copies and lookups).
+std::map<std::string, Halide::Internal::Function> pipeline_env(const Halide::Func &output);
+
+}  // namespace spyre::autosched

@@ -1,0 +1,461 @@
+// spyre::auto_schedule (schedules/auto_schedule.h) on pipelines written here without a directive:
+// the schedules it picks match Halide's CPU realisation, stay within the machine's cores and LX,
+// are the same for a seed, come within 5% of exhaustive search on a small space, print as C++, and
+// bad input gets an error naming what is wrong.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+
+#include "auto_directives.h"
+#include "auto_print.h"
+#include "auto_schedule.h"
+#include "auto_search.h"
+#include "auto_space.h"
+#include "auto_structure.h"
+#include "compiler_test_util.h"
+#include "device/error.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+// A fused residual add and layer norm: h = a + b (fp32), then normalised over each row.
+Algorithm residual_norm(int cols) {
+    return [=] {
+        Kernel k;
+        ImageParam a(Float(16), 2, "a"), b(Float(16), 2, "b"), gamma(Float(16), 1, "gamma");
+        Var x("x"), y("y");
+        RDom r(0, cols, "r");
+        Func h("h"), mean("mean"), var("var"), out("out");
+        h(x, y) = cast<float>(a(x, y)) + cast<float>(b(x, y));
+        mean(y) = sum(h(r, y)) / float(cols);
+        Expr d = h(r, y) - mean(y);
+        var(y) = sum(d * d) / float(cols);
+        out(x, y) = cast<float16_t>((h(x, y) - mean(y)) / sqrt(var(y) + 1e-5f) * cast<float>(gamma(x)));
+        k.inputs = {a, b, gamma};
+        k.output = out;
+        k.funcs = {{"h", h}, {"mean", mean}, {"var", var}};  // at root on the CPU, not inlined per element
+        return k;
+    };
+}
+
+// A pointwise chain over two inputs: silu(a * b + a) - relu(b), all in fp16.
+Algorithm pointwise_chain() {
+    return [] {
+        Kernel k;
+        ImageParam a(Float(16), 2, "a"), b(Float(16), 2, "b");
+        Var x("x"), y("y");
+        Func t("t"), s("s"), out("out");
+        t(x, y) = a(x, y) * b(x, y) + a(x, y);
+        s(x, y) = t(x, y) / (cast<float16_t>(1.0f) + exp(-t(x, y)));
+        out(x, y) = s(x, y) - max(b(x, y), cast<float16_t>(0.0f));
+        k.inputs = {a, b};
+        k.output = out;
+        return k;
+    };
+}
+
+// A column mean: acc(x) += in(x, r) over the rows, in fp32, then scaled to fp16.
+Algorithm column_mean(int rows) {
+    return [=] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x");
+        RDom r(0, rows, "r");
+        Func acc("acc"), out("out");
+        acc(x) = 0.0f;
+        acc(x) += cast<float>(in(x, r));
+        out(x) = cast<float16_t>(acc(x) / float(rows));
+        k.inputs = {in};
+        k.output = out;
+        k.funcs = {{"acc", acc}};
+        return k;
+    };
+}
+
+// A transpose with a scale: out(x, y) = 2 * in(y, x), the input's rows becoming the output's sticks.
+Algorithm scaled_transpose() {
+    return [] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        Func out("out");
+        out(x, y) = in(y, x) * cast<float16_t>(2.0f);
+        k.inputs = {in};
+        k.output = out;
+        return k;
+    };
+}
+
+CompileOptions options_for(const std::vector<std::vector<int>> &ins, const std::vector<int> &out,
+                           const MachineDesc &m = {}) {
+    CompileOptions o;
+    o.machine = m;
+    for (const auto &s : ins) o.inputs.push_back(TensorSpec{std::vector<int64_t>(s.begin(), s.end()), {}});
+    o.output = TensorSpec{std::vector<int64_t>(out.begin(), out.end()), {}};
+    return o;
+}
+
+AutoOptions quick(uint32_t seed = 1) {
+    AutoOptions a;
+    a.seed = seed;
+    a.max_evaluations = 24;
+    a.progress = false;
+    return a;
+}
+
+Schedule auto_scheduled(const std::vector<std::vector<int>> &ins, const std::vector<int> &out, AutoResult *result,
+                        const MachineDesc &m = {}, AutoOptions ao = quick()) {
+    return [=](Kernel &k) { *result = auto_schedule(k.output, k.inputs, options_for(ins, out, m), ao); };
+}
+
+struct ShapeCase {
+    int cols, rows;
+};
+
+class AutoResidualNorm : public ::testing::TestWithParam<ShapeCase> {};
+
+TEST_P(AutoResidualNorm, MatchesCpu) {
+    const ShapeCase c = GetParam();
+    AutoResult r;
+    std::vector<std::vector<int>> ins{{c.cols, c.rows}, {c.cols, c.rows}, {c.cols}};
+    DiffResult d = run_differential(residual_norm(c.cols), auto_scheduled(ins, {c.cols, c.rows}, &r), ins,
+                                    {c.cols, c.rows});
+    EXPECT_LE(d.cmp.max_ulp, 1) << d.cmp.first_mismatch << "\n" << r.cpp;
+    EXPECT_GT(r.timed, 0);
+    EXPECT_NEAR(d.stats.us, r.us, 1e-6 * r.us) << "the schedule applied is the one timed";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AutoResidualNorm, ::testing::Values(ShapeCase{256, 64}, ShapeCase{1000, 37}),
+                         [](const auto &i) { return std::to_string(i.param.cols) + "x" + std::to_string(i.param.rows); });
+
+class AutoPointwiseChain : public ::testing::TestWithParam<ShapeCase> {};
+
+TEST_P(AutoPointwiseChain, MatchesCpu) {
+    const ShapeCase c = GetParam();
+    AutoResult r;
+    std::vector<std::vector<int>> ins{{c.cols, c.rows}, {c.cols, c.rows}};
+    DiffResult d = run_differential(pointwise_chain(), auto_scheduled(ins, {c.cols, c.rows}, &r), ins,
+                                    {c.cols, c.rows}, -2, 2);
+    EXPECT_LE(d.cmp.max_ulp, 2) << d.cmp.first_mismatch << "\n" << r.cpp;  // exp: 2 ULP, as softmax
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AutoPointwiseChain, ::testing::Values(ShapeCase{512, 128}, ShapeCase{200, 33}),
+                         [](const auto &i) { return std::to_string(i.param.cols) + "x" + std::to_string(i.param.rows); });
+
+class AutoColumnMean : public ::testing::TestWithParam<ShapeCase> {};
+
+TEST_P(AutoColumnMean, MatchesCpu) {
+    const ShapeCase c = GetParam();
+    AutoResult r;
+    std::vector<std::vector<int>> ins{{c.cols, c.rows}};
+    DiffResult d = run_differential(column_mean(c.rows), auto_scheduled(ins, {c.cols}, &r), ins, {c.cols});
+    EXPECT_EQ(d.cmp.max_ulp, 0) << d.cmp.first_mismatch << "\n" << r.cpp;
+    EXPECT_EQ(r.family, "columns");
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AutoColumnMean, ::testing::Values(ShapeCase{4096, 16}, ShapeCase{1000, 5}),
+                         [](const auto &i) { return std::to_string(i.param.cols) + "x" + std::to_string(i.param.rows); });
+
+TEST(AutoTranspose, ScaledTransposeMatchesCpu) {
+    AutoResult r;
+    std::vector<std::vector<int>> ins{{512, 256}};  // {cols, rows}: 256 rows, whole sticks
+    DiffResult d = run_differential(scaled_transpose(), auto_scheduled(ins, {256, 512}, &r), ins, {256, 512});
+    EXPECT_EQ(d.cmp.max_ulp, 0) << d.cmp.first_mismatch << "\n" << r.cpp;
+    EXPECT_NE(r.cpp.find("reorder(xi, "), std::string::npos) << "one output stick per row: " << r.cpp;
+}
+
+TEST(AutoScheduleLimits, StaysWithinMaxCoresAndTheMachinesCores) {
+    std::vector<std::vector<int>> ins{{512, 256}, {512, 256}};
+    {
+        Kernel k = pointwise_chain()();
+        AutoOptions ao = quick();
+        ao.max_cores = 4;
+        CompileOptions o = options_for(ins, {512, 256});
+        auto_schedule(k.output, k.inputs, o, ao);
+        EXPECT_LE(compile_for_spyre(k.output, k.inputs, o).num_cores, 4);
+    }
+    {
+        MachineDesc m;
+        m.cores = 8;
+        Kernel k = pointwise_chain()();
+        CompileOptions o = options_for(ins, {512, 256}, m);
+        auto_schedule(k.output, k.inputs, o, quick());
+        DeviceProgram p = compile_for_spyre(k.output, k.inputs, o);
+        EXPECT_LE(p.num_cores, 8);
+        EXPECT_GT(p.num_cores, 1) << "a 256-row pointwise kernel is faster on more than one core";
+    }
+}
+
+TEST(AutoScheduleLimits, FitsASmallLx) {
+    MachineDesc m;
+    m.lx_bytes = 256 * 1024;
+    m.lx_usable_bytes = 128 * 1024;
+    m.lx_ws_knee_bytes = 64 * 1024;
+    std::vector<std::vector<int>> ins{{4096, 64}, {4096, 64}, {4096}};
+    AutoResult r;
+    DiffResult d =
+        run_differential(residual_norm(4096), auto_scheduled(ins, {4096, 64}, &r, m), ins, {4096, 64}, -4, 4, m);
+    EXPECT_LE(d.cmp.max_ulp, 1) << r.cpp;
+    EXPECT_LE(d.stats.lx_peak_bytes, m.lx_usable_bytes) << r.cpp;
+    EXPECT_GT(r.pruned_lx, 0) << "the pre-filter drops tiles that cannot fit";
+}
+
+TEST(AutoScheduleSearch, SameSeedSameSchedule) {
+    std::vector<std::vector<int>> ins{{1024, 64}, {1024, 64}, {1024}};
+    auto run = [&](uint32_t seed) {
+        Kernel k = residual_norm(1024)();
+        return auto_schedule(k.output, k.inputs, options_for(ins, {1024, 64}), quick(seed));
+    };
+    AutoResult a = run(7), b = run(7);
+    EXPECT_EQ(a.summary, b.summary);
+    EXPECT_EQ(a.us, b.us);
+    EXPECT_EQ(a.timed, b.timed);
+    // The C++ is the same but for the line with the search's wall time and the unique suffixes
+    // Halide gives the inline reductions of each new instance ("sum", then "sum$5": the first in a
+    // process has none).
+    auto body = [](const std::string &s) {
+        return std::regex_replace(s.substr(s.find("\n", s.find("candidates,")) + 1),
+                                  std::regex("at\\(\"(\\w+)(\\$[0-9]+)?\"\\)"), "at(\"$1$$N\")");
+    };
+    EXPECT_EQ(body(a.cpp), body(b.cpp));
+}
+
+TEST(AutoScheduleSearch, WithinFivePercentOfExhaustiveOnASmallSpace) {
+    using namespace autosched;
+    std::vector<std::vector<int>> ins{{512, 128}, {512, 128}};
+    CompileOptions o = options_for(ins, {512, 128});
+    Kernel k = pointwise_chain()();
+    PipelineInfo info = analyse_pipeline(k.output, k.inputs);
+    SpaceShapes shapes{{{512, 128}, {512, 128}}, {512, 128}};
+    SpaceResult space = candidate_space(info, shapes, o.machine, 8);
+    ASSERT_GT(space.candidates.size(), 40u);
+    ASSERT_LT(space.candidates.size(), 600u) << "small enough to time every candidate";
+    double exhaustive = 0;
+    for (const Candidate &c : space.candidates) {
+        try {
+            double us = time_candidate(k.output, k.inputs, c, o, int64_t(1) << 22, true);
+            if (exhaustive == 0 || us < exhaustive) exhaustive = us;
+        } catch (const Error &) {
+        }
+    }
+    ASSERT_GT(exhaustive, 0);
+    AutoOptions ao = quick();
+    ao.max_evaluations = int(space.candidates.size() / 4);  // a quarter of the space
+    ao.max_cores = 8;
+    AutoResult r = auto_schedule(k.output, k.inputs, o, ao);
+    EXPECT_LE(r.us, exhaustive * 1.05) << r.summary;
+}
+
+TEST(AutoSchedulePrint, PrintsTheDirectivesAsCpp) {
+    std::vector<std::vector<int>> ins{{1024, 64}, {1024, 64}, {1024}};
+    Kernel k = residual_norm(1024)();
+    AutoResult r = auto_schedule(k.output, k.inputs, options_for(ins, {1024, 64}), quick());
+    EXPECT_NE(r.cpp.find("spyre::schedule(out, m)"), std::string::npos) << r.cpp;
+    EXPECT_NE(r.cpp.find("stick_vectorize(x)"), std::string::npos) << r.cpp;
+    EXPECT_NE(r.cpp.find("// Spyre schedule of out chosen by spyre::auto_schedule"), std::string::npos) << r.cpp;
+    EXPECT_EQ(autosched::cpp_name("k$x"), "k.x");
+    EXPECT_EQ(autosched::cpp_name("a.b-c"), "a_b_c");
+}
+
+TEST(AutoSchedulePrint, MatmulStagesPrintHalideCallsOnTheUpdate) {
+    using namespace autosched;
+    ImageParam a(Float(16), 2, "a"), w(Float(16), 2, "w");
+    Var n("n"), m("m");
+    RDom k(0, 256, "k");
+    Func acc("acc"), out("out");
+    acc(n, m) = 0.0f;
+    acc(n, m) += cast<float>(a(k, m)) * cast<float>(w(n, k));
+    out(n, m) = cast<float16_t>(acc(n, m));
+    PipelineInfo info = analyse_pipeline(out, {a, w});
+    ASSERT_TRUE(info.find("acc")->matmul.has_value());
+    EXPECT_TRUE(info.find("acc")->matmul->stage_form);
+    std::vector<Directive> ds{{Directive::HUpdateSplit, "acc", {"k$x", "ko", "ki"}, {64}, ""},
+                              {Directive::HUpdateRename, "acc", {"ki", "ki_pe"}, {}, ""},
+                              {Directive::RingShare, "acc", {"ko"}, {4}, ""}};
+    std::string cpp = print_cpp(ds, info);
+    EXPECT_NE(cpp.find("Halide::RVar ko(\"ko\"), ki(\"ki\"), ki_pe(\"ki_pe\");"), std::string::npos) << cpp;
+    EXPECT_NE(cpp.find("acc.update().split(k.x, ko, ki, 64).rename(ki, ki_pe);"), std::string::npos) << cpp;
+    EXPECT_NE(cpp.find("spyre::schedule(acc, m).ring_share(ko, 4);"), std::string::npos) << cpp;
+}
+
+// ---- errors ----
+
+TEST(AutoScheduleErrors, InputShapeCountIsNamed) {
+    Kernel k = pointwise_chain()();
+    CompileOptions o = options_for({{64, 8}}, {64, 8});
+    try {
+        auto_schedule(k.output, k.inputs, o, quick());
+        FAIL() << "scheduled";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("2 ImageParams but 1 input shapes"), std::string::npos) << e.what();
+    }
+}
+
+TEST(AutoScheduleErrors, OutputRankMismatchIsNamed) {
+    Kernel k = pointwise_chain()();
+    CompileOptions o = options_for({{64, 8}, {64, 8}}, {64});
+    try {
+        auto_schedule(k.output, k.inputs, o, quick());
+        FAIL() << "scheduled";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("output out has 2 dimensions but its shape has 1"), std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(AutoScheduleErrors, TupleFuncIsNamed) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func pair("pair"), out("out");
+    pair(x, y) = Tuple(in(x, y), in(x, y) * in(x, y));
+    out(x, y) = pair(x, y)[0] + pair(x, y)[1];
+    try {
+        auto_schedule(out, {in}, options_for({{64, 8}}, {64, 8}), quick());
+        FAIL() << "scheduled";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("Func pair has 2 values (a Tuple)"), std::string::npos) << e.what();
+    }
+}
+
+TEST(AutoScheduleErrors, BufferNotAmongTheInputsIsNamed) {
+    ImageParam in(Float(16), 2, "in"), other(Float(16), 2, "other");
+    Var x("x"), y("y");
+    Func out("out");
+    out(x, y) = in(x, y) + other(x, y);
+    try {
+        auto_schedule(out, {in}, options_for({{64, 8}}, {64, 8}), quick());
+        FAIL() << "scheduled";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("reads buffer 'other', which is not among the inputs given"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(AutoScheduleErrors, NothingFitsTheLxSaysSo) {
+    MachineDesc m;
+    m.lx_bytes = 8192;
+    m.lx_usable_bytes = 4096;
+    m.lx_ws_knee_bytes = 4096;
+    Kernel k = residual_norm(8192)();
+    std::vector<std::vector<int>> ins{{8192, 4}, {8192, 4}, {8192}};
+    try {
+        auto_schedule(k.output, k.inputs, options_for(ins, {8192, 4}, m), quick());
+        FAIL() << "scheduled";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("fits the usable LX (4096 bytes)"), std::string::npos) << e.what();
+    }
+}
+
+// The message of what `run` throws (empty when it does not).
+template <typename F>
+std::string error_of(F &&run) {
+    try {
+        run();
+    } catch (const Error &e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(AutoScheduleErrors, UndefinedOutputIsNamed) {
+    Func out("out");
+    EXPECT_NE(error_of([&] { auto_schedule(out, {}, options_for({}, {64, 8}), quick()); })
+                  .find("the output Func is not defined"),
+              std::string::npos);
+}
+
+TEST(AutoScheduleErrors, MissingOutputShapeIsNamed) {
+    Kernel k = pointwise_chain()();
+    CompileOptions o = options_for({{64, 8}, {64, 8}}, {64, 8});
+    o.output.shape.clear();
+    EXPECT_NE(error_of([&] { auto_schedule(k.output, k.inputs, o, quick()); }).find("CompileOptions::output has no shape"),
+              std::string::npos);
+}
+
+TEST(AutoScheduleErrors, InputRankMismatchIsNamed) {
+    Kernel k = pointwise_chain()();
+    std::string e = error_of([&] { auto_schedule(k.output, k.inputs, options_for({{64, 8}, {64}}, {64, 8}), quick()); });
+    EXPECT_NE(e.find("input b has 2 dimensions but its shape has 1"), std::string::npos) << e;
+}
+
+TEST(AutoScheduleErrors, ExternStageIsNamed) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func ext("ext"), out("out");
+    ext.define_extern("some_extern", {in}, Float(16), 2);
+    out(x, y) = ext(x, y);
+    std::string e = error_of([&] { auto_schedule(out, {in}, options_for({{64, 8}}, {64, 8}), quick()); });
+    EXPECT_NE(e.find("Func ext is an extern stage"), std::string::npos) << e;
+}
+
+TEST(AutoScheduleErrors, TwoOutputPipelineIsNamed) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func f("f"), g("g");
+    f(x, y) = in(x, y);
+    g(x, y) = in(x, y) * in(x, y);
+    std::string e = error_of([&] { auto_schedule(Pipeline({f, g}), {in}, options_for({{64, 8}}, {64, 8}), quick()); });
+    EXPECT_NE(e.find("the pipeline has 2 outputs; the autoscheduler takes one"), std::string::npos) << e;
+}
+
+// Every candidate is refused (uint8 has no stick operations): the error says so and gives the
+// reason for the pre-filter's favourite.
+TEST(AutoScheduleErrors, NoCandidateCompilesGivesTheBackEndsReason) {
+    ImageParam in(UInt(8), 2, "in");
+    Var x("x"), y("y");
+    Func out("out");
+    out(x, y) = in(x, y) + in(x, y);
+    std::string e = error_of([&] { auto_schedule(out, {in}, options_for({{64, 8}}, {64, 8}), quick()); });
+    EXPECT_NE(e.find("candidates timed compiles for this machine; the pre-filter's favourite ("), std::string::npos) << e;
+    EXPECT_NE(e.find("type uint8 has no stick operations"), std::string::npos) << e;
+}
+
+TEST(AutoScheduleErrors, DirectiveOnAnUnknownFuncIsNamed) {
+    using namespace autosched;
+    Kernel k = pointwise_chain()();
+    std::map<std::string, Func> funcs{{"out", k.output}}, inputs;
+    try {
+        apply_directives({{Directive::DeviceRoot, "nope", {}, {}, ""}}, funcs, inputs, MachineDesc{});
+        FAIL() << "applied";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("Func 'nope' is not in the pipeline"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+
+// The README's example ("Auto-scheduling a new pipeline"), as written there.
+TEST(AutoScheduleReadme, ResidualNormExampleSchedulesCompilesAndPrints) {
+    using namespace Halide;
+    ImageParam a(Float(16), 2, "a"), b(Float(16), 2, "b"), gamma(Float(16), 1, "gamma");
+    Var x("x"), y("y");
+    RDom r(0, 1024, "r");
+    Func h("h"), mean("mean"), var("var"), out("out");
+    h(x, y) = cast<float>(a(x, y)) + cast<float>(b(x, y));
+    mean(y) = sum(h(r, y)) / 1024.0f;
+    var(y) = sum((h(r, y) - mean(y)) * (h(r, y) - mean(y))) / 1024.0f;
+    out(x, y) = cast<float16_t>((h(x, y) - mean(y)) / sqrt(var(y) + 1e-5f) * cast<float>(gamma(x)));
+
+    spyre::CompileOptions opt;
+    opt.inputs = {{{1024, 512}}, {{1024, 512}}, {{1024}}};
+    opt.output = {{1024, 512}};
+    spyre::AutoOptions quiet;
+    quiet.progress = false;
+    spyre::AutoResult res = spyre::auto_schedule(out, {a, b, gamma}, opt, quiet);
+    spyre::DeviceProgram p = spyre::compile_for_spyre(out, {a, b, gamma}, opt);
+    EXPECT_GT(p.num_cores, 1);
+    EXPECT_EQ(res.cpp.rfind("// Spyre schedule of out chosen by spyre::auto_schedule (seed 1): ", 0), 0u) << res.cpp;
+    EXPECT_NE(res.cpp.find("spyre::schedule(out, m).ring_split(y, "), std::string::npos) << res.cpp;
+    EXPECT_GT(res.timed_per_second, 0);
+}
+
+}  // namespace
+}  // namespace spyre::testing

@@ -1,0 +1,365 @@
+// Bad KTIR gets a clear error naming the op (or attribute, argument, buffer) and its line: one
+// case per error path of the reader and the importer, each checking its message.
+#include <gtest/gtest.h>
+
+#include "device/error.h"
+#include "ktir_export.h"
+#include "ktir_import.h"
+#include "ktir_reader.h"
+
+namespace {
+
+using namespace spyre;
+
+struct BadCase {
+    std::string name, text, want;
+    std::map<std::string, std::string> args = {};
+    std::string func = "";
+};
+
+void PrintTo(const BadCase &c, std::ostream *os) { *os << c.name; }
+
+// A valid kernel (line 2 is the func.func line) with `body` inserted after the views (line 5 on).
+std::string kernel(const std::string &body, const std::string &attrs = "", const std::string &extra_args = "") {
+    return "// test kernel\n"
+           "func.func @k(%x_ptr: index, %y_ptr: index" + extra_args + ")" + attrs + " {\n"
+           "  %c0 = arith.constant 0 : index\n"
+           "  %xv = ktdp.construct_memory_view %x_ptr, sizes: [4, 64], strides: [64, 1] {memory_space = #ktdp.spyre_memory_space<HBM>} : memref<4x64xf16>\n"
+           "  %yv = ktdp.construct_memory_view %y_ptr, sizes: [4, 64], strides: [64, 1] {memory_space = #ktdp.spyre_memory_space<HBM>} : memref<4x64xf16>\n" +
+           body + "  return\n}\n";
+}
+const std::string kLoad =
+    "  %t = ktdp.construct_access_tile %xv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<4x64xindex>\n"
+    "  %v = ktdp.load %t : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf16>\n"
+    "  %u = ktdp.construct_access_tile %yv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<4x64xindex>\n";
+const std::string kStore = "  ktdp.store %w, %u : tensor<4x64xf16>, !ktdp.access_tile<4x64xindex>\n";
+
+std::vector<BadCase> cases() {
+    return {
+        // ---- reader
+        {"UnknownOp", kernel("  %w = arith.frobnicate %c0 : index\n"), "line 6: unsupported operation 'arith.frobnicate'"},
+        {"NoOpName", kernel("  %w = 42\n"), "line 6: expected an operation name, found '42'"},
+        {"UnsupportedDialectOp", kernel("  %w = vector.splat %c0 : index\n"), "line 6: unsupported operation 'vector.splat'"},
+        {"IndirectAccessTile", kernel("  %w = ktdp.construct_indirect_access_tile %xv[%c0] : memref<4x64xf16>\n"),
+         "line 6: unsupported operation 'ktdp.construct_indirect_access_tile'"},
+        {"UnclosedRegion", "func.func @k() {\n  %c0 = arith.constant 0 : index\n", "region is not closed"},
+        {"DynamicDim", kernel("  %w = tensor.empty() : tensor<?x64xf16>\n"), "line 6: dynamic dimension '?'"},
+        {"UnknownElementType", kernel("  %w = tensor.empty() : tensor<4xq7>\n"), "unknown element type 'q7'"},
+        {"UnknownAlias", kernel("  %w = ktdp.construct_access_tile %xv[%c0, %c0] {access_tile_set = #nope} : memref<4x64xf16> -> !ktdp.access_tile<1x64xindex>\n"),
+         "line 6: unknown attribute alias '#nope'"},
+        {"UnknownTypeAlias", kernel("  %w = tensor.empty() : !mytype\n"), "unknown type '!mytype'"},
+        {"DynamicViewSizes", kernel("  %w = ktdp.construct_memory_view %x_ptr, sizes: [%c0, 64], strides: [64, 1] : memref<4x64xf16>\n"),
+         "line 6: ktdp.construct_memory_view: dynamic sizes are not supported"},
+        {"DeepNesting", "#m = affine_map<(d0) -> (" + std::string(100, '(') + "d0" + std::string(100, ')') + ")>\n",
+         "line 1: nesting deeper than 64 levels"},
+        {"BadCharacter", kernel("  %w = arith.constant 0 : index ~\n"), "line 6: unexpected character '~'"},
+        {"ConstantWithoutType", kernel("  %w = arith.constant 3\n  return\n"), "arith.constant: missing ': type'"},
+        {"GenericOperandTypeCount", kernel("  %w = \"arith.addi\"(%c0, %c0) : (index) -> index\n"),
+         "line 6: arith.addi has 2 operands but 1 operand types"},
+        {"TileOfNonIndex", kernel("  %w = tensor.empty() : !ktdp.access_tile<4xf16>\n"), "must hold index"},
+        // ---- importer: values and functions
+        {"UndefinedValue", kernel("  %w = arith.addi %nope, %c0 : index\n"), "line 6: arith.addi: value %nope is not defined"},
+        {"DefinedTwice", kernel("  %c0 = arith.constant 1 : index\n"), "line 6: value %c0 is defined twice"},
+        {"NoSuchFunction", kernel(""), "no function @other (functions: k)", {}, "other"},
+        {"MissingScalarArg", kernel("", "", ", %n: index"), "scalar argument %n (index) has no value; give --arg n=VALUE"},
+        {"UnknownScalarArg", kernel(""), "--arg n: function @k has no scalar argument %n", {{"n", "3"}}},
+        {"ScalarArgNotANumber", kernel("", "", ", %n: index"), "--arg n=abc: not an integer", {{"n", "abc"}}},
+        {"ScalarArgOutOfRange", kernel("", "", ", %n: i8"), "--arg n=300: out of range for i8", {{"n", "300"}}},
+        {"GridTooLarge", kernel("", " attributes {grid = [64]}"), "grid of 64 compute tiles does not fit the 32 cores"},
+        {"TileIdRankMismatch", kernel("  %a, %b = ktdp.get_compute_tile_id : index, index\n", " attributes {grid = [4]}"),
+         "line 6: ktdp.get_compute_tile_id returns 2 ids but the grid has 1 dimensions"},
+        // ---- importer: views and tiles
+        {"UnpaddedStrides",
+         "func.func @k(%x_ptr: index) {\n  %xv = ktdp.construct_memory_view %x_ptr, sizes: [4, 100], strides: [100, 1] {memory_space = #ktdp.spyre_memory_space<HBM>} : memref<4x100xf16>\n  return\n}\n",
+         "line 2: ktdp.construct_memory_view of buffer 'x': strides must be those of the row-major stick layout [128, 1]"},
+        {"BadMemorySpace", kernel("  %w = ktdp.construct_memory_view %c0, sizes: [64], strides: [1] {memory_space = #ktdp.spyre_memory_space<DDR>} : memref<64xf16>\n"),
+         "line 6: ktdp.construct_memory_view: unknown memory space 'DDR'"},
+        {"OtherCoresLx", kernel("  %w = ktdp.construct_memory_view %c0, sizes: [64], strides: [1] {memory_space = #ktdp.spyre_memory_space<LX, core = 3>} : memref<64xf16>\n"),
+         "an LX view of another core (core = N) is not supported"},
+        {"OverlappingConstantBuffers",
+         "func.func @k() {\n  %a = arith.constant 64 : index\n  %b = arith.constant 0 : index\n"
+         "  %A = ktdp.construct_memory_view %a, sizes: [2, 64], strides: [64, 1] {memory_space = #ktdp.spyre_memory_space<HBM>} : memref<2x64xf16>\n"
+         "  %B = ktdp.construct_memory_view %b, sizes: [2, 64], strides: [64, 1] {memory_space = #ktdp.spyre_memory_space<HBM>} : memref<2x64xf16>\n  return\n}\n",
+         "line 5: view 'B' at 0 overlaps buffer 'A' at 64 (addresses in elements)"},
+        {"TileRankMismatch", kernel("  %w = ktdp.construct_access_tile %xv[%c0] : memref<4x64xf16> -> !ktdp.access_tile<64xindex>\n"),
+         "line 6: ktdp.construct_access_tile: the view has 2 dimensions, the tile 1 and 1 subscripts"},
+        {"TileOutsideView", kernel("  %c3 = arith.constant 3 : index\n  %w = ktdp.construct_access_tile %xv[%c3, %c0] : memref<4x64xf16> -> !ktdp.access_tile<2x64xindex>\n"),
+         "line 7: ktdp.construct_access_tile: subscript 3 of dimension 0 puts the tile outside the view"},
+        {"NonBoxTileSet", kernel("  %w = ktdp.construct_access_tile %xv[%c0, %c0] {access_tile_set = affine_set<(d0, d1) : (d0 - d1 >= 0)>} : memref<4x64xf16> -> !ktdp.access_tile<1x64xindex>\n"),
+         "line 6: access_tile_set: only rectangular tiles"},
+        {"TileSetDisagreesWithType", kernel("  %w = ktdp.construct_access_tile %xv[%c0, %c0] {access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)>} : memref<4x64xf16> -> !ktdp.access_tile<1x64xindex>\n"),
+         "access_tile_set does not match the tile type: dimension 0 must run over 0..0"},
+        {"TileOrderNotIdentity", kernel("  %w = ktdp.construct_access_tile %xv[%c0, %c0] {access_tile_order = affine_map<(d0, d1) -> (d1, d0)>} : memref<4x64xf16> -> !ktdp.access_tile<1x64xindex>\n"),
+         "only the identity access_tile_order is supported"},
+        {"UnalignedTileStart", kernel("  %c5 = arith.constant 5 : index\n  %t = ktdp.construct_access_tile %xv[%c0, %c5] : memref<4x64xf16> -> !ktdp.access_tile<1x32xindex>\n  %w = ktdp.load %t : !ktdp.access_tile<1x32xindex> -> tensor<1x32xf16>\n"),
+         "line 8: ktdp.load: the tile starts at element 5, not at a stick boundary (64 elements)"},
+        {"LoadTypeMismatch", kernel("  %t = ktdp.construct_access_tile %xv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<4x64xindex>\n  %w = ktdp.load %t : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf32>\n"),
+         "line 7: ktdp.load: result type tensor<4x64xf32> does not match the tile (f16)"},
+        {"NotATile", kernel("  %w = ktdp.load %xv : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf16>\n"), "line 6: ktdp.load: %xv is not an access tile"},
+        {"Bf16", kernel("  %w = tensor.empty() : tensor<4x64xbf16>\n  %z = math.exp %w : tensor<4x64xbf16>\n"),
+         "line 6: tensor.empty: element type tensor<4x64xbf16> has no device form"},
+        // ---- importer: compute
+        {"ReduceOuterDim", kernel(kLoad + "  %e = tensor.empty() : tensor<64xf16>\n  %w = linalg.reduce { arith.addf } ins(%v : tensor<4x64xf16>) outs(%e : tensor<64xf16>) dimensions = [0]\n"),
+         "line 10: linalg.reduce: only the innermost dimension reduces on the vector unit (dimensions = [1])"},
+        {"ReduceMul", kernel(kLoad + "  %e = tensor.empty() : tensor<4xf16>\n  %w = linalg.reduce { arith.mulf } ins(%v : tensor<4x64xf16>) outs(%e : tensor<4xf16>) dimensions = [1]\n"),
+         "line 10: linalg.reduce: combining op 'arith.mulf' has no device form"},
+        {"ShapeMismatch", kernel(kLoad + "  %s = tensor.empty() : tensor<4x32xf16>\n  %w = arith.addf %v, %s : tensor<4x64xf16>\n"),
+         "line 10: arith.addf: operand shapes differ from the result's"},
+        {"ReadEmpty", kernel(kLoad + "  %s = tensor.empty() : tensor<4x64xf16>\n  %w = arith.addf %v, %s : tensor<4x64xf16>\n" + kStore),
+         "line 10: arith.addf: reads a tensor.empty value, which holds no data"},
+        {"UnsupportedTensorOp", kernel(kLoad + "  %w = math.sin %v : tensor<4x64xf16>\n" + kStore), "line 9: unsupported operation 'math.sin' on tensors"},
+        {"FloatScalarArgNotANumber", kernel("", "", ", %q: f32"), "--arg q=x1: not a number", {{"q", "x1"}}},
+        {"TensorAsScalar", kernel(kLoad + "  %w = arith.addi %v, %c0 : index\n"), "line 9: arith.addi: %v is not a scalar"},
+        {"MatmulShapes", kernel(kLoad + "  %e = tensor.empty() : tensor<4x4xf32>\n  %w = linalg.matmul ins(%v, %v : tensor<4x64xf16>, tensor<4x64xf16>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>\n"),
+         "line 10: linalg.matmul: shapes must be MxK, KxN and MxN"},
+        {"BroadcastKind", kernel(kLoad + "  %e = tensor.empty() : tensor<2x4x64xf16>\n  %w = linalg.broadcast ins(%v : tensor<4x64xf16>) outs(%e : tensor<2x4x64xf16>) dimensions = [0]\n"),
+         "line 10: linalg.broadcast: supported are broadcasts of one element"},
+        {"CollapsePadded", kernel("  %t = ktdp.construct_access_tile %xv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<4x32xindex>\n  %v = ktdp.load %t : !ktdp.access_tile<4x32xindex> -> tensor<4x32xf16>\n  %w = tensor.collapse_shape %v [[0, 1]] : tensor<4x32xf16> into tensor<128xf16>\n"),
+         "line 8: tensor.collapse_shape: dims 0 and 1 are not contiguous in LX"},
+        {"RingReduceMode", kernel(kLoad + "  %w = ktdp.reduce %v {kind = #ktdp.reduce_kind<sum>, mode = #ktdp.reduce_mode<reduce_to_core<0>>, across = #ktdp.grid_axis<0>} : tensor<4x64xf16> -> tensor<4x64xf16>\n"),
+         "line 9: ktdp.reduce: only mode all_reduce has a device form"},
+        // ---- importer: control flow and synchronisation
+        {"DynamicStep", kernel("  %s = ktdp.get_compute_tile_id : index\n  scf.for %i = %c0 to %c0 step %s {\n  }\n"),
+         "line 7: scf.for: the step must be a positive constant"},
+        {"YieldCount", kernel("  %c1 = arith.constant 1 : index\n  %r = scf.for %i = %c0 to %c1 step %c1 iter_args(%a = %c0) -> (index) {\n    scf.yield %a, %a : index, index\n  }\n"),
+         "line 8: scf.yield: yields 2 values, the loop carries 1"},
+        {"IfTensorResult", kernel(kLoad + "  %b = arith.cmpi eq, %c0, %c0 : index\n  %w = scf.if %b -> (tensor<4x64xf16>) {\n    scf.yield %v : tensor<4x64xf16>\n  } else {\n    scf.yield %v : tensor<4x64xf16>\n  }\n"),
+         "line 10: scf.if: only index and integer results are supported"},
+        {"ExplicitSyncWithoutTag", kernel(kLoad + "  ktdp.store %v, %u : tensor<4x64xf16>, !ktdp.access_tile<4x64xindex>\n", " attributes {spyre.sync = \"explicit\"}"),
+         "line 7: ktdp.load: the function synchronises explicitly (spyre.sync) but this op has no spyre.tag in 0..15"},
+        {"BadWaitMask", kernel("  \"spyre.wait\"() {tags = 0 : i32} : () -> ()\n"), "line 6: spyre.wait needs tags = a non-zero 16-bit mask"},
+        // ---- more importer paths
+        {"ReturnValues", kernel("  return %c0 : index\n"), "line 6: return: a kernel returns no values"},
+        {"YieldOutside", kernel("  scf.yield\n"), "line 6: scf.yield outside scf.for / scf.if"},
+        {"ShiftNotConstant", kernel("  %p = ktdp.get_compute_tile_id : index\n  %w = arith.shli %p, %p : index\n"),
+         "line 7: arith.shli: the shift must be a constant in 0..63"},
+        {"CmpiPredicate", kernel("  %p = ktdp.get_compute_tile_id : index\n  %w = arith.cmpi foo, %p, %c0 : index\n"),
+         "line 7: arith.cmpi: unknown predicate 'foo'"},
+        {"CeilDivNotConstant", kernel("  %p = ktdp.get_compute_tile_id : index\n  %w = arith.ceildivsi %p, %p : index\n"),
+         "line 7: arith.ceildivsi: needs a positive constant divisor"},
+        {"AffineModByValue", kernel("  %p = ktdp.get_compute_tile_id : index\n  %w = affine.apply affine_map<(d0, d1) -> (d0 mod d1)>(%p, %p)\n"),
+         "line 7: affine.apply: floordiv, ceildiv and mod need a positive constant"},
+        {"AffineApplyOperands", kernel("  %w = affine.apply affine_map<(d0, d1) -> (d0 + d1)>(%c0)\n"),
+         "line 6: affine.apply: the map takes 2 operands, not 1"},
+        {"AffineApplyTwoResults", kernel("  %w = affine.apply affine_map<(d0) -> (d0, d0)>(%c0)\n"),
+         "line 6: affine.apply: the map must have one result"},
+        {"MultiplyHbmAddress", kernel("  %c2 = arith.constant 2 : index\n  %w = arith.muli %x_ptr, %c2 : index\n"),
+         "line 7: arith.muli: multiplies an HBM address"},
+        {"AddTwoHbmAddresses", kernel("  %w = arith.addi %x_ptr, %y_ptr : index\n"), "line 6: arith.addi: adds two HBM addresses"},
+        {"HbmAddressAsLx", kernel("  %w = ktdp.construct_memory_view %x_ptr, sizes: [4, 64], strides: [64, 1] {memory_space = #ktdp.spyre_memory_space<LX>} : memref<4x64xf16>\n"),
+         "line 6: ktdp.construct_memory_view: an LX view on an HBM address"},
+        {"HbmViewOnComputedAddress", kernel("  %p = ktdp.get_compute_tile_id : index\n  %w = ktdp.construct_memory_view %p, sizes: [64], strides: [1] {memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64xf16>\n"),
+         "line 7: ktdp.construct_memory_view: an HBM view's address must be a function argument (plus an offset) or a constant"},
+        {"ViewSizesDisagreeWithType", kernel("  %w = ktdp.construct_memory_view %c0, sizes: [64], strides: [1] {memory_space = #ktdp.spyre_memory_space<LX>} : memref<32xf16>\n"),
+         "line 6: ktdp.construct_memory_view: sizes do not match the type"},
+        {"ViewNotMemref", kernel("  %w = ktdp.construct_memory_view %c0, sizes: [64], strides: [1] {memory_space = #ktdp.spyre_memory_space<LX>} : tensor<64xf16>\n"),
+         "line 6: ktdp.construct_memory_view: result must be a memref, not tensor<64xf16>"},
+        {"MemorySpaceNotDialect", kernel("  %w = ktdp.construct_memory_view %c0, sizes: [64], strides: [1] {memory_space = 3} : memref<64xf16>\n"),
+         "memory_space must be #ktdp.spyre_memory_space<HBM|LX>"},
+        {"BadKindAttr",
+         "func.func @k(%x_ptr: index) {\n  %xv = ktdp.construct_memory_view %x_ptr, sizes: [64], strides: [1] {spyre.kind = \"both\"} : memref<64xf16>\n  return\n}\n",
+         "line 2: spyre.kind must be \"input\", \"output\" or \"temp\""},
+        {"SameBufferName",
+         "func.func @k(%x_ptr: index, %x: index) {\n  %a = ktdp.construct_memory_view %x_ptr, sizes: [64], strides: [1] : memref<64xf16>\n  %b = ktdp.construct_memory_view %x, sizes: [64], strides: [1] : memref<64xf16>\n  return\n}\n",
+         "two buffers are named 'x'"},
+        {"PointerArgWithoutView",
+         "func.func @k(%x_ptr: index) {\n  %c64 = arith.constant 64 : index\n  %o = arith.addi %x_ptr, %c64 : index\n  %a = ktdp.construct_memory_view %o, sizes: [64], strides: [1] : memref<64xf16>\n  return\n}\n",
+         "argument %x_ptr is used as an HBM address but no memory view is constructed directly on it"},
+        {"MemrefArgument", "func.func @k(%m: memref<4xf16>) {\n  return\n}\n",
+         "argument %m of type memref<4xf16> is not supported (pass buffers as index addresses with a memory view)"},
+        {"GridNotList", kernel("", " attributes {grid = \"big\"}"), "line 2: function @k: grid must be a list of integers"},
+        {"GridEntryZero", kernel("", " attributes {grid = [2, 0]}"), "line 2: function @k: grid entries must be positive integers"},
+        {"AccessTileOnTensor", kernel(kLoad + "  %w = ktdp.construct_access_tile %v[%c0, %c0] : tensor<4x64xf16> -> !ktdp.access_tile<1x64xindex>\n"),
+         "line 9: ktdp.construct_access_tile: %v is not a memory view"},
+        {"AccessTileBaseMap", kernel("  %w = ktdp.construct_access_tile %xv[%c0, %c0] {base_map = affine_map<(d0, d1) -> (d0, d1)>} : memref<4x64xf16> -> !ktdp.access_tile<1x64xindex>\n"),
+         "line 6: ktdp.construct_access_tile: base_map is not supported"},
+        {"TileLargerThanView", kernel("  %w = ktdp.construct_access_tile %xv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<8x64xindex>\n"),
+         "line 6: ktdp.construct_access_tile: tile extent 8 of dimension 0 does not fit the view's 4"},
+        {"TileResultNotTile", kernel("  %w = ktdp.construct_access_tile %xv[%c0, %c0] : memref<4x64xf16> -> tensor<1x64xf16>\n"),
+         "line 6: ktdp.construct_access_tile: result must be !ktdp.access_tile<...>"},
+        {"StoreShapeMismatch", kernel(kLoad + "  %h = ktdp.construct_access_tile %yv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<2x64xindex>\n  ktdp.store %v, %h : tensor<4x64xf16>, !ktdp.access_tile<2x64xindex>\n"),
+         "line 10: ktdp.store: tensor tensor<4x64xf16> does not match the tile's shape and element type"},
+        {"StridedHbmInnermost",
+         kernel("  %sv = ktdp.construct_memory_view %x_ptr, sizes: [4, 32], strides: [64, 2] : memref<4x32xf16>\n  %t = ktdp.construct_access_tile %sv[%c0, %c0] : memref<4x32xf16> -> !ktdp.access_tile<4x32xindex>\n  %w = ktdp.load %t : !ktdp.access_tile<4x32xindex> -> tensor<4x32xf16>\n"),
+         "line 8: ktdp.load: the innermost dimension of an HBM tile must be contiguous (stride 1), not 2"},
+        {"LxTileNotContiguous",
+         kernel("  %lv = ktdp.construct_memory_view %c0, sizes: [4, 32], strides: [64, 2] {memory_space = #ktdp.spyre_memory_space<LX>} : memref<4x32xf16>\n  %t = ktdp.construct_access_tile %lv[%c0, %c0] : memref<4x32xf16> -> !ktdp.access_tile<4x32xindex>\n  %w = ktdp.load %t : !ktdp.access_tile<4x32xindex> -> tensor<4x32xf16>\n"),
+         "line 8: ktdp.load: the innermost dimension of an LX tile must be contiguous"},
+        {"ExtractNotConstant", kernel(kLoad + "  %p = ktdp.get_compute_tile_id : index\n  %w = tensor.extract %v[%p, %c0] : tensor<4x64xf16>\n"),
+         "line 10: tensor.extract: subscripts must be constants inside the tensor"},
+        {"ExtractRank", kernel(kLoad + "  %w = tensor.extract %v[%c0] : tensor<4x64xf16>\n"), "line 9: tensor.extract: 1 subscripts for a rank 2 tensor"},
+        {"SplatOfTensor", kernel(kLoad + "  %w = tensor.splat %v : tensor<4x64xf16>\n"),
+         "line 9: tensor.splat: fills with a constant or a tensor.extract element only"},
+        {"SplatOfDynamicIndex", kernel("  %p = ktdp.get_compute_tile_id : index\n  %w = tensor.splat %p : tensor<4x64xf16>\n"),
+         "line 7: tensor.splat: the value must be a constant"},
+        {"ReassociationCount", kernel(kLoad + "  %w = tensor.collapse_shape %v [[0], [1], [1]] : tensor<4x64xf16> into tensor<256xf16>\n"),
+         "line 9: tensor.collapse_shape: 3 groups for 1 dims"},
+        {"ReassociationProduct", kernel(kLoad + "  %w = tensor.expand_shape %v [[0, 1], [2]] : tensor<4x64xf16> into tensor<2x4x64xf16>\n"),
+         "line 9: tensor.expand_shape: group 0 does not multiply to 4"},
+        {"BroadcastRank", kernel(kLoad + "  %e = tensor.empty() : tensor<4x64xf16>\n  %w = linalg.broadcast ins(%v : tensor<4x64xf16>) outs(%e : tensor<4x64xf16>) dimensions = [1]\n"),
+         "line 10: linalg.broadcast: input rank plus dimensions must be the result rank"},
+        {"BroadcastTypes", kernel(kLoad + "  %e = tensor.empty() : tensor<4x64x2xf32>\n  %w = linalg.broadcast ins(%v : tensor<4x64xf16>) outs(%e : tensor<4x64x2xf32>) dimensions = [2]\n"),
+         "line 10: linalg.broadcast: element types differ"},
+        {"ReduceTwoInputs", kernel(kLoad + "  %e = tensor.empty() : tensor<4xf16>\n  %w = linalg.reduce { arith.addf } ins(%v, %v : tensor<4x64xf16>, tensor<4x64xf16>) outs(%e : tensor<4xf16>) dimensions = [1]\n"),
+         "line 10: linalg.reduce: one input and one init are supported"},
+        {"ReduceInitShape", kernel(kLoad + "  %e = tensor.empty() : tensor<8xf16>\n  %w = linalg.reduce { arith.addf } ins(%v : tensor<4x64xf16>) outs(%e : tensor<8xf16>) dimensions = [1]\n"),
+         "line 10: linalg.reduce: init shape does not match"},
+        {"ReduceRegionTwoOps", kernel(kLoad + "  %e = tensor.empty() : tensor<4xf16>\n  %w = linalg.reduce ins(%v : tensor<4x64xf16>) outs(%e : tensor<4xf16>) dimensions = [1]\n    (%a: f16, %b: f16) {\n      %s = arith.addf %a, %b : f16\n      %m = arith.mulf %s, %b : f16\n      linalg.yield %m : f16\n    }\n"),
+         "line 13: linalg.reduce: the region must hold one combining op"},
+        {"ReduceF32IntoF16", kernel("  %t = ktdp.construct_access_tile %xv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<4x64xindex>\n  %v = ktdp.load %t : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf16>\n  %f = arith.extf %v : tensor<4x64xf16> to tensor<4x64xf32>\n  %e = tensor.empty() : tensor<4xf16>\n  %w = linalg.reduce { arith.addf } ins(%f : tensor<4x64xf32>) outs(%e : tensor<4xf16>) dimensions = [1]\n"),
+         "line 10: linalg.reduce: f32 reduces into f32 or (from f16) f32, not f16"},
+        {"ReduceInitUsedLater", kernel(kLoad + "  %la = arith.constant 0 : index\n  %lv = ktdp.construct_memory_view %la, sizes: [4], strides: [1] {memory_space = #ktdp.spyre_memory_space<LX>} : memref<4xf16>\n  %lt = ktdp.construct_access_tile %lv[%c0] : memref<4xf16> -> !ktdp.access_tile<4xindex>\n  %i = ktdp.load %lt : !ktdp.access_tile<4xindex> -> tensor<4xf16>\n  %w = linalg.reduce { arith.addf } ins(%v : tensor<4x64xf16>) outs(%i : tensor<4xf16>) dimensions = [1]\n  %z = arith.addf %i, %i : tensor<4xf16>\n"),
+         "line 13: linalg.reduce: init %i is used after the reduction, which accumulates into it; copy it first"},
+        {"MatmulF32Operands", kernel(kLoad + "  %f = arith.extf %v : tensor<4x64xf16> to tensor<4x64xf32>\n  %e = tensor.empty() : tensor<4x4xf32>\n  %g = tensor.empty() : tensor<64x4xf32>\n  %w = linalg.matmul ins(%f, %g : tensor<4x64xf32>, tensor<64x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>\n"),
+         "line 12: linalg.matmul: the PE array multiplies f16 operands"},
+        {"MatmulIns", kernel(kLoad + "  %e = tensor.empty() : tensor<4x4xf32>\n  %w = linalg.matmul ins(%v : tensor<4x64xf16>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>\n"),
+         "line 10: linalg.matmul: expects ins(A, B) outs(C)"},
+        {"TransposePermutation", kernel(kLoad + "  %e = tensor.empty() : tensor<4x64xf16>\n  %w = linalg.transpose ins(%v : tensor<4x64xf16>) outs(%e : tensor<4x64xf16>) permutation = [0, 1]\n"),
+         "line 10: linalg.transpose: only 2-D transposes (permutation = [1, 0])"},
+        {"RingReduceKind", kernel(kLoad + "  %w = ktdp.reduce %v {kind = #ktdp.reduce_kind<prod>, mode = #ktdp.reduce_mode<all_reduce>, across = #ktdp.grid_axis<0>} : tensor<4x64xf16> -> tensor<4x64xf16>\n"),
+         "line 9: ktdp.reduce: kind must be sum, max or min"},
+        {"RingReduceAcross", kernel(kLoad + "  %w = ktdp.reduce %v {kind = #ktdp.reduce_kind<sum>, mode = #ktdp.reduce_mode<all_reduce>, across = #ktdp.grid_axis<1>} : tensor<4x64xf16> -> tensor<4x64xf16>\n"),
+         "line 9: ktdp.reduce: only across grid_axis<0> is supported"},
+        {"RingReduceMissingKind", kernel(kLoad + "  %w = ktdp.reduce %v {mode = #ktdp.reduce_mode<all_reduce>} : tensor<4x64xf16> -> tensor<4x64xf16>\n"),
+         "line 9: ktdp.reduce: needs kind = #ktdp....<...>"},
+        {"RingSendDirection", kernel(kLoad + "  \"spyre.ring_send\"(%v) {direction = 2 : i32} : (tensor<4x64xf16>) -> ()\n"),
+         "line 9: spyre.ring_send: needs direction = 1 or -1"},
+        {"ForBoundsHbm", kernel("  %c1 = arith.constant 1 : index\n  scf.for %i = %c0 to %x_ptr step %c1 {\n  }\n"),
+         "line 7: scf.for: bounds are HBM addresses"},
+        {"ForFloatIterArg", kernel("  %c1 = arith.constant 1 : index\n  %f = arith.constant 1.0 : f32\n  %r = scf.for %i = %c0 to %c1 step %c1 iter_args(%a = %f) -> (f32) {\n    scf.yield %a : f32\n  }\n"),
+         "line 8: scf.for: iter_arg 0 must be an index or integer value"},
+        {"ForMissingYield", kernel("  %c1 = arith.constant 1 : index\n  %r = scf.for %i = %c0 to %c1 step %c1 iter_args(%a = %c0) -> (index) {\n    %b = arith.addi %a, %c1 : index\n  }\n"),
+         "line 7: scf.for: a loop with iter_args must end in scf.yield"},
+        {"IfWithoutElse", kernel("  %p = ktdp.get_compute_tile_id : index\n  %b = arith.cmpi eq, %p, %c0 : index\n  %r = scf.if %b -> (index) {\n    scf.yield %c0 : index\n  }\n"),
+         "line 8: scf.if with results needs an else"},
+        {"IfYieldCount", kernel("  %p = ktdp.get_compute_tile_id : index\n  %b = arith.cmpi eq, %p, %c0 : index\n  %r = scf.if %b -> (index) {\n    scf.yield %c0 : index\n  } else {\n    scf.yield\n  }\n"),
+         "line 8: scf.if: each branch must yield 1 values"},
+        {"IfOnHbmAddress", kernel("  scf.if %x_ptr {\n  }\n"), "line 6: scf.if: the condition must be an i1 value"},
+        {"YieldScalarForTensor", kernel(kLoad + "  %c1 = arith.constant 1 : index\n  %r = scf.for %i = %c0 to %c1 step %c1 iter_args(%a = %v) -> (tensor<4x64xf16>) {\n    scf.yield %c0 : index\n  }\n"),
+         "line 11: scf.yield: value 0 must be a tensor"},
+        {"FloatAsIndex", kernel("  %f = arith.constant 1.0 : f32\n  %w = arith.addi %f, %c0 : index\n"), "line 7: arith.addi: float scalars must be constants"},
+        {"FloatScalarOp", kernel("  %f = arith.constant 1.0 : f32\n  %w = math.exp %f : f32\n"), "line 7: unsupported operation 'math.exp'"},
+        {"F64Constant", kernel("  %f = arith.constant 1.0 : f64\n"), "line 6: arith.constant: type f64 is not supported"},
+        {"HalfBitsOutOfRange", kernel("  %f = arith.constant 0x1FFFF : f16\n"), "line 6: f16 bit pattern out of range"},
+        {"F64Argument", kernel("", "", ", %q: f64"), "argument %q: type f64 is not supported (f16, f32)", {{"q", "1"}}},
+        {"NoFunction", "// nothing\n", "the module has no function"},
+        {"TensorLargerThanLx",
+         "func.func @k() {\n  %c0 = arith.constant 0 : index\n  %a = arith.constant 0 : index\n"
+         "  %big = ktdp.construct_memory_view %a, sizes: [4096, 512], strides: [512, 1] : memref<4096x512xf16>\n"
+         "  %t = ktdp.construct_access_tile %big[%c0, %c0] : memref<4096x512xf16> -> !ktdp.access_tile<4096x512xindex>\n"
+         "  %v = ktdp.load %t : !ktdp.access_tile<4096x512xindex> -> tensor<4096x512xf16>\n  return\n}\n",
+         "line 6: ktdp.load: tensor does not fit in LX"},
+        {"LxFull",
+         "func.func @k() {\n  %c0 = arith.constant 0 : index\n  %a = arith.constant 0 : index\n  %r1 = arith.constant 768 : index\n"
+         "  %big = ktdp.construct_memory_view %a, sizes: [4096, 512], strides: [512, 1] : memref<4096x512xf16>\n"
+         "  %t = ktdp.construct_access_tile %big[%c0, %c0] : memref<4096x512xf16> -> !ktdp.access_tile<768x512xindex>\n"
+         "  %u = ktdp.construct_access_tile %big[%r1, %c0] : memref<4096x512xf16> -> !ktdp.access_tile<768x512xindex>\n"
+         "  %v = ktdp.load %t : !ktdp.access_tile<768x512xindex> -> tensor<768x512xf16>\n"
+         "  %w = ktdp.load %u : !ktdp.access_tile<768x512xindex> -> tensor<768x512xf16>\n"
+         "  %s = arith.addf %v, %w : tensor<768x512xf16>\n  return\n}\n",
+         "line 10: arith.addf: LX is full (786432 more bytes needed, 524288 free of 2097152)"},
+        {"PartialStickStoreInsideRow",
+         kernel("  %t = ktdp.construct_access_tile %xv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<4x40xindex>\n  %v = ktdp.load %t : !ktdp.access_tile<4x40xindex> -> tensor<4x40xf16>\n"
+                "  %u = ktdp.construct_access_tile %yv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<4x40xindex>\n  ktdp.store %v, %u : tensor<4x40xf16>, !ktdp.access_tile<4x40xindex>\n"),
+         "line 9: ktdp.store: the tile's rows of 40 elements are not whole sticks and do not end at the view's row end"},
+        // fuzz finding: an LX view with more sizes than strides at a constant address (read past the strides)
+        {"LxViewSizesStrides", kernel("  %w = ktdp.construct_memory_view %c0, sizes: [1, 1, 24], strides: [64, 1] {memory_space = #ktdp.spyre_memory_space<LX>} : memref<1x1x24xf16>\n"),
+         "line 6: ktdp.construct_memory_view: needs as many sizes as strides (at least one)"},
+        {"TooManyIndexValues",
+         kernel([] {
+             std::string b = "  %p = ktdp.get_compute_tile_id : index\n";
+             for (int i = 0; i < 40; i++) b += "  %v" + std::to_string(i) + " = arith.addi %p, %p : index\n";
+             b += "  %s = arith.addi %v0, %v1 : index\n";
+             for (int i = 2; i < 40; i++) b += "  %s" + std::to_string(i) + " = arith.addi %s, %v" + std::to_string(i) + " : index\n";
+             return b;
+         }(), " attributes {grid = [2]}"),
+         "more than 31 index values live at once"},
+    };
+}
+
+class KtirBadInput : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(KtirBadInput, FailsWithAMessageNamingTheProblem) {
+    const BadCase &c = GetParam();
+    ktir::ImportOptions o;
+    o.args = c.args;
+    o.func = c.func;
+    try {
+        ktir::import_ktir(ktir::read_ktir(c.text), o);
+        FAIL() << "no error; expected: " << c.want;
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find(c.want), std::string::npos) << "message: " << e.what() << "\nwanted: " << c.want;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ktir, KtirBadInput, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<BadCase> &i) { return i.param.name; });
+
+TEST(KtirBadInput, FileErrorsNameTheFile) {
+    try {
+        ktir::import_ktir_file("/nonexistent/k.ktir", {});
+        FAIL();
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("cannot open KTIR file '/nonexistent/k.ktir'"), std::string::npos) << e.what();
+    }
+}
+
+TEST(KtirBadInput, SeveralFunctionsNeedAChoice) {
+    std::string two = "func.func @a() {\n  return\n}\nfunc.func @b() {\n  return\n}\n";
+    try {
+        ktir::import_ktir(ktir::read_ktir(two), {});
+        FAIL();
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("the module has several functions (a, b...); choose one with --func"),
+                  std::string::npos)
+            << e.what();
+    }
+    ktir::ImportOptions o;
+    o.func = "b";
+    EXPECT_EQ(ktir::import_ktir(ktir::read_ktir(two), o).kernel_name, "b");
+}
+
+TEST(KtirExport, OpcodeWithoutKtirFormIsNamed) {
+    // VFMA has no KTIR form (its rounding differs from math.fma's): the export names it.
+    DeviceProgram p;
+    p.kernel_name = "fma";
+    Instr in;
+    in.op = Opcode::VFMA;
+    in.a = {0, 0, 0, 0, 128, 0, 256, 1, 1, 0};
+    p.code.push_back(in);
+    try {
+        ktir::export_ktir(p);
+        FAIL();
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("instruction 0 (VFMA, f16): no KTIR form"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(KtirBadInput, StoreOverATileStillReadIsAnError) {
+    // %a is read from LX after the store overwrites its tile: refused rather than silently wrong.
+    std::string k = kernel(
+        "  %t = ktdp.construct_access_tile %xv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<4x64xindex>\n"
+        "  %v = ktdp.load %t : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf16>\n"
+        "  %la = arith.constant 0 : index\n"
+        "  %lv = ktdp.construct_memory_view %la, sizes: [4, 64], strides: [64, 1] {memory_space = #ktdp.spyre_memory_space<LX>} : memref<4x64xf16>\n"
+        "  %lt = ktdp.construct_access_tile %lv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<4x64xindex>\n"
+        "  ktdp.store %v, %lt : tensor<4x64xf16>, !ktdp.access_tile<4x64xindex>\n"
+        "  %a = ktdp.load %lt : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf16>\n"
+        "  %n = arith.negf %v : tensor<4x64xf16>\n"
+        "  ktdp.store %n, %lt : tensor<4x64xf16>, !ktdp.access_tile<4x64xindex>\n"
+        "  %u = ktdp.construct_access_tile %yv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<4x64xindex>\n"
+        "  ktdp.store %a, %u : tensor<4x64xf16>, !ktdp.access_tile<4x64xindex>\n");
+    try {
+        ktir::import_ktir(ktir::read_ktir(k), {});
+        FAIL();
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("line 14: ktdp.store: overwrites LX that %a still holds"), std::string::npos)
+            << e.what();
+    }
+}
+
+}  // namespace

@@ -1,0 +1,149 @@
+// Hand-written KTIR kernels (tests/ktir/kernels, in the style of IBM's public examples) imported
+// and run on the simulator, checked against Halide's CPU realisation of the same computation.
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "Halide.h"
+#include "cpu_reference.h"
+#include "device/half.h"
+#include "ktir_import.h"
+#include "spyre.h"
+
+namespace {
+
+using namespace spyre;
+using Halide::Buffer;
+using Halide::Expr;
+using Halide::Func;
+using Halide::RDom;
+using Halide::Var;
+using Halide::cast;
+using Halide::float16_t;
+
+const std::string kDir = KTIR_KERNELS;
+
+DeviceProgram import(const std::string &file, std::map<std::string, std::string> args = {}) {
+    ktir::ImportOptions o;
+    o.args = std::move(args);
+    return ktir::import_ktir_file(kDir + "/" + file, o);
+}
+
+Buffer<float16_t> random_f16(std::vector<int> shape, uint32_t seed, float lo = -1, float hi = 1) {
+    Buffer<float16_t> b(shape);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(lo, hi);
+    b.for_each_value([&](float16_t &v) { v = float16_t(d(rng)); });
+    return b;
+}
+
+// Largest distance in fp16 units in the last place between the device's output and Halide's.
+int64_t max_ulp(const Halide::Runtime::Buffer<> &got, const Buffer<float16_t> &want) {
+    int64_t worst = 0;
+    const uint16_t *g = reinterpret_cast<const uint16_t *>(got.data());
+    const uint16_t *w = reinterpret_cast<const uint16_t *>(want.data());
+    EXPECT_EQ(got.number_of_elements(), want.number_of_elements());
+    auto ordered = [](uint16_t h) { return (h & 0x8000) ? -int64_t(h & 0x7fff) : int64_t(h); };
+    for (size_t i = 0; i < want.number_of_elements(); i++) {
+        if (std::isnan(half_to_float(g[i])) != std::isnan(half_to_float(w[i]))) return INT64_MAX;
+        worst = std::max<int64_t>(worst, std::llabs(ordered(g[i]) - ordered(w[i])));
+    }
+    return worst;
+}
+
+double max_abs(const Halide::Runtime::Buffer<> &got, const Buffer<float16_t> &want) {
+    double worst = 0;
+    const uint16_t *g = reinterpret_cast<const uint16_t *>(got.data());
+    for (size_t i = 0; i < want.number_of_elements(); i++)
+        worst = std::max(worst, std::fabs(double(half_to_float(g[i])) - double(float(want.data()[i]))));
+    return worst;
+}
+
+Buffer<float16_t> realize(Func f, std::vector<int> shape) {
+    return f.realize(shape, cpu_reference_target());
+}
+
+TEST(KtirKernels, VectorAddOver32TilesMatchesHalide) {
+    DeviceProgram p = import("vector_add.ktir");
+    EXPECT_EQ(p.num_cores, 32);
+    Buffer<float16_t> a = random_f16({64, 96}, 1), b = random_f16({64, 96}, 2);
+    SpyreRun r = run_on_spyre(p, {a, b});
+    Var x, y;
+    Func c;
+    c(x, y) = a(x, y) + b(x, y);
+    EXPECT_EQ(max_ulp(r.output, realize(c, {64, 96})), 0);
+}
+
+TEST(KtirKernels, SoftmaxOver4TilesMatchesHalideWithin2Ulp) {
+    DeviceProgram p = import("softmax.ktir");
+    Buffer<float16_t> in = random_f16({256, 64}, 3, -4, 4);
+    SpyreRun r = run_on_spyre(p, {in});
+    Var x, y;
+    RDom k(0, 256);
+    Func mx, e, s, out;
+    mx(y) = Halide::maximum(in(k, y));
+    e(x, y) = cast<float16_t>(Halide::exp(cast<float>(in(x, y) - mx(y))));  // the device's exp: in fp32
+    s(y) = Halide::sum(cast<float>(e(k, y)));
+    out(x, y) = e(x, y) / cast<float16_t>(s(y));
+    for (Func f : {mx, e, s}) f.compute_root();  // not recomputed per element
+    EXPECT_LE(max_ulp(r.output, realize(out, {256, 64})), 2);  // exp: the CPU's and the device's differ
+}
+
+TEST(KtirKernels, LayernormWithGammaAndBetaMatchesHalideExactly) {
+    DeviceProgram p = import("layernorm.ktir");
+    ASSERT_EQ(p.buffers.size(), 4u);
+    Buffer<float16_t> x = random_f16({128, 32}, 4, -3, 3), g = random_f16({128}, 5), b = random_f16({128}, 6);
+    SpyreRun r = run_on_spyre(p, {x, g, b});
+    Var i, j;
+    RDom k(0, 128);
+    Func sum, mean, d, ss, rs, out;
+    sum(j) = Halide::sum(cast<float>(x(k, j)));
+    mean(j) = cast<float16_t>(sum(j) * 0.0078125f);
+    d(i, j) = x(i, j) - mean(j);
+    ss(j) = Halide::sum(cast<float>(d(k, j) * d(k, j)));
+    rs(j) = cast<float16_t>(1.0f / Halide::sqrt(ss(j) * 0.0078125f + 1e-5f));
+    out(i, j) = d(i, j) * rs(j) * g(i) + b(i);
+    for (Func f : {sum, mean, d, ss, rs}) f.compute_root();
+    EXPECT_EQ(max_ulp(r.output, realize(out, {128, 32})), 0);
+}
+
+TEST(KtirKernels, MatmulAccumulatingOverKChunksMatchesHalideExactly) {
+    DeviceProgram p = import("matmul.ktir");
+    EXPECT_EQ(p.num_cores, 2);
+    Buffer<float16_t> a = random_f16({128, 64}, 7), b = random_f16({64, 128}, 8);
+    SpyreRun r = run_on_spyre(p, {a, b});
+    Var n, m;
+    RDom k(0, 128);
+    Func c;
+    c(n, m) = cast<float16_t>(Halide::sum(cast<float>(a(k, m)) * cast<float>(b(n, k))));
+    EXPECT_EQ(max_ulp(r.output, realize(c, {64, 64})), 0);
+}
+
+TEST(KtirKernels, AttentionHeadWithScalarArgumentMatchesHalide) {
+    DeviceProgram p = import("attention.ktir", {{"scale", "0.125"}});
+    Buffer<float16_t> q = random_f16({64, 64}, 9), k = random_f16({64, 64}, 10), v = random_f16({64, 64}, 11);
+    SpyreRun r = run_on_spyre(p, {q, k, v});
+    Var d, i, j;
+    RDom rd(0, 64);
+    Func s, mx, e, sum, pr, o;
+    s(j, i) = Halide::sum(cast<float>(q(rd, i)) * cast<float>(k(rd, j))) * 0.125f;
+    mx(i) = Halide::maximum(s(rd, i));
+    e(j, i) = Halide::exp(s(j, i) - mx(i));
+    sum(i) = Halide::sum(e(rd, i));
+    pr(j, i) = cast<float16_t>(e(j, i) / sum(i));
+    o(d, i) = cast<float16_t>(Halide::sum(cast<float>(pr(rd, i)) * cast<float>(v(d, rd))));
+    for (Func f : {s, mx, e, sum, pr}) f.compute_root();
+    EXPECT_LE(max_abs(r.output, realize(o, {64, 64})), 1e-3);
+}
+
+TEST(KtirKernels, ScalarArgumentChangesTheResult) {
+    // The same kernel with another --arg value computes another softmax temperature.
+    DeviceProgram a = import("attention.ktir", {{"scale", "0.125"}}), b = import("attention.ktir", {{"scale", "0.5"}});
+    Buffer<float16_t> q = random_f16({64, 64}, 9), k = random_f16({64, 64}, 10), v = random_f16({64, 64}, 11);
+    SpyreRun ra = run_on_spyre(a, {q, k, v}), rb = run_on_spyre(b, {q, k, v});
+    EXPECT_NE(std::memcmp(ra.output.data(), rb.output.data(), ra.output.size_in_bytes()), 0);
+}
+
+}  // namespace

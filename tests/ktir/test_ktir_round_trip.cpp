@@ -1,0 +1,75 @@
+// The KTIR round trip over the whole catalogue: every app x schedule compiled at a small shape,
+// exported to KTIR, imported back and run on the simulator beside the original program. The
+// outputs must agree bit for bit and the modelled times within 5%.
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "device/error.h"
+#include "catalogue_shapes.h"
+#include "kernel_catalog.h"
+#include "ktir_export.h"
+#include "ktir_import.h"
+#include "ktir_reader.h"
+#include "spyre.h"
+
+namespace {
+
+using namespace spyre;
+using ktir_testing::small_shape;
+
+struct Case {
+    std::string app, schedule;
+};
+
+void PrintTo(const Case &c, std::ostream *os) { *os << c.app << "/" << c.schedule; }
+
+std::vector<Case> catalogue() {
+    std::vector<Case> out;
+    for (const std::string &app : report::app_names())
+        for (const std::string &s : report::app_schedules(app)) out.push_back({app, s});
+    return out;
+}
+
+class KtirRoundTrip : public ::testing::TestWithParam<Case> {};
+
+TEST_P(KtirRoundTrip, ImportedExportRunsTheSameNumbersInTheSameTime) {
+    const Case &c = GetParam();
+    const report::Shape shape = small_shape(c.app);
+    DeviceProgram original = report::compile_kernel(c.app, c.schedule, shape);
+    std::string text = ktir::export_ktir(original);
+    ktir::ImportOptions opt;
+    DeviceProgram imported;
+    try {
+        imported = ktir::import_ktir(ktir::read_ktir(text), opt);
+    } catch (const Error &e) {
+        FAIL() << e.what();
+    }
+    EXPECT_EQ(imported.num_cores, original.num_cores);
+    ASSERT_EQ(imported.buffers.size(), original.buffers.size());
+    for (size_t i = 0; i < original.buffers.size(); i++) {
+        EXPECT_EQ(imported.buffers[i].name, original.buffers[i].name);
+        EXPECT_EQ(imported.buffers[i].kind, original.buffers[i].kind);
+        EXPECT_EQ(imported.buffers[i].type, original.buffers[i].type);
+        EXPECT_EQ(imported.buffers[i].shape, original.buffers[i].shape);
+    }
+    std::vector<Halide::Runtime::Buffer<>> inputs = report::random_inputs(c.app, shape);
+    SpyreRun a = run_on_spyre(original, inputs), b = run_on_spyre(imported, inputs);
+    ASSERT_EQ(a.output.size_in_bytes(), b.output.size_in_bytes());
+    EXPECT_EQ(std::memcmp(a.output.data(), b.output.data(), a.output.size_in_bytes()), 0)
+        << "outputs differ";
+    RecordProperty("original_cycles", std::to_string(a.stats.cycles));
+    RecordProperty("imported_cycles", std::to_string(b.stats.cycles));
+    RecordProperty("original_instructions", std::to_string(original.code.size()));
+    RecordProperty("imported_instructions", std::to_string(imported.code.size()));
+    EXPECT_NEAR(b.stats.cycles, a.stats.cycles, 0.05 * a.stats.cycles)
+        << "original " << a.stats.cycles << " cycles, imported " << b.stats.cycles;
+    EXPECT_EQ(b.stats.dram_read_bytes, a.stats.dram_read_bytes);
+    EXPECT_EQ(b.stats.dram_write_bytes, a.stats.dram_write_bytes);
+    EXPECT_EQ(b.stats.ring_bytes, a.stats.ring_bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, KtirRoundTrip, ::testing::ValuesIn(catalogue()),
+                         [](const ::testing::TestParamInfo<Case> &i) { return i.param.app + "_" + i.param.schedule; });
+
+}  // namespace
