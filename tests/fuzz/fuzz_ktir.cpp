@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_run.h"
 #include "device/error.h"
 #include "device/program_verify.h"
 #include "ktir_export.h"
@@ -44,25 +45,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (q.code.empty() != p.code.empty()) __builtin_trap();
     } catch (const Error &) {
     }
-    SimOptions opt;
-    opt.max_instructions = 200000;
-    opt.max_work = int64_t(1) << 24;
-    opt.max_trace_events = 1000;
-    int64_t total = 0;
-    for (size_t i = 0; i < p.buffers.size(); i++) total += p.buffer_bytes(i, m.stick_bytes);
-    if (total <= (int64_t(4) << 20)) {
-        std::vector<std::vector<uint8_t>> images(p.buffers.size());
-        for (size_t i = 0; i < p.buffers.size(); i++)
-            if (p.buffers[i].kind == BufferKind::Input) images[i].assign(size_t(p.buffer_bytes(i, m.stick_bytes)), 0x3c);
-        try {
-            simulate(p, m, images, opt);
-        } catch (const Error &) {
-        }
-    }
-    opt.timing_only = true;
-    try {
-        simulate(p, m, {}, opt);
-    } catch (const Error &) {
-    }
+    fuzz::run_both_modes(p, m, int64_t(4) << 20, int64_t(1) << 24);
     return 0;
 }

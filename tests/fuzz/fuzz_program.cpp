@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "fuzz_run.h"
 #include "device/error.h"
 #include "device/program_io.h"
 #include "device/program_verify.h"
@@ -33,25 +34,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         (void)program_work(p, m);
     } catch (const Error &) {
     }
-    SimOptions opt;
-    opt.max_instructions = 200000;
-    opt.max_work = int64_t(1) << 26;
-    opt.max_trace_events = 1000;
-    int64_t total = 0;
-    for (size_t i = 0; i < p.buffers.size(); i++) total += p.buffer_bytes(i, m.stick_bytes);
-    if (total <= kMaxImageBytes) {
-        std::vector<std::vector<uint8_t>> images(p.buffers.size());
-        for (size_t i = 0; i < p.buffers.size(); i++)
-            if (p.buffers[i].kind == BufferKind::Input) images[i].assign(size_t(p.buffer_bytes(i, m.stick_bytes)), 0x3c);
-        try {
-            simulate(p, m, images, opt);
-        } catch (const Error &) {
-        }
-    }
-    opt.timing_only = true;
-    try {
-        simulate(p, m, {}, opt);
-    } catch (const Error &) {
-    }
+    fuzz::run_both_modes(p, m, kMaxImageBytes, int64_t(1) << 26);
     return 0;
 }
