@@ -892,6 +892,19 @@ const Op *Importer::terminator(const Region &r) const {
     return r.ops.empty() ? nullptr : &r.ops.back();
 }
 
+const Op *Importer::lower_body(const Region &r) {
+    const Op *term = terminator(r);
+    for (const Op &o : r.ops) {
+        if (&o == term && o.name == "scf.yield") break;
+        if (!skip_.count(&o)) {
+            lower(o);
+            free_temps();
+        }
+        release_dead(info_.at(&o).end);
+    }
+    return term;
+}
+
 void Importer::for_loop(const Op &op) {
     Scalar lb = scalar(op.operands[0], op), ub = scalar(op.operands[1], op), step = scalar(op.operands[2], op);
     if (!step.known || step.c <= 0)
@@ -974,17 +987,7 @@ void Importer::for_loop(const Op &op) {
         }
         vals_[body.args[i + 1]] = cv;
     }
-    const Op *term = terminator(body);
-    for (const Op &o : body.ops) {
-        if (&o == term && o.name == "scf.yield") break;
-        if (skip_.count(&o)) {
-            release_dead(info_.at(&o).end);
-            continue;
-        }
-        lower(o);
-        free_temps();
-        release_dead(info_.at(&o).end);
-    }
+    const Op *term = lower_body(body);
     if (term && term->name == "scf.yield") {
         if (term->operands.size() != n_iter)
             throw_error("line ", term->line, ": scf.yield: yields ", term->operands.size(), " values, the loop carries ",
@@ -1045,17 +1048,7 @@ void Importer::if_op(const Op &op) {
         refs_[out[i].s.r.id]++;  // held across the branches, handed to the result
     }
     auto branch = [&](const Region &r) {
-        const Op *term = terminator(r);
-        for (const Op &o : r.ops) {
-            if (&o == term && o.name == "scf.yield") break;
-            if (skip_.count(&o)) {
-                release_dead(info_.at(&o).end);
-                continue;
-            }
-            lower(o);
-            free_temps();
-            release_dead(info_.at(&o).end);
-        }
+        const Op *term = lower_body(r);
         if (nres) {
             if (!term || term->name != "scf.yield" || term->operands.size() != nres)
                 throw_error("line ", op.line, ": scf.if: each branch must yield ", nres, " values");

@@ -315,6 +315,8 @@ private:
 
     // ------------------------------------------------------------------ control flow
     const Op *terminator(const Region &r) const;
+    // Lowers a region's ops up to its scf.yield (not included); returns the terminator.
+    const Op *lower_body(const Region &r);
 
     void for_loop(const Op &op);
 
