@@ -472,7 +472,7 @@ void Simulator::complete_dma(int core, int q, double now) {
     Core &c = cores_[core];
     DmaOp op = c.dma[q].ops.front();
     c.dma[q].ops.pop_front();
-    if (--c.dma_active == 0) c.ctr.busy[kEngDMA] += now - c.dma_busy_since;
+    if (--c.dma_active == 0) c.ctr.busy[kEngDMA] += std::max(0.0, now - c.dma_busy_since);
     trace_.span(c.id, q ? kTrackDmaStore : kTrackDmaLoad, q ? "DMA_ST" : "DMA_LD", op.start, now, int64_t(op.pc));
     complete_tag(c, op.tag, now);
     if (!c.dma[q].ops.empty()) {
@@ -642,6 +642,10 @@ void Simulator::summarise(Core &c, LoopFrame &f, int64_t k) {
     double dt = s2.t - s1.t;
     if (!(dt > 0)) return;
     Counters d = s2.ctr - s1.ctr;
+    // A loop that issues no DMA of its own: any DMA busy time in its iterations was a transfer
+    // from before the loop, which keeps moving through the span (below) and is booked for real.
+    const bool loop_dma = d.work_r > 0 || d.work_w > 0;
+    if (!loop_dma) d.busy[kEngDMA] = 0;
     double shift = double(k) * dt, now = c.t;
 
     for (int r = 0; r < kNumRegs; r++) c.regs[r] += k * (s2.regs[r] - s1.regs[r]);
@@ -655,18 +659,32 @@ void Simulator::summarise(Core &c, LoopFrame &f, int64_t k) {
     if (c.pe_free > now) c.pe_free += shift;
     for (double &e : c.tag_end)
         if (e > now) e += shift;
-    // Moving DMAs pause for the summarised span; the reservation stands in for them.
+    // The loop's own DMAs pause for the summarised span; the reservation stands in for them. DMAs
+    // issued before the loop (a prefetch of the next tile while this one computes) overlap the
+    // whole span for real, so they keep their place and keep moving.
     c.gen++;
+    auto in_loop = [&](const DmaOp &op) { return op.pc > f.loop_pc && op.pc < f.end_pc; };
     for (int q = 0; q < 2; q++) {
-        for (DmaOp &op : c.dma[q].ops) op.issue += shift;
-        if (!c.dma[q].ops.empty() && c.dma[q].ops.front().flow >= 0) {
-            DmaOp &op = c.dma[q].ops.front();
+        for (DmaOp &op : c.dma[q].ops)
+            if (in_loop(op)) op.issue += shift;
+        if (c.dma[q].ops.empty()) continue;
+        DmaOp &op = c.dma[q].ops.front();
+        if (!in_loop(op)) {
+            // The new generation drops its pending start; schedule it again.
+            if (op.flow < 0) schedule(std::max(op.issue + setup_, now), EventKind::DmaStart, c.id, q, c.gen);
+        } else if (op.flow >= 0) {
             op.remaining = dram_.remove(now, op.flow);
             op.flow = -1;
             op.suspended = true;
             op.start += shift;
             if (--c.dma_active == 0) c.ctr.busy[kEngDMA] += now - c.dma_busy_since;
         }
+    }
+    // Otherwise the iterations' counters (added above) include DMA busy time while such a transfer
+    // moves; count its busy time again only past the span.
+    if (loop_dma && c.dma_active > 0) {
+        c.ctr.busy[kEngDMA] += now - c.dma_busy_since;
+        c.dma_busy_since = now + shift;
     }
     if (d.work_r > 0) c.reservations.push_back(dram_.add(now, false, kInf, d.work_r / dt));
     if (d.work_w > 0) c.reservations.push_back(dram_.add(now, true, kInf, d.work_w / dt));
