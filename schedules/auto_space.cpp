@@ -9,6 +9,7 @@
 #include "device/error.h"
 #include "matmul_tiles.h"
 #include "spyre_intrinsics.h"
+#include "tile_rows.h"
 
 namespace spyre::autosched {
 
@@ -90,6 +91,12 @@ public:
         const bool even = rows_ % c == 0;
         if (last <= 0) return std::nullopt;
         const bool split = p.tile > 0 && p.tile < share;
+        // A transposing output's sticks per row (tile_rows.h), when its rows are whole sticks.
+        const int64_t out_row_lanes = int64_t(m_.stick_bytes / out.type.bytes());
+        const int transpose_sticks =
+            out.transposes && cols_ % out_row_lanes == 0
+                ? transpose_row_sticks(cols_ / out_row_lanes, split ? p.tile : share, m_)
+                : 1;
         if (split && !even && (share % p.tile || last % p.tile)) return std::nullopt;
         auto place = [&](const StageInfo &s) {
             if (s.is_output) return Place::Tile;
@@ -165,12 +172,13 @@ public:
                 if (c > 1) ds.push_back({Directive::RingSplit, s.name, {rv}, {c, s.is_output ? 0 : int(rows_)}, ""});
                 if (split) ds.push_back({Directive::Split, s.name, {rv, rv + "o", rv + "i"}, {p.tile}, ""});
                 if (s.args.size() == 2 && s.transposes) {
-                    // A transpose: one output stick per row, the tile's rows inside it, so that each
-                    // tile is one transpose of whole sticks (split(x, xo, xi, lanes).reorder(xi, y, xo)).
+                    // A transpose: a few output sticks per row (transpose_sticks), the tile's rows
+                    // around them, so that each tile is one transpose of whole sticks
+                    // (split(x, xo, xi, n * lanes).reorder(xi, y, xo)).
                     const int lanes = int(m_.stick_bytes / s.type.bytes());
                     if ((split ? p.tile : share) % lanes || (c > 1 && share % lanes)) return std::nullopt;
                     const std::string x = s.args[0];
-                    ds.push_back({Directive::Split, s.name, {x, x + "o", x + "i"}, {lanes}, ""});
+                    ds.push_back({Directive::Split, s.name, {x, x + "o", x + "i"}, {transpose_sticks * lanes}, ""});
                     ds.push_back({Directive::HReorder, s.name,
                                   split ? std::vector<std::string>{x + "i", rv + "i", x + "o", rv + "o"}
                                         : std::vector<std::string>{x + "i", rv, x + "o"}, {}, ""});
@@ -232,7 +240,8 @@ public:
         w.dram_bytes += out_bytes;
         // A transposing output holds one stick of each of a tile's rows at a time, not whole rows.
         const int64_t out_lanes = int64_t(m_.stick_bytes / out.type.bytes());
-        const int64_t held_cols = out.transposes && out.args.size() == 2 ? std::min(cols_, out_lanes) : cols_;
+        const int64_t held_cols =
+            out.transposes && out.args.size() == 2 ? std::min(cols_, transpose_sticks * out_lanes) : cols_;
         row_bytes = row_bytes * held_cols / std::max<int64_t>(cols_, 1);
         row_bytes += 2 * int64_t(out_bytes) / rows_ * held_cols / std::max<int64_t>(cols_, 1);
         for (const StageInfo &s : info_.stages) {

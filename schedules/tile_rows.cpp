@@ -15,4 +15,15 @@ int fit_tile_rows(int rows, int cols, int cores, int max_rows, int64_t lx_bytes_
     return tile;
 }
 
+int transpose_row_sticks(int64_t row_sticks, int64_t tile_rows, const MachineDesc &m) {
+    // A stick of the output row is a stick of input rows: both tiles take tile_rows x one stick
+    // of LX per stick of the row (the input's rows padded to whole sticks of columns).
+    const int64_t lanes16 = int64_t(m.stick_bytes / 2);
+    const int64_t per_stick = int64_t(m.stick_bytes) * ((tile_rows + lanes16 - 1) / lanes16 * lanes16);
+    int best = 1;
+    for (int64_t n = 1; n <= row_sticks; n++)
+        if (row_sticks % n == 0 && 4 * n * per_stick <= m.lx_usable_bytes) best = int(n);
+    return best;
+}
+
 }  // namespace spyre

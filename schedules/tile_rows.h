@@ -14,4 +14,10 @@ namespace spyre {
 // share, since a partial tile would make the staged slices' sizes differ between cores.
 int fit_tile_rows(int rows, int cols, int cores, int max_rows, int64_t lx_bytes_per_elem, const MachineDesc &m);
 
+// Sticks of each output row that a transpose's tile of `tile_rows` output rows takes (one
+// VTRANSPOSE writes them back to back): the most that divide the row's `row_sticks` and let the
+// staged input tile, the output tile and their second copies fit the usable LX, since each store
+// run (one row's sticks) pays the DMA's per-run overhead once. At least 1.
+int transpose_row_sticks(int64_t row_sticks, int64_t tile_rows, const MachineDesc &m);
+
 }  // namespace spyre

@@ -1,10 +1,12 @@
 #include "transpose.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "device/error.h"
 #include "directives.h"
 #include "known_names.h"
+#include "tile_rows.h"
 
 namespace spyre {
 
@@ -43,20 +45,27 @@ void schedule_transpose(TransposeKernel &k, const std::string &name, const Machi
                 break;
             }
     const int share = k.cols / cores;
-    // Rows per tile: the staged input strip (lanes x rows) and the output tile (rows x lanes), two
-    // copies each, in the usable LX; a multiple of a stick that divides the core's share, or all of it.
-    const int64_t fit = m.lx_usable_bytes / (4 * int64_t(lanes) * 2);
-    int tile = share;
-    if (share > fit && share % lanes == 0) {
-        tile = lanes;
-        for (int t = lanes; t <= std::min<int64_t>(share, fit); t += lanes)
-            if (share % t == 0) tile = t;
+    // A tile is `tile` output rows (input columns, whole sticks of the core's share) of `sticks`
+    // sticks each (input rows, as many as LX holds: tile_rows.h): its load runs are `tile`
+    // elements long and its store runs `sticks` sticks. The tile is the one with the least
+    // device-memory work per byte moved under the machine's run overheads.
+    std::vector<int> tiles;
+    for (int t = lanes; t <= share; t += lanes)
+        if (share % t == 0) tiles.push_back(t);
+    if (tiles.empty()) tiles.push_back(share);  // a share of part sticks: all of it
+    int tile = tiles[0], sticks = 1;
+    double best = 0;
+    for (int t : tiles) {
+        const int n = transpose_row_sticks(k.rows / lanes, t, m);
+        const double work = (1 + m.dram_read_run_overhead_bytes / (2.0 * t)) +
+                            (1 + m.dram_write_run_overhead_bytes / double(n * m.stick_bytes));
+        if (best == 0 || work < best) best = work, tile = t, sticks = n;
     }
     Var x = k.x, y = k.y, xo("xo"), xi("xi"), yo("yo"), yi("yi");
     SpyreSchedule s = schedule(k.out, m);
     if (cores > 1) s.ring_split(y, cores, k.cols);
-    // One output stick per row, the rows of a tile innermost: each tile is one VTRANSPOSE.
-    s.split(x, xo, xi, lanes).split(y, yo, yi, tile);  // both divide: no tails
+    // The output row's sticks inside the tile's rows: each tile is one VTRANSPOSE.
+    s.split(x, xo, xi, sticks * lanes).split(y, yo, yi, tile);  // both divide: no tails
     k.out.reorder(xi, yi, xo, yo);
     s.stick_vectorize(xi);
 }

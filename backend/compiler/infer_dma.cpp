@@ -354,15 +354,30 @@ private:
                 lv.groups.push_back(f);
             }
         }
-        // A nest that reads a tile transposed writes one stick per row of its output, and the
-        // restickify (a VTRANSPOSE) needs those sticks back to back in LX: no written run may take
-        // in a loop beside the vector's own lanes (stage inside the loop over output sticks).
+        // A nest that reads a tile transposed writes rows of its output from the input's rows, and
+        // the restickify (a VTRANSPOSE) writes its output rows back to back in LX: every loop merged
+        // into a written run must be either a row of the transpose or the next sticks of a row
+        // (the next input rows after those the run's elements so far cover), a loop inside the
+        // rows' loop, so that one VTRANSPOSE covers whole output rows.
+        std::map<std::string, size_t> depth;
+        for (size_t i = 0; i < loops.size(); i++) depth[loops[i].name] = i;
+        auto inside_rows = [&](const Footprint &t, const std::string &v) {
+            if (!depth.count(v)) return false;
+            for (auto &kv : t.coeff)
+                if (kv.second == 1 && depth.count(kv.first) && depth.at(kv.first) > depth.at(v)) return false;
+            return true;
+        };
         for (const Footprint &g : lv.groups)
             for (const Footprint &t : lv.groups) {
                 if (!g.store || t.lane_stride <= 1) continue;
-                bool rows_back_to_back = true;  // every loop merged into the run is a row of the transpose
-                for (const std::string &v : g.run_vars)
-                    if (!v.empty() && (!t.coeff.count(v) || t.coeff.at(v) != 1)) rows_back_to_back = false;
+                bool rows_back_to_back = true;
+                int64_t covered = std::max(1, g.lanes);  // output elements of the run so far
+                for (const std::string &v : g.run_vars) {
+                    if (v.empty()) continue;
+                    const int64_t c = t.coeff.count(v) ? t.coeff.at(v) : 0;
+                    if (c != 1 && !(c == covered * t.lane_stride && inside_rows(t, v))) rows_back_to_back = false;
+                    covered *= g.ext.count(v) ? g.ext.at(v) : 1;
+                }
                 if (!rows_back_to_back) {
                     lv.why = "reads a tile across its sticks (a transpose) while writing rows of " + g.buf +
                              " longer than one stick; split the output's stick dimension by one stick and put "

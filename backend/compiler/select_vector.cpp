@@ -125,22 +125,27 @@ Operand Selector::load(const Load *op, const Domain &d) {
     return o;
 }
 
-// out(x, y) = in(y, x): each row y of the domain reads one stick of in's column y, lanes walking
-// in's rows. The domain's rows are the columns of an LX tile of in, so one VTRANSPOSE of that tile
-// (lanes rows x groups columns, rows padded to whole sticks as staging leaves them) into a temporary
-// gives every row's stick, back to back (the restickify, on the vector unit at its measured rate).
-Operand Selector::transposed_load(const Load *op, const Ramp *r, const BufferInfo &bi, const Domain &d) {
+// out(x, y) = in(y, x): each row y of the domain reads in's column y, lanes walking in's rows; a
+// group may take several sticks of the output row (lanes merged with a loop over the next rows of
+// in). The domain's rows are the columns of an LX tile of in, so one VTRANSPOSE of that tile (its
+// rows x groups columns, rows padded to whole sticks as staging leaves them) gives every group's
+// sticks back to back (the restickify, on the vector unit at its measured rate), into a temporary
+// or straight into the destination.
+Operand Selector::transposed_load(const Load *op, const Ramp *r, const BufferInfo &bi, const Domain &d,
+                                  const Operand *into) {
     const int64_t lanes_t = plan_.lanes(bi.type);
     auto stride = as_const_int(r->stride);
     auto fail = [&](const std::string &why) {
         unsupported("reads " + bi.func + " across its sticks (a transpose) but " + why +
-                    "; transposes take one stick of the output per row, over whole rows of the input tile");
+                    "; transposes take whole sticks of each output row, over whole rows of the input tile");
     };
     if (!stride || *stride <= 1) fail("with a stride that is not a positive constant");
-    if (r->lanes != lanes_t || d.ramp_lanes != lanes_t || !d.lane.empty()) fail("with vectors that are not one stick");
+    if (r->lanes % lanes_t || d.ramp_lanes != r->lanes) fail("with vectors that are not whole sticks");
     if (d.group_var.empty() && d.groups != 1) fail("outside a loop over the output's rows");
     auto a = affine_in(r->base, d.vars());
     if (!a || (!d.group_var.empty() && a->of(d.group_var) != 1)) fail("with rows that do not walk the input's row");
+    for (auto &l : d.lane)
+        if (a->of(l.first) != l.second * *stride) fail("with sticks of an output row that are not consecutive input rows");
     const int64_t row = (d.groups + lanes_t - 1) / lanes_t * lanes_t;
     if (*stride != row)
         fail("from rows of " + std::to_string(*stride) + " elements, not the " + std::to_string(row) +
@@ -151,8 +156,13 @@ Operand Selector::transposed_load(const Load *op, const Ramp *r, const BufferInf
     src.base = lx_base(op->name);
     src.index = simplify(a->rest);
     if (!provably_multiple(src.index, lanes_t)) fail("from a tile that does not start on a stick boundary");
-    Operand t = new_temp(bi.type, d.groups * plan_.machine.stick_bytes);
-    vinstr(Opcode::VTRANSPOSE, bi.type, t, &src, nullptr, lanes_t, d.groups);
+    const int64_t rows = d.elems;  // input rows = output elements per group, whole sticks
+    if (into) {  // the loaded value is stored as it is (gen passes only a destination of its type)
+        vinstr(Opcode::VTRANSPOSE, bi.type, *into, &src, nullptr, rows, d.groups);
+        return *into;
+    }
+    Operand t = new_temp(bi.type, d.groups * rows / lanes_t * plan_.machine.stick_bytes);
+    vinstr(Opcode::VTRANSPOSE, bi.type, t, &src, nullptr, rows, d.groups);
     t.kind = Operand::Vec;
     return t;
 }
@@ -287,6 +297,9 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         }
     }
     if (const Load *l = e.as<Load>()) {
+        const Ramp *r = l->index.as<Ramp>();
+        if (into && r && !is_const_one(r->stride) && plan_.has(l->name))
+            return transposed_load(l, r, plan_.buffer(l->name), d, into);
         Operand o = load(l, d);
         if (!into) return o;
         vinstr(o.kind == Operand::Scal ? Opcode::VBCAST : Opcode::VCOPY, t, *into, &o, nullptr, sticks, d.groups);
@@ -459,7 +472,7 @@ void Selector::collect(const Expr &e, bool under_broadcast, AccessCoeffs &out) {
         void visit(const Load *op) override {
             if (const Ramp *r = op->index.as<Ramp>()) {
                 if (is_const_one(r->stride)) out->vec.push_back({r->base, true});
-                else out->trans.push_back({r->base, true});
+                else out->trans.push_back({r->base, as_const_int(r->stride) ? *as_const_int(r->stride) : 0});
             } else {
                 out->scal.push_back({op->index, bc > 0});
             }
@@ -491,12 +504,14 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
         d.ramp_lanes = r->lanes;
         d.elems = r->lanes;
         k = loops.size();
-        // A transposed read takes exactly one stick per group: nothing merges into the lanes.
-        while (k > 0 && d.lane.size() < max_lanes && acc.trans.empty()) {
+        while (k > 0 && d.lane.size() < max_lanes) {
             const Loop &l = loops[k - 1];
             bool ok = true;
             for (auto &a : acc.vec) ok &= coeff(a.first, l.name) == d.elems;
             for (auto &s : acc.scal) ok &= coeff(s.first, l.name) == 0;
+            // A transposed read's lanes walk the input's rows; a loop merges into them when it
+            // continues down those rows (the output row's next stick is the next rows of input).
+            for (auto &a : acc.trans) ok &= a.second > 1 && coeff(a.first, l.name) == d.elems * a.second;
             if (!ok) break;
             d.lane.push_back({l.name, d.elems});
             d.elems *= l.extent;

@@ -123,7 +123,9 @@ private:
     // Classifies a load in domain d.
     Operand load(const Load *op, const Domain &d);
     // A load whose lanes walk the rows of its buffer: restickified with VTRANSPOSE.
-    Operand transposed_load(const Load *op, const Ramp *r, const BufferInfo &bi, const Domain &d);
+    // `into`: the destination, when the loaded value is stored as it is (the transpose goes there).
+    Operand transposed_load(const Load *op, const Ramp *r, const BufferInfo &bi, const Domain &d,
+                            const Operand *into = nullptr);
 
     bool is_scalar_like(const Expr &e, const Domain &d);
 
@@ -163,7 +165,7 @@ private:
 
     struct AccessCoeffs {
         std::vector<std::pair<Expr, bool>> vec, scal;  // index bases
-        std::vector<std::pair<Expr, bool>> trans;      // bases of strided (transposed) vector reads
+        std::vector<std::pair<Expr, int64_t>> trans;   // strided (transposed) vector reads: base, stride
     };
     void collect(const Expr &e, bool under_broadcast, AccessCoeffs &out);
 

@@ -1,7 +1,8 @@
 // Transposes and permutes: a Func that reads its producer across the producer's sticks,
-// out(x, y) = in(y, x), is restickified on the vector unit. stick_vectorize(x) takes one stick of x
-// per row with the rows innermost, infer_dma stages the producer's tile row by row, and
-// instruction selection turns each step's strided read into one VTRANSPOSE of that tile. Checked
+// out(x, y) = in(y, x), is restickified on the vector unit. stick_vectorize(x, n) takes n sticks of
+// x per row with the rows innermost, infer_dma stages the producer's tile row by row, and
+// instruction selection turns each step's strided read into one VTRANSPOSE of that tile, writing
+// output rows of n sticks (or more, when a loop over the row's next sticks sits inside the rows). Checked
 // against the CPU (bit-exact: a transpose moves values), on one core and split over cores along
 // the output's rows.
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@ struct TransposeCase {
     int cores = 1;
     bool f32 = false;
     bool with_math = false;  // out = in(y, x) * 2 + b(x, y): the transposed read inside an expression
+    int sticks = 1;          // stick_vectorize(x, sticks): output rows of several sticks per step
 };
 
 Algorithm transpose_alg(const TransposeCase &c) {
@@ -43,7 +45,7 @@ Schedule transpose_sched(const TransposeCase &c) {
     return [=](Kernel &k) {
         SpyreSchedule s = spyre::schedule(k.output);
         if (c.cores > 1) s.ring_split(k.vars.at("y"), c.cores);
-        s.stick_vectorize(k.vars.at("x"));
+        s.stick_vectorize(k.vars.at("x"), c.sticks);
     };
 }
 
@@ -68,7 +70,11 @@ INSTANTIATE_TEST_SUITE_P(
                       TransposeCase{"one_column_in", 1, 64}, TransposeCase{"long_rows", 64, 4096},
                       TransposeCase{"split_over_4_cores", 256, 512, 4},
                       TransposeCase{"split_over_32_cores", 4096, 64, 32},
-                      TransposeCase{"fp32", 128, 96, 1, true}, TransposeCase{"inside_an_expression", 192, 128, 1, false, true}),
+                      TransposeCase{"fp32", 128, 96, 1, true}, TransposeCase{"inside_an_expression", 192, 128, 1, false, true},
+                      TransposeCase{"four_sticks_per_row", 256, 512, 1, false, false, 4},
+                      TransposeCase{"two_sticks_per_row_over_4_cores", 512, 128, 4, false, false, 2},
+                      TransposeCase{"four_sticks_per_row_inside_an_expression", 128, 256, 1, false, true, 4},
+                      TransposeCase{"two_sticks_per_row_fp32", 96, 64, 1, true, false, 2}),
     [](const auto &info) { return info.param.name; });
 
 // A permute of the two inner dimensions of a batch, out(x, y, b) = in(y, x, b), batches over cores.
@@ -92,25 +98,35 @@ TEST(Permute, InnerDimensionsOfEachBatchMatchCpu) {
     EXPECT_EQ(r.program.num_cores, 4);
 }
 
-// A schedule that tiles the rows itself keeps its loop order, which writes rows of several sticks:
-// the error says which loop to split and where to put it.
-TEST(TransposeErrors, RowsTiledByTheUserNameTheSplitToMake) {
-    ImageParam in(Float(16), 2, "in");
-    Var x("x"), y("y"), yo("yo"), yi("yi");
-    Func out("flip");
-    out(x, y) = in(y, x);
-    spyre::schedule(out).split(y, yo, yi, 64).stick_vectorize(x);
-    CompileOptions o;
-    o.inputs = {{{256, 512}}};
-    o.output = {{512, 256}};
-    try {
-        compile_for_spyre(out, {in}, o);
-        FAIL() << "expected an error";
-    } catch (const spyre::Error &e) {
-        const std::string m = e.what();
-        EXPECT_NE(m.find("Func flip: reads a tile across its sticks (a transpose)"), std::string::npos) << m;
-        EXPECT_NE(m.find("split(x, xo, xi, lanes).reorder(xi, y, xo)"), std::string::npos) << m;
-    }
+// A schedule that tiles the rows itself keeps its loop order: the output's sticks inside the row
+// loop, so each tile of 64 rows is one VTRANSPOSE writing whole output rows (eight sticks).
+TEST(Transpose, RowsTiledByTheUserTransposeWholeOutputRows) {
+    DiffResult r = run_differential(
+        [] {
+            Kernel k;
+            ImageParam in(Float(16), 2, "in");
+            Var x("x"), y("y");
+            Func out("flip");
+            out(x, y) = in(y, x);
+            k.inputs = {in};
+            k.output = out;
+            k.vars = {{"x", x}, {"y", y}};
+            return k;
+        },
+        [](Kernel &k) {
+            Var yo("yo"), yi("yi");
+            spyre::schedule(k.output).split(k.vars.at("y"), yo, yi, 64).stick_vectorize(k.vars.at("x"));
+        },
+        {{256, 512}}, {512, 256});
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+    int transposes = 0;
+    for (const Instr &in : r.program.code)
+        if (in.op == Opcode::VTRANSPOSE) {
+            transposes++;
+            EXPECT_EQ(in.a[7], 8 * 64) << "input rows per VTRANSPOSE: the output row's eight sticks";
+            EXPECT_EQ(in.a[8], 64) << "columns per VTRANSPOSE: a tile's 64 output rows";
+        }
+    EXPECT_GE(transposes, 1);
 }
 
 }  // namespace
