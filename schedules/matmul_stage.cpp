@@ -1,6 +1,7 @@
 #include "matmul_stage.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "device/error.h"
 #include "directives.h"
@@ -18,20 +19,22 @@ struct CoreGrid {
     int cores = 1, n_split = 1, m_split = 1;
 };
 
-// The most cores, at most `cores`, that divide the batches evenly (a group of cores per batch, or
-// whole batches per core) and split each batch's N in whole sticks, then its M, in that order of
-// preference (IBM's batch > N > M). One core always works, so any shape has a grid.
-CoreGrid choose_core_grid(const MatmulStage &s, int cores, int lanes) {
+// The grids of the most cores, at most `cores`, that divide the batches evenly (a group of cores
+// per batch, or whole batches per core) and split each batch's N in whole sticks and its M evenly.
+// One core always works, so any shape has a grid.
+std::vector<CoreGrid> core_grids(const MatmulStage &s, int cores, int lanes) {
     for (int c = cores; c > 1; c--) {
         if (c < s.batch ? s.batch % c : c % s.batch) continue;
         const int per_batch = std::max(1, c / s.batch);
+        std::vector<CoreGrid> grids;
         for (int n_split = per_batch; n_split >= 1; n_split--) {
             if (per_batch % n_split || s.cols % n_split || (n_split > 1 && (s.cols / n_split) % lanes)) continue;
             const int m_split = per_batch / n_split;
-            if (s.rows % m_split == 0) return {c, n_split, m_split};
+            if (s.rows % m_split == 0) grids.push_back({c, n_split, m_split});
         }
+        if (!grids.empty()) return grids;
     }
-    return {};
+    return {CoreGrid{}};
 }
 
 }  // namespace
@@ -42,31 +45,44 @@ void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int re
     const int lanes = int(machine.stick_bytes / 2);
     if (requested_cores < 1 || requested_cores > machine.cores)
         throw_error(what, ": ", requested_cores, " cores requested, the machine has ", machine.cores);
-    const CoreGrid grid = choose_core_grid(s, requested_cores, lanes);
-    const int cores = grid.cores, n_split = grid.n_split, m_split = grid.m_split;
-    const int n_core = s.cols / n_split, m_core = s.rows / m_split;
     // pe_ring shares one operand's K panels: A between the n_split cores of a batch, or W between
-    // the m_split x batch cores of an N range.
+    // the m_split x batch cores of an N range. Of the grids of the most cores (core_grids) and the
+    // operand shared, the one whose tiles the estimate (matmul_tiles.h) finds fastest; ties go to
+    // the first grid, in IBM's order of preference (batch > N > M).
     const bool wants_ring = mode == "pe_ring";
-    const int share_a = wants_ring && n_split >= 2 ? n_split : 0;
-    const int share_w = wants_ring && cores >= s.batch && m_split * s.batch >= 2 ? m_split * s.batch : 0;
-    if (wants_ring && !share_a && !share_w && requested_cores < 2)
+    const int accs = 1 + int(s.more_accs.size());
+    CoreGrid grid;
+    MatmulTiles t;
+    bool shares_w = false, ring = false, found = false;
+    int share = 0;
+    std::string first_error;
+    for (const CoreGrid &g : core_grids(s, requested_cores, lanes)) {
+        const int mc = s.rows / g.m_split, nc = s.cols / g.n_split;
+        const int share_a = wants_ring && g.n_split >= 2 ? g.n_split : 0;
+        const int share_w = wants_ring && g.cores >= s.batch && g.m_split * s.batch >= 2 ? g.m_split * s.batch : 0;
+        auto consider = [&](int a_share, int w_share) {
+            MatmulTiles c;
+            try {
+                c = choose_matmul_tiles(what, mc, nc, s.inner, g.cores, machine, a_share, w_share, accs);
+            } catch (const Error &e) {  // no tile of this grid fits LX; another grid's may
+                if (first_error.empty()) first_error = e.what();
+                return;
+            }
+            if (found && c.est_ns >= t.est_ns * (1 - 1e-9)) return;
+            found = true, grid = g, t = c, shares_w = w_share > 1, ring = a_share > 1 || w_share > 1;
+            share = std::max(a_share, w_share);
+        };
+        // A shape too small to spread over two cores runs as "pe": there is nothing to share.
+        if (!share_a && !share_w) consider(1, 1);
+        if (share_a) consider(share_a, 1);
+        if (share_w) consider(1, share_w);
+    }
+    if (!found) throw Error(first_error);
+    if (wants_ring && !ring && requested_cores < 2)
         throw_error(what, ": schedule pe_ring shares A or W tiles between cores, but with ", requested_cores,
                     " core(s) no two cores read the same tiles of either");
-    // A shape too small to spread over two cores runs as "pe": there is nothing to share.
-    const bool ring = share_a || share_w;
-    const int accs = 1 + int(s.more_accs.size());
-    MatmulTiles t;
-    bool shares_w = false;
-    if (!ring) {
-        t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, 1, 1, accs);
-    } else {
-        if (share_a) t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, share_a, 1, accs);
-        if (share_w) {
-            MatmulTiles tw = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, 1, share_w, accs);
-            if (!share_a || tw.est_ns < t.est_ns) t = tw, shares_w = true;
-        }
-    }
+    const int cores = grid.cores, n_split = grid.n_split, m_split = grid.m_split;
+    const int n_core = s.cols / n_split, m_core = s.rows / m_split;
 
     Var n = s.n, m = s.m, nc("nc"), mc("mc"), nm("nm"), core("core"), mo("mo"), mi("mi"), no("no"), ni("ni");
     Func out = s.out;
@@ -92,7 +108,7 @@ void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int re
             order = {pe, n, m, ko};
             if (s.b) order.push_back(*s.b);
             acc.update().split(s.k.x, ko, ki, t.k).rename(ki, pe).reorder(order);
-            if (ring) spyre::schedule(acc, machine).ring_share(ko, shares_w ? share_w : share_a);
+            if (ring) spyre::schedule(acc, machine).ring_share(ko, share);
         } else {
             order = {ki, n, m, ko};
             if (s.b) order.push_back(*s.b);

@@ -2,10 +2,12 @@
 // acc(n, m[, b]) += A(k, m[, b]) * W(n, k), with any epilogue (bias, activation, the cast) inside
 // out. Used by bmm and linear (schedules/matmul.h) and by each of the MLP's matmuls (mlp.h).
 //
-// The cores take one batch per group of cores (or whole batches per core); a group splits N, then M
-// when N alone does not give every core whole sticks (IBM's batch > N > M priority). `cores` is an
-// upper bound: a shape that does not divide over that many uses the most cores that it does (at
-// worst one), so every shape compiles. Each core computes its share in
+// The cores take one batch per group of cores (or whole batches per core); a group splits N (in
+// whole sticks) and M. Of the splits over the most cores, the one whose tiles the estimate of
+// matmul_tiles.h finds fastest wins (ties in IBM's batch > N > M order): at model size, splitting M
+// further so that more cores share each W panel over the ring halves device-memory traffic. `cores`
+// is an upper bound: a shape that does not divide over that many uses the most cores that it does
+// (at worst one), so every shape compiles. Each core computes its share in
 // output-stationary tiles sized to the LX budget (matmul_tiles.h). Modes: "pe" (MATMUL on the PE
 // array), "pe_ring" (the same, with A's or W's K panels shared over the ring between the cores that
 // read the same ones, whichever the tile estimate prefers, made consecutive in the core index) and
