@@ -511,39 +511,44 @@ const char *mm_mode_name(MmMode m) {
 }
 
 // The directives of one stage (schedules/matmul_stage.cpp's recipe with the tiles given), or
-// nullopt when the split or the tiles cannot be whole sticks.
-std::optional<std::vector<Directive>> matmul_stage_directives(const MmStage &s, int cores, MmMode mode, int variant,
-                                                              const MachineDesc &m, double *est) {
+// nullopt when the split or the tiles cannot be whole sticks. The core grid (N and M splits of a
+// batch's cores) is the first in IBM's batch > N > M order, or with `best_grid` the one whose tiles
+// the estimate finds fastest (as the hand schedules choose).
+std::optional<std::vector<Directive>> matmul_stage_directives(const MmStage &s, int cores, MmMode mode, bool best_grid,
+                                                              int variant, const MachineDesc &m, double *est) {
     const int lanes = int(m.stick_bytes / 2);
     const int B = int(s.batch), M = int(s.rows), K = int(s.inner), N = int(s.cols);
     if (cores < B ? B % cores : cores % B) return std::nullopt;
     const int per_batch = std::max(1, cores / B);
-    int n_split = per_batch;
-    while (n_split > 1 && (N % n_split || (N / n_split) % lanes)) n_split /= 2;
-    const int m_split = per_batch / n_split;
-    if (n_split * m_split != per_batch || M % m_split) return std::nullopt;
-    const int n_core = N / n_split, m_core = M / m_split;
     const bool best = mode == MmMode::RingBest;
-    int share_a = (mode == MmMode::RingA || best) && n_split >= 2 ? n_split : 0;
-    int share_w = (mode == MmMode::RingW || best) && cores >= B && m_split * B >= 2 ? m_split * B : 0;
-    if (mode == MmMode::RingA && !share_a) return std::nullopt;
-    if (mode == MmMode::RingW && !share_w) return std::nullopt;
-    if (best && !share_a && !share_w) return std::nullopt;
     const int accs = int(s.accs.size());
+    int n_split = 0, m_split = 0, share_a = 0, share_w = 0;
     MatmulTiles t;
-    try {
-        if (best && share_a && share_w) {
-            MatmulTiles ta = choose_matmul_tiles(s.out->name, m_core, n_core, K, cores, m, share_a, 1, accs);
-            MatmulTiles tw = choose_matmul_tiles(s.out->name, m_core, n_core, K, cores, m, 1, share_w, accs);
-            if (tw.est_ns < ta.est_ns) t = tw, share_a = 0;
-            else t = ta, share_w = 0;
-        } else {
-            t = choose_matmul_tiles(s.out->name, m_core, n_core, K, cores, m, std::max(share_a, 1), std::max(share_w, 1),
-                                    accs);
+    for (int ns = per_batch; ns >= 1; ns--) {
+        if (per_batch % ns || N % ns || (ns > 1 && (N / ns) % lanes) || M % (per_batch / ns)) continue;
+        const int ms = per_batch / ns;
+        int sa = (mode == MmMode::RingA || best) && ns >= 2 ? ns : 0;
+        int sw = (mode == MmMode::RingW || best) && cores >= B && ms * B >= 2 ? ms * B : 0;
+        if ((mode == MmMode::RingA && !sa) || (mode == MmMode::RingW && !sw) || (best && !sa && !sw)) continue;
+        MatmulTiles c;
+        try {
+            if (best && sa && sw) {
+                MatmulTiles ta = choose_matmul_tiles(s.out->name, M / ms, N / ns, K, cores, m, sa, 1, accs);
+                MatmulTiles tw = choose_matmul_tiles(s.out->name, M / ms, N / ns, K, cores, m, 1, sw, accs);
+                if (tw.est_ns < ta.est_ns) c = tw, sa = 0;
+                else c = ta, sw = 0;
+            } else {
+                c = choose_matmul_tiles(s.out->name, M / ms, N / ns, K, cores, m, std::max(sa, 1), std::max(sw, 1), accs);
+            }
+        } catch (const Error &) {
+            continue;
         }
-    } catch (const Error &) {
-        return std::nullopt;
+        if (n_split && c.est_ns >= t.est_ns * (1 - 1e-9)) continue;
+        n_split = ns, m_split = ms, share_a = sa, share_w = sw, t = c;
+        if (!best_grid) break;
     }
+    if (!n_split) return std::nullopt;
+    const int n_core = N / n_split, m_core = M / m_split;
     // Neighbours of the estimate's choice: the simulator judges what the estimate cannot.
     switch (variant) {
     case 0: break;
@@ -617,44 +622,38 @@ void matmul_family(const PipelineInfo &info, const SpaceShapes &shapes, const Ma
                    SpaceResult &out, std::set<std::string> &seen) {
     std::optional<std::vector<MmStage>> stages = matmul_stages(info, shapes);
     if (!stages) return;
-    std::vector<int> cores;
-    for (int c = max_cores; c >= 1; c /= 2) cores.push_back(c);
-    for (int c : cores)
-        for (MmMode mode : {MmMode::Pe, MmMode::RingBest, MmMode::RingA, MmMode::RingW, MmMode::Vector})
-            for (int variant = 0; variant < 5; variant++) {
-                std::vector<Directive> ds;
-                double est = 0;
-                bool ok = true;
-                for (const MmStage &st : *stages) {
-                    if (!st.out->is_output) {
-                        ds.push_back({Directive::DeviceRoot, st.out->name, {}, {}, ""});
-                        // The intermediate is written and read back once.
-                        est += 2.0 * double(st.batch * st.rows * st.cols) * st.out->type.bytes() / m.dram_bytes_per_ns;
-                    }
-                    auto sd = matmul_stage_directives(st, c, mode, variant, m, &est);
-                    if (!sd) {
-                        ok = false;
-                        break;
-                    }
-                    ds.insert(ds.end(), sd->begin(), sd->end());
-                }
-                if (!ok) continue;
-                // Vector-unit matmuls: a MAC per fp32 lane.
-                if (mode == MmMode::Vector) {
-                    double macs = 0;
-                    for (const MmStage &st : *stages)
-                        macs += double(st.accs.size()) * double(st.batch * st.rows) * double(st.inner * st.cols);
-                    est = std::max(est, macs / (double(c) * double(m.stick_bytes / 4) * m.vec_add_sticks_per_cycle *
-                                                m.clock_ghz));
-                }
-                Candidate cand;
-                cand.family = "matmul";
-                cand.summary = "matmul cores=" + std::to_string(c) + " " + mm_mode_name(mode) + " tiles=" +
-                               std::to_string(variant);
-                cand.directives = std::move(ds);
-                cand.estimate_ns = est;
-                if (seen.insert(cand.summary).second) out.candidates.push_back(std::move(cand));
+    auto add = [&](int c, MmMode mode, bool best_grid, int variant) {
+        std::vector<Directive> ds;
+        double est = 0;
+        for (const MmStage &st : *stages) {
+            if (!st.out->is_output) {
+                ds.push_back({Directive::DeviceRoot, st.out->name, {}, {}, ""});
+                // The intermediate is written and read back once.
+                est += 2.0 * double(st.batch * st.rows * st.cols) * st.out->type.bytes() / m.dram_bytes_per_ns;
             }
+            auto sd = matmul_stage_directives(st, c, mode, best_grid, variant, m, &est);
+            if (!sd) return;
+            ds.insert(ds.end(), sd->begin(), sd->end());
+        }
+        // Vector-unit matmuls: a MAC per fp32 lane.
+        if (mode == MmMode::Vector) {
+            double macs = 0;
+            for (const MmStage &st : *stages)
+                macs += double(st.accs.size()) * double(st.batch * st.rows) * double(st.inner * st.cols);
+            est = std::max(est, macs / (double(c) * double(m.stick_bytes / 4) * m.vec_add_sticks_per_cycle * m.clock_ghz));
+        }
+        Candidate cand;
+        cand.family = "matmul";
+        cand.summary = "matmul cores=" + std::to_string(c) + " " + mm_mode_name(mode) +
+                       (best_grid ? " grid=best" : " grid=first") + " tiles=" + std::to_string(variant);
+        cand.directives = std::move(ds);
+        cand.estimate_ns = est;
+        if (seen.insert(cand.summary).second) out.candidates.push_back(std::move(cand));
+    };
+    for (int c = max_cores; c >= 1; c /= 2)
+        for (MmMode mode : {MmMode::Pe, MmMode::RingBest, MmMode::RingA, MmMode::RingW, MmMode::Vector})
+            for (bool best_grid : {false, true})
+                for (int variant = 0; variant < 5; variant++) add(c, mode, best_grid, variant);
 }
 
 }  // namespace
