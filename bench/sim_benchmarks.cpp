@@ -151,13 +151,12 @@ std::vector<AppCase> app_cases() {
     // per app, plus the 32-core schedules at a larger one.
     for (const char *app : {"softmax", "layernorm", "rmsnorm", "gelu"}) {
         for (const std::string &st : report::app_schedules(app)) v.push_back({app, st, shape({512, 1024})});
-        v.push_back({app, "cores32", shape({4096, 1024})});
-        v.push_back({app, "auto", shape({4096, 1024})});
+        for (const char *st : {"cores32", "phased", "auto"}) v.push_back({app, st, shape({4096, 1024})});
     }
     // Model widths (the tiles adapt to the LX budget): loops summarised.
     for (const char *app : {"softmax", "layernorm", "rmsnorm"})
         for (const std::vector<int> &d : {std::vector<int>{4096, 8192}, std::vector<int>{1151, 8192}})
-            for (const char *st : {"cores32", "auto"}) v.push_back({app, st, shape(d), true});
+            for (const char *st : {"cores32", "phased", "auto"}) v.push_back({app, st, shape(d), true});
     for (const std::string &st : report::app_schedules("bmm")) v.push_back({"bmm", st, shape({4, 64, 256, 512})});
     // Model sizes (issue: kernels at the speed of light): loops summarised.
     for (int n : {12800, 25600})

@@ -111,9 +111,45 @@ SpyreSchedule &SpyreSchedule::stick_vectorize(const Var &x, int sticks) {
     return *this;
 }
 
+namespace {
+// Whether g's pure definition has a loop named v ("yo", or "y.yo" style names from splits).
+bool has_loop(const Func &g, const std::string &v) {
+    for (const Internal::Dim &d : g.function().definition().schedule().dims())
+        if (d.var == v || Internal::ends_with(d.var, "." + v)) return true;
+    return false;
+}
+// v, or the name dma_phases gave its loop.
+Var loop_var(const Func &g, const Var &v) {
+    const std::string phased = v.name() + kDmaPhasesSuffix;
+    return !has_loop(g, v.name()) && has_loop(g, phased) ? Var(phased) : v;
+}
+}  // namespace
+
 SpyreSchedule &SpyreSchedule::scratchpad_store_at(const Func &g, const Var &v) {
     guarded(f_, "scratchpad_store_at(" + g.name() + ", " + v.name() + ")",
-            [&] { f_.compute_at(g, v).store_in(MemoryType::VTCM); });
+            [&] { f_.compute_at(g, loop_var(g, v)).store_in(MemoryType::VTCM); });
+    return *this;
+}
+
+SpyreSchedule &SpyreSchedule::dma_phases(const Var &v) {
+    const std::string d = "dma_phases(" + v.name() + ")";
+    if (!has_loop(f_, v.name()))
+        throw_error("Func ", f_.name(), ": ", d, ": f has no loop ", v.name(), " in its pure definition");
+    const Var phased(v.name() + kDmaPhasesSuffix);
+    guarded(f_, d, [&] {
+        f_.rename(v, phased);
+        // Producers already computed or stored at v follow the loop to its new name.
+        std::map<std::string, Internal::Function> env = Internal::find_transitive_calls(f_.function());
+        for (auto &kv : env) {
+            Internal::FuncSchedule &fs = kv.second.schedule();
+            for (Halide::LoopLevel *ll : {&fs.compute_level(), &fs.store_level()}) {
+                Halide::LoopLevel copy = *ll;
+                copy.lock();
+                if (copy.is_inlined() || copy.is_root()) continue;
+                if (copy.func() == f_.name() && copy.var().name() == v.name()) *ll = Halide::LoopLevel(f_, phased);
+            }
+        }
+    });
     return *this;
 }
 
@@ -220,7 +256,7 @@ SpyreSchedule &SpyreSchedule::split(const Var &v, const Var &outer, const Var &i
 
 namespace {
 Func stage(Func wrapper, const Func &consumer, const Var &v, const MachineDesc &machine) {
-    wrapper.compute_at(consumer, v).store_in(MemoryType::VTCM);
+    wrapper.compute_at(consumer, loop_var(consumer, v)).store_in(MemoryType::VTCM);
     Type t = wrapper.output_types()[0];
     wrapper.vectorize(wrapper.args()[0], int(machine.stick_bytes / t.bytes()), TailStrategy::RoundUp);
     return wrapper;

@@ -60,6 +60,17 @@ public:
     // name (the back end's plan_ring_shares checks the sharing and names the loop if it cannot).
     SpyreSchedule &ring_share(const Halide::RVar &r, int cores);
 
+    // DMA phases at f's tile loop v (a loop of f's pure definition, e.g. the yo of split(y, yo, yi,
+    // t)): every iteration of v loads its tiles, computes, stores, waits for its stores and meets
+    // the other cores at a barrier, instead of double-buffering. All cores then read device memory
+    // together and write it together, so the channel never mixes directions and pays no read/write
+    // turnaround (docs/device_model.md); what is lost is the overlap of DMA with compute, which a
+    // DMA-bound kernel barely has. v's loop is renamed v + "_phased": Funcs already computed at v
+    // follow, and later scratchpad_store_at and stage_in_lx calls at v find it, so call it right
+    // after the split that makes v (before staging inputs at v). Every core must run v's loop the
+    // same number of times.
+    SpyreSchedule &dma_phases(const Halide::Var &v);
+
     // Halide's split, for tiling before staging: v -> (outer, inner) with `factor` iterations inside.
     SpyreSchedule &split(const Halide::Var &v, const Halide::Var &outer, const Halide::Var &inner, int factor);
 

@@ -65,17 +65,17 @@ NormKernel make_norm(const std::string &op, int cols, int rows, float eps) {
 }
 
 const std::vector<std::string> &norm_schedules() {
-    static const std::vector<std::string> names = {"tiles", "cores32"};
+    static const std::vector<std::string> names = {"tiles", "cores32", "phased"};
     return names;
 }
 
 void schedule_norm(NormKernel &k, const std::string &name, const MachineDesc &m) {
     Var x = k.x, y = k.y, yo("yo"), yi("yi");
-    if (name != "tiles" && name != "cores32")
+    if (name != "tiles" && name != "cores32" && name != "phased")
         throw_unknown("norm", "schedule", name, norm_schedules());
     SpyreSchedule s = schedule(k.out, m);
     int cores = 1;
-    if (name == "cores32") {
+    if (name == "cores32" || name == "phased") {
         s.ring_split(y, 32);
         cores = 32;
     }
@@ -83,6 +83,9 @@ void schedule_norm(NormKernel &k, const std::string &name, const MachineDesc &m)
     // and output, fp32 expression temporaries; measured from the compiler's LX plan at 8192 columns).
     const int tile = fit_tile_rows(k.rows, k.cols, cores, kTileRows, kLxBytesPerElem, m);
     s.split(y, yo, yi, tile).stick_vectorize(x);
+    // phased: cores32 with the cores loading, computing and storing each tile in lockstep
+    // (dma_phases), where every core runs the same number of whole tiles.
+    if (name == "phased" && k.rows % cores == 0 && (k.rows / cores) % tile == 0) s.dma_phases(yo);
     stage_all_in_lx(k.inputs[0], k.out, yo, m);
     // gamma (and beta) are the same for every row: on 32 cores, each core stages them once, not
     // once per row tile (with an uneven split the tiles can be single rows).

@@ -39,6 +39,9 @@ NormKernel make_norm(const std::string &op, int cols, int rows, float eps = 1e-5
 //              (scratchpad_store_at), x is stick vectorized; gamma and beta are staged by the
 //              back end.
 //   "cores32": rows ring-split over 32 cores, then as "tiles" within each core's rows.
+//   "phased":  "cores32" with dma_phases at the tile loop: the cores load, compute and store each
+//              tile in lockstep, so device memory never mixes reads and writes (where the rows
+//              divide into whole tiles on every core; otherwise it is "cores32").
 // Throws spyre::Error listing the names on an unknown one.
 const std::vector<std::string> &norm_schedules();
 void schedule_norm(NormKernel &k, const std::string &name, const MachineDesc &machine = {});

@@ -66,7 +66,7 @@ PointwiseKernel make_pointwise(const std::string &op, Type type, int cols, int r
 }
 
 const std::vector<std::string> &pointwise_schedules() {
-    static const std::vector<std::string> names = {"root", "tiles", "cores32"};
+    static const std::vector<std::string> names = {"root", "tiles", "cores32", "phased"};
     return names;
 }
 
@@ -74,14 +74,18 @@ void schedule_pointwise(PointwiseKernel &k, const std::string &name, const Machi
     Var x = k.x, y = k.y, yo("yo"), yi("yi");
     if (name == "root") {
         schedule(k.out, m).stick_vectorize(x);
-    } else if (name == "tiles" || name == "cores32") {
+    } else if (name == "tiles" || name == "cores32" || name == "phased") {
         SpyreSchedule s = schedule(k.out, m);
         int rows = k.rows;
-        if (name == "cores32") {
+        if (name != "tiles") {
             s.ring_split(y, 32);
             rows = (k.rows + 31) / 32;  // each core's share
         }
-        s.split(y, yo, yi, std::max(1, std::min(kTileRows, rows))).stick_vectorize(x);
+        const int tile = std::max(1, std::min(kTileRows, rows));
+        s.split(y, yo, yi, tile).stick_vectorize(x);
+        // phased: cores32 with the cores loading, computing and storing each tile in lockstep
+        // (dma_phases), where every core runs the same number of whole tiles.
+        if (name == "phased" && k.rows % 32 == 0 && rows % tile == 0) s.dma_phases(yo);
         for (ImageParam &in : k.inputs) stage_all_in_lx(in, k.out, yo, m);
     } else {
         throw_unknown("pointwise", "schedule", name, pointwise_schedules());

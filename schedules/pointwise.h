@@ -37,6 +37,7 @@ PointwiseKernel make_pointwise(const std::string &op, Halide::Type type, int col
 //   "tiles":   rows in tiles of 64 (all rows when there are fewer), each input copied into LX
 //              once per tile (stage_all_in_lx), x stick vectorized.
 //   "cores32": rows ring-split over 32 cores, then tiles of up to 64 of each core's rows.
+//   "phased":  "cores32" with dma_phases at the tile loop (see norms.h).
 // Throws spyre::Error listing the names on an unknown one.
 const std::vector<std::string> &pointwise_schedules();
 void schedule_pointwise(PointwiseKernel &k, const std::string &name, const MachineDesc &machine = {});

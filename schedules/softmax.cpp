@@ -34,7 +34,7 @@ SoftmaxKernel make_softmax(int cols, int rows) {
 }
 
 const std::vector<std::string> &softmax_schedules() {
-    static const std::vector<std::string> names = {"stage1", "stage2", "stage3", "stage4", "cores32"};
+    static const std::vector<std::string> names = {"stage1", "stage2", "stage3", "stage4", "cores32", "phased"};
     return names;
 }
 
@@ -50,7 +50,7 @@ constexpr int64_t kLxBytesPerElem = 16;
 
 void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDesc &m, int cores) {
     Var x = k.x, y = k.y, yo("yo"), yi("yi"), xo("xo"), xi("xi");
-    if (name == "cores32") cores = 32;
+    if (name == "cores32" || name == "phased") cores = 32;
     // Fewer rows than cores take a core each; more that do not divide evenly split unevenly, the
     // last core taking fewer rows.
     cores = std::max(1, std::min(cores, k.rows));
@@ -60,7 +60,7 @@ void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDe
     const bool e_fits = int64_t(k.cols + lanes) * ((k.rows + cores - 1) / cores) * 2 <= m.lx_usable_bytes / 2;
     const bool stage3_tiled = name == "stage3" && !e_fits;
     // IBM's placements (stage1-3) keep their 64-row tiles; the LX-tiled schedules fit the width.
-    const bool lx_tiled = name == "stage4" || name == "cores32" || stage3_tiled;
+    const bool lx_tiled = name == "stage4" || name == "cores32" || name == "phased" || stage3_tiled;
     const int tile = lx_tiled ? fit_tile_rows(k.rows, k.cols, cores, kTileRows, kLxBytesPerElem, m)
                               : std::max(1, std::min(kTileRows, k.rows / cores));
     // A 64-row tile of a wide row is more than LX holds for one op's input and output tiles, double
@@ -104,9 +104,13 @@ void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDe
         for (Func f : {k.mx, k.s}) tiled(f, true).scratchpad_root();
         tiled(k.e, false).scratchpad_root();
         tiled(k.out, false);
-    } else if (name == "stage4" || name == "cores32" || stage3_tiled) {
+    } else if (name == "stage4" || name == "cores32" || name == "phased" || stage3_tiled) {
         // The input is copied into LX once, a tile at a time, and every op works on the tile there.
-        tiled(k.out, false);
+        // phased: the cores load, compute and store each tile in lockstep (dma_phases), so device
+        // memory never mixes reads and writes.
+        SpyreSchedule o = tiled(k.out, false);
+        // (Only where every core runs the same number of whole tiles: a barrier waits for all.)
+        if (name == "phased" && k.rows % cores == 0 && (k.rows / cores) % tile == 0) o.dma_phases(yo);
         if (!stage3_tiled) stage_all_in_lx(k.in, k.out, yo, m);
         for (Func f : {k.mx, k.s}) schedule(f, m).scratchpad_store_at(k.out, yo);
         schedule(k.e, m).scratchpad_store_at(k.out, yo).stick_vectorize(x);

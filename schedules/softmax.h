@@ -23,7 +23,7 @@ struct SoftmaxKernel {
 SoftmaxKernel make_softmax(int cols, int rows);
 
 // Schedule names: "stage1".."stage4" (IBM's four placements), "cores32" (stage 4 with the rows
-// split over 32 cores). `cores` > 1 splits the rows of every stage over that many cores first (each
+// split over 32 cores), "phased" (cores32 with dma_phases at the tile loop, see norms.h). `cores` > 1 splits the rows of every stage over that many cores first (each
 // core then needs at least a 64-row tile). Throws spyre::Error listing the names on an unknown one.
 const std::vector<std::string> &softmax_schedules();
 void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDesc &machine = {}, int cores = 1);

@@ -51,6 +51,7 @@ void Selector::emit(const Stmt &s) {
         Reg c = eval(op->condition);
         b_.if_(c);
         b_.release(c);
+        if_depth_++;
         emit(op->then_case);
         drain();
         if (op->else_case.defined()) {
@@ -58,6 +59,7 @@ void Selector::emit(const Stmt &s) {
             emit(op->else_case);
             drain();
         }
+        if_depth_--;
         b_.end_if();
     } else if (const Store *op = s.as<Store>()) {
         emit_nest({}, op);
@@ -68,15 +70,28 @@ void Selector::emit(const Stmt &s) {
     }
 }
 
+void Selector::check_phased_loop(const For *op) const {
+    // A barrier in every iteration: every core must run the loop, the same number of times (a
+    // constant extent, under no condition).
+    if (if_depth_ > 0)
+        throw_error("kernel ", plan_.kernel_name, ": dma_phases loop ", op->name,
+                    " runs under a condition (a core or a tail that others skip); its barrier would wait for "
+                    "cores that never reach it. Split so that every core runs the loop the same number of times");
+}
+
 void Selector::emit_for(const For *op) {
     auto ext = const_int(op->extent);
     if (!ext) throw_error("kernel ", plan_.kernel_name, ": loop ", op->name, " has a non-constant extent");
     if (plan_.pipelines.count(op)) return emit_pipeline(op, *ext);
+    // dma_phases on a loop that is not double-buffered: each iteration waits for its DMA and meets
+    // the other cores at a barrier.
+    const bool phased = ends_with(op->name, kDmaPhasesSuffix);
+    if (phased) check_phased_loop(op);
     std::vector<Loop> loops;
     Stmt cur = Stmt(op);
     while (const For *f = cur.as<For>()) {
         auto e = const_int(f->extent);
-        if (!e || plan_.pipelines.count(f)) break;
+        if (phased || !e || plan_.pipelines.count(f)) break;
         loops.push_back(Loop{f->name, *e});
         cur = f->body;
     }
@@ -88,6 +103,7 @@ void Selector::emit_for(const For *op) {
     extents_[op->name] = *ext;
     emit(op->body);
     drain();
+    if (phased) b_.barrier();
     b_.end_loop();
     vars_.erase(op->name);
     b_.release(r);

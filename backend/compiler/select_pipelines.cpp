@@ -23,6 +23,11 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
         stores.insert(stores.begin(), *d);
         last--;
     }
+    // dma_phases: the stores of an iteration wait until every core's loads are done and the next
+    // loads until every core's stores are, so device memory never mixes reads and writes; the
+    // loads still overlap the compute.
+    const bool phased = ends_with(op->name, kDmaPhasesSuffix);
+    if (phased) check_phased_loop(op);
     drain();
     Reg i = b_.alloc(), next = b_.alloc(), pair = b_.alloc(), cond = b_.alloc();
     // Ring sharing (plan_ring_shares): `head` is set on the first core of each run, which reads
@@ -96,7 +101,15 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
         emit(op->body);
         for (const Stmt &st : seq) skip_.erase(st.get());
         drain();
+        if (phased) {
+            if (!loads.empty()) b_.wait(1u << (1 - p));  // the next iteration's loads
+            b_.barrier();
+        }
         for (const DmaCall &d : stores) emit_dma(d, 3 + p, true);
+        if (phased) {
+            b_.wait(1u << (3 + p));
+            b_.barrier();
+        }
         if (guard_this) b_.end_if();
     }
     b_.end_loop();

@@ -172,6 +172,9 @@ private:
     void emit_vector_store(const std::vector<Loop> &loops, const Store *st);
 
     static bool ends_with(const std::string &s, const std::string &suffix);
+    int if_depth_ = 0;  // IfThenElse blocks around the statement being emitted
+    // Refuses a dma_phases loop that not every core runs the same number of times.
+    void check_phased_loop(const For *op) const;
 
     // C[n + ldc*m] += f32(A[k + lda*m]) * f32(B[n + ldb*k]) over loops (..., m, n, k_pe) in any order of
     // m and n: one MATMUL per iteration of the loops outside them.

@@ -38,6 +38,9 @@ constexpr const char *kPeLoopSuffix = "_pe";
 // Loop-name marker: a loop whose name ends with this and a number G had the ring_share directive;
 // plan_ring_shares shares its staged loads over runs of G consecutive cores.
 constexpr const char *kRingShareSuffix = "_share";
+// Loop-name marker: a loop whose name ends with this had the dma_phases directive; its iterations
+// are not double-buffered and end with a wait for their DMA and a barrier of all cores.
+constexpr const char *kDmaPhasesSuffix = "_phased";
 
 // An all-core ring reduction of one LX slice per core (op: 0 sum, 1 max, 2 min), in place: after
 // it every core's slice holds the combination of all cores' slices.

@@ -214,5 +214,28 @@ TEST(CompileErrors, LxShareReadWithAnotherSplit) {
     EXPECT_EQ(msg, "(no error)");
 }
 
+// dma_phases names a loop of the Func's pure definition; and its barrier needs every core to run
+// the loop the same number of times, which an uneven split (the last core's shorter share) breaks.
+TEST(CompileErrors, DmaPhasesOnAnUnknownLoopIsNamed) {
+    Var x("x"), y("y"), yo("yo");
+    Func out("phased_out");
+    out(x, y) = cast<float16_t>(x + y);
+    std::string msg = compile_error([&] { spyre::schedule(out).dma_phases(yo); });
+    EXPECT_NE(msg.find("Func phased_out: dma_phases(yo): f has no loop yo in its pure definition"), std::string::npos)
+        << msg;
+}
+
+TEST(CompileErrors, DmaPhasesWithUnevenCoreSharesIsRefused) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    Func out("uneven_phases");
+    out(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    // 90 rows on 4 cores: shares of 23, the last core 21; one row per iteration.
+    spyre::schedule(out).ring_split(y, 4).split(y, yo, yi, 1).dma_phases(yo).stick_vectorize(x);
+    std::string msg = compile_error([&] { compile_for_spyre(out, {in}, opts({64, 90}, {64, 90})); });
+    EXPECT_NE(msg.find("dma_phases loop"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("runs under a condition"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace spyre::testing
