@@ -125,6 +125,8 @@ Var loop_var(const Func &g, const Var &v) {
 }
 }  // namespace
 
+Var phased_loop_var(const Func &g, const Var &v) { return loop_var(g, v); }
+
 SpyreSchedule &SpyreSchedule::scratchpad_store_at(const Func &g, const Var &v) {
     guarded(f_, "scratchpad_store_at(" + g.name() + ", " + v.name() + ")",
             [&] { f_.compute_at(g, loop_var(g, v)).store_in(MemoryType::VTCM); });

@@ -87,6 +87,9 @@ inline SpyreSchedule schedule(Halide::Func f, const MachineDesc &machine = {}) {
 // Stages `producer` (an input or a Func) through LX for `consumer`: a copy of the tile that
 // consumer's loop v needs, computed at (consumer, v), stick vectorized, in LX. The back end turns
 // the copy into DMA. Returns the wrapper Func.
+// The Var of g's loop v: v, or the name dma_phases gave that loop (for compute_at by hand).
+Halide::Var phased_loop_var(const Halide::Func &g, const Halide::Var &v);
+
 Halide::Func stage_in_lx(Halide::ImageParam producer, const Halide::Func &consumer, const Halide::Var &v,
                          const MachineDesc &machine = {});
 Halide::Func stage_in_lx(Halide::Func producer, const Halide::Func &consumer, const Halide::Var &v,

@@ -17,6 +17,8 @@ double vector_cycles_per_stick(const Halide::Expr &e, const MachineDesc &m);
 
 struct RowsWork {
     double dram_bytes = 0;         // device-memory traffic
+    double dram_write_bytes = 0;   // of which writes
+    bool phased = false;           // dma_phases at the tile loop: reads and writes never mix
     double vector_sticks_cycles = 0;  // sum over stages of sticks x cycles per stick (whole kernel)
     double pe_macs = 0;            // matmul MACs on the PE array
     double vector_macs = 0;        // matmul MACs on the vector unit

@@ -44,7 +44,7 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
             Func w = in.in();
             // What stage_all_in_lx does for an ImageParam, on its Func (the ImageParam of a copy
             // of the pipeline is the original's; its Func is the copy's).
-            Var v = d.vars[0] == kOutermost ? Var::outermost() : Var(d.vars[0]);
+            Var v = d.vars[0] == kOutermost ? Var::outermost() : phased_loop_var(at, Var(d.vars[0]));
             w.compute_at(at, v).store_in(MemoryType::VTCM);
             Type t = w.output_types()[0];
             w.vectorize(w.args()[0], int(m.stick_bytes / t.bytes()), TailStrategy::RoundUp);
@@ -64,6 +64,7 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
         case Directive::DeviceRoot: schedule(f, m).device_root(); break;
         case Directive::PeMatmul: schedule(f, m).pe_matmul(RVar(d.vars.at(0))); break;
         case Directive::RingShare: schedule(f, m).ring_share(RVar(d.vars.at(0)), d.ints.at(0)); break;
+        case Directive::DmaPhases: schedule(f, m).dma_phases(var(0)); break;
         case Directive::HSplit: f.split(var(0), var(1), var(2), d.ints.at(0)); break;
         case Directive::HFuse: f.fuse(var(0), var(1), var(2)); break;
         case Directive::HParallel: f.parallel(var(0)); break;

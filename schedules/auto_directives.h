@@ -28,6 +28,7 @@ struct Directive {
         StageAllInLx,    // func = the input's ImageParam name, at_func, vars {at_var}
         PeMatmul,        // func, vars {rvar}
         RingShare,       // func, vars {rvar}, ints {cores}
+        DmaPhases,       // func, vars {v}
         // plain Halide calls (the tiled matmul stage, as schedules/matmul_stage.cpp writes them)
         HSplit,           // func, vars {v, outer, inner}, ints {factor}   (TailStrategy::Auto)
         HFuse,            // func, vars {inner, outer, fused}

@@ -59,6 +59,7 @@ std::string call(const Directive &d, const std::string &m) {
     case Directive::DeviceRoot: os << "device_root()"; break;
     case Directive::PeMatmul: os << "pe_matmul(" << cpp_name(d.vars[0]) << ")"; break;
     case Directive::RingShare: os << "ring_share(" << cpp_name(d.vars[0]) << ", " << d.ints[0] << ")"; break;
+    case Directive::DmaPhases: os << "dma_phases(" << cpp_name(d.vars[0]) << ")"; break;
     case Directive::HSplit: os << "split(" << list(d.vars) << ", " << d.ints[0] << ")"; break;
     case Directive::HFuse: os << "fuse(" << list(d.vars) << ")"; break;
     case Directive::HParallel: os << "parallel(" << cpp_name(d.vars[0]) << ")"; break;

@@ -68,6 +68,7 @@ struct RowsPlan {
     std::map<std::string, Place> place;
     std::map<std::string, Stage> stage;
     bool pe = true;
+    bool phased = false;  // dma_phases at the output's tile loop
     // The reductions Halide made for inline sum()/maximum() kept in LX at their consumer's tile
     // too, instead of folded into the consumer (which needs the consumer to be just the reduction).
     bool materialise = false;
@@ -98,6 +99,8 @@ public:
                 ? transpose_row_sticks(cols_ / out_row_lanes, split ? p.tile : share, m_)
                 : 1;
         if (split && !even && (share % p.tile || last % p.tile)) return std::nullopt;
+        // dma_phases: every core runs the same number of whole tiles (its barriers meet).
+        if (p.phased && (c < 2 || !split || !even || share % p.tile)) return std::nullopt;
         auto place = [&](const StageInfo &s) {
             if (s.is_output) return Place::Tile;
             auto it = p.place.find(s.name);
@@ -171,6 +174,7 @@ public:
                 const std::string rv = s.args.back();
                 if (c > 1) ds.push_back({Directive::RingSplit, s.name, {rv}, {c, s.is_output ? 0 : int(rows_)}, ""});
                 if (split) ds.push_back({Directive::Split, s.name, {rv, rv + "o", rv + "i"}, {p.tile}, ""});
+                if (p.phased && s.is_output) ds.push_back({Directive::DmaPhases, s.name, {rv + "o"}, {}, ""});
                 if (s.args.size() == 2 && s.transposes) {
                     // A transpose: a few output sticks per row (transpose_sticks), the tile's rows
                     // around them, so that each tile is one transpose of whole sticks
@@ -212,6 +216,7 @@ public:
         const int64_t tile_rows = split ? p.tile : share;
         int64_t row_bytes = 0, fixed_bytes = 0;
         RowsWork w;
+        w.phased = p.phased;
         w.roots = roots;
         w.tiles_per_core = split ? (share + p.tile - 1) / p.tile : 1;
         w.stages_per_tile = computed;
@@ -238,6 +243,7 @@ public:
         }
         const double out_bytes = double(product(shapes_.output)) * out.type.bytes();
         w.dram_bytes += out_bytes;
+        w.dram_write_bytes += out_bytes;
         // A transposing output holds one stick of each of a tile's rows at a time, not whole rows.
         const int64_t out_lanes = int64_t(m_.stick_bytes / out.type.bytes());
         const int64_t held_cols =
@@ -260,7 +266,10 @@ public:
                 w.vector_sticks_cycles += uses * work_elems / lanes * stage_cycles_per_stick(s, m_);
             }
             if (s.is_output || s.folded) continue;
-            if (pl == Place::Device) w.dram_bytes += elems * s.type.bytes() * (1 + double(s.consumers.size()));
+            if (pl == Place::Device) {
+                w.dram_bytes += elems * s.type.bytes() * (1 + double(s.consumers.size()));
+                w.dram_write_bytes += elems * s.type.bytes();
+            }
             if (pl == Place::Tile) row_bytes += (two_d ? held_cols : 1) * s.type.bytes();
             if (pl == Place::LxRoot) fixed_bytes += int64_t(elems / c) * s.type.bytes();
         }
@@ -282,6 +291,7 @@ public:
         if (!staging.empty()) cand.summary += " inputs=" + staging;
         if (w.pe_macs + w.vector_macs > 0) cand.summary += p.pe ? " pe" : " vector";
         if (p.materialise) cand.summary += " reductions:tile";
+        if (p.phased) cand.summary += " phased";
         cand.directives = std::move(ds);
         return cand;
     }
@@ -379,8 +389,10 @@ void rows_family(const PipelineInfo &info, const SpaceShapes &shapes, const Mach
             for (const auto &pl : policies)
                 for (const auto &st : stagings)
                     for (bool pe : has_matmul ? std::vector<bool>{true, false} : std::vector<bool>{true})
-                    for (bool mat : has_folded ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+                    for (bool mat : has_folded ? std::vector<bool>{false, true} : std::vector<bool>{false})
+                    for (bool phased : t > 0 && c > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
                         RowsPlan p;
+                        p.phased = phased;
                         p.materialise = mat;
                         p.cores = c;
                         p.tile = t;

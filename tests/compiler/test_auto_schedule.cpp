@@ -230,7 +230,7 @@ TEST(AutoScheduleSearch, WithinFivePercentOfExhaustiveOnASmallSpace) {
     Kernel k = pointwise_chain()();
     PipelineInfo info = analyse_pipeline(k.output, k.inputs);
     SpaceShapes shapes{{{512, 128}, {512, 128}}, {512, 128}};
-    SpaceResult space = candidate_space(info, shapes, o.machine, 8);
+    SpaceResult space = candidate_space(info, shapes, o.machine, 4);
     ASSERT_GT(space.candidates.size(), 40u);
     ASSERT_LT(space.candidates.size(), 600u) << "small enough to time every candidate";
     double exhaustive = 0;
@@ -244,7 +244,7 @@ TEST(AutoScheduleSearch, WithinFivePercentOfExhaustiveOnASmallSpace) {
     ASSERT_GT(exhaustive, 0);
     AutoOptions ao = quick();
     ao.max_evaluations = int(space.candidates.size() / 4);  // a quarter of the space
-    ao.max_cores = 8;
+    ao.max_cores = 4;
     AutoResult r = auto_schedule(k.output, k.inputs, o, ao);
     EXPECT_LE(r.us, exhaustive * 1.05) << r.summary;
 }

@@ -139,7 +139,7 @@ TEST(SpyreGenErrors, BadParamValue) {
 TEST(SpyreGenErrors, UnknownSchedule) {
     CommandResult r = run_command(quote(kGen) + " -g softmax -o /tmp schedule=stage9");
     EXPECT_NE(r.exit_code, 0);
-    EXPECT_NE(r.output.find("generator softmax has no schedule 'stage9' (known: stage1, stage2, stage3, stage4, cores32, auto)"),
+    EXPECT_NE(r.output.find("generator softmax has no schedule 'stage9' (known: stage1, stage2, stage3, stage4, cores32, phased, auto)"),
               std::string::npos)
         << r.output;
 }
@@ -147,7 +147,7 @@ TEST(SpyreGenErrors, UnknownSchedule) {
 TEST(SpyreGenErrors, MissingSchedule) {
     CommandResult r = run_command(quote(kGen) + " -g layernorm -o /tmp cols=64");
     EXPECT_NE(r.exit_code, 0);
-    EXPECT_NE(r.output.find("generator layernorm needs schedule=S (one of: tiles, cores32, auto)"), std::string::npos)
+    EXPECT_NE(r.output.find("generator layernorm needs schedule=S (one of: tiles, cores32, phased, auto)"), std::string::npos)
         << r.output;
 }
 
