@@ -165,7 +165,7 @@ std::vector<AppCase> app_cases() {
     for (int n : {4096, 11008})
         for (const std::string &st : report::app_schedules("linear")) v.push_back({"linear", st, shape({512, 4096, n}), true});
     // Both mlp schedules keep all of W2 in each core's LX and fused attention a query tile's scores
-    // over the whole sequence, so mlp 1024x4096x512 and attention 128x1024 (fused) overflow LX.
+    // over the whole sequence beside K and V, so mlp 1024x4096x512 and attention 128x2048 overflow LX.
     for (const std::string &st : report::app_schedules("mlp")) v.push_back({"mlp", st, shape({256, 2048, 512}, 32), false});
     // The model size: only the schedules with a stage per matmul fit it (the others report LX overflow).
     for (const std::string &st : report::app_schedules("mlp")) v.push_back({"mlp", st, shape({4096, 16384, 512}, 32), true});
@@ -173,7 +173,10 @@ std::vector<AppCase> app_cases() {
         v.push_back({"gated_mlp", st, shape({256, 1024, 256}, 32), false});
         v.push_back({"gated_mlp", st, shape({4096, 11008, 512}, 32), true});  // Llama's sizes
     }
-    for (const std::string &st : report::app_schedules("attention")) v.push_back({"attention", st, shape({128, 512}, 1), false});
+    for (const std::string &st : report::app_schedules("attention")) {
+        v.push_back({"attention", st, shape({128, 512}, 1), false});
+        v.push_back({"attention", st, shape({128, 1024}, 1), true});
+    }
     // A restickify (VTRANSPOSE of staged tiles) at the report's shape and at a model width.
     for (const std::string &st : report::app_schedules("transpose")) {
         v.push_back({"transpose", st, shape({512, 1024}), false});

@@ -68,7 +68,17 @@ void schedule_attention(AttentionKernel &a, const std::string &name, const Machi
     // Query tiles of up to 64 rows, fewer when a tile's scores over the whole sequence (fp32 scores
     // and exponentials, fp16 probabilities, their staged copies and temporaries) would not fit LX.
     const int lanes = int(m.stick_bytes / 2);
-    int tile = fit_tile_rows(a.seq, a.seq, 1, 64, name == "fused" ? kFusedLxBytesPerScore : kUnfusedLxBytesPerScore, m);
+    // Whatever the tile, LX also holds K and V staged whole and K's restickified copy (the PE's B
+    // operand): three D x S fp16 arrays, rows padded to whole sticks.
+    MachineDesc left = m;
+    left.lx_usable_bytes -= 3 * int64_t(a.dim) * ((a.seq + lanes - 1) / lanes * lanes) * 2;
+    const int64_t per_row = int64_t(a.seq) * (name == "fused" ? kFusedLxBytesPerScore : kUnfusedLxBytesPerScore);
+    if (left.lx_usable_bytes < int64_t(m.pe_pass_rows) * per_row)
+        throw_error("attention: schedule ", name, " keeps K, V and K's restickified copy (3 x ", a.dim, " x ",
+                    a.seq, " fp16) in LX beside a query tile's scores over all ", a.seq,
+                    " keys, and at this sequence length even ", m.pe_pass_rows, " query rows do not fit the usable LX (",
+                    m.lx_usable_bytes, " bytes); the sequence needs tiling over keys");
+    int tile = fit_tile_rows(a.seq, a.seq, 1, 64, name == "fused" ? kFusedLxBytesPerScore : kUnfusedLxBytesPerScore, left);
     if (tile > m.pe_pass_rows) tile -= tile % m.pe_pass_rows;  // whole passes of the PE array
     if (name == "fused") {
         // One query tile at a time: its scores, softmax and probabilities stay in LX.

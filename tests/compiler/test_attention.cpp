@@ -8,6 +8,7 @@
 
 #include "attention.h"
 #include "compiler_test_util.h"
+#include "device/error.h"
 
 namespace spyre::testing {
 namespace {
@@ -46,11 +47,26 @@ TEST_P(Attention, MatchesCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Attention,
-                         ::testing::Values(Case{"fused", 64, 128}, Case{"unfused", 64, 128}, Case{"fused", 128, 256}),
+                         // 1024 keys: K, V and K's restickified copy take half of LX beside the
+                         // scores, and the query tile (40 rows, not dividing 1024) is sized for it.
+                         ::testing::Values(Case{"fused", 64, 128}, Case{"unfused", 64, 128}, Case{"fused", 128, 256},
+                                           Case{"fused", 128, 1024}),
                          [](const auto &info) {
                              return info.param.schedule + "_" + std::to_string(info.param.dim) + "x" +
                                     std::to_string(info.param.seq);
                          });
+
+// At 2048 keys K, V and K's restickified copy leave no room for even one PE pass of query rows'
+// scores: the schedule says the sequence needs tiling over keys.
+TEST(AttentionErrors, SequenceTooLongForOneQueryTileSaysSo) {
+    AttentionKernel a = make_attention(128, 2048);
+    try {
+        schedule_attention(a, "fused");
+        FAIL() << "expected an error";
+    } catch (const spyre::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("the sequence needs tiling over keys"), std::string::npos) << e.what();
+    }
+}
 
 }  // namespace
 }  // namespace spyre::testing
