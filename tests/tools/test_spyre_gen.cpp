@@ -184,12 +184,12 @@ TEST(SpyreGenErrors, UnexpectedArgumentAndMissingFlags) {
 }
 
 TEST(SpyreGenErrors, ScheduleTheBackEndRejects) {
-    // Fused attention holds all 1024 keys and values and a query tile's scores over them in LX,
-    // which does not fit; the compile error from the back end is passed through.
-    CommandResult r =
-        run_command(quote(kGen) + " -g attention -o /tmp/spyre_gen_reject schedule=fused dim=128 seq=1024");
+    // mlp's matched schedule keeps all of W2 in every core's LX, which at dim 1024 x hidden 4096
+    // does not fit; the compile error from the back end is passed through.
+    CommandResult r = run_command(quote(kGen) +
+                                  " -g mlp -o /tmp/spyre_gen_reject schedule=matched dim=1024 hidden=4096 rows=512");
     EXPECT_NE(r.exit_code, 0);
-    EXPECT_NE(r.output.find("spyre-gen: error: kernel attention: LX overflow"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("spyre-gen: error: Func w2: LX overflow"), std::string::npos) << r.output;
 }
 
 }  // namespace
