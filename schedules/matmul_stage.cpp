@@ -36,13 +36,14 @@ CoreGrid choose_core_grid(const MatmulStage &s, int cores, int lanes) {
 
 }  // namespace
 
-void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int requested_cores,
-                           const MachineDesc &machine) {
+std::string schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int requested_cores,
+                                  const MachineDesc &machine) {
     const std::string &what = s.what;
     const int lanes = int(machine.stick_bytes / 2);
+    const int n_lanes = int(machine.stick_bytes / s.w_bytes);  // N splits in whole sticks of W
     if (requested_cores < 1 || requested_cores > machine.cores)
         throw_error(what, ": ", requested_cores, " cores requested, the machine has ", machine.cores);
-    const CoreGrid grid = choose_core_grid(s, requested_cores, lanes);
+    const CoreGrid grid = choose_core_grid(s, requested_cores, n_lanes);
     const int cores = grid.cores, n_split = grid.n_split, m_split = grid.m_split;
     const int n_core = s.cols / n_split, m_core = s.rows / m_split;
     // pe_ring shares one operand's K panels: A between the n_split cores of a batch, or W between
@@ -59,11 +60,13 @@ void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int re
     MatmulTiles t;
     bool shares_w = false;
     if (!ring) {
-        t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, 1, 1, accs);
+        t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, 1, 1, accs, s.w_bytes);
     } else {
-        if (share_a) t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, share_a, 1, accs);
+        if (share_a)
+            t = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, share_a, 1, accs, s.w_bytes);
         if (share_w) {
-            MatmulTiles tw = choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, 1, share_w, accs);
+            MatmulTiles tw =
+                choose_matmul_tiles(what, m_core, n_core, s.inner, cores, machine, 1, share_w, accs, s.w_bytes);
             if (!share_a || tw.est_ns < t.est_ns) t = tw, shares_w = true;
         }
     }
@@ -81,6 +84,7 @@ void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int re
     if (cores > 1) out.parallel(core);
     out.split(m, mo, mi, t.m).split(n, no, ni, t.n).reorder(ni, mi, no, mo, core).vectorize(ni, lanes, TailStrategy::RoundUp);
     // The fp32 accumulators of one output tile stay in LX; K is streamed through in panels.
+    std::string k_panel = "ko";
     std::vector<Func> all{s.acc};
     all.insert(all.end(), s.more_accs.begin(), s.more_accs.end());
     for (Func acc : all) {
@@ -92,13 +96,18 @@ void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int re
             order = {pe, n, m, ko};
             if (s.b) order.push_back(*s.b);
             acc.update().split(s.k.x, ko, ki, t.k).rename(ki, pe).reorder(order);
-            if (ring) spyre::schedule(acc, machine).ring_share(ko, shares_w ? share_w : share_a);
+            if (ring) {
+                const int g = shares_w ? share_w : share_a;
+                spyre::schedule(acc, machine).ring_share(ko, g);
+                k_panel = ko.name() + kRingShareSuffix + std::to_string(g);
+            }
         } else {
             order = {ki, n, m, ko};
             if (s.b) order.push_back(*s.b);
             acc.update().split(s.k.x, ko, ki, t.k).reorder(order).vectorize(n, lanes, TailStrategy::RoundUp);
         }
     }
+    return k_panel;
 }
 
 }  // namespace spyre
