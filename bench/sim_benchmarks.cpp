@@ -164,6 +164,12 @@ std::vector<AppCase> app_cases() {
             for (const std::string &st : report::app_schedules("bmm")) v.push_back({"bmm", st, shape({b, 512, 4096, n}), true});
     for (int n : {4096, 11008})
         for (const std::string &st : report::app_schedules("linear")) v.push_back({"linear", st, shape({512, 4096, n}), true});
+    // The quantized linear beside the fp16 one (linear/.../512x4096x4096 above): its weights cross
+    // device memory at one byte each.
+    for (const std::string &st : report::app_schedules("qlinear")) {
+        v.push_back({"qlinear", st, shape({64, 1024, 1024}), false});
+        v.push_back({"qlinear", st, shape({512, 4096, 4096}), true});
+    }
     // Both mlp schedules keep all of W2 in each core's LX and fused attention a query tile's scores
     // over the whole sequence beside K and V, so mlp 1024x4096x512 and attention 128x2048 overflow LX.
     for (const std::string &st : report::app_schedules("mlp")) v.push_back({"mlp", st, shape({256, 2048, 512}, 32), false});

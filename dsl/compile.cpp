@@ -1,6 +1,7 @@
 #include "compile.h"
 
 #include "compile_kernel.h"
+#include "device/dtype_host.h"
 #include "device/error.h"
 
 namespace spyre {
@@ -22,14 +23,7 @@ KernelSignature signature(const Func &output, const std::vector<ImageParam> &inp
     return sig;
 }
 
-halide_type_t host_type(DType t) {
-    switch (t) {
-    case DType::F16: return halide_type_t(halide_type_float, 16);
-    case DType::F32: return halide_type_t(halide_type_float, 32);
-    case DType::I32: return halide_type_t(halide_type_int, 32);
-    }
-    return halide_type_t();
-}
+halide_type_t host_type(DType t) { return dtype_host_type(t); }
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "device/dtype_host.h"
 #include "device/error.h"
 #include "spyre_intrinsics.h"
 
@@ -88,9 +89,10 @@ SpyreSchedule &SpyreSchedule::stick_vectorize(const Var &x, int sticks) {
     if (sticks < 1)
         throw_error("Func ", f_.name(), ": stick_vectorize(", x.name(), ", ", sticks, "): sticks must be at least 1");
     Type t = f_.output_types()[0];
-    if (!(t.is_float() && (t.bits() == 16 || t.bits() == 32)) && t != Int(32))
-        throw_error("Func ", f_.name(), ": stick_vectorize(", x.name(), "): type ", t,
-                    " has no stick operations (float16, float32 and int32 do)");
+    DType dt;
+    if (!dtype_from_host(t, &dt))
+        throw_error("Func ", f_.name(), ": stick_vectorize(", x.name(), "): type ", t, " has no stick operations (",
+                    kDeviceTypesText, " do)");
     std::string row = transposed_row(f_, x.name());
     // Only while the row is still one loop of f (a schedule that split it keeps its own order).
     bool row_loop = false;

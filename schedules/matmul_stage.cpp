@@ -39,10 +39,11 @@ std::vector<CoreGrid> core_grids(const MatmulStage &s, int cores, int lanes) {
 
 }  // namespace
 
-void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int requested_cores,
-                           const MachineDesc &machine) {
+std::string schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int requested_cores,
+                                  const MachineDesc &machine) {
     const std::string &what = s.what;
     const int lanes = int(machine.stick_bytes / 2);
+    const int n_lanes = int(machine.stick_bytes / s.w_bytes);  // N splits in whole sticks of W
     if (requested_cores < 1 || requested_cores > machine.cores)
         throw_error(what, ": ", requested_cores, " cores requested, the machine has ", machine.cores);
     // pe_ring shares one operand's K panels: A between the n_split cores of a batch, or W between
@@ -56,14 +57,14 @@ void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int re
     bool shares_w = false, ring = false, found = false;
     int share = 0;
     std::string first_error;
-    for (const CoreGrid &g : core_grids(s, requested_cores, lanes)) {
+    for (const CoreGrid &g : core_grids(s, requested_cores, n_lanes)) {
         const int mc = s.rows / g.m_split, nc = s.cols / g.n_split;
         const int share_a = wants_ring && g.n_split >= 2 ? g.n_split : 0;
         const int share_w = wants_ring && g.cores >= s.batch && g.m_split * s.batch >= 2 ? g.m_split * s.batch : 0;
         auto consider = [&](int a_share, int w_share) {
             MatmulTiles c;
             try {
-                c = choose_matmul_tiles(what, mc, nc, s.inner, g.cores, machine, a_share, w_share, accs);
+                c = choose_matmul_tiles(what, mc, nc, s.inner, g.cores, machine, a_share, w_share, accs, s.w_bytes);
             } catch (const Error &e) {  // no tile of this grid fits LX; another grid's may
                 if (first_error.empty()) first_error = e.what();
                 return;
@@ -97,6 +98,7 @@ void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int re
     if (cores > 1) out.parallel(core);
     out.split(m, mo, mi, t.m).split(n, no, ni, t.n).reorder(ni, mi, no, mo, core).vectorize(ni, lanes, TailStrategy::RoundUp);
     // The fp32 accumulators of one output tile stay in LX; K is streamed through in panels.
+    std::string k_panel = "ko";
     std::vector<Func> all{s.acc};
     all.insert(all.end(), s.more_accs.begin(), s.more_accs.end());
     for (Func acc : all) {
@@ -108,13 +110,17 @@ void schedule_matmul_stage(const MatmulStage &s, const std::string &mode, int re
             order = {pe, n, m, ko};
             if (s.b) order.push_back(*s.b);
             acc.update().split(s.k.x, ko, ki, t.k).rename(ki, pe).reorder(order);
-            if (ring) spyre::schedule(acc, machine).ring_share(ko, share);
+            if (ring) {
+                spyre::schedule(acc, machine).ring_share(ko, share);
+                k_panel = ko.name() + kRingShareSuffix + std::to_string(share);
+            }
         } else {
             order = {ki, n, m, ko};
             if (s.b) order.push_back(*s.b);
             acc.update().split(s.k.x, ko, ki, t.k).reorder(order).vectorize(n, lanes, TailStrategy::RoundUp);
         }
     }
+    return k_panel;
 }
 
 }  // namespace spyre

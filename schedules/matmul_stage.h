@@ -33,11 +33,16 @@ struct MatmulStage {
     // Further accumulators over the same A, reduction and shape, each with its own W (a gated MLP's
     // gate and up projections): computed at the same output tile, scheduled like `acc`.
     std::vector<Halide::Func> more_accs;
+    // Bytes per element of W: 2 (fp16), or 1 for int8 weights that the caller dequantizes per K
+    // panel (qlinear.h): N is then split and tiled in whole int8 sticks.
+    int w_bytes = 2;
 };
 
 // Throws spyre::Error naming `stage.what` when `cores` is not between 1 and the machine's cores, no
 // tile fits the LX, or pe_ring is asked of one core. When the shape leaves pe_ring no two cores
-// that read the same tiles, it runs as "pe".
-void schedule_matmul_stage(const MatmulStage &stage, const std::string &mode, int cores, const MachineDesc &machine);
+// that read the same tiles, it runs as "pe". Returns the name of the update's K-panel loop (where
+// the panels are staged: "ko", renamed by ring_share under pe_ring).
+std::string schedule_matmul_stage(const MatmulStage &stage, const std::string &mode, int cores,
+                                  const MachineDesc &machine);
 
 }  // namespace spyre

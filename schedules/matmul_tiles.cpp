@@ -23,7 +23,8 @@ std::vector<int> whole_step_divisors(int extent, int step) {
 }  // namespace
 
 MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core, int inner, int cores,
-                                const MachineDesc &machine, int a_share, int w_share, int accumulators) {
+                                const MachineDesc &machine, int a_share, int w_share, int accumulators,
+                                int w_bytes) {
     const int accs = std::max(accumulators, 1);
     a_share = std::max(a_share, 1);
     w_share = std::max(w_share, 1);
@@ -39,7 +40,8 @@ MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core,
         if (t % machine.pe_pass_rows == 0 || m_core < machine.pe_pass_rows) ms.push_back(t);
     }
     if (ms.empty()) ms = any;
-    const std::vector<int> ns = whole_step_divisors(n_core, lanes), ks = whole_step_divisors(inner, lanes);
+    const std::vector<int> ns = whole_step_divisors(n_core, int(sb / w_bytes)), ks = whole_step_divisors(inner, lanes);
+    const bool dequant = w_bytes != 2;
 
     // The channel is shared: each core gets 1/cores of the one-way peak.
     const double ns_per_channel_byte = double(std::max(cores, 1)) / machine.dram_bytes_per_ns;
@@ -52,20 +54,22 @@ MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core,
                 const int64_t acc = accs * int64_t(tm) * sticks(int64_t(tn) * 4);
                 // Each accumulator streams its own K loop (A and its W), one after the other, so the
                 // panels' LX is one loop's; the accumulators all stay for the tile.
-                const int64_t panels = int64_t(tm) * sticks(int64_t(tk) * 2) + int64_t(tk) * sticks(int64_t(tn) * 2);
+                const int64_t panels = int64_t(tm) * sticks(int64_t(tk) * 2) + int64_t(tk) * sticks(int64_t(tn) * w_bytes);
+                // Quantized weights: one fp16 panel that each W panel is dequantized into.
+                const int64_t dequant_panel = dequant ? int64_t(tk) * sticks(int64_t(tn) * 2) : 0;
                 // Beside the accumulator and two copies of the panels: the output row being
                 // converted and stored, and a stick of fill scratch.
                 const int64_t reserve = 2 * sticks(int64_t(tn) * 2) + sb;
-                if (acc + 2 * panels + reserve > machine.lx_usable_bytes) continue;
+                if (acc + 2 * panels + dequant_panel + reserve > machine.lx_usable_bytes) continue;
                 const double tiles = double(m_core / tm) * double(n_core / tn);
                 const double steps = tiles * double(inner / tk);
                 const double a_bytes = accs * double(tm) * (double(sticks(int64_t(tk) * 2)) + run_ovh);
-                const double w_bytes = accs * double(tk) * (double(sticks(int64_t(tn) * 2)) + run_ovh);
-                const double dram_ns = steps * (a_bytes / a_share + w_bytes / w_share) * ns_per_channel_byte;
+                const double w_panel = accs * double(tk) * (double(sticks(int64_t(tn) * w_bytes)) + run_ovh);
+                const double dram_ns = steps * (a_bytes / a_share + w_panel / w_share) * ns_per_channel_byte;
                 // A shared panel crosses one ring link per core of the run.
                 double ring_bytes = 0;
                 if (a_share > 1) ring_bytes += accs * double(tm) * double(sticks(int64_t(tk) * 2));
-                if (w_share > 1) ring_bytes += accs * double(tk) * double(sticks(int64_t(tn) * 2));
+                if (w_share > 1) ring_bytes += accs * double(tk) * double(sticks(int64_t(tn) * w_bytes));
                 const double ring_ns = steps * ring_bytes / (machine.ring_bytes_per_cycle * machine.clock_ghz);
                 const double passes = std::ceil(double(tm) / double(machine.pe_pass_rows)) + machine.pe_fill_rows /
                                                                                            double(machine.pe_pass_rows);

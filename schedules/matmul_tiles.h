@@ -24,9 +24,12 @@ struct MatmulTiles {
 // reads 1/share of those panels from device memory and forwards them at the ring's per-link rate.
 // With `accumulators` > 1, that many accumulators over the same A panels (each with its own W) are
 // computed per tile. The epilogue's expression temporaries need no room: instruction selection
-// streams them in chunks when a whole tile's do not fit. Throws spyre::Error (naming `what`) when
+// streams them in chunks when a whole tile's do not fit. With `w_bytes` = 1 (int8 weights, as in
+// qlinear.h), W panels are a byte per element, tiles of N are whole int8 sticks, and each panel
+// is dequantized into an fp16 panel of its own in LX. Throws spyre::Error (naming `what`) when
 // no tile of whole sticks fits the usable LX.
 MatmulTiles choose_matmul_tiles(const std::string &what, int m_core, int n_core, int inner, int cores,
-                                const MachineDesc &machine, int a_share = 1, int w_share = 1, int accumulators = 1);
+                                const MachineDesc &machine, int a_share = 1, int w_share = 1, int accumulators = 1,
+                                int w_bytes = 2);
 
 }  // namespace spyre

@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "device/dtype_host.h"
 #include "device/error.h"
 #include "device/layout.h"
 #include "device/program_io.h"
@@ -13,14 +14,7 @@ namespace spyre::host {
 
 namespace {
 
-halide_type_t host_type(DType t) {
-    switch (t) {
-    case DType::F16: return halide_type_t(halide_type_float, 16);
-    case DType::F32: return halide_type_t(halide_type_float, 32);
-    case DType::I32: return halide_type_t(halide_type_int, 32);
-    }
-    return halide_type_t();
-}
+halide_type_t host_type(DType t) { return dtype_host_type(t); }
 
 std::string type_text(const halide_type_t &t) {
     const char *code = t.code == halide_type_float ? "float" : t.code == halide_type_int ? "int"

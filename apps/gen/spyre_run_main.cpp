@@ -36,6 +36,7 @@
 #include "Halide.h"
 #include "cpu_reference.h"
 #include "device/disassembler.h"
+#include "device/dtype_host.h"
 #include "device/error.h"
 #include "device/half.h"
 #include "device/layout.h"
@@ -57,7 +58,7 @@ int64_t elements(const BufferDecl &b) {
     return n;
 }
 
-int elem_bytes(DType t) { return t == DType::F16 ? 2 : 4; }
+int elem_bytes(DType t) { return dtype_bytes(t); }
 
 std::string shape_text(const std::vector<int64_t> &shape) {
     std::string s = "{";
@@ -90,16 +91,18 @@ std::vector<uint8_t> random_input(const BufferDecl &b, uint32_t seed) {
         } else if (b.type == DType::F32) {
             float v = dist(rng);
             std::memcpy(&data[i * 4], &v, 4);
-        } else {
+        } else if (b.type == DType::I32) {
             int32_t v = int32_t(rng() % 17) - 8;
             std::memcpy(&data[i * 4], &v, 4);
+        } else {
+            data[i] = uint8_t(rng());  // every int8 or uint8 value
         }
     }
     return data;
 }
 
 Halide::Type halide_type(DType t) {
-    return t == DType::F16 ? Halide::Float(16) : t == DType::F32 ? Halide::Float(32) : Halide::Int(32);
+    return Halide::Type(dtype_host_type(t));
 }
 
 // A dense Halide buffer of `b`'s type and shape holding `host` (Halide order, dense).

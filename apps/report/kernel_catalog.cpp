@@ -21,6 +21,7 @@
 #include "mlp.h"
 #include "norms.h"
 #include "pointwise.h"
+#include "qlinear.h"
 #include "softmax.h"
 
 namespace spyre::report {
@@ -29,7 +30,8 @@ using namespace Halide;
 
 const std::vector<std::string> &app_names() {
     static const std::vector<std::string> names = {"softmax", "layernorm", "rmsnorm",   "gelu",      "bmm",
-                                                    "linear",  "mlp",       "gated_mlp", "attention", "transpose"};
+                                                    "linear",  "mlp",       "gated_mlp", "attention", "transpose",
+                                                    "qlinear"};
     return names;
 }
 
@@ -38,7 +40,8 @@ void check_app(const std::string &app) {
     for (const std::string &a : app_names())
         if (a == app) return;
     throw_error("unknown app '", app,
-                "' (known: softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, transpose)");
+                "' (known: softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, transpose, "
+                "qlinear)");
 }
 bool is_norm(const std::string &app) { return app == "layernorm" || app == "rmsnorm"; }
 // The Spyre schedules of `all` (every schedule but the CPU reference's).
@@ -50,7 +53,7 @@ std::vector<std::string> without_cpu(const std::vector<std::string> &all) {
 }
 size_t shape_rank(const std::string &app) {
     if (app == "bmm") return 4;
-    if (app == "mlp" || app == "gated_mlp" || app == "linear") return 3;
+    if (app == "mlp" || app == "gated_mlp" || app == "linear" || app == "qlinear") return 3;
     return 2;
 }
 }  // namespace
@@ -64,6 +67,7 @@ std::vector<std::string> named_schedules(const std::string &app) {
     if (app == "gated_mlp") return without_cpu(gated_mlp_schedules());
     if (app == "attention") return without_cpu(attention_schedules());
     if (app == "transpose") return transpose_schedules();
+    if (app == "qlinear") return without_cpu(qlinear_schedules());
     return without_cpu(bmm_schedules());
 }
 }  // namespace
@@ -86,7 +90,8 @@ std::vector<std::string> generator_params(const std::string &app, const Shape &s
     if (app == "bmm")
         return {kv("batch", s.dims[0]), kv("rows", s.dims[1]), kv("inner", s.dims[2]), kv("cols", s.dims[3]),
                 kv("cores", s.cores)};
-    if (app == "linear") return {kv("rows", s.dims[0]), kv("inner", s.dims[1]), kv("cols", s.dims[2]), kv("cores", s.cores)};
+    if (app == "linear" || app == "qlinear")
+        return {kv("rows", s.dims[0]), kv("inner", s.dims[1]), kv("cols", s.dims[2]), kv("cores", s.cores)};
     if (app == "mlp" || app == "gated_mlp")
         return {kv("dim", s.dims[0]), kv("hidden", s.dims[1]), kv("rows", s.dims[2]), kv("cores", s.cores)};
     if (app == "attention") return {kv("dim", s.dims[0]), kv("seq", s.dims[1])};
@@ -96,7 +101,7 @@ std::vector<std::string> generator_params(const std::string &app, const Shape &s
 std::string shape_doc(const std::string &app) {
     check_app(app);
     if (app == "bmm") return "B x M x K x N";
-    if (app == "linear") return "M x K x N";
+    if (app == "linear" || app == "qlinear") return "M x K x N";
     if (app == "mlp" || app == "gated_mlp") return "dim x hidden x rows";
     if (app == "attention") return "dim x seq";
     return "rows x cols";
@@ -104,7 +109,7 @@ std::string shape_doc(const std::string &app) {
 
 bool app_takes_cores(const std::string &app) {
     check_app(app);
-    return app == "bmm" || app == "linear" || app == "mlp" || app == "gated_mlp";
+    return app == "bmm" || app == "linear" || app == "qlinear" || app == "mlp" || app == "gated_mlp";
 }
 
 std::string Shape::text() const {
@@ -143,6 +148,10 @@ std::vector<std::vector<int>> input_shapes(const std::string &app, const Shape &
         const int m = s.dims[0], k = s.dims[1], n = s.dims[2];
         return {{k, m, 1}, {n, k}, {n}};
     }
+    if (app == "qlinear") {
+        const int m = s.dims[0], k = s.dims[1], n = s.dims[2];
+        return {{k, m}, {n, k}, {n}};
+    }
     if (app == "mlp") {
         const int d = s.dims[0], h = s.dims[1], m = s.dims[2];
         return {{d, m}, {h, d}, {h}, {d, h}, {d}};
@@ -162,6 +171,7 @@ std::vector<int> output_shape(const std::string &app, const Shape &s) {
     check_app(app);
     if (app == "bmm") return {s.dims[3], s.dims[1], s.dims[0]};
     if (app == "linear") return {s.dims[2], s.dims[0], 1};
+    if (app == "qlinear") return {s.dims[2], s.dims[0]};
     if (app == "mlp" || app == "gated_mlp") return {s.dims[0], s.dims[2]};
     if (app == "attention") return {s.dims[0], s.dims[1]};
     if (app == "transpose") return {s.dims[0], s.dims[1]};  // {rows, cols}: the input's rows become sticks
@@ -218,6 +228,10 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
         TransposeKernel k = make_transpose(s.dims[1], s.dims[0]);
         return finish(k.out, {k.in}, [&] { schedule_transpose(k, schedule, machine); });
     }
+    if (app == "qlinear") {
+        QLinearKernel k = make_qlinear(s.dims[0], s.dims[1], s.dims[2]);
+        return finish(k.out, {k.a, k.w, k.scale}, [&] { schedule_qlinear(k, schedule, s.cores, machine); });
+    }
     if (app == "linear") {
         MatmulKernel k = make_linear(s.dims[0], s.dims[1], s.dims[2]);
         return finish(k.out, {k.a, k.w, k.bias}, [&] { schedule_bmm(k, schedule, s.cores, machine); });
@@ -228,14 +242,23 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
 
 std::vector<Runtime::Buffer<>> random_inputs(const std::string &app, const Shape &s, uint32_t seed) {
     check_app(app);
-    const float range = app == "bmm" || app == "linear"        ? 2.0f
+    const float range = app == "bmm" || app == "linear" || app == "qlinear" ? 2.0f
                         : app == "mlp" || app == "gated_mlp" ? 0.25f
                         : app == "attention"                 ? 1.0f
                                                              : 4.0f;
     std::vector<Runtime::Buffer<>> ins;
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> dist(-range, range);
-    for (const std::vector<int> &shape : input_shapes(app, s)) {
+    const std::vector<std::vector<int>> shapes = input_shapes(app, s);
+    for (size_t i = 0; i < shapes.size(); i++) {
+        const std::vector<int> &shape = shapes[i];
+        if (app == "qlinear" && i == 1) {  // the int8 weights: every code
+            Runtime::Buffer<> b(halide_type_t(halide_type_int, 8), shape);
+            auto *p = static_cast<uint8_t *>(b.data());
+            for (size_t j = 0; j < b.number_of_elements(); j++) p[j] = uint8_t(rng());
+            ins.push_back(std::move(b));
+            continue;
+        }
         Runtime::Buffer<> b(halide_type_t(halide_type_float, 16), shape);
         auto *p = static_cast<uint16_t *>(b.data());
         for (size_t i = 0; i < b.number_of_elements(); i++) p[i] = float_to_half(dist(rng));
@@ -285,6 +308,13 @@ Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s, const st
     } else if (app == "transpose") {
         TransposeKernel k = make_transpose(s.dims[1], s.dims[0]);
         k.in.set(wrap(inputs[0]));
+        out = k.out;
+    } else if (app == "qlinear") {
+        QLinearKernel k = make_qlinear(s.dims[0], s.dims[1], s.dims[2]);
+        schedule_qlinear(k, "cpu");
+        k.a.set(wrap(inputs[0]));
+        k.w.set(wrap(inputs[1]));
+        k.scale.set(wrap(inputs[2]));
         out = k.out;
     } else if (app == "linear") {
         MatmulKernel k = make_linear(s.dims[0], s.dims[1], s.dims[2]);

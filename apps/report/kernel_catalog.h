@@ -17,6 +17,8 @@
 //              (schedules/attention.h).
 //   transpose: {rows, cols}, an fp16 input of {cols, rows} -> {rows, cols}; rows whole sticks
 //              (schedules/transpose.h).
+//   qlinear: {M, K, N}, a {K, M} fp16 x w {N, K} int8 with scales {N} fp16 -> {N, M}, split over
+//            `cores` cores (schedules/qlinear.h); random weights take every int8 code.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +31,7 @@
 
 namespace spyre::report {
 
-// softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, transpose.
+// softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, transpose, qlinear.
 const std::vector<std::string> &app_names();
 // The app's Spyre schedules, in the order of schedules/ (the first is the report's baseline), then
 // "auto" (spyre::auto_schedule, schedules/auto_schedule.h).

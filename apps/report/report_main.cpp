@@ -112,7 +112,8 @@ std::vector<std::string> cells(const AppResult &a, const Row &r) {
 std::string title(const AppResult &a) {
     std::string cores;
     if (app_takes_cores(a.app)) cores = ", " + std::to_string(a.shape.cores) + (a.shape.cores == 1 ? " core" : " cores");
-    return a.app + " " + a.shape.text() + " (" + shape_doc(a.app) + ")" + cores + ", fp16";
+    return a.app + " " + a.shape.text() + " (" + shape_doc(a.app) + ")" + cores +
+           (a.app == "qlinear" ? ", fp16 x int8 weights" : ", fp16");
 }
 
 // The `auto` row (spyre::auto_schedule) against the fastest hand schedule that ran: one line.
@@ -215,7 +216,7 @@ int main(int argc, char **argv) {
                  "reference; tables, SVG charts and Chrome traces"};
     std::string out_dir = "report", spyre_gen, shape_text = "512x1024", bmm_text = "4x64x256x512",
                 mlp_text = "256x2048x256", gated_mlp_text = "256x1024x256", attention_text = "128x512",
-                linear_text = "64x192x256";
+                linear_text = "64x192x256", qlinear_text = "32x1024x512";
     std::vector<std::string> apps;
     int bmm_cores = 32, mlp_cores = 32;
     int64_t max_trace_events = 200000;
@@ -230,6 +231,8 @@ int main(int argc, char **argv) {
     cli.add_option("--gated-mlp-shape", gated_mlp_text, "dim x hidden x rows of gated_mlp (split like mlp)")
         ->capture_default_str();
     cli.add_option("--linear-shape", linear_text, "M x K x N of linear")->capture_default_str();
+    cli.add_option("--qlinear-shape", qlinear_text, "M x K x N of qlinear (int8 weights; split over 8 cores)")
+        ->capture_default_str();
     cli.add_option("--mlp-cores", mlp_cores, "cores mlp and gated_mlp are split over")->capture_default_str();
     cli.add_option("--attention-shape", attention_text, "dim x seq of attention (one core)")->capture_default_str();
     cli.add_option("--apps", apps, "apps to run (default: all)")->delimiter(',');
@@ -250,11 +253,15 @@ int main(int argc, char **argv) {
             a.app = app;
             a.shape = parse_shape(app, app == "bmm"         ? bmm_text
                                        : app == "linear"    ? linear_text
+                                       : app == "qlinear"   ? qlinear_text
                                        : app == "mlp"       ? mlp_text
                                        : app == "gated_mlp" ? gated_mlp_text
                                        : app == "attention" ? attention_text
                                                             : shape_text);
-            a.shape.cores = app == "mlp" || app == "gated_mlp" ? mlp_cores : app == "linear" ? 4 : bmm_cores;
+            a.shape.cores = app == "mlp" || app == "gated_mlp" ? mlp_cores
+                            : app == "linear"                 ? 4
+                            : app == "qlinear"                ? 8
+                                                              : bmm_cores;
             std::vector<Halide::Runtime::Buffer<>> inputs = random_inputs(app, a.shape);
             Halide::Runtime::Buffer<> want = cpu_reference(app, a.shape, inputs);
             const std::string gen = app_generator(app);
@@ -323,7 +330,7 @@ int main(int argc, char **argv) {
               "kernel's fraction of the whole chip's speed of light (its compulsory traffic and work on all cores; "
               "re-reads, spills and idle cores lower it) and the term that binds; **max error** "
               "the largest difference from the CPU reference, in fp16 representable values (ULP: softmax may "
-              "differ by 2, layernorm, rmsnorm, gelu and bmm by 0) or, for mlp and attention, in absolute value "
+              "differ by 2, layernorm, rmsnorm, gelu, bmm and qlinear by 0) or, for mlp and attention, in absolute value "
               "(abs: within 1e-3 and 1e-4; outputs near zero make ULPs meaningless there).\n\n";
         // spyre-calibrate --out writes the timing model's calibration beside the report (make demo).
         if (fs::exists(fs::path(out_dir) / "calibration.md"))

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "device/dtype_host.h"
 #include "device/error.h"
 
 namespace spyre {
@@ -25,10 +26,9 @@ private:
 };
 
 DType dtype_of(Type t, const std::string &what) {
-    if (t == Float(16)) return DType::F16;
-    if (t == Float(32)) return DType::F32;
-    if (t == Int(32)) return DType::I32;
-    throw_error(what, ": element type ", t, " is not supported on Spyre (float16, float32, int32 are)");
+    DType d;
+    if (t.is_scalar() && dtype_from_host(t, &d)) return d;
+    throw_error(what, ": element type ", t, " is not supported on Spyre (", kDeviceTypesText, " are)");
 }
 
 std::string shape_text(const std::vector<int64_t> &shape) {

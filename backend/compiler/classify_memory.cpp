@@ -1,6 +1,7 @@
 #include "classify_memory.h"
 
 #include "affine.h"
+#include "device/dtype_host.h"
 #include "device/error.h"
 
 namespace spyre {
@@ -26,10 +27,8 @@ public:
         BufferInfo b;
         b.name = op->name;
         b.func = op->name;
-        if (op->type == Float(16)) b.type = DType::F16;
-        else if (op->type == Float(32)) b.type = DType::F32;
-        else if (op->type == Int(32)) b.type = DType::I32;
-        else throw_error(what, ": element type ", op->type, " is not supported on Spyre (float16, float32, int32 are)");
+        if (!op->type.is_scalar() || !dtype_from_host(op->type, &b.type))
+            throw_error(what, ": element type ", op->type, " is not supported on Spyre (", kDeviceTypesText, " are)");
         int64_t elems = 1;
         for (const Expr &e : op->extents) {
             auto k = const_int(e);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "affine.h"
+#include "device/dtype_host.h"
 #include "device/error.h"
 #include "spyre_intrinsics.h"
 
@@ -218,7 +219,7 @@ private:
             if (!must) return Stmt();
             throw_error("Func ", plan_.has(func) ? plan_.buffer(func).func : func, ": ", last_why);
         }
-        return stage(fors, size_t(chosen), levels[chosen], leaf);
+        return stage(fors, size_t(chosen), levels[chosen], leaf, func);
     }
 
     // Footprints of every device access when staging inside loops[0..l-1] (around loops[l..]).
@@ -498,7 +499,7 @@ private:
         }
     };
 
-    Stmt stage(const std::vector<const For *> &fors, size_t l, Level &lv, const Stmt &leaf) {
+    Stmt stage(const std::vector<const For *> &fors, size_t l, Level &lv, const Stmt &leaf, const std::string &func) {
         std::set<std::string> inner;
         for (size_t i = l; i < fors.size(); i++) inner.insert(fors[i]->name);
         class Loops : public IRVisitor {
@@ -530,10 +531,10 @@ private:
             body = For::make(fors[i]->name, 0, fors[i]->extent, ForType::Serial, fors[i]->device_api, body);
         std::vector<Stmt> seq;
         for (const Footprint &g : lv.groups)
-            if (g.load && !g.first_store) seq.push_back(make_dma(dma_of(g, false)));
+            if (g.load && !g.first_store) seq.push_back(checked_dma(dma_of(g, false), func));
         seq.push_back(body);
         for (const Footprint &g : lv.groups)
-            if (g.store) seq.push_back(make_dma(dma_of(g, true)));
+            if (g.store) seq.push_back(checked_dma(dma_of(g, true), func));
         Stmt s = Block::make(seq);
         for (const Footprint &g : lv.groups)
             s = Allocate::make(g.stage, type_of(plan_.buffer(g.stage).type), MemoryType::VTCM, {Expr(g.lx_elems)},
@@ -541,6 +542,27 @@ private:
         for (size_t i = l; i-- > 0;)
             s = For::make(fors[i]->name, 0, fors[i]->extent, ForType::Serial, fors[i]->device_api, s);
         return s;
+    }
+
+    // A run longer than the padded row it steps by would spill into the next row: the Func's
+    // vectors, rounded up to whole sticks of its own type, are wider than the argument's padded
+    // rows (an int8 Func's 128-element vectors over fp16 rows padded to 64). Halide's bounds
+    // checks are host code the back end drops, so the kernel is refused here, by name.
+    Stmt checked_dma(const DmaCall &d, const std::string &func) {
+        const BufferInfo &b = plan_.buffer(d.dram);
+        if (b.shape.size() >= 2) {
+            const int64_t lanes = plan_.lanes(b.type), row = (b.shape[0] + lanes - 1) / lanes * lanes;
+            for (const DmaDim &dim : d.dims)
+                if (dim.count > 1 && dim.dram_stride == row && d.run > row)
+                    throw_error("Func ", plan_.has(func) ? plan_.buffer(func).func : func, ": ",
+                                d.store ? "writes" : "reads", " rows of ", d.run, " elements of ", place_name(b.place),
+                                " '", b.func, "', whose ", b.shape[0], " columns are padded to ", row,
+                                " (whole sticks of ", lanes, " ", dtype_name(b.type),
+                                "): its vectors are wider than the padded rows (an int8 or uint8 vector is 128 "
+                                "elements); give the rows a column count that pads to whole vectors, or vectorize "
+                                "by fewer elements");
+        }
+        return make_dma(d);
     }
 
     static DmaCall dma_of(const Footprint &g, bool store) {
@@ -555,7 +577,7 @@ private:
         return d;
     }
 
-    static Type type_of(DType t) { return t == DType::F16 ? Float(16) : t == DType::F32 ? Float(32) : Int(32); }
+    static Type type_of(DType t) { return Type(dtype_host_type(t)); }
 
     // A nest that only copies between device memory and an LX buffer is one DMA.
     std::optional<Stmt> direct_copy(const std::vector<Loop> &loops, const Store *st) {
@@ -616,7 +638,7 @@ private:
             bool row_end = !sb.shape.empty() && run == sb.shape[0];
             if (!row_end) return std::nullopt;
         }
-        return make_dma(d);
+        return checked_dma(d, st->name);
     }
 
     KernelPlan &plan_;

@@ -11,25 +11,36 @@ bool Selector::ends_with(const std::string &s, const std::string &suffix) {
 void Selector::emit_matmul(const std::vector<Loop> &loops, const Store *st) {
     const std::string &kname = loops.back().name;
     auto fail = [&](const std::string &why) {
-        unsupported("pe_matmul: " + why + " (the update must be f(n, m) += f32(A(k, m)) * f32(B(n, k)))");
+        unsupported("pe_matmul: " + why +
+                    " (the update must be f(n, m) += f32(A(k, m)) * f32(B(n, k)) of float16 A and B, or "
+                    "i32(A(k, m)) * i32(B(n, k)) of int8 A and B)");
     };
     const BufferInfo &cb = plan_.buffer(st->name);
-    if (cb.type != DType::F32) fail("the accumulator must be float32");
+    if (cb.type != DType::F32 && cb.type != DType::I32)
+        fail("the accumulator must be float32 (or int32, for int8 operands)");
+    // The operands' type: fp16 into an fp32 accumulator, int8 into an int32 one.
+    const DType in_t = cb.type == DType::I32 ? DType::I8 : DType::F16;
+    const int64_t eb = dtype_bytes(in_t), lanes_in = sb_ / eb;
     const Add *add = st->value.as<Add>();
     if (!add) fail("not an accumulation");
     Expr acc = add->a, prod = add->b;
     if (!(acc.as<Load>() && acc.as<Load>()->name == st->name)) std::swap(acc, prod);
+    // Halide makes the int32 product of two int8 values a 16-bit one, widened: i32(i16(a) * i16(b)).
+    if (const Cast *c = prod.as<Cast>(); c && in_t == DType::I8 && c->type.is_int() && c->value.as<Mul>())
+        prod = c->value;
     const Load *cl = acc.as<Load>();
     const Mul *mul = prod.as<Mul>();
     if (!cl || cl->name != st->name || !equal(cl->index, st->index) || !mul) fail("not an accumulation of a product");
     auto operand = [&](const Expr &e) -> const Load * {
         const Cast *c = e.as<Cast>();
         const Load *l = c ? c->value.as<Load>() : e.as<Load>();
-        if (!l || l->type.is_vector() || !plan_.has(l->name) || plan_.buffer(l->name).type != DType::F16) return nullptr;
+        if (!l || l->type.is_vector() || !plan_.has(l->name) || plan_.buffer(l->name).type != in_t) return nullptr;
         return l;
     };
     const Load *la = operand(mul->a), *lb = operand(mul->b);
-    if (!la || !lb) fail("operands must be float16 values widened to float32");
+    if (!la || !lb)
+        fail(in_t == DType::I8 ? "operands must be int8 values widened to int32"
+                               : "operands must be float16 values widened to float32");
     std::set<std::string> vars = var_set(loops);
     auto ac = affine_in(st->index, vars), aa = affine_in(la->index, vars), ab = affine_in(lb->index, vars);
     if (!ac || !aa || !ab) fail("indices are not affine");
@@ -57,13 +68,13 @@ void Selector::emit_matmul(const std::vector<Loop> &loops, const Store *st) {
     const bool b_transposed = ab->of(kname) == 1;
     if (!b_transposed && !n_name.empty() && ab->of(n_name) != 1) fail("B must be sticked on n or on k");
     int64_t k_ext = loops.back().extent;
-    int64_t lda = m_name.empty() ? 0 : aa->of(m_name) * 2;
-    int64_t ldb = b_transposed ? (n_ext + sb_ / 2 - 1) / (sb_ / 2) * sb_ : ab->of(kname) * 2;
+    int64_t lda = m_name.empty() ? 0 : aa->of(m_name) * eb;
+    int64_t ldb = b_transposed ? (n_ext + lanes_in - 1) / lanes_in * sb_ : ab->of(kname) * eb;
     int64_t ldc = m_name.empty() ? 0 : ac->of(m_name) * 4;
-    if (b_transposed && !n_name.empty() && ab->of(n_name) * 2 != (k_ext * 2 + sb_ - 1) / sb_ * sb_)
+    if (b_transposed && !n_name.empty() && ab->of(n_name) * eb != (k_ext * eb + sb_ - 1) / sb_ * sb_)
         fail("B sticked on k must have rows of k padded to whole sticks");
     // Row strides must be whole sticks (the layouts pad K and N); a single row needs none.
-    if (m_name.empty()) lda = (k_ext * 2 + sb_ - 1) / sb_ * sb_, ldc = (n_ext * 4 + sb_ - 1) / sb_ * sb_;
+    if (m_name.empty()) lda = (k_ext * eb + sb_ - 1) / sb_ * sb_, ldc = (n_ext * 4 + sb_ - 1) / sb_ * sb_;
     for (int64_t ld : {lda, ldb, ldc})
         if (ld % sb_) fail("operand rows are not whole sticks");
     MatmulDesc md;
@@ -83,19 +94,19 @@ void Selector::emit_matmul(const std::vector<Loop> &loops, const Store *st) {
             if (!provably_multiple(o.index, plan_.lanes(t))) fail("an operand does not start on a stick boundary");
             return o;
         };
-        Operand oa = base(la, DType::F16), ob = base(lb, DType::F16), oc = base(cl, DType::F32);
+        Operand oa = base(la, in_t), ob = base(lb, in_t), oc = base(cl, cb.type);
         std::string bname = lb->name;
         if (b_transposed) {
             // Restickify B (n rows of k) into k rows of n, at the restickify rate.
-            Operand t = new_temp(DType::F16, k_ext * ldb);
-            vinstr(Opcode::VTRANSPOSE, DType::F16, t, &ob, nullptr, n_ext, k_ext);
+            Operand t = new_temp(in_t, k_ext * ldb);
+            vinstr(Opcode::VTRANSPOSE, in_t, t, &ob, nullptr, n_ext, k_ext);
             ob = t;
             bname = t.buf;
         }
         before(QPE, {la->name, bname, st->name}, {st->name});
         std::vector<Reg> regs;
         Lx xc = addr(oc, regs), xa = addr(oa, regs), xb = addr(ob, regs);
-        b_.matmul(kTagPE, xc, xa, xb, di, true);
+        b_.matmul(kTagPE, xc, xa, xb, di, true, in_t);
         for (Reg r : regs) b_.release(r);
         after(kTagPE, QPE, {la->name, bname, st->name}, {st->name});
         reset_temps();

@@ -42,6 +42,11 @@ void Selector::free_temp(const Operand &o) {
 
 void Selector::vinstr(Opcode op, DType t, const Operand &dst, const Operand *a, const Operand *b2, int64_t sticks,
             int64_t groups, uint8_t mode, int32_t aux) {
+    if (!dtype_supported(op, t))
+        unsupported(std::string(dtype_name(t)) + " values have no " + op_info(op).name +
+                    (dtype_is_byte(t) ? "; int8 and uint8 are storage types: widen them first (cast<int32_t> or "
+                                        "cast<float16_t>) and narrow the result"
+                                      : ""));
     std::set<std::string> reads, writes;
     for (const Operand *o : {a, b2})
         if (o && !o->buf.empty()) reads.insert(o->buf);
@@ -88,6 +93,15 @@ Operand Selector::load(const Load *op, const Domain &d) {
     auto a = affine_in(base, vars);
     if (!a) unsupported("index of " + bi.func + " is not affine in its loops");
     int64_t lanes_t = plan_.lanes(bi.type);
+    // The usual cause of a misfit: vectors that cover part of a stick of a narrower type (an fp32
+    // accumulator of fp16 data, fp16 of int8 data) because the Func is vectorized by its own stick.
+    const std::string hint =
+        d.ramp_lanes > 0 && d.ramp_lanes % lanes_t != 0
+            ? ": its vectors are " + std::to_string(d.ramp_lanes) + " elements and a stick of " + bi.func + " holds " +
+                  std::to_string(lanes_t) + "; stick_vectorize(x, " +
+                  std::to_string(lanes_t / std::max<int64_t>(d.ramp_lanes, 1)) + ") on this Func makes each vector a " +
+                  "whole stick of " + bi.func
+            : "";
     bool lane_dep = false;
     for (auto &l : d.lane) lane_dep |= a->of(l.first) != 0;
     if (ramp || lane_dep) {
@@ -100,21 +114,12 @@ Operand Selector::load(const Load *op, const Domain &d) {
             int64_t want = d.padded ? sticks_per_group(d, bi.type) * lanes_t : d.elems;
             if (a->of(d.group_var) != want)
                 unsupported("rows of " + bi.func + " are not back to back in whole sticks (row stride " +
-                            std::to_string(a->of(d.group_var)) + ", expected " + std::to_string(want) + ")");
+                            std::to_string(a->of(d.group_var)) + ", expected " + std::to_string(want) + ")" + hint);
         }
         o.kind = Operand::Vec;
         o.index = simplify(a->rest);
-        if (!provably_multiple(o.index, lanes_t)) {
-            // The usual cause: a Func with wider elements (an fp32 accumulator) vectorized by its
-            // own stick, which covers part of a stick of its narrower input.
-            std::string hint;
-            if (d.ramp_lanes > 0 && d.ramp_lanes % lanes_t != 0)
-                hint = ": its vectors are " + std::to_string(d.ramp_lanes) + " elements and a stick of " +
-                       bi.func + " holds " + std::to_string(lanes_t) + "; stick_vectorize(x, " +
-                       std::to_string(lanes_t / std::max<int64_t>(d.ramp_lanes, 1)) +
-                       ") on this Func makes each vector a whole stick of " + bi.func;
+        if (!provably_multiple(o.index, lanes_t))
             unsupported("reads " + bi.func + " from an address that is not on a stick boundary" + hint);
-        }
         return o;
     }
     o.kind = Operand::Scal;
@@ -263,8 +268,43 @@ Operand Selector::result_for(const Domain &d, DType t, const Operand *into, std:
     return new_temp(t, sticks_per_group(d, t) * d.groups * sb_);
 }
 
+namespace {
+
+bool is_byte(const Expr &e) { return e.type().is_int_or_uint() && e.type().bits() == 8; }
+
+// Halide turns an int32 product or sum of widened bytes into a 16-bit one (widening_mul, undone
+// by lower_intrinsics into 16-bit casts). Such a value is exact in 16 bits, so computing it in
+// int32 gives the same number: a cast of a byte, or the sum, difference or product of two.
+bool exact_from_bytes(const Expr &e) {
+    auto widened = [](const Expr &x) {
+        const Cast *c = x.as<Cast>();
+        return c && is_byte(c->value);
+    };
+    if (widened(e)) return true;
+    if (const Mul *m = e.as<Mul>()) return widened(m->a) && widened(m->b);
+    if (const Add *a = e.as<Add>()) return widened(a->a) && widened(a->b);
+    if (const Sub *s = e.as<Sub>()) return widened(s->a) && widened(s->b);
+    return false;
+}
+
+}  // namespace
+
+// The device type an expression is computed in: its own, or int32 for the 16-bit integers that
+// Halide makes of widened bytes.
+DType Selector::vector_type(const Expr &e) {
+    const Type t = e.type();
+    if (t.is_int_or_uint() && t.bits() == 16) {
+        if (!exact_from_bytes(e))
+            unsupported("the " + std::string(t.is_int() ? "int16" : "uint16") + " expression " + describe(e) +
+                        " has no Spyre vector form (16-bit integers are computed only as exact products or sums "
+                        "of widened bytes; cast to int32 first)");
+        return DType::I32;
+    }
+    return dtype_of(t);
+}
+
 Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
-    DType t = dtype_of(e.type());
+    DType t = vector_type(e);
     int64_t sticks = sticks_per_group(d, t);
     // In a one-element domain (no lanes, no groups) every value is scalar-like: compute it
     // directly on one stick instead of re-entering scalar evaluation.
@@ -320,6 +360,28 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
             a = p;
             src_sticks = padded;
         }
+        // Groups side by side must be whole sticks of both types (an fp16 row of 64 is half an int8
+        // stick).
+        const int64_t cvt_bytes = src_sticks * (sb_ / dtype_bytes(from)) * dtype_bytes(t);
+        if (d.groups != 1 && cvt_bytes != sticks * sb_) {
+            const int64_t whole = std::max(plan_.lanes(from), plan_.lanes(t));
+            unsupported("converts rows of " + std::to_string(d.elems) + " elements from " + dtype_name(from) + " to " +
+                        dtype_name(t) + ", which are not whole sticks of both (" + std::to_string(whole) +
+                        " elements); vectorize the Func by a multiple of " + std::to_string(whole) +
+                        " elements (stick_vectorize(x, sticks))");
+        }
+        // A widening of a part stick (an int8 stick holds more elements than the result's row):
+        // the one group converts into a temporary of the whole stick's width, of which the result
+        // takes its sticks.
+        if (cvt_bytes > sticks * sb_) {
+            Operand w = new_temp(t, cvt_bytes);
+            vinstr(Opcode::VCVT, from, w, &a, nullptr, src_sticks, 1, 0, int32_t(t));
+            free_temp(a);
+            if (!into) return w;
+            vinstr(Opcode::VCOPY, t, *into, &w, nullptr, sticks, 1);
+            free_temp(w);
+            return *into;
+        }
         Operand r = result_for(d, t, into, {});
         vinstr(Opcode::VCVT, from, r, &a, nullptr, src_sticks, d.groups, 0, int32_t(t));
         free_temp(a);
@@ -339,6 +401,7 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         if (is("log")) return unary(Opcode::VLOG, c->args[0]);
         if (is("tanh")) return unary(Opcode::VTANH, c->args[0]);
         if (is("sqrt")) return unary(Opcode::VSQRT, c->args[0]);
+        if (is("round")) return unary(Opcode::VROUND, c->args[0]);
         if (c->is_intrinsic(Call::abs)) return unary(Opcode::VABS, c->args[0]);
         unsupported("the operation " + n + " has no Spyre vector instruction");
     }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "affine.h"
+#include "device/dtype_host.h"
 #include "device/error.h"
 #include "device/program_builder.h"
 #include "kernel_plan.h"
@@ -75,9 +76,8 @@ struct Domain {
 
 inline DType dtype_of(Type t) {
     t = t.element_of();
-    if (t == Float(16)) return DType::F16;
-    if (t == Float(32)) return DType::F32;
-    if (t == Int(32)) return DType::I32;
+    DType d;
+    if (dtype_from_host(t, &d)) return d;
     throw_error("type ", t, " has no Spyre vector form");
 }
 
@@ -140,6 +140,7 @@ private:
     Operand result_for(const Domain &d, DType t, const Operand *into, std::initializer_list<const Operand *> reuse);
 
     // Emits the vector code of e in domain d; writes the result into `into` when given.
+    DType vector_type(const Halide::Expr &e);
     Operand gen(const Expr &e, const Domain &d, const Operand *into);
 
     // A scalar operand spread over a whole vector, for positions that need sticks.

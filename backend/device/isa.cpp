@@ -77,6 +77,7 @@ const OpInfo kOps[kNumOpcodes] = {
     {"RING_REDUCE", Engine::Ring, {O::Tag, O::RedOp, O::RegSrc, O::Imm, O::Count, N, N, N, N, N}},
     {"WAIT", Engine::Sync, {O::TagMask, N, N, N, N, N, N, N, N, N}},
     {"BARRIER", Engine::Sync, kNone},
+    {"VROUND", Engine::Vector, kVecUn},
 };
 
 }  // namespace
@@ -114,7 +115,7 @@ bool dtype_supported(Opcode op, DType t) {
     case Opcode::VBCAST:
     case Opcode::VFILL:
     case Opcode::VTRANSPOSE: return true;
-    case Opcode::MATMUL: return t == DType::F16;
+    case Opcode::MATMUL: return t == DType::F16 || t == DType::I8;
     case Opcode::VADD:
     case Opcode::VSUB:
     case Opcode::VMUL:

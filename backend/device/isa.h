@@ -39,6 +39,8 @@ enum class Opcode : uint16_t {
     RING_SEND, RING_RECV, RING_REDUCE,
     // synchronisation
     WAIT, BARRIER,
+    // appended after the first format version (vector unit, async, tagged)
+    VROUND,
     NUM_OPCODES
 };
 constexpr int kNumOpcodes = int(Opcode::NUM_OPCODES);
@@ -85,8 +87,10 @@ struct OpInfo {
 
 const OpInfo &op_info(Opcode op);
 // Whether an opcode computes on element type t. Data movement (copy, convert, broadcast, fill,
-// transpose) takes any type; add, sub, mul, min, max, neg, abs, the reductions and RING_REDUCE take
-// int32 too (two's-complement, wrapping); MATMUL takes f16; the rest fp16 or fp32.
+// transpose) takes any type, int8 and uint8 included (they have no arithmetic: VCVT widens them);
+// add, sub, mul, min, max, neg, abs, the reductions and RING_REDUCE take int32 too
+// (two's-complement, wrapping); MATMUL takes f16 (fp32 accumulation) and int8 (int32 accumulation,
+// wrapping); the rest (VROUND too) fp16 or fp32.
 bool dtype_supported(Opcode op, DType t);
 bool opcode_valid(int v);
 // Opcode by name (case-sensitive, as printed by the disassembler); false if none.
@@ -111,7 +115,8 @@ struct DmaDesc {
 };
 
 // A PE-array matmul on LX: C[M][N] (fp32) (+)= A[M][K] (fp16, rows sticked on K) x B[K][N] (fp16,
-// rows sticked on N). Row strides are in bytes and whole sticks.
+// rows sticked on N); with the instruction's type int8, A and B are int8 and C is int32 (products
+// summed exactly, the sum wrapping). Row strides are in bytes and whole sticks.
 struct MatmulDesc {
     int32_t m = 1, n = 1, k = 1;
     int32_t lda = 0, ldb = 0, ldc = 0;

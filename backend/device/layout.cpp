@@ -104,7 +104,9 @@ template <bool ToDevice>
 void copy_dispatch(uint8_t *dev, uint8_t *host, const DeviceGeometry &g, const std::vector<int64_t> &shape,
                    int stick_dim, int eb) {
     // Fixed element sizes let the compiler turn the per-element memcpy into a single move.
-    if (eb == 2)
+    if (eb == 1)
+        copy_all<ToDevice, 1>(dev, host, g, shape, stick_dim);
+    else if (eb == 2)
         copy_all<ToDevice, 2>(dev, host, g, shape, stick_dim);
     else
         copy_all<ToDevice, 4>(dev, host, g, shape, stick_dim);

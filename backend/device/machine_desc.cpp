@@ -68,8 +68,8 @@ std::vector<MachineParam> build_params() {
                    "vector throughput per core for add, sub, mul, fma, neg, abs, copy (set by an earlier fit to the single-core softmax table, whose stage 4 it still matches; no sweep isolates the vector unit)",
                    &MD::vec_add_sticks_per_cycle),
         real_param("vec_minmax_sticks_per_cycle", "sticks/cycle", PS::Assumption,
-                   "vector throughput per core for max, min, compare, select (the calibration case has none; taken "
-                   "equal to the add rate)",
+                   "vector throughput per core for max, min, compare, select and `VROUND` (the calibration case has "
+                   "none; taken equal to the add rate)",
                    &MD::vec_minmax_sticks_per_cycle),
         real_param("vec_transc_sticks_per_cycle", "sticks/cycle", PS::Assumption,
                    "vector throughput per core for exp, log, tanh, reciprocal, rsqrt, sqrt, div (set by an earlier fit to the single-core softmax table; no sweep isolates the vector unit)",
@@ -78,7 +78,10 @@ std::vector<MachineParam> build_params() {
                    "vector throughput per core for lane reductions: sum, max, min (set by an earlier fit to the single-core softmax table, whose stage 4 it still matches; no sweep isolates the vector unit)",
                    &MD::vec_reduce_sticks_per_cycle),
         real_param("vec_convert_sticks_per_cycle", "sticks/cycle", PS::Assumption,
-                   "vector throughput per core for fp16<->fp32 conversion and broadcast fills (set by an earlier fit to the single-core softmax table; no sweep isolates the vector unit)",
+                   "vector throughput per core for conversions (fp16, fp32, int32, int8, uint8; a `VCVT` costs the "
+                   "wider side's sticks) and broadcast fills (set by an earlier fit to the single-core softmax table; no "
+                   "sweep isolates the vector unit; no public figure for the int8 conversions, which are assumed to run "
+                   "at this rate)",
                    &MD::vec_convert_sticks_per_cycle),
         real_param("vec_op_overhead_cycles", "cycles", PS::Assumption,
                    "issue + pipeline fill per vector instruction (set by an earlier fit to the single-core softmax table, whose stage 4 it still matches; no sweep isolates the vector unit)", &MD::vec_op_overhead_cycles),
@@ -94,6 +97,12 @@ std::vector<MachineParam> build_params() {
                    "pipeline fill per MATMUL, in rows of A: a MATMUL of m rows costs (m + fill) rows of time "
                    "(fit to the PE fill sweep, efficiency ~ (rows/64)^0.35 below 64 rows per core)",
                    &MD::pe_fill_rows),
+        real_param("pe_int8_rate_factor", "x", PS::Assumption,
+                   "int8 MATMUL rate over the fp16 rate (pe_macs_per_ns); IBM publishes no int8 PE rate. The "
+                   "card's \"more than 300 TOPS\" (IBM announcements) against 32 cores x 1536 fp16 MAC/ns x 2 ops "
+                   "(98 TOPS) suggests about 3x for the lowest precision (int4); 2x is taken for int8, as "
+                   "systolic arrays that halve the operand width commonly double the MACs per cycle",
+                   &MD::pe_int8_rate_factor),
         real_param("dram_bytes_per_ns", "bytes/ns", PS::Measured,
                    "device-memory one-way peak, shared by all cores (IBM's cost-model sweep, _inductor/cost_model.py)",
                    &MD::dram_bytes_per_ns),

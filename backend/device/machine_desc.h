@@ -29,7 +29,7 @@ struct MachineDesc {
     double vec_minmax_sticks_per_cycle = 2.6;   // max, min, compare, select
     double vec_transc_sticks_per_cycle = 0.8;  // exp, log, tanh, reciprocal, rsqrt, sqrt, div
     double vec_reduce_sticks_per_cycle = 1.9;   // lane reductions (sum, max, min)
-    double vec_convert_sticks_per_cycle = 0.6;  // fp16 <-> fp32 conversions, broadcast fills
+    double vec_convert_sticks_per_cycle = 0.6;  // conversions (any types), broadcast fills
     double vec_op_overhead_cycles = 6.0;        // issue + pipeline fill per vector instruction
 
     // --- PE array ---
@@ -38,6 +38,7 @@ struct MachineDesc {
     double pe_macs_per_ns = 1176.0;  // steady-state fp16 MAC rate per core (calibrated: IBM's sustained 1140)
     int64_t pe_pass_rows = 8;        // rows of A per pass through the array (public: passes of 8 rows)
     double pe_fill_rows = 7.35;      // pipeline fill per MATMUL, in rows (calibrated: PE fill sweep)
+    double pe_int8_rate_factor = 2.0;  // int8 MACs per fp16 MAC time (assumption: no public int8 rate)
 
     // --- device memory and DMA ---
     // One channel shared by every core: moving R read and W write bytes takes

@@ -117,8 +117,8 @@ void ProgramBuilder::vtranspose(DType t, int tag, Lx dst, Lx src, int32_t rows, 
     vun(Opcode::VTRANSPOSE, t, tag, dst, src, rows, cols);
 }
 
-void ProgramBuilder::matmul(int tag, Lx c, Lx a, Lx b, int desc, bool accumulate) {
-    emit(make(Opcode::MATMUL, {tag, c.reg.id, c.off, a.reg.id, a.off, b.reg.id, b.off, desc}, uint8_t(DType::F16),
+void ProgramBuilder::matmul(int tag, Lx c, Lx a, Lx b, int desc, bool accumulate, DType t) {
+    emit(make(Opcode::MATMUL, {tag, c.reg.id, c.off, a.reg.id, a.off, b.reg.id, b.off, desc}, uint8_t(t),
               accumulate ? kAccumulate : 0));
 }
 

@@ -70,7 +70,8 @@ public:
               int32_t valid_elems = 0, uint8_t mode = 0);
     void vtranspose(DType t, int tag, Lx dst, Lx src, int32_t rows, int32_t cols);
 
-    void matmul(int tag, Lx c, Lx a, Lx b, int desc, bool accumulate);
+    // t: the operands' type, F16 (C fp32) or I8 (C int32).
+    void matmul(int tag, Lx c, Lx a, Lx b, int desc, bool accumulate, DType t = DType::F16);
 
     void dma_ld(int tag, int buffer, Reg dram_reg, int32_t dram_off, Lx lx, int desc);
     void dma_st(int tag, int buffer, Reg dram_reg, int32_t dram_off, Lx lx, int desc);

@@ -1,5 +1,6 @@
 #include "program_verify.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <set>
@@ -115,15 +116,23 @@ void check_dma(const DeviceProgram &p) {
 }
 
 void check_mm(const DeviceProgram &p) {
+    // A row of A or B holds elements of the MATMULs' type: int8 when every MATMUL using the
+    // descriptor is int8 (isa.h), fp16 otherwise. C is fp32 or int32, four bytes either way.
+    std::vector<int64_t> eb(p.mm.size(), 0);
+    for (const Instr &in : p.code)
+        if (in.op == Opcode::MATMUL && in.a[7] >= 0 && size_t(in.a[7]) < p.mm.size() && dtype_valid(in.dtype) &&
+            dtype_supported(Opcode::MATMUL, DType(in.dtype)))
+            eb[size_t(in.a[7])] = std::max<int64_t>(eb[size_t(in.a[7])], dtype_bytes(DType(in.dtype)));
     for (size_t i = 0; i < p.mm.size(); i++) {
         const MatmulDesc &d = p.mm[i];
+        const int64_t e = eb[i] ? eb[i] : 2;
         if (d.m < 1 || d.n < 1 || d.k < 1)
             throw_error("matmul descriptor ", i, ": m, n, k (", d.m, ", ", d.n, ", ", d.k, ") must all be >= 1");
         struct {
             const char *name;
             int32_t value;
             int64_t min;
-        } strides[] = {{"lda", d.lda, int64_t(d.k) * 2}, {"ldb", d.ldb, int64_t(d.n) * 2}, {"ldc", d.ldc, int64_t(d.n) * 4}};
+        } strides[] = {{"lda", d.lda, int64_t(d.k) * e}, {"ldb", d.ldb, int64_t(d.n) * e}, {"ldc", d.ldc, int64_t(d.n) * 4}};
         for (const auto &s : strides) {
             if (s.value < s.min)
                 throw_error("matmul descriptor ", i, ": ", s.name, " ", s.value, " smaller than a row (", s.min, " bytes)");
@@ -197,7 +206,7 @@ void check_type_and_mode(size_t pc, const Instr &in) {
     DType t = DType(in.dtype);
     if (!dtype_supported(op, t))
         throw_error(w, ": element type ", dtype_name(t), " not supported (",
-                    op == Opcode::MATMUL                                         ? "f16 only"
+                    op == Opcode::MATMUL                                         ? "f16 or i8 only"
                     : dtype_supported(op, DType::I32)                             ? "f16, f32 or i32 only"
                                                                                   : "f16 or f32 only",
                     ")");

@@ -15,7 +15,22 @@ namespace spyre::ktir {
 
 namespace {
 
-std::string type_name(DType t) { return t == DType::F16 ? "f16" : t == DType::F32 ? "f32" : "i32"; }
+// MLIR integers are signless: int8 and uint8 are both i8, and the conversions say which (extsi or
+// extui, sitofp or uitofp).
+std::string type_name(DType t) {
+    return t == DType::F16 ? "f16" : t == DType::F32 ? "f32" : t == DType::I32 ? "i32" : "i8";
+}
+
+// The arith op that converts elements of type `from` to `to`.
+const char *convert_op(DType from, DType to) {
+    const bool fi = from == DType::F16 || from == DType::F32, ti = to == DType::F16 || to == DType::F32;
+    if (fi && ti) return dtype_bytes(to) > dtype_bytes(from) ? "arith.extf" : "arith.truncf";
+    if (fi) return to == DType::U8 ? "arith.fptoui" : "arith.fptosi";
+    if (ti) return from == DType::U8 ? "arith.uitofp" : "arith.sitofp";
+    if (dtype_bytes(to) < dtype_bytes(from)) return "arith.trunci";
+    if (dtype_bytes(to) > dtype_bytes(from)) return from == DType::U8 ? "arith.extui" : "arith.extsi";
+    return nullptr;  // int8 <-> uint8: the same bits
+}
 
 std::string shape_text(const std::vector<int64_t> &s) {
     std::string r;
@@ -101,7 +116,8 @@ private:
                     depth--;
                     continue;
                 }
-                if (op == Opcode::ENDLOOP) return true;  // the enclosing loop may run again
+                // The enclosing loop may run again: r is live if its body reads r before writing it.
+                if (op == Opcode::ENDLOOP && read_first(r, loop_of(q))) return true;
                 continue;
             }
             if (op == Opcode::ELSE) {
@@ -111,6 +127,12 @@ private:
             if (depth == 0 && writes(q, r)) return false;
         }
         return false;
+    }
+    // The LOOP that an ENDLOOP closes.
+    size_t loop_of(size_t endloop) const {
+        for (size_t q = endloop; q-- > 0;)
+            if (p_.code[q].op == Opcode::LOOP && match_[q] == endloop) return q;
+        return 0;
     }
     // Whether a loop body may read r before writing it (a value from the previous iteration).
     bool read_first(int r, size_t loop_pc) const {
@@ -447,7 +469,7 @@ private:
             {Opcode::VDIV, "arith.divf"},     {Opcode::VMAX, "arith.maximumf"}, {Opcode::VMIN, "arith.minimumf"},
             {Opcode::VEXP, "math.exp"},       {Opcode::VLOG, "math.log"},       {Opcode::VTANH, "math.tanh"},
             {Opcode::VRSQRT, "math.rsqrt"},   {Opcode::VSQRT, "math.sqrt"},     {Opcode::VNEG, "arith.negf"},
-            {Opcode::VABS, "math.absf"}};
+            {Opcode::VABS, "math.absf"},      {Opcode::VROUND, "math.roundeven"}};
         static const std::pair<Opcode, const char *> iops[] = {
             {Opcode::VADD, "arith.addi"}, {Opcode::VSUB, "arith.subi"}, {Opcode::VMUL, "arith.muli"},
             {Opcode::VMAX, "arith.maxsi"}, {Opcode::VMIN, "arith.minsi"}, {Opcode::VABS, "math.absi"}};
@@ -491,7 +513,8 @@ private:
         case Opcode::VRSQRT:
         case Opcode::VSQRT:
         case Opcode::VNEG:
-        case Opcode::VABS: {
+        case Opcode::VABS:
+        case Opcode::VROUND: {
             if (in.op == Opcode::VNEG && t == DType::I32) return neg_i32(pc);
             if (!mlir) break;
             std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
@@ -520,10 +543,7 @@ private:
         }
         case Opcode::VCVT: {
             const DType to = DType(a[9]);
-            const char *cv = t == to ? nullptr
-                             : to == DType::I32 ? "arith.fptosi"
-                             : t == DType::I32 ? "arith.sitofp"
-                             : dtype_bytes(to) > dtype_bytes(t) ? "arith.extf" : "arith.truncf";
+            const char *cv = t == to ? nullptr : convert_op(t, to);
             if (!cv) break;
             std::string dt = lx_tile(in, 1, to, shape, dense, pc, "dst");
             std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
@@ -683,25 +703,27 @@ private:
         const auto &a = in.a;
         const MatmulDesc &d = p_.mm[size_t(a[7])];
         std::vector<int64_t> A{d.m, d.k}, B{d.k, d.n}, C{d.m, d.n};
-        std::string ct = lx_tile(in, 1, DType::F32, C, {d.ldc / 4, 1}, pc, "C");
-        std::string x = load(lx_tile(in, 3, DType::F16, A, {d.lda / 2, 1}, pc, "A"), A, DType::F16);
-        std::string y = load(lx_tile(in, 5, DType::F16, B, {d.ldb / 2, 1}, pc, "B"), B, DType::F16);
+        // fp16 operands into fp32, or int8 operands into int32 (linalg.matmul extends i8 signed).
+        const DType it = DType(in.dtype), ot = it == DType::I8 ? DType::I32 : DType::F32;
+        const int64_t eb = dtype_bytes(it);
+        std::string ct = lx_tile(in, 1, ot, C, {d.ldc / 4, 1}, pc, "C");
+        std::string x = load(lx_tile(in, 3, it, A, {d.lda / eb, 1}, pc, "A"), A, it);
+        std::string y = load(lx_tile(in, 5, it, B, {d.ldb / eb, 1}, pc, "B"), B, it);
         std::string init;
         if (in.mode & kAccumulate) {
-            init = load(ct, C, DType::F32);
+            init = load(ct, C, ot);
         } else {
             std::string z = fresh(), e = fresh();
             init = fresh();
-            line(z + " = arith.constant 0.0 : f32");
-            line(e + " = tensor.empty() : " + tensor_type(C, DType::F32));
-            line(init + " = linalg.fill ins(" + z + " : f32) outs(" + e + " : " + tensor_type(C, DType::F32) + ") -> " +
-                 tensor_type(C, DType::F32));
+            line(z + " = arith.constant " + (ot == DType::I32 ? "0" : "0.0") + " : " + type_name(ot));
+            line(e + " = tensor.empty() : " + tensor_type(C, ot));
+            line(init + " = linalg.fill ins(" + z + " : " + type_name(ot) + ") outs(" + e + " : " + tensor_type(C, ot) +
+                 ") -> " + tensor_type(C, ot));
         }
         std::string r = fresh();
-        line(r + " = linalg.matmul ins(" + x + ", " + y + " : " + tensor_type(A, DType::F16) + ", " +
-             tensor_type(B, DType::F16) + ") outs(" + init + " : " + tensor_type(C, DType::F32) + ") -> " +
-             tensor_type(C, DType::F32));
-        store(r, ct, C, DType::F32, a[0]);
+        line(r + " = linalg.matmul ins(" + x + ", " + y + " : " + tensor_type(A, it) + ", " + tensor_type(B, it) +
+             ") outs(" + init + " : " + tensor_type(C, ot) + ") -> " + tensor_type(C, ot));
+        store(r, ct, C, ot, a[0]);
     }
 
     void ring(size_t pc) {

@@ -128,7 +128,7 @@ void Importer::find_buffers() {
                     extent += std::max<int64_t>(0, v->sizes[i] - 1) * v->strides[i];
                 }
                 const Type &t = v->result_types[0];
-                int eb = t.bits == 16 ? 2 : 4;
+                int eb = t.bits == 16 ? 2 : t.bits == 8 ? 1 : 4;
                 if (d->value.i >= 0 && d->value.i < m_.lx_bytes && extent < m_.lx_bytes)
                     lx_base_ = std::max<int64_t>(lx_base_, (d->value.i + extent) * eb);
             }

@@ -203,9 +203,17 @@ void Importer::tensor_op(const Op &op) {
     static const std::map<std::string, Opcode> un = {
         {"math.exp", Opcode::VEXP},   {"math.log", Opcode::VLOG},     {"math.tanh", Opcode::VTANH},
         {"math.rsqrt", Opcode::VRSQRT}, {"math.sqrt", Opcode::VSQRT}, {"math.absf", Opcode::VABS},
-        {"math.absi", Opcode::VABS},  {"arith.negf", Opcode::VNEG},   {"copy", Opcode::VCOPY}};
-    static const std::set<std::string> cvt = {"arith.extf", "arith.truncf", "arith.sitofp", "arith.fptosi"};
-    if (cvt.count(n)) return convert(op, a.at(0), t);
+        {"math.absi", Opcode::VABS},  {"arith.negf", Opcode::VNEG},   {"copy", Opcode::VCOPY},
+        {"math.roundeven", Opcode::VROUND}};
+    static const std::set<std::string> cvt = {"arith.extf",   "arith.truncf", "arith.sitofp", "arith.fptosi",
+                                              "arith.uitofp", "arith.fptoui", "arith.extsi",  "arith.extui",
+                                              "arith.trunci"};
+    if (cvt.count(n)) {
+        // Bytes are signless i8: the op says how to read them (a narrowing keeps the same low bits).
+        Tens x = a.at(0);
+        if (dtype_is_byte(x.t)) x.t = n == "arith.uitofp" || n == "arith.extui" ? DType::U8 : DType::I8;
+        return convert(op, x, t);
+    }
     auto bi = bin.find(n);
     if (bi != bin.end()) {
         if (a.size() != 2) throw_error("line ", op.line, ": ", op.name, ": expected two operands");
@@ -403,8 +411,13 @@ void Importer::matmul(const Op &op) {
     if (A.shape.size() != 2 || B.shape.size() != 2 || C.shape.size() != 2 || A.shape[1] != B.shape[0] ||
         C.shape[0] != A.shape[0] || C.shape[1] != B.shape[1])
         throw_error("line ", op.line, ": linalg.matmul: shapes must be MxK, KxN and MxN");
-    if (A.t != DType::F16 || B.t != DType::F16)
-        throw_error("line ", op.line, ": linalg.matmul: the PE array multiplies f16 operands");
+    // f16 x f16 into f32 (or f16), or i8 x i8 into i32.
+    const bool int8 = A.t == DType::I8 && B.t == DType::I8;
+    if (!int8 && (A.t != DType::F16 || B.t != DType::F16))
+        throw_error("line ", op.line, ": linalg.matmul: the PE array multiplies f16 or i8 operands");
+    if (int8 && C.t != DType::I32) throw_error("line ", op.line, ": linalg.matmul: i8 operands accumulate into i32");
+    const DType acc_t = int8 ? DType::I32 : DType::F32;
+    const int64_t eb = dtype_bytes(A.t);
     if (A.kind != Tens::InLx) A = materialize(A, op, nullptr);
     if (B.kind != Tens::InLx) B = materialize(B, op, nullptr);
     const int64_t m = A.shape[0], k = A.shape[1], n = B.shape[1];
@@ -412,7 +425,7 @@ void Importer::matmul(const Op &op) {
         if (x->bstride[0] % sb_ != 0 && x->shape[0] > 1)
             throw_error("line ", op.line, ": linalg.matmul: operand rows must be whole sticks apart in LX");
     bool f16_out = C.t == DType::F16;
-    if (C.t != DType::F32 && !f16_out) throw_error("line ", op.line, ": linalg.matmul: the result is f32 or f16");
+    if (C.t != acc_t && !f16_out) throw_error("line ", op.line, ": linalg.matmul: the result is f32 or f16");
     uint8_t acc_mode = 0;
     Tens out;
     if (C.kind == Tens::InLx && !f16_out) {
@@ -428,7 +441,7 @@ void Importer::matmul(const Op &op) {
             throw_error("line ", op.line, ": linalg.matmul: an f16 result starts from zero (outs must be "
                         "tensor.empty or a zero fill)");
         if (C.kind == Tens::Bcast) throw_error("line ", op.line, ": linalg.matmul: init must be in LX or zero");
-        out = f16_out ? new_tensor(DType::F32, C.shape, op) : destination(op, op.results[0], DType::F32, C.shape, 0, false);
+        out = f16_out ? new_tensor(DType::F32, C.shape, op) : destination(op, op.results[0], acc_t, C.shape, 0, false);
         if (C.kind == Tens::Splat && C.splat != 0) acc_mode = kAccumulate;
     }
     if (out.bstride[0] % sb_ != 0 && m > 1)
@@ -437,8 +450,8 @@ void Importer::matmul(const Op &op) {
     d.m = int32_t(m);
     d.n = int32_t(n);
     d.k = int32_t(k);
-    d.lda = int32_t(m > 1 ? A.bstride[0] : round_up(k * 2, sb_));
-    d.ldb = int32_t(k > 1 ? B.bstride[0] : round_up(n * 2, sb_));
+    d.lda = int32_t(m > 1 ? A.bstride[0] : round_up(k * eb, sb_));
+    d.ldb = int32_t(k > 1 ? B.bstride[0] : round_up(n * eb, sb_));
     d.ldc = int32_t(m > 1 ? out.bstride[0] : round_up(n * 4, sb_));
     int di = -1;
     for (const auto &e : mm_descs_)
@@ -457,7 +470,7 @@ void Importer::matmul(const Op &op) {
     before(QPE, acc);
     int tag = tag_for(op, QPE);
     if (f16_out && explicit_) throw_error("line ", op.line, ": linalg.matmul: explicit sync needs an f32 result");
-    b_.matmul(tag, out.at, A.at, B.at, di, acc_mode != 0);
+    b_.matmul(tag, out.at, A.at, B.at, di, acc_mode != 0, A.t);
     after(tag, QPE, acc);
     Val v;
     v.k = Val::T;

@@ -91,8 +91,9 @@ inline DType dtype_of(const Type &t, const Op &op) {
     if (k == Type::Float && t.bits == 16) return DType::F16;
     if (k == Type::Float && t.bits == 32) return DType::F32;
     if (k == Type::Int && t.bits == 32) return DType::I32;
+    if (k == Type::Int && t.bits == 8) return DType::I8;  // signless; uitofp and extui read it as uint8
     throw_error("line ", op.line, ": ", op.name, ": element type ", t.text(),
-                " has no device form (f16, f32 and i32 do)");
+                " has no device form (f16, f32, i32 and i8 do)");
 }
 
 class Importer {

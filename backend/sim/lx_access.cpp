@@ -137,6 +137,7 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
     case Opcode::VSQRT:
     case Opcode::VNEG:
     case Opcode::VABS:
+    case Opcode::VROUND:
     case Opcode::VCOPY:
         add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
         set_write(acc, R.range("dst", R.addr(1, 2), stick_span, stick, true));
@@ -192,12 +193,14 @@ LxAccess matmul_access(const DeviceProgram &program, const Instr &in, const Reso
     int32_t di = in.a[7];
     if (di < 0 || size_t(di) >= program.mm.size())
         R.fail("matmul descriptor ", di, " out of range (", program.mm.size(), " descriptors)");
-    if (in.dtype != uint8_t(DType::F16)) R.fail("element type code ", int(in.dtype), " is not supported (fp16 only)");
+    if (in.dtype != uint8_t(DType::F16) && in.dtype != uint8_t(DType::I8))
+        R.fail("element type code ", int(in.dtype), " is not supported (fp16 or int8 only)");
+    const int64_t eb = dtype_bytes(DType(in.dtype));
     const MatmulDesc &d = program.mm[di];
     if (d.m <= 0 || d.n <= 0 || d.k <= 0)
         R.fail("matmul descriptor ", di, " has non-positive extents m=", d.m, " n=", d.n, " k=", d.k);
-    add_read(acc, matrix_range(R, "A", R.addr(3, 4), d.m, d.lda, int64_t(d.k) * 2));
-    add_read(acc, matrix_range(R, "B", R.addr(5, 6), d.k, d.ldb, int64_t(d.n) * 2));
+    add_read(acc, matrix_range(R, "A", R.addr(3, 4), d.m, d.lda, int64_t(d.k) * eb));
+    add_read(acc, matrix_range(R, "B", R.addr(5, 6), d.k, d.ldb, int64_t(d.n) * eb));
     LxRange c = matrix_range(R, "C", R.addr(1, 2), d.m, d.ldc, int64_t(d.n) * 4);
     if (in.mode & kAccumulate) add_read(acc, c);
     set_write(acc, c);

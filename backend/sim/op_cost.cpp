@@ -8,7 +8,8 @@ namespace spyre {
 VecClass vec_class(Opcode op) {
     switch (op) {
     case Opcode::VMAX:
-    case Opcode::VMIN: return VecClass::MinMax;
+    case Opcode::VMIN:
+    case Opcode::VROUND: return VecClass::MinMax;
     case Opcode::VDIV:
     case Opcode::VEXP:
     case Opcode::VLOG:
@@ -61,8 +62,8 @@ double vector_cycles(const Instr &in, const MachineDesc &m) {
     return m.vec_op_overhead_cycles + sticks / rate;
 }
 
-int64_t matmul_padded_macs(const MatmulDesc &d, const MachineDesc &m) {
-    int64_t lanes = m.stick_bytes / 2;  // fp16 operands
+int64_t matmul_padded_macs(const MatmulDesc &d, const MachineDesc &m, DType t) {
+    int64_t lanes = m.stick_bytes / dtype_bytes(t);  // elements of A and B per stick
     auto pad = [&](int64_t v) { return (v + lanes - 1) / lanes * lanes; };
     return int64_t(d.m) * pad(d.n) * pad(d.k);
 }
@@ -70,9 +71,9 @@ int64_t matmul_padded_macs(const MatmulDesc &d, const MachineDesc &m) {
 // The array takes A in passes of pe_pass_rows rows; the first pass also fills the pipeline, which
 // costs pe_fill_rows rows of time. So a short MATMUL runs at m / (m + fill) of the rate: IBM's
 // measured efficiency ~(rows / 64)^0.35 below 64 rows per core has this shape (docs/device_model.md).
-double matmul_cycles(const MatmulDesc &d, const MachineDesc &m) {
-    double macs_per_cycle = m.pe_macs_per_ns / m.clock_ghz;
-    int64_t lanes = m.stick_bytes / 2;
+double matmul_cycles(const MatmulDesc &d, const MachineDesc &m, DType t) {
+    double macs_per_cycle = m.pe_macs_per_ns / m.clock_ghz * (t == DType::I8 ? m.pe_int8_rate_factor : 1.0);
+    int64_t lanes = m.stick_bytes / dtype_bytes(t);
     auto pad = [](int64_t v, int64_t to) { return (v + to - 1) / to * to; };
     double rows = double(pad(d.m, m.pe_pass_rows)) + m.pe_fill_rows;
     return rows * double(pad(d.n, lanes)) * double(pad(d.k, lanes)) / macs_per_cycle;

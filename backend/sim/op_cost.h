@@ -18,8 +18,10 @@ double vector_cycles(const Instr &in, const MachineDesc &m);
 
 // MACs the PE array performs for a matmul (n and k padded to whole sticks, as the array does).
 // matmul_cycles adds the padding of m to whole passes and the pipeline fill (machine_desc.h).
-int64_t matmul_padded_macs(const MatmulDesc &d, const MachineDesc &m);
-double matmul_cycles(const MatmulDesc &d, const MachineDesc &m);
+// `t` is the MATMUL's element type: int8 operands pad to 128-element sticks and run at
+// pe_int8_rate_factor times the fp16 rate.
+int64_t matmul_padded_macs(const MatmulDesc &d, const MachineDesc &m, DType t = DType::F16);
+double matmul_cycles(const MatmulDesc &d, const MachineDesc &m, DType t = DType::F16);
 
 // Contiguous device-memory runs of one DMA: a dimension merges into the run below it while its
 // stride equals that run's length.

@@ -388,7 +388,7 @@ void Simulator::issue_matmul(Core &c, const Instr &in) {
         charge(c, sat_mul(sat_mul(d.m, d.n), d.k));
         exec_matmul(in, d, c.regs.data(), c.lx.data());
     }
-    double dur = matmul_cycles(d, m_);
+    double dur = matmul_cycles(d, m_, DType(in.dtype));
     double start = std::max(c.t, c.pe_free);
     c.pe_free = start + dur;
     c.tag_end[in.a[0]] = std::max(c.tag_end[in.a[0]], c.pe_free);

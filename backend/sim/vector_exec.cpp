@@ -190,6 +190,8 @@ void exec_unary(Opcode op, uint8_t *dst, const uint8_t *src, int64_t n) {
     case Opcode::VSQRT: run([](float x) { return std::sqrt(x); }); break;
     case Opcode::VNEG: run([](float x) { return -x; }); break;
     case Opcode::VABS: run([](float x) { return std::fabs(x); }); break;
+    // Halide's round(): to the nearest integer, ties to even (the default rounding mode).
+    case Opcode::VROUND: run([](float x) { return std::nearbyint(x); }); break;
     default: break;
     }
 }
@@ -263,9 +265,42 @@ void convert_from_i32(uint8_t *dst, const uint8_t *src, int64_t n) {
     for (int64_t i = 0; i < n; i++) D::store(dst + i * D::bytes, float(load_i32(src + i * 4)));
 }
 
+// Byte elements widen exactly; a narrowing to a byte keeps the low 8 bits of the int32 value (a
+// float truncated toward zero first), which is what Halide's CPU code does for its int8 and uint8
+// casts (an integer cast wraps; a float cast goes through a 32-bit truncating conversion on x86).
+// In range, as after the clamp of a quantize, that is the plain truncation.
+// (A NaN or a float beyond int32, infinities included, becomes 0x80000000 there, so the byte is 0.)
+int32_t load_byte(DType t, const uint8_t *p) { return t == DType::I8 ? int32_t(int8_t(*p)) : int32_t(*p); }
+inline int32_t float_to_i32_x86(float f) {
+    if (!(f > -2147483904.0f && f < 2147483648.0f)) return std::numeric_limits<int32_t>::min();
+    return int32_t(f);
+}
+
 void exec_cvt(DType from, DType to, uint8_t *dst, const uint8_t *src, int64_t n) {
     if (from == to) {
         std::memmove(dst, src, size_t(n * dtype_bytes(from)));
+        return;
+    }
+    if (dtype_is_byte(from)) {
+        // Through int32: exact into int32, fp32 (|v| < 2^24) and fp16 (|v| <= 2048).
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t v = load_byte(from, src + i);
+            switch (to) {
+            case DType::F16: F16E::store(dst + i * 2, float(v)); break;
+            case DType::F32: F32E::store(dst + i * 4, float(v)); break;
+            case DType::I32: store_i32(dst + i * 4, v); break;
+            default: dst[i] = uint8_t(v); break;  // int8 <-> uint8: the same bits
+            }
+        }
+        return;
+    }
+    if (dtype_is_byte(to)) {
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t v = from == DType::I32   ? load_i32(src + i * 4)
+                              : from == DType::F16 ? float_to_i32_x86(F16E::load(src + i * 2))
+                                                   : float_to_i32_x86(F32E::load(src + i * 4));
+            dst[i] = uint8_t(uint32_t(v));
+        }
         return;
     }
     switch (from) {
@@ -281,12 +316,15 @@ void exec_cvt(DType from, DType to, uint8_t *dst, const uint8_t *src, int64_t n)
         if (to == DType::F16) convert_from_i32<F16E>(dst, src, n);
         else convert_from_i32<F32E>(dst, src, n);
         break;
+    default: break;
     }
 }
 
 // Fills n elements of eb bytes each with the bytes at `elem`.
 void fill_elems(uint8_t *dst, const uint8_t *elem, int64_t eb, int64_t n) {
-    if (eb == 2) {
+    if (eb == 1) {
+        std::memset(dst, elem[0], size_t(n));
+    } else if (eb == 2) {
         uint16_t v;
         std::memcpy(&v, elem, 2);
         for (int64_t i = 0; i < n; i++) std::memcpy(dst + i * 2, &v, 2);
@@ -420,6 +458,7 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
     case Opcode::VSQRT:
     case Opcode::VNEG:
     case Opcode::VABS:
+    case Opcode::VROUND:
         if (t == DType::I32) exec_i32(in.op, dst, src0, src0, false, 1, groups * per_group);
         else if (f16) exec_unary<F16E>(in.op, dst, src0, groups * per_group);
         else exec_unary<F32E>(in.op, dst, src0, groups * per_group);
@@ -436,7 +475,8 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
         uint8_t elem[4];
         if (t == DType::F16) F16E::store(elem, v);
         else if (t == DType::F32) F32E::store(elem, v);
-        else store_i32(elem, float_to_i32_sat(v));
+        else if (t == DType::I32) store_i32(elem, float_to_i32_sat(v));
+        else elem[0] = uint8_t(uint32_t(float_to_i32_sat(v)));
         fill_elems(dst, elem, eb, groups * per_group);
         break;
     }
@@ -461,11 +501,31 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
     case Opcode::VTRANSPOSE: {
         const int64_t rows = in.a[7], cols = in.a[8];
         const int64_t rs_src = round_up(cols, lanes), rs_dst = round_up(rows, lanes);
-        if (eb == 2) transpose<uint16_t>(dst, src0, rows, cols, rs_src, rs_dst);
+        if (eb == 1) transpose<uint8_t>(dst, src0, rows, cols, rs_src, rs_dst);
+        else if (eb == 2) transpose<uint16_t>(dst, src0, rows, cols, rs_src, rs_dst);
         else transpose<uint32_t>(dst, src0, rows, cols, rs_src, rs_dst);
         break;
     }
     default: break;
+    }
+}
+
+// int8 x int8 -> int32: products exact, summed in k order with wrapping (two's complement), as
+// Halide's CPU code sums int32 values.
+static void exec_matmul_i8(const MatmulDesc &d, uint8_t *C, const uint8_t *A, const uint8_t *B, bool accumulate) {
+    thread_local std::vector<int32_t> acc;
+    acc.resize(size_t(d.n));
+    for (int64_t i = 0; i < d.m; i++) {
+        uint8_t *crow = C + i * d.ldc;
+        if (accumulate) std::memcpy(acc.data(), crow, size_t(d.n) * 4);
+        else std::fill(acc.begin(), acc.end(), 0);
+        const int8_t *arow = reinterpret_cast<const int8_t *>(A + i * d.lda);
+        for (int64_t kk = 0; kk < d.k; kk++) {
+            const int32_t a = arow[kk];
+            const int8_t *brow = reinterpret_cast<const int8_t *>(B + kk * d.ldb);
+            for (int64_t j = 0; j < d.n; j++) acc[size_t(j)] = int32_t(uint32_t(acc[size_t(j)]) + uint32_t(a * brow[j]));
+        }
+        std::memcpy(crow, acc.data(), size_t(d.n) * 4);
     }
 }
 
@@ -475,6 +535,7 @@ void exec_matmul(const Instr &in, const MatmulDesc &d, const int64_t *regs, uint
     const uint8_t *B = lx + (regs[in.a[5]] + in.a[6]);
     const int64_t m = d.m, n = d.n, k = d.k;
     const bool accumulate = in.mode & kAccumulate;
+    if (DType(in.dtype) == DType::I8) return exec_matmul_i8(d, C, A, B, accumulate);
 
     // B converted to float once, reused across instructions of this thread (no per-op allocation
     // after warm-up). The i-kk-j loop order keeps each C[i][j] summed in increasing kk order, and
@@ -527,6 +588,7 @@ void combine_elements(RedOp op, DType t, uint8_t *acc, const uint8_t *src, int64
         }
         break;
     }
+    default: break;  // byte types take no reduction (dtype_supported)
     }
 }
 

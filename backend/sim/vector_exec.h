@@ -14,7 +14,8 @@ namespace spyre {
 // Executes a vector instruction (VADD ... VTRANSPOSE).
 void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine);
 
-// Executes MATMUL with descriptor `d`: C (fp32) (+)= A (fp16) x B (fp16), fp32 accumulation in k order.
+// Executes MATMUL with descriptor `d`: C (fp32) (+)= A (fp16) x B (fp16), fp32 accumulation in k order;
+// with the instruction's type int8, C (int32) (+)= A (int8) x B (int8), summed exactly, wrapping.
 void exec_matmul(const Instr &in, const MatmulDesc &d, const int64_t *regs, uint8_t *lx);
 
 // acc[i] = op(acc[i], src[i]) over `bytes` bytes of elements of type t (fp16 rounded per step).

@@ -1,5 +1,6 @@
 #include "compiler_test_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -23,13 +24,21 @@ Runtime::Buffer<> random_buffer(halide_type_t t, const std::vector<int> &shape, 
         std::uniform_int_distribution<int32_t> idist{int32_t(lo), int32_t(hi)};
         auto *p = static_cast<int32_t *>(b.data());
         for (size_t i = 0; i < b.number_of_elements(); i++) p[i] = idist(rng);
+    } else if (t.bits == 8) {  // int8 / uint8: whole numbers in [lo, hi] clamped to the type's range
+        const int lo8 = t.code == halide_type_int ? -128 : 0, hi8 = t.code == halide_type_int ? 127 : 255;
+        std::uniform_int_distribution<int> idist{std::clamp(int(lo), lo8, hi8), std::clamp(int(hi), lo8, hi8)};
+        auto *p = static_cast<uint8_t *>(b.data());
+        for (size_t i = 0; i < b.number_of_elements(); i++) p[i] = uint8_t(idist(rng));
     }
     return b;
 }
 
 namespace {
-bool is_int(const Runtime::Buffer<> &b) { return b.type().code == halide_type_int; }
+bool is_int(const Runtime::Buffer<> &b) { return b.type().code == halide_type_int || b.type().code == halide_type_uint; }
 double value(const Runtime::Buffer<> &b, size_t i) {
+    if (b.type().bits == 8)
+        return b.type().code == halide_type_int ? double(static_cast<const int8_t *>(b.data())[i])
+                                                : double(static_cast<const uint8_t *>(b.data())[i]);
     if (is_int(b)) return static_cast<const int32_t *>(b.data())[i];
     if (b.type().bits == 16) return half_to_float(static_cast<const uint16_t *>(b.data())[i]);
     return static_cast<const float *>(b.data())[i];
@@ -40,6 +49,7 @@ int64_t ulps(const Runtime::Buffer<> &b, size_t i, const Runtime::Buffer<> &c) {
         int64_t sign = int64_t(1) << (width - 1);
         return (bits & sign) ? -(bits & (sign - 1)) : bits;
     };
+    if (is_int(b) && b.type().bits == 8) return std::llabs(int64_t(value(b, i)) - int64_t(value(c, i)));
     if (is_int(b))  // integers: the distance in values
         return std::llabs(int64_t(static_cast<const int32_t *>(b.data())[i]) - static_cast<const int32_t *>(c.data())[i]);
     if (b.type().bits == 16) {

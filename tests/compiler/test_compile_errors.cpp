@@ -97,7 +97,9 @@ TEST(CompileErrors, RingSplitOverMoreCoresThanTheMachine) {
     Func f("wide");
     f(x, y) = in(x, y);
     std::string msg = compile_error([&] { spyre::schedule(f).ring_split(y, 64, 128); });
-    EXPECT_NE(msg.find("Func wide: ring_split(y, 64)"), std::string::npos) << msg;
+    // (Halide may have given the Func a "$n" suffix when an earlier test used its name.)
+    EXPECT_NE(msg.find("Func wide"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(": ring_split(y, 64)"), std::string::npos) << msg;
     EXPECT_NE(msg.find("32 cores"), std::string::npos) << msg;
 
     // The same split written with Halide's own parallel is caught by the back end.
@@ -122,13 +124,15 @@ TEST(CompileErrors, RingSplitNotWholeSticks) {
 }
 
 TEST(CompileErrors, UnsupportedType) {
-    ImageParam in(UInt(8), 2, "in");
+    ImageParam in(UInt(16), 2, "in");
     Var x("x"), y("y");
-    Func f("bytes");
+    Func f("shorts");
     f(x, y) = in(x, y);
     std::string msg = compile_error([&] { compile_for_spyre(f, {in}, opts({64, 4}, {64, 4})); });
     EXPECT_NE(msg.find("input 'in'"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("uint8"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("element type uint16 is not supported on Spyre (float16, float32, int32, int8, uint8 are)"),
+              std::string::npos)
+        << msg;
 }
 
 TEST(CompileErrors, UnsupportedOp) {

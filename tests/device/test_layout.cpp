@@ -196,6 +196,10 @@ TEST(Layout, RoundTripRank2AllOrdersAndStickDims) {
         }
     }
     check_round_trip<int32_t>({33, 2}, DeviceLayout{0, {}}, DType::I32);
+    // Bytes: 128 lanes to a stick (values stay below 256, so none is zero).
+    for (int s = 0; s < 2; s++)
+        for (const auto &o : all_orders(2)) check_round_trip<uint8_t>({130, 1}, DeviceLayout{s, o}, DType::U8);
+    check_round_trip<int8_t>({70, 1}, DeviceLayout{0, {}}, DType::I8);
 }
 
 TEST(Layout, RoundTripRank3AllOrdersAndStickDims) {

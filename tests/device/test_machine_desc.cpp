@@ -68,8 +68,8 @@ TEST(MachineDesc, DefaultsMatchPublicFacts) {
 
 TEST(MachineDesc, ParamTableCoversEveryFieldOnce) {
     const auto &params = machine_params();
-    // 10 int64 fields and 22 doubles; sizeof catches a field added to the struct but not the table.
-    EXPECT_EQ(params.size(), 32u);
+    // 10 int64 fields and 23 doubles; sizeof catches a field added to the struct but not the table.
+    EXPECT_EQ(params.size(), 33u);
     EXPECT_EQ(sizeof(MachineDesc), params.size() * 8);
     std::set<std::string> keys;
     // Member pointers have no ordering; compare the fields' byte offsets in an object instead.
@@ -118,6 +118,7 @@ TEST(MachineDesc, ParamSources) {
     EXPECT_EQ(source_of("pe_pass_rows"), ParamSource::PublicFact);
     EXPECT_EQ(source_of("dram_write_run_overhead_bytes"), ParamSource::Calibrated);
     EXPECT_EQ(source_of("pe_fill_rows"), ParamSource::Calibrated);
+    EXPECT_EQ(source_of("pe_int8_rate_factor"), ParamSource::Assumption);
     EXPECT_EQ(source_of("vec_transc_sticks_per_cycle"), ParamSource::Assumption);
     EXPECT_EQ(source_of("dma_setup_cycles"), ParamSource::Calibrated);
     EXPECT_EQ(source_of("clock_ghz"), ParamSource::Assumption);

@@ -199,13 +199,20 @@ TEST(ProgramVerify, RejectsBadDtypeForOp) {
     EXPECT_THAT(broken([](DeviceProgram &p) { p.code[kVadd].dtype = 9; }),
                 HasSubstr("instruction 4 (VADD): invalid element type 9"));
     EXPECT_THAT(broken([](DeviceProgram &p) { p.code[kMatmul].dtype = uint8_t(DType::F32); }),
-                HasSubstr("instruction 9 (MATMUL): element type f32 not supported (f16 only)"));
+                HasSubstr("instruction 9 (MATMUL): element type f32 not supported (f16 or i8 only)"));
     EXPECT_THAT(broken([](DeviceProgram &p) { p.code[kDmaLd].dtype = 1; }),
                 HasSubstr("instruction 2 (DMA_LD): dtype field must be 0, got 1"));
     EXPECT_THAT(broken([](DeviceProgram &p) {
                     p.code.push_back(instr(Opcode::VEXP, {0, 0, 0, 0, 0, 0, 0, 1, 1}, DType::I32));
                 }),
                 HasSubstr("instruction 12 (VEXP): element type i32 not supported (f16 or f32 only)"));
+    // Bytes are storage only: no arithmetic, no rounding.
+    EXPECT_THAT(broken([](DeviceProgram &p) { p.code[kVadd].dtype = uint8_t(DType::I8); }),
+                HasSubstr("instruction 4 (VADD): element type i8 not supported (f16, f32 or i32 only)"));
+    EXPECT_THAT(broken([](DeviceProgram &p) {
+                    p.code.push_back(instr(Opcode::VROUND, {0, 0, 0, 0, 0, 0, 0, 1, 1}, DType::U8));
+                }),
+                HasSubstr("instruction 12 (VROUND): element type u8 not supported (f16 or f32 only)"));
     // Integer arithmetic and reductions (and the ring reduction) take int32.
     DeviceProgram ints = base_program();
     ints.code[kVadd].dtype = uint8_t(DType::I32);
@@ -214,6 +221,8 @@ TEST(ProgramVerify, RejectsBadDtypeForOp) {
     // Data movement accepts any type.
     DeviceProgram p = base_program();
     p.code[kVadd] = instr(Opcode::VCOPY, {1, 0, 4096, 0, 0, 0, 0, 4, 4}, DType::I32);
+    EXPECT_NO_THROW(verify_program(p));
+    p.code[kVadd] = instr(Opcode::VCVT, {1, 0, 4096, 0, 0, 0, 0, 4, 4, int32_t(DType::F16)}, DType::I8);
     EXPECT_NO_THROW(verify_program(p));
 }
 
@@ -313,8 +322,8 @@ TEST(ProgramVerify, RejectsBadBuffers) {
                 HasSubstr("buffer 0 'x': size exceeds 2^40 bytes"));
     EXPECT_THAT(broken([](DeviceProgram &p) { p.buffers[1].kind = BufferKind(9); }),
                 HasSubstr("buffer 1 'y': invalid kind 9"));
-    EXPECT_THAT(broken([](DeviceProgram &p) { p.buffers[1].type = DType(3); }),
-                HasSubstr("buffer 1 'y': invalid element type 3"));
+    EXPECT_THAT(broken([](DeviceProgram &p) { p.buffers[1].type = DType(kNumDTypes); }),
+                HasSubstr("buffer 1 'y': invalid element type " + std::to_string(kNumDTypes)));
     // Layout problems come from check_layout, named after the buffer.
     EXPECT_THAT(broken([](DeviceProgram &p) { p.buffers[1].layout.stick_dim = 2; }), HasSubstr("buffer 1 'y'"));
     EXPECT_THAT(broken([](DeviceProgram &p) { p.buffers[1].layout.order = {1, 1}; }), HasSubstr("buffer 1 'y'"));
@@ -351,6 +360,13 @@ TEST(ProgramVerify, RejectsBadMatmulDescriptor) {
                 HasSubstr("matmul descriptor 0: ldc 128 smaller than a row (256 bytes)"));
     EXPECT_THAT(broken([](DeviceProgram &p) { p.mm[0].ldb = 192; }),
                 HasSubstr("matmul descriptor 0: ldb 192 is not a multiple of 128"));
+    // Rows of 64 int8 elements are 64 bytes: one stick holds a row of an int8 MATMUL's A, not of an fp16 one's.
+    DeviceProgram p = base_program();
+    p.mm[0].k = 128;
+    p.mm[0].lda = 128;
+    EXPECT_THAT(broken([&](DeviceProgram &q) { q = p; }), HasSubstr("matmul descriptor 0: lda 128 smaller than a row (256 bytes)"));
+    p.code[kMatmul].dtype = uint8_t(DType::I8);
+    EXPECT_NO_THROW(verify_program(p));
 }
 
 // --- machine checks ---

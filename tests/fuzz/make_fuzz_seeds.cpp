@@ -1,5 +1,5 @@
 // Writes the fuzzers' seed corpora: small hand-built programs that use every instruction family
-// (DMA loops, vector ops, matmul, ring transfers and reductions, barriers) as .spyre files, machine
+// (DMA loops, vector ops, byte conversions, matmul, ring transfers and reductions, barriers) as .spyre files, machine
 // descriptions as JSON, a few layout byte strings, and KTIR: the hand-written test kernels of
 // tests/ktir/kernels and the seed programs exported to KTIR. Usage: make_fuzz_seeds OUT_DIR.
 #include <cstdio>
@@ -86,6 +86,30 @@ DeviceProgram ring(int cores) {
     return b.finish();
 }
 
+// int8 codes dequantized to fp16, rounded and quantized to uint8 (the byte types and VROUND), and
+// an int8 matmul.
+DeviceProgram quantize() {
+    ProgramBuilder b("quantize", 1);
+    int q = b.buffer("q", BufferKind::Input, DType::I8, {256, 4});
+    int out = b.buffer("out", BufferKind::Output, DType::U8, {256, 4});
+    DmaDesc d;
+    d.sticks = 8;
+    int desc = b.dma_desc(d);
+    b.dma_ld(0, q, kZero, 0, Lx(0), desc);
+    b.wait_tag(0);
+    b.vcvt(DType::I8, DType::F16, 1, Lx(4096), Lx(0), 8);
+    b.vun(Opcode::VROUND, DType::F16, 1, Lx(4096), Lx(4096), 16);
+    b.vcvt(DType::F16, DType::U8, 1, Lx(8192), Lx(4096), 16);
+    b.wait_tag(1);
+    MatmulDesc mm;  // int8 x int8 -> int32 on the PE array
+    mm.m = 4, mm.n = 128, mm.k = 256, mm.lda = 256, mm.ldb = 128, mm.ldc = 512;
+    b.matmul(3, Lx(65536), Lx(0), Lx(16384), b.mm_desc(mm), false, DType::I8);
+    b.wait_tag(3);
+    b.dma_st(2, out, kZero, 0, Lx(8192), desc);
+    b.wait_tag(2);
+    return b.finish();
+}
+
 void write(const fs::path &p, const std::string &bytes) {
     std::ofstream(p, std::ios::binary) << bytes;
 }
@@ -100,7 +124,7 @@ int main(int argc, char **argv) {
     fs::path out = argv[1];
     for (const char *d : {"program", "machine", "layout", "ktir"}) fs::create_directories(out / d);
     int n = 0;
-    for (const DeviceProgram &p : {streaming(1), streaming(4), matmul(), ring(4)}) {
+    for (const DeviceProgram &p : {streaming(1), streaming(4), matmul(), ring(4), quantize()}) {
         std::vector<uint8_t> bytes = serialize_program(p);
         write(out / "program" / (std::to_string(n) + ".spyre"), std::string(bytes.begin(), bytes.end()));
         write(out / "ktir" / ("exported" + std::to_string(n++) + ".ktir"), ktir::export_ktir(p));

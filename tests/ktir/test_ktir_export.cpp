@@ -62,6 +62,15 @@ DeviceProgram every_instruction() {
     b.vun(Opcode::VABS, I, 1, Lx(14 * S), Lx(13 * S), 1, 4); vw();
     b.vred(Opcode::VREDMAX, I, 1, Lx(15 * S + 512), Lx(14 * S), 2, 4); vw();
     b.vtranspose(H, 1, Lx(16 * S), Lx(0), 4, 64); vw();  // 64 rows of one stick: slots 16..23
+    // Bytes and rounding: int8 and uint8 through every conversion, VROUND.
+    const DType I8 = DType::I8, U8 = DType::U8;
+    b.vcvt(H, I8, 1, Lx(27 * S), Lx(1 * S), 4); vw();
+    b.vcvt(I8, H, 1, Lx(28 * S), Lx(27 * S), 2); vw();
+    b.vun(Opcode::VROUND, H, 1, Lx(28 * S + 512), Lx(1 * S), 4); vw();
+    b.vcvt(H, U8, 1, Lx(29 * S), Lx(28 * S + 512), 4); vw();
+    b.vcvt(U8, I, 1, Lx(30 * S), Lx(29 * S), 2); vw();
+    b.vcvt(I, I8, 1, Lx(31 * S), Lx(30 * S), 8); vw();
+    b.vcvt(U8, H, 1, Lx(31 * S + 256), Lx(29 * S), 2); vw();
     MatmulDesc mm;
     mm.m = 4;
     mm.n = 64;
@@ -73,6 +82,12 @@ DeviceProgram every_instruction() {
     b.matmul(2, Lx(24 * S), Lx(0), Lx(16 * S), md, false);
     b.wait_tag(2);
     b.matmul(2, Lx(24 * S), Lx(0), Lx(16 * S), md, true);
+    b.wait_tag(2);
+    // int8 x int8 -> int32: A the two int8 sticks at slot 27 (rows of 128), B 128 rows of 128.
+    MatmulDesc m8;
+    m8.m = 2, m8.n = 128, m8.k = 128, m8.lda = 128, m8.ldb = 128, m8.ldc = 512;
+    int md8 = b.mm_desc(m8);
+    b.matmul(2, Lx(48 * S), Lx(27 * S), Lx(32 * S), md8, false, DType::I8);
     b.wait_tag(2);
     // Scalar code: a loop of copies at register addresses, a branch on the core id, arithmetic.
     Reg i = b.alloc(), a = b.alloc(), c = b.alloc(), k = b.alloc();
@@ -141,6 +156,8 @@ TEST(KtirExport, ExportedTextUsesTheKtdpFormsAndOurExtensions) {
                              "memory_space = #ktdp.spyre_memory_space<HBM>, spyre.kind = \"input\"",
                              "-> !ktdp.tile<", "scf.for", "scf.if", "} else {", "linalg.matmul", "linalg.transpose",
                              "linalg.reduce", "linalg.broadcast", "tensor.splat", "math.rsqrt", "arith.fptosi",
+                             "math.roundeven", "arith.fptoui", "arith.uitofp", "arith.sitofp", "arith.extui",
+                             "arith.trunci", "xi8>", "xi32>) -> tensor<2x128xi32>",
                              "\"spyre.wait\"() {tags = 2 : i32}", "\"spyre.barrier\"() : () -> ()",
                              "{spyre.tag = 3 : i32}"})
         EXPECT_NE(text.find(want), std::string::npos) << want;

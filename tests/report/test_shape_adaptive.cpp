@@ -23,6 +23,7 @@ void PrintTo(const OddCase &c, std::ostream *os) { *os << c.app << "/" << c.sche
 std::vector<std::string> small_shapes(const std::string &app) {
     if (app == "bmm") return {"1x1x100x100", "1x7x64x100", "3x33x130x70", "2x1x64x8192"};
     if (app == "linear") return {"1x100x100", "7x64x100", "33x130x70"};
+    if (app == "qlinear") return {"1x100x100", "7x64x100", "33x130x70", "5x200x300"};
     if (app == "mlp" || app == "gated_mlp") return {"100x200x1", "64x100x33", "130x64x7"};
     if (app == "attention") return {"64x100", "100x33", "128x1"};
     if (app == "transpose") return {"64x100", "128x33", "64x1", "192x8192"};  // rows whole sticks
@@ -31,7 +32,7 @@ std::vector<std::string> small_shapes(const std::string &app) {
 
 std::vector<std::string> large_shapes(const std::string &app) {
     if (app == "bmm") return {"2x1151x100x8192"};
-    if (app == "linear") return {"1151x100x8192"};
+    if (app == "linear" || app == "qlinear") return {"1151x100x8192"};
     if (app == "mlp" || app == "gated_mlp") return {"64x100x1151"};
     if (app == "attention") return {"128x1151"};
     if (app == "transpose") return {"1152x8192", "4096x8192"};

@@ -21,6 +21,7 @@ void PrintTo(const SummaryCase &c, std::ostream *os) { *os << c.app << "/" << c.
 std::string report_shape(const std::string &app) {
     if (app == "bmm") return "4x64x256x512";
     if (app == "linear") return "64x192x256";
+    if (app == "qlinear") return "32x1024x512";
     if (app == "mlp") return "256x2048x256";
     if (app == "gated_mlp") return "256x1024x256";
     if (app == "attention") return "128x512";

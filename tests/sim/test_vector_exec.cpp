@@ -381,6 +381,58 @@ TEST_F(VecTest, ConvertFromI32RoundsToNearestEven) {
     }
 }
 
+// Every int8 and uint8 code widens exactly to fp16, fp32 and int32 (sign- or zero-extended).
+TEST_F(VecTest, ConvertBytesWidensEveryCodeExactly) {
+    for (DType from : {DType::I8, DType::U8}) {
+        for (int i = 0; i < 256; i++) lx[size_t(kSrc0 + i)] = uint8_t(i);
+        auto want = [&](int i) { return from == DType::I8 ? int(int8_t(uint8_t(i))) : i; };
+        run(build([&](ProgramBuilder &b) { b.vcvt(from, DType::F16, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), 2); }));
+        for (int i = 0; i < 256; i++) ASSERT_EQ(float(want(i)), h(kDst, i)) << dtype_name(from) << " " << i;
+        run(build([&](ProgramBuilder &b) { b.vcvt(from, DType::F32, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), 2); }));
+        for (int i = 0; i < 256; i++) ASSERT_EQ(float(want(i)), f(kDst, i)) << dtype_name(from) << " " << i;
+        run(build([&](ProgramBuilder &b) { b.vcvt(from, DType::I32, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), 2); }));
+        for (int i = 0; i < 256; i++) ASSERT_EQ(want(i), i32(kDst, i)) << dtype_name(from) << " " << i;
+    }
+    // int8 <-> uint8 keeps the bits.
+    run(build([&](ProgramBuilder &b) { b.vcvt(DType::I8, DType::U8, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), 2); }));
+    for (int i = 0; i < 256; i++) ASSERT_EQ(uint8_t(i), lx[size_t(kDst + i)]);
+}
+
+// A narrowing to a byte keeps the low 8 bits of the int32 value, a float truncated toward zero
+// first (Halide's CPU casts on x86); NaN, infinities and floats past int32 give 0.
+TEST_F(VecTest, ConvertToBytesTruncatesThenWraps) {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    const float in[] = {2.5f, -2.5f, -0.75f, 127.9f, -128.9f, 200.0f, 300.0f, -129.0f,
+                        65504.0f, inf, -inf, nan, 255.0f, -1.0f, 0.0f, 1000.5f};
+    const int32_t as_int[] = {2, -2, 0, 127, -128, 200, 300, -129, 65504, 0, 0, 0, 255, -1, 0, 1000};
+    for (DType to : {DType::I8, DType::U8}) {
+        for (int i = 0; i < 128; i++) set_h(kSrc0, i, in[i % 16]);
+        run(build([&](ProgramBuilder &b) { b.vcvt(DType::F16, to, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), 2); }));
+        for (int i = 0; i < 128; i++) ASSERT_EQ(uint8_t(uint32_t(as_int[i % 16])), lx[size_t(kDst + i)]) << "f16 " << i;
+        for (int i = 0; i < 128; i++) set_f(kSrc0, i, in[i % 16]);
+        run(build([&](ProgramBuilder &b) { b.vcvt(DType::F32, to, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), 4); }));
+        for (int i = 0; i < 128; i++) ASSERT_EQ(uint8_t(uint32_t(as_int[i % 16])), lx[size_t(kDst + i)]) << "f32 " << i;
+        const int32_t ints[] = {127, 128, -129, 256, -1, 70000, INT32_MIN, 5};
+        for (int i = 0; i < 128; i++) set_i32(kSrc0, i, ints[i % 8]);
+        run(build([&](ProgramBuilder &b) { b.vcvt(DType::I32, to, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), 4); }));
+        for (int i = 0; i < 128; i++) ASSERT_EQ(uint8_t(uint32_t(ints[i % 8])), lx[size_t(kDst + i)]) << "i32 " << i;
+    }
+}
+
+// VROUND: to the nearest integer, ties to even, in fp16 and fp32.
+TEST_F(VecTest, RoundTiesToEven) {
+    const float in[] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, -2.6f, 1000.5f};
+    const float out[] = {0.0f, 2.0f, 2.0f, -0.0f, -2.0f, 2.0f, -3.0f, 1000.0f};
+    for (DType t : {DType::F16, DType::F32}) {
+        for (int i = 0; i < 64; i++) set(t, kSrc0, i, in[i % 8]);
+        run(build([&](ProgramBuilder &b) { b.vun(Opcode::VROUND, t, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), 2); }));
+        for (int i = 0; i < 64; i++) {
+            ASSERT_EQ(out[i % 8], get(t, kDst, i)) << dtype_name(t) << " " << i;
+            ASSERT_EQ(std::signbit(out[i % 8]), std::signbit(get(t, kDst, i))) << dtype_name(t) << " " << i;
+        }
+    }
+}
+
 TEST_F(VecTest, FillEveryType) {
     const int sticks = 2, groups = 3;
     std::fill(lx.begin(), lx.begin() + 4096, 0xAB);
@@ -395,6 +447,10 @@ TEST_F(VecTest, FillEveryType) {
     run(build([&](ProgramBuilder &b) { b.vfill(DType::I32, 0, Lx(int32_t(kDst)), -2.7f, sticks, groups); }));
     for (int64_t i = 0; i < sticks * groups * 32; i++) ASSERT_EQ(-2, i32(kDst, i));
 
+    run(build([&](ProgramBuilder &b) { b.vfill(DType::I8, 0, Lx(int32_t(kDst)), -3.0f, sticks, groups); }));
+    for (int64_t i = 0; i < sticks * groups * 128; i++) ASSERT_EQ(uint8_t(0xFD), lx[size_t(kDst + i)]);
+    EXPECT_EQ(0xAB, lx[size_t(kDst + sticks * groups * 128)]);
+
     run(build([&](ProgramBuilder &b) {
         b.vfill(DType::F32, 0, Lx(int32_t(kDst)), -std::numeric_limits<float>::infinity(), 1);
     }));
@@ -403,7 +459,7 @@ TEST_F(VecTest, FillEveryType) {
 
 TEST_F(VecTest, BroadcastOneElementPerGroup) {
     const int sticks = 2, groups = 3;
-    for (DType t : {DType::F16, DType::F32, DType::I32}) {
+    for (DType t : {DType::F16, DType::F32, DType::I32, DType::I8, DType::U8}) {
         const int64_t eb = dtype_bytes(t), per_group = sticks * lanes(t);
         for (int64_t i = 0; i < groups * eb; i++) lx[size_t(kSrc0 + i)] = uint8_t(0x30 + i);
         run(build([&](ProgramBuilder &b) { b.vbcast(t, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), sticks, groups); }));
@@ -598,7 +654,7 @@ TEST_F(VecTest, TransposeNonMultipleOfLanes) {
         int rows, cols;
     };
     for (const Case &c : {Case{DType::F16, 5, 70}, Case{DType::F32, 33, 3}, Case{DType::F16, 64, 64},
-                          Case{DType::I32, 1, 1}}) {
+                          Case{DType::I32, 1, 1}, Case{DType::I8, 3, 130}, Case{DType::U8, 129, 2}}) {
         const int64_t L = lanes(c.t), eb = dtype_bytes(c.t);
         const int64_t rs_src = (c.cols + L - 1) / L * L, rs_dst = (c.rows + L - 1) / L * L;
         for (int64_t i = 0; i < c.rows * rs_src * eb; i++) lx[size_t(kSrc0 + i)] = uint8_t(i * 13 + 5);
@@ -681,6 +737,29 @@ TEST_F(VecTest, MatmulSumsInKOrder) {
         b.matmul(0, Lx(int32_t(C)), Lx(int32_t(A)), Lx(int32_t(B)), desc, false);
     }));
     EXPECT_EQ(0.0f, f(C, 0));
+}
+
+// int8 x int8 -> int32: exact products in k order, accumulating into C and wrapping past int32.
+TEST_F(VecTest, Int8MatmulAccumulatesExactlyInInt32) {
+    MatmulDesc d;
+    d.m = 3, d.n = 130, d.k = 5;
+    d.lda = 128, d.ldb = 256, d.ldc = 1024;
+    const int64_t A = 0, B = 4096, C = 16384;
+    std::mt19937 rng(7);
+    auto a = [&](int64_t i, int64_t k) { return int8_t(lx[size_t(A + i * d.lda + k)]); };
+    auto b = [&](int64_t k, int64_t j) { return int8_t(lx[size_t(B + k * d.ldb + j)]); };
+    for (int64_t i = 0; i < 8192; i++) lx[size_t(A + i)] = uint8_t(rng());
+    for (int64_t i = 0; i < d.m * 256; i++) set_i32(C, i, i == 0 ? INT32_MAX : int32_t(i) - 100);
+    run(build([&](ProgramBuilder &bld) {
+        int desc = bld.mm_desc(d);
+        bld.matmul(0, Lx(int32_t(C)), Lx(int32_t(A)), Lx(int32_t(B)), desc, true, DType::I8);
+    }));
+    for (int64_t i = 0; i < d.m; i++)
+        for (int64_t j = 0; j < d.n; j++) {
+            int64_t want = i == 0 && j == 0 ? INT32_MAX : i * 256 + j - 100;
+            for (int64_t k = 0; k < d.k; k++) want += int64_t(a(i, k)) * b(k, j);
+            ASSERT_EQ(int32_t(uint32_t(uint64_t(want))), i32(C + i * d.ldc, j)) << i << "," << j;
+        }
 }
 
 TEST(CombineElements, Fp16RoundsPerElement) {

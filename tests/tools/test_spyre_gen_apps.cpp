@@ -1,5 +1,5 @@
 // spyre-gen with the generators that declare their own integer GeneratorParams (bmm, linear, mlp,
-// attention): listed with their parameters, generated at a small shape (the .spyre reads back with
+// attention, qlinear): listed with their parameters, generated at a small shape (the .spyre reads back with
 // the cores and buffers the parameters give), and a bad parameter of each rejected by name.
 #include <filesystem>
 #include <fstream>
@@ -67,7 +67,8 @@ TEST_P(GenerateApp, ProgramHasTheCoresAndBuffersOfItsParams) {
     int outputs = 0;
     for (const spyre::BufferDecl &b : p.buffers) {
         if (b.kind == spyre::BufferKind::Input) {
-            EXPECT_EQ(b.type, spyre::DType::F16) << b.name;
+            // qlinear's weights are int8; every other input is fp16.
+            EXPECT_EQ(b.type, c.generator == "qlinear" && b.name == "w" ? spyre::DType::I8 : spyre::DType::F16) << b.name;
             inputs.emplace_back(b.name, b.shape);
         }
         if (b.kind == spyre::BufferKind::Output) {
@@ -105,7 +106,9 @@ INSTANTIATE_TEST_SUITE_P(
                               {64, 64}},
                       AppCase{"attention", "fused", "dim=64 seq=128", 1,
                               {{"q", {64, 128}}, {"k", {64, 128}}, {"v", {64, 128}}}, {64, 128}},
-                      AppCase{"transpose", "cores32", "cols=256 rows=128", 4, {{"in", {256, 128}}}, {128, 256}}),
+                      AppCase{"transpose", "cores32", "cols=256 rows=128", 4, {{"in", {256, 128}}}, {128, 256}},
+                      AppCase{"qlinear", "pe", "rows=64 inner=256 cols=512 cores=8", 8,
+                              {{"a", {256, 64}}, {"w", {512, 256}}, {"scale", {512}}}, {512, 64}}),
     [](const auto &info) { return info.param.generator + "_" + info.param.schedule; });
 
 TEST(SpyreGenAppsErrors, TransposeRowsNotWholeSticks) {

@@ -108,7 +108,9 @@ TEST(SpyreRunReference, SpyreGenKernelsMatchCpu) {
     };
     for (const Case &c : {Case{"ref_softmax", "-g softmax schedule=stage4 cols=128 rows=64", "2 ULP"},
                           Case{"ref_layernorm", "-g layernorm schedule=tiles cols=128 rows=64", "0 ULP"},
-                          Case{"ref_mlp", "-g mlp schedule=matched dim=64 hidden=256 rows=64 cores=1", "1e-03 abs"}}) {
+                          Case{"ref_mlp", "-g mlp schedule=matched dim=64 hidden=256 rows=64 cores=1", "1e-03 abs"},
+                          // int8 weights: spyre-run's random inputs take every code
+                          Case{"ref_qlinear", "-g qlinear schedule=pe rows=16 inner=256 cols=256 cores=2", "0 ULP"}}) {
         fs::path k = generate(c.name, c.args);
         CommandResult r = run_command(quote(kRun) + " " + quote(k.string()));
         ASSERT_EQ(r.exit_code, 0) << c.name << ": " << r.output;

@@ -1,0 +1,229 @@
+// int8 and uint8 on Spyre: byte inputs and outputs (128 elements to a stick), their conversions to
+// and from fp16, fp32 and int32, and the quantize / dequantize patterns built from them, compiled
+// from ordinary Halide pipelines and compared exactly with Halide's CPU realisation, at shapes that
+// are whole sticks and shapes that are not. Byte values have no arithmetic of their own on the
+// vector unit; an int8 expression that needs one is an error that says how to widen it.
+#include <gtest/gtest.h>
+
+#include "compiler_test_util.h"
+#include "device/error.h"
+#include "directives.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+struct Case {
+    std::string name;
+    int cols, rows, cores;
+};
+
+// Rows split over cores in whole sticks of the per-row fp16 scale (64 rows per core).
+const auto kShapes = ::testing::Values(Case{"one_stick_1c", 128, 16, 1}, Case{"part_stick_1c", 100, 7, 1},
+                                       Case{"rows_over_4c", 200, 256, 4}, Case{"wide_rows_over_3c", 1000, 192, 3});
+std::string case_name(const ::testing::TestParamInfo<Case> &info) { return info.param.name; }
+
+Expr f16c(double v) { return Internal::make_const(Float(16), v); }
+
+// Splits y over the case's cores and vectorizes x by `sticks` sticks of the output.
+Schedule rows_schedule(const Case &c, int sticks = 1) {
+    return [=](Kernel &k) {
+        SpyreSchedule s = schedule(k.output);
+        if (c.cores > 1) s.ring_split(k.vars["y"], c.cores, c.rows);
+        s.stick_vectorize(k.vars["x"], sticks);
+    };
+}
+
+Kernel two_d(std::vector<ImageParam> in, Func out, Var x, Var y) {
+    Kernel k;
+    k.inputs = std::move(in);
+    k.output = out;
+    k.vars = {{"x", x}, {"y", y}};
+    return k;
+}
+
+// Quantize an fp16 row to int8 with a per-row scale (positive, and small enough that some values
+// clamp): q = cast<int8_t>(clamp(round(v / scale), -128, 127)).
+class QuantizeInt8 : public ::testing::TestWithParam<Case> {};
+TEST_P(QuantizeInt8, MatchesCpuExactly) {
+    const Case c = GetParam();
+    auto alg = [] {
+        ImageParam in(Float(16), 2, "in"), s(Float(16), 1, "s");
+        Var x("x"), y("y");
+        Func out("quantize");
+        Expr scale = s(y) * s(y) + f16c(0.25);
+        out(x, y) = cast<int8_t>(clamp(round(in(x, y) * f16c(48) / scale), f16c(-128), f16c(127)));
+        return two_d({in, s}, out, x, y);
+    };
+    DiffResult r = run_differential(alg, rows_schedule(c), {{c.cols, c.rows}, {c.rows}}, {c.cols, c.rows});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    EXPECT_EQ(r.program.num_cores, c.cores);
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, QuantizeInt8, kShapes, case_name);
+
+// The asymmetric form: an fp32 computation, a zero point of 128 and uint8 codes.
+class QuantizeUint8 : public ::testing::TestWithParam<Case> {};
+TEST_P(QuantizeUint8, MatchesCpuExactly) {
+    const Case c = GetParam();
+    auto alg = [] {
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        Func out("quantize_u8");
+        Expr v = round(cast<float>(in(x, y)) * 40.0f) + 128.0f;
+        out(x, y) = cast<uint8_t>(clamp(v, 0.0f, 255.0f));
+        return two_d({in}, out, x, y);
+    };
+    DiffResult r = run_differential(alg, rows_schedule(c), {{c.cols, c.rows}}, {c.cols, c.rows});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, QuantizeUint8, kShapes, case_name);
+
+// Dequantize int8 codes with a per-row fp16 scale: an fp16 vector of two sticks reads one int8 stick.
+class DequantizeInt8 : public ::testing::TestWithParam<Case> {};
+TEST_P(DequantizeInt8, MatchesCpuExactly) {
+    const Case c = GetParam();
+    auto alg = [] {
+        ImageParam q(Int(8), 2, "q"), s(Float(16), 1, "s");
+        Var x("x"), y("y");
+        Func out("dequantize");
+        out(x, y) = cast<float16_t>(q(x, y)) * (s(y) * f16c(0.015625));
+        return two_d({q, s}, out, x, y);
+    };
+    DiffResult r =
+        run_differential(alg, rows_schedule(c, 2), {{c.cols, c.rows}, {c.rows}}, {c.cols, c.rows}, -128, 127);
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, DequantizeInt8, kShapes, case_name);
+
+// int32 arithmetic on widened bytes, narrowed back with Halide's wrapping integer cast.
+class Int8ThroughInt32 : public ::testing::TestWithParam<Case> {};
+TEST_P(Int8ThroughInt32, MatchesCpuExactly) {
+    const Case c = GetParam();
+    auto alg = [] {
+        ImageParam a(Int(8), 2, "a"), b(UInt(8), 2, "b");
+        Var x("x"), y("y");
+        Func out("bytes_i32");
+        Expr p = cast<int32_t>(a(x, y)) * cast<int32_t>(b(x, y)) + 3;
+        out(x, y) = cast<int8_t>(max(p, cast<int32_t>(a(x, y)) - 7));
+        return two_d({a, b}, out, x, y);
+    };
+    DiffResult r = run_differential(alg, rows_schedule(c), {{c.cols, c.rows}, {c.cols, c.rows}}, {c.cols, c.rows},
+                                    -128, 255);
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, Int8ThroughInt32, kShapes, case_name);
+
+Algorithm quantize_tiles() {
+    return [] {
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        Func out("quantize_tiles");
+        out(x, y) = cast<int8_t>(clamp(round(in(x, y) * f16c(30)), f16c(-128), f16c(127)));
+        return two_d({in}, out, x, y);
+    };
+}
+void quantize_tiles_schedule(Kernel &k) {
+    Var yo("yo"), yi("yi");
+    schedule(k.output).ring_split(k.vars["y"], 2, 40).split(k.vars["y"], yo, yi, 4).stick_vectorize(k.vars["x"]);
+    stage_all_in_lx(k.inputs[0], k.output, yo);
+}
+
+// Quantize staged through LX by tiles of rows: byte tiles move by DMA in 128-element sticks.
+TEST(Int8, QuantizeInTilesStagedInLxMatchesCpu) {
+    DiffResult r = run_differential(quantize_tiles(), quantize_tiles_schedule, {{1000, 40}}, {1000, 40});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    EXPECT_EQ(r.program.num_cores, 2);
+}
+
+// 300 fp16 columns pad to 320 (five sticks of 64); the int8 output's vectors are 128 elements, so
+// the last one of a row would read 64 elements of the next row: refused at compile time.
+TEST(Int8, VectorsPastTheInputsPaddedRowAreAnErrorThatNamesTheWidths) {
+    try {
+        run_differential(quantize_tiles(), quantize_tiles_schedule, {{300, 40}}, {300, 40});
+        FAIL() << "expected an error";
+    } catch (const spyre::Error &e) {
+        std::string msg = e.what();
+        EXPECT_EQ(msg.find("Func "), 0u) << msg;  // the copy into LX that stage_all_in_lx made
+        EXPECT_NE(msg.find(": reads rows of 384 elements of device-memory input 'in', whose 300 columns are padded "
+                           "to 320 (whole sticks of 64 f16)"),
+                  std::string::npos)
+            << msg;
+    }
+}
+
+TEST(Int8, ArithmeticOnBytesIsAnErrorThatSaysHowToWiden) {
+    auto alg = [] {
+        ImageParam a(Int(8), 2, "a");
+        Var x("x"), y("y");
+        Func out("byte_add");
+        out(x, y) = a(x, y) + a(x, y);
+        return two_d({a}, out, x, y);
+    };
+    try {
+        run_differential(alg, rows_schedule({"", 128, 4, 1}), {{128, 4}}, {128, 4});
+        FAIL() << "expected an error";
+    } catch (const spyre::Error &e) {
+        std::string msg = e.what();
+        // (Halide writes a + a as a * 2.)
+        EXPECT_NE(msg.find("Func byte_add"), std::string::npos) << msg;
+        EXPECT_NE(msg.find(": i8 values have no VMUL"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("widen them first"), std::string::npos) << msg;
+    }
+}
+
+// An fp16 Func vectorized by one stick (64 elements) over rows of 50: each row reads half of an
+// int8 stick, converted whole into a temporary of which the row takes its first stick.
+TEST(Int8, DequantizeByOneFp16StickPerRowMatchesCpu) {
+    auto alg = [] {
+        ImageParam q(Int(8), 2, "q");
+        Var x("x"), y("y");
+        Func out("dequant_rows");
+        out(x, y) = cast<float16_t>(q(x, y)) * f16c(0.5);
+        return two_d({q}, out, x, y);
+    };
+    DiffResult r = run_differential(alg, rows_schedule({"", 50, 7, 1}, 1), {{50, 7}}, {50, 7}, -128, 127);
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+// The README's quantize ("Quantized kernels: int8"), as written there.
+TEST(Int8, ReadmeQuantizeMatchesCpu) {
+    const int cols = 200, rows = 256;
+    auto alg = [] {
+        ImageParam in(Float(16), 2, "in"), s(Float(16), 1, "s");
+        Var x("x"), y("y");
+        Func q("quantize");
+        q(x, y) = cast<int8_t>(clamp(round(in(x, y) / s(y)), cast<float16_t>(-128), cast<float16_t>(127)));
+        return two_d({in, s}, q, x, y);
+    };
+    auto sched = [&](Kernel &k) { schedule(k.output).ring_split(k.vars["y"], 4, rows).stick_vectorize(k.vars["x"]); };
+    DiffResult r = run_differential(alg, sched, {{cols, rows}, {rows}}, {cols, rows});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    EXPECT_EQ(r.program.num_cores, 4);
+}
+
+// Rows of 64 fp16 elements through int8 and back, a value per row keeping the rows apart: each
+// row is half an int8 stick, so rows of the two types cannot sit side by side in whole sticks.
+TEST(Int8, ConvertingRowsOfPartByteSticksIsAnErrorThatNamesTheWidth) {
+    auto alg = [] {
+        ImageParam in(Float(16), 2, "in"), s(Float(16), 1, "s");
+        Var x("x"), y("y");
+        Func out("round_trip");
+        out(x, y) = cast<float16_t>(cast<int8_t>(in(x, y))) + s(y);
+        return two_d({in, s}, out, x, y);
+    };
+    try {
+        run_differential(alg, rows_schedule({"", 64, 4, 1}), {{64, 4}, {4}}, {64, 4});
+        FAIL() << "expected an error";
+    } catch (const spyre::Error &e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("Func round_trip"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("converts rows of 64 elements from f16 to i8, which are not whole sticks of both (128 "
+                           "elements)"),
+                  std::string::npos)
+            << msg;
+    }
+}
+
+}  // namespace
+}  // namespace spyre::testing
