@@ -22,6 +22,9 @@
 #include "norms.h"
 #include "pointwise.h"
 #include "softmax.h"
+#include "stencil.h"
+#include "conv1d.h"
+#include "rope.h"
 
 namespace spyre::report {
 
@@ -29,7 +32,8 @@ using namespace Halide;
 
 const std::vector<std::string> &app_names() {
     static const std::vector<std::string> names = {"softmax", "layernorm", "rmsnorm",   "gelu",      "bmm",
-                                                    "linear",  "mlp",       "gated_mlp", "attention", "transpose"};
+                                                    "linear",  "mlp",       "gated_mlp", "attention", "transpose",
+                                                    "stencil", "conv1d", "rope"};
     return names;
 }
 
@@ -38,7 +42,8 @@ void check_app(const std::string &app) {
     for (const std::string &a : app_names())
         if (a == app) return;
     throw_error("unknown app '", app,
-                "' (known: softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, transpose)");
+                "' (known: softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, transpose, "
+                "stencil, conv1d, rope)");
 }
 bool is_norm(const std::string &app) { return app == "layernorm" || app == "rmsnorm"; }
 // The Spyre schedules of `all` (every schedule but the CPU reference's).
@@ -64,6 +69,9 @@ std::vector<std::string> named_schedules(const std::string &app) {
     if (app == "gated_mlp") return without_cpu(gated_mlp_schedules());
     if (app == "attention") return without_cpu(attention_schedules());
     if (app == "transpose") return transpose_schedules();
+    if (app == "stencil") return stencil_schedules();
+    if (app == "conv1d") return conv1d_schedules();
+    if (app == "rope") return rope_schedules();
     return without_cpu(bmm_schedules());
 }
 }  // namespace
@@ -90,6 +98,8 @@ std::vector<std::string> generator_params(const std::string &app, const Shape &s
     if (app == "mlp" || app == "gated_mlp")
         return {kv("dim", s.dims[0]), kv("hidden", s.dims[1]), kv("rows", s.dims[2]), kv("cores", s.cores)};
     if (app == "attention") return {kv("dim", s.dims[0]), kv("seq", s.dims[1])};
+    if (app == "conv1d") return {kv("cols", s.dims[1]), kv("rows", s.dims[0]), kv("taps", kConv1dTaps), "padding=causal"};
+    if (app == "rope") return {kv("cols", s.dims[1]), kv("rows", s.dims[0]), kv("head_dim", kRopeHeadDim)};
     return {kv("cols", s.dims[1]), kv("rows", s.dims[0])};
 }
 
@@ -155,6 +165,8 @@ std::vector<std::vector<int>> input_shapes(const std::string &app, const Shape &
     const int rows = s.dims[0], cols = s.dims[1];
     if (app == "layernorm") return {{cols, rows}, {cols}, {cols}};
     if (app == "rmsnorm") return {{cols, rows}, {cols}};
+    if (app == "conv1d") return {{cols, rows}, {rows, kConv1dTaps}};
+    if (app == "rope") return {{cols, rows}, {kRopeHeadDim, rows}, {kRopeHeadDim, rows}};
     return {{cols, rows}};
 }
 
@@ -217,6 +229,18 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
     if (app == "transpose") {
         TransposeKernel k = make_transpose(s.dims[1], s.dims[0]);
         return finish(k.out, {k.in}, [&] { schedule_transpose(k, schedule, machine); });
+    }
+    if (app == "stencil") {
+        StencilKernel k = make_stencil(s.dims[1], s.dims[0]);
+        return finish(k.out, {k.in}, [&] { schedule_stencil(k, schedule, machine); });
+    }
+    if (app == "conv1d") {
+        Conv1dKernel k = make_conv1d(s.dims[1], s.dims[0], kConv1dTaps, true);
+        return finish(k.out, {k.in, k.w}, [&] { schedule_conv1d(k, schedule, machine); });
+    }
+    if (app == "rope") {
+        RopeKernel k = make_rope(s.dims[1], s.dims[0], kRopeHeadDim);
+        return finish(k.out, {k.in, k.cos, k.sin}, [&] { schedule_rope(k, schedule, machine); });
     }
     if (app == "linear") {
         MatmulKernel k = make_linear(s.dims[0], s.dims[1], s.dims[2]);
@@ -285,6 +309,21 @@ Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s, const st
     } else if (app == "transpose") {
         TransposeKernel k = make_transpose(s.dims[1], s.dims[0]);
         k.in.set(wrap(inputs[0]));
+        out = k.out;
+    } else if (app == "stencil") {
+        StencilKernel k = make_stencil(s.dims[1], s.dims[0]);
+        k.in.set(wrap(inputs[0]));
+        out = k.out;
+    } else if (app == "conv1d") {
+        Conv1dKernel k = make_conv1d(s.dims[1], s.dims[0], kConv1dTaps, true);
+        k.in.set(wrap(inputs[0]));
+        k.w.set(wrap(inputs[1]));
+        out = k.out;
+    } else if (app == "rope") {
+        RopeKernel k = make_rope(s.dims[1], s.dims[0], kRopeHeadDim);
+        k.in.set(wrap(inputs[0]));
+        k.cos.set(wrap(inputs[1]));
+        k.sin.set(wrap(inputs[2]));
         out = k.out;
     } else if (app == "linear") {
         MatmulKernel k = make_linear(s.dims[0], s.dims[1], s.dims[2]);

@@ -77,6 +77,7 @@ const OpInfo kOps[kNumOpcodes] = {
     {"RING_REDUCE", Engine::Ring, {O::Tag, O::RedOp, O::RegSrc, O::Imm, O::Count, N, N, N, N, N}},
     {"WAIT", Engine::Sync, {O::TagMask, N, N, N, N, N, N, N, N, N}},
     {"BARRIER", Engine::Sync, kNone},
+    {"VSHIFT", Engine::Vector, {O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::Imm, O::Imm, O::Count, O::Count, O::Imm}},
 };
 
 }  // namespace
@@ -113,7 +114,8 @@ bool dtype_supported(Opcode op, DType t) {
     case Opcode::VCVT:
     case Opcode::VBCAST:
     case Opcode::VFILL:
-    case Opcode::VTRANSPOSE: return true;
+    case Opcode::VTRANSPOSE:
+    case Opcode::VSHIFT: return true;
     case Opcode::MATMUL: return t == DType::F16;
     case Opcode::VADD:
     case Opcode::VSUB:

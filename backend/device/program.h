@@ -26,7 +26,7 @@ struct BufferDecl {
 };
 
 struct DeviceProgram {
-    static constexpr uint32_t kFormatVersion = 1;
+    static constexpr uint32_t kFormatVersion = 2;  // 2: VSHIFT
 
     std::string kernel_name;
     int32_t num_cores = 1;
