@@ -23,6 +23,9 @@
 #include "pointwise.h"
 #include "qlinear.h"
 #include "softmax.h"
+#include "stencil.h"
+#include "conv1d.h"
+#include "rope.h"
 
 namespace spyre::report {
 
@@ -31,7 +34,7 @@ using namespace Halide;
 const std::vector<std::string> &app_names() {
     static const std::vector<std::string> names = {"softmax", "layernorm", "rmsnorm",   "gelu",      "bmm",
                                                     "linear",  "mlp",       "gated_mlp", "attention", "transpose",
-                                                    "qlinear"};
+                                                    "qlinear", "stencil", "conv1d", "rope"};
     return names;
 }
 
@@ -41,7 +44,7 @@ void check_app(const std::string &app) {
         if (a == app) return;
     throw_error("unknown app '", app,
                 "' (known: softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, transpose, "
-                "qlinear)");
+                "qlinear, stencil, conv1d, rope)");
 }
 bool is_norm(const std::string &app) { return app == "layernorm" || app == "rmsnorm"; }
 // The Spyre schedules of `all` (every schedule but the CPU reference's).
@@ -68,6 +71,9 @@ std::vector<std::string> named_schedules(const std::string &app) {
     if (app == "attention") return without_cpu(attention_schedules());
     if (app == "transpose") return transpose_schedules();
     if (app == "qlinear") return without_cpu(qlinear_schedules());
+    if (app == "stencil") return stencil_schedules();
+    if (app == "conv1d") return conv1d_schedules();
+    if (app == "rope") return rope_schedules();
     return without_cpu(bmm_schedules());
 }
 }  // namespace
@@ -95,6 +101,8 @@ std::vector<std::string> generator_params(const std::string &app, const Shape &s
     if (app == "mlp" || app == "gated_mlp")
         return {kv("dim", s.dims[0]), kv("hidden", s.dims[1]), kv("rows", s.dims[2]), kv("cores", s.cores)};
     if (app == "attention") return {kv("dim", s.dims[0]), kv("seq", s.dims[1])};
+    if (app == "conv1d") return {kv("cols", s.dims[1]), kv("rows", s.dims[0]), kv("taps", kConv1dTaps), "padding=causal"};
+    if (app == "rope") return {kv("cols", s.dims[1]), kv("rows", s.dims[0]), kv("head_dim", kRopeHeadDim)};
     return {kv("cols", s.dims[1]), kv("rows", s.dims[0])};
 }
 
@@ -164,6 +172,8 @@ std::vector<std::vector<int>> input_shapes(const std::string &app, const Shape &
     const int rows = s.dims[0], cols = s.dims[1];
     if (app == "layernorm") return {{cols, rows}, {cols}, {cols}};
     if (app == "rmsnorm") return {{cols, rows}, {cols}};
+    if (app == "conv1d") return {{cols, rows}, {rows, kConv1dTaps}};
+    if (app == "rope") return {{cols, rows}, {kRopeHeadDim, rows}, {kRopeHeadDim, rows}};
     return {{cols, rows}};
 }
 
@@ -231,6 +241,18 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
     if (app == "qlinear") {
         QLinearKernel k = make_qlinear(s.dims[0], s.dims[1], s.dims[2]);
         return finish(k.out, {k.a, k.w, k.scale}, [&] { schedule_qlinear(k, schedule, s.cores, machine); });
+    }
+    if (app == "stencil") {
+        StencilKernel k = make_stencil(s.dims[1], s.dims[0]);
+        return finish(k.out, {k.in}, [&] { schedule_stencil(k, schedule, machine); });
+    }
+    if (app == "conv1d") {
+        Conv1dKernel k = make_conv1d(s.dims[1], s.dims[0], kConv1dTaps, true);
+        return finish(k.out, {k.in, k.w}, [&] { schedule_conv1d(k, schedule, machine); });
+    }
+    if (app == "rope") {
+        RopeKernel k = make_rope(s.dims[1], s.dims[0], kRopeHeadDim);
+        return finish(k.out, {k.in, k.cos, k.sin}, [&] { schedule_rope(k, schedule, machine); });
     }
     if (app == "linear") {
         MatmulKernel k = make_linear(s.dims[0], s.dims[1], s.dims[2]);
@@ -315,6 +337,21 @@ Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s, const st
         k.a.set(wrap(inputs[0]));
         k.w.set(wrap(inputs[1]));
         k.scale.set(wrap(inputs[2]));
+        out = k.out;
+    } else if (app == "stencil") {
+        StencilKernel k = make_stencil(s.dims[1], s.dims[0]);
+        k.in.set(wrap(inputs[0]));
+        out = k.out;
+    } else if (app == "conv1d") {
+        Conv1dKernel k = make_conv1d(s.dims[1], s.dims[0], kConv1dTaps, true);
+        k.in.set(wrap(inputs[0]));
+        k.w.set(wrap(inputs[1]));
+        out = k.out;
+    } else if (app == "rope") {
+        RopeKernel k = make_rope(s.dims[1], s.dims[0], kRopeHeadDim);
+        k.in.set(wrap(inputs[0]));
+        k.cos.set(wrap(inputs[1]));
+        k.sin.set(wrap(inputs[2]));
         out = k.out;
     } else if (app == "linear") {
         MatmulKernel k = make_linear(s.dims[0], s.dims[1], s.dims[2]);

@@ -19,6 +19,12 @@
 //              (schedules/transpose.h).
 //   qlinear: {M, K, N}, a {K, M} fp16 x w {N, K} int8 with scales {N} fp16 -> {N, M}, split over
 //            `cores` cores (schedules/qlinear.h); random weights take every int8 code.
+//   stencil: {rows, cols}, an fp16 input of {cols, rows} -> {cols, rows}, a 3-tap filter along the
+//            rows with repeat_edge (schedules/stencil.h).
+//   conv1d: {rows, cols} (channels x sequence), in {cols, rows} and w {rows, kConv1dTaps} ->
+//           {cols, rows}, the causal depthwise convolution (schedules/conv1d.h).
+//   rope: {rows, cols} (positions x heads * kRopeHeadDim), in {cols, rows}, cos and sin
+//         {kRopeHeadDim, rows} -> {cols, rows}; cols whole heads (schedules/rope.h).
 #pragma once
 
 #include <cstdint>
@@ -31,7 +37,13 @@
 
 namespace spyre::report {
 
-// softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, transpose, qlinear.
+// The catalogue's conv1d: causal, this many taps (the generator takes any).
+constexpr int kConv1dTaps = 4;
+// The catalogue's RoPE head size: half a head is half a stick, so the rotation is shifted reads.
+constexpr int kRopeHeadDim = 64;
+
+// softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, transpose, qlinear, stencil,
+// conv1d, rope.
 const std::vector<std::string> &app_names();
 // The app's Spyre schedules, in the order of schedules/ (the first is the report's baseline), then
 // "auto" (spyre::auto_schedule, schedules/auto_schedule.h).

@@ -223,7 +223,8 @@ int main(int argc, char **argv) {
     bool no_traces = false;
     cli.add_option("-o,--out", out_dir, "output directory (report.md, <app>.svg, traces/, kernels/)");
     cli.add_option("--spyre-gen", spyre_gen, "generate every app's kernels with this spyre-gen binary");
-    cli.add_option("--shape", shape_text, "rows x cols of softmax, layernorm, rmsnorm, gelu and transpose (its rows whole sticks)")
+    cli.add_option("--shape", shape_text, "rows x cols of softmax, layernorm, rmsnorm, gelu, transpose (its rows whole sticks), stencil, conv1d "
+                   "(channels x sequence) and rope (cols whole heads of 64)")
         ->capture_default_str();
     cli.add_option("--bmm-shape", bmm_text, "B x M x K x N of bmm")->capture_default_str();
     cli.add_option("--bmm-cores", bmm_cores, "cores bmm is split over")->capture_default_str();

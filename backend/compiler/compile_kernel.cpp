@@ -10,6 +10,7 @@
 #include "fold_accumulators.h"
 #include "infer_dma.h"
 #include "lower_ring_reductions.h"
+#include "lower_shifted_loads.h"
 #include "map_cores.h"
 #include "normalize_stmt.h"
 #include "plan_pipelines.h"
@@ -43,6 +44,8 @@ BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const
     try {
         s = normalize_stmt(s, plan);
         keep("normalize_stmt", s);
+        s = lower_shifted_loads(s, plan);
+        keep("lower_shifted_loads", s);
         classify_memory(s, plan);
         s = fold_accumulators(s, plan);
         keep("fold_accumulators", s);

@@ -1,7 +1,7 @@
 // The Spyre back end's driver: runs the passes in order, from a Halide pipeline to a verified
 // device program. Each pass is in its own file pair; this one only sequences them.
 //
-//   capture_stmt -> normalize_stmt -> classify_memory -> fold_accumulators
+//   capture_stmt -> normalize_stmt -> lower_shifted_loads -> classify_memory -> fold_accumulators
 //   -> lower_ring_reductions -> map_cores -> infer_dma -> plan_pipelines -> allocate_lx
 //   -> select_instructions
 #pragma once

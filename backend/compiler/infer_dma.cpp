@@ -5,6 +5,7 @@
 #include "affine.h"
 #include "device/dtype_host.h"
 #include "device/error.h"
+#include "device/isa.h"
 #include "spyre_intrinsics.h"
 
 namespace spyre {
@@ -20,6 +21,7 @@ struct Access {
     int lanes = 1;
     int64_t lane_stride = 1;  // a strided vector (a transposed read): its lanes are a dimension
     bool store = false;
+    std::optional<ShiftCall> shift;  // a shifted read of this (home) access: its halo is staged too
     // Extents of the constant loops around the access inside the visited statement: a tile loop
     // and its tail share a name, so an extent is a property of the access, not of the name.
     std::map<std::string, int64_t> loop_ext;
@@ -48,6 +50,8 @@ public:
             a.base = index;
         }
         a.loop_ext = loop_ext;
+        a.shift = shift_;
+        shift_.reset();
         all.push_back(a);
         if (plan.has(name) && plan.buffer(name).in_device_memory()) device.push_back(a);
     }
@@ -60,6 +64,16 @@ public:
         loop_ext = saved;
     }
     std::map<std::string, int64_t> loop_ext;
+    std::optional<ShiftCall> shift_;  // set while visiting a shifted read's home load
+    void visit(const Call *op) override {
+        if (auto s = as_shift(Expr(op))) {
+            shift_ = s;
+            s->home.accept(this);
+            for (size_t i = 1; i < op->args.size(); i++) op->args[i].accept(this);
+            return;
+        }
+        IRVisitor::visit(op);
+    }
     void visit(const Load *op) override {
         add(op->name, op->index, false);
         IRVisitor::visit(op);
@@ -97,6 +111,12 @@ struct Footprint {
     int64_t run = 1;                       // contiguous elements
     std::vector<std::string> run_vars;     // inner variables merged into the run
     std::vector<std::pair<std::string, DmaDim>> outer;  // strided dimensions, innermost first
+    int64_t front = 0, back = 0;           // halo sticks before and after each run (shifted reads)
+    int64_t lanes_per_stick = 1;
+    // What the DMA moves of the run with its halo: a halo beyond the ends of the device rows is
+    // read only by the padding lanes of the output (Halide keeps valid reads inside the input's
+    // rows), so it is left out of the transfer, which stays inside the buffer.
+    int64_t dma_front = 0, dma_run = 0;
     int64_t lx_elems = 0;
     std::string stage;                     // LX staging buffer
 };
@@ -338,12 +358,16 @@ private:
                          std::to_string(lanes_t) + " elements); stick_vectorize or tile it in whole sticks";
                 return lv;
             }
+            f.lanes_per_stick = lanes_t;
+            if (a.shift) halo(*a.shift, a.lanes, af->coeff, f, lanes_t);
             // Merge with an existing group of the same shape.
             bool merged = false;
             for (Footprint &g : lv.groups) {
                 if (g.buf == f.buf && g.coeff == f.coeff && g.ext == f.ext && g.lanes == f.lanes &&
                     g.lane_stride == f.lane_stride && equal(g.rest, f.rest)) {
                     (a.store ? g.store : g.load) = true;
+                    g.front = std::max(g.front, f.front);
+                    g.back = std::max(g.back, f.back);
                     merged = true;
                     break;
                 }
@@ -425,9 +449,75 @@ private:
                 }
             }
         }
+        for (Footprint &g : lv.groups) {
+            const BufferInfo &bi = plan_.buffer(g.buf);
+            const int64_t lanes_t = plan_.lanes(bi.type);
+            const int64_t row = bi.shape.empty() ? 0 : (bi.shape[0] + lanes_t - 1) / lanes_t * lanes_t;
+            g.dma_run = g.run;
+            // Halide allows no update to read its own Func shifted along a vectorized pure variable.
+            if (g.store && (g.front || g.back)) {
+                lv.why = "internal: " + g.buf + " is read shifted and written in one loop nest";
+                return lv;
+            }
+            if (g.store || row == 0) continue;
+            // The halo widens each run: the LX rows keep the device rows' element offsets.
+            const int64_t home_run = g.run;
+            g.run += (g.front + g.back) * lanes_t;
+            g.dma_front = g.front, g.dma_run = g.run;
+            if (g.front || g.back) {
+                int64_t lx_stride = (g.run + lanes_t - 1) / lanes_t * lanes_t;
+                for (auto &od : g.outer) {
+                    od.second.lx_stride = lx_stride;
+                    lx_stride *= od.second.count;
+                }
+                g.lx_elems = lx_stride;
+            }
+            // A run from a row's start moves nothing past the row's end (or, with whole rows merged
+            // into it, past the last row's) nor before its start: only padding lanes read there.
+            bool rows_merged = false;
+            for (const std::string &v : g.run_vars) rows_merged |= !v.empty() && g.coeff.count(v) && g.coeff.at(v) >= row;
+            int64_t start = -g.front * lanes_t, end = home_run + g.back * lanes_t;  // relative to rest
+            if (provably_multiple(g.rest, row)) {
+                start = std::max<int64_t>(start, 0);
+                end = std::min(end, rows_merged ? home_run : row);
+            }
+            g.dma_front = -start / lanes_t;
+            g.dma_run = end - start;
+        }
         for (Footprint &g : lv.groups) lv.bytes += g.lx_elems * dtype_bytes(plan_.buffer(g.buf).type);
         lv.ok = true;
         return lv;
+    }
+
+    // Halo sticks a shifted read needs around the run of its home vectors: the elements it reads,
+    // relative to the run's first, bounded over the inner loops (a clamp or zero edge keeps the
+    // reads of the edge vectors inside the rows; a plain shift reaches the neighbouring stick).
+    static void halo(const ShiftCall &s, int lanes, const std::map<std::string, int64_t> &coeff, Footprint &f,
+                     int64_t lanes_t) {
+        Expr rel = make_zero(Int(32));
+        Scope<Interval> scope;
+        for (const std::string &v : f.run_vars) {
+            if (v.empty() || !coeff.count(v)) continue;
+            rel = rel + Variable::make(Int(32), v) * int(coeff.at(v));
+            scope.push(v, Interval(make_zero(Int(32)), Expr(int(f.ext.at(v) - 1))));
+        }
+        Expr first = rel + s.shift, last = rel + (s.shift + lanes - 1);
+        if (s.edge == kEdgeClamp) {
+            Expr lo = simplify(rel + s.lo), hi = simplify(rel + s.hi);
+            first = max(min(first, hi), lo), last = max(min(last, hi), lo);
+        } else if (s.edge == kEdgeZero) {
+            first = max(first, simplify(rel + s.lo)), last = min(last, simplify(rel + s.hi));
+        }
+        Interval lo = bounds_of_expr_in_scope(simplify(first), scope), hi = bounds_of_expr_in_scope(simplify(last), scope);
+        auto lo_c = lo.has_lower_bound() ? const_int(lo.min) : std::nullopt;
+        auto hi_c = hi.has_upper_bound() ? const_int(hi.max) : std::nullopt;
+        // Bounds that do not resolve (a window moving with an outer loop): the plain shift's reach.
+        int64_t a = lo_c ? *lo_c : std::min<int64_t>(0, s.shift), b = hi_c ? *hi_c : f.run - 1 + std::max(0, s.shift);
+        // Sticks before the first element read and after the last are not staged (negative halo):
+        // a zero edge may leave a home stick unread, and it may lie past the tensor.
+        f.front = a < 0 ? (-a + lanes_t - 1) / lanes_t : -(a / lanes_t);
+        f.back = b > f.run - 1 ? (b - (f.run - 1) + lanes_t - 1) / lanes_t : -((f.run - 1 - b) / lanes_t);
+        if (b < a || f.run + (f.front + f.back) * lanes_t <= 0) f.front = f.back = 0;
     }
 
     // The new index of an access inside the staging buffer of its group.
@@ -479,7 +569,7 @@ private:
                 if (od.first == kLanesDim) lane_lx_stride = od.second.lx_stride;
                 else b = b + Variable::make(Int(32), od.first) * int(od.second.lx_stride);
             }
-            b = simplify(b);
+            b = simplify(b + int(g.front * g.lanes_per_stick));
             if (const Ramp *r = index.as<Ramp>())
                 return Ramp::make(b, g.lane_stride > 1 ? Expr(int(lane_lx_stride)) : r->stride, r->lanes);
             return b;
@@ -570,9 +660,9 @@ private:
         d.store = store;
         d.dram = g.buf;
         d.lx = g.stage;
-        d.dram_offset = g.rest;
-        d.lx_offset = make_zero(Int(32));
-        d.run = g.run;
+        d.dram_offset = simplify(g.rest - int(g.dma_front * g.lanes_per_stick));
+        d.lx_offset = Expr(int((g.front - g.dma_front) * g.lanes_per_stick));
+        d.run = store ? g.run : g.dma_run;
         for (auto &od : g.outer) d.dims.push_back(od.second);
         return d;
     }
@@ -616,8 +706,15 @@ private:
         std::sort(dims.begin(), dims.end());
         if (dims.empty() || std::get<0>(dims[0]) != 1 || std::get<2>(dims[0]) != 1) return std::nullopt;
         int64_t run = std::get<1>(dims[0]);
+        const BufferInfo &dev_buf = plan_.buffer(dev);
+        const int64_t row = dev_buf.shape.empty() ? 0 : (dev_buf.shape[0] + lanes_t - 1) / lanes_t * lanes_t;
+        int64_t x_extent = 0;  // along the device row, before whole rows merge into the run
         size_t i = 1;
-        while (i < dims.size() && std::get<0>(dims[i]) == run && std::get<2>(dims[i]) == run) run *= std::get<1>(dims[i++]);
+        while (i < dims.size() && std::get<0>(dims[i]) == run && std::get<2>(dims[i]) == run) {
+            if (!x_extent && std::get<0>(dims[i]) >= row) x_extent = run;
+            run *= std::get<1>(dims[i++]);
+        }
+        if (!x_extent) x_extent = run;
         DmaCall d;
         d.store = store_dir;
         d.dram = dev;
@@ -634,6 +731,17 @@ private:
         }
         if (d.dims.size() > 3) return std::nullopt;
         if (!provably_multiple(d.dram_offset, lanes_t) || !provably_multiple(d.lx_offset, lanes_t)) return std::nullopt;
+        // A copy of rows longer than the device rows (a stick-vectorized consumer reading past the
+        // input's end, in(x + c)): only its padding lanes read the part past the row, so the DMA
+        // moves the row and stays inside the buffer.
+        bool rows = row > 0 && x_extent > row && d.run == x_extent && provably_multiple(d.dram_offset, row);
+        for (const DmaDim &dim : d.dims) rows = rows && dim.dram_stride % row == 0;
+        if (load_dir && rows) d.run = row;
+        // The same for a single row read past a buffer of one row.
+        auto off = const_int(d.dram_offset);
+        int64_t elems = row;  // the padded device image
+        for (size_t k = 1; k < dev_buf.shape.size(); k++) elems *= dev_buf.shape[k];
+        if (load_dir && d.dims.empty() && off && row > 0 && *off + d.run > elems && *off < elems) d.run = elems - *off;
         if (store_dir && run % lanes_t) {
             bool row_end = !sb.shape.empty() && run == sb.shape[0];
             if (!row_end) return std::nullopt;

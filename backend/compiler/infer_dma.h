@@ -3,8 +3,10 @@
 // the outermost loop level whose per-iteration footprint fits the free LX and can be moved
 // in whole sticks, stages the footprint through an LX buffer (DMA in before, DMA out after), and
 // redirects the nest's accesses to it. A nest that only copies between device memory and an LX
-// Func (a staged input or output tile) becomes the DMA itself, with no copy. Errors name the Func
-// whose access cannot be moved in whole sticks.
+// Func (a staged input or output tile) becomes the DMA itself, with no copy. A shifted read
+// (lower_shifted_loads) stages its home rows with the halo sticks its elements reach; a halo or a
+// copy past the ends of the device rows is read only by padding lanes and is not moved. Errors
+// name the Func whose access cannot be moved in whole sticks.
 #pragma once
 
 #include "Halide.h"

@@ -52,10 +52,14 @@ void Selector::emit(const Stmt &s) {
         b_.if_(c);
         b_.release(c);
         if_depth_++;
+        // Each branch starts from what was in flight before the IF: the then-branch's waits do not
+        // run when the else-branch does.
+        const std::vector<Pending> before_if = pending_;
         emit(op->then_case);
         drain();
         if (op->else_case.defined()) {
             b_.else_();
+            pending_ = before_if;
             emit(op->else_case);
             drain();
         }

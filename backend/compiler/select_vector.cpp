@@ -69,6 +69,43 @@ void Selector::vinstr(Opcode op, DType t, const Operand &dst, const Operand *a, 
     after(kTagVec, QVec, reads, writes);
 }
 
+Operand Selector::shifted_load(const ShiftCall &s, const Domain &d, const Operand *into) {
+    const Load *home = s.home.as<Load>();
+    Operand src = home ? load(home, d) : Operand();
+    if (!home || src.kind != Operand::Vec)
+        unsupported("internal: a shifted read of a scalar");
+    const DType t = src.type;
+    int32_t lo = 0, hi = 0;
+    if (s.edge) {
+        // The window is fixed in each row: it moves with the lanes and not with the rows.
+        auto rel = [&](const Expr &e, const char *what) {
+            auto a = affine_in(e, d.vars());
+            bool ok = bool(a);
+            for (auto &l : d.lane) ok = ok && a->of(l.first) == -l.second;
+            if (ok && !d.group_var.empty()) ok = a->of(d.group_var) == 0;
+            std::optional<int64_t> c = ok ? const_int(a->rest) : std::nullopt;
+            if (!c)
+                unsupported(std::string("reads ") + plan_.buffer(home->name).func +
+                            " with a boundary condition whose " + what +
+                            " edge is not fixed within each row (stage whole rows of it in LX, tiling the rows)");
+            return int32_t(std::clamp<int64_t>(*c, INT32_MIN / 2, INT32_MAX / 2));
+        };
+        lo = rel(s.lo, "lower"), hi = rel(s.hi, "upper");
+        if (lo > hi) unsupported("internal: an empty boundary window reading " + plan_.buffer(home->name).func);
+    }
+    const int64_t sticks = sticks_per_group(d, t);
+    Operand r = result_for(d, t, into, {});
+    std::set<std::string> reads{src.buf}, writes;
+    if (!r.buf.empty()) writes.insert(r.buf);
+    before(QVec, reads, writes);
+    std::vector<Reg> regs;
+    Lx ld = addr(r, regs), ls = addr(src, regs);
+    b_.vshift(t, kTagVec, ld, ls, s.shift, int32_t(sticks), int32_t(d.groups), uint8_t(s.edge), lo, hi);
+    for (Reg g : regs) b_.release(g);
+    after(kTagVec, QVec, reads, writes);
+    return r;
+}
+
 void Selector::unsupported(const std::string &what) const {
     throw_error("Func ", func_, ": ", what);
 }
@@ -335,6 +372,8 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
             free_temp(c);
             return *into;
         }
+        // One element: a value spread over a vector is that value.
+        if (const Broadcast *bc = e.as<Broadcast>()) return gen(bc->value, d, into);
     }
     if (const Load *l = e.as<Load>()) {
         const Ramp *r = l->index.as<Ramp>();
@@ -394,6 +433,7 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         if (r.temp != a.temp) free_temp(a);
         return r;
     };
+    if (auto sh = as_shift(e)) return shifted_load(*sh, d, into);
     if (const Call *c = e.as<Call>()) {
         std::string n = c->name;
         auto is = [&](const char *base) { return n == std::string(base) + "_f16" || n == std::string(base) + "_f32"; };
@@ -433,7 +473,7 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
     if (const Max *op = e.as<Max>()) return binary(Opcode::VMAX, op->a, op->b, true);
     if (const Div *op = e.as<Div>()) {
         if (t == DType::I32)
-            unsupported("integer division " + describe(e) + " has no Spyre vector form (divide in float and cast)");
+            unsupported("integer division has no Spyre vector form (divide in float and cast)");
         return binary(Opcode::VDIV, op->a, op->b, false);
     }
     if (const Sub *op = e.as<Sub>()) {
@@ -442,7 +482,7 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         if (is_const_zero(z)) return unary(Opcode::VNEG, op->b);
         return binary(Opcode::VSUB, op->a, op->b, false);
     }
-    unsupported("the expression " + describe(e) + " has no Spyre vector form");
+    unsupported("stick_vectorize: " + describe(e) + " has no Spyre vector form");
 }
 
 Operand Selector::to_vec(Operand s, const Domain &d) {
@@ -470,11 +510,24 @@ Operand Selector::binary_ops(Opcode op, const Expr &x, const Expr &y, const Doma
     return r;
 }
 
-std::string Selector::describe(const Expr &e) {
-    std::ostringstream os;
-    os << e;
-    std::string s = os.str();
-    return s.size() > 120 ? s.substr(0, 117) + "..." : s;
+std::string Selector::describe(const Expr &e) const {
+    if (e.as<Shuffle>())
+        return "a shuffle of vector lanes (what Halide makes of a read at a constant offset along the stick "
+               "dimension near a boundary; VSHIFT takes repeat_edge, constant_exterior with 0 and plain offsets)";
+    if (e.as<Select>())
+        return "a select() between vectors (only the select of a boundary condition, constant_exterior with 0, "
+               "has a vector form)";
+    if (const Load *l = e.as<Load>())
+        return "a gather from " + (plan_.has(l->name) ? plan_.buffer(l->name).func : l->name) +
+               " (a data-dependent or non-affine index)";
+    if (e.as<Mod>()) return "a modulo (%) of vectors";
+    if (e.as<Div>()) return "an integer division";
+    if (e.as<LT>() || e.as<LE>() || e.as<GT>() || e.as<GE>() || e.as<EQ>() || e.as<NE>())
+        return "a comparison of vectors";
+    if (e.as<And>() || e.as<Or>() || e.as<Not>()) return "a boolean of vectors";
+    if (const Call *c = e.as<Call>()) return "the operation " + c->name;
+    if (e.as<Ramp>()) return "a vector of consecutive integers (an index used as a value)";
+    return "an operation of type " + type_to_c_type(e.type(), false);
 }
 
 void Selector::emit_loops(const std::vector<Loop> &loops, size_t n, const std::function<void()> &inner) {
@@ -532,6 +585,13 @@ void Selector::collect(const Expr &e, bool under_broadcast, AccessCoeffs &out) {
             IRVisitor::visit(op);
             bc--;
         }
+        void visit(const Call *op) override {
+            if (auto s = as_shift(Expr(op)); s && s->edge) {
+                out->windows.push_back(s->lo);
+                out->windows.push_back(s->hi);
+            }
+            IRVisitor::visit(op);
+        }
         void visit(const Load *op) override {
             if (const Ramp *r = op->index.as<Ramp>()) {
                 if (is_const_one(r->stride)) out->vec.push_back({r->base, true});
@@ -575,6 +635,7 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
             // A transposed read's lanes walk the input's rows; a loop merges into them when it
             // continues down those rows (the output row's next stick is the next rows of input).
             for (auto &a : acc.trans) ok &= a.second > 1 && coeff(a.first, l.name) == d.elems * a.second;
+            for (auto &w : acc.windows) ok &= coeff(w, l.name) == -d.elems;  // a row's edges stay per row
             if (!ok) break;
             d.lane.push_back({l.name, d.elems});
             d.elems *= l.extent;
@@ -585,6 +646,7 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
             bool ok = true;
             for (auto &a : acc.vec) ok &= coeff(a.first, l.name) == d.elems;
             for (auto &a : acc.trans) ok &= coeff(a.first, l.name) == 1;  // rows walk the input's row
+            for (auto &w : acc.windows) ok &= coeff(w, l.name) == 0;
             for (auto &s : acc.scal) {
                 int64_t c = coeff(s.first, l.name);
                 ok &= c == 0 || c == 1;

@@ -117,6 +117,9 @@ private:
     void vinstr(Opcode op, DType t, const Operand &dst, const Operand *a, const Operand *b2, int64_t sticks,
                 int64_t groups, uint8_t mode = 0, int32_t aux = 0);
 
+    // A shifted read (ShiftCall) as one VSHIFT of its home rows.
+    Operand shifted_load(const ShiftCall &s, const Domain &d, const Operand *into);
+
     // ---------------------------------------------------------------- expressions
     [[noreturn]] void unsupported(const std::string &what) const;
 
@@ -149,7 +152,8 @@ private:
     Operand binary_ops(Opcode op, const Expr &x, const Expr &y, const Domain &d, const Operand *into, DType t,
                        int64_t sticks);
 
-    static std::string describe(const Expr &e);
+    // What an expression is, in the terms of the algorithm (never IR text).
+    std::string describe(const Expr &e) const;
 
     // ---------------------------------------------------------------- loop nests
     struct Loop {
@@ -167,6 +171,7 @@ private:
     struct AccessCoeffs {
         std::vector<std::pair<Expr, bool>> vec, scal;  // index bases
         std::vector<std::pair<Expr, int64_t>> trans;   // strided (transposed) vector reads: base, stride
+        std::vector<Expr> windows;                     // edge window bounds of shifted reads (home-relative)
     };
     void collect(const Expr &e, bool under_broadcast, AccessCoeffs &out);
 

@@ -64,3 +64,26 @@ bool is_barrier(const Stmt &s) {
 }
 
 }  // namespace spyre
+
+namespace spyre {
+
+Halide::Expr make_shift(const ShiftCall &c) {
+    using namespace Halide::Internal;
+    Halide::Expr lo = c.lo.defined() ? c.lo : Halide::Expr(0), hi = c.hi.defined() ? c.hi : Halide::Expr(0);
+    return Call::make(c.home.type(), "spyre.shift", {c.home, Halide::Expr(c.shift), Halide::Expr(c.edge), lo, hi},
+                      Call::PureExtern);
+}
+
+std::optional<ShiftCall> as_shift(const Halide::Expr &e) {
+    using namespace Halide::Internal;
+    const Call *c = e.as<Call>();
+    if (!c || c->name != "spyre.shift" || c->args.size() != 5) return std::nullopt;
+    ShiftCall s;
+    s.home = c->args[0];
+    s.shift = int(*as_const_int(c->args[1]));
+    s.edge = int(*as_const_int(c->args[2]));
+    if (s.edge) s.lo = c->args[3], s.hi = c->args[4];
+    return s;
+}
+
+}  // namespace spyre

@@ -53,4 +53,17 @@ struct RingReduceCall {
 Halide::Internal::Stmt make_ring_reduce(const RingReduceCall &r);
 std::optional<RingReduceCall> as_ring_reduce(const Halide::Internal::Stmt &s);
 
+// A shifted stick read (lower_shifted_loads makes them; instruction selection emits VSHIFT): lane j
+// of the result is lane j + shift of the stick-aligned `home` load's row, with an edge mode
+// outside [lo, hi] (positions relative to the home's lane 0; vector_shift.h has the semantics).
+// A vector Expr of the home's type.
+struct ShiftCall {
+    Halide::Expr home;    // Load of a stick-aligned ramp
+    int shift = 0;        // elements
+    int edge = 0;         // 0 none, kEdgeClamp, kEdgeZero (isa.h)
+    Halide::Expr lo, hi;  // int32, only with an edge
+};
+Halide::Expr make_shift(const ShiftCall &c);
+std::optional<ShiftCall> as_shift(const Halide::Expr &e);
+
 }  // namespace spyre

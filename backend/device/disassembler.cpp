@@ -67,7 +67,9 @@ std::string mnemonic(const Instr &in) {
     if (in.mode & kSrc1Scalar) s += ".scalar";
     if (in.mode & kAccumulate) s += ".acc";
     if (in.mode & kDstF32) s += ".f32out";
-    if (int rest = in.mode & ~(kSrc1Scalar | kAccumulate | kDstF32)) {
+    if (in.mode & kEdgeClamp) s += ".clamp";
+    if (in.mode & kEdgeZero) s += ".zero";
+    if (int rest = in.mode & ~(kSrc1Scalar | kAccumulate | kDstF32 | kEdgeClamp | kEdgeZero)) {
         char buf[16];
         std::snprintf(buf, sizeof buf, ".mode0x%x", rest);
         s += buf;

@@ -78,6 +78,7 @@ const OpInfo kOps[kNumOpcodes] = {
     {"WAIT", Engine::Sync, {O::TagMask, N, N, N, N, N, N, N, N, N}},
     {"BARRIER", Engine::Sync, kNone},
     {"VROUND", Engine::Vector, kVecUn},
+    {"VSHIFT", Engine::Vector, {O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::Imm, O::Imm, O::Count, O::Count, O::Imm}},
 };
 
 }  // namespace
@@ -114,7 +115,8 @@ bool dtype_supported(Opcode op, DType t) {
     case Opcode::VCVT:
     case Opcode::VBCAST:
     case Opcode::VFILL:
-    case Opcode::VTRANSPOSE: return true;
+    case Opcode::VTRANSPOSE:
+    case Opcode::VSHIFT: return true;
     case Opcode::MATMUL: return t == DType::F16 || t == DType::I8;
     case Opcode::VADD:
     case Opcode::VSUB:

@@ -41,6 +41,8 @@ enum class Opcode : uint16_t {
     WAIT, BARRIER,
     // appended after the first format version (vector unit, async, tagged)
     VROUND,
+    // vector unit: shifted stick access (vector_shift.h)
+    VSHIFT,
     NUM_OPCODES
 };
 constexpr int kNumOpcodes = int(Opcode::NUM_OPCODES);
@@ -73,12 +75,15 @@ enum VectorMode : uint8_t {
     kSrc1Scalar = 1,  // src1 is one element per group (broadcast over the group's sticks)
     kAccumulate = 2,  // reductions: combine with the value already at dst; MATMUL: C += A*B
     kDstF32 = 4,      // reductions: write the result as fp32 (accumulation is always fp32)
+    kEdgeClamp = 8,   // VSHIFT: a source position outside [lo, hi] reads the nearest edge (repeat_edge)
+    kEdgeZero = 16,   // VSHIFT: a source position outside [lo, hi] reads zero (constant_exterior 0)
 };
 
 // Uniform operand slots of vector instructions (groups = a[8] sets of n = a[7] sticks each).
 //   a0 tag, a1/a2 dst base reg + byte offset, a3/a4 src0, a5/a6 src1, a7 sticks per group,
 //   a8 groups, a9 op-specific: VFILL float bits, VCVT destination type, VRED* valid elements per
-//   group (0 = all lanes). VTRANSPOSE uses a7 = rows, a8 = cols of the source matrix.
+//   group (0 = all lanes). VTRANSPOSE uses a7 = rows, a8 = cols of the source matrix. VSHIFT uses
+//   a5 = element shift, a6 = lo, a9 = hi (its edge window; vector_shift.h).
 struct OpInfo {
     const char *name;
     Engine engine;

@@ -26,7 +26,7 @@ struct BufferDecl {
 };
 
 struct DeviceProgram {
-    static constexpr uint32_t kFormatVersion = 2;  // 2: int8/uint8 element types, VROUND
+    static constexpr uint32_t kFormatVersion = 2;  // 2: int8/uint8 element types, VROUND, VSHIFT
 
     std::string kernel_name;
     int32_t num_cores = 1;

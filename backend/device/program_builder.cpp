@@ -117,6 +117,12 @@ void ProgramBuilder::vtranspose(DType t, int tag, Lx dst, Lx src, int32_t rows, 
     vun(Opcode::VTRANSPOSE, t, tag, dst, src, rows, cols);
 }
 
+void ProgramBuilder::vshift(DType t, int tag, Lx dst, Lx src, int32_t shift, int32_t sticks, int32_t groups,
+                            uint8_t mode, int32_t lo, int32_t hi) {
+    emit(make(Opcode::VSHIFT, {tag, dst.reg.id, dst.off, src.reg.id, src.off, shift, lo, sticks, groups, hi},
+              uint8_t(t), mode));
+}
+
 void ProgramBuilder::matmul(int tag, Lx c, Lx a, Lx b, int desc, bool accumulate, DType t) {
     emit(make(Opcode::MATMUL, {tag, c.reg.id, c.off, a.reg.id, a.off, b.reg.id, b.off, desc}, uint8_t(t),
               accumulate ? kAccumulate : 0));

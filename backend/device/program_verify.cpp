@@ -1,4 +1,5 @@
 #include "program_verify.h"
+#include "vector_shift.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -217,8 +218,15 @@ void check_type_and_mode(size_t pc, const Instr &in) {
     if (is_binary(op)) allowed = kSrc1Scalar;
     if (is_reduction(op)) allowed = kAccumulate | kDstF32;
     if (op == Opcode::MATMUL) allowed = kAccumulate;
+    if (op == Opcode::VSHIFT) allowed = kEdgeClamp | kEdgeZero;
     uint8_t bad = in.mode & uint8_t(~allowed);
     if (bad) throw_error(w, ": mode bits ", hex(bad), " not allowed (allowed: ", hex(allowed), ")");
+    if (op == Opcode::VSHIFT) {
+        if ((in.mode & kEdgeClamp) && (in.mode & kEdgeZero))
+            throw_error(w, ": edge modes clamp and zero are both set (one at most)");
+        if (in.mode && in.a[6] > in.a[9])
+            throw_error(w, ": edge window [", in.a[6], ", ", in.a[9], "] is empty (lo above hi)");
+    }
 }
 
 void check_code(const DeviceProgram &p) {
@@ -323,6 +331,13 @@ void check_vector_machine(size_t pc, const Instr &in, const MachineDesc &m) {
         auto padded = [&](int64_t n) { return sat_mul((n + lanes - 1) / lanes, lanes); };
         check_lx(pc, in, "dst", 1, sat_mul(sat_mul(groups, padded(sticks)), eb), m);
         check_lx(pc, in, "src0", 3, sat_mul(sat_mul(sticks, padded(groups)), eb), m);
+        return;
+    }
+    if (op == Opcode::VSHIFT) {
+        check_lx(pc, in, "dst", 1, full, m);
+        ShiftSpan r = vshift_read_span(in, sb / eb);
+        if (!r.empty())
+            check_lx_span(pc, in, "src0", 3, Span{sat_mul(r.first, eb), sat_mul(sat_add(r.last, 1), eb)}, m);
         return;
     }
     if (is_reduction(op)) {

@@ -10,6 +10,7 @@
 #include "device/half.h"
 #include "device/layout.h"
 #include "device/program_verify.h"
+#include "device/vector_shift.h"
 
 namespace spyre::ktir {
 
@@ -116,8 +117,10 @@ private:
                     depth--;
                     continue;
                 }
-                // The enclosing loop may run again: r is live if its body reads r before writing it.
-                if (op == Opcode::ENDLOOP && read_first(r, loop_of(q))) return true;
+                // The enclosing loop may run again: r is live if its body reads r before writing it
+                // (a loop that ends its body and sets r as its own induction variable does not), or
+                // if it is live after the enclosing loop (which then carries it).
+                if (op == Opcode::ENDLOOP) return read_first(r, match_[q]) || live_after(r, q);
                 continue;
             }
             if (op == Opcode::ELSE) {
@@ -135,20 +138,34 @@ private:
         return 0;
     }
     // Whether a loop body may read r before writing it (a value from the previous iteration).
-    bool read_first(int r, size_t loop_pc) const {
-        int depth = 0;
-        for (size_t q = loop_pc + 1; q < match_[loop_pc]; q++) {
-            Opcode op = p_.code[q].op;
-            if (reads(q, r)) return true;
-            if (op == Opcode::LOOP && p_.code[q].a[0] == r) {
+    bool read_first(int r, size_t loop_pc) const { return first_access(r, loop_pc + 1, match_[loop_pc]) > 0; }
+    // Over [from, to): 1 if r may be read before it is written, -1 if it is surely written first,
+    // 0 if neither. A nested loop with a constant positive count runs its body, so a write there
+    // counts; a write inside a branch or a loop that may not run does not.
+    int first_access(int r, size_t from, size_t to) const {
+        for (size_t q = from; q < to; q++) {
+            const Instr &in = p_.code[q];
+            if (reads(q, r)) return 1;
+            if (in.op == Opcode::LOOP) {
+                if (in.a[0] == r) return -1;  // the loop sets r before its body reads it
+                const bool runs = in.a[1] == 0 && in.a[2] > 0;
+                int f = first_access(r, q + 1, match_[q]);
+                if (f > 0 || (f < 0 && runs)) return f;
                 q = match_[q];
                 continue;
             }
-            if (op == Opcode::LOOP || op == Opcode::IF) depth++;
-            else if (op == Opcode::ENDLOOP || op == Opcode::ENDIF) depth--;
-            else if (depth == 0 && writes(q, r)) return false;
+            if (in.op == Opcode::IF) {
+                // Both branches read first -> a read; a read in either -> a read.
+                size_t end = q;
+                while (p_.code[end].op != Opcode::ENDIF) end = match_[end];
+                for (size_t b = q; b != end; b = match_[b])
+                    if (first_access(r, b + 1, match_[b]) > 0) return 1;
+                q = end;
+                continue;
+            }
+            if (writes(q, r)) return -1;
         }
-        return false;
+        return 0;
     }
     std::set<int> written(size_t from, size_t to, int except) const {
         std::set<int> w;
@@ -609,6 +626,24 @@ private:
             line("    linalg.yield " + sum + " : " + type_name(ot));
             line("  }");
             store(r, dt, out, ot, a[0]);
+            return;
+        }
+        case Opcode::VSHIFT: {
+            // The elements read, as a 1-D tile from the first one; `origin` places it before the rows.
+            const ShiftSpan span = vshift_read_span(in, lanes);
+            const int64_t first = span.empty() ? 0 : span.first, n = span.empty() ? 1 : span.last - span.first + 1;
+            const int64_t off = int64_t(a[4]) + first * dtype_bytes(t);
+            if (off < INT32_MIN || off > INT32_MAX) break;
+            std::vector<int64_t> src{n};
+            std::string st = view_tile(elem_addr(a[3], off, dtype_bytes(t), pc, "src0"), false, t, src, {1});
+            std::string x = load(st, src, t);
+            std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
+            const char *edge = (in.mode & kEdgeClamp) ? "clamp" : (in.mode & kEdgeZero) ? "zero" : "none";
+            std::string r = fresh();
+            line(r + " = \"spyre.shift\"(" + x + ") {shift = " + std::to_string(a[5]) + " : i32, lo = " +
+                 std::to_string(a[6]) + " : i32, hi = " + std::to_string(a[9]) + " : i32, origin = " +
+                 std::to_string(first) + " : i32, edge = \"" + edge + "\"} : (" + tensor_type(src, t) + ") -> " + tt);
+            store(r, dt, shape, t, a[0]);
             return;
         }
         case Opcode::VTRANSPOSE: {

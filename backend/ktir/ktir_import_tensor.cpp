@@ -1,6 +1,7 @@
 // The importer's tensor ops: splats, extracts, reshapes, broadcasts, elementwise arith / math /
-// named linalg ops, conversions, reductions, matmul, transpose and the ring collectives
-// (ktir_importer.h).
+// named linalg ops, conversions, reductions, matmul, transpose, the ring collectives and shifted
+// stick access (ktir_importer.h).
+#include "device/vector_shift.h"
 #include "ktir_importer.h"
 
 namespace spyre::ktir::lowering {
@@ -614,6 +615,71 @@ void Importer::ring_transfer(const Op &op) {
     int tag = tag_for(*tag_op, QRing);
     b_.ring_recv(tag, int(d->second.i), dst.at, int32_t(elements(rt.shape) * dtype_bytes(t) / sb_));
     after(tag, QRing, acc);
+    v.x = dst;
+    define(op, 0, v);
+}
+
+void Importer::shift(const Op &op) {
+    auto int_attr = [&](const char *name) {
+        auto a = op.attrs.find(name);
+        if (a == op.attrs.end() || a->second.kind != Attr::Int || a->second.i < INT32_MIN || a->second.i > INT32_MAX)
+            throw_error("line ", op.line, ": spyre.shift: needs ", name, " = <i32>");
+        return int32_t(a->second.i);
+    };
+    auto e = op.attrs.find("edge");
+    if (e == op.attrs.end() || e->second.kind != Attr::String ||
+        (e->second.s != "none" && e->second.s != "clamp" && e->second.s != "zero"))
+        throw_error("line ", op.line, ": spyre.shift: needs edge = \"none\", \"clamp\" or \"zero\"");
+    const uint8_t mode = e->second.s == "clamp" ? kEdgeClamp : e->second.s == "zero" ? kEdgeZero : 0;
+    const int32_t sh = int_attr("shift"), lo = int_attr("lo"), hi = int_attr("hi"), origin = int_attr("origin");
+    if (mode && lo > hi) throw_error("line ", op.line, ": spyre.shift: edge window [", lo, ", ", hi, "] is empty");
+    if (op.operands.size() != 1 || op.result_types.size() != 1 || op.result_types[0].kind != Type::Tensor ||
+        op.result_types[0].shape.size() != 2)
+        throw_error("line ", op.line, ": spyre.shift: takes one tensor and returns a 2-D tensor (groups x row)");
+    Tens x = tensor(op.operands[0], op);
+    if (x.kind != Tens::InLx || !packed(x) || x.shape.size() != 1)
+        throw_error("line ", op.line, ": spyre.shift: the source must be a packed 1-D tensor in LX");
+    const Type &rt = op.result_types[0];
+    const DType t = dtype_of(rt, op);
+    if (t != x.t) throw_error("line ", op.line, ": spyre.shift: source and result element types differ");
+    const int64_t eb = dtype_bytes(t), lanes = sb_ / eb, groups = rt.shape[0], row = rt.shape[1];
+    if (groups < 1 || row < 1 || row % lanes || row / lanes > INT32_MAX || groups > INT32_MAX)
+        throw_error("line ", op.line, ": spyre.shift: rows of ", row, " elements are not whole sticks of ", lanes);
+    // The home (the rows' base) is `origin` elements before the source tensor's first element.
+    const int64_t base_off = int64_t(x.at.off) - int64_t(origin) * eb;
+    if (base_off < INT32_MIN || base_off > INT32_MAX || (x.at.reg.id == 0 && base_off % sb_))
+        throw_error("line ", op.line, ": spyre.shift: the rows' base (", origin,
+                    " elements before the source) is not on a stick boundary");
+    Instr probe;
+    probe.op = Opcode::VSHIFT, probe.mode = mode;
+    probe.a[5] = sh, probe.a[6] = lo, probe.a[7] = int32_t(row / lanes), probe.a[8] = int32_t(groups), probe.a[9] = hi;
+    const ShiftSpan span = vshift_read_span(probe, lanes);
+    if (!span.empty() && (span.first < origin || span.last >= origin + x.shape[0]))
+        throw_error("line ", op.line, ": spyre.shift: reads elements [", span.first - origin, ", ", span.last - origin,
+                    "] of a source of ", x.shape[0]);
+    Val v;
+    v.k = Val::T;
+    const Op *st = lx_store_of(op, op.results[0]);
+    Tens dst;
+    const Op *tag_op = &op;
+    if (st) {
+        dst = tile_tensor(tile_of(st->operands[1], *st), *st);
+        if (packed(dst)) {
+            skip_.insert(st);
+            tag_op = st;
+        } else {
+            st = nullptr;
+        }
+    }
+    if (!st) dst = new_tensor(t, rt.shape, op);
+    if (!packed(dst)) throw_error("line ", op.line, ": spyre.shift: the result must be packed");
+    Access acc;
+    acc.reads.push_back(range_of(x));
+    acc.writes.push_back(range_of(dst));
+    before(QVec, acc);
+    int tag = tag_for(*tag_op, QVec);
+    b_.vshift(t, tag, dst.at, Lx(x.at.reg, int32_t(base_off)), sh, int32_t(row / lanes), int32_t(groups), mode, lo, hi);
+    after(tag, QVec, acc);
     v.x = dst;
     define(op, 0, v);
 }

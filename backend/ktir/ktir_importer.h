@@ -314,6 +314,10 @@ private:
 
     void ring_transfer(const Op &op);
 
+    // ------------------------------------------------------------------ shifted stick access
+    // "spyre.shift": VSHIFT of a 1-D LX tensor (the elements read) into rows (docs/ktir.md).
+    void shift(const Op &op);
+
     // ------------------------------------------------------------------ control flow
     const Op *terminator(const Region &r) const;
     // Lowers a region's ops up to its scf.yield (not included); returns the terminator.

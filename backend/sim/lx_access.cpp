@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "device/error.h"
+#include "device/vector_shift.h"
 
 namespace spyre {
 
@@ -110,6 +111,19 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
     const int64_t sticks = R.count(7, "sticks");
     const int64_t groups = R.count(8, "groups");
     const int64_t stick_span = smul(smul(sticks, groups), stick);  // groups of sticks, back to back
+
+    if (op == Opcode::VSHIFT) {
+        // The source base is a stick; the elements read start anywhere around it (vector_shift.h).
+        const int64_t base = R.addr(3, 4);
+        R.range("src0", base, 0, stick, true);
+        if ((in.mode & kEdgeClamp) && (in.mode & kEdgeZero)) R.fail("edge modes clamp and zero are both set");
+        if (in.mode && in.a[6] > in.a[9]) R.fail("edge window [", in.a[6], ", ", in.a[9], "] is empty");
+        ShiftSpan r = vshift_read_span(in, lanes);
+        if (!r.empty())
+            add_read(acc, R.range("src0", sadd(base, smul(r.first, eb)), smul(sadd(r.last, 1 - r.first), eb), eb, false));
+        set_write(acc, R.range("dst", R.addr(1, 2), stick_span, stick, true));
+        return acc;
+    }
 
     switch (op) {
     case Opcode::VADD:

@@ -20,6 +20,7 @@
 
 #include "device/half.h"
 #include "device/half_bulk.h"
+#include "device/vector_shift.h"
 
 namespace spyre {
 
@@ -425,7 +426,35 @@ static uint8_t *lx_at(uint8_t *lx, const int64_t *regs, int32_t reg, int32_t imm
     return lx + std::clamp<int64_t>(off, 0, lx_bytes);
 }
 
+// VSHIFT (vector_shift.h). The source span is copied first, so a destination that overlaps it
+// still sees the old values. lx_access checked the span against LX.
+void exec_shift(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
+    const int64_t eb = dtype_bytes(DType(in.dtype));
+    const int64_t row = in.a[7] * (machine.stick_bytes / eb), groups = in.a[8];
+    const int64_t shift = in.a[5], lo = in.a[6], hi = in.a[9];
+    const ShiftEdge edge = shift_edge(in.mode);
+    const int64_t base = int64_t(uint64_t(regs[in.a[3]]) + uint64_t(int64_t(in.a[4])));
+    uint8_t *dst = lx + (regs[in.a[1]] + in.a[2]);
+    const ShiftSpan span = vshift_read_span(in, machine.stick_bytes / eb);
+    thread_local std::vector<uint8_t> src;
+    src.resize(span.empty() ? 0 : size_t((span.last - span.first + 1) * eb));
+    if (!span.empty()) std::memcpy(src.data(), lx + base + span.first * eb, src.size());
+    for (int64_t g = 0; g < groups; g++) {
+        uint8_t *out = dst + g * row * eb;
+        for (int64_t j = 0; j < row; j++) {
+            int64_t k = j + shift;
+            if (edge == ShiftEdge::Clamp) k = std::clamp(k, lo, hi);
+            if (edge == ShiftEdge::Zero && (k < lo || k > hi)) {
+                std::memset(out + j * eb, 0, size_t(eb));  // +0.0 in every element type
+                continue;
+            }
+            std::memcpy(out + j * eb, src.data() + (g * row + k - span.first) * eb, size_t(eb));
+        }
+    }
+}
+
 void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
+    if (in.op == Opcode::VSHIFT) return exec_shift(in, regs, lx, machine);
     const DType t = DType(in.dtype);
     const int64_t eb = dtype_bytes(t);
     const int64_t lanes = machine.stick_bytes / eb;

@@ -241,5 +241,66 @@ TEST(CompileErrors, DmaPhasesWithUnevenCoreSharesIsRefused) {
     EXPECT_NE(msg.find("runs under a condition"), std::string::npos) << msg;
 }
 
+// Shifted reads along the stick dimension (docs/directives.md, "Shifted reads"): what has no
+// VSHIFT form is named in the algorithm's terms, never as Halide IR.
+namespace shifted {
+
+std::string shifted_error(const std::function<Expr(ImageParam, Var, Var)> &value,
+                          const std::function<void(Func, Var, Var)> &sched, int cols = 256, int rows = 4) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func out("blur");
+    out(x, y) = value(in, x, y);
+    sched(out, x, y);
+    return compile_error([&] { compile_for_spyre(out, {in}, opts({cols, rows}, {cols, rows})); });
+}
+
+void vectorized(Func out, Var x, Var) { spyre::schedule(out).stick_vectorize(x); }
+
+TEST(CompileErrors, MirrorBoundaryOnTheStickDimensionNamesTheConstruct) {
+    std::string msg = shifted_error(
+        [](ImageParam in, Var x, Var y) {
+            Func m = BoundaryConditions::mirror_interior(in);
+            return m(x - 1, y) + m(x + 1, y);
+        },
+        vectorized);
+    EXPECT_NE(msg.find("Func blur"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("stick_vectorize: a shuffle of vector lanes"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("has no Spyre vector form"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("ramp("), std::string::npos) << msg;  // no IR text
+    EXPECT_EQ(msg.find("x64("), std::string::npos) << msg;
+}
+
+TEST(CompileErrors, SelectBetweenVectorsNamesTheConstruct) {
+    std::string msg = shifted_error(
+        [](ImageParam in, Var x, Var y) { return select(in(x, y) > cast<float16_t>(0), in(x, y), -in(x, y)); },
+        vectorized);
+    EXPECT_NE(msg.find("Func blur"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("stick_vectorize: a select() between vectors"), std::string::npos) << msg;
+}
+
+TEST(CompileErrors, ConstantExteriorOtherThanZeroNamesTheConstruct) {
+    std::string msg = shifted_error(
+        [](ImageParam in, Var x, Var y) {
+            Func c = BoundaryConditions::constant_exterior(in, cast<float16_t>(1), {{0, 256}, {Expr(), Expr()}});
+            return c(x - 1, y) + c(x, y);
+        },
+        vectorized);
+    EXPECT_NE(msg.find("Func blur"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("stick_vectorize: a select() between vectors"), std::string::npos) << msg;
+}
+
+// A clamp whose bound moves with the rows: each row would need its own window.
+TEST(CompileErrors, BoundaryWindowMovingWithTheRowsNamesTheFunc) {
+    std::string msg = shifted_error(
+        [](ImageParam in, Var x, Var y) { return in(clamp(x - 1, 0, y + 200), y) + in(x, y); }, vectorized);
+    EXPECT_NE(msg.find("Func blur"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("reads in with a boundary condition whose upper edge is not fixed within each row"),
+              std::string::npos)
+        << msg;
+}
+
+}  // namespace shifted
+
 }  // namespace
 }  // namespace spyre::testing

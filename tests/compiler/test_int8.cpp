@@ -137,19 +137,12 @@ TEST(Int8, QuantizeInTilesStagedInLxMatchesCpu) {
 }
 
 // 300 fp16 columns pad to 320 (five sticks of 64); the int8 output's vectors are 128 elements, so
-// the last one of a row would read 64 elements of the next row: refused at compile time.
-TEST(Int8, VectorsPastTheInputsPaddedRowAreAnErrorThatNamesTheWidths) {
-    try {
-        run_differential(quantize_tiles(), quantize_tiles_schedule, {{300, 40}}, {300, 40});
-        FAIL() << "expected an error";
-    } catch (const spyre::Error &e) {
-        std::string msg = e.what();
-        EXPECT_EQ(msg.find("Func "), 0u) << msg;  // the copy into LX that stage_all_in_lx made
-        EXPECT_NE(msg.find(": reads rows of 384 elements of device-memory input 'in', whose 300 columns are padded "
-                           "to 320 (whole sticks of 64 f16)"),
-                  std::string::npos)
-            << msg;
-    }
+// the last one of a row reaches past the input's padded row. The copy into LX is clipped to the
+// device row (infer_dma's direct copies), so the lanes past it read only LX padding and the stored
+// bytes match the CPU.
+TEST(Int8, VectorsPastTheInputsPaddedRowReadOnlyPaddingAndMatchCpu) {
+    DiffResult r = run_differential(quantize_tiles(), quantize_tiles_schedule, {{300, 40}}, {300, 40});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
 
 TEST(Int8, ArithmeticOnBytesIsAnErrorThatSaysHowToWiden) {

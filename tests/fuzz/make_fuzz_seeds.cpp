@@ -37,6 +37,9 @@ DeviceProgram streaming(int cores) {
     b.vun(Opcode::VEXP, DType::F16, 1, Lx(8192), Lx(0), 16);
     b.vbin(Opcode::VADD, DType::F16, 1, Lx(8192), Lx(8192), Lx(0), 16);
     b.vred(Opcode::VREDMAX, DType::F16, 1, Lx(16384), Lx(8192), 4, 4);
+    b.vshift(DType::F16, 1, Lx(24576), Lx(8192), -1, 4, 4, kEdgeClamp, 0, 199);  // a 3-tap stencil's left tap
+    b.vshift(DType::F16, 1, Lx(32768), Lx(8192), 2, 4, 4, kEdgeZero, 0, 199);
+    b.vshift(DType::F16, 1, Lx(40960), Lx(8192), 1, 16, 1);
     b.wait_tag(1);
     b.dma_st(2, out, off, 0, Lx(8192), desc);
     b.wait_tag(2);

@@ -32,6 +32,11 @@ const std::string kLoad =
     "  %t = ktdp.construct_access_tile %xv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<4x64xindex>\n"
     "  %v = ktdp.load %t : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf16>\n"
     "  %u = ktdp.construct_access_tile %yv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<4x64xindex>\n";
+// The loaded tile as one run (a shift's source), and a shift of it with the given attributes.
+const std::string kFlat = "  %f = tensor.collapse_shape %v [[0, 1]] : tensor<4x64xf16> into tensor<256xf16>\n";
+std::string shift_op(const std::string &attrs, const std::string &shape = "4x64") {
+    return "  %w = \"spyre.shift\"(%f) {" + attrs + "} : (tensor<256xf16>) -> tensor<" + shape + "xf16>\n";
+}
 const std::string kStore = "  ktdp.store %w, %u : tensor<4x64xf16>, !ktdp.access_tile<4x64xindex>\n";
 
 std::vector<BadCase> cases() {
@@ -224,6 +229,22 @@ std::vector<BadCase> cases() {
          "line 9: ktdp.reduce: only across grid_axis<0> is supported"},
         {"RingReduceMissingKind", kernel(kLoad + "  %w = ktdp.reduce %v {mode = #ktdp.reduce_mode<all_reduce>} : tensor<4x64xf16> -> tensor<4x64xf16>\n"),
          "line 9: ktdp.reduce: needs kind = #ktdp....<...>"},
+        // ---- spyre.shift (VSHIFT)
+        {"ShiftEdge", kernel(kLoad + kFlat + shift_op("shift = 1 : i32, lo = 0 : i32, hi = 9 : i32, origin = 0 : i32, edge = \"mirror\"")),
+         "line 10: spyre.shift: needs edge = \"none\", \"clamp\" or \"zero\""},
+        {"ShiftMissingAttr", kernel(kLoad + kFlat + shift_op("lo = 0 : i32, hi = 9 : i32, origin = 0 : i32, edge = \"none\"")),
+         "line 10: spyre.shift: needs shift = <i32>"},
+        {"ShiftEmptyWindow", kernel(kLoad + kFlat + shift_op("shift = 1 : i32, lo = 9 : i32, hi = 0 : i32, origin = 0 : i32, edge = \"clamp\"")),
+         "line 10: spyre.shift: edge window [9, 0] is empty"},
+        {"ShiftRowsNotSticks", kernel(kLoad + kFlat + shift_op("shift = 1 : i32, lo = 0 : i32, hi = 9 : i32, origin = 0 : i32, edge = \"clamp\"", "4x32")),
+         "line 10: spyre.shift: rows of 32 elements are not whole sticks of 64"},
+        {"ShiftReadsOutsideSource", kernel(kLoad + kFlat + shift_op("shift = -1 : i32, lo = 0 : i32, hi = 0 : i32, origin = 0 : i32, edge = \"none\"")),
+         "line 10: spyre.shift: reads elements [-1, 254] of a source of 256"},
+        {"ShiftBaseNotOnStick", kernel(kLoad + kFlat + shift_op("shift = 4 : i32, lo = 0 : i32, hi = 0 : i32, origin = 3 : i32, edge = \"none\"")),
+         "line 10: spyre.shift: the rows' base (3 elements before the source) is not on a stick boundary"},
+        {"ShiftSourceNot1D", kernel(kLoad + "  %f = tensor.collapse_shape %v [[0, 1]] : tensor<4x64xf16> into tensor<256xf16>\n"
+                                    "  %w = \"spyre.shift\"(%v) {shift = 1 : i32, lo = 0 : i32, hi = 0 : i32, origin = 0 : i32, edge = \"none\"} : (tensor<4x64xf16>) -> tensor<4x64xf16>\n"),
+         "line 10: spyre.shift: the source must be a packed 1-D tensor in LX"},
         {"RingSendDirection", kernel(kLoad + "  \"spyre.ring_send\"(%v) {direction = 2 : i32} : (tensor<4x64xf16>) -> ()\n"),
          "line 9: spyre.ring_send: needs direction = 1 or -1"},
         {"ForBoundsHbm", kernel("  %c1 = arith.constant 1 : index\n  scf.for %i = %c0 to %x_ptr step %c1 {\n  }\n"),

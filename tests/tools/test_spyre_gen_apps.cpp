@@ -108,7 +108,12 @@ INSTANTIATE_TEST_SUITE_P(
                               {{"q", {64, 128}}, {"k", {64, 128}}, {"v", {64, 128}}}, {64, 128}},
                       AppCase{"transpose", "cores32", "cols=256 rows=128", 4, {{"in", {256, 128}}}, {128, 256}},
                       AppCase{"qlinear", "pe", "rows=64 inner=256 cols=512 cores=8", 8,
-                              {{"a", {256, 64}}, {"w", {512, 256}}, {"scale", {512}}}, {512, 64}}),
+                              {{"a", {256, 64}}, {"w", {512, 256}}, {"scale", {512}}}, {512, 64}},
+                      AppCase{"stencil", "cores32", "cols=200 rows=64", 32, {{"in", {200, 64}}}, {200, 64}},
+                      AppCase{"conv1d", "tiles", "cols=300 rows=20 taps=5 padding=centred", 1,
+                              {{"in", {300, 20}}, {"w", {20, 5}}}, {300, 20}},
+                      AppCase{"rope", "cores32", "cols=256 rows=64 head_dim=128", 32,
+                              {{"in", {256, 64}}, {"cos", {128, 64}}, {"sin", {128, 64}}}, {256, 64}}),
     [](const auto &info) { return info.param.generator + "_" + info.param.schedule; });
 
 TEST(SpyreGenAppsErrors, TransposeRowsNotWholeSticks) {
@@ -117,6 +122,20 @@ TEST(SpyreGenAppsErrors, TransposeRowsNotWholeSticks) {
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("transpose: the input's 100 rows are not whole sticks of 64"), std::string::npos)
         << r.output;
+}
+
+TEST(SpyreGenAppsErrors, Conv1dUnknownPaddingNamesTheKnownOnes) {
+    CommandResult r = run_command(quote(kGen) + " -g conv1d -o /tmp/spyre_gen_conv1d_reject schedule=tiles "
+                                  "cols=256 rows=8 padding=both");
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("conv1d: padding='both' (known: causal, centred)"), std::string::npos) << r.output;
+}
+
+TEST(SpyreGenAppsErrors, Conv1dTapsOutOfRange) {
+    CommandResult r = run_command(quote(kGen) + " -g conv1d -o /tmp/spyre_gen_conv1d_reject schedule=tiles "
+                                  "cols=256 rows=8 taps=17");
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("taps"), std::string::npos) << r.output;
 }
 
 TEST(SpyreGenAppsErrors, BmmBadShapeValue) {

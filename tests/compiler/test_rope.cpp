@@ -1,0 +1,84 @@
+// RoPE (schedules/rope.h, the rotate-half formulation) under each of its schedules, against
+// Halide's CPU realization: at head_dim 64 the rotation is two VSHIFTs by half a stick, at 128 and
+// 192 whole or half sticks; positions that are not whole tiles or core shares.
+#include <gtest/gtest.h>
+
+#include "compiler_test_util.h"
+#include "device/error.h"
+#include "rope.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+struct RopeCase {
+    std::string schedule;
+    int heads, head_dim, seq;
+};
+std::string rope_name(const RopeCase &c) {
+    return c.schedule + "_d" + std::to_string(c.head_dim) + "_h" + std::to_string(c.heads) + "_s" +
+           std::to_string(c.seq);
+}
+void PrintTo(const RopeCase &c, std::ostream *os) { *os << rope_name(c); }
+
+class Rope : public ::testing::TestWithParam<RopeCase> {};
+
+TEST_P(Rope, MatchesCpuBitExactly) {
+    const RopeCase &c = GetParam();
+    const int cols = c.heads * c.head_dim;
+    auto alg = [&] {
+        RopeKernel rk = make_rope(cols, c.seq, c.head_dim);
+        Kernel k;
+        k.inputs = {rk.in, rk.cos, rk.sin};
+        k.output = rk.out;
+        k.vars = {{"x", rk.x}, {"p", rk.p}};
+        return k;
+    };
+    auto sched = [&](Kernel &k) {
+        RopeKernel rk;
+        rk.in = k.inputs[0], rk.cos = k.inputs[1], rk.sin = k.inputs[2], rk.out = k.output;
+        rk.x = k.vars.at("x"), rk.p = k.vars.at("p");
+        rk.heads = c.heads, rk.head_dim = c.head_dim, rk.seq = c.seq;
+        schedule_rope(rk, c.schedule);
+    };
+    DiffResult r = run_differential(alg, sched, {{cols, c.seq}, {c.head_dim, c.seq}, {c.head_dim, c.seq}},
+                                    {cols, c.seq}, -2, 2);
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+    int shifts = 0;
+    for (const Instr &in : r.program.code) shifts += in.op == Opcode::VSHIFT;
+    EXPECT_GE(shifts, 1);
+}
+
+std::vector<RopeCase> cases() {
+    std::vector<RopeCase> v;
+    for (const char *s : {"root", "tiles", "cores32"})
+        for (auto [heads, d, seq] : std::vector<std::tuple<int, int, int>>{
+                 {2, 64, 7}, {4, 128, 33}, {1, 64, 1}, {3, 192, 5}, {8, 64, 100}})
+            v.push_back({s, heads, d, seq});
+    return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Rope, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<RopeCase> &i) { return rope_name(i.param); });
+
+TEST(RopeErrors, HeadDimNotWholeSticksNamesTheParameter) {
+    try {
+        make_rope(96, 4, 48);
+        FAIL() << "no error";
+    } catch (const Error &e) {
+        EXPECT_STREQ(e.what(), "rope: head_dim=48 is not a positive multiple of 64 (whole sticks)");
+    }
+}
+
+TEST(RopeErrors, ColumnsNotWholeHeadsNamesBoth) {
+    try {
+        make_rope(200, 4, 64);
+        FAIL() << "no error";
+    } catch (const Error &e) {
+        EXPECT_STREQ(e.what(), "rope: 200 columns are not whole heads of head_dim=64");
+    }
+}
+
+}  // namespace
+}  // namespace spyre::testing

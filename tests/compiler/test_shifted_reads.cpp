@@ -1,0 +1,126 @@
+// Shifted reads along the stick dimension: in(x + c) with c not a multiple of the lanes, through
+// Halide's boundary conditions (repeat_edge, constant_exterior with 0) or none. lower_shifted_loads
+// turns each into a shifted read of a stick-aligned home vector, infer_dma stages the home rows
+// with their halo, and instruction selection emits one VSHIFT per read. Checked against the CPU
+// (bit-exact) at widths that are and are not whole sticks, staged by the back end or in LX.
+#include <gtest/gtest.h>
+
+#include "compiler_test_util.h"
+#include "device/error.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+enum class Form { RepeatEdge3, ConstantZeroCausal, PlainShift, RepeatEdge5f32, ConstantZeroCentred };
+
+struct ShiftCase {
+    std::string name;
+    Form form;
+    int cols, rows;
+    bool in_lx = false;  // rows over cores, each core's rows staged in LX; else staged by infer_dma
+    bool x_tiles = false;  // the stick dimension in tiles of two sticks, outside the rows
+};
+
+void PrintTo(const ShiftCase &c, std::ostream *os) { *os << c.name; }
+
+// Columns of input a plain shift needs beyond the output's.
+int extra_cols(Form f) { return f == Form::PlainShift ? 3 : 0; }
+
+Algorithm shift_alg(const ShiftCase &c) {
+    return [=] {
+        Kernel k;
+        const Type t = c.form == Form::RepeatEdge5f32 ? Float(32) : Float(16);
+        ImageParam in(t, 2, "in");
+        Var x("x"), y("y");
+        Func out("out");
+        auto h = [&](float v) { return cast(t, v); };
+        switch (c.form) {
+        case Form::RepeatEdge3: {
+            Func e = BoundaryConditions::repeat_edge(in);
+            out(x, y) = (e(x - 1, y) + h(2) * e(x, y) + e(x + 1, y)) * h(0.25f);
+            break;
+        }
+        case Form::RepeatEdge5f32: {
+            Func e = BoundaryConditions::repeat_edge(in);
+            out(x, y) = e(x - 2, y) + e(x - 1, y) * h(3) + e(x, y) + e(x + 1, y) * h(0.5f) - e(x + 2, y);
+            break;
+        }
+        case Form::ConstantZeroCausal: {
+            Func e = BoundaryConditions::constant_exterior(in, cast(t, 0), {{0, c.cols}, {Expr(), Expr()}});
+            out(x, y) = e(x - 2, y) * h(0.5f) + e(x - 1, y) + e(x, y) * h(2);
+            break;
+        }
+        case Form::PlainShift: out(x, y) = in(x, y) + in(x + 1, y) * h(2) - in(x + 3, y); break;
+        case Form::ConstantZeroCentred: {
+            Func e = BoundaryConditions::constant_exterior(in, cast(t, 0), {{0, c.cols}, {Expr(), Expr()}});
+            out(x, y) = e(x - 1, y) * h(0.5f) + e(x, y) + e(x + 1, y) * h(2);
+            break;
+        }
+        }
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+}
+
+Schedule shift_sched(const ShiftCase &c) {
+    return [=](Kernel &k) {
+        Var x = k.vars.at("x"), y = k.vars.at("y"), yo("yo"), yi("yi");
+        SpyreSchedule s = spyre::schedule(k.output);
+        if (c.x_tiles) {
+            Var xo("xo"), xi("xi");
+            s.split(x, xo, xi, 128).stick_vectorize(xi);
+            k.output.reorder(xi, y, xo);
+        } else if (c.in_lx) {
+            int cores = std::min(c.rows, 8);
+            s.ring_split(y, cores).split(y, yo, yi, 2).stick_vectorize(x);
+            spyre::stage_all_in_lx(k.inputs[0], k.output, yo);
+        } else {
+            s.stick_vectorize(x);
+        }
+    };
+}
+
+class ShiftedReads : public ::testing::TestWithParam<ShiftCase> {};
+
+TEST_P(ShiftedReads, MatchCpuBitExactly) {
+    const ShiftCase &c = GetParam();
+    DiffResult r = run_differential(shift_alg(c), shift_sched(c), {{c.cols + extra_cols(c.form), c.rows}},
+                                    {c.cols, c.rows});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    int shifts = 0;
+    for (const Instr &in : r.program.code) shifts += in.op == Opcode::VSHIFT;
+    EXPECT_GE(shifts, 1);
+}
+
+std::vector<ShiftCase> cases() {
+    std::vector<ShiftCase> v;
+    struct F {
+        Form f;
+        const char *n;
+    };
+    for (F f : {F{Form::RepeatEdge3, "repeat_edge3"}, F{Form::ConstantZeroCausal, "causal_zero"},
+                F{Form::PlainShift, "plain"}, F{Form::RepeatEdge5f32, "repeat_edge5_f32"},
+                F{Form::ConstantZeroCentred, "centred_zero"}})
+        for (auto [cols, rows] : std::vector<std::pair<int, int>>{{64, 3}, {100, 7}, {130, 5}, {1000, 2}, {16, 1}})
+            for (bool lx : {false, true})
+                v.push_back({std::string(f.n) + "_" + std::to_string(cols) + "x" + std::to_string(rows) +
+                                 (lx ? "_lx" : "_staged"),
+                             f.f, cols, rows, lx});
+    // Tiles of the stick dimension: Halide splits the tiles at the row ends off, so each window
+    // is fixed within its loop; the halo of the inner tiles is staged with them.
+    for (F f : {F{Form::RepeatEdge3, "repeat_edge3"}, F{Form::ConstantZeroCausal, "causal_zero"}, F{Form::PlainShift, "plain"}})
+        for (auto [cols, rows] : std::vector<std::pair<int, int>>{{1024, 2}, {384, 3}})  // whole tiles
+            v.push_back({std::string(f.n) + "_" + std::to_string(cols) + "x" + std::to_string(rows) + "_xtiles", f.f,
+                         cols, rows, false, true});
+    return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ShiftedReads, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<ShiftCase> &i) { return i.param.name; });
+
+}  // namespace
+}  // namespace spyre::testing

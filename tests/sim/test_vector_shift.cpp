@@ -1,0 +1,247 @@
+// VSHIFT, the shifted stick access (backend/device/vector_shift.h): what each edge mode reads, the
+// LX ranges the simulator checks, the verifier's and lx_access's errors, the listing, the .spyre
+// round trip and its time (two source sticks streamed per stick written).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "device/disassembler.h"
+#include "device/error.h"
+#include "device/half.h"
+#include "device/program_builder.h"
+#include "device/program_io.h"
+#include "device/program_verify.h"
+#include "device/vector_shift.h"
+#include "sim/lx_access.h"
+#include "sim/op_cost.h"
+#include "sim/vector_exec.h"
+
+namespace spyre {
+namespace {
+
+constexpr int64_t kSrc = 64 * 1024, kDst = 0;
+
+class VShift : public ::testing::Test {
+protected:
+    MachineDesc m;
+    std::vector<uint8_t> lx;
+    int64_t regs[kNumRegs] = {};
+    DeviceProgram prog;
+
+    VShift() : lx(size_t(m.lx_bytes), 0) {}
+
+    Instr build(const std::function<void(ProgramBuilder &)> &f) {
+        ProgramBuilder b("t", 1);
+        f(b);
+        prog = b.finish();
+        return prog.code.back();
+    }
+    void run(const Instr &in) {
+        lx_access(prog, in, regs, m, 0);
+        exec_vector(in, regs, lx.data(), m);
+    }
+    float h(int64_t off, int64_t i) const {
+        uint16_t v;
+        std::memcpy(&v, &lx[size_t(off + 2 * i)], 2);
+        return half_to_float(v);
+    }
+    void set_h(int64_t off, int64_t i, float v) {
+        uint16_t b = float_to_half(v);
+        std::memcpy(&lx[size_t(off + 2 * i)], &b, 2);
+    }
+    // Source element i (relative to kSrc) holds i + 1000, so a read is identified by its value.
+    void fill_source(int64_t from, int64_t to) {
+        for (int64_t i = from; i < to; i++) set_h(kSrc, i, float(i + 1000));
+    }
+    std::string error(const std::function<void(ProgramBuilder &)> &f) {
+        try {
+            Instr in = build(f);
+            lx_access(prog, in, regs, m, 0);
+        } catch (const Error &e) {
+            return e.what();
+        }
+        return "";
+    }
+};
+
+TEST_F(VShift, PlainShiftReadsAcrossSticksAndRows) {
+    fill_source(-64, 256 + 64);
+    // Two groups of two sticks (rows of 128), shifted right by 3 and left by 2.
+    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), 3, 2, 2); }));
+    for (int64_t g = 0; g < 2; g++)
+        for (int64_t j = 0; j < 128; j++) EXPECT_EQ(h(kDst, g * 128 + j), float(g * 128 + j + 3 + 1000));
+    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), -2, 1, 1); }));
+    EXPECT_EQ(h(kDst, 0), float(-2 + 1000));
+    EXPECT_EQ(h(kDst, 63), float(61 + 1000));
+}
+
+TEST_F(VShift, ClampRepeatsTheEdgesOfEachRow) {
+    fill_source(0, 256);
+    // Rows of 128 elements whose valid part is [0, 99]: repeat_edge of a 100-column tensor.
+    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), -1, 2, 2, kEdgeClamp, 0, 99); }));
+    for (int64_t g = 0; g < 2; g++) {
+        EXPECT_EQ(h(kDst, g * 128 + 0), float(g * 128 + 0 + 1000));   // clamped to the row's first
+        EXPECT_EQ(h(kDst, g * 128 + 1), float(g * 128 + 0 + 1000));
+        EXPECT_EQ(h(kDst, g * 128 + 64), float(g * 128 + 63 + 1000));  // across the stick boundary
+        EXPECT_EQ(h(kDst, g * 128 + 127), float(g * 128 + 99 + 1000));  // clamped to the row's last
+    }
+}
+
+TEST_F(VShift, ZeroEdgeReadsZeroOutsideTheWindow) {
+    fill_source(0, 128);
+    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), -2, 1, 2, kEdgeZero, 0, 1000); }));
+    EXPECT_EQ(h(kDst, 0), 0.0f);
+    EXPECT_EQ(h(kDst, 1), 0.0f);
+    EXPECT_EQ(h(kDst, 2), 1000.0f);
+    EXPECT_EQ(h(kDst, 64), 0.0f);  // the second row's own edge
+    EXPECT_EQ(h(kDst, 66), float(64 + 1000));
+}
+
+TEST_F(VShift, FloatAndIntElementsShiftBitwise) {
+    for (int i = -32; i < 64; i++) std::memcpy(&lx[size_t(kSrc + 4 * i)], &i, 4);
+    run(build([](ProgramBuilder &b) { b.vshift(DType::I32, 0, Lx(kDst), Lx(kSrc), -5, 1, 1); }));
+    int32_t v;
+    std::memcpy(&v, &lx[kDst], 4);
+    EXPECT_EQ(v, -5);
+    std::memcpy(&v, &lx[kDst + 4 * 31], 4);
+    EXPECT_EQ(v, 26);
+}
+
+TEST_F(VShift, OverlappingDestinationSeesTheOldSource) {
+    fill_source(0, 192);
+    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kSrc), Lx(kSrc), 1, 2, 1); }));
+    for (int64_t j = 0; j < 128; j++) EXPECT_EQ(h(kSrc, j), float(j + 1 + 1000));
+}
+
+TEST_F(VShift, LxAccessCoversOnlyTheElementsRead) {
+    Instr in = build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), -1, 2, 3); });
+    LxAccess a = lx_access(prog, in, regs, m, 0);
+    ASSERT_EQ(a.num_reads, 1);
+    EXPECT_EQ(a.reads[0].begin, kSrc - 2);
+    EXPECT_EQ(a.reads[0].end, kSrc + 3 * 256 - 2);
+    EXPECT_EQ(a.write.end - a.write.begin, 3 * 256);
+    in = build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), -1, 2, 3, kEdgeClamp, 0, 99); });
+    a = lx_access(prog, in, regs, m, 0);
+    EXPECT_EQ(a.reads[0].begin, kSrc);
+    EXPECT_EQ(a.reads[0].end, kSrc + 2 * (2 * 128 + 100));
+}
+
+TEST_F(VShift, LxAccessErrorsNameTheOperand) {
+    EXPECT_EQ(error([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(0), Lx(0), -1, 1, 1); }),
+              "instruction 0 (VSHIFT): src0 LX range [-2, 126) is outside LX (2097152 bytes)");
+    EXPECT_EQ(error([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(0), Lx(130), 1, 1, 1); }),
+              "instruction 0 (VSHIFT): src0 LX address 130 is not stick-aligned (128 bytes)");
+}
+
+// The simulator checks what the verifier checks, for a program that was not verified.
+TEST_F(VShift, LxAccessRejectsBadEdgeOperands) {
+    Instr in;
+    in.op = Opcode::VSHIFT;
+    in.dtype = uint8_t(DType::F16);
+    in.a = {0, 0, 0, 0, 4096, 1, 5, 1, 1, 4};
+    in.mode = kEdgeClamp | kEdgeZero;
+    EXPECT_THROW(
+        {
+            try {
+                lx_access(prog, in, regs, m, 3);
+            } catch (const Error &e) {
+                EXPECT_STREQ(e.what(), "instruction 3 (VSHIFT): edge modes clamp and zero are both set");
+                throw;
+            }
+        },
+        Error);
+    in.mode = kEdgeZero;
+    EXPECT_THROW(
+        {
+            try {
+                lx_access(prog, in, regs, m, 3);
+            } catch (const Error &e) {
+                EXPECT_STREQ(e.what(), "instruction 3 (VSHIFT): edge window [5, 4] is empty");
+                throw;
+            }
+        },
+        Error);
+}
+
+DeviceProgram one(const Instr &in) {
+    DeviceProgram p;
+    p.kernel_name = "k";
+    p.code = {in};
+    return p;
+}
+
+std::string verify_error(const DeviceProgram &p) {
+    try {
+        verify_for_machine(p, MachineDesc{});
+    } catch (const Error &e) {
+        return e.what();
+    }
+    return "";
+}
+
+Instr vshift(int32_t shift, uint8_t mode, int32_t lo, int32_t hi, int32_t src = 4096) {
+    Instr in;
+    in.op = Opcode::VSHIFT;
+    in.dtype = uint8_t(DType::F16);
+    in.mode = mode;
+    in.a = {0, 0, 0, 0, src, shift, lo, 1, 2, hi};
+    return in;
+}
+
+TEST(VShiftVerify, AcceptsEachEdgeMode) {
+    EXPECT_EQ(verify_error(one(vshift(-1, 0, 0, 0))), "");
+    EXPECT_EQ(verify_error(one(vshift(-1, kEdgeClamp, 0, 99))), "");
+    EXPECT_EQ(verify_error(one(vshift(2, kEdgeZero, -5, 70))), "");
+}
+
+TEST(VShiftVerify, RejectsBothEdgeModes) {
+    EXPECT_EQ(verify_error(one(vshift(1, kEdgeClamp | kEdgeZero, 0, 9))),
+              "instruction 0 (VSHIFT): edge modes clamp and zero are both set (one at most)");
+}
+
+TEST(VShiftVerify, RejectsAnEmptyWindow) {
+    EXPECT_EQ(verify_error(one(vshift(1, kEdgeClamp, 10, 9))),
+              "instruction 0 (VSHIFT): edge window [10, 9] is empty (lo above hi)");
+}
+
+TEST(VShiftVerify, RejectsOtherModeBits) {
+    EXPECT_EQ(verify_error(one(vshift(1, kAccumulate, 0, 0))),
+              "instruction 0 (VSHIFT): mode bits 0x2 not allowed (allowed: 0x18)");
+}
+
+TEST(VShiftVerify, RejectsASourceReachingBeforeLx) {
+    EXPECT_EQ(verify_error(one(vshift(-3000, 0, 0, 0))),
+              "instruction 0 (VSHIFT): src0 LX range [-1904, -1648) outside LX [0, 2097152)");
+}
+
+TEST(VShiftListing, ShowsTheEdgeModeAndOperands) {
+    std::string s = disassemble(one(vshift(-1, kEdgeClamp, 0, 99)));
+    EXPECT_NE(s.find("VSHIFT.f16.clamp t0, [r0+0], [r0+4096], -1, 0, 1, 2, 99"), std::string::npos) << s;
+    s = disassemble(one(vshift(2, kEdgeZero, 0, 99)));
+    EXPECT_NE(s.find("VSHIFT.f16.zero "), std::string::npos) << s;
+}
+
+TEST(VShiftFile, RoundTripsThroughSpyreFormat) {
+    DeviceProgram p = one(vshift(-7, kEdgeZero, -3, 200));
+    std::vector<uint8_t> bytes = serialize_program(p);
+    DeviceProgram q = parse_program(bytes.data(), bytes.size());
+    ASSERT_EQ(q.code.size(), 1u);
+    EXPECT_EQ(q.code[0].op, Opcode::VSHIFT);
+    EXPECT_EQ(q.code[0].mode, kEdgeZero);
+    EXPECT_EQ(q.code[0].a, p.code[0].a);
+}
+
+TEST(VShiftTiming, StreamsTwoSourceSticksPerStickWritten) {
+    MachineDesc m;
+    Instr shift = vshift(1, 0, 0, 0), copy = shift;
+    copy.op = Opcode::VCOPY;
+    copy.a[5] = copy.a[6] = copy.a[9] = 0;
+    EXPECT_EQ(vector_sticks(shift, m), 2 * vector_sticks(copy, m));
+    EXPECT_DOUBLE_EQ(vector_cycles(shift, m) - m.vec_op_overhead_cycles,
+                     2 * (vector_cycles(copy, m) - m.vec_op_overhead_cycles));
+}
+
+}  // namespace
+}  // namespace spyre
