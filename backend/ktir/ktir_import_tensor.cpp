@@ -594,19 +594,8 @@ void Importer::ring_transfer(const Op &op) {
     const Type &rt = op.result_types[0];
     DType t = dtype_of(rt, op);
     v.k = Val::T;
-    const Op *st = lx_store_of(op, op.results[0]);
-    Tens dst;
     const Op *tag_op = &op;
-    if (st) {
-        dst = tile_tensor(tile_of(st->operands[1], *st), *st);
-        if (packed(dst)) {
-            skip_.insert(st);
-            tag_op = st;
-        } else {
-            st = nullptr;
-        }
-    }
-    if (!st) dst = new_tensor(t, rt.shape, op);
+    Tens dst = packed_result(op, t, rt.shape, &tag_op);
     if (!packed(dst) || (elements(rt.shape) * dtype_bytes(t)) % sb_)
         throw_error("line ", op.line, ": spyre.ring_recv: the tensor must be packed, whole sticks");
     Access acc;
@@ -659,19 +648,8 @@ void Importer::shift(const Op &op) {
                     "] of a source of ", x.shape[0]);
     Val v;
     v.k = Val::T;
-    const Op *st = lx_store_of(op, op.results[0]);
-    Tens dst;
     const Op *tag_op = &op;
-    if (st) {
-        dst = tile_tensor(tile_of(st->operands[1], *st), *st);
-        if (packed(dst)) {
-            skip_.insert(st);
-            tag_op = st;
-        } else {
-            st = nullptr;
-        }
-    }
-    if (!st) dst = new_tensor(t, rt.shape, op);
+    Tens dst = packed_result(op, t, rt.shape, &tag_op);
     if (!packed(dst)) throw_error("line ", op.line, ": spyre.shift: the result must be packed");
     Access acc;
     acc.reads.push_back(range_of(x));
@@ -682,6 +660,18 @@ void Importer::shift(const Op &op) {
     after(tag, QVec, acc);
     v.x = dst;
     define(op, 0, v);
+}
+
+Tens Importer::packed_result(const Op &op, DType t, const std::vector<int64_t> &shape, const Op **tag_op) {
+    if (const Op *st = lx_store_of(op, op.results[0])) {
+        Tens dst = tile_tensor(tile_of(st->operands[1], *st), *st);
+        if (packed(dst)) {
+            skip_.insert(st);
+            *tag_op = st;
+            return dst;
+        }
+    }
+    return new_tensor(t, shape, op);
 }
 
 }  // namespace spyre::ktir::lowering

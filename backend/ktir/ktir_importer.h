@@ -217,6 +217,9 @@ private:
     // The single ktdp.store of result `res` of `op` into an LX access tile: where the op may write
     // its result directly. Null if there is none.
     const Op *lx_store_of(const Op &op, const std::string &res);
+    // Where op's tensor result goes: the LX tile of the ktdp.store that stores it, when that tile
+    // is packed (the store is then skipped and *tag_op becomes it), else a new tensor.
+    Tens packed_result(const Op &op, DType t, const std::vector<int64_t> &shape, const Op **tag_op);
     Tens tile_tensor(const Tile &t, const Op &op);
 
     void lower_region(const Region &r, bool top);
