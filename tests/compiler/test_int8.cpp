@@ -145,6 +145,19 @@ TEST(Int8, VectorsPastTheInputsPaddedRowReadOnlyPaddingAndMatchCpu) {
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
 
+// The same rows staged by the back end (no copy of the input made by the schedule): the staged
+// runs are clipped to the device row too, and the bytes match the CPU.
+TEST(Int8, VectorsPastTheInputsPaddedRowInBackEndStagingMatchCpu) {
+    DiffResult r = run_differential(
+        quantize_tiles(),
+        [](Kernel &k) {
+            Var yo("yo"), yi("yi");
+            schedule(k.output).split(k.vars["y"], yo, yi, 4).stick_vectorize(k.vars["x"]);
+        },
+        {{300, 40}}, {300, 40});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
 TEST(Int8, ArithmeticOnBytesIsAnErrorThatSaysHowToWiden) {
     auto alg = [] {
         ImageParam a(Int(8), 2, "a");
