@@ -50,6 +50,13 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
             w.vectorize(w.args()[0], int(m.stick_bytes / t.bytes()), TailStrategy::RoundUp);
             continue;
         }
+        if (d.kind == Directive::StageInLxAt) {
+            Func at = lookup(funcs, d.at_func, "Func");
+            Func w = lookup(input_funcs, d.func, "input").in(at);
+            w.compute_at(LoopLevel(at, var_of(at, d.vars.at(0), true))).store_in(MemoryType::VTCM);
+            schedule(w, m).stick_vectorize(w.args()[0]);
+            continue;
+        }
         Func f = lookup(funcs, d.func, "Func");
         auto var = [&](int i) { return d.vars.at(i) == kOutermost ? Var::outermost() : Var(d.vars.at(i)); };
         switch (d.kind) {
@@ -70,16 +77,19 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
         case Directive::HParallel: f.parallel(var(0)); break;
         case Directive::HReorder: f.reorder(vars_of(f, d.vars, false)); break;
         case Directive::HVectorize: f.vectorize(var(0), d.ints.at(0), TailStrategy::RoundUp); break;
-        case Directive::HComputeAtLx:
-            f.compute_at(lookup(funcs, d.at_func, "Func"), var(0)).store_in(MemoryType::VTCM);
+        case Directive::HComputeAtLx: {
+            Func at = lookup(funcs, d.at_func, "Func");
+            f.compute_at(LoopLevel(at, var_of(at, d.vars.at(0), true))).store_in(MemoryType::VTCM);
             break;
+        }
         case Directive::HUpdateSplit:
             f.update().split(RVar(d.vars.at(0)), RVar(d.vars.at(1)), RVar(d.vars.at(2)), d.ints.at(0));
             break;
         case Directive::HUpdateRename: f.update().rename(RVar(d.vars.at(0)), RVar(d.vars.at(1))); break;
         case Directive::HUpdateReorder: f.update().reorder(vars_of(f, d.vars, true)); break;
         case Directive::HUpdateVectorize: f.update().vectorize(var(0), d.ints.at(0), TailStrategy::RoundUp); break;
-        case Directive::StageAllInLx: break;
+        case Directive::StageAllInLx:
+        case Directive::StageInLxAt: break;
         }
     }
 }

@@ -26,6 +26,8 @@ struct Directive {
         LxRoot,          // func: scratchpad_root
         DeviceRoot,      // func: device_root
         StageAllInLx,    // func = the input's ImageParam name, at_func, vars {at_var}
+        StageInLxAt,     // func = an input's ImageParam name, at_func, vars {loop}: in.in(at_func)
+                         // computed in LX at that loop (a Var or an update's RVar), stick-vectorized
         PeMatmul,        // func, vars {rvar}
         RingShare,       // func, vars {rvar}, ints {cores}
         DmaPhases,       // func, vars {v}
@@ -35,7 +37,8 @@ struct Directive {
         HParallel,        // func, vars {v}
         HReorder,         // func, vars {innermost ... outermost}
         HVectorize,       // func, vars {v}, ints {lanes}                  (TailStrategy::RoundUp)
-        HComputeAtLx,     // func, at_func, vars {at_var}: compute_at(at_func, at_var).store_in(VTCM)
+        HComputeAtLx,     // func, at_func, vars {at_var}: compute_at(at_func, at_var).store_in(VTCM);
+                          // at_var is an RVar when it is none of at_func's pure args
         HUpdateSplit,     // func, vars {r, outer, inner}, ints {factor}   on update(0)
         HUpdateRename,    // func, vars {old, new}                          on update(0)
         HUpdateReorder,   // func, vars {innermost ... outermost}           on update(0)

@@ -1,5 +1,6 @@
 #include "auto_print.h"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <sstream>
@@ -81,6 +82,15 @@ std::string call(const Directive &d, const std::string &m) {
         os << "spyre::stage_all_in_lx(" << cpp_name(d.func) << ", " << cpp_name(d.at_func) << ", "
            << cpp_name(d.vars[0]) << mm << ")";
         break;
+    case Directive::StageInLxAt: {
+        // A block, so that several stagings print side by side without clashing names.
+        const std::string w = cpp_name(d.func) + "_lx";
+        os << "{\n    Halide::Func " << w << " = " << cpp_name(d.func) << ".in(" << cpp_name(d.at_func) << ");\n    "
+           << w << ".compute_at(" << cpp_name(d.at_func) << ", " << cpp_name(d.vars[0])
+           << ").store_in(Halide::MemoryType::VTCM);\n    spyre::schedule(" << w << mm << ").stick_vectorize(" << w
+           << ".args()[0]);\n}";
+        break;
+    }
     }
     return os.str();
 }
@@ -106,6 +116,11 @@ std::string print_cpp(const std::vector<Directive> &ds, const PipelineInfo &info
     for (const Directive &d : ds) {
         bool upd = d.kind == Directive::HUpdateSplit || d.kind == Directive::HUpdateRename ||
                    d.kind == Directive::HUpdateReorder || d.kind == Directive::PeMatmul || d.kind == Directive::RingShare;
+        // A loop of another Func's update (a K panel) is an RVar there.
+        if (d.kind == Directive::HComputeAtLx || d.kind == Directive::StageInLxAt) {
+            const StageInfo *at = info.find(d.at_func);
+            upd = at && std::find(at->args.begin(), at->args.end(), d.vars[0]) == at->args.end();
+        }
         for (const std::string &v : d.vars) note(v, upd);
     }
     std::ostringstream os;
@@ -122,8 +137,8 @@ std::string print_cpp(const std::vector<Directive> &ds, const PipelineInfo &info
     const std::string mm = m.empty() ? "" : ", " + m;
     for (size_t i = 0; i < ds.size();) {
         const Directive &d = ds[i];
-        if (d.kind == Directive::StageAllInLx) {
-            os << call(d, m) << ";\n";
+        if (d.kind == Directive::StageAllInLx || d.kind == Directive::StageInLxAt) {
+            os << call(d, m) << (d.kind == Directive::StageAllInLx ? ";\n" : "\n");
             i++;
             continue;
         }
@@ -145,7 +160,7 @@ std::string print_cpp(const std::vector<Directive> &ds, const PipelineInfo &info
                    k == Directive::HUpdateVectorize;
         };
         size_t j = i;
-        while (j < ds.size() && ds[j].func == d.func && ds[j].kind != Directive::StageAllInLx &&
+        while (j < ds.size() && ds[j].func == d.func && ds[j].kind != Directive::StageAllInLx && ds[j].kind != Directive::StageInLxAt &&
                is_spyre(ds[j].kind) == spyre && on_update(ds[j].kind) == on_update(d.kind)) {
             std::string c = call(ds[j], m);
             if (j > i && on_update(ds[j].kind)) c = c.substr(std::string("update().").size());

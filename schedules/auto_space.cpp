@@ -373,6 +373,15 @@ void rows_family(const PipelineInfo &info, const SpaceShapes &shapes, const Mach
         }
         stagings.push_back(st);
     }
+    // A big input read with the rows on its stick dimension (conv1d's w(c, tap) beside in(t, c)) is
+    // cut into part-sticks by a tile of a few rows, but a core's share can be whole sticks: copied
+    // per core, the rest per tile.
+    for (const InputInfo &core_in : info.inputs) {
+        if (core_in.dims < int(o.args.size()) || !core_in.sticks_along_rows) continue;
+        std::map<std::string, Stage> st;
+        for (const InputInfo &in : info.inputs) st[in.name] = in.name == core_in.name ? Stage::Core : Stage::Tile;
+        stagings.push_back(st);
+    }
     const int64_t rows = b.rows();
     bool has_folded = false;
     for (const StageInfo &s : info.stages) has_folded |= s.folded;
@@ -462,7 +471,12 @@ void columns_family(const PipelineInfo &info, const SpaceShapes &shapes, const M
 struct MmStage {
     const StageInfo *out;
     std::vector<const StageInfo *> accs;
+    // Per accumulator: the Func converting its W input (int8 weights to fp16), computed per K
+    // panel, or null when the accumulator reads its W input directly.
+    std::vector<const StageInfo *> w_converts;
     int64_t batch = 1, rows = 1, inner = 1, cols = 1;
+    int w_bytes = 2;  // bytes per element of the W inputs (1: int8 weights converted per panel)
+    const InputInfo *a_input = nullptr;  // A, when it is an input the stage reads directly
 };
 
 std::optional<std::vector<MmStage>> matmul_stages(const PipelineInfo &info, const SpaceShapes &shapes) {
@@ -477,7 +491,20 @@ std::optional<std::vector<MmStage>> matmul_stages(const PipelineInfo &info, cons
         const StageInfo *c = info.find(s.consumers[0]);
         if (!c || c->args != s.args) return std::nullopt;
         const InputInfo *w = info.find_input_func(s.matmul->w);
+        // W may be an elementwise conversion of an input that only this accumulator reads (a
+        // dequantization): it is computed per K panel in LX, as schedules/qlinear.cpp does.
+        const StageInfo *convert = nullptr;
+        if (!w) {
+            convert = info.find(s.matmul->w);
+            if (!convert || convert->elementwise_input.empty() || convert->args.size() != 2 ||
+                convert->consumers.size() != 1 || convert->type.bytes() != 2)
+                return std::nullopt;
+            w = info.find_input_func(convert->elementwise_input);
+            if (w && w->consumers.size() != 1) return std::nullopt;
+        }
         if (!w || w->dims != 2) return std::nullopt;
+        const int w_bytes = w->type.bytes();
+        if (w_bytes != 1 && w_bytes != 2) return std::nullopt;
         size_t wi = size_t(w - info.inputs.data());
         if (!stage_of.count(c->name)) {
             stage_of[c->name] = stages.size();
@@ -487,13 +514,18 @@ std::optional<std::vector<MmStage>> matmul_stages(const PipelineInfo &info, cons
             st.inner = shapes.inputs[wi][1];
             st.rows = shapes.output[1];
             st.batch = shapes.output.size() == 3 ? shapes.output[2] : 1;
+            st.w_bytes = w_bytes;
+            st.a_input = info.find_input_func(s.matmul->a);
             stages.push_back(st);
         }
         MmStage &st = stages[stage_of[c->name]];
         if (!st.accs.empty() && (st.accs[0]->matmul->a != s.matmul->a || shapes.inputs[wi][1] != st.inner ||
-                                 shapes.inputs[wi][0] != st.cols))
+                                 shapes.inputs[wi][0] != st.cols || st.w_bytes != w_bytes))
             return std::nullopt;
+        // An fp16 W read directly, or int8 through a conversion: the PE multiplies fp16 panels.
+        if ((w_bytes == 1) != bool(convert)) return std::nullopt;
         st.accs.push_back(&s);
+        st.w_converts.push_back(convert);
     }
     if (stages.empty()) return std::nullopt;
     // Every stage but the output's goes through device memory; the output must be a stage.
@@ -529,6 +561,7 @@ const char *mm_mode_name(MmMode m) {
 std::optional<std::vector<Directive>> matmul_stage_directives(const MmStage &s, int cores, MmMode mode, bool best_grid,
                                                               int variant, const MachineDesc &m, double *est) {
     const int lanes = int(m.stick_bytes / 2);
+    const int n_lanes = int(m.stick_bytes / s.w_bytes);  // N splits and tiles in whole sticks of W
     const int B = int(s.batch), M = int(s.rows), K = int(s.inner), N = int(s.cols);
     if (cores < B ? B % cores : cores % B) return std::nullopt;
     const int per_batch = std::max(1, cores / B);
@@ -537,7 +570,7 @@ std::optional<std::vector<Directive>> matmul_stage_directives(const MmStage &s, 
     int n_split = 0, m_split = 0, share_a = 0, share_w = 0;
     MatmulTiles t;
     for (int ns = per_batch; ns >= 1; ns--) {
-        if (per_batch % ns || N % ns || (ns > 1 && (N / ns) % lanes) || M % (per_batch / ns)) continue;
+        if (per_batch % ns || N % ns || (ns > 1 && (N / ns) % n_lanes) || M % (per_batch / ns)) continue;
         const int ms = per_batch / ns;
         int sa = (mode == MmMode::RingA || best) && ns >= 2 ? ns : 0;
         int sw = (mode == MmMode::RingW || best) && cores >= B && ms * B >= 2 ? ms * B : 0;
@@ -545,12 +578,13 @@ std::optional<std::vector<Directive>> matmul_stage_directives(const MmStage &s, 
         MatmulTiles c;
         try {
             if (best && sa && sw) {
-                MatmulTiles ta = choose_matmul_tiles(s.out->name, M / ms, N / ns, K, cores, m, sa, 1, accs);
-                MatmulTiles tw = choose_matmul_tiles(s.out->name, M / ms, N / ns, K, cores, m, 1, sw, accs);
+                MatmulTiles ta = choose_matmul_tiles(s.out->name, M / ms, N / ns, K, cores, m, sa, 1, accs, s.w_bytes);
+                MatmulTiles tw = choose_matmul_tiles(s.out->name, M / ms, N / ns, K, cores, m, 1, sw, accs, s.w_bytes);
                 if (tw.est_ns < ta.est_ns) c = tw, sa = 0;
                 else c = ta, sw = 0;
             } else {
-                c = choose_matmul_tiles(s.out->name, M / ms, N / ns, K, cores, m, std::max(sa, 1), std::max(sw, 1), accs);
+                c = choose_matmul_tiles(s.out->name, M / ms, N / ns, K, cores, m, std::max(sa, 1), std::max(sw, 1), accs,
+                                        s.w_bytes);
             }
         } catch (const Error &) {
             continue;
@@ -573,7 +607,7 @@ std::optional<std::vector<Directive>> matmul_stage_directives(const MmStage &s, 
         t.k /= 2;
         break;
     case 3:
-        if ((t.n / 2) % lanes || t.n / 2 == 0 || n_core % (t.n / 2)) return std::nullopt;
+        if ((t.n / 2) % n_lanes || t.n / 2 == 0 || n_core % (t.n / 2)) return std::nullopt;
         t.n /= 2;
         break;
     case 4:
@@ -609,7 +643,8 @@ std::optional<std::vector<Directive>> matmul_stage_directives(const MmStage &s, 
     ds.push_back({Directive::HSplit, f, {n, "no", "ni"}, {t.n}, ""});
     ds.push_back({Directive::HReorder, f, {"ni", "mi", "no", "mo", "core"}, {}, ""});
     ds.push_back({Directive::HVectorize, f, {"ni"}, {lanes}, ""});
-    for (const StageInfo *acc : s.accs) {
+    for (size_t i = 0; i < s.accs.size(); i++) {
+        const StageInfo *acc = s.accs[i];
         const std::string a = acc->name, an = acc->args[0], am = acc->args[1];
         ds.push_back({Directive::HComputeAtLx, a, {"no"}, {}, f});
         ds.push_back({Directive::HVectorize, a, {an}, {lanes / 2}, ""});
@@ -625,7 +660,17 @@ std::optional<std::vector<Directive>> matmul_stage_directives(const MmStage &s, 
         if (batched) order.push_back(acc->args[2]);
         ds.push_back({Directive::HUpdateReorder, a, order, {}, ""});
         if (mode == MmMode::Vector) ds.push_back({Directive::HUpdateVectorize, a, {an}, {lanes}, ""});
-        if (share_a || share_w) ds.push_back({Directive::RingShare, a, {"ko"}, {shares_w ? share_w : share_a}, ""});
+        const int share = shares_w ? share_w : share_a;
+        if (share) ds.push_back({Directive::RingShare, a, {"ko"}, {share}, ""});
+        if (const StageInfo *cv = s.w_converts[i]) {
+            // W's panel converted where K streams (ring_share renames that loop), with A's panel
+            // copied into LX at the same loop ahead of it, so that the pipeline prefetches both
+            // and the ring can share A's (schedules/qlinear.cpp explains the order).
+            const std::string panel = share ? std::string("ko") + kRingShareSuffix + std::to_string(share) : "ko";
+            ds.push_back({Directive::HComputeAtLx, cv->name, {panel}, {}, a});
+            ds.push_back({Directive::StickVectorize, cv->name, {cv->args[0]}, {cv->type.bytes() / s.w_bytes}, ""});
+            if (s.a_input) ds.push_back({Directive::StageInLxAt, s.a_input->name, {panel}, {}, a});
+        }
     }
     return ds;
 }

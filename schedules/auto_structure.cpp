@@ -199,6 +199,19 @@ PipelineInfo analyse_pipeline(const Func &output, const std::vector<ImageParam> 
                 if (c->name == name) continue;
                 for (size_t j = 1; j < c->args.size(); j++) s.transposes |= expr_uses_var(c->args[j], s.args[0]);
             }
+        if (s.updates == 0 && !s.args.empty() && calls[name].calls.size() == 1 &&
+            input_of_func.count(calls[name].calls.begin()->first)) {
+            bool at_own_args = true;
+            for (const Call *c : calls[name].all) {
+                at_own_args &= c->args.size() == s.args.size();
+                for (size_t j = 0; at_own_args && j < c->args.size(); j++) at_own_args &= is_var(c->args[j], s.args[j]);
+            }
+            if (at_own_args) s.elementwise_input = calls[name].calls.begin()->first;
+        }
+        if (s.args.size() >= 2)
+            for (const Call *c : calls[name].all)
+                if (input_of_func.count(c->name) && !c->args.empty() && expr_uses_var(c->args[0], s.args.back()))
+                    for (InputInfo &in : info.inputs) in.sticks_along_rows |= in.func == c->name;
         for (const auto &callee : calls[name].calls) {
             if (callee.first == name) continue;
             s.reads.push_back(callee.first);

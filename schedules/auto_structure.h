@@ -39,6 +39,9 @@ struct StageInfo {
     // It reads a value whose stick dimension is not its own args[0] (out(x, y) = in(y, x)): the
     // back end transposes tiles, one output stick per row (auto_space.cpp schedules it so).
     bool transposes = false;
+    // With no update, it reads one input Func only, each call at its own args (wd(n, k) =
+    // f16(w(n, k))): a conversion the matmul family computes per K panel, next to the MATMUL.
+    std::string elementwise_input;
     std::vector<std::string> consumers;  // Funcs that call it
     std::vector<std::string> reads;      // Funcs (and input Funcs) it calls
 };
@@ -49,6 +52,9 @@ struct InputInfo {
     int dims = 0;
     Halide::Type type;
     std::vector<std::string> consumers;  // Funcs that read it
+    // A consumer reads it with its own rows (its last arg) on the input's stick dimension (conv1d's
+    // per-channel taps w(c, j) in out(t, c)): a tile of a few rows holds part-sticks of it.
+    bool sticks_along_rows = false;
 };
 
 struct PipelineInfo {

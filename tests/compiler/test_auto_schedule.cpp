@@ -89,6 +89,42 @@ Algorithm scaled_transpose() {
     };
 }
 
+// A quantized linear layer written plainly: int8 weights converted to fp16, a matmul into fp32, a
+// per-output-channel scale.
+Algorithm quantized_linear(int inner) {
+    return [=] {
+        Kernel k;
+        ImageParam a(Float(16), 2, "a"), w(Int(8), 2, "w"), scale(Float(16), 1, "scale");
+        Var n("n"), m("m"), kk("kk");
+        RDom r(0, inner, "r");
+        Func wd("wd"), acc("acc"), out("out");
+        wd(n, kk) = cast<float16_t>(w(n, kk));
+        acc(n, m) = 0.0f;
+        acc(n, m) += cast<float>(wd(n, r)) * cast<float>(a(r, m));
+        out(n, m) = cast<float16_t>(acc(n, m) * cast<float>(scale(n)));
+        k.inputs = {a, w, scale};
+        k.output = out;
+        k.funcs = {{"acc", acc}};
+        return k;
+    };
+}
+
+// A depthwise causal conv1d over the sequence (the stick dimension), with per-channel taps w(c, j):
+// the weights' stick dimension is the output's rows.
+Algorithm depthwise_conv(int seq) {
+    return [=] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in"), w(Float(16), 2, "w");
+        Var t("t"), c("c");
+        Func e = BoundaryConditions::constant_exterior(in, cast<float16_t>(0), {{0, seq}, {Expr(), Expr()}});
+        Func out("out");
+        out(t, c) = w(c, 0) * e(t, c) + w(c, 1) * e(t - 1, c) + w(c, 2) * e(t - 2, c);
+        k.inputs = {in, w};
+        k.output = out;
+        return k;
+    };
+}
+
 CompileOptions options_for(const std::vector<std::vector<int>> &ins, const std::vector<int> &out,
                            const MachineDesc &m = {}) {
     CompileOptions o;
@@ -158,6 +194,51 @@ TEST_P(AutoColumnMean, MatchesCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AutoColumnMean, ::testing::Values(ShapeCase{4096, 16}, ShapeCase{1000, 5}),
                          [](const auto &i) { return std::to_string(i.param.cols) + "x" + std::to_string(i.param.rows); });
+
+struct MatmulCase {
+    int rows, inner, cols;
+};
+
+class AutoQuantizedLinear : public ::testing::TestWithParam<MatmulCase> {};
+
+// The int8 weights' conversion is found and computed per K panel beside the MATMUL, as the hand
+// schedule (schedules/qlinear.cpp) does, instead of a rows schedule that holds all of W.
+TEST_P(AutoQuantizedLinear, ConvertsWPerPanelAndMatchesCpu) {
+    const MatmulCase c = GetParam();
+    AutoResult r;
+    std::vector<std::vector<int>> ins{{c.inner, c.rows}, {c.cols, c.inner}, {c.cols}};
+    DiffResult d = run_differential(quantized_linear(c.inner), auto_scheduled(ins, {c.cols, c.rows}, &r), ins,
+                                    {c.cols, c.rows}, -6, 6);
+    EXPECT_EQ(d.cmp.max_ulp, 0) << d.cmp.first_mismatch << "\n" << r.cpp;
+    EXPECT_EQ(r.family, "matmul") << r.summary;
+    EXPECT_NE(r.cpp.find("wd.compute_at(acc, ko"), std::string::npos) << r.cpp;
+    EXPECT_NE(r.cpp.find("= a.in(acc);"), std::string::npos) << "A's panel staged at the same loop: " << r.cpp;
+    EXPECT_EQ(d.stats.pe_macs % (int64_t(c.rows) * c.cols), 0) << "the PE array does the products";
+    EXPECT_GT(d.stats.pe_macs, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AutoQuantizedLinear,
+                         ::testing::Values(MatmulCase{64, 256, 256}, MatmulCase{16, 512, 1024}),
+                         [](const auto &i) {
+                             return std::to_string(i.param.rows) + "x" + std::to_string(i.param.inner) + "x" +
+                                    std::to_string(i.param.cols);
+                         });
+
+// With rows too long for tiles of a stick's worth of channels, the per-channel weights are copied
+// per core (whole sticks of channels) instead of per tile (part-sticks, which the back end refuses).
+TEST(AutoDepthwiseConv, WeightsPerCoreWhenTilesCutTheirSticksMatchesCpu) {
+    MachineDesc m;
+    m.lx_usable_bytes = 256 * 1024;
+    m.lx_ws_knee_bytes = 128 * 1024;
+    const int seq = 4096, channels = 512;
+    std::vector<std::vector<int>> ins{{seq, channels}, {channels, 3}};
+    AutoResult r;
+    DiffResult d = run_differential(depthwise_conv(seq), auto_scheduled(ins, {seq, channels}, &r, m), ins,
+                                    {seq, channels}, -1, 1, m);
+    EXPECT_EQ(d.cmp.max_ulp, 0) << d.cmp.first_mismatch << "\n" << r.cpp;
+    EXPECT_NE(r.summary.find("w:core"), std::string::npos) << r.summary;
+    EXPECT_GT(d.program.num_cores, 1) << r.summary;
+}
 
 TEST(AutoTranspose, ScaledTransposeMatchesCpu) {
     AutoResult r;
