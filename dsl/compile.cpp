@@ -8,9 +8,7 @@ namespace spyre {
 
 using namespace Halide;
 
-namespace {
-
-KernelSignature signature(const Func &output, const std::vector<ImageParam> &inputs, const CompileOptions &o) {
+KernelSignature kernel_signature(const Func &output, const std::vector<ImageParam> &inputs, const CompileOptions &o) {
     KernelSignature sig;
     sig.kernel_name = o.kernel_name;
     if (o.inputs.size() != inputs.size())
@@ -23,6 +21,8 @@ KernelSignature signature(const Func &output, const std::vector<ImageParam> &inp
     return sig;
 }
 
+namespace {
+
 halide_type_t host_type(DType t) { return dtype_host_type(t); }
 
 }  // namespace
@@ -30,7 +30,7 @@ halide_type_t host_type(DType t) { return dtype_host_type(t); }
 DeviceProgram compile_for_spyre(Func output, const std::vector<ImageParam> &inputs, const CompileOptions &options) {
     BackendOptions bo;
     bo.staging_budget_bytes = options.staging_budget_bytes;
-    return compile_kernel(output, inputs, signature(output, inputs, options), options.machine, bo).program;
+    return compile_kernel(output, inputs, kernel_signature(output, inputs, options), options.machine, bo).program;
 }
 
 DeviceProgram compile_pipeline_for_spyre(Pipeline pipeline, const std::vector<Argument> &args,
@@ -59,7 +59,7 @@ std::vector<std::pair<std::string, std::string>> spyre_pass_dumps(Func output, c
     BackendOptions bo;
     bo.staging_budget_bytes = options.staging_budget_bytes;
     bo.keep_stmt = true;
-    return compile_kernel(output, inputs, signature(output, inputs, options), options.machine, bo).stmts;
+    return compile_kernel(output, inputs, kernel_signature(output, inputs, options), options.machine, bo).stmts;
 }
 
 std::vector<uint8_t> to_device(const Runtime::Buffer<> &host, const BufferDecl &decl, const MachineDesc &m) {

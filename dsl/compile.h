@@ -37,6 +37,12 @@ struct CompileOptions {
 DeviceProgram compile_for_spyre(Halide::Func output, const std::vector<Halide::ImageParam> &inputs,
                                 const CompileOptions &options);
 
+// The back end's view of a compile's arguments (backend/compiler/capture_stmt.h), for callers that
+// drive the back end's stages themselves (the autoscheduler's shared lowerings).
+struct KernelSignature;
+KernelSignature kernel_signature(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs,
+                                 const CompileOptions &options);
+
 // The same for a pipeline whose argument shapes were fixed with fix_device_shape (what a Generator
 // does when it targets Spyre); `args` are its input buffers in order, matching options.inputs.
 DeviceProgram compile_pipeline_for_spyre(Halide::Pipeline pipeline, const std::vector<Halide::Argument> &args,

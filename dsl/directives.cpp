@@ -252,6 +252,28 @@ SpyreSchedule &SpyreSchedule::ring_share(const RVar &r, int cores) {
     return *this;
 }
 
+SpyreSchedule &SpyreSchedule::ring_split(const Var &v, const Param<int> &cores, int extent) {
+    Expr e = extent;
+    if (extent <= 0) {
+        std::vector<Var> args = f_.args();
+        int dim = -1;
+        for (size_t i = 0; i < args.size(); i++)
+            if (args[i].name() == v.name()) dim = int(i);
+        if (dim < 0) throw_error("Func ", f_.name(), ": ring_split(", v.name(), "): not a pure dimension of the Func");
+        e = f_.output_buffer().dim(dim).extent();
+    }
+    Var core(v.name() + "_core");
+    guarded(f_, "ring_split(" + v.name() + ")", [&] {
+        f_.split(v, core, v, (e + cores - 1) / cores, TailStrategy::GuardWithIf).parallel(core);
+    });
+    return *this;
+}
+
+SpyreSchedule &SpyreSchedule::split(const Var &v, const Var &outer, const Var &inner, const Param<int> &factor) {
+    guarded(f_, "split(" + v.name() + ")", [&] { f_.split(v, outer, inner, factor, TailStrategy::GuardWithIf); });
+    return *this;
+}
+
 SpyreSchedule &SpyreSchedule::split(const Var &v, const Var &outer, const Var &inner, int factor) {
     if (factor < 1) throw_error("Func ", f_.name(), ": split(", v.name(), ", ", factor, "): factor must be positive");
     guarded(f_, "split(" + v.name() + ")", [&] { f_.split(v, outer, inner, factor, TailStrategy::GuardWithIf); });

@@ -39,6 +39,10 @@ public:
     // The same for a dimension of an output Func whose extent is given at compile time (the core
     // share is computed from the output buffer's extent).
     SpyreSchedule &ring_split(const Halide::Var &v, int cores);
+    // Either form with the core count an int32 Param (extent 0: the output's), for a schedule
+    // lowered once and finished for several counts (capture_kernel in backend/compiler/
+    // compile_kernel.h, as the autoscheduler does); the caller checks the counts it binds.
+    SpyreSchedule &ring_split(const Halide::Var &v, const Halide::Param<int> &cores, int extent);
 
     // Split f's update reduction over r (extent `extent`) across `cores` cores: each core reduces
     // its share into a partial kept in its LX (rfactor, the new dimension parallel and outermost),
@@ -73,6 +77,9 @@ public:
 
     // Halide's split, for tiling before staging: v -> (outer, inner) with `factor` iterations inside.
     SpyreSchedule &split(const Halide::Var &v, const Halide::Var &outer, const Halide::Var &inner, int factor);
+    // The same with the factor an int32 Param, bound as ring_split's above.
+    SpyreSchedule &split(const Halide::Var &v, const Halide::Var &outer, const Halide::Var &inner,
+                         const Halide::Param<int> &factor);
 
     Halide::Func func() const { return f_; }
 

@@ -33,10 +33,51 @@ std::vector<VarOrRVar> vars_of(const Func &f, const std::vector<std::string> &na
     return v;
 }
 
+// Which of a directive's ints is a factor that a Param can stand for: the split factors and the
+// core count of a ring split (the others change the loops' structure or names).
+bool has_factor(const Directive &d) {
+    switch (d.kind) {
+    case Directive::RingSplit:
+    case Directive::Split:
+    case Directive::HSplit:
+    case Directive::HUpdateSplit: return true;
+    default: return false;
+    }
+}
+
 }  // namespace
 
+std::string structure_key(const std::vector<Directive> &ds) {
+    std::string key;
+    for (const Directive &d : ds) {
+        key += std::to_string(int(d.kind)) + "|" + d.func + "|" + d.at_func;
+        for (const std::string &v : d.vars) key += "|" + v;
+        for (size_t i = 0; i < d.ints.size(); i++) key += "|" + (i == 0 && has_factor(d) ? "?" : std::to_string(d.ints[i]));
+        key += ";";
+    }
+    return key;
+}
+
+namespace {
+std::string factor_name(size_t i) { return "auto_factor" + std::to_string(i); }
+}  // namespace
+
+std::map<std::string, int> factor_values(const std::vector<Directive> &ds) {
+    std::map<std::string, int> v;
+    for (const Directive &d : ds)
+        if (has_factor(d)) v[factor_name(v.size())] = d.ints.at(0);
+    return v;
+}
+
 void apply_directives(const std::vector<Directive> &ds, const std::map<std::string, Func> &funcs,
-                      const std::map<std::string, Func> &input_funcs, const MachineDesc &m) {
+                      const std::map<std::string, Func> &input_funcs, const MachineDesc &m, FactorParams *factors) {
+    // The factor of d as a new Param bound to its value.
+    auto param = [&](const Directive &d) {
+        Param<int> p(factor_name(factors->params.size()));
+        factors->params.push_back(p);
+        factors->values[p.name()] = d.ints.at(0);
+        return p;
+    };
     for (const Directive &d : ds) {
         if (d.kind == Directive::StageAllInLx) {
             Func in = lookup(input_funcs, d.func, "input");
@@ -61,10 +102,14 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
         auto var = [&](int i) { return d.vars.at(i) == kOutermost ? Var::outermost() : Var(d.vars.at(i)); };
         switch (d.kind) {
         case Directive::RingSplit:
-            if (d.ints.at(1) > 0) schedule(f, m).ring_split(var(0), d.ints[0], d.ints[1]);
+            if (factors) schedule(f, m).ring_split(var(0), param(d), std::max(0, d.ints.at(1)));
+            else if (d.ints.at(1) > 0) schedule(f, m).ring_split(var(0), d.ints[0], d.ints[1]);
             else schedule(f, m).ring_split(var(0), d.ints[0]);
             break;
-        case Directive::Split: schedule(f, m).split(var(0), var(1), var(2), d.ints.at(0)); break;
+        case Directive::Split:
+            if (factors) schedule(f, m).split(var(0), var(1), var(2), param(d));
+            else schedule(f, m).split(var(0), var(1), var(2), d.ints.at(0));
+            break;
         case Directive::StickVectorize: schedule(f, m).stick_vectorize(var(0), d.ints.at(0)); break;
         case Directive::StoreAt: schedule(f, m).scratchpad_store_at(lookup(funcs, d.at_func, "Func"), var(0)); break;
         case Directive::LxRoot: schedule(f, m).scratchpad_root(); break;
@@ -72,7 +117,10 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
         case Directive::PeMatmul: schedule(f, m).pe_matmul(RVar(d.vars.at(0))); break;
         case Directive::RingShare: schedule(f, m).ring_share(RVar(d.vars.at(0)), d.ints.at(0)); break;
         case Directive::DmaPhases: schedule(f, m).dma_phases(var(0)); break;
-        case Directive::HSplit: f.split(var(0), var(1), var(2), d.ints.at(0)); break;
+        case Directive::HSplit:
+            if (factors) f.split(var(0), var(1), var(2), param(d));
+            else f.split(var(0), var(1), var(2), d.ints.at(0));
+            break;
         case Directive::HFuse: f.fuse(var(0), var(1), var(2)); break;
         case Directive::HParallel: f.parallel(var(0)); break;
         case Directive::HReorder: f.reorder(vars_of(f, d.vars, false)); break;
@@ -83,7 +131,8 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
             break;
         }
         case Directive::HUpdateSplit:
-            f.update().split(RVar(d.vars.at(0)), RVar(d.vars.at(1)), RVar(d.vars.at(2)), d.ints.at(0));
+            if (factors) f.update().split(RVar(d.vars.at(0)), RVar(d.vars.at(1)), RVar(d.vars.at(2)), param(d));
+            else f.update().split(RVar(d.vars.at(0)), RVar(d.vars.at(1)), RVar(d.vars.at(2)), d.ints.at(0));
             break;
         case Directive::HUpdateRename: f.update().rename(RVar(d.vars.at(0)), RVar(d.vars.at(1))); break;
         case Directive::HUpdateReorder: f.update().reorder(vars_of(f, d.vars, true)); break;

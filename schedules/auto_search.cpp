@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "auto_structure.h"
+#include "compile_kernel.h"
 #include "device/error.h"
 #include "sim/program_work.h"
 #include "sim/simulator.h"
@@ -119,15 +120,35 @@ bool one_choice_apart(const std::string &a, const std::string &b) {
     return diff == 1;
 }
 
+// Which worker times each of positions [begin, end): candidates of one structure (group) go to the
+// same worker, so that they share its lowering; groups, largest first, to the least loaded worker.
+std::vector<int> assign_workers(const std::vector<std::string> &group, int workers) {
+    std::map<std::string, std::vector<size_t>> members;
+    for (size_t i = 0; i < group.size(); i++) members[group[i]].push_back(i);
+    std::vector<const std::vector<size_t> *> bys;
+    for (const auto &m : members) bys.push_back(&m.second);
+    std::stable_sort(bys.begin(), bys.end(), [](auto *a, auto *b) { return a->size() > b->size(); });
+    std::vector<size_t> load(size_t(workers), 0);
+    std::vector<int> of(group.size(), 0);
+    for (const std::vector<size_t> *m : bys) {
+        const int w = int(std::min_element(load.begin(), load.end()) - load.begin());
+        for (size_t i : *m) of[i] = w;
+        load[size_t(w)] += m->size();
+    }
+    return of;
+}
+
 template <typename Eval, typename Note>
-void run_round(size_t begin, size_t end, int workers, const Eval &evaluate, const Note &note) {
+void run_round(size_t begin, size_t end, int workers, const std::vector<std::string> &group, const Eval &evaluate,
+               const Note &note) {
     workers = std::max(1, std::min<int>(workers, int(end - begin)));
     if (workers == 1) {
         for (size_t pos = begin; pos < end; pos++) note(evaluate(pos));
         return;
     }
-    // Worker w times positions begin + w, begin + w + workers, ...: which candidates are timed does
-    // not depend on the workers' speed (except past the time budget).
+    // Which candidates are timed does not depend on the workers' speed (except past the time
+    // budget), nor which worker times which.
+    const std::vector<int> worker_of = assign_workers(group, workers);
     std::vector<int> fds;
     std::vector<pid_t> pids;
     for (int w = 0; w < workers; w++) {
@@ -138,7 +159,8 @@ void run_round(size_t begin, size_t end, int workers, const Eval &evaluate, cons
         if (pid < 0) throw_error("auto_schedule: cannot start a search worker process");
         if (pid == 0) {
             close(p[0]);
-            for (size_t pos = begin + size_t(w); pos < end; pos += size_t(workers)) {
+            for (size_t pos = begin; pos < end; pos++) {
+                if (worker_of[pos - begin] != w) continue;
                 Record r = evaluate(pos);
                 if (write(p[1], &r, sizeof r) != ssize_t(sizeof r)) break;
             }
@@ -175,8 +197,22 @@ void run_round(size_t begin, size_t end, int workers, const Eval &evaluate, cons
 
 }  // namespace
 
-double time_candidate(const Func &output, const std::vector<ImageParam> &inputs, const Candidate &c,
-                      const CompileOptions &opt, int64_t exact_limit, bool require_exact) {
+struct LoweringCache::Entry {
+    std::shared_ptr<CapturedKernel> kernel;  // null: lower each candidate on its own
+    // A candidate that the shared lowering refused was refused by the plain one too: the shared
+    // lowering's refusals are the back end's, not its own, and are taken as they are.
+    bool refusals_confirmed = false;
+};
+
+LoweringCache::LoweringCache() = default;
+LoweringCache::~LoweringCache() = default;
+
+namespace {
+
+// A deep copy of the pipeline (the original stays unscheduled) with `c`'s directives applied; with
+// `factors`, its factors as Params. Returns the copy's output.
+Func scheduled_copy(const Func &output, const std::vector<ImageParam> &inputs, const Candidate &c,
+                    const CompileOptions &opt, FactorParams *factors) {
     std::map<std::string, Internal::Function> env = pipeline_env(output);
     auto copy = Internal::deep_copy({output.function()}, env);
     std::map<std::string, Func> funcs, input_funcs;
@@ -186,8 +222,66 @@ double time_candidate(const Func &output, const std::vector<ImageParam> &inputs,
         auto it = copy.second.find(Func(p).name());
         if (it != copy.second.end()) input_funcs[p.name()] = Func(it->second);
     }
-    apply_directives(c.directives, funcs, input_funcs, opt.machine);
-    DeviceProgram prog = compile_for_spyre(Func(copy.first[0]), inputs, opt);
+    apply_directives(c.directives, funcs, input_funcs, opt.machine, factors);
+    return Func(copy.first[0]);
+}
+
+BackendOptions backend_options(const CompileOptions &opt) {
+    BackendOptions bo;
+    bo.staging_budget_bytes = opt.staging_budget_bytes;
+    return bo;
+}
+
+}  // namespace
+
+double time_candidate(const Func &output, const std::vector<ImageParam> &inputs, const Candidate &c,
+                      const CompileOptions &opt, int64_t exact_limit, bool require_exact) {
+    return time_candidate(output, inputs, c, opt, exact_limit, require_exact, nullptr);
+}
+
+double time_candidate(const Func &output, const std::vector<ImageParam> &inputs, const Candidate &c,
+                      const CompileOptions &opt, int64_t exact_limit, bool require_exact, LoweringCache *cache) {
+    DeviceProgram prog;
+    bool done = false;
+    if (cache) {
+        std::shared_ptr<LoweringCache::Entry> &e = cache->entries_[structure_key(c.directives)];
+        if (!e) {
+            e = std::make_shared<LoweringCache::Entry>();
+            try {
+                FactorParams fp;
+                Func out = scheduled_copy(output, inputs, c, opt, &fp);
+                std::vector<Argument> args(fp.params.begin(), fp.params.end());
+                cache->lowerings_++;
+                e->kernel = std::make_shared<CapturedKernel>(capture_kernel(
+                    out, inputs, kernel_signature(out, inputs, opt), opt.machine, backend_options(opt), args));
+            } catch (const std::exception &) {  // what Halide refuses symbolically, try per candidate
+            }
+        }
+        if (e->kernel) {
+            try {
+                prog = finish_kernel(*e->kernel, factor_values(c.directives)).program;
+                done = true;
+                cache->hits_++;
+            } catch (const std::exception &) {
+                // The shared Stmt may differ from a plain lowering in ways the back end refuses: if
+                // the plain one compiles, this structure is lowered per candidate from now on.
+                if (e->refusals_confirmed) throw;
+                cache->lowerings_++;
+                try {
+                    prog = compile_for_spyre(scheduled_copy(output, inputs, c, opt, nullptr), inputs, opt);
+                } catch (const std::exception &) {
+                    e->refusals_confirmed = true;
+                    throw;
+                }
+                e->kernel.reset();
+                done = true;
+            }
+        }
+    }
+    if (!done) {
+        if (cache) cache->lowerings_++;
+        prog = compile_for_spyre(scheduled_copy(output, inputs, c, opt, nullptr), inputs, opt);
+    }
     SimOptions so;
     so.timing_only = true;
     // Exact runs only where they are cheap, judged from the program's static work.
@@ -210,6 +304,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     std::vector<size_t> list;
     std::vector<Record> records;
     std::set<size_t> listed;
+    LoweringCache cache;  // a worker's copy fills as it times; a round's workers start from this one
     auto evaluate = [&](size_t pos) {
         Record r{int32_t(pos), 0, 0};
         if (Clock::now() > deadline) {
@@ -217,14 +312,14 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
             return r;
         }
         try {
-            r.us = time_candidate(output, inputs, cs[list[pos]], opt);
+            r.us = time_candidate(output, inputs, cs[list[pos]], opt, int64_t(1) << 20, false, &cache);
             r.status = 1;
         } catch (const std::exception &) {  // Halide::Error too: both mean the candidate is invalid
         }
         return r;
     };
     const size_t budget = size_t(std::max(1, so.max_evaluations));
-    Progress bar(so.progress, std::min(order.size(), budget));
+    Progress bar(so.progress, std::min(order.size(), budget * size_t(1 + std::max(0, so.siblings))));
     double best_so_far = 0;
     size_t done = 0, timed_ok = 0;
     auto note = [&](const Record &r) {
@@ -234,14 +329,32 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         if (r.status == 1 && (best_so_far == 0 || r.us < best_so_far)) best_so_far = r.us;
         bar.update(std::min(done, budget), best_so_far);
     };
+    // Each candidate chosen brings the siblings that share its Halide lowering (the same directives
+    // but for tile sizes and core counts), best estimates first: they cost a finish and a
+    // simulation each, a fraction of a lowering.
+    std::vector<std::string> key(cs.size());
+    std::map<std::string, std::vector<size_t>> siblings;
+    for (size_t i : order) {
+        key[i] = structure_key(cs[i].directives);
+        siblings[key[i]].push_back(i);
+    }
     auto time_more = [&](const std::vector<size_t> &more) {
         const size_t begin = list.size();
-        for (size_t i : more) {
+        auto add = [&](size_t i) {
+            if (!listed.insert(i).second) return false;
             list.push_back(i);
-            listed.insert(i);
+            return true;
+        };
+        for (size_t i : more) {
+            add(i);
+            int n = 0;
+            for (size_t j : siblings[key[i]])
+                if (n < so.siblings && add(j)) n++;
         }
         records.resize(list.size(), Record{0, 2, 0});
-        run_round(begin, list.size(), workers, evaluate, note);
+        std::vector<std::string> group;
+        for (size_t pos = begin; pos < list.size(); pos++) group.push_back(key[list[pos]]);
+        run_round(begin, list.size(), workers, group, evaluate, note);
     };
     auto best_timed = [&]() {
         std::pair<double, size_t> best{0, cs.size()};

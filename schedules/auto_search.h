@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,7 @@ struct SearchOptions {
     int workers = 0;            // processes; 0: one per core
     bool progress = true;       // on stderr, when it is a terminal
     int finalists = 4;          // the best few re-timed without loop summaries, when that is cheap
+    int siblings = 16;          // per candidate chosen, more timed that share its lowering (LoweringCache)
 };
 
 struct Timed {
@@ -52,6 +55,32 @@ struct SearchResult {
 double time_candidate(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs,
                       const Candidate &c, const CompileOptions &opt, int64_t exact_limit = int64_t(1) << 20,
                       bool require_exact = false);
+
+// Halide lowerings shared by the candidates of one search whose directives differ only in their
+// factors (auto_directives.h, structure_key): lowered once with the factors as Params, finished for
+// each candidate's values. A structure whose shared lowering Halide or the back end refuses where
+// the plain lowering works is lowered per candidate from then on.
+class LoweringCache {
+public:
+    LoweringCache();
+    ~LoweringCache();
+    LoweringCache(const LoweringCache &) = delete;
+    LoweringCache &operator=(const LoweringCache &) = delete;
+    int64_t lowerings() const { return lowerings_; }  // Halide lowerings run (shared or not)
+    int64_t shared_hits() const { return hits_; }     // candidates finished from a shared lowering
+
+private:
+    struct Entry;
+    std::map<std::string, std::shared_ptr<Entry>> entries_;  // by structure_key
+    int64_t lowerings_ = 0, hits_ = 0;
+    friend double time_candidate(const Halide::Func &, const std::vector<Halide::ImageParam> &, const Candidate &,
+                                 const CompileOptions &, int64_t, bool, LoweringCache *);
+};
+
+// time_candidate through `cache` (null: lowered on its own). The time is the same either way.
+double time_candidate(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs,
+                      const Candidate &c, const CompileOptions &opt, int64_t exact_limit, bool require_exact,
+                      LoweringCache *cache);
 
 // Throws spyre::Error when no candidate compiles (naming the pre-filter favourite's error).
 SearchResult search(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs,

@@ -189,7 +189,7 @@ std::vector<int> output_shape(const std::string &app, const Shape &s) {
 }
 
 DeviceProgram compile_kernel(const std::string &app, const std::string &schedule, const Shape &s,
-                             const MachineDesc &machine, const std::string &kernel_name) {
+                             const MachineDesc &machine, const std::string &kernel_name, AutoResult *search) {
     check_app(app);
     CompileOptions opt;
     opt.kernel_name = kernel_name.empty() ? app + "_" + schedule : kernel_name;
@@ -204,7 +204,8 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
         if (schedule == "auto") {
             AutoOptions ao;
             if (app_takes_cores(app)) ao.max_cores = s.cores;
-            auto_schedule(output, in, opt, ao);
+            AutoResult r = auto_schedule(output, in, opt, ao);
+            if (search) *search = r;
         } else {
             named();
         }

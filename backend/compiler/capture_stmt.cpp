@@ -96,7 +96,8 @@ BufferInfo device_buffer(const std::string &name, Type type, const ArgSpec &a, P
 
 }  // namespace
 
-Stmt capture_stmt(Func output, const std::vector<ImageParam> &inputs, const KernelSignature &sig, KernelPlan &plan) {
+Stmt capture_stmt(Func output, const std::vector<ImageParam> &inputs, const KernelSignature &sig, KernelPlan &plan,
+                  const std::vector<Argument> &factors) {
     if (inputs.size() != sig.inputs.size())
         throw_error("kernel ", sig.kernel_name, ": ", inputs.size(), " inputs but ", sig.inputs.size(),
                     " input shapes given");
@@ -108,7 +109,7 @@ Stmt capture_stmt(Func output, const std::vector<ImageParam> &inputs, const Kern
     std::string what = "output '" + output.name() + "'";
     if (output.outputs() != 1) throw_error(what, ": Funcs with several outputs are not supported");
     fix_device_shape(output.output_buffer(), sig.output, plan.machine, what);
-    return capture_stmt(Pipeline(output), args, sig, plan);
+    return capture_stmt(Pipeline(output), args, sig, plan, factors);
 }
 
 namespace {
@@ -136,7 +137,8 @@ void check_split_names(const Function &out) {
 
 }  // namespace
 
-Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSignature &sig, KernelPlan &plan) {
+Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSignature &sig, KernelPlan &plan,
+                  const std::vector<Argument> &factors) {
     const MachineDesc &m = plan.machine;
     if (args.size() != sig.inputs.size())
         throw_error("kernel ", sig.kernel_name, ": ", args.size(), " inputs but ", sig.inputs.size(),
@@ -163,8 +165,14 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
                         .with_feature(Target::NoAsserts)
                         .with_feature(Target::NoBoundsQuery)
                         .with_feature(Target::StrictFloat);
+    std::vector<Argument> all = args;
+    for (const Argument &f : factors) {
+        if (f.is_buffer() || f.type != Int(32))
+            throw_error("kernel ", sig.kernel_name, ": internal: schedule factor '", f.name, "' is not an int32 scalar");
+        all.push_back(f);
+    }
     try {
-        p.compile_to_module(args, sig.kernel_name, target);
+        p.compile_to_module(all, sig.kernel_name, target);
     } catch (const Halide::CompileError &e) {
         throw_error("kernel ", sig.kernel_name, ": Halide rejected the schedule: ", e.what());
     } catch (const Halide::InternalError &e) {

@@ -31,12 +31,16 @@ void fix_device_shape(Halide::OutputImageParam p, const ArgSpec &a, const Machin
 // Lowers `output` for Spyre, fixing the inputs' and the output's shapes first. Throws spyre::Error
 // naming the argument on a shape or layout the back end cannot take, and wraps Halide's own
 // compile errors.
+// `factors` are int32 scalar Params the schedule uses as split factors (the autoscheduler lowers a
+// schedule once for many tile sizes, compile_kernel.h): they stay symbolic in the Stmt returned.
 Halide::Internal::Stmt capture_stmt(Halide::Func output, const std::vector<Halide::ImageParam> &inputs,
-                                    const KernelSignature &sig, KernelPlan &plan);
+                                    const KernelSignature &sig, KernelPlan &plan,
+                                    const std::vector<Halide::Argument> &factors = {});
 
 // The same for a pipeline whose argument shapes were already fixed with fix_device_shape (a
 // Generator does that itself): `args` are its input buffers in order; sig.inputs follow them.
 Halide::Internal::Stmt capture_stmt(Halide::Pipeline pipeline, const std::vector<Halide::Argument> &args,
-                                    const KernelSignature &sig, KernelPlan &plan);
+                                    const KernelSignature &sig, KernelPlan &plan,
+                                    const std::vector<Halide::Argument> &factors = {});
 
 }  // namespace spyre

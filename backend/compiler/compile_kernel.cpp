@@ -89,4 +89,39 @@ BackendResult compile_kernel(Pipeline pipeline, const std::vector<Argument> &arg
                       pipeline.outputs()[0].name(), sig, machine, opts);
 }
 
+CapturedKernel capture_kernel(Func output, const std::vector<ImageParam> &inputs, const KernelSignature &sig,
+                              const MachineDesc &machine, const BackendOptions &opts,
+                              const std::vector<Argument> &factors) {
+    CapturedKernel k;
+    k.sig = sig, k.machine = machine, k.opts = opts, k.output = output.name();
+    for (const ImageParam &p : inputs) k.order.push_back(p.name());
+    k.plan.kernel_name = sig.kernel_name;
+    k.plan.machine = machine;
+    machine.validate();
+    k.stmt = capture_stmt(output, inputs, sig, k.plan, factors);
+    return k;
+}
+
+BackendResult finish_kernel(const CapturedKernel &k, const std::map<std::string, int> &values) {
+    std::map<std::string, Expr> subs;
+    for (const auto &v : values) subs[v.first] = Expr(v.second);
+    Stmt s = simplify(substitute(subs, k.stmt));
+    struct Free : IRVisitor {
+        const std::map<std::string, Expr> *subs;
+        std::string missing;
+        using IRVisitor::visit;
+        void visit(const Variable *v) override {
+            if (v->param.defined() && !v->param.is_buffer() && !subs->count(v->name)) missing = v->name;
+        }
+    } free;
+    free.subs = &subs;
+    s.accept(&free);
+    if (!free.missing.empty())
+        throw_error("kernel ", k.sig.kernel_name, ": internal: schedule factor '", free.missing, "' has no value");
+    return run_passes([&](KernelPlan &plan) {
+        plan = k.plan;
+        return s;
+    }, k.order, k.output, k.sig, k.machine, k.opts);
+}
+
 }  // namespace spyre

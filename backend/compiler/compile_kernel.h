@@ -6,6 +6,7 @@
 //   -> select_instructions
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,27 @@ BackendResult compile_kernel(Halide::Func output, const std::vector<Halide::Imag
 // For a pipeline whose argument shapes are already fixed (fix_device_shape), e.g. a Generator's.
 BackendResult compile_kernel(Halide::Pipeline pipeline, const std::vector<Halide::Argument> &args,
                              const KernelSignature &sig, const MachineDesc &machine, const BackendOptions &opts = {});
+
+// A kernel lowered by Halide with some split factors left as int32 scalar Params, and finished for
+// values of them: Halide's lowering is most of a compile, so the autoscheduler's candidates that
+// differ only in tile sizes and core counts share one. finish_kernel substitutes the values,
+// simplifies (the guards and clamps of splits that divide evenly fold away as they do when Halide
+// sees constants) and runs the Spyre passes.
+struct CapturedKernel {
+    Halide::Internal::Stmt stmt;
+    KernelPlan plan;  // as capture_stmt left it
+    KernelSignature sig;
+    std::vector<std::string> order;
+    std::string output;
+    MachineDesc machine;
+    BackendOptions opts;
+};
+
+CapturedKernel capture_kernel(Halide::Func output, const std::vector<Halide::ImageParam> &inputs,
+                              const KernelSignature &sig, const MachineDesc &machine, const BackendOptions &opts,
+                              const std::vector<Halide::Argument> &factors);
+
+// Throws spyre::Error naming a factor of `k` that `values` leaves out.
+BackendResult finish_kernel(const CapturedKernel &k, const std::map<std::string, int> &values);
 
 }  // namespace spyre
