@@ -117,6 +117,9 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
         case Directive::PeMatmul: schedule(f, m).pe_matmul(RVar(d.vars.at(0))); break;
         case Directive::RingShare: schedule(f, m).ring_share(RVar(d.vars.at(0)), d.ints.at(0)); break;
         case Directive::DmaPhases: schedule(f, m).dma_phases(var(0)); break;
+        case Directive::RingSplitReduction:
+            schedule(f, m).ring_split_reduction(RVar(d.vars.at(0)), d.ints.at(0), d.ints.at(1), d.ints.at(2) != 0);
+            break;
         case Directive::HSplit:
             if (factors) f.split(var(0), var(1), var(2), param(d));
             else f.split(var(0), var(1), var(2), d.ints.at(0));

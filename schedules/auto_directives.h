@@ -31,6 +31,7 @@ struct Directive {
         PeMatmul,        // func, vars {rvar}
         RingShare,       // func, vars {rvar}, ints {cores}
         DmaPhases,       // func, vars {v}
+        RingSplitReduction,  // func, vars {rvar}, ints {cores, extent, on_pe}
         // plain Halide calls (the tiled matmul stage, as schedules/matmul_stage.cpp writes them)
         HSplit,           // func, vars {v, outer, inner}, ints {factor}   (TailStrategy::Auto)
         HFuse,            // func, vars {inner, outer, fused}

@@ -36,7 +36,8 @@ bool is_spyre(Directive::Kind k) {
     case Directive::LxRoot:
     case Directive::DeviceRoot:
     case Directive::PeMatmul:
-    case Directive::RingShare: return true;
+    case Directive::RingShare:
+    case Directive::RingSplitReduction: return true;
     default: return false;
     }
 }
@@ -61,6 +62,10 @@ std::string call(const Directive &d, const std::string &m) {
     case Directive::PeMatmul: os << "pe_matmul(" << cpp_name(d.vars[0]) << ")"; break;
     case Directive::RingShare: os << "ring_share(" << cpp_name(d.vars[0]) << ", " << d.ints[0] << ")"; break;
     case Directive::DmaPhases: os << "dma_phases(" << cpp_name(d.vars[0]) << ")"; break;
+    case Directive::RingSplitReduction:
+        os << "ring_split_reduction(" << cpp_name(d.vars[0]) << ", " << d.ints[0] << ", " << d.ints[1]
+           << (d.ints[2] ? ", true" : "") << ")";
+        break;
     case Directive::HSplit: os << "split(" << list(d.vars) << ", " << d.ints[0] << ")"; break;
     case Directive::HFuse: os << "fuse(" << list(d.vars) << ")"; break;
     case Directive::HParallel: os << "parallel(" << cpp_name(d.vars[0]) << ")"; break;
@@ -115,7 +120,8 @@ std::string print_cpp(const std::vector<Directive> &ds, const PipelineInfo &info
     };
     for (const Directive &d : ds) {
         bool upd = d.kind == Directive::HUpdateSplit || d.kind == Directive::HUpdateRename ||
-                   d.kind == Directive::HUpdateReorder || d.kind == Directive::PeMatmul || d.kind == Directive::RingShare;
+                   d.kind == Directive::HUpdateReorder || d.kind == Directive::PeMatmul || d.kind == Directive::RingShare ||
+                   d.kind == Directive::RingSplitReduction;
         // A loop of another Func's update (a K panel) is an RVar there.
         if (d.kind == Directive::HComputeAtLx || d.kind == Directive::StageInLxAt) {
             const StageInfo *at = info.find(d.at_func);

@@ -27,7 +27,7 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
     SpaceShapes shapes;
     for (const TensorSpec &t : options.inputs) shapes.inputs.push_back(t.shape);
     shapes.output = options.output.shape;
-    SpaceResult space = candidate_space(info, shapes, options.machine, ao.max_cores);
+    SpaceResult space = candidate_space(info, shapes, options.machine, ao.max_cores, ao.allow_reassociation);
     const double space_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (space.candidates.empty())
         throw_error("auto_schedule: kernel ", options.kernel_name, ": no candidate schedule for Func ", display_name(output.name()),

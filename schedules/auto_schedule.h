@@ -31,12 +31,17 @@ struct AutoOptions {
     int workers = 0;            // processes timing candidates; 0: one per core
     int max_cores = 0;          // most cores a schedule may use; 0: the machine's
     bool progress = true;       // a progress bar on stderr, when it is a terminal
+    // Also split reductions over the cores and combine the partials on the ring (ring_split_reduction,
+    // for few outputs and a long reduction). The partial sums are then added in another order than
+    // the algorithm's, so results differ from the CPU's by rounding: off unless asked for, as
+    // compilers leave reassociation of floating-point sums to a flag.
+    bool allow_reassociation = false;
 };
 
 struct AutoResult {
     double us = 0;              // the chosen schedule's modelled time
     bool exact = false;         // us from a run without loop summaries
-    std::string family;         // "rows", "columns" or "matmul" (auto_space.h)
+    std::string family;         // "rows", "columns", "matmul" or "split_k" (auto_space.h)
     std::string summary;        // the choices in one line
     std::string cpp;            // the directive calls as C++, with a comment saying where they came from
     int64_t candidates = 0;     // schedules in the space (after the LX pre-filter)

@@ -713,9 +713,86 @@ void matmul_family(const PipelineInfo &info, const SpaceShapes &shapes, const Ma
                 for (int variant = 0; variant < 5; variant++) add(c, mode, best_grid, variant);
 }
 
+// ---- split reductions (with reassociation allowed) ----
+
+// A reduction split over the cores (ring_split_reduction): each core reduces its share of the
+// reduction domain into a partial in its LX and one ring reduction combines them. Worth it where
+// the outputs are too few to spread over the cores: a matmul with a small M x N and a long K (the
+// accumulator whole in LX, on the PE array), or a 1-D output reduced along its inputs' sticks.
+void split_k_family(const PipelineInfo &info, const SpaceShapes &shapes, const MachineDesc &m, int max_cores,
+                    SpaceResult &out, std::set<std::string> &seen) {
+    const StageInfo &o = info.output();
+    const int lanes = int(m.stick_bytes / 2);
+    auto add = [&](int c, const StageInfo &red, int64_t extent, bool pe, std::vector<Directive> ds, RowsWork w,
+                   int64_t lx) {
+        if (lx > m.lx_usable_bytes) {
+            out.pruned_lx++;
+            return;
+        }
+        Candidate cand;
+        cand.family = "split_k";
+        cand.summary = "split_k cores=" + std::to_string(c) + (pe ? " pe" : " vector");
+        ds.insert(ds.begin(), {Directive::RingSplitReduction, red.name, {red.function.updates()[0].schedule().rvars()[0].var},
+                               {c, int(extent), pe ? 1 : 0}, ""});
+        cand.directives = std::move(ds);
+        // The partials go round the ring once, reduced as they go.
+        const double partial = double(lx) / 2;
+        cand.estimate_ns = estimate_ns(w, c, m) + partial * double(c - 1) / double(c) / (m.ring_bytes_per_cycle * m.clock_ghz) +
+                           double(c) * m.ring_hop_latency_cycles / m.clock_ghz;
+        if (seen.insert(cand.summary).second) out.candidates.push_back(std::move(cand));
+    };
+    // A matmul stage of one output: out(n, m) from acc(n, m) += A(k, m) * W(n, k).
+    std::optional<std::vector<MmStage>> stages = matmul_stages(info, shapes);
+    if (stages && stages->size() == 1 && (*stages)[0].accs.size() == 1 && (*stages)[0].batch == 1 &&
+        (*stages)[0].w_bytes == 2) {
+        const MmStage &st = (*stages)[0];
+        const StageInfo &acc = *st.accs[0];
+        // Each core's partial is whole fp32 sticks along N.
+        if ((st.cols * 4) % int64_t(m.stick_bytes)) return;
+        for (int c : core_counts(st.inner, max_cores)) {
+            if (c < 2 || st.inner % c || (st.inner / c) % lanes) continue;
+            RowsWork w;
+            for (size_t i = 0; i < info.inputs.size(); i++) w.dram_bytes += double(product(shapes.inputs[i])) * info.inputs[i].type.bytes();
+            const double outs = double(st.rows) * double(st.cols);
+            w.dram_bytes += outs * o.type.bytes();
+            w.dram_write_bytes = outs * o.type.bytes();
+            w.pe_macs = outs * double(st.inner);
+            w.vector_sticks_cycles = outs / lanes * stage_cycles_per_stick(o, m);
+            // The fp32 partial whole, and a K share of A and W (the back end stages them).
+            const int64_t lx = 2 * int64_t(outs) * 4 + (st.rows + st.cols) * (st.inner / c) * 2;
+            add(c, acc, st.inner, true,
+                {{Directive::LxRoot, acc.name, {}, {}, ""},
+                 {Directive::StickVectorize, o.name, {o.args[0]}, {1}, ""}},
+                w, lx);
+        }
+        return;
+    }
+    // A 1-D output with one update reducing along the sticks of what it reads.
+    if (o.args.size() != 1 || o.updates != 1 || o.matmul || o.streams_x) return;
+    const Internal::Definition &u = o.function.updates()[0];
+    if (u.schedule().rvars().size() != 1) return;
+    const int64_t extent = const_extent(u.schedule().rvars()[0].extent, 0);
+    if ((shapes.output[0] * o.type.bytes()) % int64_t(m.stick_bytes)) return;  // partials in whole sticks
+    for (int c : core_counts(extent, max_cores)) {
+        if (c < 2 || extent % c || (extent / c) % lanes) continue;
+        RowsWork w;
+        double elems = 0;
+        for (size_t i = 0; i < info.inputs.size(); i++) {
+            w.dram_bytes += double(product(shapes.inputs[i])) * info.inputs[i].type.bytes();
+            elems = std::max(elems, double(product(shapes.inputs[i])));
+        }
+        w.dram_bytes += double(shapes.output[0]) * o.type.bytes();
+        w.dram_write_bytes = double(shapes.output[0]) * o.type.bytes();
+        w.vector_sticks_cycles = elems / lanes * stage_cycles_per_stick(o, m);
+        const int64_t lx = 2 * shapes.output[0] * 4 + 2 * int64_t(m.stick_bytes) * shapes.output[0];
+        add(c, o, extent, false, {}, w, lx);
+    }
+}
+
 }  // namespace
 
-SpaceResult candidate_space(const PipelineInfo &info, const SpaceShapes &shapes, const MachineDesc &m, int max_cores) {
+SpaceResult candidate_space(const PipelineInfo &info, const SpaceShapes &shapes, const MachineDesc &m, int max_cores,
+                            bool reassociate) {
     if (shapes.inputs.size() != info.inputs.size())
         throw_error("auto_schedule: ", info.inputs.size(), " inputs but ", shapes.inputs.size(), " input shapes");
     if (shapes.output.size() != info.output().args.size())
@@ -731,6 +808,7 @@ SpaceResult candidate_space(const PipelineInfo &info, const SpaceShapes &shapes,
     columns_family(info, shapes, m, max_cores, r, seen);
     if (r.candidates.empty()) rows_family(info, shapes, m, max_cores, r, seen);
     matmul_family(info, shapes, m, max_cores, r, seen);
+    if (reassociate) split_k_family(info, shapes, m, max_cores, r, seen);
     // Different choices can write the same directives (a tile as large as a core's share, say):
     // time each schedule once.
     std::set<std::string> written;

@@ -25,7 +25,7 @@
 namespace spyre::autosched {
 
 struct Candidate {
-    std::string family;   // "rows", "columns", "matmul"
+    std::string family;   // "rows", "columns", "matmul", "split_k"
     std::string summary;  // one line: the choices, for logs and the printed schedule's comment
     std::vector<Directive> directives;
     double estimate_ns = 0;
@@ -41,8 +41,10 @@ struct SpaceResult {
     int64_t pruned_lx = 0;              // dropped: estimated LX use over the usable LX
 };
 
-// `max_cores` bounds the core counts tried (<= machine.cores).
+// `max_cores` bounds the core counts tried (<= machine.cores). With `reassociate`, reductions may
+// also be split over the cores and combined on the ring (family "split_k": ring_split_reduction),
+// which adds the partial sums in another order than the algorithm does.
 SpaceResult candidate_space(const PipelineInfo &info, const SpaceShapes &shapes, const MachineDesc &machine,
-                            int max_cores);
+                            int max_cores, bool reassociate = false);
 
 }  // namespace spyre::autosched

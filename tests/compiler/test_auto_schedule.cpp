@@ -126,6 +126,40 @@ Algorithm depthwise_conv(int seq) {
     };
 }
 
+// Row sums of a few long rows: out(y) = sum over x of in(x, y), in fp32.
+Algorithm few_long_rows(int cols) {
+    return [=] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var y("y");
+        RDom r(0, cols, "r");
+        Func out("out");
+        out(y) = 0.0f;
+        out(y) += cast<float>(in(r, y));
+        k.inputs = {in};
+        k.output = out;
+        return k;
+    };
+}
+
+// A matmul with few outputs and a long K.
+Algorithm small_matmul(int inner) {
+    return [=] {
+        Kernel k;
+        ImageParam a(Float(16), 2, "a"), w(Float(16), 2, "w");
+        Var n("n"), m("m");
+        RDom r(0, inner, "r");
+        Func acc("acc"), out("out");
+        acc(n, m) = 0.0f;
+        acc(n, m) += cast<float>(a(r, m)) * cast<float>(w(n, r));
+        out(n, m) = cast<float16_t>(acc(n, m));
+        k.inputs = {a, w};
+        k.output = out;
+        k.funcs = {{"acc", acc}};
+        return k;
+    };
+}
+
 CompileOptions options_for(const std::vector<std::vector<int>> &ins, const std::vector<int> &out,
                            const MachineDesc &m = {}) {
     CompileOptions o;
@@ -239,6 +273,48 @@ TEST(AutoDepthwiseConv, WeightsPerCoreWhenTilesCutTheirSticksMatchesCpu) {
     EXPECT_EQ(d.cmp.max_ulp, 0) << d.cmp.first_mismatch << "\n" << r.cpp;
     EXPECT_NE(r.summary.find("w:core"), std::string::npos) << r.summary;
     EXPECT_GT(d.program.num_cores, 1) << r.summary;
+}
+
+int ring_reduces(const DeviceProgram &p) {
+    int n = 0;
+    for (const Instr &i : p.code) n += i.op == Opcode::RING_REDUCE;
+    return n;
+}
+
+// With reassociation allowed, a reduction whose outputs are too few to spread over the cores is
+// split over them instead; the partials meet on the ring. Sums then differ from the CPU's by
+// rounding only. Without it, no schedule splits a reduction.
+TEST(AutoSplitK, FewLongRowsSplitTheirSumsOverTheCores) {
+    // 32 rows: one fp32 stick of sums, which a row split cannot divide over cores in whole sticks.
+    std::vector<std::vector<int>> ins{{4096, 32}};
+    AutoResult plain, split;
+    DiffResult a = run_differential(few_long_rows(4096), auto_scheduled(ins, {32}, &plain), ins, {32}, -1, 1);
+    EXPECT_EQ(a.cmp.max_ulp, 0) << a.cmp.first_mismatch;
+    EXPECT_EQ(ring_reduces(a.program), 0) << plain.summary;
+    EXPECT_EQ(a.program.num_cores, 1) << plain.summary;
+    AutoOptions ao = quick();
+    ao.allow_reassociation = true;
+    DiffResult b = run_differential(few_long_rows(4096), auto_scheduled(ins, {32}, &split, {}, ao), ins, {32}, -1, 1);
+    EXPECT_EQ(split.family, "split_k") << split.summary;
+    EXPECT_GT(b.program.num_cores, 2);
+    EXPECT_EQ(ring_reduces(b.program), 1);
+    EXPECT_LT(split.us, plain.us) << split.summary << " vs " << plain.summary;
+    EXPECT_LE(b.cmp.max_ulp, 16) << b.cmp.first_mismatch;  // a 4096-term fp32 sum in another order
+    EXPECT_NE(split.cpp.find("ring_split_reduction("), std::string::npos) << split.cpp;
+}
+
+TEST(AutoSplitK, SmallMatmulWithALongKSplitsKOverThePeArrays) {
+    const int K = 8192;
+    std::vector<std::vector<int>> ins{{K, 64}, {64, K}};
+    AutoOptions ao = quick();
+    ao.allow_reassociation = true;
+    AutoResult r;
+    DiffResult d = run_differential(small_matmul(K), auto_scheduled(ins, {64, 64}, &r, {}, ao), ins, {64, 64}, -1, 1);
+    EXPECT_EQ(r.family, "split_k") << r.summary;
+    EXPECT_EQ(ring_reduces(d.program), 1);
+    EXPECT_EQ(d.stats.pe_macs, int64_t(K) * 64 * 64);
+    // One fp16 ULP of the largest outputs (|out| < 128): the partials add in core order.
+    EXPECT_LE(d.cmp.max_abs_error, 0.0625) << d.cmp.first_mismatch;
 }
 
 TEST(AutoTranspose, ScaledTransposeMatchesCpu) {
