@@ -231,6 +231,39 @@ TEST(Fp8, QuantizeFromFp32MatchesCpu) {
     EXPECT_GE(count_op(r.program, Opcode::VCVTF8, DType::F32), 1);
 }
 
+// The README's fp8 example ("Quantized kernels: int8"), as written there.
+TEST(Fp8, ReadmeQuantizeAndDequantizeMatchCpu) {
+    const int cols = 200, rows = 256;
+    auto quantize = [] {
+        ImageParam in(Float(16), 2, "in"), s(Float(16), 1, "s"), codes(UInt(8), 2, "codes");
+        Var x("x"), y("y");
+        Func q("quantize_fp8"), d("dequantize_fp8");
+        q(x, y) = spyre::to_fp8(in(x, y) / s(y), spyre::Fp8Format::E4M3);          // uint8 codes
+        d(x, y) = spyre::from_fp8(codes(x, y), spyre::Fp8Format::E4M3) * s(y);    // float16
+        return two_d({in, s}, q, x, y);
+    };
+    auto dequantize = [] {
+        ImageParam in(Float(16), 2, "in"), s(Float(16), 1, "s"), codes(UInt(8), 2, "codes");
+        Var x("x"), y("y");
+        Func q("quantize_fp8"), d("dequantize_fp8");
+        q(x, y) = spyre::to_fp8(in(x, y) / s(y), spyre::Fp8Format::E4M3);          // uint8 codes
+        d(x, y) = spyre::from_fp8(codes(x, y), spyre::Fp8Format::E4M3) * s(y);    // float16
+        return two_d({codes, s}, d, x, y);
+    };
+    DiffResult rq = run_differential(
+        quantize, [&](Kernel &k) { schedule(k.output).ring_split(k.vars["y"], 4, rows).stick_vectorize(k.vars["x"]); },
+        {{cols, rows}, {rows}}, {cols, rows});
+    expect_same_bits(rq);
+    EXPECT_EQ(rq.program.num_cores, 4);
+    Runtime::Buffer<> scales = random_buffer(halide_type_t(halide_type_float, 16), {rows}, -4, 4, 8);
+    DiffResult rd = run_differential_on(
+        dequantize,
+        [&](Kernel &k) { schedule(k.output).ring_split(k.vars["y"], 4, rows).stick_vectorize(k.vars["x"], 2); },
+        {all_codes(cols, rows, Fp8Format::E4M3, false), scales}, {cols, rows});
+    expect_same_bits(rd);
+    EXPECT_EQ(rd.program.num_cores, 4);
+}
+
 // Constants are converted when the expression is built.
 TEST(Fp8, ConstantsConvertAtBuildTime) {
     Expr c = to_fp8(Expr(1000.0f), Fp8Format::E4M3);

@@ -14,6 +14,7 @@
 #include "device/half.h"
 #include "device/program_builder.h"
 #include "sim/lx_access.h"
+#include "sim/op_cost.h"
 #include "sim/vector_exec.h"
 
 namespace spyre {
@@ -481,6 +482,22 @@ TEST_F(VecTest, Fp8DecodeInPlaceReadsTheCodesFirst) {
         b.vcvtf8(DType::U8, DType::F16, Fp8Format::E4M3, 0, Lx(int32_t(kSrc0)), Lx(int32_t(kSrc0)), 1);
     }));
     for (int i = 0; i < 128; i++) ASSERT_EQ(fp8_decode_half(uint8_t(i * 2 + 1), Fp8Format::E4M3), hbits(kSrc0, i)) << i;
+}
+
+// No published figure gives an fp8 conversion rate: VCVTF8 is timed as the VCVT between the same
+// types (docs/device_model.md).
+TEST(Fp8Cost, TimedAsTheVcvtBetweenTheSameTypes) {
+    MachineDesc m;
+    ProgramBuilder b("cost", 1);
+    b.vcvt(DType::F16, DType::U8, 0, Lx(0), Lx(4096), 4, 3);
+    b.vcvtf8(DType::F16, DType::U8, Fp8Format::E4M3, 0, Lx(0), Lx(4096), 4, 3);
+    b.vcvt(DType::U8, DType::F32, 0, Lx(0), Lx(4096), 2, 3);
+    b.vcvtf8(DType::U8, DType::F32, Fp8Format::E5M2, 0, Lx(0), Lx(4096), 2, 3);
+    DeviceProgram p = b.finish();
+    EXPECT_EQ(vector_sticks(p.code[1], m), vector_sticks(p.code[0], m));
+    EXPECT_EQ(vector_cycles(p.code[1], m), vector_cycles(p.code[0], m));
+    EXPECT_EQ(vector_sticks(p.code[3], m), 24);  // the fp32 side: 2 byte sticks are 8 fp32 sticks, 3 groups
+    EXPECT_EQ(vector_cycles(p.code[3], m), vector_cycles(p.code[2], m));
 }
 
 TEST_F(VecTest, FillEveryType) {
