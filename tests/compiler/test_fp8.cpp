@@ -38,6 +38,7 @@ const Case kRoundTripCases[] = {
     {"e5m2_1x100", 100, 1, 1, Fp8Format::E5M2},       {"e5m2_7x384", 384, 7, 1, Fp8Format::E5M2},
     {"e5m2_64x1024", 1024, 64, 1, Fp8Format::E5M2},   {"e5m2_256x200_4c", 200, 256, 4, Fp8Format::E5M2}};
 std::string case_name(const ::testing::TestParamInfo<Case> &info) { return info.param.name; }
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 
 // fp16 output from byte codes: vectors of two fp16 sticks read one whole byte stick per row. At
 // 130 columns the fp16 rows pad to 192 elements, which two-stick vectors would overrun, so there
