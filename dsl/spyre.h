@@ -6,3 +6,4 @@
 #include "compile.h"
 #include "cpu_reference.h"
 #include "directives.h"
+#include "fp8.h"

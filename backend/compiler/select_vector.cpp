@@ -41,7 +41,7 @@ void Selector::free_temp(const Operand &o) {
 }
 
 void Selector::vinstr(Opcode op, DType t, const Operand &dst, const Operand *a, const Operand *b2, int64_t sticks,
-            int64_t groups, uint8_t mode, int32_t aux) {
+            int64_t groups, uint8_t mode, int32_t aux, int32_t a5) {
     if (!dtype_supported(op, t))
         unsupported(std::string(dtype_name(t)) + " values have no " + op_info(op).name +
                     (dtype_is_byte(t) ? "; int8 and uint8 are storage types: widen them first (cast<int32_t> or "
@@ -64,6 +64,7 @@ void Selector::vinstr(Opcode op, DType t, const Operand &dst, const Operand *a, 
     in.dtype = uint8_t(t);
     in.mode = mode;
     in.a = {kTagVec, ld.reg.id, ld.off, la.reg.id, la.off, lb.reg.id, lb.off, int32_t(sticks), int32_t(groups), aux};
+    if (op == Opcode::VCVTF8) in.a[5] = a5;  // the fp8 format (no src1)
     b_.emit(in);
     for (Reg r : regs) b_.release(r);
     after(kTagVec, QVec, reads, writes);
@@ -385,46 +386,23 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         return *into;
     }
     if (const Cast *c = e.as<Cast>()) {
-        Operand a = to_vec(gen(c->value, d, nullptr), d);
-        DType from = a.type;
-        if (from == t) return a;
-        int64_t src_sticks = sticks_per_group(d, from);
-        int64_t ratio_num = dtype_bytes(t), ratio_den = dtype_bytes(from);
-        if (d.groups == 1 && (src_sticks * ratio_num) % ratio_den) {
-            // A narrowing of a part stick: convert a padded copy so that both sides are whole sticks.
-            int64_t padded = (src_sticks + ratio_den / ratio_num - 1) / (ratio_den / ratio_num) * (ratio_den / ratio_num);
-            Operand p = new_temp(from, padded * sb_);
-            vinstr(Opcode::VCOPY, from, p, &a, nullptr, src_sticks, 1);
-            free_temp(a);
-            a = p;
-            src_sticks = padded;
-        }
-        // Groups side by side must be whole sticks of both types (an fp16 row of 64 is half an int8
-        // stick).
-        const int64_t cvt_bytes = src_sticks * (sb_ / dtype_bytes(from)) * dtype_bytes(t);
-        if (d.groups != 1 && cvt_bytes != sticks * sb_) {
-            const int64_t whole = std::max(plan_.lanes(from), plan_.lanes(t));
-            unsupported("converts rows of " + std::to_string(d.elems) + " elements from " + dtype_name(from) + " to " +
-                        dtype_name(t) + ", which are not whole sticks of both (" + std::to_string(whole) +
-                        " elements); vectorize the Func by a multiple of " + std::to_string(whole) +
-                        " elements (stick_vectorize(x, sticks))");
-        }
-        // A widening of a part stick (an int8 stick holds more elements than the result's row):
-        // the one group converts into a temporary of the whole stick's width, of which the result
-        // takes its sticks.
-        if (cvt_bytes > sticks * sb_) {
-            Operand w = new_temp(t, cvt_bytes);
-            vinstr(Opcode::VCVT, from, w, &a, nullptr, src_sticks, 1, 0, int32_t(t));
-            free_temp(a);
-            if (!into) return w;
-            vinstr(Opcode::VCOPY, t, *into, &w, nullptr, sticks, 1);
-            free_temp(w);
-            return *into;
-        }
-        Operand r = result_for(d, t, into, {});
-        vinstr(Opcode::VCVT, from, r, &a, nullptr, src_sticks, d.groups, 0, int32_t(t));
-        free_temp(a);
-        return r;
+        // An fp8 decode straight into the cast's float type: one VCVTF8 (exact either way).
+        if (auto f = as_fp8(c->value); f && !f->encode && (t == DType::F16 || t == DType::F32))
+            return convert(to_vec(gen(f->value, d, nullptr), d), t, d, into, Opcode::VCVTF8, int32_t(f->format));
+        return convert(to_vec(gen(c->value, d, nullptr), d), t, d, into);
+    }
+    if (auto f = as_fp8(e)) {
+        // An encode of an fp16 value widened to fp32 encodes the fp16 value (the widening is exact).
+        Expr v = f->value;
+        if (const Cast *w = v.as<Cast>(); f->encode && w && w->value.type().is_float() && w->value.type().bits() == 16)
+            v = w->value;
+        Operand a = to_vec(gen(v, d, nullptr), d);
+        const DType want = f->encode ? DType::U8 : f->half ? DType::F16 : DType::F32;
+        if (t != want || (f->encode ? a.type != DType::F16 && a.type != DType::F32 : a.type != DType::U8))
+            unsupported(std::string("an fp8 ") + (f->encode ? "encode" : "decode") + " of " + dtype_name(a.type) +
+                        " values into " + dtype_name(t) + " (spyre::to_fp8 takes float values and gives uint8 codes; "
+                        "spyre::from_fp8 takes uint8 codes)");
+        return convert(a, t, d, into, Opcode::VCVTF8, int32_t(f->format));
     }
     auto unary = [&](Opcode op, const Expr &x) {
         Operand a = to_vec(gen(x, d, nullptr), d);
@@ -483,6 +461,51 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         return binary(Opcode::VSUB, op->a, op->b, false);
     }
     unsupported("stick_vectorize: " + describe(e) + " has no Spyre vector form");
+}
+
+// A conversion of the vector `a` to type t (VCVT, or VCVTF8 in fp8 format `fmt`), by whole sticks
+// of both types.
+Operand Selector::convert(Operand a, DType t, const Domain &d, const Operand *into, Opcode op, int32_t fmt) {
+    DType from = a.type;
+    if (from == t && op == Opcode::VCVT) return a;
+    const int64_t sticks = sticks_per_group(d, t);
+    int64_t src_sticks = sticks_per_group(d, from);
+    int64_t ratio_num = dtype_bytes(t), ratio_den = dtype_bytes(from);
+    if (d.groups == 1 && (src_sticks * ratio_num) % ratio_den) {
+        // A narrowing of a part stick: convert a padded copy so that both sides are whole sticks.
+        int64_t padded = (src_sticks + ratio_den / ratio_num - 1) / (ratio_den / ratio_num) * (ratio_den / ratio_num);
+        Operand p = new_temp(from, padded * sb_);
+        vinstr(Opcode::VCOPY, from, p, &a, nullptr, src_sticks, 1);
+        free_temp(a);
+        a = p;
+        src_sticks = padded;
+    }
+    // Groups side by side must be whole sticks of both types (an fp16 row of 64 is half an int8
+    // stick).
+    const int64_t cvt_bytes = src_sticks * (sb_ / dtype_bytes(from)) * dtype_bytes(t);
+    if (d.groups != 1 && cvt_bytes != sticks * sb_) {
+        const int64_t whole = std::max(plan_.lanes(from), plan_.lanes(t));
+        unsupported("converts rows of " + std::to_string(d.elems) + " elements from " + dtype_name(from) + " to " +
+                    dtype_name(t) + ", which are not whole sticks of both (" + std::to_string(whole) +
+                    " elements); vectorize the Func by a multiple of " + std::to_string(whole) +
+                    " elements (stick_vectorize(x, sticks))");
+    }
+    // A widening of a part stick (an int8 stick holds more elements than the result's row):
+    // the one group converts into a temporary of the whole stick's width, of which the result
+    // takes its sticks.
+    if (cvt_bytes > sticks * sb_) {
+        Operand w = new_temp(t, cvt_bytes);
+        vinstr(op, from, w, &a, nullptr, src_sticks, 1, 0, int32_t(t), fmt);
+        free_temp(a);
+        if (!into) return w;
+        vinstr(Opcode::VCOPY, t, *into, &w, nullptr, sticks, 1);
+        free_temp(w);
+        return *into;
+    }
+    Operand r = result_for(d, t, into, {});
+    vinstr(op, from, r, &a, nullptr, src_sticks, d.groups, 0, int32_t(t), fmt);
+    free_temp(a);
+    return r;
 }
 
 Operand Selector::to_vec(Operand s, const Domain &d) {

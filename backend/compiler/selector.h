@@ -115,7 +115,7 @@ private:
 
     // ---------------------------------------------------------------- vector instructions
     void vinstr(Opcode op, DType t, const Operand &dst, const Operand *a, const Operand *b2, int64_t sticks,
-                int64_t groups, uint8_t mode = 0, int32_t aux = 0);
+                int64_t groups, uint8_t mode = 0, int32_t aux = 0, int32_t a5 = 0);
 
     // A shifted read (ShiftCall) as one VSHIFT of its home rows.
     Operand shifted_load(const ShiftCall &s, const Domain &d, const Operand *into);
@@ -148,6 +148,8 @@ private:
 
     // A scalar operand spread over a whole vector, for positions that need sticks.
     Operand to_vec(Operand s, const Domain &d);
+    Operand convert(Operand a, DType t, const Domain &d, const Operand *into, Opcode op = Opcode::VCVT,
+                    int32_t fmt = 0);
 
     Operand binary_ops(Opcode op, const Expr &x, const Expr &y, const Domain &d, const Operand *into, DType t,
                        int64_t sticks);

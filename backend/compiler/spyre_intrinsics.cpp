@@ -86,4 +86,34 @@ std::optional<ShiftCall> as_shift(const Halide::Expr &e) {
     return s;
 }
 
+const char *fp8_call_name(bool encode, Fp8Format f, bool half) {
+    const bool e4 = f == Fp8Format::E4M3;
+    if (encode) return e4 ? "spyre_to_fp8_e4m3" : "spyre_to_fp8_e5m2";
+    if (half) return e4 ? "spyre_from_fp8_e4m3_f16" : "spyre_from_fp8_e5m2_f16";
+    return e4 ? "spyre_from_fp8_e4m3" : "spyre_from_fp8_e5m2";
+}
+
+Expr make_fp8(const Fp8Call &c) {
+    const int lanes = c.value.type().lanes();
+    const char *name = fp8_call_name(c.encode, c.format, c.half);
+    if (c.encode) return Call::make(UInt(8, lanes), name, {c.value}, Call::PureExtern);
+    if (!c.half) return Call::make(Float(32, lanes), name, {c.value}, Call::PureExtern);
+    return reinterpret(Float(16, lanes), Call::make(UInt(16, lanes), name, {c.value}, Call::PureExtern));
+}
+
+std::optional<Fp8Call> as_fp8(const Expr &e) {
+    const Call *c = e.as<Call>();
+    bool half = false;
+    if (c && c->is_intrinsic(Call::reinterpret) && c->type.element_of() == Float(16)) {
+        c = c->args[0].as<Call>();
+        half = true;
+    }
+    if (!c || c->call_type != Call::PureExtern || c->args.size() != 1) return std::nullopt;
+    for (bool encode : {true, false})
+        for (Fp8Format f : {Fp8Format::E4M3, Fp8Format::E5M2})
+            if (c->name == fp8_call_name(encode, f, half) && (encode || c->type.bits() == (half ? 16 : 32)))
+                return Fp8Call{encode, f, c->args[0], half};
+    return std::nullopt;
+}
+
 }  // namespace spyre

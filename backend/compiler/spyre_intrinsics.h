@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "device/fp8.h"
 
 namespace spyre {
 
@@ -65,5 +66,22 @@ struct ShiftCall {
 };
 Halide::Expr make_shift(const ShiftCall &c);
 std::optional<ShiftCall> as_shift(const Halide::Expr &e);
+
+// An fp8 conversion (spyre::to_fp8 / spyre::from_fp8, dsl/fp8.h): a PureExtern call of a C function
+// that Halide's CPU code calls (dsl/fp8.cpp, computing with device/fp8.h) and that instruction
+// selection turns into VCVTF8. Encode: uint8 spyre_to_fp8_<fmt>(float); decode to float32: float
+// spyre_from_fp8_<fmt>(uint8); decode to float16: reinterpret<float16_t> of uint16
+// spyre_from_fp8_<fmt>_f16(uint8), the fp16 bits (Halide 14's CPU code turns a float32 NaN cast to
+// float16 into an infinity, so a float32 decode cast to float16 would lose the NaN codes).
+struct Fp8Call {
+    bool encode = true;
+    Fp8Format format = Fp8Format::E4M3;
+    Halide::Expr value;  // float32 (encode) or uint8 codes (decode)
+    bool half = false;   // a decode to float16
+};
+const char *fp8_call_name(bool encode, Fp8Format f, bool half = false);
+Halide::Expr make_fp8(const Fp8Call &c);
+// Recognises the Calls make_fp8 builds (a decode to float16 by its reinterpret).
+std::optional<Fp8Call> as_fp8(const Halide::Expr &e);
 
 }  // namespace spyre

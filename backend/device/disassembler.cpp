@@ -1,4 +1,5 @@
 #include "disassembler.h"
+#include "fp8.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -145,6 +146,10 @@ std::string operands(const DeviceProgram &p, const Instr &in) {
             break;
         }
         case Operand::DTypeImm: os << type_name(v); break;
+        case Operand::Fp8Fmt:
+            if (fp8_format_valid(v)) os << fp8_format_name(Fp8Format(v));
+            else os << "fp8fmt" << v;
+            break;
         }
         out.push_back(os.str());
     }

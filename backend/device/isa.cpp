@@ -79,6 +79,7 @@ const OpInfo kOps[kNumOpcodes] = {
     {"BARRIER", Engine::Sync, kNone},
     {"VROUND", Engine::Vector, kVecUn},
     {"VSHIFT", Engine::Vector, {O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::Imm, O::Imm, O::Count, O::Count, O::Imm}},
+    {"VCVTF8", Engine::Vector, {O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::Fp8Fmt, N, O::Count, O::Count, O::DTypeImm}},
 };
 
 }  // namespace
@@ -118,6 +119,7 @@ bool dtype_supported(Opcode op, DType t) {
     case Opcode::VTRANSPOSE:
     case Opcode::VSHIFT: return true;
     case Opcode::MATMUL: return t == DType::F16 || t == DType::I8;
+    case Opcode::VCVTF8: return t == DType::F16 || t == DType::F32 || t == DType::U8;
     case Opcode::VADD:
     case Opcode::VSUB:
     case Opcode::VMUL:
@@ -131,6 +133,11 @@ bool dtype_supported(Opcode op, DType t) {
     case Opcode::RING_REDUCE: return t == DType::F16 || t == DType::F32 || t == DType::I32;
     default: return t == DType::F16 || t == DType::F32;
     }
+}
+
+bool vcvtf8_types_valid(DType from, DType to) {
+    auto is_float = [](DType t) { return t == DType::F16 || t == DType::F32; };
+    return (from == DType::U8 && is_float(to)) || (is_float(from) && to == DType::U8);
 }
 
 }  // namespace spyre

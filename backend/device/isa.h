@@ -43,6 +43,8 @@ enum class Opcode : uint16_t {
     VROUND,
     // vector unit: shifted stick access (vector_shift.h)
     VSHIFT,
+    // vector unit: fp8 conversions (fp8.h), appended in format version 3
+    VCVTF8,
     NUM_OPCODES
 };
 constexpr int kNumOpcodes = int(Opcode::NUM_OPCODES);
@@ -68,6 +70,7 @@ enum class Operand : uint8_t {
     Dir,       // ring direction: +1 (to the next core) or -1 (to the previous core)
     RedOp,     // ring reduction: 0 sum, 1 max, 2 min
     DTypeImm,  // an element type code (dtype.h)
+    Fp8Fmt,    // an fp8 format code (fp8.h): 0 e4m3, 1 e5m2
 };
 
 // Mode bits (Instr::mode) for vector ops.
@@ -83,7 +86,9 @@ enum VectorMode : uint8_t {
 //   a0 tag, a1/a2 dst base reg + byte offset, a3/a4 src0, a5/a6 src1, a7 sticks per group,
 //   a8 groups, a9 op-specific: VFILL float bits, VCVT destination type, VRED* valid elements per
 //   group (0 = all lanes). VTRANSPOSE uses a7 = rows, a8 = cols of the source matrix. VSHIFT uses
-//   a5 = element shift, a6 = lo, a9 = hi (its edge window; vector_shift.h).
+//   a5 = element shift, a6 = lo, a9 = hi (its edge window; vector_shift.h). VCVTF8 converts like
+//   VCVT (a9 the destination type) between fp8 codes (u8) and f16 or f32, in the fp8 format a5:
+//   from f16/f32 to u8 it encodes, from u8 to f16/f32 it decodes (fp8.h has the rounding rules).
 struct OpInfo {
     const char *name;
     Engine engine;
@@ -93,10 +98,14 @@ struct OpInfo {
 const OpInfo &op_info(Opcode op);
 // Whether an opcode computes on element type t. Data movement (copy, convert, broadcast, fill,
 // transpose) takes any type, int8 and uint8 included (they have no arithmetic: VCVT widens them);
+// VCVTF8 takes f16, f32 and u8 (the pair of source and destination is checked by
+// vcvtf8_types_valid);
 // add, sub, mul, min, max, neg, abs, the reductions and RING_REDUCE take int32 too
 // (two's-complement, wrapping); MATMUL takes f16 (fp32 accumulation) and int8 (int32 accumulation,
 // wrapping); the rest (VROUND too) fp16 or fp32.
 bool dtype_supported(Opcode op, DType t);
+// VCVTF8's source and destination: one is u8 (the fp8 codes), the other f16 or f32.
+bool vcvtf8_types_valid(DType from, DType to);
 bool opcode_valid(int v);
 // Opcode by name (case-sensitive, as printed by the disassembler); false if none.
 bool opcode_by_name(const char *name, Opcode *out);

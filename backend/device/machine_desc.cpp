@@ -80,8 +80,8 @@ std::vector<MachineParam> build_params() {
         real_param("vec_convert_sticks_per_cycle", "sticks/cycle", PS::Assumption,
                    "vector throughput per core for conversions (fp16, fp32, int32, int8, uint8; a `VCVT` costs the "
                    "wider side's sticks) and broadcast fills (set by an earlier fit to the single-core softmax table; no "
-                   "sweep isolates the vector unit; no public figure for the int8 conversions, which are assumed to run "
-                   "at this rate)",
+                   "sweep isolates the vector unit; no public figure for the int8 conversions or the fp8 ones "
+                   "(`VCVTF8`), which are assumed to run at this rate)",
                    &MD::vec_convert_sticks_per_cycle),
         real_param("vec_op_overhead_cycles", "cycles", PS::Assumption,
                    "issue + pipeline fill per vector instruction (set by an earlier fit to the single-core softmax table, whose stage 4 it still matches; no sweep isolates the vector unit)", &MD::vec_op_overhead_cycles),

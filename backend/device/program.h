@@ -26,7 +26,7 @@ struct BufferDecl {
 };
 
 struct DeviceProgram {
-    static constexpr uint32_t kFormatVersion = 2;  // 2: int8/uint8 element types, VROUND, VSHIFT
+    static constexpr uint32_t kFormatVersion = 3;  // 2: int8/uint8 element types, VROUND, VSHIFT; 3: VCVTF8
 
     std::string kernel_name;
     int32_t num_cores = 1;

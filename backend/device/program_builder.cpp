@@ -100,6 +100,12 @@ void ProgramBuilder::vcvt(DType from, DType to, int tag, Lx dst, Lx src, int32_t
     emit(make(Opcode::VCVT, {tag, dst.reg.id, dst.off, src.reg.id, src.off, 0, 0, sticks, groups, int32_t(to)},
               uint8_t(from)));
 }
+void ProgramBuilder::vcvtf8(DType from, DType to, Fp8Format fmt, int tag, Lx dst, Lx src, int32_t sticks,
+                            int32_t groups) {
+    emit(make(Opcode::VCVTF8,
+              {tag, dst.reg.id, dst.off, src.reg.id, src.off, int32_t(fmt), 0, sticks, groups, int32_t(to)},
+              uint8_t(from)));
+}
 void ProgramBuilder::vfill(DType t, int tag, Lx dst, float value, int32_t sticks, int32_t groups) {
     int32_t bits;
     std::memcpy(&bits, &value, 4);

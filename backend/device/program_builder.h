@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fp8.h"
 #include "program.h"
 
 namespace spyre {
@@ -63,6 +64,8 @@ public:
               uint8_t mode = 0);
     void vun(Opcode op, DType t, int tag, Lx dst, Lx a, int32_t sticks, int32_t groups = 1);
     void vcvt(DType from, DType to, int tag, Lx dst, Lx src, int32_t sticks, int32_t groups = 1);
+    // fp8 encode (from f16/f32 to u8 codes) or decode (from u8 to f16/f32), fp8.h.
+    void vcvtf8(DType from, DType to, Fp8Format fmt, int tag, Lx dst, Lx src, int32_t sticks, int32_t groups = 1);
     void vfill(DType t, int tag, Lx dst, float value, int32_t sticks, int32_t groups = 1);
     void vbcast(DType t, int tag, Lx dst, Lx scalar_src, int32_t sticks, int32_t groups = 1);
     // Lane reduction of each group into one element at dst (+ g * element size).

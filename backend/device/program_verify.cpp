@@ -11,6 +11,7 @@
 
 #include "checked_math.h"
 #include "error.h"
+#include "fp8.h"
 
 namespace spyre {
 
@@ -192,6 +193,9 @@ void check_operand(const DeviceProgram &p, size_t pc, const Instr &in, int slot)
     case Operand::DTypeImm:
         if (!dtype_valid(v)) fail("element type ", v, " is not a valid dtype");
         break;
+    case Operand::Fp8Fmt:
+        if (!fp8_format_valid(v)) fail("fp8 format ", v, " is not one of 0 (e4m3), 1 (e5m2)");
+        break;
     }
 }
 
@@ -208,11 +212,16 @@ void check_type_and_mode(size_t pc, const Instr &in) {
     if (!dtype_supported(op, t))
         throw_error(w, ": element type ", dtype_name(t), " not supported (",
                     op == Opcode::MATMUL                                         ? "f16 or i8 only"
+                    : op == Opcode::VCVTF8                                       ? "u8 fp8 codes, f16 or f32 only"
                     : dtype_supported(op, DType::I32)                             ? "f16, f32 or i32 only"
                                                                                   : "f16 or f32 only",
                     ")");
     if (op == Opcode::VCVT && int(in.dtype) == in.a[9])
         throw_error(w, ": source and destination type are both ", dtype_name(t));
+    if (op == Opcode::VCVTF8 && dtype_valid(in.a[9]) && !vcvtf8_types_valid(t, DType(in.a[9])))
+        throw_error(w, ": converts ", dtype_name(t), " to ", dtype_name(DType(in.a[9])),
+                    "; an fp8 conversion goes between u8 codes and f16 or f32 (encode f16/f32 -> u8, decode u8 -> "
+                    "f16/f32)");
 
     uint8_t allowed = 0;
     if (is_binary(op)) allowed = kSrc1Scalar;
@@ -314,7 +323,7 @@ void check_vector_machine(size_t pc, const Instr &in, const MachineDesc &m) {
     const int64_t full = sat_mul(sat_mul(groups, sticks), sb);
     Opcode op = in.op;
 
-    if (op == Opcode::VCVT) {
+    if (op == Opcode::VCVT || op == Opcode::VCVTF8) {
         int64_t lanes = sb / eb;
         int64_t group_bytes = sat_mul(sat_mul(sticks, lanes), dtype_bytes(DType(in.a[9])));
         if (group_bytes % sb != 0)

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "device/error.h"
+#include "device/fp8.h"
 #include "device/half.h"
 #include "device/layout.h"
 #include "device/program_verify.h"
@@ -566,6 +567,19 @@ private:
             std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
             std::string r = fresh();
             line(r + " = " + cv + " " + x + " : " + tt + " to " + tensor_type(shape, to));
+            store(r, dt, shape, to, a[0]);
+            return;
+        }
+        case Opcode::VCVTF8: {
+            // MLIR's f8 truncf has no saturating mode and the device holds codes as bytes: a
+            // generic op of our own, with the format as an attribute (docs/ktir.md).
+            const DType to = DType(a[9]);
+            if (!fp8_format_valid(a[5]) || !vcvtf8_types_valid(t, to)) break;
+            std::string dt = lx_tile(in, 1, to, shape, dense, pc, "dst");
+            std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
+            std::string r = fresh();
+            line(r + " = \"" + (t == DType::U8 ? "spyre.from_fp8" : "spyre.to_fp8") + "\"(" + x + ") {format = \"" +
+                 fp8_format_name(Fp8Format(a[5])) + "\"} : (" + tt + ") -> " + tensor_type(shape, to));
             store(r, dt, shape, to, a[0]);
             return;
         }

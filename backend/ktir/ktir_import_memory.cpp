@@ -557,7 +557,7 @@ void Importer::vec_emit(const Op &op, Opcode oc, DType t, const Tens &dst, const
     if (a) acc.reads.push_back(range_at(a->at, span(src0_elems, t)));
     if (b2) acc.reads.push_back(range_at(b2->at, span(src1_elems, t)));
     int64_t dbytes = dst_elems ? dst_elems * dtype_bytes(dst_t) : span(0, t);
-    if (oc == Opcode::VCVT) dbytes = g.groups * g.sticks * (sb_ / eb) * dtype_bytes(dst_t);
+    if (oc == Opcode::VCVT || oc == Opcode::VCVTF8) dbytes = g.groups * g.sticks * (sb_ / eb) * dtype_bytes(dst_t);
     acc.writes.push_back(range_at(dst.at, dbytes));
     if (mode & kAccumulate) acc.reads.push_back(range_at(dst.at, dbytes));
     before(QVec, acc);
@@ -567,6 +567,7 @@ void Importer::vec_emit(const Op &op, Opcode oc, DType t, const Tens &dst, const
     case Opcode::VFILL: b_.vfill(t, tag, dst.at, float(fill), s, n); break;
     case Opcode::VBCAST: b_.vbcast(t, tag, dst.at, a->at, s, n); break;
     case Opcode::VCVT: b_.vcvt(t, dst_t, tag, dst.at, a->at, s, n); break;
+    case Opcode::VCVTF8: b_.vcvtf8(t, dst_t, Fp8Format(aux), tag, dst.at, a->at, s, n); break;
     case Opcode::VREDSUM:
     case Opcode::VREDMAX:
     case Opcode::VREDMIN: b_.vred(oc, t, tag, dst.at, a->at, s, n, aux, mode); break;

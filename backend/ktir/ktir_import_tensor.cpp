@@ -293,11 +293,11 @@ void Importer::binary(const Op &op, Opcode oc, Tens x, Tens y, DType t) {
     define(op, 0, v);
 }
 
-void Importer::convert(const Op &op, Tens x, DType to) {
+void Importer::convert(const Op &op, Tens x, DType to, int fp8) {
     if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
     const int64_t eb = dtype_bytes(x.t), eo = dtype_bytes(to);
     Geo g = geo(x, op, "the operand");
-    if (x.t == to) {
+    if (x.t == to && fp8 < 0) {
         Val v;
         v.k = Val::T;
         v.x = x;
@@ -316,8 +316,34 @@ void Importer::convert(const Op &op, Tens x, DType to) {
     Val v;
     v.k = Val::T;
     v.x = destination(op, op.results[0], to, x.shape, group_out / sb_, true, Geo{g.groups, group_out / sb_});
-    vec_emit(op, Opcode::VCVT, x.t, v.x, &x, nullptr, g, 0, 0, 0, 0, 0, 0, to);
+    if (fp8 >= 0) {
+        // fp8 codes are signless i8 in KTIR and u8 on the device.
+        const DType from = dtype_is_byte(x.t) ? DType::U8 : x.t, dst_t = dtype_is_byte(to) ? DType::U8 : to;
+        vec_emit(op, Opcode::VCVTF8, from, v.x, &x, nullptr, g, 0, fp8, 0, 0, 0, 0, dst_t);
+    } else {
+        vec_emit(op, Opcode::VCVT, x.t, v.x, &x, nullptr, g, 0, 0, 0, 0, 0, 0, to);
+    }
     define(op, 0, v);
+}
+
+void Importer::fp8_convert(const Op &op) {
+    const bool encode = op.name == "spyre.to_fp8";
+    auto f = op.attrs.find("format");
+    if (f == op.attrs.end() || f->second.kind != Attr::String || (f->second.s != "e4m3" && f->second.s != "e5m2"))
+        throw_error("line ", op.line, ": ", op.name, ": needs format = \"e4m3\" or \"e5m2\"");
+    const Fp8Format fmt = f->second.s == "e4m3" ? Fp8Format::E4M3 : Fp8Format::E5M2;
+    if (op.operands.size() != 1 || op.result_types.size() != 1 || op.result_types[0].kind != Type::Tensor)
+        throw_error("line ", op.line, ": ", op.name, ": takes one tensor and returns one tensor");
+    Tens x = tensor(op.operands[0], op);
+    const Type &rt = op.result_types[0];
+    const DType to = dtype_of(rt, op);
+    if (x.shape != rt.shape) throw_error("line ", op.line, ": ", op.name, ": operand and result shapes differ");
+    const bool x_float = x.t == DType::F16 || x.t == DType::F32, to_float = to == DType::F16 || to == DType::F32;
+    if (encode ? !(x_float && dtype_is_byte(to)) : !(dtype_is_byte(x.t) && to_float))
+        throw_error("line ", op.line, ": ", op.name, ": converts ", dtype_name(x.t), " to ", dtype_name(to),
+                    encode ? "; it encodes f16 or f32 values into i8 fp8 codes"
+                           : "; it decodes i8 fp8 codes into f16 or f32 values");
+    convert(op, x, to, int(fmt));
 }
 
 std::string Importer::combiner(const Op &op) {

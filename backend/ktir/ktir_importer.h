@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "device/error.h"
+#include "device/fp8.h"
 #include "device/half.h"
 #include "device/layout.h"
 #include "device/program_builder.h"
@@ -298,7 +299,11 @@ private:
 
     void binary(const Op &op, Opcode oc, Tens x, Tens y, DType t);
 
-    void convert(const Op &op, Tens x, DType to);
+    // VCVT, or with `fp8` a format code (device/fp8.h) VCVTF8 between byte codes and floats.
+    void convert(const Op &op, Tens x, DType to, int fp8 = -1);
+
+    // "spyre.to_fp8" / "spyre.from_fp8" {format = "e4m3" | "e5m2"}: VCVTF8 (docs/ktir.md).
+    void fp8_convert(const Op &op);
 
     // Combining op of a linalg.reduce: its short form or the one arith op of its region.
     std::string combiner(const Op &op);

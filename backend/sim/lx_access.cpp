@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "device/error.h"
+#include "device/fp8.h"
 #include "device/vector_shift.h"
 
 namespace spyre {
@@ -156,9 +157,14 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
         set_write(acc, R.range("dst", R.addr(1, 2), stick_span, stick, true));
         return acc;
-    case Opcode::VCVT: {
+    case Opcode::VCVT:
+    case Opcode::VCVTF8: {
         int32_t to = in.a[9];
         if (!dtype_valid(to)) R.fail("invalid destination element type code ", to);
+        if (op == Opcode::VCVTF8 && !vcvtf8_types_valid(t, DType(to)))
+            R.fail("fp8 conversion from ", dtype_name(t), " to ", dtype_name(DType(to)),
+                   " (it goes between u8 codes and f16 or f32)");
+        if (op == Opcode::VCVTF8 && !fp8_format_valid(in.a[5])) R.fail("invalid fp8 format code ", in.a[5]);
         // A destination group holds the same element count as a source group.
         int64_t group_dst = smul(smul(sticks, lanes), dtype_bytes(DType(to)));
         if (group_dst % stick != 0)

@@ -21,6 +21,7 @@ VecClass vec_class(Opcode op) {
     case Opcode::VREDMAX:
     case Opcode::VREDMIN: return VecClass::Reduce;
     case Opcode::VCVT:
+    case Opcode::VCVTF8:  // no published fp8 rate: costed as VCVT (docs/device_model.md)
     case Opcode::VBCAST:
     case Opcode::VFILL: return VecClass::Convert;
     case Opcode::VTRANSPOSE: return VecClass::Restickify;
@@ -41,7 +42,7 @@ int64_t vector_sticks(const Instr &in, const MachineDesc &m) {
     // A shifted stick is assembled from two neighbouring source sticks: the unit streams two sticks
     // in per stick out, at the copy rate. Our assumption; no published figure isolates it.
     if (in.op == Opcode::VSHIFT) return 2 * n;
-    if (in.op == Opcode::VCVT) {
+    if (in.op == Opcode::VCVT || in.op == Opcode::VCVTF8) {
         int64_t src_bytes = dtype_bytes(DType(in.dtype)), dst_bytes = dtype_bytes(DType(in.a[9]));
         n = std::max(n, n * dst_bytes / src_bytes);
     }

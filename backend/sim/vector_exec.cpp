@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "device/half.h"
+#include "device/fp8.h"
 #include "device/half_bulk.h"
 #include "device/vector_shift.h"
 
@@ -321,6 +322,33 @@ void exec_cvt(DType from, DType to, uint8_t *dst, const uint8_t *src, int64_t n)
     }
 }
 
+// fp8 codes <-> f16 / f32 (fp8.h). The source is read whole before the destination is written
+// when they overlap (a decode writes more bytes than it reads).
+void exec_cvt_fp8(DType from, DType to, Fp8Format fmt, uint8_t *dst, const uint8_t *src, int64_t n) {
+    thread_local std::vector<uint8_t> copy;
+    copy.assign(src, src + n * dtype_bytes(from));
+    const uint8_t *s = copy.data();
+    for (int64_t i = 0; i < n; i++) {
+        switch (from) {
+        case DType::F16: {
+            uint16_t h;
+            std::memcpy(&h, s + i * 2, 2);
+            dst[i] = fp8_encode_half(h, fmt);
+            break;
+        }
+        case DType::F32: dst[i] = fp8_encode(F32E::load(s + i * 4), fmt); break;
+        default:  // u8 codes
+            if (to == DType::F16) {
+                uint16_t h = fp8_decode_half(s[i], fmt);
+                std::memcpy(dst + i * 2, &h, 2);
+            } else {
+                F32E::store(dst + i * 4, fp8_decode(s[i], fmt));
+            }
+            break;
+        }
+    }
+}
+
 // Fills n elements of eb bytes each with the bytes at `elem`.
 void fill_elems(uint8_t *dst, const uint8_t *elem, int64_t eb, int64_t n) {
     if (eb == 1) {
@@ -498,6 +526,9 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
     case Opcode::VCVT:
         // Source and destination groups are both back to back, so the groups form one flat run.
         exec_cvt(t, DType(in.a[9]), dst, src0, groups * per_group);
+        break;
+    case Opcode::VCVTF8:
+        exec_cvt_fp8(t, DType(in.a[9]), Fp8Format(in.a[5]), dst, src0, groups * per_group);
         break;
     case Opcode::VFILL: {
         const float v = bits_to_float(uint32_t(in.a[9]));

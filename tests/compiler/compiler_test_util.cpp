@@ -88,15 +88,27 @@ Comparison compare(const Runtime::Buffer<> &got, const Runtime::Buffer<> &want) 
 DiffResult run_differential(const Algorithm &alg, const Schedule &spyre_schedule,
                             const std::vector<std::vector<int>> &input_shapes, const std::vector<int> &output_shape,
                             float lo, float hi, const MachineDesc &machine) {
+    const Kernel types = alg();
+    std::vector<Runtime::Buffer<>> inputs;
+    for (size_t i = 0; i < types.inputs.size(); i++)
+        inputs.push_back(random_buffer(types.inputs[i].type(), input_shapes[i], lo, hi, uint32_t(1234 + i)));
+    return run_differential_on(alg, spyre_schedule, inputs, output_shape, machine);
+}
+
+DiffResult run_differential_on(const Algorithm &alg, const Schedule &spyre_schedule,
+                               const std::vector<Runtime::Buffer<>> &inputs, const std::vector<int> &output_shape,
+                            const MachineDesc &machine) {
     DiffResult r;
     Kernel ref = alg();
     // The CPU reference: every named stage at root, realised with strict floats (op by op, no
     // reassociated reductions), as the device computes.
     for (auto &kv : ref.funcs) kv.second.compute_root();
-    std::vector<Runtime::Buffer<>> inputs;
+    std::vector<std::vector<int>> input_shapes;
     for (size_t i = 0; i < ref.inputs.size(); i++) {
-        inputs.push_back(random_buffer(ref.inputs[i].type(), input_shapes[i], lo, hi, uint32_t(1234 + i)));
-        ref.inputs[i].set(Halide::Buffer<>(*inputs.back().raw_buffer()));
+        ref.inputs[i].set(Halide::Buffer<>(*inputs.at(i).raw_buffer()));
+        std::vector<int> shape;
+        for (int d = 0; d < inputs[i].dimensions(); d++) shape.push_back(inputs[i].dim(d).extent());
+        input_shapes.push_back(shape);
     }
     Runtime::Buffer<> want(ref.output.output_types()[0], output_shape);
     ref.output.realize(Halide::Pipeline::RealizationArg(want), cpu_reference_target());
@@ -112,6 +124,8 @@ DiffResult run_differential(const Algorithm &alg, const Schedule &spyre_schedule
     SpyreRun run = run_on_spyre(r.program, inputs, machine);
     r.stats = run.stats;
     r.cmp = compare(run.output, want);
+    r.got = run.output;
+    r.want = want;
     return r;
 }
 

@@ -37,6 +37,7 @@ struct DiffResult {
     Comparison cmp;
     SimStats stats;
     DeviceProgram program;
+    Halide::Runtime::Buffer<> got, want;  // the device's output and the CPU's
 };
 
 // Realises `alg` on the CPU (default Halide schedule: everything inline or as the algorithm says,
@@ -44,5 +45,9 @@ struct DiffResult {
 DiffResult run_differential(const Algorithm &alg, const Schedule &spyre_schedule,
                             const std::vector<std::vector<int>> &input_shapes, const std::vector<int> &output_shape,
                             float lo = -4, float hi = 4, const MachineDesc &machine = {});
+// The same on given inputs (shapes and types as the algorithm's arguments).
+DiffResult run_differential_on(const Algorithm &alg, const Schedule &spyre_schedule,
+                               const std::vector<Halide::Runtime::Buffer<>> &inputs, const std::vector<int> &output_shape,
+                               const MachineDesc &machine = {});
 
 }  // namespace spyre::testing

@@ -40,7 +40,7 @@ DeviceProgram golden_program() {
 
 TEST(Disassembler, Golden) {
     const char *expected =
-        "kernel axpy: 2 cores, format version 2\n"
+        "kernel axpy: 2 cores, format version 3\n"
         "buffers (2):\n"
         "  0 x input f16 [128, 2] sticks(d0) order[d1,d0]\n"
         "  1 y output f32 [32, 2] sticks(d1) order[d0,d1]\n"
@@ -69,6 +69,19 @@ TEST(Disassembler, Golden) {
         "  17  DMA_ST t8, y[r0+0], [r0+1024], dma#0\n"
         "  18  BARRIER\n";
     EXPECT_EQ(disassemble(golden_program()), expected);
+}
+
+TEST(Disassembler, Fp8ConversionsNameTheirFormat) {
+    ProgramBuilder b("fp8", 1);
+    b.vcvtf8(DType::F16, DType::U8, Fp8Format::E4M3, 1, Lx(256), Lx(0), 2);
+    b.vcvtf8(DType::U8, DType::F32, Fp8Format::E5M2, 2, Lx(1024), Lx(256), 1, 3);
+    b.wait(0x6);
+    std::string text = disassemble(b.finish());
+    EXPECT_THAT(text, HasSubstr("VCVTF8.f16 t1, [r0+256], [r0+0], e4m3, 2, 1, u8\n"));
+    EXPECT_THAT(text, HasSubstr("VCVTF8.u8 t2, [r0+1024], [r0+256], e5m2, 1, 3, f32\n"));
+    DeviceProgram p = b.finish();
+    p.code[0].a[5] = 9;  // the listing shows an unverified program as it is
+    EXPECT_THAT(disassemble(p), HasSubstr("fp8fmt9"));
 }
 
 TEST(Disassembler, Deterministic) {

@@ -73,6 +73,7 @@ DeviceProgram every_opcode_program() {
             case Operand::Dir: in.a[s] = -1; break;
             case Operand::RedOp: in.a[s] = 2; break;
             case Operand::DTypeImm: in.a[s] = int32_t(DType::I32); break;
+            case Operand::Fp8Fmt: in.a[s] = int32_t(Fp8Format::E5M2); break;
             }
         }
         bool typed = info.engine == Engine::Vector || op == Opcode::MATMUL || op == Opcode::RING_REDUCE;
@@ -80,6 +81,7 @@ DeviceProgram every_opcode_program() {
         if (op == Opcode::VMUL) in.mode = kSrc1Scalar;
         if (op == Opcode::VREDMAX) in.mode = kAccumulate | kDstF32;
         if (op == Opcode::MATMUL) in.mode = kAccumulate;
+        if (op == Opcode::VCVTF8) in.dtype = uint8_t(DType::F32), in.a[9] = int32_t(DType::U8);  // an encode
         p.code.push_back(in);
     }
     return p;
@@ -457,6 +459,20 @@ TEST(ProgramIO, RejectsUnknownOpcode) {
     size_t op = payload_at(bytes, "CODE") + 4 + 44 * 3;
     put_u16(bytes, op, 999);
     EXPECT_THAT(parse_error(bytes), HasSubstr("section CODE " + at(op) + " instruction 3: unknown opcode 999"));
+}
+
+// A file whose VCVTF8 names an fp8 format this reader does not know.
+TEST(ProgramIO, RejectsUnknownFp8Format) {
+    ProgramBuilder b("fp8", 1);
+    b.vcvtf8(DType::F16, DType::U8, Fp8Format::E5M2, 1, Lx(256), Lx(0), 2);
+    b.wait(0x2);
+    std::vector<uint8_t> bytes = serialize_program(b.finish());
+    // Instruction 0: u16 opcode, u8 dtype, u8 mode, then ten i32 operands; a5 is the format.
+    size_t fmt = payload_at(bytes, "CODE") + 4 + 4 + 5 * 4;
+    ASSERT_EQ(bytes[fmt], 1);
+    bytes[fmt] = 7;
+    EXPECT_THAT(parse_error(bytes),
+                HasSubstr("section CODE: instruction 0 (VCVTF8): operand 5 fp8 format 7 is not one of 0 (e4m3), 1 (e5m2)"));
 }
 
 // --- verify_program errors surface with the section name ---

@@ -237,6 +237,36 @@ TEST(ProgramVerify, RejectsVcvtToSameType) {
                 HasSubstr("instruction 4 (VCVT): operand 9 element type 7 is not a valid dtype"));
 }
 
+// VCVTF8 goes between u8 fp8 codes and f16 or f32, in format 0 (e4m3) or 1 (e5m2).
+TEST(ProgramVerify, RejectsFp8ConversionsOfOtherTypesAndUnknownFormats) {
+    auto fp8 = [](DType from, DType to, int32_t fmt) {
+        return instr(Opcode::VCVTF8, {1, 0, 4096, 0, 0, fmt, 0, 2, 1, int32_t(to)}, from);
+    };
+    DeviceProgram ok = base_program();
+    ok.code[kVadd] = fp8(DType::F16, DType::U8, 0);
+    EXPECT_NO_THROW(verify_program(ok));
+    ok.code[kVadd] = fp8(DType::U8, DType::F32, 1);
+    EXPECT_NO_THROW(verify_program(ok));
+    EXPECT_THAT(broken([&](DeviceProgram &p) { p.code[kVadd] = fp8(DType::I8, DType::F16, 0); }),
+                HasSubstr("instruction 4 (VCVTF8): element type i8 not supported (u8 fp8 codes, f16 or f32 only)"));
+    EXPECT_THAT(broken([&](DeviceProgram &p) { p.code[kVadd] = fp8(DType::F16, DType::I8, 0); }),
+                HasSubstr("instruction 4 (VCVTF8): converts f16 to i8; an fp8 conversion goes between u8 codes and "
+                          "f16 or f32"));
+    EXPECT_THAT(broken([&](DeviceProgram &p) { p.code[kVadd] = fp8(DType::F16, DType::F32, 0); }),
+                HasSubstr("instruction 4 (VCVTF8): converts f16 to f32"));
+    EXPECT_THAT(broken([&](DeviceProgram &p) { p.code[kVadd] = fp8(DType::U8, DType::U8, 1); }),
+                HasSubstr("instruction 4 (VCVTF8): converts u8 to u8"));
+    EXPECT_THAT(broken([&](DeviceProgram &p) { p.code[kVadd] = fp8(DType::F16, DType::U8, 2); }),
+                HasSubstr("instruction 4 (VCVTF8): operand 5 fp8 format 2 is not one of 0 (e4m3), 1 (e5m2)"));
+    EXPECT_THAT(broken([&](DeviceProgram &p) { p.code[kVadd] = fp8(DType::F16, DType::U8, -1); }),
+                HasSubstr("operand 5 fp8 format -1"));
+    EXPECT_THAT(broken([&](DeviceProgram &p) {
+                    p.code[kVadd] = fp8(DType::F16, DType::U8, 0);
+                    p.code[kVadd].a[6] = 3;
+                }),
+                HasSubstr("instruction 4 (VCVTF8): operand 6 is unused and must be 0, got 3"));
+}
+
 TEST(ProgramVerify, RejectsBadModeBits) {
     EXPECT_THAT(broken([](DeviceProgram &p) { p.code[kVadd].mode = kAccumulate; }),
                 HasSubstr("instruction 4 (VADD): mode bits 0x2 not allowed"));

@@ -113,6 +113,28 @@ DeviceProgram quantize() {
     return b.finish();
 }
 
+// fp16 values encoded to E4M3 codes, decoded back (E5M2 too, into fp32): VCVTF8 and its format
+// operand.
+DeviceProgram fp8() {
+    ProgramBuilder b("fp8", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {256, 2});
+    int out = b.buffer("out", BufferKind::Output, DType::U8, {256, 2});
+    DmaDesc d;
+    d.sticks = 8;
+    DmaDesc o;
+    o.sticks = 4;
+    int ind = b.dma_desc(d), outd = b.dma_desc(o);
+    b.dma_ld(0, in, kZero, 0, Lx(0), ind);
+    b.wait_tag(0);
+    b.vcvtf8(DType::F16, DType::U8, Fp8Format::E4M3, 1, Lx(4096), Lx(0), 8);
+    b.vcvtf8(DType::U8, DType::F16, Fp8Format::E4M3, 1, Lx(8192), Lx(4096), 4);
+    b.vcvtf8(DType::U8, DType::F32, Fp8Format::E5M2, 1, Lx(16384), Lx(4096), 4);
+    b.wait_tag(1);
+    b.dma_st(2, out, kZero, 0, Lx(4096), outd);
+    b.wait_tag(2);
+    return b.finish();
+}
+
 void write(const fs::path &p, const std::string &bytes) {
     std::ofstream(p, std::ios::binary) << bytes;
 }
@@ -127,7 +149,7 @@ int main(int argc, char **argv) {
     fs::path out = argv[1];
     for (const char *d : {"program", "machine", "layout", "ktir"}) fs::create_directories(out / d);
     int n = 0;
-    for (const DeviceProgram &p : {streaming(1), streaming(4), matmul(), ring(4), quantize()}) {
+    for (const DeviceProgram &p : {streaming(1), streaming(4), matmul(), ring(4), quantize(), fp8()}) {
         std::vector<uint8_t> bytes = serialize_program(p);
         write(out / "program" / (std::to_string(n) + ".spyre"), std::string(bytes.begin(), bytes.end()));
         write(out / "ktir" / ("exported" + std::to_string(n++) + ".ktir"), ktir::export_ktir(p));

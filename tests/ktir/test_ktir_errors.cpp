@@ -245,6 +245,17 @@ std::vector<BadCase> cases() {
         {"ShiftSourceNot1D", kernel(kLoad + "  %f = tensor.collapse_shape %v [[0, 1]] : tensor<4x64xf16> into tensor<256xf16>\n"
                                     "  %w = \"spyre.shift\"(%v) {shift = 1 : i32, lo = 0 : i32, hi = 0 : i32, origin = 0 : i32, edge = \"none\"} : (tensor<4x64xf16>) -> tensor<4x64xf16>\n"),
          "line 10: spyre.shift: the source must be a packed 1-D tensor in LX"},
+        // ---- spyre.to_fp8 / spyre.from_fp8 (VCVTF8)
+        {"Fp8UnknownFormat", kernel(kLoad + "  %w = \"spyre.to_fp8\"(%v) {format = \"e3m4\"} : (tensor<4x64xf16>) -> tensor<4x64xi8>\n"),
+         "line 9: spyre.to_fp8: needs format = \"e4m3\" or \"e5m2\""},
+        {"Fp8MissingFormat", kernel(kLoad + "  %w = \"spyre.from_fp8\"(%v) : (tensor<4x64xf16>) -> tensor<4x64xf16>\n"),
+         "line 9: spyre.from_fp8: needs format = \"e4m3\" or \"e5m2\""},
+        {"Fp8DecodeOfFloats", kernel(kLoad + "  %w = \"spyre.from_fp8\"(%v) {format = \"e4m3\"} : (tensor<4x64xf16>) -> tensor<4x64xf16>\n"),
+         "line 9: spyre.from_fp8: converts f16 to f16; it decodes i8 fp8 codes into f16 or f32 values"},
+        {"Fp8EncodeToFloat", kernel(kLoad + "  %w = \"spyre.to_fp8\"(%v) {format = \"e5m2\"} : (tensor<4x64xf16>) -> tensor<4x64xf32>\n"),
+         "line 9: spyre.to_fp8: converts f16 to f32; it encodes f16 or f32 values into i8 fp8 codes"},
+        {"Fp8ShapeChange", kernel(kLoad + "  %w = \"spyre.to_fp8\"(%v) {format = \"e5m2\"} : (tensor<4x64xf16>) -> tensor<2x128xi8>\n"),
+         "line 9: spyre.to_fp8: operand and result shapes differ"},
         {"RingSendDirection", kernel(kLoad + "  \"spyre.ring_send\"(%v) {direction = 2 : i32} : (tensor<4x64xf16>) -> ()\n"),
          "line 9: spyre.ring_send: needs direction = 1 or -1"},
         {"ForBoundsHbm", kernel("  %c1 = arith.constant 1 : index\n  scf.for %i = %c0 to %x_ptr step %c1 {\n  }\n"),

@@ -71,6 +71,12 @@ DeviceProgram every_instruction() {
     b.vcvt(U8, I, 1, Lx(30 * S), Lx(29 * S), 2); vw();
     b.vcvt(I, I8, 1, Lx(31 * S), Lx(30 * S), 8); vw();
     b.vcvt(U8, H, 1, Lx(31 * S + 256), Lx(29 * S), 2); vw();
+    // fp8 codes: encodes from fp16 and fp32, decodes to fp16 (in the output) and fp32.
+    b.vcvtf8(H, U8, Fp8Format::E4M3, 1, Lx(29 * S + 256), Lx(1 * S), 4); vw();
+    b.vcvtf8(U8, H, Fp8Format::E4M3, 1, Lx(7 * S + 512), Lx(29 * S + 256), 2); vw();
+    b.vcvtf8(F, U8, Fp8Format::E5M2, 1, Lx(29 * S + 512), Lx(10 * S), 8); vw();
+    b.vcvtf8(U8, H, Fp8Format::E5M2, 1, Lx(31 * S + 768), Lx(29 * S + 512), 1); vw();
+    b.vcvtf8(U8, F, Fp8Format::E5M2, 1, Lx(50 * S), Lx(29 * S + 512), 1); vw();
     MatmulDesc mm;
     mm.m = 4;
     mm.n = 64;
@@ -159,7 +165,9 @@ TEST(KtirExport, ExportedTextUsesTheKtdpFormsAndOurExtensions) {
                              "math.roundeven", "arith.fptoui", "arith.uitofp", "arith.sitofp", "arith.extui",
                              "arith.trunci", "xi8>", "xi32>) -> tensor<2x128xi32>",
                              "\"spyre.wait\"() {tags = 2 : i32}", "\"spyre.barrier\"() : () -> ()",
-                             "{spyre.tag = 3 : i32}"})
+                             "{spyre.tag = 3 : i32}", "\"spyre.to_fp8\"(", "\"spyre.from_fp8\"(",
+                             "{format = \"e4m3\"} : (tensor<1x256xf16>) -> tensor<1x256xi8>",
+                             "{format = \"e5m2\"} : (tensor<1x128xi8>) -> tensor<1x128xf32>"})
         EXPECT_NE(text.find(want), std::string::npos) << want;
 }
 
