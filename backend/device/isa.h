@@ -43,6 +43,10 @@ enum class Opcode : uint16_t {
     VROUND,
     // vector unit: shifted stick access (vector_shift.h)
     VSHIFT,
+    // 57..59 are reserved for another extension; the reader rejects them until they are defined.
+    RESERVED_57, RESERVED_58, RESERVED_59,
+    // vector unit: select between two sources by lane block (vector_shift.h), e.g. even and odd lanes
+    VLSEL = 60,
     NUM_OPCODES
 };
 constexpr int kNumOpcodes = int(Opcode::NUM_OPCODES);
@@ -77,13 +81,18 @@ enum VectorMode : uint8_t {
     kDstF32 = 4,      // reductions: write the result as fp32 (accumulation is always fp32)
     kEdgeClamp = 8,   // VSHIFT: a source position outside [lo, hi] reads the nearest edge (repeat_edge)
     kEdgeZero = 16,   // VSHIFT: a source position outside [lo, hi] reads zero (constant_exterior 0)
+    kEdgeMirrorImage = 32,     // VSHIFT: positions reflect about the window's ends, edges repeated (mirror_image)
+    kEdgeMirrorInterior = 64,  // VSHIFT: positions reflect about the edge elements themselves (mirror_interior)
 };
+// The VSHIFT edge modes; an instruction sets at most one.
+constexpr uint8_t kEdgeModes = kEdgeClamp | kEdgeZero | kEdgeMirrorImage | kEdgeMirrorInterior;
 
 // Uniform operand slots of vector instructions (groups = a[8] sets of n = a[7] sticks each).
 //   a0 tag, a1/a2 dst base reg + byte offset, a3/a4 src0, a5/a6 src1, a7 sticks per group,
 //   a8 groups, a9 op-specific: VFILL float bits, VCVT destination type, VRED* valid elements per
 //   group (0 = all lanes). VTRANSPOSE uses a7 = rows, a8 = cols of the source matrix. VSHIFT uses
-//   a5 = element shift, a6 = lo, a9 = hi (its edge window; vector_shift.h).
+//   a5 = element shift, a6 = lo, a9 = hi (its edge window; vector_shift.h). VLSEL uses a9 = the lane
+//   block width w: element e of a group takes src0 where (e / w) is even, src1 where it is odd.
 struct OpInfo {
     const char *name;
     Engine engine;

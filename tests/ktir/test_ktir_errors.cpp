@@ -231,7 +231,7 @@ std::vector<BadCase> cases() {
          "line 9: ktdp.reduce: needs kind = #ktdp....<...>"},
         // ---- spyre.shift (VSHIFT)
         {"ShiftEdge", kernel(kLoad + kFlat + shift_op("shift = 1 : i32, lo = 0 : i32, hi = 9 : i32, origin = 0 : i32, edge = \"mirror\"")),
-         "line 10: spyre.shift: needs edge = \"none\", \"clamp\" or \"zero\""},
+         "line 10: spyre.shift: needs edge = \"none\", \"clamp\", \"zero\", \"mirror_image\" or \"mirror_interior\""},
         {"ShiftMissingAttr", kernel(kLoad + kFlat + shift_op("lo = 0 : i32, hi = 9 : i32, origin = 0 : i32, edge = \"none\"")),
          "line 10: spyre.shift: needs shift = <i32>"},
         {"ShiftEmptyWindow", kernel(kLoad + kFlat + shift_op("shift = 1 : i32, lo = 9 : i32, hi = 0 : i32, origin = 0 : i32, edge = \"clamp\"")),
@@ -245,6 +245,13 @@ std::vector<BadCase> cases() {
         {"ShiftSourceNot1D", kernel(kLoad + "  %f = tensor.collapse_shape %v [[0, 1]] : tensor<4x64xf16> into tensor<256xf16>\n"
                                     "  %w = \"spyre.shift\"(%v) {shift = 1 : i32, lo = 0 : i32, hi = 0 : i32, origin = 0 : i32, edge = \"none\"} : (tensor<4x64xf16>) -> tensor<4x64xf16>\n"),
          "line 10: spyre.shift: the source must be a packed 1-D tensor in LX"},
+        // ---- spyre.lane_select (VLSEL)
+        {"LaneSelectBlock", kernel(kLoad + "  %w = \"spyre.lane_select\"(%v, %v) {block = 0 : i32} : (tensor<4x64xf16>, tensor<4x64xf16>) -> tensor<4x64xf16>\n"),
+         "line 9: spyre.lane_select: needs block = <positive i32>"},
+        {"LaneSelectOneOperand", kernel(kLoad + "  %w = \"spyre.lane_select\"(%v) {block = 1 : i32} : (tensor<4x64xf16>) -> tensor<4x64xf16>\n"),
+         "line 9: spyre.lane_select: takes two tensors and returns one"},
+        {"LaneSelectShapes", kernel(kLoad + kFlat + "  %w = \"spyre.lane_select\"(%v, %f) {block = 1 : i32} : (tensor<4x64xf16>, tensor<256xf16>) -> tensor<4x64xf16>\n"),
+         "line 10: spyre.lane_select: operand types or shapes differ from the result's"},
         {"RingSendDirection", kernel(kLoad + "  \"spyre.ring_send\"(%v) {direction = 2 : i32} : (tensor<4x64xf16>) -> ()\n"),
          "line 9: spyre.ring_send: needs direction = 1 or -1"},
         {"ForBoundsHbm", kernel("  %c1 = arith.constant 1 : index\n  scf.for %i = %c0 to %x_ptr step %c1 {\n  }\n"),
