@@ -36,7 +36,8 @@ public:
             // is (a mirror boundary condition on the rows of an input staged with stage_in_lx).
             if (!k && op->name.find("_wrapper") != std::string::npos) {
                 // stage_in_lx's copy of an input ("in_im$3_global_wrapper$0"): named by the input.
-                std::string input = op->name.substr(0, op->name.find("_wrapper"));
+                const size_t g = op->name.find("_global_wrapper");
+                std::string input = op->name.substr(0, g != std::string::npos ? g : op->name.find("_wrapper"));
                 input = input.substr(0, input.find('$'));
                 if (input.size() > 3 && input.compare(input.size() - 3, 3, "_im") == 0) input.resize(input.size() - 3);
                 what = "the LX copy of " + input + " (stage_in_lx)";

@@ -114,8 +114,9 @@ TEST_P(MirrorBoundary, MatchesCpuBitExactly) {
     EXPECT_EQ(r.cmp.max_ulp, 0);
     // Where the stick dimension has a mirror, some shifted read reflects (at least one row's end
     // is inside the vectors Halide did not split off as steady state).
-    if (c.form != Form::InteriorRowsOnly && c.cols > 1)  // one column: every read is that element
+    if (c.form != Form::InteriorRowsOnly && c.cols > 1) {  // one column: every read is that element
         EXPECT_GE(count_op(r.program, Opcode::VSHIFT, kEdgeMirrorImage | kEdgeMirrorInterior), 1);
+    }
 }
 
 std::vector<MirrorCase> cases() {
@@ -140,11 +141,13 @@ std::vector<MirrorCase> cases() {
                                  f.f, cols, rows, f32, lx});
                 }
     // Rows shorter than the reach (the position reflects more than once) and reaches beyond a stick.
-    // (Rows of 2 with a reach of 2 stop Halide 14's own lowering of the vectorized mirror.)
+    // (Rows of 2, and of 3 under mirror_interior, with a reach of 2 trip Halide 14's own lowering
+    // of the vectorized mirror: docs/directives.md.)
     for (auto [cols, rows] : std::vector<std::pair<int, int>>{{1, 2}, {1, 5}, {3, 2}, {5, 1}, {5, 3}}) {
         v.push_back({"image5_short_row_" + std::to_string(rows) + "x" + std::to_string(cols), Form::Image5, cols, rows});
-        v.push_back({"interior5_short_row_" + std::to_string(rows) + "x" + std::to_string(cols), Form::Interior5, cols,
-                     rows});
+        if (cols != 3)
+            v.push_back({"interior5_short_row_" + std::to_string(rows) + "x" + std::to_string(cols), Form::Interior5,
+                         cols, rows});
     }
     for (auto [cols, rows] : std::vector<std::pair<int, int>>{{100, 2}, {200, 3}, {1024, 2}})
         for (bool f32 : {false, true})

@@ -50,7 +50,9 @@ TEST_P(Rope, MatchesCpuBitExactly) {
     int shifts = 0, selects = 0;
     for (const Instr &in : r.program.code) shifts += in.op == Opcode::VSHIFT, selects += in.op == Opcode::VLSEL;
     EXPECT_GE(shifts, 1);
-    if (c.style == RopeStyle::Interleaved) EXPECT_GE(selects, 1);
+    if (c.style == RopeStyle::Interleaved) {
+        EXPECT_GE(selects, 1);
+    }
 }
 
 std::vector<RopeCase> cases() {

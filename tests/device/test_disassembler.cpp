@@ -86,8 +86,11 @@ TEST(Disassembler, EveryOpcodeHasItsName) {
         p.code.push_back(in);
     }
     std::string text = disassemble(p);
-    for (int o = 0; o < kNumOpcodes; o++)
-        if (opcode_valid(o)) EXPECT_THAT(text, HasSubstr(op_info(Opcode(o)).name));
+    for (int o = 0; o < kNumOpcodes; o++) {
+        if (opcode_valid(o)) {
+            EXPECT_THAT(text, HasSubstr(op_info(Opcode(o)).name));
+        }
+    }
 }
 
 TEST(Disassembler, UnverifiedProgramDoesNotCrash) {
