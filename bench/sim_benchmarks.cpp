@@ -207,7 +207,7 @@ std::vector<AppCase> app_cases() {
         v.push_back({"transpose", st, shape({4096, 8192}), true});
     }
     // Shifted reads (VSHIFT of staged rows) at the report's shape and at a model width.
-    for (const char *app : {"stencil", "conv1d", "rope"})
+    for (const char *app : {"stencil", "conv1d", "rope", "rope_interleaved"})
         for (const std::string &st : report::app_schedules(app)) {
             v.push_back({app, st, shape({512, 1024}), false});
             v.push_back({app, st, shape({4096, 8192}), true});

@@ -16,7 +16,7 @@ constexpr int kTileRows = 64;
 constexpr int64_t kLxBytesPerElem = 20;
 }  // namespace
 
-RopeKernel make_rope(int cols, int seq, int head_dim) {
+RopeKernel make_rope(int cols, int seq, int head_dim, RopeStyle style) {
     if (head_dim < 64 || head_dim % 64)
         throw_error("rope: head_dim=", head_dim, " is not a positive multiple of 64 (whole sticks)");
     if (cols % head_dim) throw_error("rope: ", cols, " columns are not whole heads of head_dim=", head_dim);
@@ -29,10 +29,17 @@ RopeKernel make_rope(int cols, int seq, int head_dim) {
     Var x = k.x, p = k.p;
     const int half = head_dim / 2;
     Expr i = x % head_dim;
+    k.out = Func("rope");
+    if (style == RopeStyle::Interleaved) {
+        // The partners clamped to the tensor, as below (cols is even, so they never bind).
+        Expr c = k.in(x, p) * k.cos(i, p);
+        k.out(x, p) = select(x % 2 == 0, c - k.in(min(x + 1, cols - 1), p) * k.sin(i, p),
+                             c + k.in(max(x - 1, 0), p) * k.sin(i, p));
+        return k;
+    }
     // The partners clamped to the tensor: Halide's bounds inference takes both sides of the select
     // (the clamps never bind where the select takes them).
     Expr rot = select(i < half, -k.in(min(x + half, cols - 1), p), k.in(max(x - half, 0), p));
-    k.out = Func("rope");
     k.out(x, p) = k.in(x, p) * k.cos(i, p) + rot * k.sin(i, p);
     return k;
 }

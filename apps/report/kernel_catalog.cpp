@@ -34,7 +34,7 @@ using namespace Halide;
 const std::vector<std::string> &app_names() {
     static const std::vector<std::string> names = {"softmax", "layernorm", "rmsnorm",   "gelu",      "bmm",
                                                     "linear",  "mlp",       "gated_mlp", "attention", "transpose",
-                                                    "qlinear", "stencil", "conv1d", "rope"};
+                                                    "qlinear", "stencil", "conv1d", "rope", "rope_interleaved"};
     return names;
 }
 
@@ -44,9 +44,13 @@ void check_app(const std::string &app) {
         if (a == app) return;
     throw_error("unknown app '", app,
                 "' (known: softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, transpose, "
-                "qlinear, stencil, conv1d, rope)");
+                "qlinear, stencil, conv1d, rope, rope_interleaved)");
 }
 bool is_norm(const std::string &app) { return app == "layernorm" || app == "rmsnorm"; }
+bool is_rope(const std::string &app) { return app == "rope" || app == "rope_interleaved"; }
+RopeStyle rope_style(const std::string &app) {
+    return app == "rope_interleaved" ? RopeStyle::Interleaved : RopeStyle::RotateHalf;
+}
 // The Spyre schedules of `all` (every schedule but the CPU reference's).
 std::vector<std::string> without_cpu(const std::vector<std::string> &all) {
     std::vector<std::string> s;
@@ -73,7 +77,7 @@ std::vector<std::string> named_schedules(const std::string &app) {
     if (app == "qlinear") return without_cpu(qlinear_schedules());
     if (app == "stencil") return stencil_schedules();
     if (app == "conv1d") return conv1d_schedules();
-    if (app == "rope") return rope_schedules();
+    if (is_rope(app)) return rope_schedules();
     return without_cpu(bmm_schedules());
 }
 }  // namespace
@@ -102,7 +106,7 @@ std::vector<std::string> generator_params(const std::string &app, const Shape &s
         return {kv("dim", s.dims[0]), kv("hidden", s.dims[1]), kv("rows", s.dims[2]), kv("cores", s.cores)};
     if (app == "attention") return {kv("dim", s.dims[0]), kv("seq", s.dims[1])};
     if (app == "conv1d") return {kv("cols", s.dims[1]), kv("rows", s.dims[0]), kv("taps", kConv1dTaps), "padding=causal"};
-    if (app == "rope") return {kv("cols", s.dims[1]), kv("rows", s.dims[0]), kv("head_dim", kRopeHeadDim)};
+    if (is_rope(app)) return {kv("cols", s.dims[1]), kv("rows", s.dims[0]), kv("head_dim", kRopeHeadDim)};
     return {kv("cols", s.dims[1]), kv("rows", s.dims[0])};
 }
 
@@ -173,7 +177,7 @@ std::vector<std::vector<int>> input_shapes(const std::string &app, const Shape &
     if (app == "layernorm") return {{cols, rows}, {cols}, {cols}};
     if (app == "rmsnorm") return {{cols, rows}, {cols}};
     if (app == "conv1d") return {{cols, rows}, {rows, kConv1dTaps}};
-    if (app == "rope") return {{cols, rows}, {kRopeHeadDim, rows}, {kRopeHeadDim, rows}};
+    if (is_rope(app)) return {{cols, rows}, {kRopeHeadDim, rows}, {kRopeHeadDim, rows}};
     return {{cols, rows}};
 }
 
@@ -251,8 +255,8 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
         Conv1dKernel k = make_conv1d(s.dims[1], s.dims[0], kConv1dTaps, true);
         return finish(k.out, {k.in, k.w}, [&] { schedule_conv1d(k, schedule, machine); });
     }
-    if (app == "rope") {
-        RopeKernel k = make_rope(s.dims[1], s.dims[0], kRopeHeadDim);
+    if (is_rope(app)) {
+        RopeKernel k = make_rope(s.dims[1], s.dims[0], kRopeHeadDim, rope_style(app));
         return finish(k.out, {k.in, k.cos, k.sin}, [&] { schedule_rope(k, schedule, machine); });
     }
     if (app == "linear") {
@@ -348,8 +352,8 @@ Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s, const st
         k.in.set(wrap(inputs[0]));
         k.w.set(wrap(inputs[1]));
         out = k.out;
-    } else if (app == "rope") {
-        RopeKernel k = make_rope(s.dims[1], s.dims[0], kRopeHeadDim);
+    } else if (is_rope(app)) {
+        RopeKernel k = make_rope(s.dims[1], s.dims[0], kRopeHeadDim, rope_style(app));
         k.in.set(wrap(inputs[0]));
         k.cos.set(wrap(inputs[1]));
         k.sin.set(wrap(inputs[2]));

@@ -24,7 +24,8 @@
 //   conv1d: {rows, cols} (channels x sequence), in {cols, rows} and w {rows, kConv1dTaps} ->
 //           {cols, rows}, the causal depthwise convolution (schedules/conv1d.h).
 //   rope: {rows, cols} (positions x heads * kRopeHeadDim), in {cols, rows}, cos and sin
-//         {kRopeHeadDim, rows} -> {cols, rows}; cols whole heads (schedules/rope.h).
+//         {kRopeHeadDim, rows} -> {cols, rows}; cols whole heads (schedules/rope.h). rope_interleaved:
+//         the same with pairs (2k, 2k + 1) instead of rotate half.
 #pragma once
 
 #include <cstdint>

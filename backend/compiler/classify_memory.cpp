@@ -32,7 +32,23 @@ public:
         int64_t elems = 1;
         for (const Expr &e : op->extents) {
             auto k = const_int(e);
-            if (!k) throw_error(what, ": allocation size ", e, " is not a compile-time constant");
+            // Said in the schedule's terms: the usual cause is a tile whose rows depend on where it
+            // is (a mirror boundary condition on the rows of an input staged with stage_in_lx).
+            if (!k && op->name.find("_wrapper") != std::string::npos) {
+                // stage_in_lx's copy of an input ("in_im$3_global_wrapper$0"): named by the input.
+                const size_t g = op->name.find("_global_wrapper");
+                std::string input = op->name.substr(0, g != std::string::npos ? g : op->name.find("_wrapper"));
+                input = input.substr(0, input.find('$'));
+                if (input.size() > 3 && input.compare(input.size() - 3, 3, "_im") == 0) input.resize(input.size() - 3);
+                what = "the LX copy of " + input + " (stage_in_lx)";
+            }
+            if (!k)
+                throw_error(what, ": its size changes from one iteration of the loops around it to the next "
+                                  "(a boundary condition such as mirror_image or mirror_interior on the rows makes "
+                                  "the rows a tile reads depend on the tile); Spyre needs a size fixed at compile "
+                                  "time: let the back end stage that input (no stage_in_lx) or apply the boundary "
+                                  "condition to a Func computed at root");
+
             elems *= *k;
         }
         b.elems = elems;

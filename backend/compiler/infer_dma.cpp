@@ -507,6 +507,13 @@ private:
             first = max(min(first, hi), lo), last = max(min(last, hi), lo);
         } else if (s.edge == kEdgeZero) {
             first = max(first, simplify(rel + s.lo)), last = min(last, simplify(rel + s.hi));
+        } else if (s.edge == kEdgeMirrorImage || s.edge == kEdgeMirrorInterior) {
+            // Inside the window the run itself; a reflection reaches back in from an end by at most
+            // as far as the run went past it (vector_shift.h, vshift_read_span).
+            Expr lo = simplify(rel + s.lo), hi = simplify(rel + s.hi);
+            Expr ca = max(min(first, hi), lo), cb = max(min(last, hi), lo);
+            Expr f2 = min(ca, max(lo, hi * 2 - last)), l2 = max(cb, min(hi, lo * 2 - first));
+            first = f2, last = l2;
         }
         Interval lo = bounds_of_expr_in_scope(simplify(first), scope), hi = bounds_of_expr_in_scope(simplify(last), scope);
         auto lo_c = lo.has_lower_bound() ? const_int(lo.min) : std::nullopt;

@@ -75,6 +75,9 @@ Reg Selector::eval(const Expr &e0) {
         return c;
     }
     if (const Cast *op = e.as<Cast>(); op && op->type.is_int_or_uint()) return eval(op->value);
+    // |x| (mirror_interior of a row index): max(x, -x).
+    if (const Call *op = e.as<Call>(); op && op->is_intrinsic(Call::abs) && op->type.is_int_or_uint())
+        return bin(op->args[0], make_zero(op->args[0].type()) - op->args[0], Opcode::MAX);
     throw_error("kernel ", plan_.kernel_name, ": index expression ", e, " has no scalar form on Spyre");
 }
 

@@ -412,6 +412,16 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         return r;
     };
     if (auto sh = as_shift(e)) return shifted_load(*sh, d, into);
+    if (auto ls = as_lane_select(e)) {
+        // Both sides whole, then one VLSEL picks each lane block from its side.
+        Operand a = to_vec(gen(ls->even, d, nullptr), d);
+        Operand b2 = to_vec(gen(ls->odd, d, nullptr), d);
+        Operand r = result_for(d, t, into, {&a, &b2});
+        vinstr(Opcode::VLSEL, t, r, &a, &b2, sticks, d.groups, 0, ls->block);
+        if (r.temp != a.temp) free_temp(a);
+        if (r.temp != b2.temp) free_temp(b2);
+        return r;
+    }
     if (const Call *c = e.as<Call>()) {
         std::string n = c->name;
         auto is = [&](const char *base) { return n == std::string(base) + "_f16" || n == std::string(base) + "_f32"; };
@@ -534,9 +544,14 @@ Operand Selector::binary_ops(Opcode op, const Expr &x, const Expr &y, const Doma
 }
 
 std::string Selector::describe(const Expr &e) const {
-    if (e.as<Shuffle>())
+    if (const Shuffle *sh = e.as<Shuffle>()) {
+        if (sh->is_interleave())
+            return "an interleaving of even and odd lanes (what Halide makes of a select() on x % 2; Spyre takes "
+                   "it when each side is element-wise arithmetic of reads at offsets along the stick dimension)";
         return "a shuffle of vector lanes (what Halide makes of a read at a constant offset along the stick "
-               "dimension near a boundary; VSHIFT takes repeat_edge, constant_exterior with 0 and plain offsets)";
+               "dimension near a boundary; VSHIFT takes repeat_edge, mirror_image, mirror_interior, "
+               "constant_exterior with 0 and plain offsets)";
+    }
     if (e.as<Select>())
         return "a select() between vectors (only the select of a boundary condition, constant_exterior with 0, "
                "has a vector form)";

@@ -116,4 +116,16 @@ std::optional<Fp8Call> as_fp8(const Expr &e) {
     return std::nullopt;
 }
 
+Halide::Expr make_lane_select(const LaneSelectCall &c) {
+    using namespace Halide::Internal;
+    return Call::make(c.even.type(), "spyre.lane_select", {c.even, c.odd, Halide::Expr(c.block)}, Call::PureExtern);
+}
+
+std::optional<LaneSelectCall> as_lane_select(const Halide::Expr &e) {
+    using namespace Halide::Internal;
+    const Call *c = e.as<Call>();
+    if (!c || c->name != "spyre.lane_select" || c->args.size() != 3 || !as_const_int(c->args[2])) return std::nullopt;
+    return LaneSelectCall{c->args[0], c->args[1], int(*as_const_int(c->args[2]))};
+}
+
 }  // namespace spyre

@@ -61,7 +61,7 @@ std::optional<RingReduceCall> as_ring_reduce(const Halide::Internal::Stmt &s);
 struct ShiftCall {
     Halide::Expr home;    // Load of a stick-aligned ramp
     int shift = 0;        // elements
-    int edge = 0;         // 0 none, kEdgeClamp, kEdgeZero (isa.h)
+    int edge = 0;         // 0 none, or one of kEdgeClamp, kEdgeZero, kEdgeMirrorImage, kEdgeMirrorInterior (isa.h)
     Halide::Expr lo, hi;  // int32, only with an edge
 };
 Halide::Expr make_shift(const ShiftCall &c);
@@ -83,5 +83,15 @@ const char *fp8_call_name(bool encode, Fp8Format f, bool half = false);
 Halide::Expr make_fp8(const Fp8Call &c);
 // Recognises the Calls make_fp8 builds (a decode to float16 by its reinterpret).
 std::optional<Fp8Call> as_fp8(const Halide::Expr &e);
+
+// A select between two vectors by lane block (lower_shifted_loads makes them of Halide's interleaves
+// of even and odd lanes; instruction selection emits VLSEL): lane j is even's where (j / block) is
+// even, odd's where it is odd. Both operands have the result's type.
+struct LaneSelectCall {
+    Halide::Expr even, odd;
+    int block = 1;
+};
+Halide::Expr make_lane_select(const LaneSelectCall &c);
+std::optional<LaneSelectCall> as_lane_select(const Halide::Expr &e);
 
 }  // namespace spyre

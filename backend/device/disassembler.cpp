@@ -70,7 +70,9 @@ std::string mnemonic(const Instr &in) {
     if (in.mode & kDstF32) s += ".f32out";
     if (in.mode & kEdgeClamp) s += ".clamp";
     if (in.mode & kEdgeZero) s += ".zero";
-    if (int rest = in.mode & ~(kSrc1Scalar | kAccumulate | kDstF32 | kEdgeClamp | kEdgeZero)) {
+    if (in.mode & kEdgeMirrorImage) s += ".mirror";
+    if (in.mode & kEdgeMirrorInterior) s += ".mirror_interior";
+    if (int rest = in.mode & ~(kSrc1Scalar | kAccumulate | kDstF32 | kEdgeModes)) {
         char buf[16];
         std::snprintf(buf, sizeof buf, ".mode0x%x", rest);
         s += buf;

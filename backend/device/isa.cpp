@@ -80,6 +80,9 @@ const OpInfo kOps[kNumOpcodes] = {
     {"VROUND", Engine::Vector, kVecUn},
     {"VSHIFT", Engine::Vector, {O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::Imm, O::Imm, O::Count, O::Count, O::Imm}},
     {"VCVTF8", Engine::Vector, {O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::Fp8Fmt, N, O::Count, O::Count, O::DTypeImm}},
+    {"", Engine::Control, kNone},  // reserved 58
+    {"", Engine::Control, kNone},  // reserved 59
+    {"VLSEL", Engine::Vector, {O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::Count, O::Count, O::Count}},
 };
 
 }  // namespace
@@ -98,11 +101,12 @@ const char *engine_name(Engine e) {
 
 const OpInfo &op_info(Opcode op) { return kOps[int(op)]; }
 
-bool opcode_valid(int v) { return v >= 0 && v < kNumOpcodes; }
+// A reserved number (no name yet) is not an opcode.
+bool opcode_valid(int v) { return v >= 0 && v < kNumOpcodes && kOps[v].name[0] != '\0'; }
 
 bool opcode_by_name(const char *name, Opcode *out) {
     for (int i = 0; i < kNumOpcodes; i++) {
-        if (std::strcmp(kOps[i].name, name) == 0) {
+        if (kOps[i].name[0] != '\0' && std::strcmp(kOps[i].name, name) == 0) {
             *out = Opcode(i);
             return true;
         }
@@ -117,7 +121,8 @@ bool dtype_supported(Opcode op, DType t) {
     case Opcode::VBCAST:
     case Opcode::VFILL:
     case Opcode::VTRANSPOSE:
-    case Opcode::VSHIFT: return true;
+    case Opcode::VSHIFT:
+    case Opcode::VLSEL: return true;
     case Opcode::MATMUL: return t == DType::F16 || t == DType::I8;
     case Opcode::VCVTF8: return t == DType::F16 || t == DType::F32 || t == DType::U8;
     case Opcode::VADD:

@@ -45,6 +45,10 @@ enum class Opcode : uint16_t {
     VSHIFT,
     // vector unit: fp8 conversions (fp8.h), appended in format version 3
     VCVTF8,
+    // 58 and 59 are reserved for another extension; the reader rejects them until they are defined.
+    RESERVED_58, RESERVED_59,
+    // vector unit: select between two sources by lane block (vector_shift.h), e.g. even and odd lanes
+    VLSEL = 60,
     NUM_OPCODES
 };
 constexpr int kNumOpcodes = int(Opcode::NUM_OPCODES);
@@ -80,7 +84,11 @@ enum VectorMode : uint8_t {
     kDstF32 = 4,      // reductions: write the result as fp32 (accumulation is always fp32)
     kEdgeClamp = 8,   // VSHIFT: a source position outside [lo, hi] reads the nearest edge (repeat_edge)
     kEdgeZero = 16,   // VSHIFT: a source position outside [lo, hi] reads zero (constant_exterior 0)
+    kEdgeMirrorImage = 32,     // VSHIFT: positions reflect about the window's ends, edges repeated (mirror_image)
+    kEdgeMirrorInterior = 64,  // VSHIFT: positions reflect about the edge elements themselves (mirror_interior)
 };
+// The VSHIFT edge modes; an instruction sets at most one.
+constexpr uint8_t kEdgeModes = kEdgeClamp | kEdgeZero | kEdgeMirrorImage | kEdgeMirrorInterior;
 
 // Uniform operand slots of vector instructions (groups = a[8] sets of n = a[7] sticks each).
 //   a0 tag, a1/a2 dst base reg + byte offset, a3/a4 src0, a5/a6 src1, a7 sticks per group,
@@ -88,7 +96,8 @@ enum VectorMode : uint8_t {
 //   group (0 = all lanes). VTRANSPOSE uses a7 = rows, a8 = cols of the source matrix. VSHIFT uses
 //   a5 = element shift, a6 = lo, a9 = hi (its edge window; vector_shift.h). VCVTF8 converts like
 //   VCVT (a9 the destination type) between fp8 codes (u8) and f16 or f32, in the fp8 format a5:
-//   from f16/f32 to u8 it encodes, from u8 to f16/f32 it decodes (fp8.h has the rounding rules).
+//   from f16/f32 to u8 it encodes, from u8 to f16/f32 it decodes (fp8.h has the rounding rules). VLSEL uses a9 = the lane
+//   block width w: element e of a group takes src0 where (e / w) is even, src1 where it is odd.
 struct OpInfo {
     const char *name;
     Engine engine;

@@ -129,6 +129,11 @@ void ProgramBuilder::vshift(DType t, int tag, Lx dst, Lx src, int32_t shift, int
               uint8_t(t), mode));
 }
 
+void ProgramBuilder::vlsel(DType t, int tag, Lx dst, Lx a, Lx b, int32_t block, int32_t sticks, int32_t groups) {
+    emit(make(Opcode::VLSEL, {tag, dst.reg.id, dst.off, a.reg.id, a.off, b.reg.id, b.off, sticks, groups, block},
+              uint8_t(t), 0));
+}
+
 void ProgramBuilder::matmul(int tag, Lx c, Lx a, Lx b, int desc, bool accumulate, DType t) {
     emit(make(Opcode::MATMUL, {tag, c.reg.id, c.off, a.reg.id, a.off, b.reg.id, b.off, desc}, uint8_t(t),
               accumulate ? kAccumulate : 0));

@@ -72,7 +72,9 @@ public:
     void vred(Opcode op, DType t, int tag, Lx dst, Lx src, int32_t sticks, int32_t groups = 1,
               int32_t valid_elems = 0, uint8_t mode = 0);
     void vtranspose(DType t, int tag, Lx dst, Lx src, int32_t rows, int32_t cols);
-    // Shifted stick access (vector_shift.h): mode 0, kEdgeClamp or kEdgeZero with window [lo, hi].
+    // Select by lane block (vector_shift.h): element e from a where (e / block) is even, else from b.
+    void vlsel(DType t, int tag, Lx dst, Lx a, Lx b, int32_t block, int32_t sticks, int32_t groups = 1);
+    // Shifted stick access (vector_shift.h): mode 0 or one kEdge* mode with window [lo, hi].
     void vshift(DType t, int tag, Lx dst, Lx src, int32_t shift, int32_t sticks, int32_t groups = 1,
                 uint8_t mode = 0, int32_t lo = 0, int32_t hi = 0);
 

@@ -227,12 +227,12 @@ void check_type_and_mode(size_t pc, const Instr &in) {
     if (is_binary(op)) allowed = kSrc1Scalar;
     if (is_reduction(op)) allowed = kAccumulate | kDstF32;
     if (op == Opcode::MATMUL) allowed = kAccumulate;
-    if (op == Opcode::VSHIFT) allowed = kEdgeClamp | kEdgeZero;
+    if (op == Opcode::VSHIFT) allowed = kEdgeModes;
     uint8_t bad = in.mode & uint8_t(~allowed);
     if (bad) throw_error(w, ": mode bits ", hex(bad), " not allowed (allowed: ", hex(allowed), ")");
     if (op == Opcode::VSHIFT) {
-        if ((in.mode & kEdgeClamp) && (in.mode & kEdgeZero))
-            throw_error(w, ": edge modes clamp and zero are both set (one at most)");
+        const uint8_t edges = in.mode & kEdgeModes;
+        if (edges & (edges - 1)) throw_error(w, ": more than one edge mode is set (one at most)");
         if (in.mode && in.a[6] > in.a[9])
             throw_error(w, ": edge window [", in.a[6], ", ", in.a[9], "] is empty (lo above hi)");
     }
@@ -340,6 +340,12 @@ void check_vector_machine(size_t pc, const Instr &in, const MachineDesc &m) {
         auto padded = [&](int64_t n) { return sat_mul((n + lanes - 1) / lanes, lanes); };
         check_lx(pc, in, "dst", 1, sat_mul(sat_mul(groups, padded(sticks)), eb), m);
         check_lx(pc, in, "src0", 3, sat_mul(sat_mul(sticks, padded(groups)), eb), m);
+        return;
+    }
+    if (op == Opcode::VLSEL) {
+        check_lx(pc, in, "dst", 1, full, m);
+        check_lx(pc, in, "src0", 3, full, m);
+        check_lx(pc, in, "src1", 5, full, m);
         return;
     }
     if (op == Opcode::VSHIFT) {

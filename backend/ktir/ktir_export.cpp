@@ -652,11 +652,25 @@ private:
             std::string st = view_tile(elem_addr(a[3], off, dtype_bytes(t), pc, "src0"), false, t, src, {1});
             std::string x = load(st, src, t);
             std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
-            const char *edge = (in.mode & kEdgeClamp) ? "clamp" : (in.mode & kEdgeZero) ? "zero" : "none";
+            const char *edge = (in.mode & kEdgeClamp)            ? "clamp"
+                               : (in.mode & kEdgeZero)           ? "zero"
+                               : (in.mode & kEdgeMirrorImage)    ? "mirror_image"
+                               : (in.mode & kEdgeMirrorInterior) ? "mirror_interior"
+                                                                 : "none";
             std::string r = fresh();
             line(r + " = \"spyre.shift\"(" + x + ") {shift = " + std::to_string(a[5]) + " : i32, lo = " +
                  std::to_string(a[6]) + " : i32, hi = " + std::to_string(a[9]) + " : i32, origin = " +
                  std::to_string(first) + " : i32, edge = \"" + edge + "\"} : (" + tensor_type(src, t) + ") -> " + tt);
+            store(r, dt, shape, t, a[0]);
+            return;
+        }
+        case Opcode::VLSEL: {
+            std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
+            std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
+            std::string y = load(lx_tile(in, 5, t, shape, dense, pc, "src1"), shape, t);
+            std::string r = fresh();
+            line(r + " = \"spyre.lane_select\"(" + x + ", " + y + ") {block = " + std::to_string(a[9]) + " : i32} : (" +
+                 tt + ", " + tt + ") -> " + tt);
             store(r, dt, shape, t, a[0]);
             return;
         }

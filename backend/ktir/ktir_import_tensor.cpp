@@ -642,10 +642,16 @@ void Importer::shift(const Op &op) {
         return int32_t(a->second.i);
     };
     auto e = op.attrs.find("edge");
-    if (e == op.attrs.end() || e->second.kind != Attr::String ||
-        (e->second.s != "none" && e->second.s != "clamp" && e->second.s != "zero"))
-        throw_error("line ", op.line, ": spyre.shift: needs edge = \"none\", \"clamp\" or \"zero\"");
-    const uint8_t mode = e->second.s == "clamp" ? kEdgeClamp : e->second.s == "zero" ? kEdgeZero : 0;
+    static const std::map<std::string, uint8_t> edges = {{"none", 0},
+                                                         {"clamp", kEdgeClamp},
+                                                         {"zero", kEdgeZero},
+                                                         {"mirror_image", kEdgeMirrorImage},
+                                                         {"mirror_interior", kEdgeMirrorInterior}};
+    auto edge = e == op.attrs.end() || e->second.kind != Attr::String ? edges.end() : edges.find(e->second.s);
+    if (edge == edges.end())
+        throw_error("line ", op.line,
+                    ": spyre.shift: needs edge = \"none\", \"clamp\", \"zero\", \"mirror_image\" or \"mirror_interior\"");
+    const uint8_t mode = edge->second;
     const int32_t sh = int_attr("shift"), lo = int_attr("lo"), hi = int_attr("hi"), origin = int_attr("origin");
     if (mode && lo > hi) throw_error("line ", op.line, ": spyre.shift: edge window [", lo, ", ", hi, "] is empty");
     if (op.operands.size() != 1 || op.result_types.size() != 1 || op.result_types[0].kind != Type::Tensor ||
@@ -685,6 +691,39 @@ void Importer::shift(const Op &op) {
     b_.vshift(t, tag, dst.at, Lx(x.at.reg, int32_t(base_off)), sh, int32_t(row / lanes), int32_t(groups), mode, lo, hi);
     after(tag, QVec, acc);
     v.x = dst;
+    define(op, 0, v);
+}
+
+void Importer::lane_select(const Op &op) {
+    auto b = op.attrs.find("block");
+    if (b == op.attrs.end() || b->second.kind != Attr::Int || b->second.i < 1 || b->second.i > INT32_MAX)
+        throw_error("line ", op.line, ": spyre.lane_select: needs block = <positive i32>");
+    if (op.operands.size() != 2 || op.result_types.size() != 1 || op.result_types[0].kind != Type::Tensor)
+        throw_error("line ", op.line, ": spyre.lane_select: takes two tensors and returns one");
+    const Type &rt = op.result_types[0];
+    const DType t = dtype_of(rt, op);
+    Tens x = tensor(op.operands[0], op), y = tensor(op.operands[1], op);
+    for (const Tens *s : {&x, &y}) {
+        if (s->kind != Tens::InLx)
+            throw_error("line ", op.line, ": spyre.lane_select: the operands must be tensors in LX");
+        if (s->t != t || s->shape != rt.shape)
+            throw_error("line ", op.line, ": spyre.lane_select: operand types or shapes differ from the result's");
+    }
+    Geo g = geo(x, op, "the first operand"), g2 = geo(y, op, "the second operand");
+    if (g2.groups != g.groups || g2.sticks != g.sticks)
+        throw_error("line ", op.line, ": spyre.lane_select: operands have different LX layouts (", g.groups, "x",
+                    g.sticks, " and ", g2.groups, "x", g2.sticks, " groups x sticks)");
+    Val v;
+    v.k = Val::T;
+    v.x = destination(op, op.results[0], t, rt.shape, g.sticks, true, g);
+    Access acc;
+    acc.reads.push_back(range_of(x));
+    acc.reads.push_back(range_of(y));
+    acc.writes.push_back(range_of(v.x));
+    before(QVec, acc);
+    int tag = tag_for(op, QVec);
+    b_.vlsel(t, tag, v.x.at, x.at, y.at, int32_t(b->second.i), int32_t(g.sticks), int32_t(g.groups));
+    after(tag, QVec, acc);
     define(op, 0, v);
 }
 

@@ -325,6 +325,8 @@ private:
     // ------------------------------------------------------------------ shifted stick access
     // "spyre.shift": VSHIFT of a 1-D LX tensor (the elements read) into rows (docs/ktir.md).
     void shift(const Op &op);
+    // "spyre.lane_select": VLSEL of two LX tensors of the same rows, by lane block (docs/ktir.md).
+    void lane_select(const Op &op);
 
     // ------------------------------------------------------------------ control flow
     const Op *terminator(const Region &r) const;

@@ -117,11 +117,19 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         // The source base is a stick; the elements read start anywhere around it (vector_shift.h).
         const int64_t base = R.addr(3, 4);
         R.range("src0", base, 0, stick, true);
-        if ((in.mode & kEdgeClamp) && (in.mode & kEdgeZero)) R.fail("edge modes clamp and zero are both set");
+        if ((in.mode & kEdgeModes) & ((in.mode & kEdgeModes) - 1)) R.fail("more than one edge mode is set");
         if (in.mode && in.a[6] > in.a[9]) R.fail("edge window [", in.a[6], ", ", in.a[9], "] is empty");
         ShiftSpan r = vshift_read_span(in, lanes);
         if (!r.empty())
             add_read(acc, R.range("src0", sadd(base, smul(r.first, eb)), smul(sadd(r.last, 1 - r.first), eb), eb, false));
+        set_write(acc, R.range("dst", R.addr(1, 2), stick_span, stick, true));
+        return acc;
+    }
+
+    if (op == Opcode::VLSEL) {
+        if (in.a[9] < 1) R.fail("lane block width ", in.a[9], " is not positive");
+        add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
+        add_read(acc, R.range("src1", R.addr(5, 6), stick_span, stick, true));
         set_write(acc, R.range("dst", R.addr(1, 2), stick_span, stick, true));
         return acc;
     }

@@ -470,9 +470,9 @@ void exec_shift(const Instr &in, const int64_t *regs, uint8_t *lx, const Machine
     for (int64_t g = 0; g < groups; g++) {
         uint8_t *out = dst + g * row * eb;
         for (int64_t j = 0; j < row; j++) {
-            int64_t k = j + shift;
-            if (edge == ShiftEdge::Clamp) k = std::clamp(k, lo, hi);
-            if (edge == ShiftEdge::Zero && (k < lo || k > hi)) {
+            bool zero = false;
+            const int64_t k = shift_source(edge, j + shift, lo, hi, &zero);
+            if (zero) {
                 std::memset(out + j * eb, 0, size_t(eb));  // +0.0 in every element type
                 continue;
             }
@@ -481,8 +481,23 @@ void exec_shift(const Instr &in, const int64_t *regs, uint8_t *lx, const Machine
     }
 }
 
+// VLSEL (vector_shift.h): element by element, so a destination equal to a source is fine.
+void exec_lane_select(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
+    const int64_t eb = dtype_bytes(DType(in.dtype));
+    const int64_t row = in.a[7] * (machine.stick_bytes / eb), groups = in.a[8], w = in.a[9];
+    uint8_t *dst = lx_at(lx, regs, in.a[1], in.a[2], machine.lx_bytes);
+    const uint8_t *s0 = lx_at(lx, regs, in.a[3], in.a[4], machine.lx_bytes);
+    const uint8_t *s1 = lx_at(lx, regs, in.a[5], in.a[6], machine.lx_bytes);
+    for (int64_t g = 0; g < groups; g++)
+        for (int64_t e = 0; e < row; e++) {
+            const int64_t at = (g * row + e) * eb;
+            std::memmove(dst + at, ((e / w) % 2 == 0 ? s0 : s1) + at, size_t(eb));
+        }
+}
+
 void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
     if (in.op == Opcode::VSHIFT) return exec_shift(in, regs, lx, machine);
+    if (in.op == Opcode::VLSEL) return exec_lane_select(in, regs, lx, machine);
     const DType t = DType(in.dtype);
     const int64_t eb = dtype_bytes(t);
     const int64_t lanes = machine.stick_bytes / eb;

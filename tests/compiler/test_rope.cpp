@@ -1,6 +1,7 @@
-// RoPE (schedules/rope.h, the rotate-half formulation) under each of its schedules, against
-// Halide's CPU realization: at head_dim 64 the rotation is two VSHIFTs by half a stick, at 128 and
-// 192 whole or half sticks; positions that are not whole tiles or core shares.
+// RoPE (schedules/rope.h) under each of its schedules, against Halide's CPU realization, bit for
+// bit. Rotate-half: at head_dim 64 the rotation is two VSHIFTs by half a stick, at 128 and 192
+// whole or half sticks. Interleaved pairs: the partners are VSHIFTs by one and the even and odd
+// lanes come together in a VLSEL. Positions that are not whole tiles or core shares.
 #include <gtest/gtest.h>
 
 #include "compiler_test_util.h"
@@ -15,10 +16,11 @@ using namespace Halide;
 struct RopeCase {
     std::string schedule;
     int heads, head_dim, seq;
+    RopeStyle style = RopeStyle::RotateHalf;
 };
 std::string rope_name(const RopeCase &c) {
-    return c.schedule + "_d" + std::to_string(c.head_dim) + "_h" + std::to_string(c.heads) + "_s" +
-           std::to_string(c.seq);
+    return std::string(c.style == RopeStyle::Interleaved ? "interleaved_" : "") + c.schedule + "_d" +
+           std::to_string(c.head_dim) + "_h" + std::to_string(c.heads) + "_s" + std::to_string(c.seq);
 }
 void PrintTo(const RopeCase &c, std::ostream *os) { *os << rope_name(c); }
 
@@ -28,7 +30,7 @@ TEST_P(Rope, MatchesCpuBitExactly) {
     const RopeCase &c = GetParam();
     const int cols = c.heads * c.head_dim;
     auto alg = [&] {
-        RopeKernel rk = make_rope(cols, c.seq, c.head_dim);
+        RopeKernel rk = make_rope(cols, c.seq, c.head_dim, c.style);
         Kernel k;
         k.inputs = {rk.in, rk.cos, rk.sin};
         k.output = rk.out;
@@ -45,17 +47,21 @@ TEST_P(Rope, MatchesCpuBitExactly) {
     DiffResult r = run_differential(alg, sched, {{cols, c.seq}, {c.head_dim, c.seq}, {c.head_dim, c.seq}},
                                     {cols, c.seq}, -2, 2);
     EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
-    int shifts = 0;
-    for (const Instr &in : r.program.code) shifts += in.op == Opcode::VSHIFT;
+    int shifts = 0, selects = 0;
+    for (const Instr &in : r.program.code) shifts += in.op == Opcode::VSHIFT, selects += in.op == Opcode::VLSEL;
     EXPECT_GE(shifts, 1);
+    if (c.style == RopeStyle::Interleaved) {
+        EXPECT_GE(selects, 1);
+    }
 }
 
 std::vector<RopeCase> cases() {
     std::vector<RopeCase> v;
-    for (const char *s : {"root", "tiles", "cores32"})
-        for (auto [heads, d, seq] : std::vector<std::tuple<int, int, int>>{
-                 {2, 64, 7}, {4, 128, 33}, {1, 64, 1}, {3, 192, 5}, {8, 64, 100}})
-            v.push_back({s, heads, d, seq});
+    for (RopeStyle style : {RopeStyle::RotateHalf, RopeStyle::Interleaved})
+        for (const char *s : {"root", "tiles", "cores32"})
+            for (auto [heads, d, seq] : std::vector<std::tuple<int, int, int>>{
+                     {2, 64, 7}, {4, 128, 33}, {1, 64, 1}, {3, 192, 5}, {8, 64, 100}, {16, 64, 8}})
+                v.push_back({s, heads, d, seq, style});
     return v;
 }
 

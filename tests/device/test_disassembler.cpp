@@ -93,12 +93,17 @@ TEST(Disassembler, EveryOpcodeHasItsName) {
     DeviceProgram p;
     p.kernel_name = "all";
     for (int o = 0; o < kNumOpcodes; o++) {
+        if (!opcode_valid(o)) continue;  // reserved numbers
         Instr in;
         in.op = Opcode(o);
         p.code.push_back(in);
     }
     std::string text = disassemble(p);
-    for (int o = 0; o < kNumOpcodes; o++) EXPECT_THAT(text, HasSubstr(op_info(Opcode(o)).name));
+    for (int o = 0; o < kNumOpcodes; o++) {
+        if (opcode_valid(o)) {
+            EXPECT_THAT(text, HasSubstr(op_info(Opcode(o)).name));
+        }
+    }
 }
 
 TEST(Disassembler, UnverifiedProgramDoesNotCrash) {

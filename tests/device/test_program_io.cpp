@@ -53,6 +53,7 @@ DeviceProgram every_opcode_program() {
     p.dma.push_back(DmaDesc{1, {2, 3, 1}, {256, 1024, 0}, {128, 256, 0}});
     p.mm.push_back(MatmulDesc{1, 64, 64, 128, 128, 256});
     for (int o = 0; o < kNumOpcodes; o++) {
+        if (!opcode_valid(o)) continue;  // reserved numbers
         Opcode op = Opcode(o);
         const OpInfo &info = op_info(op);
         Instr in;
@@ -199,11 +200,13 @@ TEST(ProgramIO, RoundTripSample) {
 
 TEST(ProgramIO, RoundTripEveryOpcode) {
     DeviceProgram p = every_opcode_program();
-    ASSERT_EQ(int(p.code.size()), kNumOpcodes);
+    int valid = 0;
+    for (int o = 0; o < kNumOpcodes; o++) valid += opcode_valid(o);
+    ASSERT_EQ(int(p.code.size()), valid);
     std::vector<uint8_t> bytes = serialize_program(p);
     DeviceProgram q = parse(bytes);
     expect_same(p, q);
-    for (int o = 0; o < kNumOpcodes; o++) EXPECT_EQ(int(q.code[size_t(o)].op), o);
+    for (size_t i = 0; i < q.code.size(); i++) EXPECT_EQ(q.code[i].op, p.code[i].op);
 }
 
 TEST(ProgramIO, RoundTripEmptyTables) {

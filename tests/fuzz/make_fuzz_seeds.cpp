@@ -40,6 +40,9 @@ DeviceProgram streaming(int cores) {
     b.vshift(DType::F16, 1, Lx(24576), Lx(8192), -1, 4, 4, kEdgeClamp, 0, 199);  // a 3-tap stencil's left tap
     b.vshift(DType::F16, 1, Lx(32768), Lx(8192), 2, 4, 4, kEdgeZero, 0, 199);
     b.vshift(DType::F16, 1, Lx(40960), Lx(8192), 1, 16, 1);
+    b.vshift(DType::F16, 1, Lx(24576), Lx(8192), -2, 4, 4, kEdgeMirrorImage, 0, 199);  // mirror_image
+    b.vshift(DType::F16, 1, Lx(32768), Lx(8192), 70, 4, 4, kEdgeMirrorInterior, 0, 199);
+    b.vlsel(DType::F16, 1, Lx(40960), Lx(24576), Lx(32768), 1, 4, 4);  // even and odd lanes
     b.wait_tag(1);
     b.dma_st(2, out, off, 0, Lx(8192), desc);
     b.wait_tag(2);

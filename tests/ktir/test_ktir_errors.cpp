@@ -231,7 +231,7 @@ std::vector<BadCase> cases() {
          "line 9: ktdp.reduce: needs kind = #ktdp....<...>"},
         // ---- spyre.shift (VSHIFT)
         {"ShiftEdge", kernel(kLoad + kFlat + shift_op("shift = 1 : i32, lo = 0 : i32, hi = 9 : i32, origin = 0 : i32, edge = \"mirror\"")),
-         "line 10: spyre.shift: needs edge = \"none\", \"clamp\" or \"zero\""},
+         "line 10: spyre.shift: needs edge = \"none\", \"clamp\", \"zero\", \"mirror_image\" or \"mirror_interior\""},
         {"ShiftMissingAttr", kernel(kLoad + kFlat + shift_op("lo = 0 : i32, hi = 9 : i32, origin = 0 : i32, edge = \"none\"")),
          "line 10: spyre.shift: needs shift = <i32>"},
         {"ShiftEmptyWindow", kernel(kLoad + kFlat + shift_op("shift = 1 : i32, lo = 9 : i32, hi = 0 : i32, origin = 0 : i32, edge = \"clamp\"")),
@@ -256,6 +256,13 @@ std::vector<BadCase> cases() {
          "line 9: spyre.to_fp8: converts f16 to f32; it encodes f16 or f32 values into i8 fp8 codes"},
         {"Fp8ShapeChange", kernel(kLoad + "  %w = \"spyre.to_fp8\"(%v) {format = \"e5m2\"} : (tensor<4x64xf16>) -> tensor<2x128xi8>\n"),
          "line 9: spyre.to_fp8: operand and result shapes differ"},
+        // ---- spyre.lane_select (VLSEL)
+        {"LaneSelectBlock", kernel(kLoad + "  %w = \"spyre.lane_select\"(%v, %v) {block = 0 : i32} : (tensor<4x64xf16>, tensor<4x64xf16>) -> tensor<4x64xf16>\n"),
+         "line 9: spyre.lane_select: needs block = <positive i32>"},
+        {"LaneSelectOneOperand", kernel(kLoad + "  %w = \"spyre.lane_select\"(%v) {block = 1 : i32} : (tensor<4x64xf16>) -> tensor<4x64xf16>\n"),
+         "line 9: spyre.lane_select: takes two tensors and returns one"},
+        {"LaneSelectShapes", kernel(kLoad + kFlat + "  %w = \"spyre.lane_select\"(%v, %f) {block = 1 : i32} : (tensor<4x64xf16>, tensor<256xf16>) -> tensor<4x64xf16>\n"),
+         "line 10: spyre.lane_select: operand types or shapes differ from the result's"},
         {"RingSendDirection", kernel(kLoad + "  \"spyre.ring_send\"(%v) {direction = 2 : i32} : (tensor<4x64xf16>) -> ()\n"),
          "line 9: spyre.ring_send: needs direction = 1 or -1"},
         {"ForBoundsHbm", kernel("  %c1 = arith.constant 1 : index\n  scf.for %i = %c0 to %x_ptr step %c1 {\n  }\n"),

@@ -82,7 +82,8 @@ TEST(Report, TinyConfigurationWritesEveryFile) {
 TEST(Report, CatalogListsEveryApp) {
     const std::vector<std::string> want = {"softmax", "layernorm", "rmsnorm",   "gelu",      "bmm",
                                            "linear",  "mlp",       "gated_mlp", "attention", "transpose",
-                                           "qlinear",   "stencil",   "conv1d",    "rope"};
+                                           "qlinear",   "stencil",   "conv1d",    "rope",
+                                           "rope_interleaved"};
     EXPECT_EQ(spyre::report::app_names(), want);
     EXPECT_EQ(spyre::report::app_schedules("mlp"),
               (std::vector<std::string>{"matched", "dram", "single_split", "tiled", "pe_ring", "auto"}));

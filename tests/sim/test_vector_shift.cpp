@@ -1,6 +1,7 @@
-// VSHIFT, the shifted stick access (backend/device/vector_shift.h): what each edge mode reads, the
-// LX ranges the simulator checks, the verifier's and lx_access's errors, the listing, the .spyre
-// round trip and its time (two source sticks streamed per stick written).
+// VSHIFT, the shifted stick access, and VLSEL, its select by lane block (backend/device/
+// vector_shift.h): what each edge mode reads (mirror edges against Halide's formula), the LX ranges
+// the simulator checks, the verifier's and lx_access's errors, the listing, the .spyre round trip
+// and its time (two source sticks streamed per stick written).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -99,6 +100,73 @@ TEST_F(VShift, ZeroEdgeReadsZeroOutsideTheWindow) {
     EXPECT_EQ(h(kDst, 66), float(64 + 1000));
 }
 
+// Halide 14's mirror_image and mirror_interior of a coordinate in [lo, lo + w), written as Halide
+// lowers them (a Euclidean modulo and its reflection), to check the device's reflection against.
+int64_t halide_mirror(bool interior, int64_t k, int64_t lo, int64_t w) {
+    auto emod = [](int64_t a, int64_t m) { return m == 0 ? 0 : ((a % m) + m) % m; };
+    if (interior) {
+        const int64_t l = w - 1, c = emod(k - lo, 2 * l);
+        return lo + l - std::llabs(c - l);
+    }
+    const int64_t c = emod(k - lo, 2 * w);
+    return lo + (c < w ? c : 2 * w - 1 - c);
+}
+
+TEST(VShiftMirror, ReflectionMatchesHalidesFormulaAtAnyDistance) {
+    for (bool interior : {false, true})
+        for (int64_t w : {1, 2, 3, 7, 64, 100})
+            for (int64_t lo : {0, -5, 13})
+                for (int64_t k = lo - 5 * w - 3; k <= lo + 6 * w + 3; k++) {
+                    bool zero = true;
+                    const ShiftEdge e = interior ? ShiftEdge::MirrorInterior : ShiftEdge::MirrorImage;
+                    EXPECT_EQ(shift_source(e, k, lo, lo + w - 1, &zero), halide_mirror(interior, k, lo, w))
+                        << (interior ? "interior" : "image") << " w=" << w << " lo=" << lo << " k=" << k;
+                    EXPECT_FALSE(zero);
+                }
+}
+
+TEST_F(VShift, MirrorEdgesReflectAtEachRowsEnds) {
+    fill_source(0, 256);
+    // Rows of 128 whose valid part is [0, 99]: a read of x - 2 and of x + 3.
+    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), -2, 2, 2, kEdgeMirrorImage, 0, 99); }));
+    for (int64_t g = 0; g < 2; g++) {
+        EXPECT_EQ(h(kDst, g * 128 + 0), float(g * 128 + 1 + 1000));  // -2 reads 1
+        EXPECT_EQ(h(kDst, g * 128 + 1), float(g * 128 + 0 + 1000));  // -1 reads 0
+        EXPECT_EQ(h(kDst, g * 128 + 2), float(g * 128 + 0 + 1000));
+    }
+    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), 3, 2, 2, kEdgeMirrorInterior, 0, 99); }));
+    for (int64_t g = 0; g < 2; g++) {
+        EXPECT_EQ(h(kDst, g * 128 + 96), float(g * 128 + 99 + 1000));
+        EXPECT_EQ(h(kDst, g * 128 + 97), float(g * 128 + 98 + 1000));  // 100 reads 98
+        EXPECT_EQ(h(kDst, g * 128 + 127), float(g * 128 + 68 + 1000));  // 130 reads 68
+    }
+}
+
+TEST_F(VShift, MirrorReadSpanCoversTheReflections) {
+    // Every lane beyond the window's top: the reflections reach down to 2 * hi - last.
+    Instr in = build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), 2, 1, 1, kEdgeMirrorImage, -62, 1); });
+    const ShiftSpan s = vshift_read_span(in, 64);
+    EXPECT_EQ(s.first, -62);
+    EXPECT_EQ(s.last, 1);
+}
+
+TEST_F(VShift, LaneSelectTakesEvenAndOddLanesFromEachSource) {
+    fill_source(0, 256);
+    for (int64_t i = 0; i < 128; i++) set_h(kSrc + 4096, i, float(-i));
+    run(build([](ProgramBuilder &b) { b.vlsel(DType::F16, 0, Lx(kDst), Lx(kSrc), Lx(kSrc + 4096), 1, 1, 2); }));
+    for (int64_t e = 0; e < 128; e++) EXPECT_EQ(h(kDst, e), e % 2 == 0 ? float(e + 1000) : float(-e)) << e;
+    run(build([](ProgramBuilder &b) { b.vlsel(DType::F16, 0, Lx(kDst), Lx(kSrc), Lx(kSrc + 4096), 32, 2, 1); }));
+    for (int64_t e = 0; e < 128; e++) EXPECT_EQ(h(kDst, e), (e / 32) % 2 == 0 ? float(e + 1000) : float(-e)) << e;
+}
+
+TEST(OpcodeNumbers, ReservedNumbersAreNotOpcodes) {
+    EXPECT_EQ(int(Opcode::VLSEL), 60);
+    for (int o : {57, 58, 59}) EXPECT_FALSE(opcode_valid(o)) << o;
+    Opcode op;
+    EXPECT_FALSE(opcode_by_name("", &op));
+    EXPECT_TRUE(opcode_by_name("VLSEL", &op));
+}
+
 TEST_F(VShift, FloatAndIntElementsShiftBitwise) {
     for (int i = -32; i < 64; i++) std::memcpy(&lx[size_t(kSrc + 4 * i)], &i, 4);
     run(build([](ProgramBuilder &b) { b.vshift(DType::I32, 0, Lx(kDst), Lx(kSrc), -5, 1, 1); }));
@@ -147,7 +215,7 @@ TEST_F(VShift, LxAccessRejectsBadEdgeOperands) {
             try {
                 lx_access(prog, in, regs, m, 3);
             } catch (const Error &e) {
-                EXPECT_STREQ(e.what(), "instruction 3 (VSHIFT): edge modes clamp and zero are both set");
+                EXPECT_STREQ(e.what(), "instruction 3 (VSHIFT): more than one edge mode is set");
                 throw;
             }
         },
@@ -194,11 +262,15 @@ TEST(VShiftVerify, AcceptsEachEdgeMode) {
     EXPECT_EQ(verify_error(one(vshift(-1, 0, 0, 0))), "");
     EXPECT_EQ(verify_error(one(vshift(-1, kEdgeClamp, 0, 99))), "");
     EXPECT_EQ(verify_error(one(vshift(2, kEdgeZero, -5, 70))), "");
+    EXPECT_EQ(verify_error(one(vshift(-3, kEdgeMirrorImage, 0, 99))), "");
+    EXPECT_EQ(verify_error(one(vshift(3, kEdgeMirrorInterior, 0, 99))), "");
 }
 
 TEST(VShiftVerify, RejectsBothEdgeModes) {
     EXPECT_EQ(verify_error(one(vshift(1, kEdgeClamp | kEdgeZero, 0, 9))),
-              "instruction 0 (VSHIFT): edge modes clamp and zero are both set (one at most)");
+              "instruction 0 (VSHIFT): more than one edge mode is set (one at most)");
+    EXPECT_EQ(verify_error(one(vshift(1, kEdgeMirrorImage | kEdgeMirrorInterior, 0, 9))),
+              "instruction 0 (VSHIFT): more than one edge mode is set (one at most)");
 }
 
 TEST(VShiftVerify, RejectsAnEmptyWindow) {
@@ -208,7 +280,7 @@ TEST(VShiftVerify, RejectsAnEmptyWindow) {
 
 TEST(VShiftVerify, RejectsOtherModeBits) {
     EXPECT_EQ(verify_error(one(vshift(1, kAccumulate, 0, 0))),
-              "instruction 0 (VSHIFT): mode bits 0x2 not allowed (allowed: 0x18)");
+              "instruction 0 (VSHIFT): mode bits 0x2 not allowed (allowed: 0x78)");
 }
 
 TEST(VShiftVerify, RejectsASourceReachingBeforeLx) {
@@ -221,6 +293,10 @@ TEST(VShiftListing, ShowsTheEdgeModeAndOperands) {
     EXPECT_NE(s.find("VSHIFT.f16.clamp t0, [r0+0], [r0+4096], -1, 0, 1, 2, 99"), std::string::npos) << s;
     s = disassemble(one(vshift(2, kEdgeZero, 0, 99)));
     EXPECT_NE(s.find("VSHIFT.f16.zero "), std::string::npos) << s;
+    s = disassemble(one(vshift(2, kEdgeMirrorImage, 0, 99)));
+    EXPECT_NE(s.find("VSHIFT.f16.mirror "), std::string::npos) << s;
+    s = disassemble(one(vshift(2, kEdgeMirrorInterior, 0, 99)));
+    EXPECT_NE(s.find("VSHIFT.f16.mirror_interior "), std::string::npos) << s;
 }
 
 TEST(VShiftFile, RoundTripsThroughSpyreFormat) {
@@ -241,6 +317,24 @@ TEST(VShiftTiming, StreamsTwoSourceSticksPerStickWritten) {
     EXPECT_EQ(vector_sticks(shift, m), 2 * vector_sticks(copy, m));
     EXPECT_DOUBLE_EQ(vector_cycles(shift, m) - m.vec_op_overhead_cycles,
                      2 * (vector_cycles(copy, m) - m.vec_op_overhead_cycles));
+}
+
+TEST(VLselVerify, RejectsAZeroBlockAndRoundTrips) {
+    Instr in;
+    in.op = Opcode::VLSEL;
+    in.dtype = uint8_t(DType::F32);
+    in.a = {0, 0, 0, 0, 4096, 0, 8192, 1, 2, 0};
+    EXPECT_NE(verify_error(one(in)).find("instruction 0 (VLSEL)"), std::string::npos);
+    in.a[9] = 1;
+    EXPECT_EQ(verify_error(one(in)), "");
+    DeviceProgram p = one(in);
+    std::vector<uint8_t> bytes = serialize_program(p);
+    DeviceProgram q = parse_program(bytes.data(), bytes.size());
+    ASSERT_EQ(q.code.size(), 1u);
+    EXPECT_EQ(q.code[0].op, Opcode::VLSEL);
+    EXPECT_EQ(q.code[0].a, in.a);
+    EXPECT_NE(disassemble(q).find("VLSEL.f32 t0, [r0+0], [r0+4096], [r0+8192], 1, 2, 1"), std::string::npos)
+        << disassemble(q);
 }
 
 }  // namespace

@@ -113,7 +113,9 @@ INSTANTIATE_TEST_SUITE_P(
                       AppCase{"conv1d", "tiles", "cols=300 rows=20 taps=5 padding=centred", 1,
                               {{"in", {300, 20}}, {"w", {20, 5}}}, {300, 20}},
                       AppCase{"rope", "cores32", "cols=256 rows=64 head_dim=128", 32,
-                              {{"in", {256, 64}}, {"cos", {128, 64}}, {"sin", {128, 64}}}, {256, 64}}),
+                              {{"in", {256, 64}}, {"cos", {128, 64}}, {"sin", {128, 64}}}, {256, 64}},
+                      AppCase{"rope_interleaved", "tiles", "cols=192 rows=33 head_dim=64", 1,
+                              {{"in", {192, 33}}, {"cos", {64, 33}}, {"sin", {64, 33}}}, {192, 33}}),
     [](const auto &info) { return info.param.generator + "_" + info.param.schedule; });
 
 TEST(SpyreGenAppsErrors, TransposeRowsNotWholeSticks) {
