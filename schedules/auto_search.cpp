@@ -1,6 +1,7 @@
 #include "auto_search.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -139,8 +140,8 @@ std::vector<int> assign_workers(const std::vector<std::string> &group, int worke
 }
 
 template <typename Eval, typename Note>
-void run_round(size_t begin, size_t end, int workers, const std::vector<std::string> &group, const Eval &evaluate,
-               const Note &note) {
+void run_round(size_t begin, size_t end, int workers, const std::vector<std::string> &group, Clock::time_point deadline,
+               const Eval &evaluate, const Note &note) {
     workers = std::max(1, std::min<int>(workers, int(end - begin)));
     if (workers == 1) {
         for (size_t pos = begin; pos < end; pos++) note(evaluate(pos));
@@ -175,7 +176,16 @@ void run_round(size_t begin, size_t end, int workers, const std::vector<std::str
     for (int fd : fds) polls.push_back(pollfd{fd, POLLIN, 0});
     size_t open = fds.size();
     while (open > 0) {
-        if (poll(polls.data(), polls.size(), -1) < 0) continue;
+        // At the wall-time bound the workers stop, mid-candidate if need be (one simulation of a
+        // model-size kernel takes seconds): what they have not reported stays untimed.
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        if (left <= 0) {
+            for (pid_t pid : pids) kill(pid, SIGKILL);
+            for (pollfd &pf : polls)
+                if (pf.fd >= 0) close(pf.fd);
+            break;
+        }
+        if (poll(polls.data(), polls.size(), int(std::min<int64_t>(left, 1000))) <= 0) continue;
         for (pollfd &pf : polls) {
             if (pf.fd < 0 || !(pf.revents & (POLLIN | POLLHUP | POLLERR))) continue;
             Record r;
@@ -354,7 +364,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         records.resize(list.size(), Record{0, 2, 0});
         std::vector<std::string> group;
         for (size_t pos = begin; pos < list.size(); pos++) group.push_back(key[list[pos]]);
-        run_round(begin, list.size(), workers, group, evaluate, note);
+        run_round(begin, list.size(), workers, group, deadline, evaluate, note);
     };
     auto best_timed = [&]() {
         std::pair<double, size_t> best{0, cs.size()};
