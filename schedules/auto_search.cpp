@@ -426,20 +426,30 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     res.best_us = ok[0].first;
     // The finalists again without loop summaries (the exact model) where that is cheap; a finalist
     // too long to run exactly keeps everyone on the summarised figures.
+    // They run on the workers, so that the wall-time bound stops them too.
     const size_t nf = std::min(ok.size(), size_t(std::max(1, so.finalists)));
-    std::vector<std::pair<double, size_t>> exact;
-    bool all_exact = true;
-    for (size_t i = 0; i < nf && all_exact; i++) {
-        if (Clock::now() > deadline) {  // the wall-time bound covers the finalists too
-            all_exact = false;
-            break;
+    std::vector<Record> finals(nf, Record{0, 2, 0});
+    auto time_exactly = [&](size_t i) {
+        Record r{int32_t(i), 0, 0};
+        if (Clock::now() > deadline) {
+            r.status = 2;
+            return r;
         }
         try {
-            exact.push_back(
-                {time_candidate(output, inputs, cs[list[ok[i].second]], opt, int64_t(1) << 22, true), ok[i].second});
-        } catch (const std::exception &) {
-            all_exact = false;
+            r.us = time_candidate(output, inputs, cs[list[ok[i].second]], opt, int64_t(1) << 22, true);
+            r.status = 1;
+        } catch (const std::exception &) {  // too long to run exactly
         }
+        return r;
+    };
+    std::vector<std::string> each_alone(nf);
+    for (size_t i = 0; i < nf; i++) each_alone[i] = std::to_string(i);
+    run_round(0, nf, workers, each_alone, deadline, time_exactly, [&](const Record &r) { finals[size_t(r.pos)] = r; });
+    std::vector<std::pair<double, size_t>> exact;
+    bool all_exact = true;
+    for (size_t i = 0; i < nf; i++) {
+        all_exact &= finals[i].status == 1;
+        exact.push_back({finals[i].us, ok[i].second});
     }
     if (all_exact && !exact.empty()) {
         std::stable_sort(exact.begin(), exact.end());
