@@ -15,6 +15,9 @@
 //        (schedules/gated_mlp.h).
 //   attention: {D, S} (head dim x sequence), Q, K, V {D, S} -> {D, S}, one core
 //              (schedules/attention.h).
+//   flash_attention: {D, S, H} (head dim x sequence x heads), Q, K, V {D, S, H} -> {D, S, H}, heads
+//              over `cores` cores, the default tiles of flash_attention_tiles
+//              (schedules/flash_attention.h).
 //   transpose: {rows, cols}, an fp16 input of {cols, rows} -> {rows, cols}; rows whole sticks
 //              (schedules/transpose.h).
 //   qlinear: {M, K, N}, a {K, M} fp16 x w {N, K} int8 with scales {N} fp16 -> {N, M}, split over
@@ -48,7 +51,8 @@ constexpr int kRopeHeadDim = 64;
 // conv1d, rope.
 const std::vector<std::string> &app_names();
 // The app's Spyre schedules, in the order of schedules/ (the first is the report's baseline), then
-// "auto" (spyre::auto_schedule, schedules/auto_schedule.h).
+// "auto" (spyre::auto_schedule, schedules/auto_schedule.h) for every app but flash_attention (a
+// Tuple stage, which the autoscheduler refuses).
 std::vector<std::string> app_schedules(const std::string &app);
 // The spyre-gen generator of the app (apps/<app>/: every app has one, of the app's name; "" would
 // mean none, and the report compiles such an app in process).
@@ -92,7 +96,8 @@ Halide::Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s,
 // How far the device may be from the CPU (as the compiler tests check). Either in ULPs of the
 // output type (abs == 0): 2 for softmax (exp), 0 for layernorm, rmsnorm, gelu and bmm; or, when
 // abs > 0, in absolute value (ulp unused): 1e-3 for mlp and gated_mlp (tanh, exp), 1e-4
-// for attention (exp moving a probability by one fp16 ULP), where outputs near zero make ULPs
+// for attention (exp moving a probability by one fp16 ULP), 2.5e-4 for flash_attention (the same,
+// and the rescaling by the running maxima: one fp16 ULP below 0.5), where outputs near zero make ULPs
 // meaningless.
 struct Tolerance {
     int64_t ulp = 0;

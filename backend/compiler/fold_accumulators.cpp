@@ -120,10 +120,13 @@ public:
         Stmt body = mutate(op->body);
         std::vector<Stmt> parts;
         flatten(body, parts);
-        // Only bodies that mix a bare store with loops (an inline reduction's init and its loop)
-        // are split: splitting outer loops too would only lose locality.
+        // Bodies that mix a bare store with loops (an inline reduction's init and its loop) are
+        // split, and bodies of perfect nests (a Tuple update's elements, row by row): each part
+        // then becomes one instruction over all the rows instead of one per row. Other outer
+        // loops are kept, which would only lose locality.
         bool mixed = std::any_of(parts.begin(), parts.end(), [](const Stmt &p) { return p.as<Store>() != nullptr; });
-        if (parts.size() < 2 || !mixed || op->for_type != ForType::Serial || !fissionable(op->name, parts))
+        bool nests = std::all_of(parts.begin(), parts.end(), [](const Stmt &p) { return perfect_nest(p); });
+        if (parts.size() < 2 || !(mixed || nests) || op->for_type != ForType::Serial || !fissionable(op->name, parts))
             return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
         Stmt out;
         for (const Stmt &s : parts) {
@@ -134,6 +137,12 @@ public:
     }
 
 private:
+    // Loops around one store and nothing else.
+    static bool perfect_nest(Stmt s) {
+        while (const For *f = s.as<For>()) s = f->body;
+        return s.as<Store>() != nullptr;
+    }
+
     static Stmt rebuild(const Allocate *op, const Stmt &body) {
         return Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition, body, op->new_expr,
                               op->free_function);

@@ -23,7 +23,9 @@ public:
         // Host-side buffer metadata: with fixed shapes nothing on the device needs it. A use that
         // survives is reported by instruction selection as an unknown variable.
         if (mentions_buffer_metadata(op->value) || !stmt_uses_var(body, op->name)) return body;
-        return substitute(op->name, mutate(op->value), body);
+        Expr value = mutate(op->value);
+        check_not_overwritten(op->name, value, body);
+        return substitute(op->name, value, body);
     }
 
     Expr visit(const Let *op) override { return mutate(substitute(op->name, op->value, op->body)); }
@@ -76,6 +78,60 @@ private:
     }
 
     std::set<std::string> allocated_;
+
+    // Substituting a let moves its loads to the uses. Halide keeps a loaded value in a let when a
+    // store between the load and a use overwrites it (a Tuple update whose elements read each
+    // other's old values); substituted, the use would read the new value. The device has no vector
+    // registers to hold such a value, so this is refused, never compiled to a different result.
+    static void check_not_overwritten(const std::string &name, const Expr &value, const Stmt &body) {
+        std::set<std::string> loaded;
+        visit_loads(value, [&](const Load *l) { loaded.insert(l->name); });
+        if (loaded.empty()) return;
+        class V : public IRVisitor {
+        public:
+            const std::string *name;
+            const std::set<std::string> *loaded;
+            std::string stored, hazard;
+            using IRVisitor::visit;
+            void visit(const Variable *op) override {
+                if (op->name == *name && !stored.empty() && hazard.empty()) hazard = stored;
+            }
+            void visit(const Store *op) override {
+                IRVisitor::visit(op);  // the value and index are read before the store
+                if (stored.empty() && loaded->count(op->name)) stored = op->name;
+            }
+            void visit(const For *op) override {
+                op->min.accept(this);
+                op->extent.accept(this);
+                op->body.accept(this);
+                op->body.accept(this);  // a later iteration sees an earlier one's stores
+            }
+        } v;
+        v.name = &name, v.loaded = &loaded;
+        body.accept(&v);
+        if (v.hazard.empty()) return;
+        const std::string func = v.hazard.substr(0, v.hazard.rfind('.') == std::string::npos ? v.hazard.size()
+                                                                                             : v.hazard.rfind('.'));
+        throw_error("Func ", func, ": a value read from ", v.hazard, " is used after ", v.hazard,
+                    " is overwritten in the same update (a Tuple update whose elements read each other's old "
+                    "values); the back end keeps no such value, so order the Tuple's elements so that each is "
+                    "stored after every element that reads its old value");
+    }
+
+    template <typename F>
+    static void visit_loads(const Expr &e, F f) {
+        class V : public IRVisitor {
+        public:
+            F *f;
+            using IRVisitor::visit;
+            void visit(const Load *op) override {
+                (*f)(op);
+                IRVisitor::visit(op);
+            }
+        } v;
+        v.f = &f;
+        e.accept(&v);
+    }
 
     static bool mentions_buffer_metadata(const Expr &e) {
         bool found = false;

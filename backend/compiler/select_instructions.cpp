@@ -25,7 +25,7 @@ void Selector::run(const Stmt &s) {
 void Selector::emit(const Stmt &s) {
     if (!s.defined()) return;
     if (const Block *op = s.as<Block>()) {
-        emit(op->first);
+        if (!defer_zero_fill(op->first, op->rest)) emit(op->first);
         emit(op->rest);
     } else if (const ProducerConsumer *op = s.as<ProducerConsumer>()) {
         emit(op->body);
@@ -84,6 +84,7 @@ void Selector::check_phased_loop(const For *op) const {
 }
 
 void Selector::emit_for(const For *op) {
+    if (deferred_for_ && op != deferred_for_) flush_deferred_fill();
     auto ext = const_int(op->extent);
     if (!ext) throw_error("kernel ", plan_.kernel_name, ": loop ", op->name, " has a non-constant extent");
     if (plan_.pipelines.count(op)) return emit_pipeline(op, *ext);

@@ -8,6 +8,68 @@ bool Selector::ends_with(const std::string &s, const std::string &suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+namespace {
+// The loops down to a store, and the store; nullptr when s is not such a chain.
+const Store *loop_chain(Stmt s, std::vector<const For *> &loops) {
+    while (true) {
+        if (const ProducerConsumer *pc = s.as<ProducerConsumer>()) s = pc->body;
+        else if (const For *f = s.as<For>()) loops.push_back(f), s = f->body;
+        else break;
+    }
+    return s.as<Store>();
+}
+
+// The first statement s runs.
+Stmt first_statement(Stmt s) {
+    while (true) {
+        if (const Block *b = s.as<Block>()) s = b->first;
+        else if (const ProducerConsumer *pc = s.as<ProducerConsumer>()) s = pc->body;
+        else return s;
+    }
+}
+
+int64_t const_extent_product(const std::vector<const For *> &loops, size_t n) {
+    int64_t p = 1;
+    for (size_t i = 0; i < n; i++) {
+        auto e = as_const_int(loops[i]->extent);
+        if (!e) return -1;
+        p *= *e;
+    }
+    return p;
+}
+}  // namespace
+
+bool Selector::defer_zero_fill(const Stmt &fill, const Stmt &next) {
+    std::vector<const For *> fl, ml;
+    const Store *fs = loop_chain(fill, fl);
+    if (!fs || !is_const_zero(fs->value) || !is_const_one(fs->predicate) || !plan_.has(fs->name)) return false;
+    const BufferInfo &bi = plan_.buffer(fs->name);
+    if (bi.place != Place::LX) return false;
+    const int64_t elems = bi.elems;
+    // The fill writes every element of the accumulator once ...
+    const int64_t filled = const_extent_product(fl, fl.size());
+    if (filled < 0 || filled * fs->value.type().lanes() != elems) return false;
+    // ... and the next statement is a matmul nest (m, n, k_pe at most, nothing outside them) that
+    // writes all of it, one MATMUL over the whole reduction.
+    const Store *ms = loop_chain(first_statement(next), ml);
+    if (!ms || ms->name != fs->name || ml.empty() || ml.size() > 3 || !ends_with(ml.back()->name, kPeLoopSuffix))
+        return false;
+    for (const For *f : ml)
+        if (plan_.pipelines.count(f) || ends_with(f->name, kDmaPhasesSuffix)) return false;
+    if (const_extent_product(ml, ml.size() - 1) != elems) return false;
+    deferred_fill_stmt_ = fill;
+    deferred_buf_ = fs->name;
+    deferred_for_ = ml.front();
+    return true;
+}
+
+void Selector::flush_deferred_fill() {
+    if (!deferred_for_) return;
+    Stmt fill = deferred_fill_stmt_;
+    deferred_for_ = nullptr, deferred_buf_.clear(), deferred_fill_stmt_ = Stmt();
+    emit(fill);
+}
+
 void Selector::emit_matmul(const std::vector<Loop> &loops, const Store *st) {
     const std::string &kname = loops.back().name;
     auto fail = [&](const std::string &why) {
@@ -80,6 +142,10 @@ void Selector::emit_matmul(const std::vector<Loop> &loops, const Store *st) {
     MatmulDesc md;
     md.m = int32_t(m_ext), md.n = int32_t(n_ext), md.k = int32_t(k_ext);
     md.lda = int32_t(lda), md.ldb = int32_t(ldb), md.ldc = int32_t(ldc);
+    // The accumulator's zero fill was held back (defer_zero_fill): the one MATMUL overwrites it.
+    const bool overwrite = deferred_for_ && deferred_buf_ == st->name && first == 0 && loops.front().name == deferred_for_->name;
+    if (overwrite) deferred_for_ = nullptr, deferred_buf_.clear(), deferred_fill_stmt_ = Stmt();
+    else flush_deferred_fill();
     int di = b_.mm_desc(md);
     std::set<std::string> inner;
     for (size_t i = first; i < loops.size(); i++) inner.insert(loops[i].name);
@@ -106,7 +172,7 @@ void Selector::emit_matmul(const std::vector<Loop> &loops, const Store *st) {
         before(QPE, {la->name, bname, st->name}, {st->name});
         std::vector<Reg> regs;
         Lx xc = addr(oc, regs), xa = addr(oa, regs), xb = addr(ob, regs);
-        b_.matmul(kTagPE, xc, xa, xb, di, true, in_t);
+        b_.matmul(kTagPE, xc, xa, xb, di, !overwrite, in_t);
         for (Reg r : regs) b_.release(r);
         after(kTagPE, QPE, {la->name, bname, st->name}, {st->name});
         reset_temps();

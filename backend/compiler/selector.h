@@ -188,6 +188,15 @@ private:
     // m and n: one MATMUL per iteration of the loops outside them.
     void emit_matmul(const std::vector<Loop> &loops, const Store *st);
 
+    // A matmul accumulator's zero fill right before the matmul nest that writes all of it: held
+    // back so that the MATMUL overwrites instead of accumulating (one vector pass over the tile
+    // saved). Emitted as it is if anything else comes first.
+    Halide::Internal::Stmt deferred_fill_stmt_;
+    std::string deferred_buf_;
+    const Halide::Internal::For *deferred_for_ = nullptr;
+    bool defer_zero_fill(const Halide::Internal::Stmt &fill, const Halide::Internal::Stmt &next);
+    void flush_deferred_fill();
+
     struct Reduction {
         Opcode op;
         Expr value;

@@ -1,0 +1,49 @@
+// Multi-head attention with the keys in tiles and an online softmax (FlashAttention's algorithm):
+// out = softmax(Q K^T / sqrt(dim)) V for every head, Q, K, V and out {dim, seq, heads} fp16
+// (sticked on the head dimension). Queries are taken in tiles of q_tile positions, keys in tiles
+// of k_tile; for query tile i and key tile j, scores S_ij (fp32, on the PE array) give a tile maximum m_ij, exponentials
+// P_ij = exp((S_ij - m_ij) * scale), their row sums l_ij and P_ij V_j (probabilities in fp16, on
+// the PE array). A running state (O, l, m) per query row folds the key tiles in one at a time,
+// rescaling what it holds by exp((m_old - m_new) * scale), so no row of scores over the whole
+// sequence is ever held: the state is a Halide Tuple, updated over the key tiles by one update
+// definition. The tiles are part of the algorithm: the order in which key tiles are folded in
+// decides the fp32 rounding, so the CPU reference uses the same tiles.
+//
+// Schedules (heads are divided over the cores):
+//   "kv_stream"   K and V tiles are streamed from device memory at every key tile;
+//   "kv_resident" each core copies its head's K and V into LX once and reads them there.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "device/machine_desc.h"
+
+namespace spyre {
+
+struct FlashAttentionKernel {
+    Halide::ImageParam q, k, v;
+    // Per (query tile, key tile): scores, tile max, exponentials, their sums, fp16 probabilities,
+    // probabilities times V. The state Tuple (O, l, m) per query row; out = O / l.
+    Halide::Func scores, tile_max, exps, tile_sum, probs, pv, state, out;
+    Halide::Var d, t, qi, j, i, sq, h;  // head dim, key in tile, query in tile, key tile, query tile, position, head
+    Halide::RDom rd, rt, rj;             // over dim, over a key tile, over the key tiles
+    int dim = 128, seq = 2048, heads = 32, q_tile = 64, k_tile = 512;
+};
+
+// The tiles the catalogue and the generator take by default: the largest that divide seq, up to 64
+// query rows (whole PE passes, a state that leaves LX for the key tile) and 256 keys (the key
+// tile's scores, exponentials and probabilities beside the head's K and V).
+struct FlashTiles {
+    int q_tile, k_tile;
+};
+FlashTiles flash_attention_tiles(int seq);
+
+// Throws spyre::Error naming the parameter when seq is not a whole number of tiles or a size is not
+// positive.
+FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_tile, int k_tile);
+const std::vector<std::string> &flash_attention_schedules();
+void schedule_flash_attention(FlashAttentionKernel &k, const std::string &name, int cores, const MachineDesc &machine = {});
+
+}  // namespace spyre
