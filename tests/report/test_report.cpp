@@ -81,13 +81,17 @@ TEST(Report, TinyConfigurationWritesEveryFile) {
 
 TEST(Report, CatalogListsEveryApp) {
     const std::vector<std::string> want = {"softmax", "layernorm", "rmsnorm",   "gelu",      "bmm",
-                                           "linear",  "mlp",       "gated_mlp", "attention", "transpose",
+                                           "linear",  "mlp",       "gated_mlp", "attention", "flash_attention", "transpose",
                                            "qlinear",   "stencil",   "conv1d",    "rope",
                                            "rope_interleaved"};
     EXPECT_EQ(spyre::report::app_names(), want);
     EXPECT_EQ(spyre::report::app_schedules("mlp"),
               (std::vector<std::string>{"matched", "dram", "single_split", "tiled", "pe_ring", "auto"}));
     EXPECT_EQ(spyre::report::app_schedules("attention"), (std::vector<std::string>{"fused", "unfused", "auto"}));
+    // No auto row: its state is a Tuple, which the autoscheduler does not search.
+    EXPECT_EQ(spyre::report::app_schedules("flash_attention"), (std::vector<std::string>{"kv_stream", "kv_resident"}));
+    EXPECT_EQ(spyre::report::parse_shape("flash_attention", "128x2048x32").dims, (std::vector<int>{128, 2048, 32}));
+    EXPECT_THROW(spyre::report::parse_shape("flash_attention", "128x2048"), std::exception);
     EXPECT_EQ(spyre::report::parse_shape("mlp", "64x256x32").dims, (std::vector<int>{64, 256, 32}));
     EXPECT_EQ(spyre::report::parse_shape("attention", "64x128").dims, (std::vector<int>{64, 128}));
     EXPECT_THROW(spyre::report::parse_shape("mlp", "64x256"), std::exception);

@@ -117,7 +117,7 @@ INSTANTIATE_TEST_SUITE_P(Generators, GenerateEach,
 TEST(SpyreGenErrors, UnknownGenerator) {
     CommandResult r = run_command(quote(kGen) + " -g sofmax -o /tmp schedule=stage4");
     EXPECT_NE(r.exit_code, 0);
-    EXPECT_NE(r.output.find("unknown generator 'sofmax' (known: attention, bmm, conv1d, gated_mlp, gelu, layernorm, linear, mlp, "
+    EXPECT_NE(r.output.find("unknown generator 'sofmax' (known: attention, bmm, conv1d, flash_attention, gated_mlp, gelu, layernorm, linear, mlp, "
                             "qlinear, rmsnorm, rope, rope_interleaved, softmax, stencil, transpose)"), std::string::npos)
         << r.output;
 }

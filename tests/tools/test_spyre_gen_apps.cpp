@@ -106,6 +106,8 @@ INSTANTIATE_TEST_SUITE_P(
                               {64, 64}},
                       AppCase{"attention", "fused", "dim=64 seq=128", 1,
                               {{"q", {64, 128}}, {"k", {64, 128}}, {"v", {64, 128}}}, {64, 128}},
+                      AppCase{"flash_attention", "kv_resident", "dim=64 seq=256 heads=3 cores=2", 2,
+                              {{"q", {64, 256, 3}}, {"k", {64, 256, 3}}, {"v", {64, 256, 3}}}, {64, 256, 3}},
                       AppCase{"transpose", "cores32", "cols=256 rows=128", 4, {{"in", {256, 128}}}, {128, 256}},
                       AppCase{"qlinear", "pe", "rows=64 inner=256 cols=512 cores=8", 8,
                               {{"a", {256, 64}}, {"w", {512, 256}}, {"scale", {512}}}, {512, 64}},
