@@ -11,13 +11,17 @@ namespace spyre {
 using namespace Halide;
 
 namespace {
+// The Func's name as its author wrote it: Halide makes names unique per process ("out$2" when
+// another Func was called "out"), which an error should not show.
+std::string user_name(const Func &f) { return f.name().substr(0, f.name().find('$')); }
+
 // Halide's own schedule errors, re-raised naming the Func and the directive.
 template <typename F>
 void guarded(const Func &f, const std::string &directive, F &&apply) {
     try {
         apply();
     } catch (const Halide::Error &e) {
-        throw_error("Func ", f.name(), ": ", directive, ": ", e.what());
+        throw_error("Func ", user_name(f), ": ", directive, ": ", e.what());
     }
 }
 // True when update `i` of f streams sticks along x as its pure definition does: x stays a pure
@@ -87,11 +91,11 @@ int SpyreSchedule::lanes() const {
 
 SpyreSchedule &SpyreSchedule::stick_vectorize(const Var &x, int sticks) {
     if (sticks < 1)
-        throw_error("Func ", f_.name(), ": stick_vectorize(", x.name(), ", ", sticks, "): sticks must be at least 1");
+        throw_error("Func ", user_name(f_), ": stick_vectorize(", x.name(), ", ", sticks, "): sticks must be at least 1");
     Type t = f_.output_types()[0];
     DType dt;
     if (!dtype_from_host(t, &dt))
-        throw_error("Func ", f_.name(), ": stick_vectorize(", x.name(), "): type ", t, " has no stick operations (",
+        throw_error("Func ", user_name(f_), ": stick_vectorize(", x.name(), "): type ", t, " has no stick operations (",
                     kDeviceTypesText, " do)");
     std::string row = transposed_row(f_, x.name());
     // Only while the row is still one loop of f (a schedule that split it keeps its own order).
@@ -138,7 +142,7 @@ SpyreSchedule &SpyreSchedule::scratchpad_store_at(const Func &g, const Var &v) {
 SpyreSchedule &SpyreSchedule::dma_phases(const Var &v) {
     const std::string d = "dma_phases(" + v.name() + ")";
     if (!has_loop(f_, v.name()))
-        throw_error("Func ", f_.name(), ": ", d, ": f has no loop ", v.name(), " in its pure definition");
+        throw_error("Func ", user_name(f_), ": ", d, ": f has no loop ", v.name(), " in its pure definition");
     const Var phased(v.name() + kDmaPhasesSuffix);
     guarded(f_, d, [&] {
         f_.rename(v, phased);
@@ -169,10 +173,10 @@ SpyreSchedule &SpyreSchedule::device_root() {
 
 SpyreSchedule &SpyreSchedule::ring_split(const Var &v, int cores, int extent) {
     if (cores < 1 || cores > machine_.cores)
-        throw_error("Func ", f_.name(), ": ring_split(", v.name(), ", ", cores, "): the machine has ", machine_.cores,
+        throw_error("Func ", user_name(f_), ": ring_split(", v.name(), ", ", cores, "): the machine has ", machine_.cores,
                     " cores");
     if (extent < 1)
-        throw_error("Func ", f_.name(), ": ring_split(", v.name(), ", ", cores, "): extent ", extent,
+        throw_error("Func ", user_name(f_), ": ring_split(", v.name(), ", ", cores, "): extent ", extent,
                     " is not positive");
     // An extent that does not divide splits unevenly: each core takes ceil(extent / cores) and the
     // last ones fewer (or none), as the output-extent form below does.
@@ -185,13 +189,13 @@ SpyreSchedule &SpyreSchedule::ring_split(const Var &v, int cores, int extent) {
 
 SpyreSchedule &SpyreSchedule::ring_split(const Var &v, int cores) {
     if (cores < 1 || cores > machine_.cores)
-        throw_error("Func ", f_.name(), ": ring_split(", v.name(), ", ", cores, "): the machine has ", machine_.cores,
+        throw_error("Func ", user_name(f_), ": ring_split(", v.name(), ", ", cores, "): the machine has ", machine_.cores,
                     " cores");
     std::vector<Var> args = f_.args();
     int dim = -1;
     for (size_t i = 0; i < args.size(); i++)
         if (args[i].name() == v.name()) dim = int(i);
-    if (dim < 0) throw_error("Func ", f_.name(), ": ring_split(", v.name(), "): not a pure dimension of the Func");
+    if (dim < 0) throw_error("Func ", user_name(f_), ": ring_split(", v.name(), "): not a pure dimension of the Func");
     Expr extent = f_.output_buffer().dim(dim).extent();
     Var core(v.name() + "_core");
     guarded(f_, "ring_split(" + v.name() + ")", [&] {
@@ -203,14 +207,14 @@ SpyreSchedule &SpyreSchedule::ring_split(const Var &v, int cores) {
 SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int extent, bool on_pe) {
     std::string d = "ring_split_reduction(" + r.name() + ", " + std::to_string(cores) + ")";
     if (cores < 1 || cores > machine_.cores)
-        throw_error("Func ", f_.name(), ": ", d, ": the machine has ", machine_.cores, " cores");
+        throw_error("Func ", user_name(f_), ": ", d, ": the machine has ", machine_.cores, " cores");
     if (f_.num_update_definitions() < 1)
-        throw_error("Func ", f_.name(), ": ", d, ": needs an update definition (f(...) = init; f(...) += ...)");
+        throw_error("Func ", user_name(f_), ": ", d, ": needs an update definition (f(...) = init; f(...) += ...)");
     if (extent < cores || extent % cores)
-        throw_error("Func ", f_.name(), ": ", d, ": extent ", extent, " does not divide evenly over ", cores, " cores");
+        throw_error("Func ", user_name(f_), ": ", d, ": extent ", extent, " does not divide evenly over ", cores, " cores");
     int lanes = int(machine_.stick_bytes / 2);  // the reduced values are read in fp16 sticks or wider
     if ((extent / cores) % lanes)
-        throw_error("Func ", f_.name(), ": ", d, ": each core would reduce ", extent / cores,
+        throw_error("Func ", user_name(f_), ": ", d, ": each core would reduce ", extent / cores,
                     " values, not whole sticks of ", lanes);
     guarded(f_, d, [&] {
         RVar ro(r.name() + "_core"), ri(r.name() + (on_pe ? std::string("_in") + kPeLoopSuffix : "_in"));
@@ -232,7 +236,7 @@ SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int
 SpyreSchedule &SpyreSchedule::pe_matmul(const RVar &k) {
     std::string d = "pe_matmul(" + k.name() + ")";
     if (f_.num_update_definitions() < 1)
-        throw_error("Func ", f_.name(), ": ", d, ": needs an update definition (f(...) = 0; f(...) += a * b)");
+        throw_error("Func ", user_name(f_), ": ", d, ": needs an update definition (f(...) = 0; f(...) += a * b)");
     guarded(f_, d, [&] {
         RVar pe(k.name() + kPeLoopSuffix);
         std::vector<VarOrRVar> order{pe};
@@ -245,9 +249,9 @@ SpyreSchedule &SpyreSchedule::pe_matmul(const RVar &k) {
 SpyreSchedule &SpyreSchedule::ring_share(const RVar &r, int cores) {
     std::string d = "ring_share(" + r.name() + ", " + std::to_string(cores) + ")";
     if (cores < 2 || cores > machine_.cores)
-        throw_error("Func ", f_.name(), ": ", d, ": a run of sharing cores is 2 to ", machine_.cores, " cores");
+        throw_error("Func ", user_name(f_), ": ", d, ": a run of sharing cores is 2 to ", machine_.cores, " cores");
     if (f_.num_update_definitions() < 1)
-        throw_error("Func ", f_.name(), ": ", d, ": needs an update definition whose loop stages the tiles");
+        throw_error("Func ", user_name(f_), ": ", d, ": needs an update definition whose loop stages the tiles");
     guarded(f_, d, [&] { f_.update().rename(r, RVar(r.name() + kRingShareSuffix + std::to_string(cores))); });
     return *this;
 }
@@ -259,7 +263,7 @@ SpyreSchedule &SpyreSchedule::ring_split(const Var &v, const Param<int> &cores, 
         int dim = -1;
         for (size_t i = 0; i < args.size(); i++)
             if (args[i].name() == v.name()) dim = int(i);
-        if (dim < 0) throw_error("Func ", f_.name(), ": ring_split(", v.name(), "): not a pure dimension of the Func");
+        if (dim < 0) throw_error("Func ", user_name(f_), ": ring_split(", v.name(), "): not a pure dimension of the Func");
         e = f_.output_buffer().dim(dim).extent();
     }
     Var core(v.name() + "_core");
@@ -275,7 +279,7 @@ SpyreSchedule &SpyreSchedule::split(const Var &v, const Var &outer, const Var &i
 }
 
 SpyreSchedule &SpyreSchedule::split(const Var &v, const Var &outer, const Var &inner, int factor) {
-    if (factor < 1) throw_error("Func ", f_.name(), ": split(", v.name(), ", ", factor, "): factor must be positive");
+    if (factor < 1) throw_error("Func ", user_name(f_), ": split(", v.name(), ", ", factor, "): factor must be positive");
     guarded(f_, "split(" + v.name() + ")", [&] { f_.split(v, outer, inner, factor, TailStrategy::GuardWithIf); });
     return *this;
 }
