@@ -54,7 +54,10 @@ FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_til
     a.state(d, qi, i, h) = Tuple(0.0f, 0.0f, Float(32).min());
     Expr o = a.state(d, qi, i, h)[0], l = a.state(d, qi, i, h)[1], m = a.state(d, qi, i, h)[2];
     Expr tm = a.tile_max(qi, a.rj, i, h), mn = max(m, tm);
-    Expr keep = exp((m - mn) * scale), add = exp((tm - mn) * scale);
+    // add is exp((tm - mn) * scale) written with the row's scalar tm on the right, so the vector
+    // unit subtracts it from each row without broadcasting it first (the same bits: negating both
+    // factors is exact).
+    Expr keep = exp((m - mn) * scale), add = exp((mn - tm) * -scale);
     a.state(d, qi, i, h) =
         Tuple(o * keep + a.pv(d, qi, a.rj, i, h) * add, l * keep + a.tile_sum(qi, a.rj, i, h) * add, mn);
     a.out(d, sq, h) = cast<float16_t>(a.state(d, sq % Tq, sq / Tq, h)[0] / a.state(d, sq % Tq, sq / Tq, h)[1]);
