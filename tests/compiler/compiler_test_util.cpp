@@ -4,11 +4,21 @@
 #include <cmath>
 #include <sstream>
 
+#include "device/error.h"
 #include "device/half.h"
 
 namespace spyre::testing {
 
 using namespace Halide;
+
+std::string error_of(const std::function<void()> &f) {
+    try {
+        f();
+    } catch (const spyre::Error &e) {
+        return e.what();
+    }
+    return "(no error)";
+}
 
 Runtime::Buffer<> random_buffer(halide_type_t t, const std::vector<int> &shape, float lo, float hi, uint32_t seed) {
     Runtime::Buffer<> b(t, shape);

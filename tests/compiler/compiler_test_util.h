@@ -33,6 +33,9 @@ struct Comparison {
 };
 Comparison compare(const Halide::Runtime::Buffer<> &got, const Halide::Runtime::Buffer<> &want);
 
+// The message of the spyre::Error `f` throws, or "(no error)" when it throws none.
+std::string error_of(const std::function<void()> &f);
+
 struct DiffResult {
     Comparison cmp;
     SimStats stats;

@@ -579,17 +579,6 @@ TEST(AutoScheduleErrors, NothingFitsTheLxSaysSo) {
     }
 }
 
-// The message of what `run` throws (empty when it does not).
-template <typename F>
-std::string error_of(F &&run) {
-    try {
-        run();
-    } catch (const Error &e) {
-        return e.what();
-    }
-    return "";
-}
-
 TEST(AutoScheduleErrors, UndefinedOutputIsNamed) {
     Func out("out");
     EXPECT_NE(error_of([&] { auto_schedule(out, {}, options_for({}, {64, 8}), quick()); })

@@ -11,15 +11,7 @@ namespace {
 
 using namespace Halide;
 
-std::string compile_error(const std::function<void()> &f) {
-    try {
-        f();
-    } catch (const spyre::Error &e) {
-        if (getenv("SHOW")) std::printf("%s\n", e.what());
-        return e.what();
-    }
-    return "(no error)";
-}
+std::string compile_error(const std::function<void()> &f) { return error_of(f); }
 
 CompileOptions opts(std::vector<int64_t> in, std::vector<int64_t> out) {
     CompileOptions o;

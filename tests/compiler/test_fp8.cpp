@@ -294,16 +294,6 @@ TEST(Fp8, PlainJitRealisationsFindTheConversionFunctions) {
     for (int i = 0; i < 256; i++) ASSERT_EQ(again(i), out(i)) << i;
 }
 
-template <class F>
-std::string error_of(F f) {
-    try {
-        f();
-    } catch (const spyre::Error &e) {
-        return e.what();
-    }
-    return "no error";
-}
-
 TEST(Fp8, DecodingCodesThatAreNotUint8IsAnError) {
     ImageParam q(Int(8), 2, "q");
     std::string msg = error_of([&] { from_fp8(q(0, 0), Fp8Format::E4M3); });

@@ -123,15 +123,6 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Matmul,
 namespace spyre::testing {
 namespace {
 
-std::string error_of(const std::function<void()> &f) {
-    try {
-        f();
-    } catch (const spyre::Error &e) {
-        return e.what();
-    }
-    return "(no error)";
-}
-
 // A whose rows run along m (sticked on m, not on the reduction) has no PE form: a compile error
 // naming the Func and the directive, not a silent fallback.
 TEST(MatmulErrors, OperandNotStickedOnK) {

@@ -91,9 +91,8 @@ TEST(RingShareErrors, TheDirectiveNeedsARunOfTwoOrMoreCores) {
         spyre::schedule(k.acc).ring_share(ko, 1);
         FAIL() << "expected an error";
     } catch (const spyre::Error &e) {
-        // Halide numbers a Func name already taken in this process ("acc$3").
-        EXPECT_NE(std::string(e.what()).find("Func " + k.acc.name() + ": ring_share(ko, 1): a run of sharing cores is 2 "
-                                                                      "to 32 cores"),
+        // The Func as written, even when Halide numbers a name already taken in this process ("acc$3").
+        EXPECT_NE(std::string(e.what()).find("Func acc: ring_share(ko, 1): a run of sharing cores is 2 to 32 cores"),
                   std::string::npos)
             << e.what();
     }
@@ -107,7 +106,7 @@ TEST(RingShareErrors, TheDirectiveNeedsAnUpdateDefinition) {
         spyre::schedule(f).ring_share(RVar("ko"), 4);
         FAIL() << "expected an error";
     } catch (const spyre::Error &e) {
-        EXPECT_NE(std::string(e.what()).find("Func " + f.name() + ": ring_share(ko, 4): needs an update definition"),
+        EXPECT_NE(std::string(e.what()).find("Func " + f.name().substr(0, f.name().find('$')) + ": ring_share(ko, 4): needs an update definition"),
                   std::string::npos)
             << e.what();
     }

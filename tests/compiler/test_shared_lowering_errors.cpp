@@ -13,15 +13,6 @@ namespace {
 
 using namespace Halide;
 
-std::string error_of(const std::function<void()> &f) {
-    try {
-        f();
-    } catch (const spyre::Error &e) {
-        return e.what();
-    }
-    return "(no error)";
-}
-
 struct Doubling {
     ImageParam in{Float(16), 2, "dbl_in"};
     Func out{"dbl_out"};
