@@ -49,18 +49,19 @@ FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_til
     a.probs(t, qi, j, i, h) = cast<float16_t>(a.exps(t, qi, j, i, h));
     a.pv(d, qi, j, i, h) = 0.0f;
     a.pv(d, qi, j, i, h) += cast<float>(a.probs(a.rt, qi, j, i, h)) * cast<float>(a.v(d, j * Tk + a.rt, h));
-    // The state (O, l, m), m replicated along d so that the three share a shape. Its elements are
-    // stored in this order, each after every element that reads its old value (m is read by all).
+    // The state (l, O, m), m replicated along d so that the three share a shape. Its elements are
+    // stored in this order, each after every element that reads its old value (m is read by all),
+    // and l, which does not need P V, first: its vector work runs while the PE array computes P V.
     a.state(d, qi, i, h) = Tuple(0.0f, 0.0f, Float(32).min());
-    Expr o = a.state(d, qi, i, h)[0], l = a.state(d, qi, i, h)[1], m = a.state(d, qi, i, h)[2];
+    Expr l = a.state(d, qi, i, h)[0], o = a.state(d, qi, i, h)[1], m = a.state(d, qi, i, h)[2];
     Expr tm = a.tile_max(qi, a.rj, i, h), mn = max(m, tm);
     // add is exp((tm - mn) * scale) written with the row's scalar tm on the right, so the vector
     // unit subtracts it from each row without broadcasting it first (the same bits: negating both
     // factors is exact).
     Expr keep = exp((m - mn) * scale), add = exp((mn - tm) * -scale);
     a.state(d, qi, i, h) =
-        Tuple(o * keep + a.pv(d, qi, a.rj, i, h) * add, l * keep + a.tile_sum(qi, a.rj, i, h) * add, mn);
-    a.out(d, sq, h) = cast<float16_t>(a.state(d, sq % Tq, sq / Tq, h)[0] / a.state(d, sq % Tq, sq / Tq, h)[1]);
+        Tuple(l * keep + a.tile_sum(qi, a.rj, i, h) * add, o * keep + a.pv(d, qi, a.rj, i, h) * add, mn);
+    a.out(d, sq, h) = cast<float16_t>(a.state(d, sq % Tq, sq / Tq, h)[1] / a.state(d, sq % Tq, sq / Tq, h)[0]);
     return a;
 }
 

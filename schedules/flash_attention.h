@@ -3,7 +3,7 @@
 // (sticked on the head dimension). Queries are taken in tiles of q_tile positions, keys in tiles
 // of k_tile; for query tile i and key tile j, scores S_ij (fp32, on the PE array) give a tile maximum m_ij, exponentials
 // P_ij = exp((S_ij - m_ij) * scale), their row sums l_ij and P_ij V_j (probabilities in fp16, on
-// the PE array). A running state (O, l, m) per query row folds the key tiles in one at a time,
+// the PE array). A running state (l, O, m) per query row folds the key tiles in one at a time,
 // rescaling what it holds by exp((m_old - m_new) * scale), so no row of scores over the whole
 // sequence is ever held: the state is a Halide Tuple, updated over the key tiles by one update
 // definition. The tiles are part of the algorithm: the order in which key tiles are folded in
@@ -25,7 +25,7 @@ namespace spyre {
 struct FlashAttentionKernel {
     Halide::ImageParam q, k, v;
     // Per (query tile, key tile): scores, tile max, exponentials, their sums, fp16 probabilities,
-    // probabilities times V. The state Tuple (O, l, m) per query row; out = O / l.
+    // probabilities times V. The state Tuple (l, O, m) per query row; out = O / l.
     Halide::Func scores, tile_max, exps, tile_sum, probs, pv, state, out;
     Halide::Var d, t, qi, j, i, sq, h;  // head dim, key in tile, query in tile, key tile, query tile, position, head
     Halide::RDom rd, rt, rj;             // over dim, over a key tile, over the key tiles
