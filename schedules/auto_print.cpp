@@ -102,7 +102,7 @@ std::string call(const Directive &d, const std::string &m) {
 
 }  // namespace
 
-std::string print_cpp(const std::vector<Directive> &ds, const PipelineInfo &info, const std::string &m) {
+std::string print_cpp(const std::vector<Directive> &ds, const PipelineInfo &info, const std::string &machine) {
     // The loop variables the schedule introduces: every name that is no Func's pure arg and no
     // reduction variable of the algorithm. Names used on updates are RVars.
     std::set<std::string> known;
@@ -130,6 +130,17 @@ std::string print_cpp(const std::vector<Directive> &ds, const PipelineInfo &info
         for (const std::string &v : d.vars) note(v, upd);
     }
     std::ostringstream os;
+    // The machine is passed by the name the caller chose ("m"), unless a Var, RVar or Func of the
+    // pipeline has that name (a matmul's rows are often m): the pasted code would not compile.
+    std::string m = machine;
+    if (!m.empty()) {
+        std::set<std::string> taken = known;
+        taken.insert(declared.begin(), declared.end());
+        for (const StageInfo &s : info.stages) taken.insert(cpp_name(s.name));
+        for (const InputInfo &in : info.inputs) taken.insert(cpp_name(in.name));
+        for (int i = 2; taken.count(m); i++) m = machine == "m" && i == 2 ? "machine" : machine + std::to_string(i);
+        if (m != machine) os << "// " << m << ": the spyre::MachineDesc (" << machine << " is a name of the pipeline)\n";
+    }
     if (!vars.empty()) {
         os << "Halide::Var ";
         for (size_t i = 0; i < vars.size(); i++) os << (i ? ", " : "") << cpp_name(vars[i]) << "(\"" << vars[i] << "\")";

@@ -13,7 +13,9 @@
 
 namespace spyre::autosched {
 
-// `machine` is the name of the MachineDesc variable the printed calls pass ("" for none).
+// `machine` is the name of the MachineDesc variable the printed calls pass ("" for none); when a
+// Var, RVar, Func or input of the pipeline has that name, the code uses "machine" instead and a
+// comment says so.
 std::string print_cpp(const std::vector<Directive> &ds, const PipelineInfo &info, const std::string &machine = "m");
 
 // A C++ identifier for a Halide name: "k$x" -> "k.x", other characters that cannot appear in an

@@ -507,7 +507,9 @@ TEST(AutoSchedulePrint, MatmulStagesPrintHalideCallsOnTheUpdate) {
     std::string cpp = print_cpp(ds, info);
     EXPECT_NE(cpp.find("Halide::RVar ko(\"ko\"), ki(\"ki\"), ki_pe(\"ki_pe\");"), std::string::npos) << cpp;
     EXPECT_NE(cpp.find("acc.update().split(k.x, ko, ki, 64).rename(ki, ki_pe);"), std::string::npos) << cpp;
-    EXPECT_NE(cpp.find("spyre::schedule(acc, m).ring_share(ko, 4);"), std::string::npos) << cpp;
+    // The pipeline has a Var m, so the machine is passed as `machine`, and a comment says so.
+    EXPECT_NE(cpp.find("spyre::schedule(acc, machine).ring_share(ko, 4);"), std::string::npos) << cpp;
+    EXPECT_NE(cpp.find("// machine: the spyre::MachineDesc (m is a name of the pipeline)"), std::string::npos) << cpp;
 }
 
 // ---- errors ----
