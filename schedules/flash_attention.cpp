@@ -45,8 +45,10 @@ FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_til
     a.scores(t, qi, j, i, h) += cast<float>(a.q(a.rd, i * Tq + qi, h)) * cast<float>(a.k(a.rd, j * Tk + t, h));
     a.tile_max(qi, j, i, h) = maximum(a.scores(a.rt, qi, j, i, h));
     a.exps(t, qi, j, i, h) = exp((a.scores(t, qi, j, i, h) - a.tile_max(qi, j, i, h)) * scale);
-    a.tile_sum(qi, j, i, h) = sum(a.exps(a.rt, qi, j, i, h));
     a.probs(t, qi, j, i, h) = cast<float16_t>(a.exps(t, qi, j, i, h));
+    // The row sums add the fp16 probabilities that P V multiplies, so the normaliser matches them
+    // (and the exponentials need no fp32 copy of their own).
+    a.tile_sum(qi, j, i, h) = sum(cast<float>(a.probs(a.rt, qi, j, i, h)));
     a.pv(d, qi, j, i, h) = 0.0f;
     a.pv(d, qi, j, i, h) += cast<float>(a.probs(a.rt, qi, j, i, h)) * cast<float>(a.v(d, j * Tk + a.rt, h));
     // The state (l, O, m), m replicated along d so that the three share a shape. Its elements are
@@ -93,7 +95,7 @@ void schedule_flash_attention(FlashAttentionKernel &a, const std::string &name, 
     schedule(a.state, m).scratchpad_store_at(a.out, io).stick_vectorize(a.d);
     a.state.update().reorder(a.d, a.qi, a.rj).vectorize(a.d, lanes32, TailStrategy::RoundUp);
     // Everything of one key tile is computed at the key-tile loop, in LX.
-    for (Func f : {a.scores, a.exps, a.probs}) {
+    for (Func f : {a.scores, a.probs}) {
         f.compute_at(a.state, a.rj).store_in(MemoryType::VTCM);
         schedule(f, m).stick_vectorize(a.t);
     }

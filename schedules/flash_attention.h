@@ -1,9 +1,9 @@
 // Multi-head attention with the keys in tiles and an online softmax (FlashAttention's algorithm):
 // out = softmax(Q K^T / sqrt(dim)) V for every head, Q, K, V and out {dim, seq, heads} fp16
 // (sticked on the head dimension). Queries are taken in tiles of q_tile positions, keys in tiles
-// of k_tile; for query tile i and key tile j, scores S_ij (fp32, on the PE array) give a tile maximum m_ij, exponentials
-// P_ij = exp((S_ij - m_ij) * scale), their row sums l_ij and P_ij V_j (probabilities in fp16, on
-// the PE array). A running state (l, O, m) per query row folds the key tiles in one at a time,
+// of k_tile; for query tile i and key tile j, scores S_ij (fp32, on the PE array) give a tile
+// maximum m_ij, probabilities P_ij = fp16(exp((S_ij - m_ij) * scale)), their row sums l_ij (of the
+// fp16 values, in fp32) and P_ij V_j (on the PE array). A running state (l, O, m) per query row folds the key tiles in one at a time,
 // rescaling what it holds by exp((m_old - m_new) * scale), so no row of scores over the whole
 // sequence is ever held: the state is a Halide Tuple, updated over the key tiles by one update
 // definition. The tiles are part of the algorithm: the order in which key tiles are folded in
