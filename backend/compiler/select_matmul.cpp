@@ -9,13 +9,11 @@ bool Selector::ends_with(const std::string &s, const std::string &suffix) {
 }
 
 namespace {
-// The loops down to a store, and the store; nullptr when s is not such a chain.
+// The loops down to a store, and the store; nullptr when s is not such a chain. Nothing may sit
+// between the loops: the chain is then the nest emit_for collects.
 const Store *loop_chain(Stmt s, std::vector<const For *> &loops) {
-    while (true) {
-        if (const ProducerConsumer *pc = s.as<ProducerConsumer>()) s = pc->body;
-        else if (const For *f = s.as<For>()) loops.push_back(f), s = f->body;
-        else break;
-    }
+    while (const ProducerConsumer *pc = s.as<ProducerConsumer>()) s = pc->body;
+    while (const For *f = s.as<For>()) loops.push_back(f), s = f->body;
     return s.as<Store>();
 }
 
@@ -56,18 +54,22 @@ bool Selector::defer_zero_fill(const Stmt &fill, const Stmt &next) {
         return false;
     for (const For *f : ml)
         if (plan_.pipelines.count(f) || ends_with(f->name, kDmaPhasesSuffix)) return false;
-    if (const_extent_product(ml, ml.size() - 1) != elems) return false;
+    // Constant extents throughout (emit_for collects the whole nest) and m x n covering it.
+    if (const_extent_product(ml, ml.size()) < 0 || const_extent_product(ml, ml.size() - 1) != elems) return false;
     deferred_fill_stmt_ = fill;
     deferred_buf_ = fs->name;
     deferred_for_ = ml.front();
     return true;
 }
 
-void Selector::flush_deferred_fill() {
-    if (!deferred_for_) return;
+Stmt Selector::take_deferred_fill() {
     Stmt fill = deferred_fill_stmt_;
     deferred_for_ = nullptr, deferred_buf_.clear(), deferred_fill_stmt_ = Stmt();
-    emit(fill);
+    return fill;
+}
+
+void Selector::flush_deferred_fill() {
+    if (deferred_for_) emit(take_deferred_fill());
 }
 
 void Selector::emit_matmul(const std::vector<Loop> &loops, const Store *st) {
@@ -144,7 +146,7 @@ void Selector::emit_matmul(const std::vector<Loop> &loops, const Store *st) {
     md.lda = int32_t(lda), md.ldb = int32_t(ldb), md.ldc = int32_t(ldc);
     // The accumulator's zero fill was held back (defer_zero_fill): the one MATMUL overwrites it.
     const bool overwrite = deferred_for_ && deferred_buf_ == st->name && first == 0 && loops.front().name == deferred_for_->name;
-    if (overwrite) deferred_for_ = nullptr, deferred_buf_.clear(), deferred_fill_stmt_ = Stmt();
+    if (overwrite) take_deferred_fill();  // not emitted
     else flush_deferred_fill();
     int di = b_.mm_desc(md);
     std::set<std::string> inner;

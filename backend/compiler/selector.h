@@ -195,7 +195,8 @@ private:
     std::string deferred_buf_;
     const Halide::Internal::For *deferred_for_ = nullptr;
     bool defer_zero_fill(const Halide::Internal::Stmt &fill, const Halide::Internal::Stmt &next);
-    void flush_deferred_fill();
+    Halide::Internal::Stmt take_deferred_fill();  // and forget it
+    void flush_deferred_fill();                   // emit it, if one is held
 
     struct Reduction {
         Opcode op;
