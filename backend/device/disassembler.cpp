@@ -72,7 +72,8 @@ std::string mnemonic(const Instr &in) {
     if (in.mode & kEdgeZero) s += ".zero";
     if (in.mode & kEdgeMirrorImage) s += ".mirror";
     if (in.mode & kEdgeMirrorInterior) s += ".mirror_interior";
-    if (int rest = in.mode & ~(kSrc1Scalar | kAccumulate | kDstF32 | kEdgeModes)) {
+    if (in.mode & kLimitPerGroup) s += ".diag";
+    if (int rest = in.mode & ~(kSrc1Scalar | kAccumulate | kDstF32 | kEdgeModes | kLimitPerGroup)) {
         char buf[16];
         std::snprintf(buf, sizeof buf, ".mode0x%x", rest);
         s += buf;

@@ -80,7 +80,7 @@ const OpInfo kOps[kNumOpcodes] = {
     {"VROUND", Engine::Vector, kVecUn},
     {"VSHIFT", Engine::Vector, {O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::Imm, O::Imm, O::Count, O::Count, O::Imm}},
     {"VCVTF8", Engine::Vector, {O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::Fp8Fmt, N, O::Count, O::Count, O::DTypeImm}},
-    {"", Engine::Control, kNone},  // reserved 58
+    {"VSELIDX", Engine::Vector, {O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::Count, O::Count, O::RegSrc}},
     {"", Engine::Control, kNone},  // reserved 59
     {"VLSEL", Engine::Vector, {O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::Count, O::Count, O::Count}},
 };
@@ -122,7 +122,8 @@ bool dtype_supported(Opcode op, DType t) {
     case Opcode::VFILL:
     case Opcode::VTRANSPOSE:
     case Opcode::VSHIFT:
-    case Opcode::VLSEL: return true;
+    case Opcode::VLSEL:
+    case Opcode::VSELIDX: return true;
     case Opcode::MATMUL: return t == DType::F16 || t == DType::I8;
     case Opcode::VCVTF8: return t == DType::F16 || t == DType::F32 || t == DType::U8;
     case Opcode::VADD:

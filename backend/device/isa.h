@@ -45,8 +45,11 @@ enum class Opcode : uint16_t {
     VSHIFT,
     // vector unit: fp8 conversions (fp8.h), appended in format version 3
     VCVTF8,
-    // 58 and 59 are reserved for another extension; the reader rejects them until they are defined.
-    RESERVED_58, RESERVED_59,
+    // vector unit: select between two sources by lane index against a limit (vector_shift.h), e.g. a
+    // causal mask; appended in format version 4
+    VSELIDX = 58,
+    // 59 is reserved for another extension; the reader rejects it until it is defined.
+    RESERVED_59,
     // vector unit: select between two sources by lane block (vector_shift.h), e.g. even and odd lanes
     VLSEL = 60,
     NUM_OPCODES
@@ -86,6 +89,7 @@ enum VectorMode : uint8_t {
     kEdgeZero = 16,   // VSHIFT: a source position outside [lo, hi] reads zero (constant_exterior 0)
     kEdgeMirrorImage = 32,     // VSHIFT: positions reflect about the window's ends, edges repeated (mirror_image)
     kEdgeMirrorInterior = 64,  // VSHIFT: positions reflect about the edge elements themselves (mirror_interior)
+    kLimitPerGroup = 128,      // VSELIDX: the limit grows by one per group (a diagonal: lane e of row g vs g + limit)
 };
 // The VSHIFT edge modes; an instruction sets at most one.
 constexpr uint8_t kEdgeModes = kEdgeClamp | kEdgeZero | kEdgeMirrorImage | kEdgeMirrorInterior;
@@ -98,6 +102,8 @@ constexpr uint8_t kEdgeModes = kEdgeClamp | kEdgeZero | kEdgeMirrorImage | kEdge
 //   VCVT (a9 the destination type) between fp8 codes (u8) and f16 or f32, in the fp8 format a5:
 //   from f16/f32 to u8 it encodes, from u8 to f16/f32 it decodes (fp8.h has the rounding rules). VLSEL uses a9 = the lane
 //   block width w: element e of a group takes src0 where (e / w) is even, src1 where it is odd.
+//   VSELIDX uses a9 = a register holding the limit L: element e of group g takes src0 where
+//   e <= L (+ g with kLimitPerGroup), src1 (one element per group with kSrc1Scalar) elsewhere.
 struct OpInfo {
     const char *name;
     Engine engine;

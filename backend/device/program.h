@@ -26,8 +26,8 @@ struct BufferDecl {
 };
 
 struct DeviceProgram {
-    // 2: int8/uint8 element types, VROUND, VSHIFT; 3: VCVTF8, VSHIFT mirror edges, VLSEL
-    static constexpr uint32_t kFormatVersion = 3;
+    // 2: int8/uint8 element types, VROUND, VSHIFT; 3: VCVTF8, VSHIFT mirror edges, VLSEL; 4: VSELIDX
+    static constexpr uint32_t kFormatVersion = 4;
 
     std::string kernel_name;
     int32_t num_cores = 1;

@@ -134,6 +134,12 @@ void ProgramBuilder::vlsel(DType t, int tag, Lx dst, Lx a, Lx b, int32_t block, 
               uint8_t(t), 0));
 }
 
+void ProgramBuilder::vselidx(DType t, int tag, Lx dst, Lx a, Lx b, Reg limit, bool per_group, bool b_scalar,
+                              int32_t sticks, int32_t groups) {
+    emit(make(Opcode::VSELIDX, {tag, dst.reg.id, dst.off, a.reg.id, a.off, b.reg.id, b.off, sticks, groups, limit.id},
+              uint8_t(t), uint8_t((per_group ? kLimitPerGroup : 0) | (b_scalar ? kSrc1Scalar : 0))));
+}
+
 void ProgramBuilder::matmul(int tag, Lx c, Lx a, Lx b, int desc, bool accumulate, DType t) {
     emit(make(Opcode::MATMUL, {tag, c.reg.id, c.off, a.reg.id, a.off, b.reg.id, b.off, desc}, uint8_t(t),
               accumulate ? kAccumulate : 0));

@@ -74,6 +74,10 @@ public:
     void vtranspose(DType t, int tag, Lx dst, Lx src, int32_t rows, int32_t cols);
     // Select by lane block (vector_shift.h): element e from a where (e / block) is even, else from b.
     void vlsel(DType t, int tag, Lx dst, Lx a, Lx b, int32_t block, int32_t sticks, int32_t groups = 1);
+    // VSELIDX: lane e of group g from a where e <= R[limit] (+ g when per_group), else from b (one
+    // element per group when b_scalar).
+    void vselidx(DType t, int tag, Lx dst, Lx a, Lx b, Reg limit, bool per_group, bool b_scalar, int32_t sticks,
+                 int32_t groups = 1);
     // Shifted stick access (vector_shift.h): mode 0 or one kEdge* mode with window [lo, hi].
     void vshift(DType t, int tag, Lx dst, Lx src, int32_t shift, int32_t sticks, int32_t groups = 1,
                 uint8_t mode = 0, int32_t lo = 0, int32_t hi = 0);

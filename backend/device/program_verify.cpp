@@ -228,6 +228,7 @@ void check_type_and_mode(size_t pc, const Instr &in) {
     if (is_reduction(op)) allowed = kAccumulate | kDstF32;
     if (op == Opcode::MATMUL) allowed = kAccumulate;
     if (op == Opcode::VSHIFT) allowed = kEdgeModes;
+    if (op == Opcode::VSELIDX) allowed = kSrc1Scalar | kLimitPerGroup;
     uint8_t bad = in.mode & uint8_t(~allowed);
     if (bad) throw_error(w, ": mode bits ", hex(bad), " not allowed (allowed: ", hex(allowed), ")");
     if (op == Opcode::VSHIFT) {
@@ -346,6 +347,12 @@ void check_vector_machine(size_t pc, const Instr &in, const MachineDesc &m) {
         check_lx(pc, in, "dst", 1, full, m);
         check_lx(pc, in, "src0", 3, full, m);
         check_lx(pc, in, "src1", 5, full, m);
+        return;
+    }
+    if (op == Opcode::VSELIDX) {
+        check_lx(pc, in, "dst", 1, full, m);
+        check_lx(pc, in, "src0", 3, full, m);
+        check_lx(pc, in, "src1", 5, (in.mode & kSrc1Scalar) ? sat_mul(groups, eb) : full, m);
         return;
     }
     if (op == Opcode::VSHIFT) {

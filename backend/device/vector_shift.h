@@ -31,6 +31,13 @@ namespace spyre {
 // Element e of each group's row of n sticks is src0's where (e / w) is even and src1's where it is
 // odd: w = 1 picks even lanes from src0 and odd lanes from src1 (what Halide makes of a select on
 // x % 2 with x vectorized), w = 32 alternates half sticks of fp16.
+//
+//   VSELIDX.t[.scalar][.diag] [dst], [src0], [src1], n, groups, rL
+//
+// Element e of group g's row of n sticks is src0's where e <= L, src1's elsewhere; L is register
+// rL's value at issue, plus g with .diag (kLimitPerGroup). With .scalar, src1 is one element per
+// group. It is the select Halide makes of a comparison between a stick index and a row index
+// (a causal mask: key t of query row q kept where t <= q).
 
 enum class ShiftEdge : uint8_t { None, Clamp, Zero, MirrorImage, MirrorInterior };
 

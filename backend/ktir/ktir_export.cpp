@@ -674,6 +674,22 @@ private:
             store(r, dt, shape, t, a[0]);
             return;
         }
+        case Opcode::VSELIDX: {
+            // The limit is an index value (the register's); src1 is {groups} when one per group.
+            const bool scalar = in.mode & kSrc1Scalar;
+            const std::vector<int64_t> s1 = scalar ? std::vector<int64_t>{groups} : shape;
+            const std::vector<int64_t> s1_dense = scalar ? std::vector<int64_t>{1} : dense;
+            std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
+            std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
+            std::string y = load(lx_tile(in, 5, t, s1, s1_dense, pc, "src1"), s1, t);
+            std::string lim = value(a[9], 0);
+            std::string r = fresh();
+            line(r + " = \"spyre.index_select\"(" + x + ", " + y + ", " + lim + ") {per_group = " +
+                 std::to_string((in.mode & kLimitPerGroup) ? 1 : 0) + " : i32} : (" + tt + ", " +
+                 tensor_type(s1, t) + ", index) -> " + tt);
+            store(r, dt, shape, t, a[0]);
+            return;
+        }
         case Opcode::VTRANSPOSE: {
             const int64_t R = a[7], C = a[8];
             auto up = [&](int64_t v) { return (v + lanes - 1) / lanes * lanes; };

@@ -637,6 +637,7 @@ void Importer::lower(const Op &op) {
     if (n == "spyre.shift") return shift(op);
     if (n == "spyre.to_fp8" || n == "spyre.from_fp8") return fp8_convert(op);
     if (n == "spyre.lane_select") return lane_select(op);
+    if (n == "spyre.index_select") return index_select(op);
     if (n == "spyre.barrier") {
         if (!explicit_) drain();
         b_.barrier();

@@ -727,6 +727,50 @@ void Importer::lane_select(const Op &op) {
     define(op, 0, v);
 }
 
+void Importer::index_select(const Op &op) {
+    const char *what = "spyre.index_select";
+    auto pg = op.attrs.find("per_group");
+    if (pg == op.attrs.end() || pg->second.kind != Attr::Int || (pg->second.i != 0 && pg->second.i != 1))
+        throw_error("line ", op.line, ": ", what, ": needs per_group = 0 or 1 (i32)");
+    if (op.operands.size() != 3 || op.result_types.size() != 1 || op.result_types[0].kind != Type::Tensor)
+        throw_error("line ", op.line, ": ", what, ": takes two tensors and an index, and returns one tensor");
+    const Type &rt = op.result_types[0];
+    const DType t = dtype_of(rt, op);
+    if (rt.shape.size() != 2)
+        throw_error("line ", op.line, ": ", what, ": the result must be rows x lanes (2-D), got ", rt.text());
+    Tens x = tensor(op.operands[0], op), y = tensor(op.operands[1], op);
+    for (const Tens *s : {&x, &y})
+        if (s->kind != Tens::InLx || s->t != t)
+            throw_error("line ", op.line, ": ", what, ": the operands must be tensors in LX of the result's type");
+    const bool one_per_row = y.shape.size() == 1 && y.shape[0] == rt.shape[0] && y.bstride.size() == 1 &&
+                        y.bstride[0] == dtype_bytes(t);
+    if (x.shape != rt.shape || (!one_per_row && y.shape != rt.shape))
+        throw_error("line ", op.line, ": ", what, ": the first operand must have the result's shape, the second "
+                    "that shape or one element per row");
+    Geo g = geo(x, op, "the first operand");
+    if (!one_per_row) {
+        Geo g2 = geo(y, op, "the second operand");
+        if (g2.groups != g.groups || g2.sticks != g.sticks)
+            throw_error("line ", op.line, ": ", what, ": operands have different LX layouts (", g.groups, "x", g.sticks,
+                        " and ", g2.groups, "x", g2.sticks, " groups x sticks)");
+    }
+    Scalar lim = scalar(op.operands[2], op);
+    Val v;
+    v.k = Val::T;
+    v.x = destination(op, op.results[0], t, rt.shape, g.sticks, true, g);
+    Access acc;
+    acc.reads.push_back(range_of(x));
+    acc.reads.push_back(range_of(y));
+    acc.writes.push_back(range_of(v.x));
+    before(QVec, acc);
+    Reg temp;
+    Reg rl = reg_of(lim, op, &temp);
+    int tag = tag_for(op, QVec);
+    b_.vselidx(t, tag, v.x.at, x.at, y.at, rl, pg->second.i == 1, one_per_row, int32_t(g.sticks), int32_t(g.groups));
+    after(tag, QVec, acc);
+    define(op, 0, v);
+}
+
 Tens Importer::packed_result(const Op &op, DType t, const std::vector<int64_t> &shape, const Op **tag_op) {
     if (const Op *st = lx_store_of(op, op.results[0])) {
         Tens dst = tile_tensor(tile_of(st->operands[1], *st), *st);

@@ -327,6 +327,9 @@ private:
     void shift(const Op &op);
     // "spyre.lane_select": VLSEL of two LX tensors of the same rows, by lane block (docs/ktir.md).
     void lane_select(const Op &op);
+    // "spyre.index_select": VSELIDX of two LX tensors (the second may be one element per row) by
+    // lane index against an index value (docs/ktir.md).
+    void index_select(const Op &op);
 
     // ------------------------------------------------------------------ control flow
     const Op *terminator(const Region &r) const;

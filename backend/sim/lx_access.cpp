@@ -134,6 +134,16 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         return acc;
     }
 
+    if (op == Opcode::VSELIDX) {
+        add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
+        if (in.mode & kSrc1Scalar)
+            add_read(acc, R.range("src1", R.addr(5, 6), smul(groups, eb), eb, false));
+        else
+            add_read(acc, R.range("src1", R.addr(5, 6), stick_span, stick, true));
+        set_write(acc, R.range("dst", R.addr(1, 2), stick_span, stick, true));
+        return acc;
+    }
+
     switch (op) {
     case Opcode::VADD:
     case Opcode::VSUB:

@@ -495,9 +495,29 @@ void exec_lane_select(const Instr &in, const int64_t *regs, uint8_t *lx, const M
         }
 }
 
+// VSELIDX (vector_shift.h): element by element, so a destination equal to a source is fine. The
+// limit is the register's value at issue; 64-bit arithmetic, so no register value overflows.
+void exec_index_select(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
+    const int64_t eb = dtype_bytes(DType(in.dtype));
+    const int64_t row = in.a[7] * (machine.stick_bytes / eb), groups = in.a[8];
+    const int64_t limit = regs[in.a[9]];
+    const bool per_group = in.mode & kLimitPerGroup, scalar = in.mode & kSrc1Scalar;
+    uint8_t *dst = lx_at(lx, regs, in.a[1], in.a[2], machine.lx_bytes);
+    const uint8_t *s0 = lx_at(lx, regs, in.a[3], in.a[4], machine.lx_bytes);
+    const uint8_t *s1 = lx_at(lx, regs, in.a[5], in.a[6], machine.lx_bytes);
+    for (int64_t g = 0; g < groups; g++) {
+        const int64_t lim = per_group ? sat_add(limit, g) : limit;
+        for (int64_t e = 0; e < row; e++) {
+            const int64_t at = (g * row + e) * eb;
+            std::memmove(dst + at, e <= lim ? s0 + at : s1 + (scalar ? g * eb : at), size_t(eb));
+        }
+    }
+}
+
 void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
     if (in.op == Opcode::VSHIFT) return exec_shift(in, regs, lx, machine);
     if (in.op == Opcode::VLSEL) return exec_lane_select(in, regs, lx, machine);
+    if (in.op == Opcode::VSELIDX) return exec_index_select(in, regs, lx, machine);
     const DType t = DType(in.dtype);
     const int64_t eb = dtype_bytes(t);
     const int64_t lanes = machine.stick_bytes / eb;
