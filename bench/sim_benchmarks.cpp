@@ -6,8 +6,8 @@
 //                              schedule benchmarked at that shape, and auto_vs_hand), compiled
 //                              once from Halide (apps/report/kernel_catalog.h), shapes rows x cols,
 //                              B x M x K x N (bmm), dim x hidden x rows (mlp, 32 cores) or dim x seq
-//                              (attention, one core), dim x seq x heads (flash_attention, heads
-//                              over the cores); bmm/pe_batch_{outermost,innermost}/... is
+//                              (attention, one core), dim x seq x heads (flash_attention and
+//                              causal_attention, heads over the cores); bmm/pe_batch_{outermost,innermost}/... is
 //                              IBM's full-size bmm layout experiment.
 //   calibration/...            the softmax calibration stages (modelled vs IBM's measured time).
 //   sim/bmm_timing_only/...    a hand-built full-size 32-core batched matmul.
@@ -203,11 +203,13 @@ std::vector<AppCase> app_cases() {
         v.push_back({"attention", st, shape({128, 1024}, 1), true});
     }
     // Multi-head attention at the model size (32 heads of 128, sequence 2048): keys in tiles, an
-    // online softmax in LX, one head per core; with numerics at a reduced shape.
-    for (const std::string &st : report::app_schedules("flash_attention")) {
-        v.push_back({"flash_attention", st, shape({128, 512, 4}, 4), false});
-        v.push_back({"flash_attention", st, shape({128, 2048, 32}, 32), true});
-    }
+    // online softmax in LX, one head per core, without and with the causal mask; with numerics at
+    // a reduced shape.
+    for (const std::string &app : {"flash_attention", "causal_attention"})
+        for (const std::string &st : report::app_schedules(app)) {
+            v.push_back({app, st, shape({128, 512, 4}, 4), false});
+            v.push_back({app, st, shape({128, 2048, 32}, 32), true});
+        }
     // A restickify (VTRANSPOSE of staged tiles) at the report's shape and at a model width.
     for (const std::string &st : report::app_schedules("transpose")) {
         v.push_back({"transpose", st, shape({512, 1024}), false});

@@ -12,7 +12,7 @@ namespace spyre {
 
 using namespace Halide;
 
-FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_tile, int k_tile) {
+FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_tile, int k_tile, bool causal) {
     if (dim <= 0 || seq <= 0 || heads <= 0 || q_tile <= 0 || k_tile <= 0)
         throw_error("flash_attention: dim, seq, heads, q_tile and k_tile must be positive (got ", dim, ", ", seq, ", ",
                     heads, ", ", q_tile, ", ", k_tile, ")");
@@ -20,6 +20,11 @@ FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_til
         if (seq % tile)
             throw_error("flash_attention: seq ", seq, " is not a whole number of ", what, "s of ", tile,
                         " positions; pick a ", what, " that divides it");
+    // Each query tile then lies inside one key tile, so every key tile it sees holds a key at or
+    // before each of its rows: no row's tile maximum is over masked scores alone.
+    if (causal && k_tile % q_tile)
+        throw_error("flash_attention: causal attention needs k_tile (", k_tile, ") a multiple of q_tile (", q_tile,
+                    "), so that no query row sees a key tile of masked scores only");
     FlashAttentionKernel a;
     a.dim = dim, a.seq = seq, a.heads = heads, a.q_tile = q_tile, a.k_tile = k_tile;
     a.q = ImageParam(Float(16), 3, "q");
@@ -43,8 +48,17 @@ FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_til
     a.out = Func("flash_attention");
     a.scores(t, qi, j, i, h) = 0.0f;
     a.scores(t, qi, j, i, h) += cast<float>(a.q(a.rd, i * Tq + qi, h)) * cast<float>(a.k(a.rd, j * Tk + t, h));
-    a.tile_max(qi, j, i, h) = maximum(a.scores(a.rt, qi, j, i, h));
-    a.exps(t, qi, j, i, h) = exp((a.scores(t, qi, j, i, h) - a.tile_max(qi, j, i, h)) * scale);
+    // Causal: a query sees the keys up to its own position. Key tiles wholly after the query tile
+    // are skipped (rj's predicate); inside the others, later keys score -inf and weigh 0.
+    Func scored = a.scores;
+    if (causal) {
+        a.masked = Func("fa_masked");
+        a.masked(t, qi, j, i, h) = select(j * Tk + t <= i * Tq + qi, a.scores(t, qi, j, i, h), Float(32).min());
+        a.rj.where(a.rj * Tk <= i * Tq + (Tq - 1));  // Halide makes this the loop's bound
+        scored = a.masked;
+    }
+    a.tile_max(qi, j, i, h) = maximum(scored(a.rt, qi, j, i, h));
+    a.exps(t, qi, j, i, h) = exp((scored(t, qi, j, i, h) - a.tile_max(qi, j, i, h)) * scale);
     a.probs(t, qi, j, i, h) = cast<float16_t>(a.exps(t, qi, j, i, h));
     // The row sums add the fp16 probabilities that P V multiplies, so the normaliser matches them
     // (and the exponentials need no fp32 copy of their own).
@@ -67,13 +81,14 @@ FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_til
     return a;
 }
 
-FlashTiles flash_attention_tiles(int seq) {
-    auto largest_divisor = [&](int most) {
-        for (int t = std::min(most, seq); t > 1; t--)
+FlashTiles flash_attention_tiles(int seq, bool causal) {
+    auto largest_divisor = [&](int most, int of) {
+        for (int t = std::min(most, seq) / of * of; t > of; t -= of)
             if (seq % t == 0) return t;
-        return 1;
+        return of;
     };
-    return {largest_divisor(64), largest_divisor(256)};
+    const int q = largest_divisor(64, 1);
+    return {q, largest_divisor(256, causal ? q : 1)};
 }
 
 const std::vector<std::string> &flash_attention_schedules() {

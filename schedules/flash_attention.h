@@ -27,6 +27,7 @@ struct FlashAttentionKernel {
     // Per (query tile, key tile): scores, tile max, exponentials, their sums, fp16 probabilities,
     // probabilities times V. The state Tuple (l, O, m) per query row; out = O / l.
     Halide::Func scores, tile_max, exps, tile_sum, probs, pv, state, out;
+    Halide::Func masked;  // causal only: the scores with later keys at the lowest float
     Halide::Var d, t, qi, j, i, sq, h;  // head dim, key in tile, query in tile, key tile, query tile, position, head
     Halide::RDom rd, rt, rj;             // over dim, over a key tile, over the key tiles
     int dim = 128, seq = 2048, heads = 32, q_tile = 64, k_tile = 512;
@@ -34,15 +35,19 @@ struct FlashAttentionKernel {
 
 // The tiles the catalogue and the generator take by default: the largest that divide seq, up to 64
 // query rows (whole PE passes, a state that leaves LX for the key tile) and 256 keys (the key
-// tile's scores, exponentials and probabilities beside the head's K and V).
+// tile's scores, exponentials and probabilities beside the head's K and V); causal, a key tile
+// that is a multiple of the query tile.
 struct FlashTiles {
     int q_tile, k_tile;
 };
-FlashTiles flash_attention_tiles(int seq);
+FlashTiles flash_attention_tiles(int seq, bool causal = false);
 
-// Throws spyre::Error naming the parameter when seq is not a whole number of tiles or a size is not
-// positive.
-FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_tile, int k_tile);
+// With `causal`, query position p attends to keys 0..p only: the key tiles after its query tile
+// are skipped (RDom::where, which Halide turns into the loop's bound) and the later keys of the
+// others score the lowest float (select on key vs query index: one VSELIDX per tile).
+// Throws spyre::Error naming the parameter when seq is not a whole number of tiles, a size is not
+// positive, or (causal) k_tile is not a multiple of q_tile.
+FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_tile, int k_tile, bool causal = false);
 const std::vector<std::string> &flash_attention_schedules();
 void schedule_flash_attention(FlashAttentionKernel &k, const std::string &name, int cores, const MachineDesc &machine = {});
 

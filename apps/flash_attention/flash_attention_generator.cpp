@@ -2,8 +2,9 @@
 // Halide Generator: Q, K, V {dim, seq, heads} -> {dim, seq, heads}, fp16, heads over `cores`
 // cores. `schedule` is "kv_stream", "kv_resident", "auto" or "cpu" (the CPU reference). The tiles
 // are flash_attention_tiles(seq): part of the algorithm (the order of the fp32 sums), the same for
-// every schedule.
-//   spyre-gen -g flash_attention -o out/ schedule=kv_resident dim=128 seq=2048 heads=32 cores=32
+// every schedule. `mask` "causal" hides from each query the keys after it (a decoder's
+// self-attention); "none" (the default) does not.
+//   spyre-gen -g flash_attention -o out/ schedule=kv_resident dim=128 seq=2048 heads=32 cores=32 mask=causal
 #include "flash_attention.h"
 
 #include "spyre_generator.h"
@@ -20,6 +21,7 @@ public:
     GeneratorParam<int> seq{"seq", 2048, 1, 1 << 20};
     GeneratorParam<int> heads{"heads", 32, 1, 1 << 20};
     GeneratorParam<int> cores{"cores", 32, 1, 1 << 20};
+    GeneratorParam<std::string> mask{"mask", "none"};
     GeneratorParam<std::string> schedule{"schedule", "cpu"};
     GeneratorParam<std::string> machine{"machine", ""};
 
@@ -29,8 +31,11 @@ public:
     Output<Buffer<>> output{"output", Float(16), 3};
 
     void generate() {
-        const spyre::FlashTiles tiles = spyre::flash_attention_tiles(seq);
-        spyre::FlashAttentionKernel a = spyre::make_flash_attention(dim, seq, heads, tiles.q_tile, tiles.k_tile);
+        if (std::string(mask) != "none" && std::string(mask) != "causal")
+            throw std::runtime_error("flash_attention: mask='" + std::string(mask) + "' (known: none, causal)");
+        const bool causal = std::string(mask) == "causal";
+        const spyre::FlashTiles tiles = spyre::flash_attention_tiles(seq, causal);
+        spyre::FlashAttentionKernel a = spyre::make_flash_attention(dim, seq, heads, tiles.q_tile, tiles.k_tile, causal);
         spyre::gen::rebind_input(a.q, q, a.out);
         spyre::gen::rebind_input(a.k, k, a.out);
         spyre::gen::rebind_input(a.v, v, a.out);
@@ -48,8 +53,9 @@ const spyre::gen::GeneratorInfo &info() {
         spyre::gen::GeneratorInfo g;
         g.name = "flash_attention";
         g.description = "multi-head attention, keys in tiles with an online softmax: fp16 Q, K, V {dim, seq, heads} -> "
-                        "{dim, seq, heads}, heads over `cores` (schedules/flash_attention.h)";
+                        "{dim, seq, heads}, heads over `cores`; mask=causal hides later keys (schedules/flash_attention.h)";
         g.schedules = [] { return spyre::gen::spyre_schedules(spyre::flash_attention_schedules()); };
+        g.extra_params = {{"mask", "none"}};
         g.int_params = {{"dim", 128}, {"seq", 2048}, {"heads", 32}, {"cores", 32}};
         g.inputs_of = [](const spyre::gen::ParamValues &v) {
             const int64_t d = v.at("dim"), s = v.at("seq"), h = v.at("heads");

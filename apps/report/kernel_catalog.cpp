@@ -34,8 +34,8 @@ using namespace Halide;
 
 const std::vector<std::string> &app_names() {
     static const std::vector<std::string> names = {"softmax", "layernorm", "rmsnorm",   "gelu",      "bmm",
-                                                    "linear",  "mlp",       "gated_mlp", "attention", "flash_attention", "transpose",
-                                                    "qlinear", "stencil", "conv1d", "rope", "rope_interleaved"};
+                                                    "linear",  "mlp",       "gated_mlp", "attention", "flash_attention",
+                                                    "causal_attention", "transpose", "qlinear", "stencil", "conv1d", "rope", "rope_interleaved"};
     return names;
 }
 
@@ -44,15 +44,20 @@ void check_app(const std::string &app) {
     for (const std::string &a : app_names())
         if (a == app) return;
     throw_error("unknown app '", app,
-                "' (known: softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, flash_attention, transpose, "
+                "' (known: softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, flash_attention, causal_attention, "
+                "transpose, "
                 "qlinear, stencil, conv1d, rope, rope_interleaved)");
 }
 bool is_norm(const std::string &app) { return app == "layernorm" || app == "rmsnorm"; }
 bool is_rope(const std::string &app) { return app == "rope" || app == "rope_interleaved"; }
+// flash_attention and causal_attention: one algorithm (schedules/flash_attention.h), the second
+// with its causal mask.
+bool is_flash(const std::string &app) { return app == "flash_attention" || app == "causal_attention"; }
 // The catalogue's flash attention: {dim, seq, heads} with the default tiles.
-FlashAttentionKernel make_flash_attention_for(const std::vector<int> &dims) {
-    const FlashTiles t = flash_attention_tiles(dims[1]);
-    return make_flash_attention(dims[0], dims[1], dims[2], t.q_tile, t.k_tile);
+FlashAttentionKernel make_flash_attention_for(const std::string &app, const std::vector<int> &dims) {
+    const bool causal = app == "causal_attention";
+    const FlashTiles t = flash_attention_tiles(dims[1], causal);
+    return make_flash_attention(dims[0], dims[1], dims[2], t.q_tile, t.k_tile, causal);
 }
 RopeStyle rope_style(const std::string &app) {
     return app == "rope_interleaved" ? RopeStyle::Interleaved : RopeStyle::RotateHalf;
@@ -66,7 +71,7 @@ std::vector<std::string> without_cpu(const std::vector<std::string> &all) {
 }
 size_t shape_rank(const std::string &app) {
     if (app == "bmm") return 4;
-    if (app == "mlp" || app == "gated_mlp" || app == "linear" || app == "qlinear" || app == "flash_attention") return 3;
+    if (app == "mlp" || app == "gated_mlp" || app == "linear" || app == "qlinear" || is_flash(app)) return 3;
     return 2;
 }
 }  // namespace
@@ -79,7 +84,7 @@ std::vector<std::string> named_schedules(const std::string &app) {
     if (app == "mlp") return without_cpu(mlp_schedules());
     if (app == "gated_mlp") return without_cpu(gated_mlp_schedules());
     if (app == "attention") return without_cpu(attention_schedules());
-    if (app == "flash_attention") return without_cpu(flash_attention_schedules());
+    if (is_flash(app)) return without_cpu(flash_attention_schedules());
     if (app == "transpose") return transpose_schedules();
     if (app == "qlinear") return without_cpu(qlinear_schedules());
     if (app == "stencil") return stencil_schedules();
@@ -93,13 +98,14 @@ std::vector<std::string> app_schedules(const std::string &app) {
     check_app(app);
     std::vector<std::string> s = named_schedules(app);
     // The autoscheduler (schedules/auto_schedule.h), for every app whose stages compute one value
-    // each: flash_attention's running state is a Tuple, which it does not search yet.
-    if (app != "flash_attention") s.push_back("auto");
+    // each: flash attention's running state is a Tuple, which it does not search yet.
+    if (!is_flash(app)) s.push_back("auto");
     return s;
 }
 
 std::string app_generator(const std::string &app) {
     check_app(app);
+    if (app == "causal_attention") return "flash_attention";  // with mask=causal
     return app;
 }
 
@@ -114,8 +120,9 @@ std::vector<std::string> generator_params(const std::string &app, const Shape &s
     if (app == "mlp" || app == "gated_mlp")
         return {kv("dim", s.dims[0]), kv("hidden", s.dims[1]), kv("rows", s.dims[2]), kv("cores", s.cores)};
     if (app == "attention") return {kv("dim", s.dims[0]), kv("seq", s.dims[1])};
-    if (app == "flash_attention")
-        return {kv("dim", s.dims[0]), kv("seq", s.dims[1]), kv("heads", s.dims[2]), kv("cores", s.cores)};
+    if (is_flash(app))
+        return {kv("dim", s.dims[0]), kv("seq", s.dims[1]), kv("heads", s.dims[2]), kv("cores", s.cores),
+                std::string("mask=") + (app == "causal_attention" ? "causal" : "none")};
     if (app == "conv1d") return {kv("cols", s.dims[1]), kv("rows", s.dims[0]), kv("taps", kConv1dTaps), "padding=causal"};
     if (is_rope(app)) return {kv("cols", s.dims[1]), kv("rows", s.dims[0]), kv("head_dim", kRopeHeadDim)};
     return {kv("cols", s.dims[1]), kv("rows", s.dims[0])};
@@ -127,14 +134,14 @@ std::string shape_doc(const std::string &app) {
     if (app == "linear" || app == "qlinear") return "M x K x N";
     if (app == "mlp" || app == "gated_mlp") return "dim x hidden x rows";
     if (app == "attention") return "dim x seq";
-    if (app == "flash_attention") return "dim x seq x heads";
+    if (is_flash(app)) return "dim x seq x heads";
     return "rows x cols";
 }
 
 bool app_takes_cores(const std::string &app) {
     check_app(app);
     return app == "bmm" || app == "linear" || app == "qlinear" || app == "mlp" || app == "gated_mlp" ||
-           app == "flash_attention";
+           is_flash(app);
 }
 
 std::string Shape::text() const {
@@ -186,7 +193,7 @@ std::vector<std::vector<int>> input_shapes(const std::string &app, const Shape &
         return {{d, m}, {h, d}, {h, d}, {d, h}};
     }
     if (app == "attention") return {{s.dims[0], s.dims[1]}, {s.dims[0], s.dims[1]}, {s.dims[0], s.dims[1]}};
-    if (app == "flash_attention") return {s.dims, s.dims, s.dims};
+    if (is_flash(app)) return {s.dims, s.dims, s.dims};
     const int rows = s.dims[0], cols = s.dims[1];
     if (app == "layernorm") return {{cols, rows}, {cols}, {cols}};
     if (app == "rmsnorm") return {{cols, rows}, {cols}};
@@ -202,7 +209,7 @@ std::vector<int> output_shape(const std::string &app, const Shape &s) {
     if (app == "qlinear") return {s.dims[2], s.dims[0]};
     if (app == "mlp" || app == "gated_mlp") return {s.dims[0], s.dims[2]};
     if (app == "attention") return {s.dims[0], s.dims[1]};
-    if (app == "flash_attention") return s.dims;
+    if (is_flash(app)) return s.dims;
     if (app == "transpose") return {s.dims[0], s.dims[1]};  // {rows, cols}: the input's rows become sticks
     return {s.dims[1], s.dims[0]};
 }
@@ -254,8 +261,8 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
         AttentionKernel k = make_attention(s.dims[0], s.dims[1]);
         return finish(k.out, {k.q, k.k, k.v}, [&] { schedule_attention(k, schedule, machine); });
     }
-    if (app == "flash_attention") {
-        FlashAttentionKernel k = make_flash_attention_for(s.dims);
+    if (is_flash(app)) {
+        FlashAttentionKernel k = make_flash_attention_for(app, s.dims);
         return finish(k.out, {k.q, k.k, k.v}, [&] { schedule_flash_attention(k, schedule, s.cores, machine); });
     }
     if (app == "transpose") {
@@ -290,7 +297,7 @@ std::vector<Runtime::Buffer<>> random_inputs(const std::string &app, const Shape
     check_app(app);
     const float range = app == "bmm" || app == "linear" || app == "qlinear" ? 2.0f
                         : app == "mlp" || app == "gated_mlp" ? 0.25f
-                        : app == "attention" || app == "flash_attention" ? 1.0f
+                        : app == "attention" || is_flash(app) ? 1.0f
                                                              : 4.0f;
     std::vector<Runtime::Buffer<>> ins;
     std::mt19937 rng(seed);
@@ -351,8 +358,8 @@ Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s, const st
         k.k.set(wrap(inputs[1]));
         k.v.set(wrap(inputs[2]));
         out = k.out;
-    } else if (app == "flash_attention") {
-        FlashAttentionKernel k = make_flash_attention_for(s.dims);
+    } else if (is_flash(app)) {
+        FlashAttentionKernel k = make_flash_attention_for(app, s.dims);
         schedule_flash_attention(k, "cpu", 1);
         k.q.set(wrap(inputs[0]));
         k.k.set(wrap(inputs[1]));
@@ -415,7 +422,7 @@ Tolerance tolerance(const std::string &app) {
     if (app == "softmax") t.ulp = 2;
     if (app == "mlp" || app == "gated_mlp") t.abs = 1e-3;
     if (app == "attention") t.abs = 1e-4;
-    if (app == "flash_attention") t.abs = 2.5e-4;  // also the running maxima's rescaling
+    if (is_flash(app)) t.abs = 2.5e-4;  // also the running maxima's rescaling
     return t;
 }
 

@@ -17,7 +17,8 @@
 //              (schedules/attention.h).
 //   flash_attention: {D, S, H} (head dim x sequence x heads), Q, K, V {D, S, H} -> {D, S, H}, heads
 //              over `cores` cores, the default tiles of flash_attention_tiles
-//              (schedules/flash_attention.h).
+//              (schedules/flash_attention.h). causal_attention: the same with the causal mask
+//              (spyre-gen: flash_attention mask=causal).
 //   transpose: {rows, cols}, an fp16 input of {cols, rows} -> {rows, cols}; rows whole sticks
 //              (schedules/transpose.h).
 //   qlinear: {M, K, N}, a {K, M} fp16 x w {N, K} int8 with scales {N} fp16 -> {N, M}, split over
@@ -47,15 +48,16 @@ constexpr int kConv1dTaps = 4;
 // The catalogue's RoPE head size: half a head is half a stick, so the rotation is shifted reads.
 constexpr int kRopeHeadDim = 64;
 
-// softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, transpose, qlinear, stencil,
-// conv1d, rope.
+// softmax, layernorm, rmsnorm, gelu, bmm, linear, mlp, gated_mlp, attention, flash_attention,
+// causal_attention, transpose, qlinear, stencil, conv1d, rope, rope_interleaved.
 const std::vector<std::string> &app_names();
 // The app's Spyre schedules, in the order of schedules/ (the first is the report's baseline), then
-// "auto" (spyre::auto_schedule, schedules/auto_schedule.h) for every app but flash_attention (a
+// "auto" (spyre::auto_schedule, schedules/auto_schedule.h) for every app but flash_attention and causal_attention (a
 // Tuple stage, which the autoscheduler refuses).
 std::vector<std::string> app_schedules(const std::string &app);
-// The spyre-gen generator of the app (apps/<app>/: every app has one, of the app's name; "" would
-// mean none, and the report compiles such an app in process).
+// The spyre-gen generator of the app (apps/<app>/: every app has one, of the app's name, but
+// causal_attention, which is flash_attention with mask=causal; "" would mean none, and the report
+// compiles such an app in process).
 std::string app_generator(const std::string &app);
 // "rows x cols", "B x M x K x N", "dim x hidden x rows" or "dim x seq".
 std::string shape_doc(const std::string &app);
@@ -96,7 +98,7 @@ Halide::Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s,
 // How far the device may be from the CPU (as the compiler tests check). Either in ULPs of the
 // output type (abs == 0): 2 for softmax (exp), 0 for layernorm, rmsnorm, gelu and bmm; or, when
 // abs > 0, in absolute value (ulp unused): 1e-3 for mlp and gated_mlp (tanh, exp), 1e-4
-// for attention (exp moving a probability by one fp16 ULP), 2.5e-4 for flash_attention (the same,
+// for attention (exp moving a probability by one fp16 ULP), 2.5e-4 for flash_attention and causal_attention (the same,
 // and the rescaling by the running maxima: one fp16 ULP below 0.5), where outputs near zero make ULPs
 // meaningless.
 struct Tolerance {

@@ -238,7 +238,7 @@ int main(int argc, char **argv) {
     cli.add_option("--mlp-cores", mlp_cores, "cores mlp and gated_mlp are split over")->capture_default_str();
     cli.add_option("--attention-shape", attention_text, "dim x seq of attention (one core)")->capture_default_str();
     cli.add_option("--flash-attention-shape", flash_attention_text,
-                   "dim x seq x heads of flash_attention (a head per core)")
+                   "dim x seq x heads of flash_attention and causal_attention (a head per core)")
         ->capture_default_str();
     cli.add_option("--apps", apps, "apps to run (default: all)")->delimiter(',');
     cli.add_option("--max-trace-events", max_trace_events, "spans kept per trace (the first ones)")
@@ -262,12 +262,12 @@ int main(int argc, char **argv) {
                                        : app == "mlp"       ? mlp_text
                                        : app == "gated_mlp" ? gated_mlp_text
                                        : app == "attention" ? attention_text
-                                       : app == "flash_attention" ? flash_attention_text
+                                       : app == "flash_attention" || app == "causal_attention" ? flash_attention_text
                                                             : shape_text);
             a.shape.cores = app == "mlp" || app == "gated_mlp" ? mlp_cores
                             : app == "linear"                 ? 4
                             : app == "qlinear"                ? 8
-                            : app == "flash_attention"        ? std::min(bmm_cores, a.shape.dims[2])
+                            : app == "flash_attention" || app == "causal_attention" ? std::min(bmm_cores, a.shape.dims[2])
                                                               : bmm_cores;
             std::vector<Halide::Runtime::Buffer<>> inputs = random_inputs(app, a.shape);
             Halide::Runtime::Buffer<> want = cpu_reference(app, a.shape, inputs);

@@ -481,6 +481,9 @@ private:
         if (ramp_left) bound = want ? (strict ? k - 1 : k) : (strict ? k : k + 1);
         else bound = want ? (strict ? k + 1 : k) : (strict ? k : k - 1);
         bound = simplify(bound);
+        // A boundary condition's window is fixed (the tensor's edges); one that moves with a loop
+        // (a causal mask: key t kept where t <= q) is a select on the stick index (select_masks.cpp).
+        if (expr_uses_vars(bound, loops_)) return false;
         if (upper) {
             if (w.hi.defined()) return false;
             w.hi = bound;

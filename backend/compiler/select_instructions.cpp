@@ -86,7 +86,7 @@ void Selector::check_phased_loop(const For *op) const {
 void Selector::emit_for(const For *op) {
     if (deferred_for_ && op != deferred_for_) flush_deferred_fill();
     auto ext = const_int(op->extent);
-    if (!ext) throw_error("kernel ", plan_.kernel_name, ": loop ", op->name, " has a non-constant extent");
+    if (!ext) return emit_dynamic_for(op);
     if (plan_.pipelines.count(op)) return emit_pipeline(op, *ext);
     // dma_phases on a loop that is not double-buffered: each iteration waits for its DMA and meets
     // the other cores at a barrier.
@@ -109,6 +109,34 @@ void Selector::emit_for(const For *op) {
     emit(op->body);
     drain();
     if (phased) b_.barrier();
+    b_.end_loop();
+    vars_.erase(op->name);
+    b_.release(r);
+}
+
+// A loop whose trip count depends on the loops around it (Halide tightens an RDom to its
+// predicate, e.g. the key tiles a causal query tile sees): LOOP takes the count from a register.
+// Its largest count, over the ranges of the loops around it, bounds what it reaches.
+void Selector::emit_dynamic_for(const For *op) {
+    Scope<Interval> scope;
+    for (auto &[name, extent] : extents_)
+        if (vars_.count(name)) scope.push(name, Interval(Expr(int32_t(0)), Expr(int32_t(extent - 1))));
+    Interval range = bounds_of_expr_in_scope(op->extent, scope);
+    std::optional<int64_t> most = range.has_upper_bound() ? const_int(simplify(range.max)) : std::nullopt;
+    if (!most || *most > INT32_MAX)
+        throw_error("kernel ", plan_.kernel_name, ": loop ", op->name, " runs a number of times (", op->extent,
+                    ") with no constant bound over the loops around it");
+    if (ends_with(op->name, kDmaPhasesSuffix) || plan_.pipelines.count(op))
+        throw_error("kernel ", plan_.kernel_name, ": loop ", op->name,
+                    " runs a number of times that varies, which dma_phases and double buffering need constant");
+    Reg n = eval(op->extent);
+    Reg r = b_.alloc();
+    b_.loop(r, 0, n);
+    b_.release(n);
+    vars_[op->name] = r;
+    extents_[op->name] = std::max<int64_t>(*most, 0);
+    emit(op->body);
+    drain();
     b_.end_loop();
     vars_.erase(op->name);
     b_.release(r);

@@ -412,6 +412,7 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         return r;
     };
     if (auto sh = as_shift(e)) return shifted_load(*sh, d, into);
+    if (const Select *sel = e.as<Select>()) return index_select(sel, d, into);
     if (auto ls = as_lane_select(e)) {
         // Both sides whole, then one VLSEL picks each lane block from its side.
         Operand a = to_vec(gen(ls->even, d, nullptr), d);
@@ -554,7 +555,7 @@ std::string Selector::describe(const Expr &e) const {
     }
     if (e.as<Select>())
         return "a select() between vectors (only the select of a boundary condition, constant_exterior with 0, "
-               "has a vector form)";
+               "and a select on the stick index against a row or a limit have a vector form)";
     if (const Load *l = e.as<Load>())
         return "a gather from " + (plan_.has(l->name) ? plan_.buffer(l->name).func : l->name) +
                " (a data-dependent or non-affine index)";
@@ -623,6 +624,11 @@ void Selector::collect(const Expr &e, bool under_broadcast, AccessCoeffs &out) {
             IRVisitor::visit(op);
             bc--;
         }
+        void visit(const Select *op) override {
+            if (op->condition.type().is_vector())
+                if (auto m = mask_form(op->condition)) out->masks.push_back(*m);
+            IRVisitor::visit(op);
+        }
         void visit(const Call *op) override {
             if (auto s = as_shift(Expr(op)); s && s->edge) {
                 out->windows.push_back(s->lo);
@@ -674,6 +680,8 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
             // continues down those rows (the output row's next stick is the next rows of input).
             for (auto &a : acc.trans) ok &= a.second > 1 && coeff(a.first, l.name) == d.elems * a.second;
             for (auto &w : acc.windows) ok &= coeff(w, l.name) == -d.elems;  // a row's edges stay per row
+            // A mask's stick index continues into the loop (its limit moves with a row instead).
+            for (auto &m : acc.masks) ok &= coeff(m.base, l.name) == m.stride * d.elems;
             if (!ok) break;
             d.lane.push_back({l.name, d.elems});
             d.elems *= l.extent;
@@ -685,6 +693,7 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
             for (auto &a : acc.vec) ok &= coeff(a.first, l.name) == d.elems;
             for (auto &a : acc.trans) ok &= coeff(a.first, l.name) == 1;  // rows walk the input's row
             for (auto &w : acc.windows) ok &= coeff(w, l.name) == 0;
+            for (auto &m : acc.masks) ok &= coeff(m.base, l.name) == 0 || coeff(m.base, l.name) == -m.stride;
             for (auto &s : acc.scal) {
                 int64_t c = coeff(s.first, l.name);
                 ok &= c == 0 || c == 1;

@@ -1,7 +1,8 @@
 // Instruction selection's working state, shared by the files that hold its concerns: one Selector
 // per kernel walks the final Stmt (select_instructions.cpp) and emits scalar code and addresses
 // (select_scalar.cpp), waits for hazards between engine queues (select_hazards.cpp), vector
-// expressions, temporaries and loop nests (select_vector.cpp), MATMUL (select_matmul.cpp),
+// expressions, temporaries and loop nests (select_vector.cpp), masks by lane index
+// (select_masks.cpp), MATMUL (select_matmul.cpp),
 // reductions (select_reductions.cpp), DMA (select_dma.cpp) and double-buffered, ring-shared loops
 // (select_pipelines.cpp). Internal to the pass: its one entry point is select_instructions.h.
 #pragma once
@@ -74,6 +75,15 @@ struct Domain {
     }
 };
 
+// A select's condition as E <= k, E = base + stride * lane (select_masks.cpp); nullopt when it is
+// not a comparison of int vectors of that form.
+struct MaskForm {
+    Expr base;
+    int64_t stride = 0;
+    int64_t k = 0;
+};
+std::optional<MaskForm> mask_form(const Expr &cond);
+
 inline DType dtype_of(Type t) {
     t = t.element_of();
     DType d;
@@ -119,6 +129,15 @@ private:
 
     // A shifted read (ShiftCall) as one VSHIFT of its home rows.
     Operand shifted_load(const ShiftCall &s, const Domain &d, const Operand *into);
+
+    // select() on the stick index against a limit (select_masks.cpp): element e of group g takes
+    // the true value where e <= limit (+ g when per_group); `swap` when it is the false value.
+    struct LaneMask {
+        Expr limit;
+        bool per_group = false, swap = false;
+    };
+    std::optional<LaneMask> lane_mask(const Expr &cond, const Domain &d);
+    Operand index_select(const Select *op, const Domain &d, const Operand *into);
 
     // ---------------------------------------------------------------- expressions
     [[noreturn]] void unsupported(const std::string &what) const;
@@ -174,6 +193,7 @@ private:
         std::vector<std::pair<Expr, bool>> vec, scal;  // index bases
         std::vector<std::pair<Expr, int64_t>> trans;   // strided (transposed) vector reads: base, stride
         std::vector<Expr> windows;                     // edge window bounds of shifted reads (home-relative)
+        std::vector<MaskForm> masks;                   // selects on the stick index (select_masks.cpp)
     };
     void collect(const Expr &e, bool under_broadcast, AccessCoeffs &out);
 
@@ -233,6 +253,7 @@ private:
     void emit(const Stmt &s);
 
     void emit_for(const For *op);
+    void emit_dynamic_for(const For *op);
 
     // Double-buffered loop: loads for the next iteration are issued before this one computes.
     void emit_pipeline(const For *op, int64_t n);

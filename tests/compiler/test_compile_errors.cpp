@@ -262,25 +262,6 @@ TEST(CompileErrors, LaneParitySelectOfAnIndexValueNamesTheConstruct) {
     EXPECT_EQ(msg.find("x64("), std::string::npos) << msg;
 }
 
-TEST(CompileErrors, SelectBetweenVectorsNamesTheConstruct) {
-    std::string msg = shifted_error(
-        [](ImageParam in, Var x, Var y) { return select(in(x, y) > cast<float16_t>(0), in(x, y), -in(x, y)); },
-        vectorized);
-    EXPECT_NE(msg.find("Func blur"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("stick_vectorize: a select() between vectors"), std::string::npos) << msg;
-}
-
-TEST(CompileErrors, ConstantExteriorOtherThanZeroNamesTheConstruct) {
-    std::string msg = shifted_error(
-        [](ImageParam in, Var x, Var y) {
-            Func c = BoundaryConditions::constant_exterior(in, cast<float16_t>(1), {{0, 256}, {Expr(), Expr()}});
-            return c(x - 1, y) + c(x, y);
-        },
-        vectorized);
-    EXPECT_NE(msg.find("Func blur"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("stick_vectorize: a select() between vectors"), std::string::npos) << msg;
-}
-
 // A clamp whose bound moves with the rows: each row would need its own window.
 TEST(CompileErrors, BoundaryWindowMovingWithTheRowsNamesTheFunc) {
     std::string msg = shifted_error(

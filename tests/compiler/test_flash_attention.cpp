@@ -19,6 +19,7 @@ using namespace Halide;
 struct Case {
     std::string schedule;
     int dim, seq, heads, q_tile, k_tile, cores;
+    bool causal = false;
 };
 
 class FlashAttention : public ::testing::TestWithParam<Case> {};
@@ -28,7 +29,7 @@ TEST_P(FlashAttention, MatchesCpu) {
     std::shared_ptr<FlashAttentionKernel> spyre_instance;
     DiffResult r = run_differential(
         [&] {
-            auto a = std::make_shared<FlashAttentionKernel>(make_flash_attention(c.dim, c.seq, c.heads, c.q_tile, c.k_tile));
+            auto a = std::make_shared<FlashAttentionKernel>(make_flash_attention(c.dim, c.seq, c.heads, c.q_tile, c.k_tile, c.causal));
             spyre_instance = a;  // the last instance built is the one the schedule gets
             Kernel k;
             k.inputs = {a->q, a->k, a->v};
@@ -54,12 +55,17 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FlashAttention,
                          ::testing::Values(Case{"kv_stream", 64, 256, 1, 64, 64, 1}, Case{"kv_resident", 64, 256, 1, 64, 64, 1},
                                            Case{"kv_stream", 128, 256, 4, 64, 128, 4},
                                            Case{"kv_resident", 128, 512, 4, 64, 256, 2},
-                                           Case{"kv_stream", 64, 192, 3, 32, 64, 2}),
+                                           Case{"kv_stream", 64, 192, 3, 32, 64, 2},
+                                           // Causal: key tiles after the query tile skipped, the
+                                           // diagonal tiles masked; tiles of one or several query tiles.
+                                           Case{"kv_resident", 64, 256, 1, 64, 64, 1, true},
+                                           Case{"kv_resident", 128, 512, 4, 64, 256, 2, true},
+                                           Case{"kv_stream", 64, 192, 3, 32, 64, 2, true}),
                          [](const auto &info) {
                              const Case &c = info.param;
                              return c.schedule + "_" + std::to_string(c.dim) + "x" + std::to_string(c.seq) + "x" +
                                     std::to_string(c.heads) + "_q" + std::to_string(c.q_tile) + "_k" + std::to_string(c.k_tile) + "_cores" +
-                                    std::to_string(c.cores);
+                                    std::to_string(c.cores) + (c.causal ? "_causal" : "");
                          });
 
 TEST(FlashAttentionErrors, SequenceNotWholeTilesNamesTheTile) {

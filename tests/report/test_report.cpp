@@ -81,8 +81,8 @@ TEST(Report, TinyConfigurationWritesEveryFile) {
 
 TEST(Report, CatalogListsEveryApp) {
     const std::vector<std::string> want = {"softmax", "layernorm", "rmsnorm",   "gelu",      "bmm",
-                                           "linear",  "mlp",       "gated_mlp", "attention", "flash_attention", "transpose",
-                                           "qlinear",   "stencil",   "conv1d",    "rope",
+                                           "linear",  "mlp",       "gated_mlp", "attention", "flash_attention",
+                                           "causal_attention", "transpose", "qlinear", "stencil", "conv1d", "rope",
                                            "rope_interleaved"};
     EXPECT_EQ(spyre::report::app_names(), want);
     EXPECT_EQ(spyre::report::app_schedules("mlp"),
@@ -90,14 +90,19 @@ TEST(Report, CatalogListsEveryApp) {
     EXPECT_EQ(spyre::report::app_schedules("attention"), (std::vector<std::string>{"fused", "unfused", "auto"}));
     // No auto row: its state is a Tuple, which the autoscheduler does not search.
     EXPECT_EQ(spyre::report::app_schedules("flash_attention"), (std::vector<std::string>{"kv_stream", "kv_resident"}));
+    EXPECT_EQ(spyre::report::app_schedules("causal_attention"), (std::vector<std::string>{"kv_stream", "kv_resident"}));
+    // causal_attention is the flash_attention generator with mask=causal.
+    EXPECT_EQ(spyre::report::app_generator("causal_attention"), "flash_attention");
     EXPECT_EQ(spyre::report::parse_shape("flash_attention", "128x2048x32").dims, (std::vector<int>{128, 2048, 32}));
     EXPECT_THROW(spyre::report::parse_shape("flash_attention", "128x2048"), std::exception);
     EXPECT_EQ(spyre::report::parse_shape("mlp", "64x256x32").dims, (std::vector<int>{64, 256, 32}));
     EXPECT_EQ(spyre::report::parse_shape("attention", "64x128").dims, (std::vector<int>{64, 128}));
     EXPECT_THROW(spyre::report::parse_shape("mlp", "64x256"), std::exception);
     EXPECT_THROW(spyre::report::parse_shape("attention", "64x128x2"), std::exception);
-    // Every app has a spyre-gen generator, given its shape as that generator's parameters.
-    for (const std::string &app : want) EXPECT_EQ(spyre::report::app_generator(app), app);
+    // Every app has a spyre-gen generator, given its shape as that generator's parameters; the
+    // generator has the app's name but for causal_attention's (flash_attention with mask=causal).
+    for (const std::string &app : want)
+        EXPECT_EQ(spyre::report::app_generator(app), app == "causal_attention" ? "flash_attention" : app);
     spyre::report::Shape bmm = spyre::report::parse_shape("bmm", "2x8x64x128");
     bmm.cores = 4;
     EXPECT_EQ(spyre::report::generator_params("bmm", bmm),

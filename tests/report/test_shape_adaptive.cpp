@@ -26,7 +26,7 @@ std::vector<std::string> small_shapes(const std::string &app) {
     if (app == "qlinear") return {"1x100x100", "7x64x100", "33x130x70", "5x200x300"};
     if (app == "mlp" || app == "gated_mlp") return {"100x200x1", "64x100x33", "130x64x7"};
     if (app == "attention") return {"64x100", "100x33", "128x1"};
-    if (app == "flash_attention") return {"64x100x3", "100x33x2", "128x1x1", "64x96x40"};  // 40 heads on 32 cores
+    if (app == "flash_attention" || app == "causal_attention") return {"64x100x3", "100x33x2", "128x1x1", "64x96x40"};  // 40 heads on 32 cores
     if (app == "transpose") return {"64x100", "128x33", "64x1", "192x8192"};  // rows whole sticks
     if (app == "rope" || app == "rope_interleaved") return {"1x64", "7x128", "33x192", "100x640"};  // whole heads
     return {"1x100", "7x33", "1x8192", "33x100", "100x130", "70x64"};
@@ -37,7 +37,7 @@ std::vector<std::string> large_shapes(const std::string &app) {
     if (app == "linear" || app == "qlinear") return {"1151x100x8192"};
     if (app == "mlp" || app == "gated_mlp") return {"64x100x1151"};
     if (app == "attention") return {"128x1151"};
-    if (app == "flash_attention") return {"128x2048x32", "128x1152x7"};
+    if (app == "flash_attention" || app == "causal_attention") return {"128x2048x32", "128x1152x7"};
     if (app == "transpose") return {"1152x8192", "4096x8192"};
     if (app == "rope" || app == "rope_interleaved") return {"1151x4096", "4096x4096"};
     return {"1151x8192", "4096x8192", "1151x100"};

@@ -25,7 +25,7 @@ std::string report_shape(const std::string &app) {
     if (app == "mlp") return "256x2048x256";
     if (app == "gated_mlp") return "256x1024x256";
     if (app == "attention") return "128x512";
-    if (app == "flash_attention") return "128x512x4";
+    if (app == "flash_attention" || app == "causal_attention") return "128x512x4";
     return "512x1024";
 }
 

@@ -108,6 +108,8 @@ INSTANTIATE_TEST_SUITE_P(
                               {{"q", {64, 128}}, {"k", {64, 128}}, {"v", {64, 128}}}, {64, 128}},
                       AppCase{"flash_attention", "kv_resident", "dim=64 seq=256 heads=3 cores=2", 2,
                               {{"q", {64, 256, 3}}, {"k", {64, 256, 3}}, {"v", {64, 256, 3}}}, {64, 256, 3}},
+                      AppCase{"flash_attention", "kv_stream", "dim=64 seq=192 heads=2 cores=2 mask=causal", 2,
+                              {{"q", {64, 192, 2}}, {"k", {64, 192, 2}}, {"v", {64, 192, 2}}}, {64, 192, 2}},
                       AppCase{"transpose", "cores32", "cols=256 rows=128", 4, {{"in", {256, 128}}}, {128, 256}},
                       AppCase{"qlinear", "pe", "rows=64 inner=256 cols=512 cores=8", 8,
                               {{"a", {256, 64}}, {"w", {512, 256}}, {"scale", {512}}}, {512, 64}},
@@ -126,6 +128,13 @@ TEST(SpyreGenAppsErrors, TransposeRowsNotWholeSticks) {
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("transpose: the input's 100 rows are not whole sticks of 64"), std::string::npos)
         << r.output;
+}
+
+TEST(SpyreGenAppsErrors, FlashAttentionUnknownMaskNamesTheKnownOnes) {
+    CommandResult r = run_command(quote(kGen) + " -g flash_attention -o /tmp/spyre_gen_flash_reject schedule=kv_stream "
+                                  "dim=64 seq=128 heads=1 cores=1 mask=triangle");
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("flash_attention: mask='triangle' (known: none, causal)"), std::string::npos) << r.output;
 }
 
 TEST(SpyreGenAppsErrors, Conv1dUnknownPaddingNamesTheKnownOnes) {

@@ -1,0 +1,123 @@
+// Instruction selection: select() on a comparison of the stick index with a limit (a causal mask,
+// a tail mask) as one VSELIDX. Halide vectorizes `select(t <= q, a, b)`, t along the stick and q a
+// row, into a comparison of a ramp with a broadcast; over an instruction's groups the condition is
+// "element e of group g is at most L (+ g)", with L from the loops outside the instruction.
+#include "selector.h"
+
+namespace spyre {
+namespace selection {
+
+namespace {
+
+// An int vector (or scalar) expression as base + stride * lane, base a scalar expression.
+std::optional<std::pair<Expr, int64_t>> lane_form(const Expr &e) {
+    if (!e.type().is_vector()) return std::make_pair(e, int64_t(0));
+    if (const Ramp *r = e.as<Ramp>()) {
+        auto s = as_const_int(r->stride);
+        if (!s || r->base.type().is_vector()) return std::nullopt;
+        return std::make_pair(r->base, *s);
+    }
+    if (const Broadcast *b = e.as<Broadcast>()) {
+        if (b->value.type().is_vector()) return std::nullopt;
+        return std::make_pair(b->value, int64_t(0));
+    }
+    auto both = [&](const Expr &x, const Expr &y, int sign) -> std::optional<std::pair<Expr, int64_t>> {
+        auto a = lane_form(x), b = lane_form(y);
+        if (!a || !b) return std::nullopt;
+        return std::make_pair(sign > 0 ? a->first + b->first : a->first - b->first, a->second + sign * b->second);
+    };
+    if (const Add *o = e.as<Add>()) return both(o->a, o->b, 1);
+    if (const Sub *o = e.as<Sub>()) return both(o->a, o->b, -1);
+    if (const Mul *o = e.as<Mul>()) {
+        for (auto [x, y] : {std::pair{o->a, o->b}, std::pair{o->b, o->a}}) {
+            const Broadcast *bc = y.as<Broadcast>();
+            const int64_t *k = bc ? as_const_int(bc->value) : nullptr;
+            if (!k) continue;
+            if (auto a = lane_form(x)) return std::make_pair(a->first * int32_t(*k), a->second * *k);
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<MaskForm> mask_form(const Expr &cond) {
+    // E <= k, from the four orders of comparison.
+    Expr x, y;
+    int64_t k = 0;
+    bool flip = false;
+    if (const LE *o = cond.as<LE>()) x = o->a, y = o->b;
+    else if (const LT *o = cond.as<LT>()) x = o->a, y = o->b, k = -1;
+    else if (const GE *o = cond.as<GE>()) x = o->a, y = o->b, flip = true;
+    else if (const GT *o = cond.as<GT>()) x = o->a, y = o->b, k = -1, flip = true;
+    else return std::nullopt;
+    if (!x.type().is_int() && !x.type().is_uint()) return std::nullopt;
+    auto lf = lane_form(flip ? y - x : x - y);
+    if (!lf) return std::nullopt;
+    return MaskForm{simplify(lf->first), lf->second, k};
+}
+
+std::optional<Selector::LaneMask> Selector::lane_mask(const Expr &cond, const Domain &d) {
+    auto f = mask_form(cond);
+    if (!f) return std::nullopt;
+    const int64_t k = f->k;
+    auto a = affine_in(f->base, d.vars());
+    if (!a) return std::nullopt;
+    // The element index e within a group is lane + sum(v * coeff) over the loops merged into it;
+    // its sign s in E must be the same for all of them.
+    int64_t s = d.ramp_lanes > 0 ? f->stride : 0;
+    for (auto &l : d.lane) {
+        const int64_t c = a->of(l.first);
+        if (!s && c) s = c / l.second;
+        if (c != s * l.second) return std::nullopt;
+    }
+    if (s != 1 && s != -1) return std::nullopt;
+    // E = s e + cg g + rest <= k.
+    const int64_t cg = d.group_var.empty() ? 0 : a->of(d.group_var);
+    LaneMask m;
+    if (s == 1) {  // e <= k - rest - cg g
+        m.limit = simplify(int32_t(k) - a->rest);
+        m.per_group = cg == -1;
+        if (cg != 0 && cg != -1) return std::nullopt;
+    } else {  // e >= rest - k + cg g: the other side where e <= rest - k - 1 + cg g
+        m.limit = simplify(a->rest - int32_t(k + 1));
+        m.per_group = cg == 1;
+        m.swap = true;
+        if (cg != 0 && cg != 1) return std::nullopt;
+    }
+    if (d.groups == 1) m.per_group = false;  // one group: g is 0
+    return m;
+}
+
+Operand Selector::index_select(const Select *op, const Domain &d, const Operand *into) {
+    auto m = lane_mask(op->condition, d);
+    if (!m)
+        unsupported("a select() whose condition is not a comparison of the stick index with a row index or a "
+                    "value of the loops outside (t <= q + c, t < c, t >= q, ...): only those, and the select of "
+                    "a boundary condition, have a vector form");
+    const DType t = vector_type(op->true_value);
+    Operand x = to_vec(gen(m->swap ? op->false_value : op->true_value, d, nullptr), d);
+    Operand y = gen(m->swap ? op->true_value : op->false_value, d, nullptr);
+    const bool scalar = y.kind == Operand::Scal;
+    if (scalar) y = as_src1(y, d);
+    Operand r = result_for(d, t, into, {&x, &y});
+    std::set<std::string> reads, writes;
+    for (const Operand *o : {&x, &y})
+        if (!o->buf.empty()) reads.insert(o->buf);
+    if (!r.buf.empty()) writes.insert(r.buf);
+    before(QVec, reads, writes);
+    const int64_t sticks = sticks_per_group(d, t);
+    std::vector<Reg> regs;
+    Lx ld = addr(r, regs), lx = addr(x, regs), ly = addr(y, regs);
+    Reg lim = eval(m->limit);
+    regs.push_back(lim);
+    b_.vselidx(t, kTagVec, ld, lx, ly, lim, m->per_group, scalar, int32_t(sticks), int32_t(d.groups));
+    for (Reg g : regs) b_.release(g);
+    after(kTagVec, QVec, reads, writes);
+    if (r.temp != x.temp) free_temp(x);
+    if (r.temp != y.temp) free_temp(y);
+    return r;
+}
+
+}  // namespace selection
+}  // namespace spyre
