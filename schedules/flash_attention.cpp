@@ -39,44 +39,60 @@ FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_til
     const int Tq = q_tile, Tk = k_tile;
     const float scale = 1.0f / std::sqrt(float(dim));
     a.scores = Func("fa_scores");
-    a.tile_max = Func("fa_tile_max");
-    a.exps = Func("fa_exps");
-    a.tile_sum = Func("fa_tile_sum");
-    a.probs = Func("fa_probs");
-    a.pv = Func("fa_pv");
     a.state = Func("fa_state");
     a.out = Func("flash_attention");
     a.scores(t, qi, j, i, h) = 0.0f;
     a.scores(t, qi, j, i, h) += cast<float>(a.q(a.rd, i * Tq + qi, h)) * cast<float>(a.k(a.rd, j * Tk + t, h));
-    // Causal: a query sees the keys up to its own position. Key tiles wholly after the query tile
-    // are skipped (rj's predicate); inside the others, later keys score -inf and weigh 0.
-    Func scored = a.scores;
-    if (causal) {
-        a.masked = Func("fa_masked");
-        a.masked(t, qi, j, i, h) = select(j * Tk + t <= i * Tq + qi, a.scores(t, qi, j, i, h), Float(32).min());
-        a.rj.where(a.rj * Tk <= i * Tq + (Tq - 1));  // Halide makes this the loop's bound
-        scored = a.masked;
-    }
-    a.tile_max(qi, j, i, h) = maximum(scored(a.rt, qi, j, i, h));
-    a.exps(t, qi, j, i, h) = exp((scored(t, qi, j, i, h) - a.tile_max(qi, j, i, h)) * scale);
-    a.probs(t, qi, j, i, h) = cast<float16_t>(a.exps(t, qi, j, i, h));
-    // The row sums add the fp16 probabilities that P V multiplies, so the normaliser matches them
-    // (and the exponentials need no fp32 copy of their own).
-    a.tile_sum(qi, j, i, h) = sum(cast<float>(a.probs(a.rt, qi, j, i, h)));
-    a.pv(d, qi, j, i, h) = 0.0f;
-    a.pv(d, qi, j, i, h) += cast<float>(a.probs(a.rt, qi, j, i, h)) * cast<float>(a.v(d, j * Tk + a.rt, h));
+    // What one key tile gives, from its scores: the tile maximum, the fp16 probabilities, their
+    // row sums (of the fp16 values that P V multiplies, so the normaliser matches them and the
+    // exponentials need no fp32 copy of their own) and P V.
+    auto tile_funcs = [&](Func scored, const std::string &suffix, FlashTileFuncs &f) {
+        f.tile_max = Func("fa_tile_max" + suffix);
+        f.exps = Func("fa_exps" + suffix);
+        f.probs = Func("fa_probs" + suffix);
+        f.tile_sum = Func("fa_tile_sum" + suffix);
+        f.pv = Func("fa_pv" + suffix);
+        f.tile_max(qi, j, i, h) = maximum(scored(a.rt, qi, j, i, h));
+        f.exps(t, qi, j, i, h) = exp((scored(t, qi, j, i, h) - f.tile_max(qi, j, i, h)) * scale);
+        f.probs(t, qi, j, i, h) = cast<float16_t>(f.exps(t, qi, j, i, h));
+        f.tile_sum(qi, j, i, h) = sum(cast<float>(f.probs(a.rt, qi, j, i, h)));
+        f.pv(d, qi, j, i, h) = 0.0f;
+        f.pv(d, qi, j, i, h) += cast<float>(f.probs(a.rt, qi, j, i, h)) * cast<float>(a.v(d, j * Tk + a.rt, h));
+    };
+    FlashTileFuncs whole;
+    tile_funcs(a.scores, "", whole);
+    a.tile_max = whole.tile_max, a.exps = whole.exps, a.probs = whole.probs, a.tile_sum = whole.tile_sum,
+    a.pv = whole.pv;
     // The state (l, O, m), m replicated along d so that the three share a shape. Its elements are
     // stored in this order, each after every element that reads its old value (m is read by all),
     // and l, which does not need P V, first: its vector work runs while the PE array computes P V.
     a.state(d, qi, i, h) = Tuple(0.0f, 0.0f, Float(32).min());
     Expr l = a.state(d, qi, i, h)[0], o = a.state(d, qi, i, h)[1], m = a.state(d, qi, i, h)[2];
-    Expr tm = a.tile_max(qi, a.rj, i, h), mn = max(m, tm);
-    // add is exp((tm - mn) * scale) written with the row's scalar tm on the right, so the vector
-    // unit subtracts it from each row without broadcasting it first (the same bits: negating both
-    // factors is exact).
-    Expr keep = exp((m - mn) * scale), add = exp((mn - tm) * -scale);
-    a.state(d, qi, i, h) =
-        Tuple(l * keep + a.tile_sum(qi, a.rj, i, h) * add, o * keep + a.pv(d, qi, a.rj, i, h) * add, mn);
+    // Folds key tile jt into the state. add is exp((tm - mn) * scale) written with the row's scalar
+    // tm on the right, so the vector unit subtracts it from each row without broadcasting it first
+    // (the same bits: negating both factors is exact).
+    auto fold = [&](const FlashTileFuncs &f, Expr jt) {
+        Expr tm = f.tile_max(qi, jt, i, h), mn = max(m, tm);
+        Expr keep = exp((m - mn) * scale), add = exp((mn - tm) * -scale);
+        a.state(d, qi, i, h) =
+            Tuple(l * keep + f.tile_sum(qi, jt, i, h) * add, o * keep + f.pv(d, qi, jt, i, h) * add, mn);
+    };
+    if (!causal) {
+        fold(whole, a.rj);
+    } else {
+        // A query sees the keys up to its own position. The key tiles wholly before the query tile
+        // are folded in whole (rj's predicate, which Halide makes the loop's bound; none after it
+        // is visited), then the one tile that holds the query tile (k_tile is a multiple of
+        // q_tile), whose later keys score the lowest float and weigh 0.
+        a.rj.where(a.rj * Tk + (Tk - 1) <= i * Tq);
+        fold(whole, a.rj);
+        a.rdiag = RDom(0, 1, "rdiag");
+        Expr jd = (i * Tq) / Tk + a.rdiag;
+        a.masked = Func("fa_masked");
+        a.masked(t, qi, j, i, h) = select(j * Tk + t <= i * Tq + qi, a.scores(t, qi, j, i, h), Float(32).min());
+        tile_funcs(a.masked, "_diag", a.diag);
+        fold(a.diag, jd);
+    }
     a.out(d, sq, h) = cast<float16_t>(a.state(d, sq % Tq, sq / Tq, h)[1] / a.state(d, sq % Tq, sq / Tq, h)[0]);
     return a;
 }
@@ -99,6 +115,8 @@ const std::vector<std::string> &flash_attention_schedules() {
 void schedule_flash_attention(FlashAttentionKernel &a, const std::string &name, int cores, const MachineDesc &m) {
     if (name == "cpu") {
         for (Func f : {a.scores, a.tile_max, a.exps, a.tile_sum, a.probs, a.pv, a.state}) f.compute_root();
+        if (a.masked.defined())
+            for (Func f : {a.diag.tile_max, a.diag.exps, a.diag.tile_sum, a.diag.probs, a.diag.pv}) f.compute_root();
         return;
     }
     check_known("flash_attention", "schedule", name, flash_attention_schedules());
@@ -108,19 +126,27 @@ void schedule_flash_attention(FlashAttentionKernel &a, const std::string &name, 
     // while its key tiles are folded in.
     schedule(a.out, m).ring_split(a.h, std::min(cores, a.heads), a.heads).split(a.sq, io, ii, a.q_tile).stick_vectorize(a.d);
     schedule(a.state, m).scratchpad_store_at(a.out, io).stick_vectorize(a.d);
-    a.state.update().reorder(a.d, a.qi, a.rj).vectorize(a.d, lanes32, TailStrategy::RoundUp);
-    // Everything of one key tile is computed at the key-tile loop, in LX.
-    for (Func f : {a.scores, a.probs}) {
-        f.compute_at(a.state, a.rj).store_in(MemoryType::VTCM);
-        schedule(f, m).stick_vectorize(a.t);
-    }
-    for (Func f : {a.tile_max, a.tile_sum}) f.compute_at(a.state, a.rj).store_in(MemoryType::VTCM);
-    a.pv.compute_at(a.state, a.rj).store_in(MemoryType::VTCM);
-    a.pv.vectorize(a.d, lanes32, TailStrategy::RoundUp);
-    // Both matmuls on the PE array.
-    RVar kd(a.rd.x.name() + kPeLoopSuffix), kt(a.rt.x.name() + kPeLoopSuffix);
-    a.scores.update().rename(a.rd.x, kd).reorder(kd, a.t, a.qi);
-    a.pv.update().rename(a.rt.x, kt).reorder(kt, a.d, a.qi);
+    // Everything of one key tile is computed at the key-tile loop, in LX; both matmuls on the PE
+    // array.
+    auto key_tile = [&](Func scores, FlashTileFuncs f, int stage, RVar rv) {
+        const LoopLevel at(a.state, rv);  // rj and rdiag each name a loop of one stage
+        a.state.update(stage - 1).reorder(a.d, a.qi, rv).vectorize(a.d, lanes32, TailStrategy::RoundUp);
+        for (Func g : {scores, f.probs}) {
+            g.compute_at(at).store_in(MemoryType::VTCM);
+            schedule(g, m).stick_vectorize(a.t);
+        }
+        for (Func g : {f.tile_max, f.tile_sum}) g.compute_at(at).store_in(MemoryType::VTCM);
+        f.pv.compute_at(at).store_in(MemoryType::VTCM);
+        f.pv.vectorize(a.d, lanes32, TailStrategy::RoundUp);
+        RVar kd(a.rd.x.name() + kPeLoopSuffix), kt(a.rt.x.name() + kPeLoopSuffix);
+        scores.update().rename(a.rd.x, kd).reorder(kd, a.t, a.qi);
+        f.pv.update().rename(a.rt.x, kt).reorder(kt, a.d, a.qi);
+    };
+    // Causal: the diagonal tile's scores are a copy of the Func of their own (cloned before either
+    // is scheduled), computed at the second update's loop.
+    Func diag_scores = a.masked.defined() ? a.scores.clone_in(a.masked) : Func();
+    key_tile(a.scores, {a.tile_max, a.exps, a.probs, a.tile_sum, a.pv}, 1, a.rj.x);
+    if (a.masked.defined()) key_tile(diag_scores, a.diag, 2, a.rdiag.x);
     // The query tile is copied into LX once, not at every key tile that reads it.
     stage_all_in_lx(a.q, a.out, io, m);
     if (name == "kv_resident") {

@@ -22,12 +22,21 @@
 
 namespace spyre {
 
+// What one key tile gives: its maximum, exponentials, fp16 probabilities, their row sums and P V.
+struct FlashTileFuncs {
+    Halide::Func tile_max, exps, probs, tile_sum, pv;
+};
+
 struct FlashAttentionKernel {
     Halide::ImageParam q, k, v;
     // Per (query tile, key tile): scores, tile max, exponentials, their sums, fp16 probabilities,
     // probabilities times V. The state Tuple (l, O, m) per query row; out = O / l.
     Halide::Func scores, tile_max, exps, tile_sum, probs, pv, state, out;
-    Halide::Func masked;  // causal only: the scores with later keys at the lowest float
+    // Causal only: the scores with later keys at the lowest float, and what the diagonal key tile
+    // (the one holding the query tile) gives from them; folded in by the state's second update.
+    Halide::Func masked;
+    FlashTileFuncs diag;
+    Halide::RDom rdiag;
     Halide::Var d, t, qi, j, i, sq, h;  // head dim, key in tile, query in tile, key tile, query tile, position, head
     Halide::RDom rd, rt, rj;             // over dim, over a key tile, over the key tiles
     int dim = 128, seq = 2048, heads = 32, q_tile = 64, k_tile = 512;

@@ -62,6 +62,9 @@ void Selector::emit(const Stmt &s) {
             pending_ = before_if;
             emit(op->else_case);
             drain();
+        } else {
+            // Skipped, the branch waits for nothing: what was in flight before the IF still is.
+            pending_ = before_if;
         }
         if_depth_--;
         b_.end_if();
@@ -129,6 +132,9 @@ void Selector::emit_dynamic_for(const For *op) {
     if (ends_with(op->name, kDmaPhasesSuffix) || plan_.pipelines.count(op))
         throw_error("kernel ", plan_.kernel_name, ": loop ", op->name,
                     " runs a number of times that varies, which dma_phases and double buffering need constant");
+    // The loop may run no iteration, and with it none of the WAITs its body issues: whatever is
+    // in flight is waited for first, so that nothing after the loop relies on them.
+    drain();
     Reg n = eval(op->extent);
     Reg r = b_.alloc();
     b_.loop(r, 0, n);

@@ -239,7 +239,7 @@ private:
     std::vector<std::vector<uint8_t>> mem_;  // device images
     std::vector<int64_t> buf_bytes_;
     std::vector<size_t> match_;   // LOOP->ENDLOOP, IF->ELSE/ENDIF, ELSE->ENDIF
-    std::vector<char> loop_sync_; // LOOP pc: body holds ring or barrier ops
+    std::vector<char> loop_sync_; // LOOP pc: body holds ring or barrier ops, or a loop counted by a register
     std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
     int64_t event_seq_ = 0;
     using ReadyKey = std::pair<double, int>;
@@ -287,6 +287,12 @@ void Simulator::prepare(std::vector<std::vector<uint8_t>> images) {
     std::vector<size_t> stack;
     for (size_t pc = 0; pc < n; pc++) {
         Opcode op = prog_.code[pc].op;
+        // A loop whose count is a register's (a triangular loop: the key tiles a causal query
+        // tile sees) does work that changes from one iteration of the loops around it to the next,
+        // while their registers still move affinely: those loops are not summarised.
+        if (op == Opcode::LOOP && prog_.code[pc].a[1] != 0)
+            for (size_t s : stack)
+                if (prog_.code[s].op == Opcode::LOOP) loop_sync_[s] = 1;
         if (op == Opcode::LOOP || op == Opcode::IF) {
             stack.push_back(pc);
         } else if (op == Opcode::ELSE) {

@@ -36,6 +36,11 @@ TEST_P(FlashAttention, MatchesCpu) {
             k.output = a->out;
             k.funcs = {{"scores", a->scores}, {"tile_max", a->tile_max}, {"exps", a->exps}, {"tile_sum", a->tile_sum},
                        {"probs", a->probs}, {"pv", a->pv}, {"state", a->state}};
+            if (c.causal)  // the diagonal tile's stages, computed at root on the CPU like the others
+                for (auto [n, f] : {std::pair{"diag_tile_max", a->diag.tile_max}, {"diag_exps", a->diag.exps},
+                                    {"diag_probs", a->diag.probs}, {"diag_tile_sum", a->diag.tile_sum},
+                                    {"diag_pv", a->diag.pv}})
+                    k.funcs[n] = f;
             return k;
         },
         [&](Kernel &) { schedule_flash_attention(*spyre_instance, c.schedule, c.cores); },
