@@ -7,7 +7,9 @@
 // rescaling what it holds by exp((m_old - m_new) * scale), so no row of scores over the whole
 // sequence is ever held: the state is a Halide Tuple, updated over the key tiles by one update
 // definition. The tiles are part of the algorithm: the order in which key tiles are folded in
-// decides the fp32 rounding, so the CPU reference uses the same tiles.
+// decides the fp32 rounding, so the CPU reference uses the same tiles. Causal attention (each
+// query sees the keys up to its own position) folds in the key tiles before the query tile by the
+// first update and the one key tile holding it, masked, by a second.
 //
 // Schedules (heads are divided over the cores):
 //   "kv_stream"   K and V tiles are streamed from device memory at every key tile;
