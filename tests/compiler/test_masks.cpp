@@ -1,7 +1,8 @@
 // select() on the stick index against a row index or a value of the loops outside (a causal mask, a
 // tail mask, a constant pad other than zero) compiles to VSELIDX, one per step (select_masks.cpp),
 // and matches Halide's CPU realisation bit for bit; a condition with no such form is refused by
-// name.
+// name. A reduction over a triangle (RDom::where, which Halide makes a loop bound that depends on
+// the loops outside) runs as a loop counted by a register, on one core or split over cores.
 #include <gtest/gtest.h>
 
 #include "compiler_test_util.h"
@@ -72,6 +73,46 @@ std::vector<MaskCase> cases() {
 
 INSTANTIATE_TEST_SUITE_P(Conditions, Masks, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<MaskCase> &i) { return i.param.name; });
+
+struct TriangleCase {
+    std::string name;
+    int cores;
+};
+
+class TriangularLoops : public ::testing::TestWithParam<TriangleCase> {};
+
+TEST_P(TriangularLoops, PrefixSumsOverRowsMatchCpu) {
+    const TriangleCase c = GetParam();
+    DiffResult r = run_differential(
+        [&] {
+            Kernel k;
+            ImageParam in(Float(32), 2, "in");
+            Var x("x"), y("y");
+            Func out("prefix");
+            RDom rr(0, 64, "r");
+            rr.where(rr.x <= y);  // row y sums rows 0..y
+            out(x, y) = 0.0f;
+            out(x, y) += in(x, rr);
+            k.inputs = {in};
+            k.output = out;
+            k.vars = {{"x", x}, {"y", y}};
+            return k;
+        },
+        [&](Kernel &k) {
+            auto s = spyre::schedule(k.output);
+            if (c.cores > 1) s.ring_split(k.vars["y"], c.cores);
+            s.stick_vectorize(k.vars["x"]);
+        },
+        {{64, 64}}, {64, 64});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    bool counted_by_register = false;
+    for (const Instr &in : r.program.code) counted_by_register |= in.op == Opcode::LOOP && in.a[1] != 0;
+    EXPECT_TRUE(counted_by_register);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedules, TriangularLoops,
+                         ::testing::Values(TriangleCase{"one_core", 1}, TriangleCase{"four_cores", 4}),
+                         [](const ::testing::TestParamInfo<TriangleCase> &i) { return i.param.name; });
 
 std::string mask_error(const std::function<Expr(ImageParam, Var, Var)> &value) {
     ImageParam in(Float(16), 2, "in");
