@@ -79,9 +79,9 @@ std::vector<uint8_t> read_input(const std::string &path, const BufferDecl &b) {
     return data;
 }
 
-std::vector<uint8_t> random_input(const BufferDecl &b, uint32_t seed) {
+std::vector<uint8_t> random_input(const BufferDecl &b, uint32_t seed, float range) {
     std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+    std::uniform_real_distribution<float> dist(-range, range);
     const int64_t n = elements(b);
     std::vector<uint8_t> data(n * elem_bytes(b.type));
     for (int64_t i = 0; i < n; i++) {
@@ -284,7 +284,9 @@ int main(int argc, char **argv) {
                    "KTIR: NAME=VALUE for a scalar argument of the function (index, integer, f16 or f32)")
         ->allow_extra_args(false);
     app.add_option("--input,-i", input_args,
-                   "NAME=FILE: raw dense little-endian data for input NAME (default: random in [-4, 4])");
+                   "NAME=FILE: raw dense little-endian data for input NAME (default: random floats in [-4, 4], or "
+                   "in the range of the app's tolerance for a catalogue generator's program, e.g. [-1, 1] for "
+                   "flash_attention)");
     app.add_option("--output,-o", output_args,
                    "FILE: write the output buffer (raw, dense) to FILE; NAME=FILE: the output NAME, when there are "
                    "several")
@@ -323,13 +325,20 @@ int main(int argc, char **argv) {
 
         std::vector<std::vector<uint8_t>> images(program.buffers.size()), hosts(program.buffers.size());
         int out = -1, next_seed = 0;
+        // A catalogue generator's program gets inputs in the range its tolerance is stated for.
+        float range = 4.0f;
+        if (const nlohmann::json r = generator_report(program_path); !r.is_null()) {
+            const std::string g = r["generator"].get<std::string>();
+            const std::vector<std::string> &apps = report::app_names();
+            if (std::find(apps.begin(), apps.end(), g) != apps.end()) range = report::input_range(g);
+        }
         if (!timing_only) {
             for (size_t i = 0; i < program.buffers.size(); i++) {
                 const BufferDecl &b = program.buffers[i];
                 if (b.kind == BufferKind::Output && out < 0) out = int(i);
                 if (b.kind != BufferKind::Input) continue;
                 auto it = files.find(b.name);
-                hosts[i] = it != files.end() ? read_input(it->second, b) : random_input(b, seed + uint32_t(next_seed++));
+                hosts[i] = it != files.end() ? read_input(it->second, b) : random_input(b, seed + uint32_t(next_seed++), range);
                 images[i] = stickify(hosts[i].data(), b.shape, b.type, b.layout, machine.stick_bytes);
             }
         }

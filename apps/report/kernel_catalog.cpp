@@ -293,12 +293,16 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
     return finish(k.out, {k.a, k.w}, [&] { schedule_bmm(k, schedule, s.cores, machine); });
 }
 
-std::vector<Runtime::Buffer<>> random_inputs(const std::string &app, const Shape &s, uint32_t seed) {
+float input_range(const std::string &app) {
     check_app(app);
-    const float range = app == "bmm" || app == "linear" || app == "qlinear" ? 2.0f
-                        : app == "mlp" || app == "gated_mlp" ? 0.25f
-                        : app == "attention" || is_flash(app) ? 1.0f
-                                                             : 4.0f;
+    return app == "bmm" || app == "linear" || app == "qlinear" ? 2.0f
+           : app == "mlp" || app == "gated_mlp"               ? 0.25f
+           : app == "attention" || is_flash(app)              ? 1.0f
+                                                              : 4.0f;
+}
+
+std::vector<Runtime::Buffer<>> random_inputs(const std::string &app, const Shape &s, uint32_t seed) {
+    const float range = input_range(app);
     std::vector<Runtime::Buffer<>> ins;
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> dist(-range, range);

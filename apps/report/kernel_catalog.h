@@ -91,6 +91,9 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
 // Seeded random inputs (fp16, uniform in [-4, 4]; [-2, 2] for bmm, [-0.25, 0.25] for mlp,
 // [-1, 1] for attention, [-0.25, 0.25] for gated_mlp: the ranges the compiler tests use).
 std::vector<Halide::Runtime::Buffer<>> random_inputs(const std::string &app, const Shape &s, uint32_t seed = 1234);
+// The float inputs of random_inputs are uniform in [-r, r], r = input_range(app): the range its
+// tolerance is stated for (2 for the matmuls, 0.25 for the MLPs, 1 for attention, 4 otherwise).
+float input_range(const std::string &app);
 // Halide's CPU realisation of the app on `inputs` (its `cpu` schedule, spyre::cpu_reference_target()).
 Halide::Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s,
                                         const std::vector<Halide::Runtime::Buffer<>> &inputs);

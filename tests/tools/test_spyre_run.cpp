@@ -110,7 +110,10 @@ TEST(SpyreRunReference, SpyreGenKernelsMatchCpu) {
                           Case{"ref_layernorm", "-g layernorm schedule=tiles cols=128 rows=64", "0 ULP"},
                           Case{"ref_mlp", "-g mlp schedule=matched dim=64 hidden=256 rows=64 cores=1", "1e-03 abs"},
                           // int8 weights: spyre-run's random inputs take every code
-                          Case{"ref_qlinear", "-g qlinear schedule=pe rows=16 inner=256 cols=256 cores=2", "0 ULP"}}) {
+                          Case{"ref_qlinear", "-g qlinear schedule=pe rows=16 inner=256 cols=256 cores=2", "0 ULP"},
+                          // inputs in [-1, 1], the range flash attention's tolerance is stated for
+                          Case{"ref_causal", "-g flash_attention schedule=kv_resident dim=128 seq=512 heads=2 "
+                                             "cores=2 mask=causal", "3e-04 abs"}}) {
         fs::path k = generate(c.name, c.args);
         CommandResult r = run_command(quote(kRun) + " " + quote(k.string()));
         ASSERT_EQ(r.exit_code, 0) << c.name << ": " << r.output;
