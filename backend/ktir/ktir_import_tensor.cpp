@@ -713,6 +713,13 @@ void Importer::lane_select(const Op &op) {
     if (g2.groups != g.groups || g2.sticks != g.sticks)
         throw_error("line ", op.line, ": spyre.lane_select: operands have different LX layouts (", g.groups, "x",
                     g.sticks, " and ", g2.groups, "x", g2.sticks, " groups x sticks)");
+    two_source_select(op, t, rt, x, y, g, [&](int tag, Lx dst) {
+        b_.vlsel(t, tag, dst, x.at, y.at, int32_t(b->second.i), int32_t(g.sticks), int32_t(g.groups));
+    });
+}
+
+void Importer::two_source_select(const Op &op, DType t, const Type &rt, const Tens &x, const Tens &y, const Geo &g,
+                                 const std::function<void(int tag, Lx dst)> &emit) {
     Val v;
     v.k = Val::T;
     v.x = destination(op, op.results[0], t, rt.shape, g.sticks, true, g);
@@ -721,8 +728,8 @@ void Importer::lane_select(const Op &op) {
     acc.reads.push_back(range_of(y));
     acc.writes.push_back(range_of(v.x));
     before(QVec, acc);
-    int tag = tag_for(op, QVec);
-    b_.vlsel(t, tag, v.x.at, x.at, y.at, int32_t(b->second.i), int32_t(g.sticks), int32_t(g.groups));
+    const int tag = tag_for(op, QVec);
+    emit(tag, v.x.at);
     after(tag, QVec, acc);
     define(op, 0, v);
 }
@@ -755,20 +762,11 @@ void Importer::index_select(const Op &op) {
                         " and ", g2.groups, "x", g2.sticks, " groups x sticks)");
     }
     Scalar lim = scalar(op.operands[2], op);
-    Val v;
-    v.k = Val::T;
-    v.x = destination(op, op.results[0], t, rt.shape, g.sticks, true, g);
-    Access acc;
-    acc.reads.push_back(range_of(x));
-    acc.reads.push_back(range_of(y));
-    acc.writes.push_back(range_of(v.x));
-    before(QVec, acc);
     Reg temp;
     Reg rl = reg_of(lim, op, &temp);
-    int tag = tag_for(op, QVec);
-    b_.vselidx(t, tag, v.x.at, x.at, y.at, rl, pg->second.i == 1, one_per_row, int32_t(g.sticks), int32_t(g.groups));
-    after(tag, QVec, acc);
-    define(op, 0, v);
+    two_source_select(op, t, rt, x, y, g, [&](int tag, Lx dst) {
+        b_.vselidx(t, tag, dst, x.at, y.at, rl, pg->second.i == 1, one_per_row, int32_t(g.sticks), int32_t(g.groups));
+    });
 }
 
 Tens Importer::packed_result(const Op &op, DType t, const std::vector<int64_t> &shape, const Op **tag_op) {

@@ -330,6 +330,10 @@ private:
     // "spyre.index_select": VSELIDX of two LX tensors (the second may be one element per row) by
     // lane index against an index value (docs/ktir.md).
     void index_select(const Op &op);
+    // The result tensor of a two-source vector select and its hazards around `emit`, which issues
+    // the instruction (with the tag it is given) into the result's LX address.
+    void two_source_select(const Op &op, DType t, const Type &rt, const Tens &x, const Tens &y, const Geo &g,
+                           const std::function<void(int tag, Lx dst)> &emit);
 
     // ------------------------------------------------------------------ control flow
     const Op *terminator(const Region &r) const;

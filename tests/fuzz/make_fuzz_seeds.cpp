@@ -1,5 +1,5 @@
 // Writes the fuzzers' seed corpora: small hand-built programs that use every instruction family
-// (DMA loops, vector ops, byte conversions, matmul, ring transfers and reductions, barriers) as .spyre files, machine
+// (DMA loops, vector ops and masks, byte conversions, matmul, ring transfers and reductions, barriers) as .spyre files, machine
 // descriptions as JSON, a few layout byte strings, and KTIR: the hand-written test kernels of
 // tests/ktir/kernels and the seed programs exported to KTIR. Usage: make_fuzz_seeds OUT_DIR.
 #include <cstdio>
@@ -43,6 +43,8 @@ DeviceProgram streaming(int cores) {
     b.vshift(DType::F16, 1, Lx(24576), Lx(8192), -2, 4, 4, kEdgeMirrorImage, 0, 199);  // mirror_image
     b.vshift(DType::F16, 1, Lx(32768), Lx(8192), 70, 4, 4, kEdgeMirrorInterior, 0, 199);
     b.vlsel(DType::F16, 1, Lx(40960), Lx(24576), Lx(32768), 1, 4, 4);  // even and odd lanes
+    b.vselidx(DType::F16, 1, Lx(40960), Lx(40960), Lx(32768), i, true, false, 1, 4);  // a causal mask, limit i
+    b.vselidx(DType::F16, 1, Lx(40960), Lx(40960), Lx(16384), t, false, true, 1, 4);  // a tail mask, scalar pad
     b.wait_tag(1);
     b.dma_st(2, out, off, 0, Lx(8192), desc);
     b.wait_tag(2);

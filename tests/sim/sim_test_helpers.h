@@ -1,5 +1,5 @@
 // Shared helpers for the whole-program simulator tests: byte/element conversions, error capture,
-// a Chrome-trace reader and a bandwidth-bound streaming copy program used by several timing tests.
+// one-instruction programs and the verifier's message, a Chrome-trace reader and a bandwidth-bound streaming copy program used by several timing tests.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -17,6 +17,7 @@
 #include "device/half.h"
 #include "device/layout.h"
 #include "device/program_builder.h"
+#include "device/program_verify.h"
 #include "sim/simulator.h"
 
 namespace spyre {
@@ -34,6 +35,24 @@ std::vector<T> from_bytes(const std::vector<uint8_t> &b) {
     std::vector<T> out(b.size() / sizeof(T));
     if (!out.empty()) std::memcpy(out.data(), b.data(), out.size() * sizeof(T));
     return out;
+}
+
+// A program of the one instruction `in` (no buffers), for the verifier's and listing's tests.
+inline DeviceProgram one_instruction(const Instr &in) {
+    DeviceProgram p;
+    p.kernel_name = "k";
+    p.code = {in};
+    return p;
+}
+
+// The verifier's message for `p` on the default machine, or "" when it accepts it.
+inline std::string verify_error(const DeviceProgram &p) {
+    try {
+        verify_for_machine(p, MachineDesc{});
+    } catch (const Error &e) {
+        return e.what();
+    }
+    return "";
 }
 
 // The message of the spyre::Error `f` throws; records a test failure (and returns "") if none.

@@ -16,6 +16,7 @@
 #include "sim/lx_access.h"
 #include "sim/op_cost.h"
 #include "sim/vector_exec.h"
+#include "sim_test_helpers.h"
 
 namespace spyre {
 namespace {
@@ -92,21 +93,8 @@ TEST_F(IndexSelect, LxAccessReadsOneElementPerRowOfAScalarSource) {
     EXPECT_EQ(acc.write.end - acc.write.begin, 4 * m.stick_bytes);
 }
 
-DeviceProgram one(const Instr &in) {
-    DeviceProgram p;
-    p.kernel_name = "k";
-    p.code = {in};
-    return p;
-}
-
-std::string verify_error(const DeviceProgram &p) {
-    try {
-        verify_for_machine(p, MachineDesc{});
-    } catch (const Error &e) {
-        return e.what();
-    }
-    return "";
-}
+DeviceProgram one(const Instr &in) { return simtest::one_instruction(in); }
+using simtest::verify_error;
 
 Instr vselidx(uint8_t mode, int32_t limit_reg = 3) {
     Instr in;

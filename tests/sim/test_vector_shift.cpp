@@ -18,6 +18,7 @@
 #include "sim/lx_access.h"
 #include "sim/op_cost.h"
 #include "sim/vector_exec.h"
+#include "sim_test_helpers.h"
 
 namespace spyre {
 namespace {
@@ -237,21 +238,8 @@ TEST_F(VShift, LxAccessRejectsBadEdgeOperands) {
         Error);
 }
 
-DeviceProgram one(const Instr &in) {
-    DeviceProgram p;
-    p.kernel_name = "k";
-    p.code = {in};
-    return p;
-}
-
-std::string verify_error(const DeviceProgram &p) {
-    try {
-        verify_for_machine(p, MachineDesc{});
-    } catch (const Error &e) {
-        return e.what();
-    }
-    return "";
-}
+DeviceProgram one(const Instr &in) { return simtest::one_instruction(in); }
+using simtest::verify_error;
 
 Instr vshift(int32_t shift, uint8_t mode, int32_t lo, int32_t hi, int32_t src = 4096) {
     Instr in;
