@@ -42,7 +42,11 @@ FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_til
     a.state = Func("fa_state");
     a.out = Func("flash_attention");
     a.scores(t, qi, j, i, h) = 0.0f;
-    a.scores(t, qi, j, i, h) += cast<float>(a.q(a.rd, i * Tq + qi, h)) * cast<float>(a.k(a.rd, j * Tk + t, h));
+    // The queries scaled by 1/sqrt(dim) once, in fp16, so that the scores come out scaled and no
+    // pass over a tile of scores or of the state multiplies by the scale.
+    a.qs = Func("fa_qs");
+    a.qs(d, sq, h) = a.q(d, sq, h) * cast<float16_t>(scale);
+    a.scores(t, qi, j, i, h) += cast<float>(a.qs(a.rd, i * Tq + qi, h)) * cast<float>(a.k(a.rd, j * Tk + t, h));
     // What one key tile gives, from its scores: the tile maximum, the fp16 probabilities, their
     // row sums (of the fp16 values that P V multiplies, so the normaliser matches them and the
     // exponentials need no fp32 copy of their own) and P V.
@@ -53,7 +57,7 @@ FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_til
         f.tile_sum = Func("fa_tile_sum" + suffix);
         f.pv = Func("fa_pv" + suffix);
         f.tile_max(qi, j, i, h) = maximum(scored(a.rt, qi, j, i, h));
-        f.exps(t, qi, j, i, h) = exp((scored(t, qi, j, i, h) - f.tile_max(qi, j, i, h)) * scale);
+        f.exps(t, qi, j, i, h) = exp(scored(t, qi, j, i, h) - f.tile_max(qi, j, i, h));
         f.probs(t, qi, j, i, h) = cast<float16_t>(f.exps(t, qi, j, i, h));
         f.tile_sum(qi, j, i, h) = sum(cast<float>(f.probs(a.rt, qi, j, i, h)));
         f.pv(d, qi, j, i, h) = 0.0f;
@@ -68,12 +72,12 @@ FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_til
     // and l, which does not need P V, first: its vector work runs while the PE array computes P V.
     a.state(d, qi, i, h) = Tuple(0.0f, 0.0f, Float(32).min());
     Expr l = a.state(d, qi, i, h)[0], o = a.state(d, qi, i, h)[1], m = a.state(d, qi, i, h)[2];
-    // Folds key tile jt into the state. add is exp((tm - mn) * scale) written with the row's scalar
-    // tm on the right, so the vector unit subtracts it from each row without broadcasting it first
-    // (the same bits: negating both factors is exact).
+    // Folds key tile jt into the state. add is exp(tm - mn) written with the row's scalar tm on the
+    // right, so the vector unit subtracts it from each row without broadcasting it first (the same
+    // bits: negating is exact).
     auto fold = [&](const FlashTileFuncs &f, Expr jt) {
         Expr tm = f.tile_max(qi, jt, i, h), mn = max(m, tm);
-        Expr keep = exp((m - mn) * scale), add = exp((mn - tm) * -scale);
+        Expr keep = exp(m - mn), add = exp((mn - tm) * -1.0f);
         a.state(d, qi, i, h) =
             Tuple(l * keep + f.tile_sum(qi, jt, i, h) * add, o * keep + f.pv(d, qi, jt, i, h) * add, mn);
     };
@@ -114,7 +118,7 @@ const std::vector<std::string> &flash_attention_schedules() {
 
 void schedule_flash_attention(FlashAttentionKernel &a, const std::string &name, int cores, const MachineDesc &m) {
     if (name == "cpu") {
-        for (Func f : {a.scores, a.tile_max, a.exps, a.tile_sum, a.probs, a.pv, a.state}) f.compute_root();
+        for (Func f : {a.qs, a.scores, a.tile_max, a.exps, a.tile_sum, a.probs, a.pv, a.state}) f.compute_root();
         if (a.masked.defined())
             for (Func f : {a.diag.tile_max, a.diag.exps, a.diag.tile_sum, a.diag.probs, a.diag.pv}) f.compute_root();
         return;
@@ -147,8 +151,10 @@ void schedule_flash_attention(FlashAttentionKernel &a, const std::string &name, 
     Func diag_scores = a.masked.defined() ? a.scores.clone_in(a.masked) : Func();
     key_tile(a.scores, {a.tile_max, a.exps, a.probs, a.tile_sum, a.pv}, 1, a.rj.x);
     if (a.masked.defined()) key_tile(diag_scores, a.diag, 2, a.rdiag.x);
-    // The query tile is copied into LX once, not at every key tile that reads it.
+    // The query tile is copied into LX and scaled once, not at every key tile that reads it.
     stage_all_in_lx(a.q, a.out, io, m);
+    a.qs.compute_at(a.out, io).store_in(MemoryType::VTCM);
+    schedule(a.qs, m).stick_vectorize(a.d);
     if (name == "kv_resident") {
         // The head's K and V are copied into LX once per head and read there by every tile.
         stage_all_in_lx(a.k, a.out, a.h, m);

@@ -1,10 +1,11 @@
 // Multi-head attention with the keys in tiles and an online softmax (FlashAttention's algorithm):
 // out = softmax(Q K^T / sqrt(dim)) V for every head, Q, K, V and out {dim, seq, heads} fp16
 // (sticked on the head dimension). Queries are taken in tiles of q_tile positions, keys in tiles
-// of k_tile; for query tile i and key tile j, scores S_ij (fp32, on the PE array) give a tile
-// maximum m_ij, probabilities P_ij = fp16(exp((S_ij - m_ij) * scale)), their row sums l_ij (of the
+// of k_tile; for query tile i and key tile j, scores S_ij (fp32, on the PE array, of the queries
+// scaled by 1/sqrt(dim) in fp16) give a tile maximum m_ij, probabilities
+// P_ij = fp16(exp(S_ij - m_ij)), their row sums l_ij (of the
 // fp16 values, in fp32) and P_ij V_j (on the PE array). A running state (l, O, m) per query row folds the key tiles in one at a time,
-// rescaling what it holds by exp((m_old - m_new) * scale), so no row of scores over the whole
+// rescaling what it holds by exp(m_old - m_new), so no row of scores over the whole
 // sequence is ever held: the state is a Halide Tuple, updated over the key tiles by one update
 // definition. The tiles are part of the algorithm: the order in which key tiles are folded in
 // decides the fp32 rounding, so the CPU reference uses the same tiles. Causal attention (each
@@ -33,6 +34,7 @@ struct FlashAttentionKernel {
     Halide::ImageParam q, k, v;
     // Per (query tile, key tile): scores, tile max, exponentials, their sums, fp16 probabilities,
     // probabilities times V. The state Tuple (l, O, m) per query row; out = O / l.
+    Halide::Func qs;  // Q * 1/sqrt(dim), fp16
     Halide::Func scores, tile_max, exps, tile_sum, probs, pv, state, out;
     // Causal only: the scores with later keys at the lowest float, and what the diagonal key tile
     // (the one holding the query tile) gives from them; folded in by the state's second update.
