@@ -51,7 +51,7 @@ std::optional<MaskForm> mask_form(const Expr &cond) {
     else if (const GE *o = cond.as<GE>()) x = o->a, y = o->b, flip = true;
     else if (const GT *o = cond.as<GT>()) x = o->a, y = o->b, k = -1, flip = true;
     else return std::nullopt;
-    if (!x.type().is_int() && !x.type().is_uint()) return std::nullopt;
+    if (!x.type().is_int()) return std::nullopt;  // signed: the difference of the sides does not wrap
     auto lf = lane_form(flip ? y - x : x - y);
     if (!lf) return std::nullopt;
     return MaskForm{simplify(lf->first), lf->second, k};
