@@ -46,7 +46,11 @@ FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_til
     // pass over a tile of scores or of the state multiplies by the scale.
     a.qs = Func("fa_qs");
     a.qs(d, sq, h) = a.q(d, sq, h) * cast<float16_t>(scale);
-    a.scores(t, qi, j, i, h) += cast<float>(a.qs(a.rd, i * Tq + qi, h)) * cast<float>(a.k(a.rd, j * Tk + t, h));
+    // K by key tiles with the keys along the sticks: a tile is the PE array's B operand as it is,
+    // restickified once per head (kv_resident) instead of at every pair of tiles.
+    a.kt = Func("fa_kt");
+    a.kt(t, d, j, h) = a.k(d, j * Tk + t, h);
+    a.scores(t, qi, j, i, h) += cast<float>(a.qs(a.rd, i * Tq + qi, h)) * cast<float>(a.kt(t, a.rd, j, h));
     // What one key tile gives, from its scores: the tile maximum, the fp16 probabilities, their
     // row sums (of the fp16 values that P V multiplies, so the normaliser matches them and the
     // exponentials need no fp32 copy of their own) and P V.
@@ -157,7 +161,17 @@ void schedule_flash_attention(FlashAttentionKernel &a, const std::string &name, 
     schedule(a.qs, m).stick_vectorize(a.d);
     if (name == "kv_resident") {
         // The head's K and V are copied into LX once per head and read there by every tile.
-        stage_all_in_lx(a.k, a.out, a.h, m);
+        const int lanes16 = int(m.stick_bytes / 2);
+        if (a.k_tile % lanes16 == 0) {
+            // K by key tiles with the keys along the sticks, once per head: per tile, its rows of d
+            // are the groups of one VTRANSPOSE (the sticks of a row first, then the rows).
+            Var to("to"), ti("ti");
+            a.kt.compute_at(a.out, a.h).store_in(MemoryType::VTCM);
+            a.kt.split(a.t, to, ti, lanes16).vectorize(ti).reorder(ti, to, a.d);
+        } else {
+            // Key tiles of part sticks: K as it is, each tile restickified where the scores read it.
+            stage_all_in_lx(a.k, a.out, a.h, m);
+        }
         stage_all_in_lx(a.v, a.out, a.h, m);
     }
 }

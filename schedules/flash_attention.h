@@ -14,7 +14,9 @@
 //
 // Schedules (heads are divided over the cores):
 //   "kv_stream"   K and V tiles are streamed from device memory at every key tile;
-//   "kv_resident" each core copies its head's K and V into LX once and reads them there.
+//   "kv_resident" each core copies its head's K and V into LX once and reads them there, K by key
+//                 tiles with the keys along the sticks (restickified once per head) when a key
+//                 tile is whole sticks.
 #pragma once
 
 #include <string>
@@ -35,6 +37,7 @@ struct FlashAttentionKernel {
     // Per (query tile, key tile): scores, tile max, exponentials, their sums, fp16 probabilities,
     // probabilities times V. The state Tuple (l, O, m) per query row; out = O / l.
     Halide::Func qs;  // Q * 1/sqrt(dim), fp16
+    Halide::Func kt;  // K by key tiles, keys along the sticks: kt(t, d, j, h) = k(d, j * k_tile + t, h)
     Halide::Func scores, tile_max, exps, tile_sum, probs, pv, state, out;
     // Causal only: the scores with later keys at the lowest float, and what the diagonal key tile
     // (the one holding the query tile) gives from them; folded in by the state's second update.
