@@ -126,11 +126,13 @@ void Selector::emit_dynamic_for(const For *op) {
         if (vars_.count(name)) scope.push(name, Interval(Expr(int32_t(0)), Expr(int32_t(extent - 1))));
     Interval range = bounds_of_expr_in_scope(op->extent, scope);
     std::optional<int64_t> most = range.has_upper_bound() ? const_int(simplify(range.max)) : std::nullopt;
+    // Invariants, not user errors: Halide clamps a tightened RDom by its extent, and dma_phases
+    // and double buffering only take loops of constant extent (plan_pipelines).
     if (!most || *most > INT32_MAX)
-        throw_error("kernel ", plan_.kernel_name, ": loop ", op->name, " runs a number of times (", op->extent,
-                    ") with no constant bound over the loops around it");
+        throw_error("kernel ", plan_.kernel_name, ": internal: loop ", op->name, " runs a number of times (",
+                    op->extent, ") with no constant bound over the loops around it");
     if (ends_with(op->name, kDmaPhasesSuffix) || plan_.pipelines.count(op))
-        throw_error("kernel ", plan_.kernel_name, ": loop ", op->name,
+        throw_error("kernel ", plan_.kernel_name, ": internal: loop ", op->name,
                     " runs a number of times that varies, which dma_phases and double buffering need constant");
     // The loop may run no iteration, and with it none of the WAITs its body issues: whatever is
     // in flight is waited for first, so that nothing after the loop relies on them.

@@ -83,6 +83,23 @@ TEST(FlashAttentionErrors, SequenceNotWholeTilesNamesTheTile) {
     }
 }
 
+TEST(FlashAttentionErrors, CausalKeyTileNotAMultipleOfTheQueryTileNamesBoth) {
+    const std::string msg = error_of([] { make_flash_attention(64, 192, 1, 64, 96, true); });
+    EXPECT_NE(msg.find("causal attention needs k_tile (96) a multiple of q_tile (64)"), std::string::npos) << msg;
+    EXPECT_EQ(error_of([] { make_flash_attention(64, 192, 1, 64, 96, false); }), "(no error)");  // not causal: fine
+}
+
+TEST(FlashAttentionTiles, CausalKeyTilesAreMultiplesOfTheQueryTile) {
+    for (int seq : {2048, 1152, 320, 100, 33, 1}) {
+        const FlashTiles t = flash_attention_tiles(seq, true);
+        EXPECT_EQ(seq % t.q_tile, 0) << seq;
+        EXPECT_EQ(seq % t.k_tile, 0) << seq;
+        EXPECT_EQ(t.k_tile % t.q_tile, 0) << seq;
+    }
+    EXPECT_EQ(flash_attention_tiles(320, false).k_tile, 160);  // 160 is not a multiple of 64
+    EXPECT_EQ(flash_attention_tiles(320, true).k_tile, 64);
+}
+
 TEST(FlashAttentionErrors, UnknownScheduleListsTheKnownOnes) {
     FlashAttentionKernel a = make_flash_attention(64, 128, 1, 64, 64);
     try {
