@@ -239,7 +239,7 @@ private:
     std::vector<std::vector<uint8_t>> mem_;  // device images
     std::vector<int64_t> buf_bytes_;
     std::vector<size_t> match_;   // LOOP->ENDLOOP, IF->ELSE/ENDIF, ELSE->ENDIF
-    std::vector<char> loop_sync_; // LOOP pc: body holds ring or barrier ops, or a loop counted by a register
+    std::vector<char> no_summary_;  // LOOP pc: not summarised (ring or barrier ops, or a register-counted loop inside)
     std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
     int64_t event_seq_ = 0;
     using ReadyKey = std::pair<double, int>;
@@ -283,7 +283,7 @@ void Simulator::prepare(std::vector<std::vector<uint8_t>> images) {
     // Block structure (verified balanced by verify_program).
     size_t n = prog_.code.size();
     match_.assign(n, 0);
-    loop_sync_.assign(n, 0);
+    no_summary_.assign(n, 0);
     std::vector<size_t> stack;
     for (size_t pc = 0; pc < n; pc++) {
         Opcode op = prog_.code[pc].op;
@@ -292,7 +292,7 @@ void Simulator::prepare(std::vector<std::vector<uint8_t>> images) {
         // while their registers still move affinely: those loops are not summarised.
         if (op == Opcode::LOOP && prog_.code[pc].a[1] != 0)
             for (size_t s : stack)
-                if (prog_.code[s].op == Opcode::LOOP) loop_sync_[s] = 1;
+                if (prog_.code[s].op == Opcode::LOOP) no_summary_[s] = 1;
         if (op == Opcode::LOOP || op == Opcode::IF) {
             stack.push_back(pc);
         } else if (op == Opcode::ELSE) {
@@ -305,7 +305,7 @@ void Simulator::prepare(std::vector<std::vector<uint8_t>> images) {
         } else if (op == Opcode::RING_SEND || op == Opcode::RING_RECV || op == Opcode::RING_REDUCE ||
                    op == Opcode::BARRIER) {
             for (size_t s : stack)
-                if (prog_.code[s].op == Opcode::LOOP) loop_sync_[s] = 1;
+                if (prog_.code[s].op == Opcode::LOOP) no_summary_[s] = 1;
         }
     }
     // ENDLOOP must point at its LOOP even if an IF/ELSE chain rewrote the stack entry: recompute.
@@ -777,7 +777,7 @@ bool Simulator::step(Core &c) {
         f.end_pc = match_[c.pc];
         f.iv = in.a[0];
         f.count = count;
-        f.summarise = opt_.timing_only && opt_.summarize_loops && !loop_sync_[c.pc];
+        f.summarise = opt_.timing_only && opt_.summarize_loops && !no_summary_[c.pc];
         c.loops.push_back(f);
         R[in.a[0]] = 0;
         break;
