@@ -626,18 +626,42 @@ private:
         Stmt body = r.mutate(leaf);
         for (size_t i = fors.size(); i-- > l;)
             body = For::make(fors[i]->name, 0, fors[i]->extent, ForType::Serial, fors[i]->device_api, body);
-        std::vector<Stmt> seq;
+        // A read-only footprint that stays put across the loops of the nest around the staging level
+        // (a bias row read by every row of a tile) is loaded once, outside them: the same LX, no
+        // traffic per iteration.
+        std::set<std::string> stored;
         for (const Footprint &g : lv.groups)
-            if (g.load && !g.first_store) seq.push_back(checked_dma(dma_of(g, false), func));
-        seq.push_back(body);
-        for (const Footprint &g : lv.groups)
-            if (g.store) seq.push_back(checked_dma(dma_of(g, true), func));
-        Stmt s = Block::make(seq);
-        for (const Footprint &g : lv.groups)
-            s = Allocate::make(g.stage, type_of(plan_.buffer(g.stage).type), MemoryType::VTCM, {Expr(g.lx_elems)},
-                               const_true(), s);
-        for (size_t i = l; i-- > 0;)
+            if (g.store) stored.insert(g.buf);
+        std::vector<size_t> level(lv.groups.size(), l);
+        for (size_t gi = 0; gi < lv.groups.size(); gi++) {
+            const Footprint &g = lv.groups[gi];
+            if (!g.load || g.store || stored.count(g.buf)) continue;
+            while (level[gi] > 0 && !expr_uses_var(g.rest, fors[level[gi] - 1]->name)) level[gi]--;
+        }
+        auto wrap = [&](Stmt s, size_t at) {
+            std::vector<Stmt> seq;
+            for (size_t gi = 0; gi < lv.groups.size(); gi++) {
+                const Footprint &g = lv.groups[gi];
+                if (level[gi] == at && g.load && !g.first_store) seq.push_back(checked_dma(dma_of(g, false), func));
+            }
+            seq.push_back(s);
+            if (at == l)
+                for (const Footprint &g : lv.groups)
+                    if (g.store) seq.push_back(checked_dma(dma_of(g, true), func));
+            s = Block::make(seq);
+            for (size_t gi = 0; gi < lv.groups.size(); gi++) {
+                const Footprint &g = lv.groups[gi];
+                if (level[gi] == at)
+                    s = Allocate::make(g.stage, type_of(plan_.buffer(g.stage).type), MemoryType::VTCM,
+                                       {Expr(g.lx_elems)}, const_true(), s);
+            }
+            return s;
+        };
+        Stmt s = wrap(body, l);
+        for (size_t i = l; i-- > 0;) {
             s = For::make(fors[i]->name, 0, fors[i]->extent, ForType::Serial, fors[i]->device_api, s);
+            s = wrap(s, i);
+        }
         return s;
     }
 

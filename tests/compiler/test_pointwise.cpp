@@ -59,6 +59,29 @@ TEST(Pointwise, AddMulF16) {
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
 
+// A bias row read by every row of a tile is staged once, outside the row loop: with LX too small
+// for the whole image, the rows are staged one at a time, and the bias is still read once.
+TEST(Pointwise, ARowInvariantReadIsStagedOnceOutsideTheRowLoop) {
+    const int cols = 256, rows = 64;
+    auto alg = [] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in"), bias(Float(16), 1, "bias");
+        Var x("x"), y("y");
+        Func out("out");
+        out(x, y) = in(x, y) + bias(x);
+        k.inputs = {in, bias};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    MachineDesc m;
+    m.lx_usable_bytes = 16 * 1024;  // half of it (the staging budget) holds a few rows, not 64
+    Schedule sticks = [m](Kernel &k) { spyre::schedule(k.output, m).stick_vectorize(k.vars["x"]); };
+    DiffResult r = run_differential(alg, sticks, {{cols, rows}, {cols}}, {cols, rows}, -4, 4, m);
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    EXPECT_EQ(r.stats.dram_read_bytes, int64_t(cols) * rows * 2 + cols * 2);
+}
+
 TEST(Pointwise, UnknownNamesAreListed) {
     try {
         make_pointwise("cube", Float(16), 64, 1);
