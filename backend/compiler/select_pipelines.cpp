@@ -34,32 +34,57 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
     // the shared tiles; `forward` on every core but the last of a run, which passes them on.
     auto share_it = plan_.ring_shares.find(op);
     const KernelPlan::RingShare *share = share_it == plan_.ring_shares.end() ? nullptr : &share_it->second;
-    Reg head, forward;
+    // A run of every core of the program is a closed ring, so the run's head rotates: iteration i's
+    // tiles are read by core i mod G and passed on around the ring to the core before it. Every
+    // core then reads 1/G of the shared tiles besides its own, instead of one core reading them
+    // all through its one load queue while the others wait for it.
+    const bool rotate = share && share->group > 1 && share->group == plan_.num_cores;
+    Reg head, forward, pos;
     if (share) {
         head = b_.alloc();
         forward = b_.alloc();
-        b_.core_id(head);
+        pos = b_.alloc();
+        b_.core_id(pos);
         b_.li(forward, share->group);
-        b_.op3(Opcode::REM, head, head, forward);  // position in the run
+        b_.op3(Opcode::REM, pos, pos, forward);  // position in the run
         b_.li(forward, share->group - 1);
-        b_.op3(Opcode::CMPLT, forward, head, forward);
-        b_.op3(Opcode::CMPEQ, head, head, kZero);
+        b_.op3(Opcode::CMPLT, forward, pos, forward);
+        b_.op3(Opcode::CMPEQ, head, pos, kZero);
     }
+    // Rotating: this core heads iteration `at` when at mod G is its position, and forwards it
+    // unless it is the core before that head.
+    auto rotate_roles = [&](Reg at, bool heads) {
+        if (heads) {
+            b_.li(head, share->group);
+            b_.op3(Opcode::REM, head, at, head);
+            b_.op3(Opcode::CMPEQ, head, head, pos);
+            return;
+        }
+        b_.addi(forward, at, share->group - 1);
+        Reg g = b_.alloc();
+        b_.li(g, share->group);
+        b_.op3(Opcode::REM, forward, forward, g);
+        b_.op3(Opcode::CMPEQ, forward, forward, pos);
+        b_.li(g, 1);
+        b_.op3(Opcode::SUB, forward, g, forward);
+        b_.release(g);
+    };
     const uint32_t forward_tags = share ? (3u << kTagForward) : 0;
     auto issue_loads = [&](Reg at, int parity) {
         vars_[op->name] = at;
         for (const std::string &t : tiles) parity_[t] = parity;
         // The tile this parity's copy held two iterations ago must have left for the next core.
         if (share) b_.wait(1u << (kTagForward + parity));
+        if (rotate) rotate_roles(at, true);
         for (const DmaCall &d : loads) {
             if (!share || !share->tiles.count(d.lx)) {
                 emit_dma(d, parity, true);
                 continue;
             }
             b_.if_(head);
-            emit_dma(d, parity, true);
+            emit_dma(d, kTagShared + parity, true);
             b_.else_();
-            emit_ring_tile(d, parity, /*send=*/false);
+            emit_ring_tile(d, kTagShared + parity, /*send=*/false);
             b_.end_if();
         }
     };
@@ -84,16 +109,19 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
             issue_loads(next, 1 - p);
             b_.end_if();
         }
-        b_.wait((1u << p) | (1u << (3 + p)));
         vars_[op->name] = i;
         for (const std::string &t : tiles) parity_[t] = p;
         if (share) {
-            // This iteration's shared tiles have arrived: pass them on while the body computes.
+            // The shared tiles go on as soon as they arrive, before this core's own tiles do: the
+            // cores down the run wait for them, not for this core's loads.
+            b_.wait(1u << (kTagShared + p));
+            if (rotate) rotate_roles(i, false);
             b_.if_(forward);
             for (const DmaCall &d : loads)
                 if (share->tiles.count(d.lx)) emit_ring_tile(d, kTagForward + p, /*send=*/true);
             b_.end_if();
         }
+        b_.wait((1u << p) | (1u << (3 + p)));
         // The body in its own structure, so that a buffer allocated inside it is released (its
         // readers waited for) before another takes its LX; the tiles' DMAs are issued here instead.
         for (size_t s = 0; s < seq.size(); s++)
@@ -120,6 +148,7 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
     if (share) {
         b_.release(head);
         b_.release(forward);
+        b_.release(pos);
     }
 }
 

@@ -38,6 +38,7 @@ using namespace Halide::Internal;
 // parity) and 3/4 (stores by parity).
 constexpr int kTagLoad = 5, kTagStore = 6, kTagVec = 2, kTagPE = 8;
 constexpr int kTagForward = 9;  // ring forwards of shared tiles: 9 and 10, by iteration parity
+constexpr int kTagShared = 11;  // arrivals of shared tiles (read or received): 11 and 12, by parity
 enum Queue { QVec, QLoad, QStore, QPE, QRing };
 
 struct Pending {

@@ -4,6 +4,9 @@
 // that names the loop or the directive.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <climits>
+
 #include "compiler_test_util.h"
 #include "device/error.h"
 #include "directives.h"
@@ -65,6 +68,32 @@ TEST_P(RingShare, SharedPanelsMatchCpuAndReplaceDeviceReadsByRingTransfers) {
     // ring bytes.)
     EXPECT_LT(ring.stats.dram_read_bytes, plain.stats.dram_read_bytes);
     EXPECT_EQ(ring.stats.pe_macs, plain.stats.pe_macs);
+}
+
+// A run of every core is a closed ring: the head rotates, so each core reads its turn of the
+// shared panels and forwards the others', and no core reads them all while the others wait.
+TEST(RingShareRotation, ARunOfEveryCoreTakesTurnsReadingTheSharedPanels) {
+    const Case c{"one_run_of_8", 1, 64, 1024, 512, 8, 160 * 1024};
+    DiffResult ring = run(c, "pe_ring");
+    EXPECT_EQ(ring.cmp.max_ulp, 0) << ring.cmp.first_mismatch;
+    ASSERT_EQ(ring.stats.cores.size(), size_t(c.cores));
+    int64_t lo = INT64_MAX, hi = 0;
+    for (const CoreStats &cs : ring.stats.cores) {
+        EXPECT_GT(cs.ring_bytes_sent, 0);
+        lo = std::min(lo, cs.dram_read_bytes), hi = std::max(hi, cs.dram_read_bytes);
+    }
+    EXPECT_LE(double(hi), 1.25 * double(lo)) << "reads per core from " << lo << " to " << hi;
+}
+
+// Two runs of four on eight cores are chains: the last core of each passes nothing on.
+TEST(RingShareRotation, RunsShorterThanTheRingKeepTheirHead) {
+    const Case c{"runs_of_4_even_panels", 2, 64, 1024, 512, 8, 160 * 1024};
+    DiffResult ring = run(c, "pe_ring");
+    EXPECT_EQ(ring.cmp.max_ulp, 0) << ring.cmp.first_mismatch;
+    ASSERT_EQ(ring.stats.cores.size(), size_t(c.cores));
+    EXPECT_EQ(ring.stats.cores[3].ring_bytes_sent, 0);
+    EXPECT_EQ(ring.stats.cores[7].ring_bytes_sent, 0);
+    EXPECT_GT(ring.stats.cores[0].ring_bytes_sent, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(
