@@ -30,6 +30,7 @@ void Selector::emit(const Stmt &s) {
     } else if (const ProducerConsumer *op = s.as<ProducerConsumer>()) {
         emit(op->body);
     } else if (const Allocate *op = s.as<Allocate>()) {
+        released_.erase(op->name);
         emit(op->body);
         release_buffer(op->name);
     } else if (s.as<Free>()) {
@@ -104,6 +105,7 @@ void Selector::emit_for(const For *op) {
         cur = f->body;
     }
     if (const Store *st = cur.as<Store>()) return emit_nest(loops, st);
+    if (*ext >= 2 && !phased && carried_depth_ < kMaxCarriedDepth) return emit_carried_loop(op, *ext, false);
     // A general loop.
     Reg r = b_.alloc();
     b_.loop(r, int32_t(*ext));
@@ -115,6 +117,92 @@ void Selector::emit_for(const For *op) {
     b_.end_loop();
     vars_.erase(op->name);
     b_.release(r);
+}
+
+// The work an iteration leaves in flight at its end (the state update of one key tile while the
+// next tile's scores MATMUL starts) stays in flight into the next iteration instead of being
+// waited for at the back edge. The body is selected once to learn what it leaves in flight, then
+// again assuming that is in flight when it starts (besides what was before the loop): its waits
+// then cover the previous iteration's work. What the second selection leaves in flight beyond that
+// assumption is waited for at its end, so the assumption holds for every iteration. Nests deeper
+// than kMaxCarriedDepth carried loops are selected as plain loops, which bounds selection time.
+void Selector::emit_carried_loop(const For *op, int64_t n, bool counted) {
+    const std::vector<Pending> entry = pending_;
+    auto body = [&](Reg r) {
+        if (counted) {
+            Reg c = eval(op->extent);
+            b_.loop(r, 0, c);
+            b_.release(c);
+        } else {
+            b_.loop(r, int32_t(n));
+        }
+        vars_[op->name] = r;
+        extents_[op->name] = n;
+        emit(op->body);
+    };
+    carried_depth_++;
+    const State before = save_state();
+    Reg r = b_.alloc();
+    body(r);
+    std::vector<Pending> assumed = pending_;
+    const auto released = released_;  // the buffers whose LX the work left in flight may be on
+    restore_state(before);
+    for (auto &[name, range] : released) released_.emplace(name, range);
+    auto same = [](const Pending &a, const Pending &b) {
+        return a.tag == b.tag && a.queue == b.queue && a.reads == b.reads && a.writes == b.writes;
+    };
+    auto holds = [&](const std::vector<Pending> &set, const Pending &p) {
+        return std::any_of(set.begin(), set.end(), [&](const Pending &q) { return same(p, q); });
+    };
+    // What was in flight before the loop and the first iteration waits for is waited for before
+    // the loop, not in every iteration (the queries a tile's first MATMUL reads, say).
+    uint32_t first_waits = 0;
+    for (const Pending &p : entry)
+        if (!holds(assumed, p)) first_waits |= 1u << p.tag;
+    wait(first_waits);
+    for (const Pending &p : pending_)
+        if (!holds(assumed, p)) assumed.push_back(p);
+    pending_ = assumed;
+    r = b_.alloc();
+    body(r);
+    uint32_t beyond = 0;
+    for (const Pending &p : pending_)
+        if (!holds(assumed, p)) beyond |= 1u << p.tag;
+    wait(beyond);
+    b_.end_loop();
+    vars_.erase(op->name);
+    b_.release(r);
+    carried_depth_--;
+    // A counted loop may run no iteration: then what was assumed in flight still is.
+    if (counted)
+        for (const Pending &p : assumed)
+            if (!holds(pending_, p)) pending_.push_back(p);
+}
+
+Selector::State Selector::save_state() const {
+    return State{b_,      if_depth_, deferred_fill_stmt_, deferred_buf_, deferred_for_, vars_,
+                 parity_, skip_,     pending_,            released_,     temps_,        temp_base_,
+                 temp_peak_, descs_, func_,               extents_,      spans_};
+}
+
+void Selector::restore_state(const State &st) {
+    b_ = st.b;
+    if_depth_ = st.if_depth;
+    deferred_fill_stmt_ = st.deferred_fill_stmt;
+    deferred_buf_ = st.deferred_buf;
+    deferred_for_ = st.deferred_for;
+    vars_ = st.vars;
+    parity_ = st.parity;
+    skip_ = st.skip;
+    pending_ = st.pending;
+    released_ = st.released;
+    temps_ = st.temps;
+    temp_base_ = st.temp_base;
+    temp_peak_ = st.temp_peak;
+    descs_ = st.descs;
+    func_ = st.func;
+    extents_ = st.extents;
+    spans_ = st.spans;
 }
 
 // A loop whose trip count depends on the loops around it (Halide tightens an RDom to its
@@ -134,6 +222,7 @@ void Selector::emit_dynamic_for(const For *op) {
     if (ends_with(op->name, kDmaPhasesSuffix) || plan_.pipelines.count(op))
         throw_error("kernel ", plan_.kernel_name, ": internal: loop ", op->name,
                     " runs a number of times that varies, which dma_phases and double buffering need constant");
+    if (carried_depth_ < kMaxCarriedDepth) return emit_carried_loop(op, std::max<int64_t>(*most, 0), true);
     // The loop may run no iteration, and with it none of the WAITs its body issues: whatever is
     // in flight is waited for first, so that nothing after the loop relies on them.
     drain();

@@ -112,6 +112,9 @@ private:
     void wait(uint32_t mask);
     void drain();
     void release_buffer(const std::string &name);
+    bool reuses(const std::string &released, const std::set<std::string> &reads,
+                const std::set<std::string> &writes) const;
+    std::optional<std::pair<int64_t, int64_t>> lx_range(const std::string &name) const;  // bytes [lo, hi)
 
     // ---------------------------------------------------------------- LX addresses
     int32_t lx_base(const std::string &name);
@@ -253,8 +256,44 @@ private:
     // ---------------------------------------------------------------- statements
     void emit(const Stmt &s);
 
+    struct TempSlot {
+        int64_t offset, bytes;
+        bool used;
+    };
+
     void emit_for(const For *op);
     void emit_dynamic_for(const For *op);
+
+    // A loop whose iterations keep work in flight across the loop's back edge (emit_for): its
+    // body is selected twice, the second time assuming what the first left in flight at its end.
+    // `counted`: the trip count is op->extent at run time, at most n (emit_dynamic_for).
+    void emit_carried_loop(const For *op, int64_t n, bool counted);
+    int carried_depth_ = 0;  // carried loops around the statement being emitted
+    // Each carried loop selects its body twice; nests deeper than this are selected as plain loops.
+    static constexpr int kMaxCarriedDepth = 3;
+
+    // Everything instruction selection has decided so far, so that a body can be selected again.
+    struct State {
+        ProgramBuilder b;
+        int if_depth;
+        Halide::Internal::Stmt deferred_fill_stmt;
+        std::string deferred_buf;
+        const Halide::Internal::For *deferred_for;
+        std::map<std::string, Reg> vars;
+        std::map<std::string, int> parity;
+        std::set<const void *> skip;
+        std::vector<Pending> pending;
+        std::map<std::string, std::pair<int64_t, int64_t>> released;
+        std::vector<TempSlot> temps;
+        int32_t temp_base;
+        int64_t temp_peak;
+        std::vector<std::pair<DmaDesc, int>> descs;
+        std::string func;
+        std::map<std::string, int64_t> extents;
+        std::map<std::pair<int, std::string>, std::pair<int64_t, int64_t>> spans;
+    };
+    State save_state() const;
+    void restore_state(const State &st);
 
     // Double-buffered loop: loads for the next iteration are issued before this one computes.
     void emit_pipeline(const For *op, int64_t n);
@@ -269,10 +308,6 @@ private:
     // contiguous.
     void emit_ring_tile(const DmaCall &d, int tag, bool send);
 
-    struct TempSlot {
-        int64_t offset, bytes;
-        bool used;
-    };
 
     KernelPlan &plan_;
     ProgramBuilder &b_;
@@ -281,6 +316,7 @@ private:
     std::map<std::string, int> parity_;
     std::set<const void *> skip_;  // a pipelined loop's tile DMAs, issued by emit_pipeline
     std::vector<Pending> pending_;
+    std::map<std::string, std::pair<int64_t, int64_t>> released_;  // LX ranges of buffers out of scope
     std::vector<TempSlot> temps_;
     int32_t temp_base_ = 0;
     int64_t temp_peak_ = 0;
