@@ -28,7 +28,31 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
     // loads still overlap the compute.
     const bool phased = ends_with(op->name, kDmaPhasesSuffix);
     if (phased) check_phased_loop(op);
-    drain();
+    // Work in flight before the loop (the previous output tile's store) may go on during it, unless
+    // it uses the loop's tags or its tiles' LX: the loop's own DMA is issued without hazard checks.
+    {
+        uint32_t own = (1u << 0) | (1u << 1) | (1u << 3) | (1u << 4) | (3u << kTagForward) | (3u << kTagShared);
+        std::set<std::string> tile_set(tiles.begin(), tiles.end());
+        uint32_t mask = 0;
+        for (const Pending &p : pending_) {
+            bool hit = phased || ((own >> p.tag) & 1u);
+            for (const std::set<std::string> *names : {&p.reads, &p.writes})
+                for (const std::string &n : *names) hit |= tile_set.count(n) || reuses(n, {}, tile_set);
+            if (hit) mask |= 1u << p.tag;
+        }
+        wait(mask);
+    }
+    const std::vector<Pending> before_loop = pending_;
+    auto drain_own = [&] {  // what this loop issued; what was in flight before it may stay
+        uint32_t mask = 0;
+        for (const Pending &p : pending_) {
+            bool old = std::any_of(before_loop.begin(), before_loop.end(), [&](const Pending &q) {
+                return q.tag == p.tag && q.queue == p.queue && q.reads == p.reads && q.writes == p.writes;
+            });
+            if (!old) mask |= 1u << p.tag;
+        }
+        wait(mask);
+    };
     Reg i = b_.alloc(), next = b_.alloc(), pair = b_.alloc(), cond = b_.alloc();
     // Ring sharing (plan_ring_shares): `head` is set on the first core of each run, which reads
     // the shared tiles; `forward` on every core but the last of a run, which passes them on.
@@ -128,7 +152,7 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
             if (s < first || s >= last) skip_.insert(seq[s].get());
         emit(op->body);
         for (const Stmt &st : seq) skip_.erase(st.get());
-        drain();
+        drain_own();
         if (phased) {
             if (!loads.empty()) b_.wait(1u << (1 - p));  // the next iteration's loads
             b_.barrier();
