@@ -45,6 +45,8 @@ void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
     for (auto &kv : extents_) scope.push(kv.first, Interval(Expr(0), Expr(int32_t(kv.second - 1))));
     int64_t extra = (d.run * eb + sb_ - 1) / sb_ * sb_;
     for (const DmaDim &dim : d.dims) extra += (dim.count - 1) * dim.dram_stride * eb;
+    const int64_t image = dev.shape.empty() ? 0
+                          : device_geometry(dev.layout, dev.shape, dev.type, sb_).total_bytes;
     for (int c = 0; c < plan_.num_cores; c++) {
         scope.push(kCoreIdVar, Interval::single_point(Expr(c)));
         Interval in = bounds_of_expr_in_scope(d.dram_offset, scope);
@@ -55,6 +57,20 @@ void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
         if (!lo || !hi) continue;
         auto &span = spans_[{c, d.dram}];
         int64_t a = *lo * eb, b2 = *hi * eb + extra;
+        // Halide's bounds checks are host code the back end drops: a transfer that reaches past
+        // the device image (vectors rounded up past the end of the rows) is refused here, when
+        // this core surely runs it (every condition around it holds for the core, whatever the
+        // loops' values).
+        bool runs = true;
+        for (const Expr &cond : conditions_) {
+            Expr at = simplify(substitute(kCoreIdVar, Expr(c), cond));
+            runs &= is_const_one(at);
+        }
+        if (image > 0 && runs && (a < 0 || b2 > image))
+            throw_error("Func ", dev.func, ": core ", c, " ", d.store ? "writes" : "reads", " bytes [", a, ", ", b2,
+                        ") of ", place_name(dev.place), " '", dev.func, "', whose device image is ", image,
+                        " bytes: a loop or vector reaches past its end (a vectorize wider than the extent it splits, "
+                        "which Halide rounds up?); vectorize by a divisor of the extent, or stick_vectorize");
         if (span.second == 0) span = {a, b2};
         else span = {std::min(span.first, a), std::max(span.second, b2)};
     }

@@ -56,12 +56,16 @@ void Selector::emit(const Stmt &s) {
         // Each branch starts from what was in flight before the IF: the then-branch's waits do not
         // run when the else-branch does.
         const std::vector<Pending> before_if = pending_;
+        conditions_.push_back(op->condition);
         emit(op->then_case);
+        conditions_.pop_back();
         drain();
         if (op->else_case.defined()) {
             b_.else_();
             pending_ = before_if;
+            conditions_.push_back(!op->condition);
             emit(op->else_case);
+            conditions_.pop_back();
             drain();
         } else {
             // Skipped, the branch waits for nothing: what was in flight before the IF still is.

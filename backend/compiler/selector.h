@@ -205,6 +205,7 @@ private:
 
     static bool ends_with(const std::string &s, const std::string &suffix);
     int if_depth_ = 0;  // IfThenElse blocks around the statement being emitted
+    std::vector<Expr> conditions_;  // their conditions (negated in an else), innermost last
     // Refuses a dma_phases loop that not every core runs the same number of times.
     void check_phased_loop(const For *op) const;
 

@@ -4,6 +4,7 @@
 
 #include "compiler_test_util.h"
 #include "device/error.h"
+#include "directives.h"
 #include "softmax.h"
 
 namespace spyre::testing {
@@ -81,6 +82,23 @@ TEST(CompileErrors, VectorNotWholeSticks) {
     std::string msg = compile_error([&] { compile_for_spyre(f, {in}, opts({16, 8}, {16, 8})); });
     EXPECT_NE(msg.find("Func narrow"), std::string::npos) << msg;
     EXPECT_NE(msg.find("not whole sticks"), std::string::npos) << msg;
+}
+
+// An update vectorized again after stick_vectorize: Halide makes vectors of 32 x 32 lanes over rows
+// of 256 and rounds them up past the last row. The device would reach past the buffer (the
+// simulator stops it); the compiler refuses it, naming the Func.
+TEST(CompileErrors, AccessPastTheEndOfADeviceBufferNamesTheFunc) {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func f("twice");
+    f(x, y) = in(x, y);
+    f(x, y) += in(x, y) * 2.0f;
+    spyre::schedule(f).ring_split(y, 4, 64).stick_vectorize(x);
+    f.update().vectorize(x, 32);
+    std::string msg = compile_error([&] { compile_for_spyre(f, {in}, opts({256, 64}, {256, 64})); });
+    EXPECT_NE(msg.find("Func twice"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("reaches past its end"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("device image is 65536 bytes"), std::string::npos) << msg;
 }
 
 TEST(CompileErrors, RingSplitOverMoreCoresThanTheMachine) {
