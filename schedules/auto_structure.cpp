@@ -174,7 +174,8 @@ PipelineInfo analyse_pipeline(const Func &output, const std::vector<ImageParam> 
                         "definitions only");
         if (f.values().size() != 1)
             throw_error("auto_schedule: Func ", display_name(name), " has ", f.values().size(),
-                        " values (a Tuple); Spyre stages compute one value");
+                        " values (a Tuple); the autoscheduler searches Funcs of one value (a Tuple state, as in "
+                        "schedules/flash_attention.h, needs a hand-written schedule)");
         CallCollector &c = calls[name];
         collect(f.definition(), c);
         for (const Definition &u : f.updates()) collect(u, c);
