@@ -15,6 +15,7 @@
 #include "normalize_stmt.h"
 #include "plan_pipelines.h"
 #include "plan_ring_shares.h"
+#include "rotate_producers.h"
 #include "select_instructions.h"
 
 namespace spyre {
@@ -55,10 +56,29 @@ BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const
         keep("map_cores", s);
         s = infer_dma(s, plan, opts.staging_budget_bytes);
         keep("infer_dma", s);
-        plan_pipelines(s, plan);
-        allocate_lx(s, plan);
-        plan_ring_shares(s, plan);
-        r.program = select_instructions(s, plan, order, output);
+        // Rotated producers hold two copies of their buffer; a kernel that then does not fit LX
+        // (or that selection refuses) is compiled again without the rotation.
+        const Stmt staged = s;
+        const KernelPlan staged_plan = plan;
+        const size_t kept = r.stmts.size();
+        auto rest = [&](bool rotate) {
+            if (rotate) {
+                s = rotate_producers(staged, plan);
+                keep("rotate_producers", s);
+            }
+            plan_pipelines(s, plan);
+            allocate_lx(s, plan);
+            plan_ring_shares(s, plan);
+            r.program = select_instructions(s, plan, order, output);
+        };
+        try {
+            rest(true);
+        } catch (const Error &) {
+            s = staged;
+            plan = staged_plan;
+            r.stmts.resize(kept);
+            rest(false);
+        }
     } catch (const Halide::Error &e) {
         throw_error("kernel ", sig.kernel_name, ": Halide error in the Spyre back end: ", e.what());
     } catch (const Error &e) {
