@@ -1,5 +1,6 @@
 #include "rotate_producers.h"
 
+#include <algorithm>
 #include <set>
 
 #include "spyre_intrinsics.h"
@@ -87,10 +88,12 @@ public:
 
     Stmt visit(const For *op) override {
         Stmt body = mutate(op->body);
-        auto n = as_const_int(op->extent);
+        // The trip count may be a register's (a causal key loop): pairs, then a last odd iteration.
+        const Expr count = op->extent;
+        auto n = as_const_int(count);
         const Allocate *alloc = body.as<Allocate>();
-        if (!n || *n < 2 || *n % 2 || op->for_type != ForType::Serial || !alloc || !plan_.has(alloc->name) ||
-            plan_.buffer(alloc->name).place != Place::LX)
+        if ((n && *n < 2) || op->for_type != ForType::Serial || !alloc || !plan_.has(alloc->name) ||
+            plan_.buffer(alloc->name).place != Place::LX || !is_const_zero(op->min))
             return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
         const std::string buf = alloc->name;
         // The body: the buffer's producer (a matmul on the PE array writing only it), then the rest.
@@ -124,14 +127,26 @@ public:
         auto one = [&](int parity) {
             const Expr j = pv * 2 + parity;
             Stmt next = named(iteration(produce, j + 1), 1 - parity);
-            if (parity == 1) next = IfThenElse::make(j + 1 < int(*n), next);
+            if (parity == 1) next = IfThenElse::make(j + 1 < count, next);
             InsertAfterFree ins(parity ? odd : buf, next);
             Stmt rest = ins.mutate(named(iteration(seq->rest, j), parity));
             if (!ins.done) rest = Block::make(rest, next);
             return rest;
         };
-        Stmt loop = For::make(pair, 0, int(*n / 2), ForType::Serial, op->device_api, Block::make(one(0), one(1)));
-        Stmt s = Block::make(iteration(produce, 0), loop);
+        auto when = [](const Expr &cond, const Stmt &s) {
+            Expr c = simplify(cond);
+            if (is_const_one(c)) return s;
+            if (is_const_zero(c)) return Stmt();
+            return IfThenElse::make(c, s);
+        };
+        std::vector<Stmt> seq_out;
+        seq_out.push_back(when(count > 0, iteration(produce, 0)));
+        seq_out.push_back(For::make(pair, 0, simplify(count / 2), ForType::Serial, op->device_api,
+                                    Block::make(one(0), one(1))));
+        seq_out.push_back(when(count % 2 == 1, iteration(seq->rest, count - 1)));  // parity 0, nothing next
+        seq_out.erase(std::remove_if(seq_out.begin(), seq_out.end(), [](const Stmt &s) { return !s.defined(); }),
+                      seq_out.end());
+        Stmt s = Block::make(seq_out);
         for (const std::string &b : {odd, buf})
             s = Allocate::make(b, alloc->type, alloc->memory_type, alloc->extents, alloc->condition, s);
         return s;

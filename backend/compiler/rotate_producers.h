@@ -4,7 +4,8 @@
 // control unit issues in order. This pass unrolls such a loop by two and gives the buffer a copy
 // per iteration parity; each iteration produces the next iteration's buffer right after its own
 // last read of the current one, so that the next MATMUL runs while this iteration's vector work
-// does. The first iteration's buffer is produced before the loop.
+// does. The first iteration's buffer is produced before the loop; a loop whose trip count is only
+// known at run time runs its pairs, then a last odd iteration.
 #pragma once
 
 #include "Halide.h"
