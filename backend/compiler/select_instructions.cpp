@@ -152,26 +152,20 @@ void Selector::emit_carried_loop(const For *op, int64_t n, bool counted) {
     const auto released = released_;  // the buffers whose LX the work left in flight may be on
     restore_state(before);
     for (auto &[name, range] : released) released_.emplace(name, range);
-    auto same = [](const Pending &a, const Pending &b) {
-        return a.tag == b.tag && a.queue == b.queue && a.reads == b.reads && a.writes == b.writes;
-    };
-    auto holds = [&](const std::vector<Pending> &set, const Pending &p) {
-        return std::any_of(set.begin(), set.end(), [&](const Pending &q) { return same(p, q); });
-    };
     // What was in flight before the loop and the first iteration waits for is waited for before
     // the loop, not in every iteration (the queries a tile's first MATMUL reads, say).
     uint32_t first_waits = 0;
     for (const Pending &p : entry)
-        if (!holds(assumed, p)) first_waits |= 1u << p.tag;
+        if (!holds_work(assumed, p)) first_waits |= 1u << p.tag;
     wait(first_waits);
     for (const Pending &p : pending_)
-        if (!holds(assumed, p)) assumed.push_back(p);
+        if (!holds_work(assumed, p)) assumed.push_back(p);
     pending_ = assumed;
     r = b_.alloc();
     body(r);
     uint32_t beyond = 0;
     for (const Pending &p : pending_)
-        if (!holds(assumed, p)) beyond |= 1u << p.tag;
+        if (!holds_work(assumed, p)) beyond |= 1u << p.tag;
     wait(beyond);
     b_.end_loop();
     vars_.erase(op->name);
@@ -180,7 +174,7 @@ void Selector::emit_carried_loop(const For *op, int64_t n, bool counted) {
     // A counted loop may run no iteration: then what was assumed in flight still is.
     if (counted)
         for (const Pending &p : assumed)
-            if (!holds(pending_, p)) pending_.push_back(p);
+            if (!holds_work(pending_, p)) pending_.push_back(p);
 }
 
 Selector::State Selector::save_state() const {

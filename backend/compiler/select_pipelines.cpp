@@ -45,12 +45,8 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
     const std::vector<Pending> before_loop = pending_;
     auto drain_own = [&] {  // what this loop issued; what was in flight before it may stay
         uint32_t mask = 0;
-        for (const Pending &p : pending_) {
-            bool old = std::any_of(before_loop.begin(), before_loop.end(), [&](const Pending &q) {
-                return q.tag == p.tag && q.queue == p.queue && q.reads == p.reads && q.writes == p.writes;
-            });
-            if (!old) mask |= 1u << p.tag;
-        }
+        for (const Pending &p : pending_)
+            if (!holds_work(before_loop, p)) mask |= 1u << p.tag;
         wait(mask);
     };
     Reg i = b_.alloc(), next = b_.alloc(), pair = b_.alloc(), cond = b_.alloc();
@@ -146,8 +142,9 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
             b_.end_if();
         }
         b_.wait((1u << p) | (1u << (3 + p)));
-        // The body in its own structure, so that a buffer allocated inside it is released (its
-        // readers waited for) before another takes its LX; the tiles' DMAs are issued here instead.
+        // The body in its own structure, so that a buffer allocated inside it is released before
+        // another takes its LX (which then waits for its readers); the tiles' DMAs are issued here
+        // instead.
         for (size_t s = 0; s < seq.size(); s++)
             if (s < first || s >= last) skip_.insert(seq[s].get());
         emit(op->body);

@@ -46,6 +46,12 @@ struct Pending {
     Queue queue;
     std::set<std::string> reads, writes;
 };
+inline bool same_work(const Pending &a, const Pending &b) {
+    return a.tag == b.tag && a.queue == b.queue && a.reads == b.reads && a.writes == b.writes;
+}
+inline bool holds_work(const std::vector<Pending> &set, const Pending &p) {
+    return std::any_of(set.begin(), set.end(), [&](const Pending &q) { return same_work(p, q); });
+}
 
 // A value the vector unit can use: a run of sticks per group (Vec) or one element per group / one
 // element for all groups (Scal). Addresses stay symbolic until an instruction needs them.
