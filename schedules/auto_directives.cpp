@@ -50,7 +50,7 @@ bool has_factor(const Directive &d) {
 std::string structure_key(const std::vector<Directive> &ds) {
     std::string key;
     for (const Directive &d : ds) {
-        key += std::to_string(int(d.kind)) + "|" + d.func + "|" + d.at_func;
+        key += std::to_string(int(d.kind)) + "|" + d.func + "|" + d.at_func + "|" + std::to_string(d.update);
         for (const std::string &v : d.vars) key += "|" + v;
         for (size_t i = 0; i < d.ints.size(); i++) key += "|" + (i == 0 && has_factor(d) ? "?" : std::to_string(d.ints[i]));
         key += ";";
@@ -69,8 +69,9 @@ std::map<std::string, int> factor_values(const std::vector<Directive> &ds) {
     return v;
 }
 
-void apply_directives(const std::vector<Directive> &ds, const std::map<std::string, Func> &funcs,
+void apply_directives(const std::vector<Directive> &ds, const std::map<std::string, Func> &pipeline_funcs,
                       const std::map<std::string, Func> &input_funcs, const MachineDesc &m, FactorParams *factors) {
+    std::map<std::string, Func> funcs = pipeline_funcs;  // and the clones CloneIn names
     // The factor of d as a new Param bound to its value.
     auto param = [&](const Directive &d) {
         Param<int> p(factor_name(factors->params.size()));
@@ -99,6 +100,12 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
             continue;
         }
         Func f = lookup(funcs, d.func, "Func");
+        if (d.kind == Directive::CloneIn) {
+            const std::string &alias = d.vars.at(0);
+            if (funcs.count(alias)) throw_error("auto_schedule: clone name '", alias, "' is already a Func of the pipeline");
+            funcs[alias] = f.clone_in(lookup(funcs, d.at_func, "Func"));
+            continue;
+        }
         auto var = [&](int i) { return d.vars.at(i) == kOutermost ? Var::outermost() : Var(d.vars.at(i)); };
         switch (d.kind) {
         case Directive::RingSplit:
@@ -134,14 +141,15 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
             break;
         }
         case Directive::HUpdateSplit:
-            if (factors) f.update().split(RVar(d.vars.at(0)), RVar(d.vars.at(1)), RVar(d.vars.at(2)), param(d));
-            else f.update().split(RVar(d.vars.at(0)), RVar(d.vars.at(1)), RVar(d.vars.at(2)), d.ints.at(0));
+            if (factors) f.update(d.update).split(RVar(d.vars.at(0)), RVar(d.vars.at(1)), RVar(d.vars.at(2)), param(d));
+            else f.update(d.update).split(RVar(d.vars.at(0)), RVar(d.vars.at(1)), RVar(d.vars.at(2)), d.ints.at(0));
             break;
-        case Directive::HUpdateRename: f.update().rename(RVar(d.vars.at(0)), RVar(d.vars.at(1))); break;
-        case Directive::HUpdateReorder: f.update().reorder(vars_of(f, d.vars, true)); break;
-        case Directive::HUpdateVectorize: f.update().vectorize(var(0), d.ints.at(0), TailStrategy::RoundUp); break;
+        case Directive::HUpdateRename: f.update(d.update).rename(RVar(d.vars.at(0)), RVar(d.vars.at(1))); break;
+        case Directive::HUpdateReorder: f.update(d.update).reorder(vars_of(f, d.vars, true)); break;
+        case Directive::HUpdateVectorize: f.update(d.update).vectorize(var(0), d.ints.at(0), TailStrategy::RoundUp); break;
         case Directive::StageAllInLx:
-        case Directive::StageInLxAt: break;
+        case Directive::StageInLxAt:
+        case Directive::CloneIn: break;
         }
     }
 }

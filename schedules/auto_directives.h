@@ -44,12 +44,16 @@ struct Directive {
         HUpdateRename,    // func, vars {old, new}                          on update(0)
         HUpdateReorder,   // func, vars {innermost ... outermost}           on update(0)
         HUpdateVectorize, // func, vars {v}, ints {lanes}                   on update(0), RoundUp
+        // (the HUpdate* records act on update(`update`), 0 unless set)
+        CloneIn,          // func, at_func, vars {alias}: func.clone_in(at_func), named `alias` by the
+                          // records after it (a producer that two loops of a stage each compute)
     };
     Kind kind;
     std::string func;
     std::vector<std::string> vars;
     std::vector<int> ints;
     std::string at_func;
+    int update = 0;  // which update definition the HUpdate* records schedule
 };
 
 // A schedule's numeric factors (split factors and core counts) as int32 Params, in the order the

@@ -45,6 +45,7 @@ bool is_spyre(Directive::Kind k) {
 // One call, without the object it is called on.
 std::string call(const Directive &d, const std::string &m) {
     const std::string mm = m.empty() ? "" : ", " + m;
+    const std::string update = "update(" + (d.update ? std::to_string(d.update) : std::string()) + ").";
     std::ostringstream os;
     switch (d.kind) {
     case Directive::RingSplit:
@@ -77,12 +78,13 @@ std::string call(const Directive &d, const std::string &m) {
         os << "compute_at(" << cpp_name(d.at_func) << ", " << cpp_name(d.vars[0])
            << ").store_in(Halide::MemoryType::VTCM)";
         break;
-    case Directive::HUpdateSplit: os << "update().split(" << list(d.vars) << ", " << d.ints[0] << ")"; break;
-    case Directive::HUpdateRename: os << "update().rename(" << list(d.vars) << ")"; break;
-    case Directive::HUpdateReorder: os << "update().reorder(" << list(d.vars) << ")"; break;
+    case Directive::HUpdateSplit: os << update << "split(" << list(d.vars) << ", " << d.ints[0] << ")"; break;
+    case Directive::HUpdateRename: os << update << "rename(" << list(d.vars) << ")"; break;
+    case Directive::HUpdateReorder: os << update << "reorder(" << list(d.vars) << ")"; break;
     case Directive::HUpdateVectorize:
-        os << "update().vectorize(" << cpp_name(d.vars[0]) << ", " << d.ints[0] << ", Halide::TailStrategy::RoundUp)";
+        os << update << "vectorize(" << cpp_name(d.vars[0]) << ", " << d.ints[0] << ", Halide::TailStrategy::RoundUp)";
         break;
+    case Directive::CloneIn: break;  // a declaration, printed by print_cpp
     case Directive::StageAllInLx:
         os << "spyre::stage_all_in_lx(" << cpp_name(d.func) << ", " << cpp_name(d.at_func) << ", "
            << cpp_name(d.vars[0]) << mm << ")";
@@ -127,6 +129,7 @@ std::string print_cpp(const std::vector<Directive> &ds, const PipelineInfo &info
             const StageInfo *at = info.find(d.at_func);
             upd = at && std::find(at->args.begin(), at->args.end(), d.vars[0]) == at->args.end();
         }
+        if (d.kind == Directive::CloneIn) continue;  // vars {alias}: a Func, not a loop
         for (const std::string &v : d.vars) note(v, upd);
     }
     std::ostringstream os;
@@ -154,6 +157,12 @@ std::string print_cpp(const std::vector<Directive> &ds, const PipelineInfo &info
     const std::string mm = m.empty() ? "" : ", " + m;
     for (size_t i = 0; i < ds.size();) {
         const Directive &d = ds[i];
+        if (d.kind == Directive::CloneIn) {
+            os << "Halide::Func " << cpp_name(d.vars[0]) << " = " << cpp_name(d.func) << ".clone_in(" << cpp_name(d.at_func)
+               << ");\n";
+            i++;
+            continue;
+        }
         if (d.kind == Directive::StageAllInLx || d.kind == Directive::StageInLxAt) {
             os << call(d, m) << (d.kind == Directive::StageAllInLx ? ";\n" : "\n");
             i++;
@@ -178,9 +187,10 @@ std::string print_cpp(const std::vector<Directive> &ds, const PipelineInfo &info
         };
         size_t j = i;
         while (j < ds.size() && ds[j].func == d.func && ds[j].kind != Directive::StageAllInLx && ds[j].kind != Directive::StageInLxAt &&
-               is_spyre(ds[j].kind) == spyre && on_update(ds[j].kind) == on_update(d.kind)) {
+               ds[j].kind != Directive::CloneIn && is_spyre(ds[j].kind) == spyre &&
+               on_update(ds[j].kind) == on_update(d.kind) && ds[j].update == d.update) {
             std::string c = call(ds[j], m);
-            if (j > i && on_update(ds[j].kind)) c = c.substr(std::string("update().").size());
+            if (j > i && on_update(ds[j].kind)) c = c.substr(c.find(").") + 2);
             os << "." << c;
             j++;
         }

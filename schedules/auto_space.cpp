@@ -6,6 +6,7 @@
 #include <set>
 
 #include "auto_cost.h"
+#include "auto_fold.h"
 #include "device/error.h"
 #include "matmul_tiles.h"
 #include "spyre_intrinsics.h"
@@ -804,6 +805,13 @@ SpaceResult candidate_space(const PipelineInfo &info, const SpaceShapes &shapes,
                         " dimensions but its shape has ", shapes.inputs[i].size());
     max_cores = int(std::max<int64_t>(1, std::min<int64_t>(max_cores > 0 ? max_cores : m.cores, m.cores)));
     SpaceResult r;
+    // A Tuple state folded over a reduction: the fold family alone (auto_fold.h).
+    for (const StageInfo &s : info.stages)
+        if (s.values > 1) {
+            if (std::string why = fold_family(info, shapes, m, max_cores, r); !why.empty())
+                throw_error("auto_schedule: Func ", display_name(s.name), " is a Tuple state the autoscheduler cannot fold: ", why);
+            return r;
+        }
     std::set<std::string> seen;
     columns_family(info, shapes, m, max_cores, r, seen);
     if (r.candidates.empty()) rows_family(info, shapes, m, max_cores, r, seen);
@@ -816,7 +824,7 @@ SpaceResult candidate_space(const PipelineInfo &info, const SpaceShapes &shapes,
     for (Candidate &c : r.candidates) {
         std::string key;
         for (const Directive &d : c.directives) {
-            key += std::to_string(int(d.kind)) + "|" + d.func + "|" + d.at_func;
+            key += std::to_string(int(d.kind)) + "|" + d.func + "|" + d.at_func + "|" + std::to_string(d.update);
             for (const std::string &v : d.vars) key += "|" + v;
             for (int i : d.ints) key += "|" + std::to_string(i);
             key += ";";

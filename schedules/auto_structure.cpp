@@ -65,9 +65,10 @@ std::optional<MatmulShape> matmul_shape(const Function &f) {
     if (!mul) return std::nullopt;
     const Call *a = as_call(mul->a), *w = as_call(mul->b);
     if (!a || !w) return std::nullopt;
+    // Each operand indexed by r (directly, or in an index: flash attention's V rows j * tile + r).
     auto uses_r = [&](const Call *c) {
         for (const Expr &e : c->args)
-            if (is_var(e, r)) return true;
+            if (expr_uses_var(e, r)) return true;
         return false;
     };
     if (!uses_r(a) || !uses_r(w)) return std::nullopt;
@@ -172,10 +173,15 @@ PipelineInfo analyse_pipeline(const Func &output, const std::vector<ImageParam> 
         if (f.has_extern_definition())
             throw_error("auto_schedule: Func ", display_name(name), " is an extern stage; the autoscheduler schedules Halide "
                         "definitions only");
-        if (f.values().size() != 1)
+        // A Tuple is searched as a running state folded over a reduction domain (auto_fold.h):
+        // updates of one reduction variable each.
+        bool folds = !f.updates().empty();
+        for (const Definition &u : f.updates()) folds &= u.schedule().rvars().size() == 1;
+        if (f.values().size() != 1 && !folds)
             throw_error("auto_schedule: Func ", display_name(name), " has ", f.values().size(),
-                        " values (a Tuple); the autoscheduler searches Funcs of one value (a Tuple state, as in "
-                        "schedules/flash_attention.h, needs a hand-written schedule)");
+                        " values (a Tuple); the autoscheduler searches a Tuple only as a state folded over a "
+                        "reduction domain, updated by definitions of one reduction variable each (as "
+                        "schedules/flash_attention.h's online softmax)");
         CallCollector &c = calls[name];
         collect(f.definition(), c);
         for (const Definition &u : f.updates()) collect(u, c);
@@ -192,6 +198,7 @@ PipelineInfo analyse_pipeline(const Func &output, const std::vector<ImageParam> 
         s.args = f.args();
         s.type = f.output_types()[0];
         s.updates = int(f.updates().size());
+        s.values = int(f.values().size());
         s.is_output = name == output.name();
         s.matmul = matmul_shape(f);
         s.streams_x = streams_along_x(f);

@@ -27,6 +27,7 @@ struct StageInfo {
     std::vector<std::string> args;    // pure args, innermost first
     Halide::Type type;
     int updates = 0;
+    int values = 1;  // more: a Tuple (the type is its first value's)
     bool is_output = false;
     // A reduction Halide made for an inline maximum()/sum() (or any update Func read by one
     // consumer at that consumer's own args, with no RDom of its own visible elsewhere): left to

@@ -8,6 +8,7 @@
 
 #include "compiler_test_util.h"
 #include "device/error.h"
+#include "auto_schedule.h"
 #include "flash_attention.h"
 #include "normalize_stmt.h"
 
@@ -27,6 +28,7 @@ class FlashAttention : public ::testing::TestWithParam<Case> {};
 TEST_P(FlashAttention, MatchesCpu) {
     const Case c = GetParam();
     std::shared_ptr<FlashAttentionKernel> spyre_instance;
+    AutoResult auto_result;
     DiffResult r = run_differential(
         [&] {
             auto a = std::make_shared<FlashAttentionKernel>(make_flash_attention(c.dim, c.seq, c.heads, c.q_tile, c.k_tile, c.causal));
@@ -43,9 +45,25 @@ TEST_P(FlashAttention, MatchesCpu) {
                     k.funcs[n] = f;
             return k;
         },
-        [&](Kernel &) { schedule_flash_attention(*spyre_instance, c.schedule, c.cores); },
+        [&](Kernel &k) {
+            if (c.schedule != "auto") return schedule_flash_attention(*spyre_instance, c.schedule, c.cores);
+            // No directive: the autoscheduler's fold family (schedules/auto_fold.h).
+            CompileOptions o;
+            for (int i = 0; i < 3; i++) o.inputs.push_back(TensorSpec{{c.dim, c.seq, c.heads}, {}});
+            o.output = TensorSpec{{c.dim, c.seq, c.heads}, {}};
+            AutoOptions ao;
+            ao.max_evaluations = 24;
+            ao.max_cores = c.cores;
+            ao.progress = false;
+            auto_result = auto_schedule(k.output, k.inputs, o, ao);
+        },
         {{c.dim, c.seq, c.heads}, {c.dim, c.seq, c.heads}, {c.dim, c.seq, c.heads}}, {c.dim, c.seq, c.heads}, -1, 1);
-    EXPECT_LE(r.cmp.max_abs_error, 2.5e-4) << r.cmp.first_mismatch;
+    EXPECT_LE(r.cmp.max_abs_error, 2.5e-4) << r.cmp.first_mismatch << auto_result.cpp;
+    if (c.schedule == "auto") {
+        EXPECT_EQ(auto_result.family, "fold") << auto_result.cpp;
+        EXPECT_NEAR(r.stats.us, auto_result.us, 1e-6 * auto_result.us) << "the schedule applied is the one timed";
+        EXPECT_LE(r.program.num_cores, c.cores);
+    }
     int matmuls = 0;
     for (const Instr &in : r.program.code) matmuls += in.op == Opcode::MATMUL;
     EXPECT_GE(matmuls, 2);
@@ -90,7 +108,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FlashAttention,
                                            // diagonal tiles masked; tiles of one or several query tiles.
                                            Case{"kv_resident", 64, 256, 1, 64, 64, 1, true},
                                            Case{"kv_resident", 128, 512, 4, 64, 256, 2, true},
-                                           Case{"kv_stream", 64, 192, 3, 32, 64, 2, true}),
+                                           Case{"kv_stream", 64, 192, 3, 32, 64, 2, true},
+                                           // No directive: the autoscheduler folds the state too.
+                                           Case{"auto", 64, 256, 1, 64, 64, 1}, Case{"auto", 128, 512, 4, 64, 256, 2},
+                                           Case{"auto", 64, 192, 3, 32, 64, 2, true}),
                          [](const auto &info) {
                              const Case &c = info.param;
                              return c.schedule + "_" + std::to_string(c.dim) + "x" + std::to_string(c.seq) + "x" +
