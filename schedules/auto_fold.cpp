@@ -237,7 +237,13 @@ std::string analyse(const PipelineInfo &info, Fold &fold) {
             opt = {Level::Iter};  // a Func with updates, or one clone of it
         } else if (us.size() == 1) {
             fold.iter_update[f] = *us.begin();
-            opt = {Level::Iter};
+            // A clone's consumers are inlined where they can be: computed at the loop themselves,
+            // the clone's region follows theirs and its PE operands start inside a stick (the
+            // back end refuses them; measured on causal attention).
+            bool reads_clone = false;
+            for (const Fold::Clone &c : fold.clones)
+                reads_clone |= std::find(c.consumers.begin(), c.consumers.end(), f) != c.consumers.end();
+            if (!(reads_clone && inlinable)) opt = {Level::Iter};
             if (head) opt.push_back(Level::Head);
             if (inlinable) opt.push_back(Level::Inline);
         } else {
