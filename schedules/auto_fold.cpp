@@ -418,9 +418,13 @@ std::string fold_family(const PipelineInfo &info, const SpaceShapes &shapes, con
     for (int64_t t = 256; t >= 1; t /= 2)
         if (t <= rows && rows % t == 0 && t * 2 >= int64_t(m.pe_pass_rows)) tiles.push_back(t);
     if (tiles.empty()) tiles.push_back(rows);
-    std::vector<int> inners;
-    for (int i = 2; i <= int(fold.state->args.size()); i++) inners.push_back(i);
-    if (inners.empty()) inners.push_back(1);
+    // The reduction loop just outside a row of the state (each iteration's Funcs computed per
+    // row of tiles, the least LX), or outside all of it (computed once per iteration for the whole
+    // tile). The dimensions between add little: with the tile's Funcs sized by a Param, Halide
+    // cannot share their lowering (auto_search.h), so each costs a lowering of its own.
+    const int dims = int(fold.state->args.size());
+    std::vector<int> inners{std::min(2, dims)};
+    if (dims > 2) inners.push_back(dims);
     // Every combination of the Funcs' choices.
     std::vector<std::map<std::string, Level>> levels{{}};
     for (const auto &[f, opts] : fold.options) {
