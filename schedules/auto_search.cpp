@@ -250,7 +250,8 @@ double time_candidate(const Func &output, const std::vector<ImageParam> &inputs,
 }
 
 double time_candidate(const Func &output, const std::vector<ImageParam> &inputs, const Candidate &c,
-                      const CompileOptions &opt, int64_t exact_limit, bool require_exact, LoweringCache *cache) {
+                      const CompileOptions &opt, int64_t exact_limit, bool require_exact, LoweringCache *cache,
+                      double stop_after_us) {
     DeviceProgram prog;
     bool done = false;
     if (cache) {
@@ -300,6 +301,7 @@ double time_candidate(const Func &output, const std::vector<ImageParam> &inputs,
     if (so.summarize_loops && require_exact)
         throw_error("auto_schedule: ", w.instructions, " instructions are too many for an exact timing run");
     if (!so.summarize_loops) so.max_instructions = std::max<int64_t>(exact_limit, 1) * 2;
+    so.stop_after_us = stop_after_us;
     return simulate(prog, opt.machine, {}, so).stats.us;
 }
 
@@ -315,6 +317,11 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     std::vector<Record> records;
     std::set<size_t> listed;
     LoweringCache cache;  // a worker's copy fills as it times; a round's workers start from this one
+    // The best time this process knows (a worker: the previous rounds' and its own): a candidate
+    // is simulated only until it is twice as slow, which cannot make it the winner (a model-size
+    // kernel on the vector unit would otherwise take seconds to say so). It depends only on what
+    // was timed before, so the search stays deterministic.
+    double known_best = 0;
     auto evaluate = [&](size_t pos) {
         Record r{int32_t(pos), 0, 0};
         if (Clock::now() > deadline) {
@@ -322,8 +329,9 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
             return r;
         }
         try {
-            r.us = time_candidate(output, inputs, cs[list[pos]], opt, int64_t(1) << 20, false, &cache);
+            r.us = time_candidate(output, inputs, cs[list[pos]], opt, int64_t(1) << 20, false, &cache, 2 * known_best);
             r.status = 1;
+            if (known_best == 0 || r.us < known_best) known_best = r.us;
         } catch (const std::exception &) {  // Halide::Error too: both mean the candidate is invalid
         }
         return r;
@@ -337,6 +345,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         done++;
         if (r.status == 1) timed_ok++;
         if (r.status == 1 && (best_so_far == 0 || r.us < best_so_far)) best_so_far = r.us;
+        if (r.status == 1 && (known_best == 0 || r.us < known_best)) known_best = r.us;
         bar.update(std::min(done, budget), best_so_far);
     };
     // Each candidate chosen brings the siblings that share its Halide lowering (the same directives

@@ -74,13 +74,15 @@ private:
     std::map<std::string, std::shared_ptr<Entry>> entries_;  // by structure_key
     int64_t lowerings_ = 0, hits_ = 0;
     friend double time_candidate(const Halide::Func &, const std::vector<Halide::ImageParam> &, const Candidate &,
-                                 const CompileOptions &, int64_t, bool, LoweringCache *);
+                                 const CompileOptions &, int64_t, bool, LoweringCache *, double);
 };
 
 // time_candidate through `cache` (null: lowered on its own). The time is the same either way.
+// With `stop_after_us`, a simulation that passes it stops there and returns it (the candidate
+// takes at least that long): the search stops candidates far slower than its best so far.
 double time_candidate(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs,
                       const Candidate &c, const CompileOptions &opt, int64_t exact_limit, bool require_exact,
-                      LoweringCache *cache);
+                      LoweringCache *cache, double stop_after_us = 0);
 
 // Throws spyre::Error when no candidate compiles (naming the pre-filter favourite's error).
 SearchResult search(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs,

@@ -19,6 +19,7 @@ int DramModel::add(double now, bool write, double bytes, double cap) {
         flows_.emplace_back();
     }
     flows_[id] = Flow{true, write, bytes, cap, 0};
+    next_known_ = false;
     active_++;
     recompute_rates();
     return id;
@@ -29,6 +30,7 @@ double DramModel::remove(double now, int id) {
     Flow &f = flows_[id];
     double left = f.remaining;
     f.live = false;
+    next_known_ = false;
     free_ids_.push_back(id);
     active_--;
     recompute_rates();
@@ -38,6 +40,7 @@ double DramModel::remove(double now, int id) {
 void DramModel::advance(double now) {
     double dt = now - now_;
     if (dt > 0) {
+        next_known_ = false;
         for (Flow &f : flows_)
             if (f.live && std::isfinite(f.remaining)) f.remaining = std::max(0.0, f.remaining - f.rate * dt);
     }
@@ -45,6 +48,10 @@ void DramModel::advance(double now) {
 }
 
 double DramModel::next_completion(int *id) const {
+    if (next_known_) {
+        if (id) *id = next_id_;
+        return next_t_;
+    }
     double best = kInf;
     int best_id = -1;
     for (size_t i = 0; i < flows_.size(); i++) {
@@ -57,6 +64,9 @@ double DramModel::next_completion(int *id) const {
         }
     }
     if (id) *id = best_id;
+    next_known_ = true;
+    next_t_ = best;
+    next_id_ = best_id;
     return best;
 }
 
@@ -68,6 +78,7 @@ std::vector<int> DramModel::take_finished(double now) {
         // A flow is done when what is left would take under a thousandth of a cycle.
         if (f.live && std::isfinite(f.remaining) && (f.remaining <= 1e-9 || f.remaining <= f.rate * 1e-3)) {
             f.live = false;
+            next_known_ = false;
             free_ids_.push_back(int(i));
             active_--;
             done.push_back(int(i));
@@ -82,6 +93,7 @@ std::vector<int> DramModel::take_finished(double now) {
 // R and W being the total read and write rates. That function of x is the minimum of two increasing
 // linear functions, so its root is the larger of their two roots.
 void DramModel::recompute_rates() {
+    next_known_ = false;
     std::vector<int> open;
     for (size_t i = 0; i < flows_.size(); i++)
         if (flows_[i].live) open.push_back(int(i));

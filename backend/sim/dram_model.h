@@ -43,6 +43,11 @@ private:
 
     double peak_, penalty_;
     double now_ = 0;
+    // next_completion's answer until a flow, a rate or the time changes: the simulator asks before
+    // every step of a core, and most steps move no data.
+    mutable bool next_known_ = false;
+    mutable double next_t_ = 0;
+    mutable int next_id_ = -1;
     std::vector<Flow> flows_;
     std::vector<int> free_ids_;
     int active_ = 0;

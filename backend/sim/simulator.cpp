@@ -902,18 +902,25 @@ void Simulator::deadlock() {
 
 SimResult Simulator::run(std::vector<std::vector<uint8_t>> images) {
     prepare(std::move(images));
+    const double stop_at =
+        opt_.timing_only && opt_.stop_after_us > 0 ? opt_.stop_after_us * 1000.0 * m_.clock_ghz : kInf;
+    bool stopped = false;
     for (;;) {
         int fid = -1;
         double t_flow = dram_.next_completion(&fid);
         double t_evt = events_.empty() ? kInf : events_.top().t;
         double t_next = std::min(t_flow, t_evt);
+        if (std::min(t_next, ready_.empty() ? kInf : ready_.top().first) > stop_at) {
+            stopped = t_next != kInf || !ready_.empty();
+            break;
+        }
         if (!ready_.empty() && ready_.top().first <= t_next) {
             int id = ready_.top().second;
             ready_.pop();
             Core &c = cores_[id];
             c.queued = false;
             if (c.block != Block::None) continue;
-            double horizon = t_next;
+            double horizon = std::min(t_next, stop_at);
             if (!ready_.empty()) horizon = std::min(horizon, ready_.top().first);
             run_core(c, horizon);
             continue;
@@ -934,12 +941,15 @@ SimResult Simulator::run(std::vector<std::vector<uint8_t>> images) {
             handle_event(e);
         }
     }
-    for (const Core &c : cores_)
-        if (c.block != Block::Done) deadlock();
-    for (size_t ch = 0; ch < sends_.size(); ch++)
-        if (!sends_[ch].empty() || !recvs_[ch].empty()) deadlock();
+    if (!stopped) {
+        for (const Core &c : cores_)
+            if (c.block != Block::Done) deadlock();
+        for (size_t ch = 0; ch < sends_.size(); ch++)
+            if (!sends_[ch].empty() || !recvs_[ch].empty()) deadlock();
+    }
 
     SimResult res;
+    res.stopped = stopped;
     SimStats &st = res.stats;
     st.clock_ghz = m_.clock_ghz;
     for (Core &c : cores_) {
@@ -963,6 +973,7 @@ SimResult Simulator::run(std::vector<std::vector<uint8_t>> images) {
         st.lx_peak_bytes = std::max(st.lx_peak_bytes, c.lx_peak);
         st.cores.push_back(cs);
     }
+    if (stopped) st.cycles = std::max(st.cycles, stop_at);
     st.us = m_.cycles_to_us(st.cycles);
     st.summarised_iterations = summarised_;
     st.stepped_instructions = executed_;

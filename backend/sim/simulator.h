@@ -31,12 +31,19 @@ struct SimOptions {
     int64_t max_instructions = int64_t(1) << 26;
     // Functional mode only: DMA bytes + vector bytes (sticks x stick size) + MACs + ring bytes.
     int64_t max_work = int64_t(1) << 32;
+    // Timing-only mode: stop once the simulated clock passes this many microseconds (0: run to the
+    // end). A search that only needs to know a candidate is slower than its best so far stops
+    // there instead of simulating the rest (SimResult::stopped).
+    double stop_after_us = 0;
 };
 
 struct SimResult {
     SimStats stats;
     // Device images of every buffer after the run (index = buffer table index); empty in timing-only mode.
     std::vector<std::vector<uint8_t>> buffers;
+    // The run stopped at SimOptions::stop_after_us: stats.us is that bound (the program takes at
+    // least as long), the other stats cover the part simulated.
+    bool stopped = false;
 };
 
 // `images` holds one device image per buffer (see layout.h: stickify). Input buffers must be given

@@ -201,6 +201,29 @@ TEST(SimTiming, DeterministicAcrossRuns) {
     std::remove(t2.c_str());
 }
 
+// A run bounded by SimOptions::stop_after_us: below the program's time it stops there and says so;
+// above it, it is the whole run.
+TEST(SimTiming, StopAfterBoundsTheRunAndSaysSo) {
+    const MachineDesc m;
+    DeviceProgram p = mixed_program(8);
+    for (bool summarize : {true, false}) {
+        const SimResult whole = simulate(p, m, {}, timing_only(summarize));
+        ASSERT_FALSE(whole.stopped);
+        SimOptions half = timing_only(summarize);
+        half.stop_after_us = whole.stats.us / 2;
+        const SimResult cut = simulate(p, m, {}, half);
+        EXPECT_TRUE(cut.stopped);
+        EXPECT_GE(cut.stats.us, half.stop_after_us);
+        EXPECT_LT(cut.stats.us, whole.stats.us);
+        EXPECT_LT(cut.stats.stepped_instructions, whole.stats.stepped_instructions);
+        SimOptions over = timing_only(summarize);
+        over.stop_after_us = whole.stats.us * 2;
+        const SimResult full = simulate(p, m, {}, over);
+        EXPECT_FALSE(full.stopped);
+        EXPECT_EQ(full.stats.to_json_text(), whole.stats.to_json_text());
+    }
+}
+
 // --- (f) loop summaries ----------------------------------------------------------------------------
 
 class LoopSummary : public ::testing::TestWithParam<int> {};
