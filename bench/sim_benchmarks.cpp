@@ -205,7 +205,7 @@ std::vector<AppCase> app_cases() {
     // Multi-head attention at the model size (32 heads of 128, sequence 2048): keys in tiles, an
     // online softmax in LX, one head per core, without and with the causal mask; with numerics at
     // a reduced shape.
-    for (const std::string &app : {"flash_attention", "causal_attention"})
+    for (const char *app : {"flash_attention", "causal_attention"})
         for (const std::string &st : report::app_schedules(app)) {
             v.push_back({app, st, shape({128, 512, 4}, 4), false});
             v.push_back({app, st, shape({128, 2048, 32}, 32), true});

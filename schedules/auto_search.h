@@ -2,7 +2,9 @@
 // (exact where the program is small, loops summarised otherwise) on fresh deep copies of the
 // pipeline: each family's best estimates, the pre-filter's best overall and a seeded sample of the
 // rest, more rounds while most candidates fail to compile, then a local search over the best one's
-// neighbours (one choice changed); the finalists are re-timed exactly where that is cheap. Workers
+// neighbours (one choice changed); the finalists are re-timed exactly where that is cheap. A
+// candidate's simulation stops once it is twice as slow as the best its worker knows (it cannot
+// win; it is recorded at that bound), so hopeless ones cost little. Workers
 // are processes, one per core (Halide's lowering shares the pipeline's Parameters between copies,
 // so not threads). Bounded by a candidate budget and a wall time (past which untimed candidates are
 // skipped, so only the wall-time bound can make two runs differ). A progress bar with the best time
