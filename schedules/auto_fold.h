@@ -8,6 +8,10 @@
 // inlined, and for each input whether it is copied into LX per outer iteration, per tile or left
 // to the back end. A Func with updates that two update definitions each need per iteration (a
 // causal mask's diagonal tile reads the scores too) is cloned for the second (Func::clone_in).
+// The pre-filter ranks candidates by their device-memory traffic (an input that differs per
+// iteration and is not copied once per head is read again for every tile) and per-tile overheads,
+// and drops those whose state and copies cannot fit LX; the simulator decides the rest (tiles,
+// where the reduction loop goes, what is inlined).
 #pragma once
 
 #include <string>
