@@ -47,16 +47,22 @@ bool has_factor(const Directive &d) {
 
 }  // namespace
 
-std::string structure_key(const std::vector<Directive> &ds) {
+namespace {
+std::string key_of(const std::vector<Directive> &ds, bool blank_factors) {
     std::string key;
     for (const Directive &d : ds) {
         key += std::to_string(int(d.kind)) + "|" + d.func + "|" + d.at_func + "|" + std::to_string(d.update);
         for (const std::string &v : d.vars) key += "|" + v;
-        for (size_t i = 0; i < d.ints.size(); i++) key += "|" + (i == 0 && has_factor(d) ? "?" : std::to_string(d.ints[i]));
+        for (size_t i = 0; i < d.ints.size(); i++)
+            key += "|" + (blank_factors && i == 0 && has_factor(d) ? "?" : std::to_string(d.ints[i]));
         key += ";";
     }
     return key;
 }
+}  // namespace
+
+std::string structure_key(const std::vector<Directive> &ds) { return key_of(ds, true); }
+std::string directives_key(const std::vector<Directive> &ds) { return key_of(ds, false); }
 
 namespace {
 std::string factor_name(size_t i) { return "auto_factor" + std::to_string(i); }

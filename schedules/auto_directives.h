@@ -66,6 +66,8 @@ struct FactorParams {
 
 // The directives as text with their factors blanked ("?").
 std::string structure_key(const std::vector<Directive> &ds);
+// The directives as text, factors included: equal for schedules that are the same calls.
+std::string directives_key(const std::vector<Directive> &ds);
 // The factors' values by the names apply_directives gives their Params.
 std::map<std::string, int> factor_values(const std::vector<Directive> &ds);
 

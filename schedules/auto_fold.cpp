@@ -68,12 +68,6 @@ bool uses_any(const Expr &e, const std::set<std::string> &vars) {
     return false;
 }
 
-int64_t product(const std::vector<int64_t> &v) {
-    int64_t p = 1;
-    for (int64_t d : v) p *= d;
-    return p;
-}
-
 // The family's analysis of one pipeline: the state, what each update needs per iteration, and
 // the Funcs (and clones) to place.
 struct Fold {
@@ -328,8 +322,7 @@ public:
                 ds.push_back({Directive::HVectorize, f, {x + "i"}, {int(m_.stick_bytes / s->type.bytes())}, ""});
                 ds.push_back({Directive::HReorder, f, {x + "i", x + "o", transposed_row(*s)}, {}, ""});
             } else if (s->matmul || (s->args.size() >= 2 && reads_along_x(info_, *s))) {
-                const int sticks = s->matmul || s->min_read_bytes <= 0 ? 1 : std::max(1, s->type.bytes() / s->min_read_bytes);
-                ds.push_back({Directive::StickVectorize, f, {s->args[0]}, {sticks}, ""});
+                ds.push_back({Directive::StickVectorize, f, {s->args[0]}, {sticks_of(*s)}, ""});
             }
             if (s->matmul) ds.push_back({Directive::PeMatmul, f, {s->matmul->rvar}, {}, ""});
         }

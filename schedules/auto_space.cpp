@@ -16,6 +16,17 @@ namespace spyre::autosched {
 
 using namespace Halide;
 
+int64_t product(const std::vector<int64_t> &v) {
+    int64_t p = 1;
+    for (int64_t d : v) p *= d;
+    return p;
+}
+
+int sticks_of(const StageInfo &s) {
+    if (s.matmul || s.min_read_bytes <= 0) return 1;
+    return std::max(1, s.type.bytes() / s.min_read_bytes);
+}
+
 namespace {
 
 enum class Place { Inline, Tile, LxRoot, Device };
@@ -32,20 +43,6 @@ const char *place_name(Place p) {
 // Where an input is copied into LX: not at all (the back end stages it), per tile, per core.
 enum class Stage { None, Tile, Core };
 const char *stage_name(Stage s) { return s == Stage::None ? "none" : s == Stage::Tile ? "tile" : "core"; }
-
-int64_t product(const std::vector<int64_t> &v) {
-    int64_t p = 1;
-    for (int64_t d : v) p *= d;
-    return p;
-}
-
-// Sticks per vector of f: a stage that reads narrower values than it computes (an fp32
-// accumulator over fp16 input) takes as many of its sticks as cover one stick of what it reads.
-// Matmul updates are left to pe_matmul or the update's own vectorize: one stick.
-int sticks_of(const StageInfo &s) {
-    if (s.matmul || s.min_read_bytes <= 0) return 1;
-    return std::max(1, s.type.bytes() / s.min_read_bytes);
-}
 
 int64_t const_extent(const Expr &e, int64_t fallback) {
     const int64_t *v = Internal::as_const_int(e);
@@ -805,32 +802,26 @@ SpaceResult candidate_space(const PipelineInfo &info, const SpaceShapes &shapes,
                         " dimensions but its shape has ", shapes.inputs[i].size());
     max_cores = int(std::max<int64_t>(1, std::min<int64_t>(max_cores > 0 ? max_cores : m.cores, m.cores)));
     SpaceResult r;
-    // A Tuple state folded over a reduction: the fold family alone (auto_fold.h).
+    const StageInfo *tuple = nullptr;
     for (const StageInfo &s : info.stages)
-        if (s.values > 1) {
-            if (std::string why = fold_family(info, shapes, m, max_cores, r); !why.empty())
-                throw_error("auto_schedule: Func ", display_name(s.name), " is a Tuple state the autoscheduler cannot fold: ", why);
-            return r;
-        }
-    std::set<std::string> seen;
-    columns_family(info, shapes, m, max_cores, r, seen);
-    if (r.candidates.empty()) rows_family(info, shapes, m, max_cores, r, seen);
-    matmul_family(info, shapes, m, max_cores, r, seen);
-    if (reassociate) split_k_family(info, shapes, m, max_cores, r, seen);
+        if (s.values > 1 && !tuple) tuple = &s;
+    if (tuple) {
+        // A Tuple state folded over a reduction: the fold family alone (auto_fold.h).
+        if (std::string why = fold_family(info, shapes, m, max_cores, r); !why.empty())
+            throw_error("auto_schedule: Func ", display_name(tuple->name), " is a Tuple state the autoscheduler cannot fold: ", why);
+    } else {
+        std::set<std::string> seen;
+        columns_family(info, shapes, m, max_cores, r, seen);
+        if (r.candidates.empty()) rows_family(info, shapes, m, max_cores, r, seen);
+        matmul_family(info, shapes, m, max_cores, r, seen);
+        if (reassociate) split_k_family(info, shapes, m, max_cores, r, seen);
+    }
     // Different choices can write the same directives (a tile as large as a core's share, say):
     // time each schedule once.
     std::set<std::string> written;
     std::vector<Candidate> distinct;
-    for (Candidate &c : r.candidates) {
-        std::string key;
-        for (const Directive &d : c.directives) {
-            key += std::to_string(int(d.kind)) + "|" + d.func + "|" + d.at_func + "|" + std::to_string(d.update);
-            for (const std::string &v : d.vars) key += "|" + v;
-            for (int i : d.ints) key += "|" + std::to_string(i);
-            key += ";";
-        }
-        if (written.insert(key).second) distinct.push_back(std::move(c));
-    }
+    for (Candidate &c : r.candidates)
+        if (written.insert(directives_key(c.directives)).second) distinct.push_back(std::move(c));
     r.candidates = std::move(distinct);
     return r;
 }

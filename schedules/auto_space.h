@@ -41,6 +41,13 @@ struct SpaceResult {
     int64_t pruned_lx = 0;              // dropped: estimated LX use over the usable LX
 };
 
+// Elements of a shape.
+int64_t product(const std::vector<int64_t> &shape);
+// Sticks per vector of a stage: one that reads narrower values than it computes (an fp32
+// accumulator over fp16 input) takes as many of its sticks as cover one stick of what it reads.
+// Matmul updates are left to pe_matmul or the update's own vectorize: one stick.
+int sticks_of(const StageInfo &s);
+
 // `max_cores` bounds the core counts tried (<= machine.cores). With `reassociate`, reductions may
 // also be split over the cores and combined on the ring (family "split_k": ring_split_reduction),
 // which adds the partial sums in another order than the algorithm does.

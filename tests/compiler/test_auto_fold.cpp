@@ -4,6 +4,9 @@
 // it cannot fold. Numerics of the schedules it picks: test_flash_attention.cpp ("auto" cases).
 #include <gtest/gtest.h>
 
+#include <functional>
+
+#include "auto_directives.h"
 #include "auto_fold.h"
 #include "auto_print.h"
 #include "auto_schedule.h"
@@ -83,6 +86,137 @@ TEST(AutoFold, ATupleStateReadByAnotherFuncThanTheOutputIsNamed) {
         EXPECT_NE(std::string(e.what()).find("Func st is a Tuple state the autoscheduler cannot fold: the Tuple Func st is "
                                              "read by another Func than the output"),
                   std::string::npos)
+            << e.what();
+    }
+}
+
+// What the fold family refuses, each named: the pipelines are small Tuple states over `in`.
+std::string fold_error(Func out, ImageParam in) {
+    CompileOptions o;
+    o.inputs = {TensorSpec{{64, 32}, {}}};
+    o.output = TensorSpec{{64, 8}, {}};
+    AutoOptions ao;
+    ao.progress = false;
+    try {
+        auto_schedule(out, {in}, o, ao);
+    } catch (const Error &e) {
+        return e.what();
+    }
+    return "(scheduled)";
+}
+
+struct FoldRefusal {
+    std::string name, expected;
+    std::function<std::pair<Func, ImageParam>()> pipeline;
+};
+
+class AutoFoldRefuses : public ::testing::TestWithParam<FoldRefusal> {};
+
+TEST_P(AutoFoldRefuses, NamesWhatDoesNotFold) {
+    auto [out, in] = GetParam().pipeline();
+    const std::string msg = fold_error(out, in);
+    EXPECT_NE(msg.find(GetParam().expected), std::string::npos) << msg;
+}
+
+Var x("x"), y("y"), j("j");
+
+INSTANTIATE_TEST_SUITE_P(
+    Pipelines, AutoFoldRefuses,
+    ::testing::Values(
+        FoldRefusal{"TwoTupleStates", "it has two Tuple Funcs (s1, s2)",
+                    [] {
+                        ImageParam in(Float(32), 2, "in");
+                        RDom r(0, 4, "r");
+                        Func s1("s1"), s2("s2"), out("out");
+                        for (Func s : {s1, s2}) {
+                            s(x, y) = Tuple(0.0f, 0.0f);
+                            s(x, y) = Tuple(s(x, y)[0] + in(x, y * 4 + r), s(x, y)[1]);
+                        }
+                        out(x, y) = s1(x, y)[0] + s2(x, y)[1];
+                        return std::pair{out, in};
+                    }},
+        FoldRefusal{"TheStateIsTheOutput", "the Tuple Func out is the output",
+                    [] {
+                        ImageParam in(Float(32), 2, "in");
+                        RDom r(0, 4, "r");
+                        Func out("out");
+                        out(x, y) = Tuple(0.0f, 0.0f);
+                        out(x, y) = Tuple(out(x, y)[0] + in(x, y * 4 + r), out(x, y)[1]);
+                        return std::pair{out, in};
+                    }},
+        FoldRefusal{"TheOutputReadsMoreThanTheState", "the output out does more than read the state st",
+                    [] {
+                        ImageParam in(Float(32), 2, "in");
+                        RDom r(0, 4, "r");
+                        Func st("st"), out("out");
+                        st(x, y) = Tuple(0.0f, 0.0f);
+                        st(x, y) = Tuple(st(x, y)[0] + in(x, y * 4 + r), st(x, y)[1]);
+                        out(x, y) = st(x, y)[0] + in(x, y);
+                        return std::pair{out, in};
+                    }},
+        FoldRefusal{"AnUpdateThatReadsNothingPerIteration", "update 0 of st reads nothing per iteration of r$x",
+                    [] {
+                        ImageParam in(Float(32), 2, "in");
+                        RDom r(0, 4, "r");
+                        Func st("st"), out("out");
+                        st(x, y) = Tuple(in(x, y), 0.0f);
+                        st(x, y) = Tuple(st(x, y)[0] + cast<float>(r), st(x, y)[1]);
+                        out(x, y) = st(x, y)[0] + st(x, y)[1];
+                        return std::pair{out, in};
+                    }},
+        FoldRefusal{"TheStateReadsAReductionInTwoUpdates", "the state st reads g in two updates",
+                    [] {
+                        ImageParam in(Float(32), 2, "in");
+                        RDom r(0, 4, "r"), r2(0, 4, "r2"), k(0, 4, "k");
+                        Func g("g"), st("st"), out("out");
+                        g(x, j) = 0.0f;
+                        g(x, j) += in(x, j * 4 + k);
+                        st(x, y) = Tuple(0.0f, 0.0f);
+                        st(x, y) = Tuple(st(x, y)[0] + g(x, r), st(x, y)[1]);
+                        st(x, y) = Tuple(st(x, y)[0], st(x, y)[1] + g(x, r2));
+                        out(x, y) = st(x, y)[0] + st(x, y)[1];
+                        return std::pair{out, in};
+                    }},
+        FoldRefusal{"AFuncBothUpdatesNeedReadsAReduction", "h needs g per iteration of two updates",
+                    [] {
+                        ImageParam in(Float(32), 2, "in");
+                        RDom r(0, 4, "r"), r2(0, 4, "r2"), k(0, 4, "k");
+                        Func g("g"), h("h"), st("st"), out("out");
+                        g(x, j) = 0.0f;
+                        g(x, j) += in(x, j * 4 + k);
+                        h(x, j) = g(x, j) * 2.0f;
+                        st(x, y) = Tuple(0.0f, 0.0f);
+                        st(x, y) = Tuple(st(x, y)[0] + h(x, r), st(x, y)[1]);
+                        st(x, y) = Tuple(st(x, y)[0], st(x, y)[1] + h(x, r2));
+                        out(x, y) = st(x, y)[0] + st(x, y)[1];
+                        return std::pair{out, in};
+                    }},
+        FoldRefusal{"AnInlineSumBothUpdatesNeed",
+                    "p is needed per iteration of two updates and can be neither inlined nor computed per outer iteration",
+                    [] {
+                        ImageParam in(Float(32), 2, "in");
+                        RDom r(0, 4, "r"), r2(0, 4, "r2"), k(0, 4, "k");
+                        Func p("p"), st("st"), out("out");
+                        p(x, j) = sum(in(x, j * 4 + k));
+                        st(x, y) = Tuple(0.0f, 0.0f);
+                        st(x, y) = Tuple(st(x, y)[0] + p(x, r), st(x, y)[1]);
+                        st(x, y) = Tuple(st(x, y)[0], st(x, y)[1] + p(x, r2));
+                        out(x, y) = st(x, y)[0] + st(x, y)[1];
+                        return std::pair{out, in};
+                    }}),
+    [](const auto &info) { return info.param.name; });
+
+TEST(AutoFold, ACloneNamedLikeAFuncOfThePipelineIsRefused) {
+    ImageParam in(Float(32), 2, "in");
+    Func g("g"), h("h");
+    g(x, y) = in(x, y) * 2.0f;
+    h(x, y) = g(x, y) + 1.0f;
+    std::map<std::string, Func> funcs{{g.name(), g}, {h.name(), h}};
+    try {
+        apply_directives({{Directive::CloneIn, g.name(), {h.name()}, {}, h.name()}}, funcs, {}, MachineDesc{});
+        FAIL() << "applied";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("clone name 'h' is already a Func of the pipeline"), std::string::npos)
             << e.what();
     }
 }
