@@ -9,6 +9,18 @@ const char *engine_index_name(int e) {
     return (e >= 0 && e < kNumAsyncEngines) ? names[e] : "?";
 }
 
+const char *wait_cause_name(int w) {
+    static const char *names[kNumWaitCauses] = {"vector", "pe", "dma_load", "dma_store", "ring", "dma_queue", "barrier"};
+    return (w >= 0 && w < kNumWaitCauses) ? names[w] : "?";
+}
+
+double SimStats::mean_wait_fraction(int cause) const {
+    if (cores.empty() || cycles <= 0 || cause < 0 || cause >= kNumWaitCauses) return 0;
+    double s = 0;
+    for (const CoreStats &c : cores) s += c.wait_cycles[size_t(cause)] / cycles;
+    return s / double(cores.size());
+}
+
 double SimStats::busy_fraction(int core, int engine) const {
     if (cycles <= 0 || core < 0 || core >= int(cores.size())) return 0;
     return cores[core].busy_cycles[engine] / cycles;
@@ -38,6 +50,9 @@ std::string SimStats::to_json_text() const {
     nlohmann::ordered_json util;
     for (int e = 0; e < kNumAsyncEngines; e++) util[engine_index_name(e)] = mean_busy_fraction(e);
     j["mean_busy_fraction"] = util;
+    nlohmann::ordered_json waits;
+    for (int w = 0; w < kNumWaitCauses; w++) waits[wait_cause_name(w)] = mean_wait_fraction(w);
+    j["mean_wait_fraction"] = waits;
     nlohmann::ordered_json per_core = nlohmann::ordered_json::array();
     for (size_t c = 0; c < cores.size(); c++) {
         const CoreStats &cs = cores[c];
@@ -52,6 +67,9 @@ std::string SimStats::to_json_text() const {
         nlohmann::ordered_json busy;
         for (int e = 0; e < kNumAsyncEngines; e++) busy[engine_index_name(e)] = busy_fraction(int(c), e);
         o["busy_fraction"] = busy;
+        nlohmann::ordered_json wait;
+        for (int w = 0; w < kNumWaitCauses; w++) wait[wait_cause_name(w)] = cycles > 0 ? cs.wait_cycles[size_t(w)] / cycles : 0.0;
+        o["wait_fraction"] = wait;
         per_core.push_back(o);
     }
     j["cores"] = per_core;

@@ -1,5 +1,6 @@
 // What a simulation reports besides the results: modelled time, traffic, per-core engine busy
-// time and LX peak. Exposed as a struct and as JSON (the same fields, see docs/device_model.md).
+// time, where each core's instruction stream waited (and for which engine) and LX peak. Exposed as
+// a struct and as JSON (the same fields, see docs/device_model.md).
 #pragma once
 
 #include <array>
@@ -15,8 +16,15 @@ namespace spyre {
 enum EngineIndex { kEngVector = 0, kEngPE = 1, kEngDMA = 2, kEngRing = 3 };
 const char *engine_index_name(int e);
 
+// What a core's instruction stream was blocked on: a WAIT is booked to the engine of the awaited
+// work that finished last; a full DMA queue and a barrier are their own causes. Where the engine
+// that bounds a kernel sits idle, these say what its core was waiting for instead.
+enum WaitCause { kWaitVector = 0, kWaitPE, kWaitDmaLoad, kWaitDmaStore, kWaitRing, kWaitDmaQueue, kWaitBarrier, kNumWaitCauses };
+const char *wait_cause_name(int w);
+
 struct CoreStats {
     std::array<double, kNumAsyncEngines> busy_cycles{};  // time each engine had work in flight
+    std::array<double, kNumWaitCauses> wait_cycles{};     // time the instruction stream was blocked, by cause
     int64_t instructions = 0;
     int64_t lx_peak_bytes = 0;  // highest LX byte address touched + 1
     int64_t dram_read_bytes = 0, dram_write_bytes = 0;
@@ -40,6 +48,7 @@ struct SimStats {
 
     double busy_fraction(int core, int engine) const;
     double mean_busy_fraction(int engine) const;  // over cores that ran the program
+    double mean_wait_fraction(int cause) const;   // the same for the time blocked on `cause`
     std::string to_json_text() const;
 };
 

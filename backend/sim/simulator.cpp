@@ -33,12 +33,14 @@ struct Counters {
     int64_t instrs = 0, dram_r = 0, dram_w = 0, ring = 0, vsticks = 0, macs = 0;
     double work_r = 0, work_w = 0;  // channel time the transfers cost, in bytes at the peak (>= bytes)
     std::array<double, kNumAsyncEngines> busy{};
+    std::array<double, kNumWaitCauses> waited{};
 
     Counters operator-(const Counters &o) const {
         Counters d = *this;
         d.instrs -= o.instrs, d.dram_r -= o.dram_r, d.dram_w -= o.dram_w, d.ring -= o.ring;
         d.vsticks -= o.vsticks, d.macs -= o.macs, d.work_r -= o.work_r, d.work_w -= o.work_w;
         for (int e = 0; e < kNumAsyncEngines; e++) d.busy[e] -= o.busy[e];
+        for (int w = 0; w < kNumWaitCauses; w++) d.waited[w] -= o.waited[w];
         return d;
     }
     void add_scaled(const Counters &d, int64_t k) {
@@ -46,6 +48,7 @@ struct Counters {
         vsticks += k * d.vsticks, macs += k * d.macs;
         work_r += double(k) * d.work_r, work_w += double(k) * d.work_w;
         for (int e = 0; e < kNumAsyncEngines; e++) busy[e] += double(k) * d.busy[e];
+        for (int w = 0; w < kNumWaitCauses; w++) waited[w] += double(k) * d.waited[w];
     }
 };
 
@@ -107,6 +110,7 @@ struct Core {
     double ring_busy_end = 0;  // end of the ring work counted as busy so far
     std::array<double, kNumTags> tag_end{};
     std::array<int, kNumTags> tag_pending{};
+    std::array<int, kNumTags> tag_cause{};  // the WaitCause of the work last issued under each tag
     DmaQueue dma[2];
     int dma_active = 0;
     double dma_busy_since = 0;
@@ -380,6 +384,7 @@ void Simulator::issue_vector(Core &c, const Instr &in) {
     double start = std::max(c.t, c.vec_free);
     c.vec_free = start + dur;
     c.tag_end[in.a[0]] = std::max(c.tag_end[in.a[0]], c.vec_free);
+    c.tag_cause[in.a[0]] = kWaitVector;
     c.ctr.busy[kEngVector] += dur;
     c.ctr.vsticks += vector_sticks(in, m_);
     trace_.span(c.id, kTrackVector, op_info(in.op).name, start, c.vec_free, int64_t(c.pc));
@@ -398,6 +403,7 @@ void Simulator::issue_matmul(Core &c, const Instr &in) {
     double start = std::max(c.t, c.pe_free);
     c.pe_free = start + dur;
     c.tag_end[in.a[0]] = std::max(c.tag_end[in.a[0]], c.pe_free);
+    c.tag_cause[in.a[0]] = kWaitPE;
     c.ctr.busy[kEngPE] += dur;
     c.ctr.macs += int64_t(d.m) * d.n * d.k;
     trace_.span(c.id, kTrackPE, "MATMUL", start, c.pe_free, int64_t(c.pc));
@@ -454,6 +460,7 @@ void Simulator::issue_dma(Core &c, const Instr &in) {
     (store ? c.ctr.work_w : c.ctr.work_r) += work;
     int tag = in.a[0];
     c.tag_pending[tag]++;
+    c.tag_cause[tag] = store ? kWaitDmaStore : kWaitDmaLoad;
     c.dma[q].ops.push_back(DmaOp{c.pc, tag, c.t, work});
     if (c.dma[q].ops.size() == 1) schedule(c.t + setup_, EventKind::DmaStart, c.id, q, c.gen);
 }
@@ -493,17 +500,20 @@ void Simulator::maybe_unblock(Core &c, double now) {
         if (int64_t(c.dma[c.wait_queue].ops.size()) < m_.dma_queue_depth) {
             c.block = Block::None;
             c.t = std::max(c.t, now);
+            c.ctr.waited[kWaitDmaQueue] += c.t - c.block_since;
             trace_.span(c.id, kTrackControl, "stall:dma-queue", c.block_since, c.t, int64_t(c.block_pc));
             make_ready(c);
         }
     } else if (c.block == Block::Wait) {
         double end = c.t;
+        int cause = -1;
         for (int tg = 0; tg < kNumTags; tg++) {
             if (!(c.wait_mask & (1u << tg))) continue;
             if (c.tag_pending[tg] > 0) return;
-            end = std::max(end, c.tag_end[tg]);
+            if (c.tag_end[tg] > end) end = c.tag_end[tg], cause = c.tag_cause[tg];
         }
         c.block = Block::None;
+        if (cause >= 0 && end > c.block_since) c.ctr.waited[size_t(cause)] += end - c.block_since;
         c.t = end;
         trace_.span(c.id, kTrackControl, "WAIT", c.block_since, c.t, int64_t(c.block_pc));
         c.pc++;  // the WAIT retires
@@ -535,6 +545,7 @@ void Simulator::issue_ring(Core &c, const Instr &in) {
     if (send && numeric_) charge(c, bytes);
     if (send && numeric_) me.data.assign(c.lx.begin() + addr, c.lx.begin() + addr + bytes);
     c.tag_pending[in.a[0]]++;
+    c.tag_cause[in.a[0]] = kWaitRing;
     size_t chan = send ? size_t(c.id) * n + peer : size_t(peer) * n + c.id;
     auto &mine = send ? sends_[chan] : recvs_[chan];
     auto &theirs = send ? recvs_[chan] : sends_[chan];
@@ -573,6 +584,7 @@ void Simulator::issue_reduce(Core &c, const Instr &in) {
     if (numeric_) charge(c, bytes);
     if (numeric_) me.data.assign(c.lx.begin() + addr, c.lx.begin() + addr + bytes);
     c.tag_pending[in.a[0]]++;
+    c.tag_cause[in.a[0]] = kWaitRing;
     Collective &col = collectives_[c.reduce_seq++];
     if (col.parts.empty()) col.parts.resize(size_t(n));
     col.parts[c.id] = std::move(me);
@@ -850,6 +862,7 @@ void Simulator::handle_event(const Event &e) {
         for (Core &c : cores_) {
             if (c.block != Block::Barrier) continue;
             trace_.span(c.id, kTrackControl, "BARRIER", c.block_since, e.t, int64_t(c.block_pc));
+            c.ctr.waited[kWaitBarrier] += e.t - c.block_since;
             c.block = Block::None;
             c.t = e.t;
             c.pc++;
@@ -958,6 +971,7 @@ SimResult Simulator::run(std::vector<std::vector<uint8_t>> images) {
         for (double e : c.tag_end) finish = std::max(finish, e);
         cs.finish_cycles = finish;
         cs.busy_cycles = c.ctr.busy;
+        cs.wait_cycles = c.ctr.waited;
         cs.instructions = c.ctr.instrs;
         cs.lx_peak_bytes = c.lx_peak;
         cs.dram_read_bytes = c.ctr.dram_r;

@@ -665,8 +665,8 @@ TEST(AutoScheduleReadme, ResidualNormExampleSchedulesCompilesAndPrints) {
     out(x, y) = cast<float16_t>((h(x, y) - mean(y)) / sqrt(var(y) + 1e-5f) * cast<float>(gamma(x)));
 
     spyre::CompileOptions opt;
-    opt.inputs = {{{1024, 512}}, {{1024, 512}}, {{1024}}};
-    opt.output = {{1024, 512}};
+    opt.inputs = {{{1024, 512}, {}}, {{1024, 512}, {}}, {{1024}, {}}};
+    opt.output = {{1024, 512}, {}};
     spyre::AutoOptions quiet;
     quiet.progress = false;
     spyre::AutoResult res = spyre::auto_schedule(out, {a, b, gamma}, opt, quiet);

@@ -45,7 +45,9 @@ TEST_P(Conv1d, MatchesCpuBitExactly) {
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
     int shifts = 0;
     for (const Instr &in : r.program.code) shifts += in.op == Opcode::VSHIFT;
-    if (c.taps > 1) EXPECT_GE(shifts, 1);
+    if (c.taps > 1) {
+        EXPECT_GE(shifts, 1);
+    }
 }
 
 std::vector<ConvCase> cases() {

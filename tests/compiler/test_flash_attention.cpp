@@ -96,7 +96,9 @@ TEST_P(FlashAttention, MatchesCpu) {
             EXPECT_NE(r.program.code[i - 1].op, Opcode::WAIT) << "the key-tile loop at " << begin << " waits at its end";
         }
         // (A causal key loop is counted by a register; two key tiles make one pair.)
-        if (!c.causal && c.seq / c.k_tile >= 4) EXPECT_GE(key_loops, 1);
+        if (!c.causal && c.seq / c.k_tile >= 4) {
+            EXPECT_GE(key_loops, 1);
+        }
     }
 }
 

@@ -38,9 +38,14 @@ TEST_P(QLinear, MatchesCpuExactly) {
     EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
     // The PE array does every product (K rounded up to whole sticks, which the layouts pad with zeros).
     const int64_t k_padded = (c.inner + 63) / 64 * 64;
-    if (c.schedule != "vector") EXPECT_EQ(r.stats.pe_macs, int64_t(c.rows) * k_padded * c.cols);
-    if (c.schedule == "vector") EXPECT_EQ(r.stats.pe_macs, 0);
-    if (c.schedule == "pe_ring") EXPECT_GT(r.stats.ring_bytes, 0);  // the int8 panels go round the ring
+    if (c.schedule != "vector") {
+        EXPECT_EQ(r.stats.pe_macs, int64_t(c.rows) * k_padded * c.cols);
+    } else {
+        EXPECT_EQ(r.stats.pe_macs, 0);
+    }
+    if (c.schedule == "pe_ring") {
+        EXPECT_GT(r.stats.ring_bytes, 0);  // the int8 panels go round the ring
+    }
     // Every weight byte is read at least once, at one byte each.
     EXPECT_GE(r.stats.dram_read_bytes, int64_t(c.inner) * c.cols);
 }

@@ -224,6 +224,51 @@ TEST(SimTiming, StopAfterBoundsTheRunAndSaysSo) {
     }
 }
 
+// Where the instruction stream waits, by cause: a core that loads, computes and stores in turn
+// waits for each engine in turn, as long as the vector unit works (but for the cycle that issues the
+// WAIT); its waits never
+// exceed the run. Loop summaries book them as the iterations they stand for.
+TEST(SimTiming, WaitsAreBookedToTheEngineWaitedFor) {
+    const MachineDesc m;
+    ProgramBuilder b("serial", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F32, {32 * 64});
+    int out = b.buffer("out", BufferKind::Output, DType::F32, {32 * 64});
+    DmaDesc d;
+    d.sticks = 64;
+    int desc = b.dma_desc(d);
+    Reg zero = b.alloc();
+    b.li(zero, 0);
+    b.dma_ld(0, in, zero, 0, Lx(0), desc);
+    b.wait_tag(0);
+    b.vun(Opcode::VEXP, DType::F32, 1, Lx(8192), Lx(0), 64);
+    b.wait_tag(1);
+    b.dma_st(2, out, zero, 0, Lx(8192), desc);
+    b.wait_tag(2);
+    const SimStats s = simulate(b.finish(), m, {}, timing_only()).stats;
+    const CoreStats &c = s.cores[0];
+    EXPECT_NEAR(c.wait_cycles[kWaitVector], c.busy_cycles[kEngVector], 1.0);
+    EXPECT_GT(c.wait_cycles[kWaitVector], 0);
+    EXPECT_GT(c.wait_cycles[kWaitDmaLoad], 0);
+    EXPECT_GT(c.wait_cycles[kWaitDmaStore], 0);
+    for (int w : {kWaitPE, kWaitRing, kWaitDmaQueue, kWaitBarrier}) EXPECT_EQ(c.wait_cycles[size_t(w)], 0) << wait_cause_name(w);
+    double total = 0;
+    for (double w : c.wait_cycles) total += w;
+    EXPECT_LE(total, s.cycles);
+    EXPECT_GT(total, 0.9 * s.cycles);  // the stream does little but wait
+    EXPECT_NE(s.to_json_text().find("\"mean_wait_fraction\""), std::string::npos);
+
+    StreamSpec st;
+    st.cores = 4;
+    st.chunk = 8 << 10;
+    st.bytes_per_core = 400 * st.chunk;
+    st.vector_sticks_per_chunk = 64;
+    const DeviceProgram p = streaming_copy(st);
+    const SimStats exact = simulate(p, m, {}, timing_only(false)).stats, summ = simulate(p, m, {}, timing_only(true)).stats;
+    ASSERT_GT(summ.summarised_iterations, 0);
+    for (int w = 0; w < kNumWaitCauses; w++)
+        EXPECT_NEAR(summ.mean_wait_fraction(w), exact.mean_wait_fraction(w), 0.02) << wait_cause_name(w);
+}
+
 // --- (f) loop summaries ----------------------------------------------------------------------------
 
 class LoopSummary : public ::testing::TestWithParam<int> {};
