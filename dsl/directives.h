@@ -71,8 +71,11 @@ public:
     // turnaround (docs/device_model.md); what is lost is the overlap of DMA with compute, which a
     // DMA-bound kernel barely has. v's loop is renamed v + "_phased": Funcs already computed at v
     // follow, and later scratchpad_store_at and stage_in_lx calls at v find it, so call it right
-    // after the split that makes v (before staging inputs at v). Every core must run v's loop the
-    // same number of times.
+    // after the split that makes v (before staging inputs at v). Every core must meet as many
+    // barriers as the others: run v's loop the same number of times or, double-buffered (in pairs
+    // of iterations), the same number of pairs, so that the last core of an uneven split may run
+    // one iteration fewer (schedules/tile_rows.h, phases_agree). The compile checks it on the
+    // program and names the condition where the cores' paths disagree.
     SpyreSchedule &dma_phases(const Halide::Var &v);
 
     // Halide's split, for tiling before staging: v -> (outer, inner) with `factor` iterations inside.

@@ -97,8 +97,8 @@ public:
                 ? transpose_row_sticks(cols_ / out_row_lanes, split ? p.tile : share, m_)
                 : 1;
         if (split && !even && (share % p.tile || last % p.tile)) return std::nullopt;
-        // dma_phases: every core runs the same number of whole tiles (its barriers meet).
-        if (p.phased && (c < 2 || !split || !even || share % p.tile)) return std::nullopt;
+        // dma_phases: every core meets as many barriers as the others (tile_rows.h).
+        if (p.phased && (c < 2 || !split || share % p.tile || !phases_agree(int(rows_), c, p.tile))) return std::nullopt;
         auto place = [&](const StageInfo &s) {
             if (s.is_output) return Place::Tile;
             auto it = p.place.find(s.name);

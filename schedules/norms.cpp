@@ -84,8 +84,8 @@ void schedule_norm(NormKernel &k, const std::string &name, const MachineDesc &m)
     const int tile = fit_tile_rows(k.rows, k.cols, cores, kTileRows, kLxBytesPerElem, m);
     s.split(y, yo, yi, tile).stick_vectorize(x);
     // phased: cores32 with the cores loading, computing and storing each tile in lockstep
-    // (dma_phases), where every core runs the same number of whole tiles.
-    if (name == "phased" && k.rows % cores == 0 && (k.rows / cores) % tile == 0) s.dma_phases(yo);
+    // (dma_phases), where every core meets as many barriers as the others (tile_rows.h).
+    if (name == "phased" && phases_agree(k.rows, cores, tile)) s.dma_phases(yo);
     stage_all_in_lx(k.inputs[0], k.out, yo, m);
     // gamma (and beta) are the same for every row: on 32 cores, each core stages them once, not
     // once per row tile (with an uneven split the tiles can be single rows).

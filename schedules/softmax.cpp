@@ -109,8 +109,8 @@ void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDe
         // phased: the cores load, compute and store each tile in lockstep (dma_phases), so device
         // memory never mixes reads and writes.
         SpyreSchedule o = tiled(k.out, false);
-        // (Only where every core runs the same number of whole tiles: a barrier waits for all.)
-        if (name == "phased" && k.rows % cores == 0 && (k.rows / cores) % tile == 0) o.dma_phases(yo);
+        // (Only where every core meets as many barriers as the others: a barrier waits for all.)
+        if (name == "phased" && phases_agree(k.rows, cores, tile)) o.dma_phases(yo);
         if (!stage3_tiled) stage_all_in_lx(k.in, k.out, yo, m);
         for (Func f : {k.mx, k.s}) schedule(f, m).scratchpad_store_at(k.out, yo);
         schedule(k.e, m).scratchpad_store_at(k.out, yo).stick_vectorize(x);

@@ -15,6 +15,15 @@ int fit_tile_rows(int rows, int cols, int cores, int max_rows, int64_t lx_bytes_
     return tile;
 }
 
+bool phases_agree(int rows, int cores, int tile) {
+    cores = std::max(1, cores);
+    tile = std::max(1, tile);
+    const int share = (rows + cores - 1) / cores, last = rows - (cores - 1) * share;
+    if (last <= 0) return false;
+    auto pairs = [&](int r) { return ((r + tile - 1) / tile + 1) / 2; };
+    return pairs(share) == pairs(last);
+}
+
 int transpose_row_sticks(int64_t row_sticks, int64_t tile_rows, const MachineDesc &m) {
     // A stick of the output row is a stick of input rows: both tiles take tile_rows x one stick
     // of LX per stick of the row (the input's rows padded to whole sticks of columns).

@@ -14,6 +14,13 @@ namespace spyre {
 // share, since a partial tile would make the staged slices' sizes differ between cores.
 int fit_tile_rows(int rows, int cols, int cores, int max_rows, int64_t lx_bytes_per_elem, const MachineDesc &m);
 
+// Whether dma_phases can go on the tile loop of `rows` split over `cores` in tiles of `tile` rows:
+// a barrier waits for every core, so every core must meet as many as the others. The tile loop is
+// double-buffered in pairs of tiles, so every core must run the same number of pairs: an even
+// split does, and so does an uneven one whose last core is one tile short of the others (1151
+// rows on 32 cores: 36 and 35 single-row tiles, 18 pairs each). Every core must have rows.
+bool phases_agree(int rows, int cores, int tile);
+
 // Sticks of each output row that a transpose's tile of `tile_rows` output rows takes (one
 // VTRANSPOSE writes them back to back): the most that divide the row's `row_sticks` and let the
 // staged input tile, the output tile and their second copies fit the usable LX, since each store

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "allocate_lx.h"
+#include "check_barriers.h"
 #include "classify_memory.h"
 #include "device/error.h"
 #include "device/program_verify.h"
@@ -70,6 +71,7 @@ BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const
             allocate_lx(s, plan);
             plan_ring_shares(s, plan);
             r.program = select_instructions(s, plan, order, output);
+            check_barriers(r.program, plan.kernel_name);
         };
         try {
             rest(true);

@@ -82,15 +82,6 @@ void Selector::emit(const Stmt &s) {
     }
 }
 
-void Selector::check_phased_loop(const For *op) const {
-    // A barrier in every iteration: every core must run the loop, the same number of times (a
-    // constant extent, under no condition).
-    if (if_depth_ > 0)
-        throw_error("kernel ", plan_.kernel_name, ": dma_phases loop ", op->name,
-                    " runs under a condition (a core or a tail that others skip); its barrier would wait for "
-                    "cores that never reach it. Split so that every core runs the loop the same number of times");
-}
-
 void Selector::emit_for(const For *op) {
     if (deferred_for_ && op != deferred_for_) flush_deferred_fill();
     auto ext = const_int(op->extent);
@@ -98,8 +89,8 @@ void Selector::emit_for(const For *op) {
     if (plan_.pipelines.count(op)) return emit_pipeline(op, *ext);
     // dma_phases on a loop that is not double-buffered: each iteration waits for its DMA and meets
     // the other cores at a barrier.
+    // (Every core must meet its barriers as often as the others: check_barriers.h, on the program.)
     const bool phased = ends_with(op->name, kDmaPhasesSuffix);
-    if (phased) check_phased_loop(op);
     std::vector<Loop> loops;
     Stmt cur = Stmt(op);
     while (const For *f = cur.as<For>()) {

@@ -27,7 +27,6 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
     // loads until every core's stores are, so device memory never mixes reads and writes; the
     // loads still overlap the compute.
     const bool phased = ends_with(op->name, kDmaPhasesSuffix);
-    if (phased) check_phased_loop(op);
     // Work in flight before the loop (the previous output tile's store) may go on during it, unless
     // it uses the loop's tags or its tiles' LX: the loop's own DMA is issued without hazard checks.
     {
@@ -50,6 +49,8 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
         wait(mask);
     };
     Reg i = b_.alloc(), next = b_.alloc(), pair = b_.alloc(), cond = b_.alloc();
+    Reg guard;  // an odd count's last iteration runs under it
+    if (n % 2) guard = b_.alloc();
     // Ring sharing (plan_ring_shares): `head` is set on the first core of each run, which reads
     // the shared tiles; `forward` on every core but the last of a run, which passes them on.
     auto share_it = plan_.ring_shares.find(op);
@@ -117,10 +118,18 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
         if (p) b_.addi(i, i, 1);
         bool guard_this = p == 1 && n % 2;
         if (guard_this) {
-            b_.li(cond, n);
-            b_.op3(Opcode::CMPLT, cond, i, cond);
-            b_.if_(cond);
+            b_.li(guard, n);
+            b_.op3(Opcode::CMPLT, guard, i, guard);
+            b_.if_(guard);
         }
+        // dma_phases: the barriers stay outside the guard of an odd count's last iteration, so that
+        // a core whose share is one tile short (the last core of an uneven split) meets as many
+        // barriers as the others (check_barriers.h).
+        auto phase_barrier = [&] {
+            if (guard_this) b_.end_if();
+            b_.barrier();
+            if (guard_this) b_.if_(guard);
+        };
         if (!loads.empty()) {
             b_.addi(next, i, 1);
             b_.li(cond, n);
@@ -152,12 +161,12 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
         drain_own();
         if (phased) {
             if (!loads.empty()) b_.wait(1u << (1 - p));  // the next iteration's loads
-            b_.barrier();
+            phase_barrier();
         }
         for (const DmaCall &d : stores) emit_dma(d, 3 + p, true);
         if (phased) {
             b_.wait(1u << (3 + p));
-            b_.barrier();
+            phase_barrier();
         }
         if (guard_this) b_.end_if();
     }
@@ -166,6 +175,7 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
     for (const std::string &t : tiles) parity_.erase(t);
     vars_.erase(op->name);
     for (Reg r : {i, next, pair, cond}) b_.release(r);
+    if (n % 2) b_.release(guard);
     if (share) {
         b_.release(head);
         b_.release(forward);

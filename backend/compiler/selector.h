@@ -212,8 +212,6 @@ private:
     static bool ends_with(const std::string &s, const std::string &suffix);
     int if_depth_ = 0;  // IfThenElse blocks around the statement being emitted
     std::vector<Expr> conditions_;  // their conditions (negated in an else), innermost last
-    // Refuses a dma_phases loop that not every core runs the same number of times.
-    void check_phased_loop(const For *op) const;
 
     // C[n + ldc*m] += f32(A[k + lda*m]) * f32(B[n + ldb*k]) over loops (..., m, n, k_pe) in any order of
     // m and n: one MATMUL per iteration of the loops outside them.
