@@ -25,8 +25,6 @@
 // sim_steps (instructions the simulator stepped: its host work, against SimOptions::max_instructions).
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
@@ -47,19 +45,6 @@
 namespace spyre {
 namespace {
 
-// The three causes the cores waited on most (SimStats::mean_wait_fraction), e.g. "pe 87%
-// dma_store 6% ring 3%": what holds back the engine that bounds the kernel.
-std::string top_waits(const SimStats &st) {
-    std::vector<std::pair<double, int>> w;
-    for (int c = 0; c < kNumWaitCauses; c++) w.push_back({st.mean_wait_fraction(c), c});
-    std::stable_sort(w.begin(), w.end(), [](auto &a, auto &b) { return a.first > b.first; });
-    std::string out;
-    for (size_t i = 0; i < 3 && i < w.size() && w[i].first >= 0.005; i++)
-        out += (out.empty() ? "" : " ") + std::string(wait_cause_name(w[i].second)) + " " +
-               std::to_string(int(std::lround(100 * w[i].first))) + "%";
-    return out.empty() ? "none" : out;
-}
-
 void set_counters(benchmark::State &state, const SimStats &st, const MachineDesc &m, const DeviceProgram &p,
                   const std::string &label = "") {
     const int64_t cores = p.num_cores;
@@ -77,7 +62,7 @@ void set_counters(benchmark::State &state, const SimStats &st, const MachineDesc
     state.counters["sol_us"] = sol.bound_ns / 1000.0;
     state.counters["sol_frac"] = sol.frac;
     state.SetLabel((label.empty() ? "" : label + "; ") + r.limiter + "-bound; sol: " + sol.limiter +
-                   "; waits: " + top_waits(st));
+                   "; waits: " + st.top_waits(3));
 }
 
 SimStats run_timing(benchmark::State &state, const DeviceProgram &p, const MachineDesc &m, bool summarize) {

@@ -415,15 +415,7 @@ int main(int argc, char **argv) {
                       << "busy (mean)     vector " << std::setprecision(1) << 100 * s.mean_busy_fraction(kEngVector)
                       << "%, PE " << 100 * s.mean_busy_fraction(kEngPE) << "%, DMA "
                       << 100 * s.mean_busy_fraction(kEngDMA) << "%, ring " << 100 * s.mean_busy_fraction(kEngRing) << "%\n"
-                      << "waiting (mean)  ";
-            // What the instruction stream was blocked on, largest first: where the engine that
-            // bounds the kernel is idle, this says what its core was waiting for instead.
-            std::vector<std::pair<double, int>> waits;
-            for (int w = 0; w < kNumWaitCauses; w++) waits.push_back({s.mean_wait_fraction(w), w});
-            std::stable_sort(waits.begin(), waits.end(), [](auto &a, auto &b) { return a.first > b.first; });
-            for (size_t i = 0; i < waits.size(); i++)
-                std::cout << (i ? ", " : "") << wait_cause_name(waits[i].second) << " " << 100 * waits[i].first << "%";
-            std::cout << "\n";
+                      << "waiting (mean)  " << s.top_waits(kNumWaitCauses) << "\n";
             std::cout << "static work     " << program_work(program, machine).to_string() << "\n";
             if (!trace_path.empty()) std::cout << "trace           " << trace_path << "\n";
             for (const auto &of : out_files)

@@ -87,11 +87,11 @@ void write_text(const fs::path &p, const std::string &text) {
 // The columns shared by the console table and report.md.
 std::vector<std::string> header(const AppResult &a) {
     return {"schedule", "cores", "modelled us", "vs " + a.rows.front().schedule, "device MB", "ring MB",
-            "LX peak KB", "vec util", "pe util", "roofline", "SOL", "max error"};
+            "LX peak KB", "vec util", "pe util", "roofline", "SOL", "waits", "max error"};
 }
 
 std::vector<std::string> cells(const AppResult &a, const Row &r) {
-    if (!r.ok) return {r.schedule, "-", "FAILED", "-", "-", "-", "-", "-", "-", "-", "-", "-"};
+    if (!r.ok) return {r.schedule, "-", "FAILED", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"};
     const Row &base = a.rows.front();
     const double speedup = r.stats.us > 0 ? base.stats.us / r.stats.us : 0;
     std::string vs = base.ok && speedup > 0 ? fmt(speedup >= 0.1 ? "%.2fx" : "%.3fx", speedup) : "-";
@@ -106,6 +106,7 @@ std::vector<std::string> cells(const AppResult &a, const Row &r) {
             fmt("%.2f", r.stats.mean_busy_fraction(kEngPE)),
             fmt("%.2f ", r.roof.frac) + r.roof.limiter,
             fmt("%.2f ", r.sol.frac) + r.sol.limiter,
+            r.stats.top_waits(2),
             r.err.text};
 }
 

@@ -1,5 +1,9 @@
 #include "sim_stats.h"
 
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 namespace spyre {
@@ -19,6 +23,17 @@ double SimStats::mean_wait_fraction(int cause) const {
     double s = 0;
     for (const CoreStats &c : cores) s += c.wait_cycles[size_t(cause)] / cycles;
     return s / double(cores.size());
+}
+
+std::string SimStats::top_waits(int n) const {
+    std::vector<std::pair<double, int>> w;
+    for (int c = 0; c < kNumWaitCauses; c++) w.push_back({mean_wait_fraction(c), c});
+    std::stable_sort(w.begin(), w.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+    std::string out;
+    for (size_t i = 0; i < w.size() && int(i) < n && w[i].first >= 0.005; i++)
+        out += (out.empty() ? "" : " ") + std::string(wait_cause_name(w[i].second)) + " " +
+               std::to_string(int(std::lround(100 * w[i].first))) + "%";
+    return out.empty() ? "none" : out;
 }
 
 double SimStats::busy_fraction(int core, int engine) const {

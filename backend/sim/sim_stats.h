@@ -49,6 +49,9 @@ struct SimStats {
     double busy_fraction(int core, int engine) const;
     double mean_busy_fraction(int engine) const;  // over cores that ran the program
     double mean_wait_fraction(int cause) const;   // the same for the time blocked on `cause`
+    // The causes waited on most, largest first, as "pe 87% dma_store 6%": at most `n` of them,
+    // each at least 0.5% of the run; "none" when there are none.
+    std::string top_waits(int n) const;
     std::string to_json_text() const;
 };
 

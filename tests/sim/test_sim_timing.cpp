@@ -256,6 +256,12 @@ TEST(SimTiming, WaitsAreBookedToTheEngineWaitedFor) {
     EXPECT_LE(total, s.cycles);
     EXPECT_GT(total, 0.9 * s.cycles);  // the stream does little but wait
     EXPECT_NE(s.to_json_text().find("\"mean_wait_fraction\""), std::string::npos);
+    // As spyre-run and spyre-bench print them: largest first, whole percents, the rest left out.
+    const std::string top = s.top_waits(kNumWaitCauses);
+    EXPECT_NE(top.find("vector "), std::string::npos) << top;
+    EXPECT_EQ(top.find("pe "), std::string::npos) << top;
+    EXPECT_EQ(s.top_waits(0), "none");
+    EXPECT_EQ(s.top_waits(1).find(' ', s.top_waits(1).find(' ') + 1), std::string::npos) << s.top_waits(1);
 
     StreamSpec st;
     st.cores = 4;
