@@ -73,6 +73,10 @@ bool uses_any(const Expr &e, const std::set<std::string> &vars) {
 struct Fold {
     const StageInfo *state = nullptr;
     std::vector<std::string> rvars;  // per update of the state
+    // The fewest of the state's pure args (first ones) that may sit inside the reduction loops:
+    // an RDom predicate (a causal mask's `where`) that reads an arg makes the loop bounds of
+    // everything computed at the reduction loop vary with that arg, which the back end refuses.
+    int max_inner = 1 << 30;
     // Per update: the Funcs (stages and input Funcs) whose values differ from one iteration to the
     // next, with the pure args that carry the iteration.
     std::vector<std::map<std::string, std::set<std::string>>> dep;
@@ -163,6 +167,10 @@ std::string analyse(const PipelineInfo &info, Fold &fold) {
     for (size_t u = 0; u < updates.size(); u++) {
         const std::string rv = updates[u].schedule().rvars()[0].var;
         fold.rvars.push_back(rv);
+        if (const Expr &pred = updates[u].predicate(); pred.defined())
+            for (size_t q = 0; q < updates[u].args().size(); q++)
+                if (const Variable *v = updates[u].args()[q].as<Variable>(); v && expr_uses_var(pred, v->name))
+                    fold.max_inner = std::min(fold.max_inner, int(q));
         // What update u calls at its reduction variable, then what those read at the args that
         // carry it, to a fixed point.
         auto &dep = fold.dep[u];
@@ -416,8 +424,11 @@ std::string fold_family(const PipelineInfo &info, const SpaceShapes &shapes, con
     // tile). The dimensions between add little: with the tile's Funcs sized by a Param, Halide
     // cannot share their lowering (auto_search.h), so each costs a lowering of its own.
     const int dims = int(fold.state->args.size());
-    std::vector<int> inners{std::min(2, dims)};
-    if (dims > 2) inners.push_back(dims);
+    std::vector<int> inners;
+    for (int inner : {std::min(2, dims), dims})
+        if (inner <= fold.max_inner && (inners.empty() || inners.back() != inner)) inners.push_back(inner);
+    if (inners.empty())
+        return "the reduction's predicate reads " + display_name(fold.state->name) + "'s innermost args, so no loop order keeps its bounds fixed";
     // Every combination of the Funcs' choices.
     std::vector<std::map<std::string, Level>> levels{{}};
     for (const auto &[f, opts] : fold.options) {

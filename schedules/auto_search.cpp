@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -209,9 +210,10 @@ void run_round(size_t begin, size_t end, int workers, const std::vector<std::str
 
 struct LoweringCache::Entry {
     std::shared_ptr<CapturedKernel> kernel;  // null: lower each candidate on its own
-    // A candidate that the shared lowering refused was refused by the plain one too: the shared
-    // lowering's refusals are the back end's, not its own, and are taken as they are.
-    bool refusals_confirmed = false;
+    // The kinds of the shared lowering's refusals (their messages without the numbers) that a
+    // plain lowering of a sibling gave too: refusals of these kinds are the back end's, not the
+    // shared lowering's own, and are taken as they are.
+    std::set<std::string> confirmed;
 };
 
 LoweringCache::LoweringCache() = default;
@@ -234,6 +236,15 @@ Func scheduled_copy(const Func &output, const std::vector<ImageParam> &inputs, c
     }
     apply_directives(c.directives, funcs, input_funcs, opt.machine, factors);
     return Func(copy.first[0]);
+}
+
+// A refusal's message with its numbers taken out: "LX overflow: ... needs N bytes ...".
+std::string refusal_kind(const std::string &what) {
+    std::string k;
+    for (char ch : what)
+        if (!std::isdigit(static_cast<unsigned char>(ch))) k += ch;
+        else if (k.empty() || k.back() != 'N') k += 'N';
+    return k;
 }
 
 BackendOptions backend_options(const CompileOptions &opt) {
@@ -273,18 +284,19 @@ double time_candidate(const Func &output, const std::vector<ImageParam> &inputs,
                 prog = finish_kernel(*e->kernel, factor_values(c.directives)).program;
                 done = true;
                 cache->hits_++;
-            } catch (const std::exception &) {
-                // The shared Stmt may differ from a plain lowering in ways the back end refuses: if
-                // the plain one compiles, this structure is lowered per candidate from now on.
-                if (e->refusals_confirmed) throw;
+            } catch (const std::exception &shared) {
+                // The shared Stmt may differ from a plain lowering in ways the back end refuses
+                // (bounds that Halide cannot prove constant with the factors symbolic): such a
+                // candidate is lowered on its own, and its siblings still share the lowering.
+                const std::string kind = refusal_kind(shared.what());
+                if (e->confirmed.count(kind)) throw;
                 cache->lowerings_++;
                 try {
                     prog = compile_for_spyre(scheduled_copy(output, inputs, c, opt, nullptr), inputs, opt);
-                } catch (const std::exception &) {
-                    e->refusals_confirmed = true;
+                } catch (const std::exception &plain) {
+                    if (refusal_kind(plain.what()) == kind) e->confirmed.insert(kind);
                     throw;
                 }
-                e->kernel.reset();
                 done = true;
             }
         }

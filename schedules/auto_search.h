@@ -60,8 +60,9 @@ double time_candidate(const Halide::Func &output, const std::vector<Halide::Imag
 
 // Halide lowerings shared by the candidates of one search whose directives differ only in their
 // factors (auto_directives.h, structure_key): lowered once with the factors as Params, finished for
-// each candidate's values. A structure whose shared lowering Halide or the back end refuses where
-// the plain lowering works is lowered per candidate from then on.
+// each candidate's values. A candidate whose shared finish the back end refuses is lowered on its
+// own, unless a sibling's plain lowering was refused the same way (the same message but for its
+// numbers). A structure that Halide cannot lower with symbolic factors is lowered per candidate.
 class LoweringCache {
 public:
     LoweringCache();

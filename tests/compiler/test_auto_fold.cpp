@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <set>
 
 #include "auto_directives.h"
 #include "auto_fold.h"
@@ -65,6 +66,26 @@ TEST(AutoFold, CausalScoresAreClonedForTheDiagonalUpdate) {
                              "fa_scores_u1.compute_at(fa_state, rdiag.x)", "fa_state.update(1).reorder(",
                              "fa_kt.compute_at(flash_attention, h)"})
         EXPECT_NE(cpp.find(line), std::string::npos) << line << "\n" << cpp;
+}
+
+// The causal mask (rj.where(... <= i * q_tile)) reads the query tile i: with i inside the key-tile
+// loop, the loops at that level would change size with it, which the back end refuses. The family
+// keeps i outside (inner=2) and offers the whole-state order only where no predicate reads an arg.
+TEST(AutoFold, ACausalMaskKeepsTheArgsItReadsOutsideTheReductionLoop) {
+    auto inners = [](bool causal) {
+        FlashAttentionKernel a = make_flash_attention(64, 256, 2, 64, 64, causal);
+        PipelineInfo info = analyse_pipeline(a.out, {a.q, a.k, a.v});
+        SpaceResult r;
+        EXPECT_EQ(fold_family(info, flash_shapes(64, 256, 2), MachineDesc{}, 2, r), "");
+        std::set<std::string> seen;
+        for (const Candidate &c : r.candidates) {
+            const size_t at = c.summary.find(" inner=");
+            seen.insert(c.summary.substr(at + 1, c.summary.find(' ', at + 1) - at - 1));
+        }
+        return seen;
+    };
+    EXPECT_EQ(inners(true), (std::set<std::string>{"inner=2"}));
+    EXPECT_EQ(inners(false), (std::set<std::string>{"inner=2", "inner=4"}));
 }
 
 TEST(AutoFold, ATupleStateReadByAnotherFuncThanTheOutputIsNamed) {

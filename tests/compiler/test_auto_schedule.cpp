@@ -386,6 +386,7 @@ struct CacheCase {
     Algorithm alg;
     std::vector<std::vector<int>> ins;
     std::vector<int> out;
+    bool shares = true;  // false: Halide cannot lower these candidates with symbolic factors
 };
 
 class AutoLoweringCache : public ::testing::TestWithParam<CacheCase> {};
@@ -436,6 +437,7 @@ TEST_P(AutoLoweringCache, SharedLoweringTimesEqualThePlainOnes) {
         compared += plain > 0;
     }
     EXPECT_GT(compared, 3);
+    if (!c.shares) return;
     EXPECT_GT(cache.shared_hits(), 0);
     EXPECT_LT(cache.lowerings(), int64_t(picked.size()));
 }
@@ -443,6 +445,9 @@ TEST_P(AutoLoweringCache, SharedLoweringTimesEqualThePlainOnes) {
 INSTANTIATE_TEST_SUITE_P(
     Pipelines, AutoLoweringCache,
     ::testing::Values(CacheCase{"residual_norm", residual_norm(1024), {{1024, 64}, {1024, 64}, {1024}}, {1024, 64}},
+                      // Rows that split unevenly over the cores: with symbolic factors the back end
+                      // cannot see the tiles' sizes fixed, and each candidate is lowered on its own.
+                      CacheCase{"residual_norm_uneven_rows", residual_norm(1024), {{1024, 47}, {1024, 47}, {1024}}, {1024, 47}, false},
                       CacheCase{"pointwise_chain", pointwise_chain(), {{512, 128}, {512, 128}}, {512, 128}},
                       CacheCase{"quantized_linear", quantized_linear(256), {{256, 64}, {256, 256}, {256}}, {256, 64}},
                       CacheCase{"depthwise_conv", depthwise_conv(1024), {{1024, 256}, {256, 3}}, {1024, 256}}),
