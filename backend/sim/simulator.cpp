@@ -251,7 +251,19 @@ private:
     std::vector<std::pair<int, int>> flow_owner_;  // flow id -> (core, dma queue)
     std::vector<std::deque<RingEnd>> sends_, recvs_;  // per channel src * n + dst
     std::map<int64_t, Collective> collectives_;
+    // Completions in flight, by slot; finished slots are reused (a model-size kernel makes millions
+    // of transfers, and a growing table would cost more than the transfers' own bookkeeping).
     std::vector<RingCompletion> ring_done_;
+    std::vector<int> ring_free_;
+    int ring_slot() {
+        if (ring_free_.empty()) {
+            ring_done_.emplace_back();
+            return int(ring_done_.size()) - 1;
+        }
+        const int i = ring_free_.back();
+        ring_free_.pop_back();
+        return i;
+    }
     int barrier_arrived_ = 0;
     double barrier_max_ = 0;
     int64_t summarised_ = 0;
@@ -569,8 +581,12 @@ void Simulator::issue_ring(Core &c, const Instr &in) {
     add_ring_busy(sc, start, end);
     sc.ctr.ring += s.bytes;
     if (numeric_) std::memcpy(cores_[r.core].lx.data() + r.lx_addr, s.data.data(), size_t(s.bytes));
-    ring_done_.push_back(RingCompletion{{{s.core, s.tag}, {r.core, r.tag}}, {s.pc, r.pc}, start});
-    schedule(end, EventKind::RingDone, -1, int(ring_done_.size()) - 1, 0);
+    const int slot = ring_slot();
+    RingCompletion &done = ring_done_[size_t(slot)];
+    done.core_tag.assign({{s.core, s.tag}, {r.core, r.tag}});
+    done.pcs.assign({s.pc, r.pc});
+    done.start = start;
+    schedule(end, EventKind::RingDone, -1, slot, 0);
 }
 
 void Simulator::issue_reduce(Core &c, const Instr &in) {
@@ -608,7 +624,10 @@ void Simulator::issue_reduce(Core &c, const Instr &in) {
         for (const RingEnd &p : col.parts)
             std::memcpy(cores_[p.core].lx.data() + p.lx_addr, acc_bytes.data(), size_t(bytes));
     }
-    RingCompletion done;
+    const int slot = ring_slot();
+    RingCompletion &done = ring_done_[size_t(slot)];
+    done.core_tag.clear();
+    done.pcs.clear();
     done.start = start;
     for (const RingEnd &p : col.parts) {
         done.core_tag.push_back({p.core, p.tag});
@@ -619,8 +638,7 @@ void Simulator::issue_reduce(Core &c, const Instr &in) {
         pc.ctr.ring += bytes;
     }
     collectives_.erase(collectives_.begin());
-    ring_done_.push_back(std::move(done));
-    schedule(end, EventKind::RingDone, -1, int(ring_done_.size()) - 1, 0);
+    schedule(end, EventKind::RingDone, -1, slot, 0);
 }
 
 void Simulator::do_barrier(Core &c) {
@@ -848,14 +866,17 @@ void Simulator::handle_event(const Event &e) {
         break;
     }
     case EventKind::RingDone: {
-        const RingCompletion &done = ring_done_[e.arg];
-        for (size_t i = 0; i < done.core_tag.size(); i++) {
+        // By index: unblocking a core can issue ring work, which may grow the table.
+        for (size_t i = 0; i < ring_done_[size_t(e.arg)].core_tag.size(); i++) {
+            const RingCompletion &done = ring_done_[size_t(e.arg)];
             Core &c = cores_[done.core_tag[i].first];
             trace_.span(c.id, kTrackRing, op_info(prog_.code[done.pcs[i]].op).name, done.start, e.t,
                         int64_t(done.pcs[i]));
-            complete_tag(c, done.core_tag[i].second, e.t);
+            const int tag = done.core_tag[i].second;
+            complete_tag(c, tag, e.t);
             maybe_unblock(c, e.t);
         }
+        ring_free_.push_back(e.arg);
         break;
     }
     case EventKind::BarrierRelease:
