@@ -244,6 +244,7 @@ private:
     std::vector<int64_t> buf_bytes_;
     std::vector<size_t> match_;   // LOOP->ENDLOOP, IF->ELSE/ENDIF, ELSE->ENDIF
     std::vector<char> no_summary_;  // LOOP pc: not summarised (ring or barrier ops, or a register-counted loop inside)
+    void mark_changing_paths();
     std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
     int64_t event_seq_ = 0;
     using ReadyKey = std::pair<double, int>;
@@ -327,6 +328,7 @@ void Simulator::prepare(std::vector<std::vector<uint8_t>> images) {
     // ENDLOOP must point at its LOOP even if an IF/ELSE chain rewrote the stack entry: recompute.
     for (size_t pc = 0; pc < n; pc++)
         if (prog_.code[pc].op == Opcode::LOOP) match_[match_[pc]] = pc;
+    mark_changing_paths();
 
     int nc = prog_.num_cores;
     cores_.resize(size_t(nc));
@@ -639,6 +641,41 @@ void Simulator::issue_reduce(Core &c, const Instr &in) {
     }
     collectives_.erase(collectives_.begin());
     schedule(end, EventKind::RingDone, -1, slot, 0);
+}
+
+// A loop whose body takes another path after its first iterations (an IF on its counter: a
+// causal query tile's only key tile before the diagonal, at a few tiles per key tile) does work
+// that the first iterations' steady state does not show: it is not summarised. The IFs' conditions
+// are evaluated on the scalar code of the body for the counter's first two values and its
+// second-to-last (a condition on an affine function of the counter flips at most once; one that
+// flips at the last iteration is a pipeline's prefetch guard, which the summary allows for). Other
+// registers take the values a core 0 that has just started would have (zero): an estimate, which is
+// what a summary is.
+void Simulator::mark_changing_paths() {
+    const size_t n = prog_.code.size();
+    for (size_t lp = 0; lp < n; lp++) {
+        const Instr &loop = prog_.code[lp];
+        if (loop.op != Opcode::LOOP || no_summary_[lp] || loop.a[1] != 0 || loop.a[2] < 3) continue;
+        const size_t end = match_[lp];
+        auto conditions = [&](int64_t k) {
+            std::vector<int64_t> regs(size_t(kNumRegs), 0);
+            regs[size_t(loop.a[0])] = k;
+            std::vector<char> taken;
+            for (size_t pc = lp + 1; pc < end; pc++) {
+                const Instr &in = prog_.code[pc];
+                if (is_scalar_op(in.op)) {
+                    int64_t v = 0;
+                    if (in.a[0] > 0 && in.a[0] < kNumRegs && eval_scalar(in, regs.data(), 0, prog_.num_cores, &v))
+                        regs[size_t(in.a[0])] = v;
+                } else if (in.op == Opcode::IF) {
+                    taken.push_back(regs[size_t(in.a[0])] != 0);
+                }
+            }
+            return taken;
+        };
+        const std::vector<char> first = conditions(0);
+        if (first != conditions(1) || first != conditions(loop.a[2] - 2)) no_summary_[lp] = 1;
+    }
 }
 
 void Simulator::do_barrier(Core &c) {
