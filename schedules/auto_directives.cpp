@@ -36,6 +36,7 @@ std::vector<VarOrRVar> vars_of(const Func &f, const std::vector<std::string> &na
 // Which of a directive's ints is a factor that a Param can stand for: the split factors and the
 // core count of a ring split (the others change the loops' structure or names).
 bool has_factor(const Directive &d) {
+    if (d.fixed) return false;
     switch (d.kind) {
     case Directive::RingSplit:
     case Directive::Split:
@@ -96,6 +97,7 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
             w.compute_at(at, v).store_in(MemoryType::VTCM);
             Type t = w.output_types()[0];
             w.vectorize(w.args()[0], int(m.stick_bytes / t.bytes()), TailStrategy::RoundUp);
+            if (d.vars.size() > 1) w.store_at(at, d.vars[1] == kOutermost ? Var::outermost() : Var(d.vars[1]));
             continue;
         }
         if (d.kind == Directive::StageInLxAt) {
@@ -144,6 +146,11 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
         case Directive::HComputeAtLx: {
             Func at = lookup(funcs, d.at_func, "Func");
             f.compute_at(LoopLevel(at, var_of(at, d.vars.at(0), true))).store_in(MemoryType::VTCM);
+            break;
+        }
+        case Directive::HStoreAt: {
+            Func at = lookup(funcs, d.at_func, "Func");
+            f.store_at(LoopLevel(at, var_of(at, d.vars.at(0), true)));
             break;
         }
         case Directive::HUpdateSplit:

@@ -25,7 +25,8 @@ struct Directive {
         StoreAt,         // func, at_func, vars {at_var}: scratchpad_store_at
         LxRoot,          // func: scratchpad_root
         DeviceRoot,      // func: device_root
-        StageAllInLx,    // func = the input's ImageParam name, at_func, vars {at_var}
+        StageAllInLx,    // func = the input's ImageParam name, at_func, vars {at_var} or {at_var, store_var}:
+                         // stored at an outer loop of at_func (a sliding window over at_var)
         StageInLxAt,     // func = an input's ImageParam name, at_func, vars {loop}: in.in(at_func)
                          // computed in LX at that loop (a Var or an update's RVar), stick-vectorized
         PeMatmul,        // func, vars {rvar}
@@ -40,6 +41,7 @@ struct Directive {
         HVectorize,       // func, vars {v}, ints {lanes}                  (TailStrategy::RoundUp)
         HComputeAtLx,     // func, at_func, vars {at_var}: compute_at(at_func, at_var).store_in(VTCM);
                           // at_var is an RVar when it is none of at_func's pure args
+        HStoreAt,         // func, at_func, vars {at_var}: store_at(at_func, at_var), after its compute_at
         HUpdateSplit,     // func, vars {r, outer, inner}, ints {factor}   on update(0)
         HUpdateRename,    // func, vars {old, new}                          on update(0)
         HUpdateReorder,   // func, vars {innermost ... outermost}           on update(0)
@@ -54,6 +56,9 @@ struct Directive {
     std::vector<int> ints;
     std::string at_func;
     int update = 0;  // which update definition the HUpdate* records schedule
+    // A factor that stays a constant in a shared lowering (part of the structure): where a Param
+    // would hide what Halide must see, e.g. a sliding window's region per iteration.
+    bool fixed = false;
 };
 
 // A schedule's numeric factors (split factors and core counts) as int32 Params, in the order the

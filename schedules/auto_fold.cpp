@@ -77,6 +77,7 @@ struct Fold {
     // an RDom predicate (a causal mask's `where`) that reads an arg makes the loop bounds of
     // everything computed at the reduction loop vary with that arg, which the back end refuses.
     int max_inner = 1 << 30;
+    int64_t iterations = 0;  // the first update's reduction extent (key tiles), 0 when not constant
     // Per update: the Funcs (stages and input Funcs) whose values differ from one iteration to the
     // next, with the pure args that carry the iteration.
     std::vector<std::map<std::string, std::set<std::string>>> dep;
@@ -167,6 +168,8 @@ std::string analyse(const PipelineInfo &info, Fold &fold) {
     for (size_t u = 0; u < updates.size(); u++) {
         const std::string rv = updates[u].schedule().rvars()[0].var;
         fold.rvars.push_back(rv);
+        if (u == 0)
+            if (const int64_t *n = as_const_int(simplify(updates[u].schedule().rvars()[0].extent))) fold.iterations = *n;
         if (const Expr &pred = updates[u].predicate(); pred.defined())
             for (size_t q = 0; q < updates[u].args().size(); q++)
                 if (const Variable *v = updates[u].args()[q].as<Variable>(); v && expr_uses_var(pred, v->name))
@@ -263,6 +266,9 @@ struct FoldPlan {
     int cores = 1;
     int64_t tile = 1;
     int inner = 2;  // the state's pure args inside the reduction loop
+    // The tiles in segments of `segment` tiles, the head's Funcs and copies computed per segment
+    // (stored per head): with a mask, the first segments need only the first iterations' data.
+    int64_t segment = 0;
     std::map<std::string, Level> level;
     std::map<std::string, Level> stage;  // per input (ImageParam name): Head, Tile or Inline (not copied)
 };
@@ -295,10 +301,22 @@ public:
         std::vector<Directive> ds;
         if (p.cores > 1) ds.push_back({Directive::RingSplit, o.name, {core}, {p.cores, 0}, ""});
         ds.push_back({Directive::Split, o.name, {td, tile_var, td + "i"}, {int(p.tile)}, ""});
+        // Segments need Halide's sliding window, which it finds only with constant tiles: no
+        // shared lowering for them.
+        if (p.segment)
+            for (Directive &d : ds) d.fixed = true;
         ds.push_back({Directive::StickVectorize, o.name, {o.args[0]}, {1}, ""});
+        // Segmented: the tile loop split into segments; what was per tile is per tile of a segment,
+        // what was per head is computed per segment and stored per head.
+        const std::string seg_var = tile_var + "_seg", tile_at = p.segment ? tile_var + "_in" : tile_var;
+        if (p.segment) {
+            if ((rows / p.tile) % p.segment) return std::nullopt;
+            ds.push_back({Directive::Split, o.name, {tile_var, seg_var, tile_at}, {int(p.segment)}, ""});
+            ds.back().fixed = true;
+        }
         // The state: in LX for the tile, each update's loop over the reduction outside its first
         // `inner` dimensions, vectorized along the sticks.
-        ds.push_back({Directive::StoreAt, st.name, {tile_var}, {}, o.name});
+        ds.push_back({Directive::StoreAt, st.name, {tile_at}, {}, o.name});
         ds.push_back({Directive::StickVectorize, st.name, {st.args[0]}, {1}, ""});
         const int lanes_state = int(m_.stick_bytes / st.type.bytes());
         for (size_t u = 0; u < fold_.rvars.size(); u++) {
@@ -318,10 +336,14 @@ public:
             const Level l = p.level.at(f);
             if (l == Level::Inline) continue;
             computed++;
-            if (l == Level::Iter)
+            if (l == Level::Iter) {
                 ds.push_back({Directive::HComputeAtLx, f, {fold_.rvars.at(size_t(fold_.iter_update.at(f)))}, {}, st.name});
-            else
-                ds.push_back({Directive::HComputeAtLx, f, {l == Level::Head ? core : tile_var}, {}, o.name});
+            } else if (l == Level::Head && p.segment) {
+                ds.push_back({Directive::HComputeAtLx, f, {seg_var}, {}, o.name});
+                ds.push_back({Directive::HStoreAt, f, {core}, {}, o.name});
+            } else {
+                ds.push_back({Directive::HComputeAtLx, f, {l == Level::Head ? core : tile_at}, {}, o.name});
+            }
             if (!s->matmul && s->transposes && !transposed_row(*s).empty()) {
                 // A restickify (keys along the sticks): per row of what it reads, every stick of
                 // its own row, so that each row's sticks are the groups of one transpose.
@@ -350,7 +372,10 @@ public:
                 // would read the input once there anyway (the copy only adds one).
                 if (staged >= read) return std::nullopt;
                 read = staged;
-                ds.push_back({Directive::StageAllInLx, in.name, {staged == Level::Head ? core : tile_var}, {}, o.name});
+                if (staged == Level::Head && p.segment)
+                    ds.push_back({Directive::StageAllInLx, in.name, {seg_var, core}, {}, o.name});
+                else
+                    ds.push_back({Directive::StageAllInLx, in.name, {staged == Level::Head ? core : tile_at}, {}, o.name});
                 lx += bytes / std::max<int64_t>(heads, 1) / (staged == Level::Tile && !per_iteration(in) ? tiles : 1);
             }
             const bool again = per_iteration(in) && read >= Level::Tile;
@@ -375,6 +400,7 @@ public:
         cand.estimate_ns = estimate_ns(w, p.cores, m_);
         cand.summary = "fold cores=" + std::to_string(p.cores) + " tile=" + std::to_string(p.tile) +
                        " inner=" + std::to_string(p.inner);
+        if (p.segment) cand.summary += " segment=" + std::to_string(p.segment);
         for (const auto &[f, l] : p.level)
             if (fold_.options.at(f).size() > 1) cand.summary += " " + display_name(f) + ":" + level_name(l);
         std::string staging;
@@ -458,22 +484,56 @@ std::string fold_family(const PipelineInfo &info, const SpaceShapes &shapes, con
             }
         stagings = std::move(next);
     }
+    // Segments: with a mask (a predicate on the reduction), the tiles of one iteration's extent of
+    // rows (a key tile's queries) need no later iteration's data, so the head's Funcs and copies can
+    // be loaded a segment at a time (Halide's sliding window) under the previous segments' compute.
+    auto segments = [&](int64_t t) {
+        std::vector<int64_t> s{0};
+        if (fold.max_inner < (1 << 30) && fold.iterations > 1 && rows % fold.iterations == 0 &&
+            (rows / fold.iterations) % t == 0)
+            s.push_back(rows / fold.iterations / t);
+        return s;
+    };
+    // Segments only where every input that differs per iteration is read through a copy per head
+    // (staged, or read only by Funcs computed per head): there is nothing else to load ahead.
+    auto per_head = [&](const std::map<std::string, Level> &lv, const std::map<std::string, Level> &sg) {
+        bool any = false;
+        for (const InputInfo &in : info.inputs) {
+            bool per_iteration = false;
+            for (const auto &d : fold.dep) per_iteration |= d.count(in.func) > 0;
+            if (!per_iteration) continue;
+            auto st = sg.find(in.name);
+            bool covered = st != sg.end() && st->second == Level::Head;
+            if (!covered) {
+                covered = !in.consumers.empty();
+                for (const std::string &c : in.consumers) {
+                    auto l = lv.find(c);
+                    covered &= l != lv.end() && l->second == Level::Head;
+                }
+            }
+            if (!covered) return false;
+            any = true;
+        }
+        return any;
+    };
     std::set<std::string> seen;
     for (int c : cores)
         for (int64_t t : tiles)
             for (int inner : inners)
                 for (const auto &lv : levels)
-                    for (const auto &sg : stagings) {
-                        FoldPlan p;
-                        p.cores = c, p.tile = t, p.inner = inner, p.level = lv, p.stage = sg;
-                        std::optional<Candidate> cand = b.build(p);
-                        if (!cand) continue;
-                        if (cand->estimate_ns < 0) {
-                            out.pruned_lx++;
-                            continue;
+                    for (const auto &sg : stagings)
+                        for (int64_t segment : segments(t)) {
+                            if (segment && !per_head(lv, sg)) continue;
+                            FoldPlan p;
+                            p.cores = c, p.tile = t, p.inner = inner, p.level = lv, p.stage = sg, p.segment = segment;
+                            std::optional<Candidate> cand = b.build(p);
+                            if (!cand) continue;
+                            if (cand->estimate_ns < 0) {
+                                out.pruned_lx++;
+                                continue;
+                            }
+                            if (seen.insert(cand->summary).second) out.candidates.push_back(std::move(*cand));
                         }
-                        if (seen.insert(cand->summary).second) out.candidates.push_back(std::move(*cand));
-                    }
     return "";
 }
 

@@ -78,6 +78,7 @@ std::string call(const Directive &d, const std::string &m) {
         os << "compute_at(" << cpp_name(d.at_func) << ", " << cpp_name(d.vars[0])
            << ").store_in(Halide::MemoryType::VTCM)";
         break;
+    case Directive::HStoreAt: os << "store_at(" << cpp_name(d.at_func) << ", " << cpp_name(d.vars[0]) << ")"; break;
     case Directive::HUpdateSplit: os << update << "split(" << list(d.vars) << ", " << d.ints[0] << ")"; break;
     case Directive::HUpdateRename: os << update << "rename(" << list(d.vars) << ")"; break;
     case Directive::HUpdateReorder: os << update << "reorder(" << list(d.vars) << ")"; break;
@@ -88,6 +89,7 @@ std::string call(const Directive &d, const std::string &m) {
     case Directive::StageAllInLx:
         os << "spyre::stage_all_in_lx(" << cpp_name(d.func) << ", " << cpp_name(d.at_func) << ", "
            << cpp_name(d.vars[0]) << mm << ")";
+        if (d.vars.size() > 1) os << ".store_at(" << cpp_name(d.at_func) << ", " << cpp_name(d.vars[1]) << ")";
         break;
     case Directive::StageInLxAt: {
         // A block, so that several stagings print side by side without clashing names.

@@ -111,12 +111,12 @@ FlashTiles flash_attention_tiles(int seq, bool causal) {
             if (seq % t == 0) return t;
         return of;
     };
-    const int q = largest_divisor(64, 1);
+    const int q = largest_divisor(causal ? 32 : 64, 1);
     return {q, largest_divisor(256, causal ? q : 1)};
 }
 
 const std::vector<std::string> &flash_attention_schedules() {
-    static const std::vector<std::string> names = {"kv_stream", "kv_resident", "cpu"};
+    static const std::vector<std::string> names = {"kv_stream", "kv_resident", "kv_chunked", "cpu"};
     return names;
 }
 
@@ -128,12 +128,19 @@ void schedule_flash_attention(FlashAttentionKernel &a, const std::string &name, 
         return;
     }
     check_known("flash_attention", "schedule", name, flash_attention_schedules());
-    const int lanes32 = int(m.stick_bytes / 4);
-    Var io("io"), ii("ii");
+    const int lanes32 = int(m.stick_bytes / 4), lanes16 = int(m.stick_bytes / 2);
+    const bool chunked = name == "kv_chunked";
+    if (chunked && !a.masked.defined())
+        throw_error("flash_attention: schedule kv_chunked needs the causal mask (mask=causal): without it every "
+                    "query tile reads every key tile, so there is nothing to load a key tile at a time");
+    Var io("io"), ii("ii"), jo("jo"), ioi("ioi");
     // Heads over the cores, query tiles in order on each; the state of a query tile lives in LX
-    // while its key tiles are folded in.
+    // while its key tiles are folded in. kv_chunked takes the query tiles in segments, one per key
+    // tile (the query tiles whose diagonal key tile it is).
     schedule(a.out, m).ring_split(a.h, std::min(cores, a.heads), a.heads).split(a.sq, io, ii, a.q_tile).stick_vectorize(a.d);
-    schedule(a.state, m).scratchpad_store_at(a.out, io).stick_vectorize(a.d);
+    if (chunked) a.out.split(io, jo, ioi, a.k_tile / a.q_tile);
+    const Var tile = chunked ? ioi : io;
+    schedule(a.state, m).scratchpad_store_at(a.out, tile).stick_vectorize(a.d);
     // Everything of one key tile is computed at the key-tile loop, in LX; both matmuls on the PE
     // array.
     auto key_tile = [&](Func scores, FlashTileFuncs f, int stage, RVar rv) {
@@ -156,12 +163,27 @@ void schedule_flash_attention(FlashAttentionKernel &a, const std::string &name, 
     key_tile(a.scores, {a.tile_max, a.exps, a.probs, a.tile_sum, a.pv}, 1, a.rj.x);
     if (a.masked.defined()) key_tile(diag_scores, a.diag, 2, a.rdiag.x);
     // The query tile is copied into LX and scaled once, not at every key tile that reads it.
-    stage_all_in_lx(a.q, a.out, io, m);
-    a.qs.compute_at(a.out, io).store_in(MemoryType::VTCM);
+    stage_all_in_lx(a.q, a.out, tile, m);
+    a.qs.compute_at(a.out, tile).store_in(MemoryType::VTCM);
     schedule(a.qs, m).stick_vectorize(a.d);
+    if (chunked) {
+        // The head's K and V in LX as kv_resident has them, loaded a key tile per segment: stored
+        // per head, computed at the segment loop, where Halide's sliding window leaves only the
+        // segment's new key tile to load (its earlier ones are there already). The back end loads
+        // the next segment's key tile while this segment computes (plan_pipelines), so the first
+        // query tiles start after one key tile has arrived instead of the whole head.
+        if (a.k_tile % lanes16 == 0) {
+            Var to("to"), ti("ti");
+            a.kt.store_at(a.out, a.h).compute_at(a.out, jo).store_in(MemoryType::VTCM);
+            a.kt.split(a.t, to, ti, lanes16).vectorize(ti).reorder(ti, to, a.d);
+        } else {
+            // Key tiles of part sticks: K as it is (as kv_resident has it then), a key tile per segment.
+            stage_all_in_lx(a.k, a.out, a.h, m).store_at(a.out, a.h).compute_at(a.out, jo);
+        }
+        stage_all_in_lx(a.v, a.out, a.h, m).store_at(a.out, a.h).compute_at(a.out, jo);
+    }
     if (name == "kv_resident") {
         // The head's K and V are copied into LX once per head and read there by every tile.
-        const int lanes16 = int(m.stick_bytes / 2);
         if (a.k_tile % lanes16 == 0) {
             // K by key tiles with the keys along the sticks, once per head: per tile, its rows of d
             // are the groups of one VTRANSPOSE (the sticks of a row first, then the rows).

@@ -17,6 +17,10 @@
 //   "kv_resident" each core copies its head's K and V into LX once and reads them there, K by key
 //                 tiles with the keys along the sticks (restickified once per head) when a key
 //                 tile is whole sticks.
+//   "kv_chunked"  (causal only) kv_resident's K and V, loaded a key tile at a time: the query tiles
+//                 go in segments, one per key tile, and each segment loads its key tile (Halide's
+//                 sliding window over K and V stored per head) while the previous one computes.
+//                 The first query tiles start once their key tile has arrived, not the head's.
 #pragma once
 
 #include <string>
@@ -51,8 +55,10 @@ struct FlashAttentionKernel {
 
 // The tiles the catalogue and the generator take by default: the largest that divide seq, up to 64
 // query rows (whole PE passes, a state that leaves LX for the key tile) and 256 keys (the key
-// tile's scores, exponentials and probabilities beside the head's K and V); causal, a key tile
-// that is a multiple of the query tile.
+// tile's scores, exponentials and probabilities beside the head's K and V); causal, up to 32 query
+// rows, so that kv_chunked's next key tile and its double-buffered query tiles fit beside the head's
+// K and V (at 64 rows its producer rotation does not fit), and a key tile that is a multiple of the
+// query tile.
 struct FlashTiles {
     int q_tile, k_tile;
 };

@@ -1,6 +1,7 @@
 // The multi-head attention of schedules/flash_attention.h (keys in tiles, online softmax) as a
 // Halide Generator: Q, K, V {dim, seq, heads} -> {dim, seq, heads}, fp16, heads over `cores`
-// cores. `schedule` is "kv_stream", "kv_resident", "auto" or "cpu" (the CPU reference). The tiles
+// cores. `schedule` is "kv_stream", "kv_resident", "kv_chunked" (mask=causal only), "auto" or "cpu"
+// (the CPU reference). The tiles
 // are flash_attention_tiles(seq): part of the algorithm (the order of the fp32 sums), the same for
 // every schedule. `mask` "causal" hides from each query the keys after it (a decoder's
 // self-attention); "none" (the default) does not.

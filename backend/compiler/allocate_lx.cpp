@@ -39,7 +39,10 @@ public:
         auto it = plan.pipelines.find(op);
         if (it == plan.pipelines.end()) return IRVisitor::visit(op);
         int64_t reserved = 0;
-        for (const std::string &t : it->second) {
+        std::vector<std::string> tiles;
+        for (const std::string &t : it->second)
+            if (!plan.in_place_tiles.count(t)) tiles.push_back(t);  // allocated where they are
+        for (const std::string &t : tiles) {
             BufferInfo &b = plan.buffer(t);
             b.lx_offset = int32_t(std::min<int64_t>(top + reserved, INT32_MAX));
             reserved += footprint(b);
@@ -53,8 +56,8 @@ public:
         }
         op->body.accept(this);
         top -= reserved;
-        for (size_t i = 0; i < it->second.size(); i++) live.pop_back();
-        for (const std::string &t : it->second) pinned.erase(t);
+        for (size_t i = 0; i < tiles.size(); i++) live.pop_back();
+        for (const std::string &t : tiles) pinned.erase(t);
     }
 
     void visit(const Allocate *op) override {
@@ -89,6 +92,7 @@ void allocate_lx(const Stmt &s, KernelPlan &plan) {
             for (auto &kv : plan.pipelines)
                 for (const std::string &b : kv.second) plan.buffer(b).copies = 1;
             plan.pipelines.clear();
+            plan.in_place_tiles.clear();
             continue;
         }
         std::ostringstream os;

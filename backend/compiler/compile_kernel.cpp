@@ -18,6 +18,7 @@
 #include "plan_ring_shares.h"
 #include "rotate_producers.h"
 #include "select_instructions.h"
+#include "tighten_extents.h"
 
 namespace spyre {
 
@@ -46,6 +47,8 @@ BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const
     try {
         s = normalize_stmt(s, plan);
         keep("normalize_stmt", s);
+        s = tighten_extents(s);
+        keep("tighten_extents", s);
         s = lower_shifted_loads(s, plan);
         keep("lower_shifted_loads", s);
         classify_memory(s, plan);
@@ -62,24 +65,31 @@ BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const
         const Stmt staged = s;
         const KernelPlan staged_plan = plan;
         const size_t kept = r.stmts.size();
-        auto rest = [&](bool rotate) {
+        auto rest = [&](bool rotate, bool extended) {
+            s = staged;
+            plan = staged_plan;
+            r.stmts.resize(kept);
             if (rotate) {
                 s = rotate_producers(staged, plan);
                 keep("rotate_producers", s);
             }
-            plan_pipelines(s, plan);
+            plan_pipelines(s, plan, extended);
             allocate_lx(s, plan);
             plan_ring_shares(s, plan);
             r.program = select_instructions(s, plan, order, output);
             check_barriers(r.program, plan.kernel_name);
         };
-        try {
-            rest(true);
-        } catch (const Error &) {
-            s = staged;
-            plan = staged_plan;
-            r.stmts.resize(kept);
-            rest(false);
+        // The extended pipelines (plan_pipelines.h) hold more tiles in LX than the plain ones; a
+        // kernel they leave too little LX (or that selection refuses) is compiled with the plain
+        // ones, each way with the rotation first.
+        const std::pair<bool, bool> tries[] = {{true, true}, {false, true}, {true, false}, {false, false}};
+        for (size_t t = 0; t < 4; t++) {
+            try {
+                rest(tries[t].first, tries[t].second);
+                break;
+            } catch (const Error &) {
+                if (t == 3) throw;
+            }
         }
     } catch (const Halide::Error &e) {
         throw_error("kernel ", sig.kernel_name, ": Halide error in the Spyre back end: ", e.what());

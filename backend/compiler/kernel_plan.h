@@ -45,6 +45,10 @@ struct KernelPlan {
     // Loops whose DMA is double-buffered (set by plan_pipelines): the loop's For node -> LX buffers
     // that get two copies, one per iteration parity. Keyed by node: fission can repeat loop names.
     std::map<const void *, std::vector<std::string>> pipelines;
+    // Of those buffers, the ones allocated outside their loop and loaded in place, a region per
+    // iteration (a sliding window's new rows): prefetched without a second copy.
+    std::set<std::string> in_place_tiles;
+    bool extended_pipelines = true;  // plan_pipelines' mode (plan_pipelines.h)
     // Pipelined loops whose tiles travel over the ring (set by plan_ring_shares): the loop's For
     // node -> the run length G and the LX tiles that the first core of each run loads and forwards.
     struct RingShare {

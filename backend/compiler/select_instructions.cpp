@@ -171,7 +171,7 @@ void Selector::emit_carried_loop(const For *op, int64_t n, bool counted) {
 Selector::State Selector::save_state() const {
     return State{b_,      if_depth_, deferred_fill_stmt_, deferred_buf_, deferred_for_, vars_,
                  parity_, skip_,     pending_,            released_,     temps_,        temp_base_,
-                 temp_peak_, descs_, func_,               extents_,      spans_};
+                 temp_peak_, descs_, func_,               extents_,      spans_,   deferred_prefetch_};
 }
 
 void Selector::restore_state(const State &st) {
@@ -192,6 +192,7 @@ void Selector::restore_state(const State &st) {
     func_ = st.func;
     extents_ = st.extents;
     spans_ = st.spans;
+    deferred_prefetch_ = st.deferred_prefetch;
 }
 
 // A loop whose trip count depends on the loops around it (Halide tightens an RDom to its

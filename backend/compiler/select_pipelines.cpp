@@ -5,32 +5,77 @@
 namespace spyre {
 namespace selection {
 
+namespace {
+
+// Piece `var` (a loop variable in [0, pieces)) of a load: the outermost of its dimensions whose
+// steps divide into `pieces` equal parts cut so (any one dimension cut gives a box of the same
+// kind), or, for a single run, the run cut into whole sticks of `lanes` elements each. None when
+// nothing divides.
+std::optional<DmaCall> dma_piece(const DmaCall &d, int64_t pieces, const std::string &var, int64_t lanes) {
+    DmaCall part = d;
+    const Expr k = Variable::make(Int(32), var);
+    bool has_dims = false;
+    for (size_t i = d.dims.size(); i-- > 0;) {
+        const DmaDim &dim = d.dims[i];
+        has_dims |= dim.count > 1;
+        if (dim.count <= 1 || dim.count % pieces) continue;
+        const int64_t steps = dim.count / pieces;
+        part.dims[i].count = steps;
+        part.dram_offset = simplify(d.dram_offset + k * Expr(int32_t(steps * dim.dram_stride)));
+        part.lx_offset = simplify(d.lx_offset + k * Expr(int32_t(steps * dim.lx_stride)));
+        return part;
+    }
+    if (has_dims || d.run % (pieces * lanes)) return std::nullopt;
+    part.run = d.run / pieces;
+    part.dram_offset = simplify(d.dram_offset + k * Expr(int32_t(part.run)));
+    part.lx_offset = simplify(d.lx_offset + k * Expr(int32_t(part.run)));
+    return part;
+}
+
+}  // namespace
+
 void Selector::emit_pipeline(const For *op, int64_t n) {
     const std::vector<std::string> &tiles = plan_.pipelines.at(op);
     auto is_tile = [&](const std::string &b) { return std::find(tiles.begin(), tiles.end(), b) != tiles.end(); };
+    std::vector<std::string> doubled;  // the tiles with a copy per parity (not loaded in place)
+    for (const std::string &t : tiles)
+        if (!plan_.in_place_tiles.count(t) && plan_.buffer(t).copies == 2) doubled.push_back(t);
+    // A tile of one copy (plan_pipelines: read only before an inner pipelined loop) is loaded
+    // again once its readers are done.
+    auto reload = [&](const DmaCall &d) {
+        if (!plan_.in_place_tiles.count(d.lx) && plan_.buffer(d.lx).copies == 1) before(QLoad, {d.dram}, {d.lx});
+    };
     std::vector<Stmt> seq = body_sequence(op->body);
     std::vector<DmaCall> loads, stores;
-    size_t first = 0, last = seq.size();
-    while (first < seq.size()) {
-        auto d = as_dma(seq[first]);
-        if (!d || d->store || !is_tile(d->lx)) break;
-        loads.push_back(*d);
-        first++;
+    std::set<size_t> issued_here;  // positions in seq of the DMAs this function issues
+    for (size_t i : prefetched_loads(seq, is_tile, !plan_.extended_pipelines)) {
+        loads.push_back(*as_dma(seq[i]));
+        issued_here.insert(i);
     }
-    while (last > first) {
+    size_t last = seq.size();
+    while (last > 0 && !issued_here.count(last - 1)) {
         auto d = as_dma(seq[last - 1]);
         if (!d || !d->store || !is_tile(d->lx)) break;
         stores.insert(stores.begin(), *d);
         last--;
+        issued_here.insert(last);
     }
     // dma_phases: the stores of an iteration wait until every core's loads are done and the next
     // loads until every core's stores are, so device memory never mixes reads and writes; the
     // loads still overlap the compute.
     const bool phased = ends_with(op->name, kDmaPhasesSuffix);
+    // Tags by iteration parity. A pipeline inside another (plan_pipelines: under one that only
+    // loads) takes load tags of its own; the stores' are free there.
+    const int depth = pipe_depth_;
+    const int load_tag[2] = {depth ? kTagInnerLoad : 0, depth ? kTagInnerLoad + 1 : 1}, store_tag[2] = {3, 4};
+    auto share_it = plan_.ring_shares.find(op);
+    if (depth && (phased || share_it != plan_.ring_shares.end()))
+        throw_error("kernel ", plan_.kernel_name, ": internal: a pipelined loop inside another is phased or ring-shared");
     // Work in flight before the loop (the previous output tile's store) may go on during it, unless
     // it uses the loop's tags or its tiles' LX: the loop's own DMA is issued without hazard checks.
     {
-        uint32_t own = (1u << 0) | (1u << 1) | (1u << 3) | (1u << 4) | (3u << kTagForward) | (3u << kTagShared);
+        uint32_t own = (1u << load_tag[0]) | (1u << load_tag[1]) | (1u << store_tag[0]) | (1u << store_tag[1]) |
+                       (3u << kTagForward) | (3u << kTagShared);
         std::set<std::string> tile_set(tiles.begin(), tiles.end());
         uint32_t mask = 0;
         for (const Pending &p : pending_) {
@@ -42,6 +87,24 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
         wait(mask);
     }
     const std::vector<Pending> before_loop = pending_;
+    // Whether a pipelined loop runs inside this one.
+    bool inner = false;
+    for (const auto &kv : plan_.pipelines) {
+        if (kv.first == op) continue;
+        class Finds : public IRVisitor {
+        public:
+            const void *target;
+            bool found = false;
+            using IRVisitor::visit;
+            void visit(const For *f) override {
+                found |= f == target;
+                IRVisitor::visit(f);
+            }
+        } finds;
+        finds.target = kv.first;
+        op->body.accept(&finds);
+        inner |= finds.found;
+    }
     auto drain_own = [&] {  // what this loop issued; what was in flight before it may stay
         uint32_t mask = 0;
         for (const Pending &p : pending_)
@@ -53,7 +116,6 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
     if (n % 2) guard = b_.alloc();
     // Ring sharing (plan_ring_shares): `head` is set on the first core of each run, which reads
     // the shared tiles; `forward` on every core but the last of a run, which passes them on.
-    auto share_it = plan_.ring_shares.find(op);
     const KernelPlan::RingShare *share = share_it == plan_.ring_shares.end() ? nullptr : &share_it->second;
     // A run of every core of the program is a closed ring, so the run's head rotates: iteration i's
     // tiles are read by core i mod G and passed on around the ring to the core before it. Every
@@ -91,15 +153,34 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
         b_.release(g);
     };
     const uint32_t forward_tags = share ? (3u << kTagForward) : 0;
-    auto issue_loads = [&](Reg at, int parity) {
+    // With `piece_var`, piece `piece_var` of `pieces` of each load (dma_piece), or the whole load
+    // at piece 0 when it does not divide.
+    auto issue_loads = [&](Reg at, int parity, const std::string &piece_var = "", int64_t pieces = 1) {
         vars_[op->name] = at;
-        for (const std::string &t : tiles) parity_[t] = parity;
+        for (const std::string &t : doubled) parity_[t] = parity;
+        if (!piece_var.empty() && pieces > 1) {
+            for (const DmaCall &d : loads) {
+                reload(d);
+                if (auto part = dma_piece(d, pieces, piece_var, sb_ / dtype_bytes(plan_.buffer(d.lx).type))) {
+                    emit_dma(*part, load_tag[parity], true);
+                    continue;
+                }
+                Reg first = b_.alloc();
+                b_.op3(Opcode::CMPEQ, first, vars_.at(piece_var), kZero);
+                b_.if_(first);
+                emit_dma(d, load_tag[parity], true);
+                b_.end_if();
+                b_.release(first);
+            }
+            return;
+        }
         // The tile this parity's copy held two iterations ago must have left for the next core.
         if (share) b_.wait(1u << (kTagForward + parity));
         if (rotate) rotate_roles(at, true);
         for (const DmaCall &d : loads) {
             if (!share || !share->tiles.count(d.lx)) {
-                emit_dma(d, parity, true);
+                reload(d);
+                emit_dma(d, load_tag[parity], true);
                 continue;
             }
             b_.if_(head);
@@ -110,6 +191,11 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
         }
     };
     extents_[op->name] = n;
+    // The enclosing pipeline's next loads, in pieces, one per iteration of this loop after this
+    // loop's own next tile: a core's loads run in order, and this loop's tiles would otherwise wait
+    // behind the whole of them.
+    std::function<void(const std::string &, int64_t)> outer_loads = std::move(deferred_prefetch_);
+    deferred_prefetch_ = nullptr;
     b_.li(i, 0);
     issue_loads(i, 0);
     b_.loop(pair, int32_t((n + 1) / 2));
@@ -130,16 +216,22 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
             b_.barrier();
             if (guard_this) b_.if_(guard);
         };
-        if (!loads.empty()) {
+        auto prefetch = [&, p](const std::string &piece_var, int64_t pieces) {
             b_.addi(next, i, 1);
             b_.li(cond, n);
             b_.op3(Opcode::CMPLT, cond, next, cond);
             b_.if_(cond);
-            issue_loads(next, 1 - p);
+            issue_loads(next, 1 - p, piece_var, pieces);
             b_.end_if();
-        }
+            vars_[op->name] = i;
+            for (const std::string &t : doubled) parity_[t] = p;
+        };
+        // Around a pipelined loop, that loop issues the next iteration's loads (outer_loads above).
+        if (!loads.empty() && inner) deferred_prefetch_ = prefetch;
+        else if (!loads.empty()) prefetch("", 1);
         vars_[op->name] = i;
-        for (const std::string &t : tiles) parity_[t] = p;
+        for (const std::string &t : doubled) parity_[t] = p;
+        if (outer_loads) outer_loads(op->name, n);
         if (share) {
             // The shared tiles go on as soon as they arrive, before this core's own tiles do: the
             // cores down the run wait for them, not for this core's loads.
@@ -150,29 +242,35 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
                 if (share->tiles.count(d.lx)) emit_ring_tile(d, kTagForward + p, /*send=*/true);
             b_.end_if();
         }
-        b_.wait((1u << p) | (1u << (3 + p)));
+        b_.wait((1u << load_tag[p]) | (1u << store_tag[p]));
         // The body in its own structure, so that a buffer allocated inside it is released before
         // another takes its LX (which then waits for its readers); the tiles' DMAs are issued here
         // instead.
-        for (size_t s = 0; s < seq.size(); s++)
-            if (s < first || s >= last) skip_.insert(seq[s].get());
+        for (size_t s : issued_here) skip_.insert(seq[s].get());
+        pipe_depth_++;
         emit(op->body);
+        pipe_depth_--;
+        if (deferred_prefetch_) {  // no inner loop took it
+            auto f = std::move(deferred_prefetch_);
+            deferred_prefetch_ = nullptr;
+            f("", 1);
+        }
         for (const Stmt &st : seq) skip_.erase(st.get());
         drain_own();
         if (phased) {
-            if (!loads.empty()) b_.wait(1u << (1 - p));  // the next iteration's loads
+            if (!loads.empty()) b_.wait(1u << load_tag[1 - p]);  // the next iteration's loads
             phase_barrier();
         }
-        for (const DmaCall &d : stores) emit_dma(d, 3 + p, true);
+        for (const DmaCall &d : stores) emit_dma(d, store_tag[p], true);
         if (phased) {
-            b_.wait(1u << (3 + p));
+            b_.wait(1u << store_tag[p]);
             phase_barrier();
         }
         if (guard_this) b_.end_if();
     }
     b_.end_loop();
-    b_.wait((1u << 3) | (1u << 4) | forward_tags);
-    for (const std::string &t : tiles) parity_.erase(t);
+    b_.wait((1u << store_tag[0]) | (1u << store_tag[1]) | forward_tags);
+    for (const std::string &t : doubled) parity_.erase(t);
     vars_.erase(op->name);
     for (Reg r : {i, next, pair, cond}) b_.release(r);
     if (n % 2) b_.release(guard);

@@ -39,6 +39,7 @@ using namespace Halide::Internal;
 constexpr int kTagLoad = 5, kTagStore = 6, kTagVec = 2, kTagPE = 8;
 constexpr int kTagForward = 9;  // ring forwards of shared tiles: 9 and 10, by iteration parity
 constexpr int kTagShared = 11;  // arrivals of shared tiles (read or received): 11 and 12, by parity
+constexpr int kTagInnerLoad = 13;  // loads of a pipelined loop inside another: 13 and 14, by parity
 enum Queue { QVec, QLoad, QStore, QPE, QRing };
 
 struct Pending {
@@ -296,6 +297,7 @@ private:
         std::string func;
         std::map<std::string, int64_t> extents;
         std::map<std::pair<int, std::string>, std::pair<int64_t, int64_t>> spans;
+        std::function<void(const std::string &, int64_t)> deferred_prefetch;
     };
     State save_state() const;
     void restore_state(const State &st);
@@ -320,6 +322,10 @@ private:
     std::map<std::string, Reg> vars_;
     std::map<std::string, int> parity_;
     std::set<const void *> skip_;  // a pipelined loop's tile DMAs, issued by emit_pipeline
+    int pipe_depth_ = 0;           // pipelined loops being emitted around the current statement
+    // The enclosing pipeline's prefetch of its next iteration, issued by the pipelined loop inside
+    // it, a piece per iteration of that loop (select_pipelines.cpp).
+    std::function<void(const std::string &piece_var, int64_t pieces)> deferred_prefetch_;
     std::vector<Pending> pending_;
     std::map<std::string, std::pair<int64_t, int64_t>> released_;  // LX ranges of buffers out of scope
     std::vector<TempSlot> temps_;

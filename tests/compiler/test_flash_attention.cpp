@@ -6,6 +6,8 @@
 // [-1, 1]).
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "compiler_test_util.h"
 #include "device/error.h"
 #include "auto_schedule.h"
@@ -112,6 +114,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FlashAttention,
                                            Case{"kv_resident", 64, 256, 1, 64, 64, 1, true},
                                            Case{"kv_resident", 128, 512, 4, 64, 256, 2, true},
                                            Case{"kv_stream", 64, 192, 3, 32, 64, 2, true},
+                                           // Causal, K and V a key tile at a time: segments of one,
+                                           // two and four query tiles.
+                                           Case{"kv_chunked", 64, 256, 2, 64, 64, 2, true},
+                                           Case{"kv_chunked", 64, 384, 3, 32, 64, 2, true},
+                                           Case{"kv_chunked", 128, 512, 4, 32, 128, 2, true},
                                            // No directive: the autoscheduler folds the state too.
                                            Case{"auto", 64, 256, 1, 64, 64, 1}, Case{"auto", 128, 512, 4, 64, 256, 2},
                                            Case{"auto", 64, 192, 3, 32, 64, 2, true}),
@@ -145,8 +152,59 @@ TEST(FlashAttentionTiles, CausalKeyTilesAreMultiplesOfTheQueryTile) {
         EXPECT_EQ(seq % t.k_tile, 0) << seq;
         EXPECT_EQ(t.k_tile % t.q_tile, 0) << seq;
     }
-    EXPECT_EQ(flash_attention_tiles(320, false).k_tile, 160);  // 160 is not a multiple of 64
-    EXPECT_EQ(flash_attention_tiles(320, true).k_tile, 64);
+    EXPECT_EQ(flash_attention_tiles(320, false).k_tile, 160);  // 160 is not a multiple of 64,
+    EXPECT_EQ(flash_attention_tiles(320, true).q_tile, 32);    // but of the causal query tile
+    EXPECT_EQ(flash_attention_tiles(320, true).k_tile, 160);
+    EXPECT_EQ(flash_attention_tiles(192, true).k_tile, 192);
+    EXPECT_EQ(flash_attention_tiles(2048, true).q_tile, 32);  // room for kv_chunked (flash_attention.h)
+}
+
+TEST(FlashAttentionErrors, KvChunkedWithoutTheCausalMaskIsRefused) {
+    FlashAttentionKernel a = make_flash_attention(64, 256, 1, 64, 64);
+    const std::string msg = error_of([&] { schedule_flash_attention(a, "kv_chunked", 1); });
+    EXPECT_NE(msg.find("kv_chunked needs the causal mask (mask=causal)"), std::string::npos) << msg;
+}
+
+// kv_chunked loads K and V a key tile per segment of query tiles, inside the loop that computes
+// (the next segment's tile while this one computes), where kv_resident loads the head's before
+// its first MATMUL; the segment's query tiles are double-buffered by a pipeline of their own.
+TEST(FlashAttentionChunked, KeyTilesAreLoadedInsideTheLoopThatComputes) {
+    auto program = [](const std::string &schedule) {
+        FlashAttentionKernel a = make_flash_attention(128, 1024, 4, 32, 128, true);
+        schedule_flash_attention(a, schedule, 4);
+        CompileOptions o;
+        for (int i = 0; i < 3; i++) o.inputs.push_back(TensorSpec{{128, 1024, 4}, {}});
+        o.output = TensorSpec{{128, 1024, 4}, {}};
+        return compile_for_spyre(a.out, {a.q, a.k, a.v}, o);
+    };
+    // Whether a loop holds both a load from `buffer` and a MATMUL; the tags the loads use.
+    auto shape = [](const DeviceProgram &p, const std::string &buffer, std::set<int> *tags) {
+        int index = -1;
+        for (size_t b = 0; b < p.buffers.size(); b++)
+            if (p.buffers[b].name == buffer) index = int(b);
+        std::vector<std::pair<bool, bool>> open;  // per open loop: (loads buffer, has MATMUL)
+        bool both = false;
+        for (const Instr &in : p.code) {
+            if (in.op == Opcode::LOOP) open.push_back({false, false});
+            if (in.op == Opcode::ENDLOOP) {
+                both |= open.back().first && open.back().second;
+                auto inner = open.back();
+                open.pop_back();
+                if (!open.empty()) open.back().first |= inner.first, open.back().second |= inner.second;
+            }
+            if (in.op == Opcode::DMA_LD) tags->insert(in.a[0]);
+            if (!open.empty() && in.op == Opcode::DMA_LD && in.a[1] == index) open.back().first = true;
+            if (!open.empty() && in.op == Opcode::MATMUL) open.back().second = true;
+        }
+        return both;
+    };
+    std::set<int> chunked_tags, resident_tags;
+    const DeviceProgram chunked = program("kv_chunked"), resident = program("kv_resident");
+    EXPECT_TRUE(shape(chunked, "k", &chunked_tags));
+    EXPECT_TRUE(shape(chunked, "v", &chunked_tags));
+    EXPECT_FALSE(shape(resident, "k", &resident_tags));
+    EXPECT_FALSE(shape(resident, "v", &resident_tags));
+    EXPECT_TRUE(chunked_tags.count(13) && chunked_tags.count(14)) << "the query tiles' loads use the inner pipeline's tags";
 }
 
 TEST(FlashAttentionErrors, UnknownScheduleListsTheKnownOnes) {

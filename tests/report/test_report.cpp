@@ -90,7 +90,8 @@ TEST(Report, CatalogListsEveryApp) {
     EXPECT_EQ(spyre::report::app_schedules("attention"), (std::vector<std::string>{"fused", "unfused", "auto"}));
     // Its state is a Tuple, which the autoscheduler's fold family searches (auto_fold.h).
     EXPECT_EQ(spyre::report::app_schedules("flash_attention"), (std::vector<std::string>{"kv_stream", "kv_resident", "auto"}));
-    EXPECT_EQ(spyre::report::app_schedules("causal_attention"), (std::vector<std::string>{"kv_stream", "kv_resident", "auto"}));
+    EXPECT_EQ(spyre::report::app_schedules("causal_attention"),
+              (std::vector<std::string>{"kv_stream", "kv_resident", "kv_chunked", "auto"}));
     // causal_attention is the flash_attention generator with mask=causal.
     EXPECT_EQ(spyre::report::app_generator("causal_attention"), "flash_attention");
     EXPECT_EQ(spyre::report::parse_shape("flash_attention", "128x2048x32").dims, (std::vector<int>{128, 2048, 32}));
