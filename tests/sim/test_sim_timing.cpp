@@ -377,6 +377,36 @@ TEST(LoopSummaryBacklog, NestedLoops) {
     EXPECT_EQ(summ.stats.dram_write_bytes, exact.stats.dram_write_bytes);
 }
 
+// A loop whose body runs a long vector op only from its 40th iteration on (an IF on the counter,
+// as Halide writes a causal query tile's one earlier key tile): the first iterations' steady state
+// says nothing of the rest, so the loop runs exactly, and a guard that changes only at the last
+// iteration (a pipeline's prefetch) still lets it be summarised.
+TEST(LoopSummaryBacklog, AnIfThatChangesAfterTheFirstIterationsIsNotSummarised) {
+    const MachineDesc m;
+    auto program = [](int32_t from) {
+        ProgramBuilder b("late_work", 1);
+        Reg i = b.alloc(), c = b.alloc();
+        b.loop(i, 100);
+        b.li(c, from - 1);
+        b.op3(Opcode::CMPLT, c, c, i);
+        b.if_(c);
+        b.vun(Opcode::VEXP, DType::F16, 0, Lx(0), Lx(65536), 200);
+        b.end_if();
+        b.vun(Opcode::VEXP, DType::F16, 0, Lx(0), Lx(65536), 10);
+        b.wait_tag(0);
+        b.end_loop();
+        return b.finish();
+    };
+    for (int32_t from : {40, 99}) {
+        DeviceProgram p = program(from);
+        SimResult exact = simulate(p, m, {}, timing_only(false));
+        SimResult summ = simulate(p, m, {}, timing_only(true));
+        EXPECT_NEAR(summ.stats.cycles / exact.stats.cycles, 1.0, 0.02) << "work from iteration " << from;
+        if (from == 40) EXPECT_EQ(summ.stats.summarised_iterations, 0);
+        else EXPECT_GT(summ.stats.summarised_iterations, 0);
+    }
+}
+
 // --- (g) barrier -----------------------------------------------------------------------------------
 
 // Core 0 runs a long VEXP and waits for it before the BARRIER; the others reach the barrier at once.
