@@ -5,6 +5,7 @@
 
 #include "affine.h"
 #include "device/dtype.h"
+#include "plan_ring_shares.h"
 #include "spyre_intrinsics.h"
 
 namespace spyre {
@@ -34,6 +35,23 @@ std::vector<Stmt> body_sequence(const Stmt &body, std::vector<std::string> *allo
     };
     walk(body);
     return out;
+}
+
+bool holds_pipeline(const Stmt &s, const KernelPlan &plan, const void *except) {
+    class Finds : public IRVisitor {
+    public:
+        const KernelPlan *plan;
+        const void *except;
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const For *f) override {
+            found |= f != except && plan->pipelines.count(f);
+            if (!found) IRVisitor::visit(f);
+        }
+    } finds;
+    finds.plan = &plan, finds.except = except;
+    s.accept(&finds);
+    return finds.found;
 }
 
 std::vector<size_t> prefetched_loads(const std::vector<Stmt> &seq, const std::function<bool(const std::string &)> &is_tile,
@@ -78,7 +96,7 @@ public:
 
     void visit(const For *op) override {
         auto ext = const_int(op->extent);
-        if (!ext || *ext < 2) return IRVisitor::visit(op);
+        if (!ext || *ext < 2 || (depth_ > 0 && marked(op->name))) return IRVisitor::visit(op);
         std::vector<std::string> allocated;
         std::vector<Stmt> seq = body_sequence(op->body, &allocated);
         std::vector<std::string> tiles;
@@ -143,7 +161,9 @@ public:
             if (!d || !d->store) break;
             trailing_store |= local_lx(d->lx);
         }
-        if (extended_ && depth_ == 0 && has_loads && !trailing_store) {
+        // Not around or inside a ring-shared or phased loop: those keep the tags and the order of
+        // loads that select_pipelines gives a loop of its own.
+        if (extended_ && depth_ == 0 && has_loads && !trailing_store && !marked(op->name)) {
             const size_t before = plan.pipelines.size();
             depth_++;
             op->body.accept(this);
@@ -157,23 +177,8 @@ public:
 
     void single_copy_before_inner(const For *op, const std::vector<Stmt> &seq, const std::vector<std::string> &tiles,
                                   const std::set<std::string> &in_place) {
-        size_t inner = seq.size();
-        for (size_t i = 0; i < seq.size() && inner == seq.size(); i++) {
-            class FindsPipeline : public IRVisitor {
-            public:
-                const KernelPlan *plan;
-                const void *self;
-                bool found = false;
-                using IRVisitor::visit;
-                void visit(const For *f) override {
-                    found |= f != self && plan->pipelines.count(f);
-                    IRVisitor::visit(f);
-                }
-            } finds;
-            finds.plan = &plan, finds.self = op;
-            seq[i].accept(&finds);
-            if (finds.found) inner = i;
-        }
+        size_t inner = 0;
+        while (inner < seq.size() && !holds_pipeline(seq[inner], plan, op)) inner++;
         for (const std::string &t : tiles) {
             if (in_place.count(t)) continue;
             bool late = false;
@@ -236,6 +241,9 @@ private:
         c.b = &b;
         s.accept(&c);
         return c.n;
+    }
+    static bool marked(const std::string &loop) {
+        return ends_with(loop, kDmaPhasesSuffix) || ring_share_group(loop) > 0;
     }
     bool extended_;
     int depth_ = 0;  // pipelined loops around

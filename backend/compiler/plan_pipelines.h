@@ -24,6 +24,9 @@ void plan_pipelines(const Halide::Internal::Stmt &s, KernelPlan &plan, bool exte
 std::vector<Halide::Internal::Stmt> body_sequence(const Halide::Internal::Stmt &body,
                                                   std::vector<std::string> *allocated = nullptr);
 
+// Whether `s` holds a loop that `plan` pipelines, other than `except`.
+bool holds_pipeline(const Halide::Internal::Stmt &s, const KernelPlan &plan, const void *except = nullptr);
+
 // The positions in `seq` of the loads a pipeline issues one iteration ahead: DMA loads into LX
 // buffers that `is_tile` accepts and that no statement before them in the body reads or writes
 // (the leading loads, and later ones such as a second operand's copy after the first one's

@@ -87,24 +87,6 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
         wait(mask);
     }
     const std::vector<Pending> before_loop = pending_;
-    // Whether a pipelined loop runs inside this one.
-    bool inner = false;
-    for (const auto &kv : plan_.pipelines) {
-        if (kv.first == op) continue;
-        class Finds : public IRVisitor {
-        public:
-            const void *target;
-            bool found = false;
-            using IRVisitor::visit;
-            void visit(const For *f) override {
-                found |= f == target;
-                IRVisitor::visit(f);
-            }
-        } finds;
-        finds.target = kv.first;
-        op->body.accept(&finds);
-        inner |= finds.found;
-    }
     auto drain_own = [&] {  // what this loop issued; what was in flight before it may stay
         uint32_t mask = 0;
         for (const Pending &p : pending_)
@@ -117,6 +99,8 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
     // Ring sharing (plan_ring_shares): `head` is set on the first core of each run, which reads
     // the shared tiles; `forward` on every core but the last of a run, which passes them on.
     const KernelPlan::RingShare *share = share_it == plan_.ring_shares.end() ? nullptr : &share_it->second;
+    // Whether a pipelined loop runs inside this one (plan_pipelines: never around a shared one).
+    const bool inner = !share && holds_pipeline(op->body, plan_, op);
     // A run of every core of the program is a closed ring, so the run's head rotates: iteration i's
     // tiles are read by core i mod G and passed on around the ring to the core before it. Every
     // core then reads 1/G of the shared tiles besides its own, instead of one core reading them
