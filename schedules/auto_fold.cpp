@@ -92,6 +92,13 @@ struct Fold {
     std::map<std::string, std::vector<Level>> options;  // per placed Func, its choices (first: preferred)
     std::map<std::string, int> iter_update;              // the update a Func at Level::Iter belongs to
 
+    // Whether input `in` differs from one iteration of some update to the next.
+    bool per_iteration(const InputInfo &in) const {
+        for (const auto &d : dep)
+            if (d.count(in.func)) return true;
+        return false;
+    }
+
     std::set<int> updates_of(const std::string &f) const {
         std::set<int> u;
         for (size_t i = 0; i < dep.size(); i++)
@@ -412,11 +419,7 @@ public:
     }
 
 private:
-    bool per_iteration(const InputInfo &in) const {
-        for (const auto &d : fold_.dep)
-            if (d.count(in.func)) return true;
-        return false;
-    }
+    bool per_iteration(const InputInfo &in) const { return fold_.per_iteration(in); }
     const PipelineInfo &info_;
     const Fold &fold_;
     const SpaceShapes &shapes_;
@@ -471,9 +474,7 @@ std::string fold_family(const PipelineInfo &info, const SpaceShapes &shapes, con
     // be the whole head again for every tile); the others per tile or not at all.
     std::vector<std::map<std::string, Level>> stagings{{}};
     for (const InputInfo &in : info.inputs) {
-        bool per_iteration = false;
-        for (const auto &d : fold.dep) per_iteration |= d.count(in.func) > 0;
-        const Level copy = per_iteration ? Level::Head : Level::Tile;
+        const Level copy = fold.per_iteration(in) ? Level::Head : Level::Tile;
         std::vector<std::map<std::string, Level>> next;
         for (const auto &s : stagings)
             for (Level l : {copy, Level::Inline}) {
@@ -499,9 +500,7 @@ std::string fold_family(const PipelineInfo &info, const SpaceShapes &shapes, con
     auto per_head = [&](const std::map<std::string, Level> &lv, const std::map<std::string, Level> &sg) {
         bool any = false;
         for (const InputInfo &in : info.inputs) {
-            bool per_iteration = false;
-            for (const auto &d : fold.dep) per_iteration |= d.count(in.func) > 0;
-            if (!per_iteration) continue;
+            if (!fold.per_iteration(in)) continue;
             auto st = sg.find(in.name);
             bool covered = st != sg.end() && st->second == Level::Head;
             if (!covered) {

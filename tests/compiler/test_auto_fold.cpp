@@ -185,6 +185,18 @@ INSTANTIATE_TEST_SUITE_P(
                         out(x, y) = st(x, y)[0] + st(x, y)[1];
                         return std::pair{out, in};
                     }},
+        FoldRefusal{"APredicateOnTheStickArg", "the reduction's predicate reads st's innermost args, so no loop order "
+                                               "keeps its bounds fixed",
+                    [] {
+                        ImageParam in(Float(32), 2, "in");
+                        RDom r(0, 4, "r");
+                        r.where(r <= x % 4);  // the stick dimension, always inside the reduction loop
+                        Func st("st"), out("out");
+                        st(x, y) = Tuple(0.0f, 0.0f);
+                        st(x, y) = Tuple(st(x, y)[0] + in(x, y * 4 + r), st(x, y)[1]);
+                        out(x, y) = st(x, y)[0] + st(x, y)[1];
+                        return std::pair{out, in};
+                    }},
         FoldRefusal{"TheStateReadsAReductionInTwoUpdates", "the state st reads g in two updates",
                     [] {
                         ImageParam in(Float(32), 2, "in");
