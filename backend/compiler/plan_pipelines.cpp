@@ -54,34 +54,42 @@ bool holds_pipeline(const Stmt &s, const KernelPlan &plan, const void *except) {
     return finds.found;
 }
 
-std::vector<size_t> prefetched_loads(const std::vector<Stmt> &seq, const std::function<bool(const std::string &)> &is_tile,
-                                     bool leading_only) {
-    // The buffers the statements so far touch.
+namespace {
+// The buffers a statement loads, stores or names in a Spyre intrinsic (DMA, matmul: by string
+// arguments), added to `names`.
+void add_touched(const Stmt &s, std::set<std::string> &names) {
     class Touched : public IRVisitor {
     public:
-        std::set<std::string> names;
+        std::set<std::string> *names;
         using IRVisitor::visit;
         void visit(const Load *op) override {
-            names.insert(op->name);
+            names->insert(op->name);
             IRVisitor::visit(op);
         }
         void visit(const Store *op) override {
-            names.insert(op->name);
+            names->insert(op->name);
             IRVisitor::visit(op);
         }
         void visit(const Call *op) override {
-            // Spyre intrinsics (DMA, matmul) name their buffers by string arguments.
             for (const Expr &a : op->args)
-                if (const StringImm *n = a.as<StringImm>()) names.insert(n->value);
+                if (const StringImm *n = a.as<StringImm>()) names->insert(n->value);
             IRVisitor::visit(op);
         }
     } touched;
+    touched.names = &names;
+    s.accept(&touched);
+}
+}  // namespace
+
+std::vector<size_t> prefetched_loads(const std::vector<Stmt> &seq, const std::function<bool(const std::string &)> &is_tile,
+                                     bool leading_only) {
+    std::set<std::string> touched;  // by the statements so far
     std::vector<size_t> out;
     for (size_t i = 0; i < seq.size(); i++) {
         auto d = as_dma(seq[i]);
         if (leading_only && (!d || d->store)) break;
-        if (d && !d->store && is_tile(d->lx) && !touched.names.count(d->lx)) out.push_back(i);
-        seq[i].accept(&touched);
+        if (d && !d->store && is_tile(d->lx) && !touched.count(d->lx)) out.push_back(i);
+        add_touched(seq[i], touched);
     }
     return out;
 }
@@ -179,36 +187,10 @@ public:
                                   const std::set<std::string> &in_place) {
         size_t inner = 0;
         while (inner < seq.size() && !holds_pipeline(seq[inner], plan, op)) inner++;
-        for (const std::string &t : tiles) {
-            if (in_place.count(t)) continue;
-            bool late = false;
-            for (size_t i = inner; i < seq.size(); i++) late |= uses_buffer(seq[i], t);
-            if (!late) plan.buffer(t).copies = 1;
-        }
-    }
-    static bool uses_buffer(const Stmt &s, const std::string &b) {
-        class Uses : public IRVisitor {
-        public:
-            const std::string *b;
-            bool found = false;
-            using IRVisitor::visit;
-            void visit(const Load *op) override {
-                found |= op->name == *b;
-                IRVisitor::visit(op);
-            }
-            void visit(const Store *op) override {
-                found |= op->name == *b;
-                IRVisitor::visit(op);
-            }
-            void visit(const Call *op) override {
-                for (const Expr &a : op->args)
-                    if (const StringImm *n = a.as<StringImm>()) found |= n->value == *b;
-                IRVisitor::visit(op);
-            }
-        } u;
-        u.b = &b;
-        s.accept(&u);
-        return u.found;
+        std::set<std::string> late;  // touched from the inner loop on
+        for (size_t i = inner; i < seq.size(); i++) add_touched(seq[i], late);
+        for (const std::string &t : tiles)
+            if (!in_place.count(t) && !late.count(t)) plan.buffer(t).copies = 1;
     }
 
 private:
