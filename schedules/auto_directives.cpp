@@ -79,6 +79,8 @@ std::map<std::string, int> factor_values(const std::vector<Directive> &ds) {
 void apply_directives(const std::vector<Directive> &ds, const std::map<std::string, Func> &pipeline_funcs,
                       const std::map<std::string, Func> &input_funcs, const MachineDesc &m, FactorParams *factors) {
     std::map<std::string, Func> funcs = pipeline_funcs;  // and the clones CloneIn names
+    // Whether d's factor becomes a Param: not a fixed one, whose constant is part of the structure.
+    const auto symbolic = [&](const Directive &d) { return factors && has_factor(d); };
     // The factor of d as a new Param bound to its value.
     auto param = [&](const Directive &d) {
         Param<int> p(factor_name(factors->params.size()));
@@ -117,12 +119,12 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
         auto var = [&](int i) { return d.vars.at(i) == kOutermost ? Var::outermost() : Var(d.vars.at(i)); };
         switch (d.kind) {
         case Directive::RingSplit:
-            if (factors) schedule(f, m).ring_split(var(0), param(d), std::max(0, d.ints.at(1)));
+            if (symbolic(d)) schedule(f, m).ring_split(var(0), param(d), std::max(0, d.ints.at(1)));
             else if (d.ints.at(1) > 0) schedule(f, m).ring_split(var(0), d.ints[0], d.ints[1]);
             else schedule(f, m).ring_split(var(0), d.ints[0]);
             break;
         case Directive::Split:
-            if (factors) schedule(f, m).split(var(0), var(1), var(2), param(d));
+            if (symbolic(d)) schedule(f, m).split(var(0), var(1), var(2), param(d));
             else schedule(f, m).split(var(0), var(1), var(2), d.ints.at(0));
             break;
         case Directive::StickVectorize: schedule(f, m).stick_vectorize(var(0), d.ints.at(0)); break;
@@ -136,7 +138,7 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
             schedule(f, m).ring_split_reduction(RVar(d.vars.at(0)), d.ints.at(0), d.ints.at(1), d.ints.at(2) != 0);
             break;
         case Directive::HSplit:
-            if (factors) f.split(var(0), var(1), var(2), param(d));
+            if (symbolic(d)) f.split(var(0), var(1), var(2), param(d));
             else f.split(var(0), var(1), var(2), d.ints.at(0));
             break;
         case Directive::HFuse: f.fuse(var(0), var(1), var(2)); break;
@@ -154,7 +156,7 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
             break;
         }
         case Directive::HUpdateSplit:
-            if (factors) f.update(d.update).split(RVar(d.vars.at(0)), RVar(d.vars.at(1)), RVar(d.vars.at(2)), param(d));
+            if (symbolic(d)) f.update(d.update).split(RVar(d.vars.at(0)), RVar(d.vars.at(1)), RVar(d.vars.at(2)), param(d));
             else f.update(d.update).split(RVar(d.vars.at(0)), RVar(d.vars.at(1)), RVar(d.vars.at(2)), d.ints.at(0));
             break;
         case Directive::HUpdateRename: f.update(d.update).rename(RVar(d.vars.at(0)), RVar(d.vars.at(1))); break;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "auto_structure.h"
+#include "auto_workers.h"
 #include "compile_kernel.h"
 #include "device/error.h"
 #include "sim/program_work.h"
@@ -71,12 +72,6 @@ std::vector<size_t> timing_order(const std::vector<Candidate> &cs, const SearchO
     return order;
 }
 
-struct Record {
-    int32_t pos;     // position in the timing order
-    int32_t status;  // 0 failed, 1 timed, 2 skipped (past the time budget)
-    double us;
-};
-
 class Progress {
 public:
     Progress(bool on, size_t total) : on_(on && isatty(2)), total_(total) {}
@@ -122,88 +117,32 @@ bool one_choice_apart(const std::string &a, const std::string &b) {
     return diff == 1;
 }
 
-// Which worker times each of positions [begin, end): candidates of one structure (group) go to the
-// same worker, so that they share its lowering; groups, largest first, to the least loaded worker.
-std::vector<int> assign_workers(const std::vector<std::string> &group, int workers) {
+// Which worker times each of `group`'s tasks: a structure's candidates go to the worker that already
+// holds its lowering (`owner`), else all to one worker so that they share it; new groups, largest
+// first, to the least loaded worker. `owner` learns the new groups' workers.
+std::vector<int> assign_workers(const std::vector<std::string> &group, int workers, std::map<std::string, int> &owner) {
     std::map<std::string, std::vector<size_t>> members;
     for (size_t i = 0; i < group.size(); i++) members[group[i]].push_back(i);
-    std::vector<const std::vector<size_t> *> bys;
-    for (const auto &m : members) bys.push_back(&m.second);
-    std::stable_sort(bys.begin(), bys.end(), [](auto *a, auto *b) { return a->size() > b->size(); });
-    std::vector<size_t> load(size_t(workers), 0);
+    std::vector<size_t> load(size_t(std::max(1, workers)), 0);
     std::vector<int> of(group.size(), 0);
-    for (const std::vector<size_t> *m : bys) {
+    std::vector<std::pair<const std::string *, const std::vector<size_t> *>> fresh;
+    for (const auto &m : members) {
+        auto it = owner.find(m.first);
+        if (it == owner.end()) {
+            fresh.push_back({&m.first, &m.second});
+            continue;
+        }
+        for (size_t i : m.second) of[i] = it->second;
+        load[size_t(it->second)] += m.second.size();
+    }
+    std::stable_sort(fresh.begin(), fresh.end(), [](auto a, auto b) { return a.second->size() > b.second->size(); });
+    for (auto [key, m] : fresh) {
         const int w = int(std::min_element(load.begin(), load.end()) - load.begin());
         for (size_t i : *m) of[i] = w;
         load[size_t(w)] += m->size();
+        owner[*key] = w;
     }
     return of;
-}
-
-template <typename Eval, typename Note>
-void run_round(size_t begin, size_t end, int workers, const std::vector<std::string> &group, Clock::time_point deadline,
-               const Eval &evaluate, const Note &note) {
-    workers = std::max(1, std::min<int>(workers, int(end - begin)));
-    if (workers == 1) {
-        for (size_t pos = begin; pos < end; pos++) note(evaluate(pos));
-        return;
-    }
-    // Which candidates are timed does not depend on the workers' speed (except past the time
-    // budget), nor which worker times which.
-    const std::vector<int> worker_of = assign_workers(group, workers);
-    std::vector<int> fds;
-    std::vector<pid_t> pids;
-    for (int w = 0; w < workers; w++) {
-        int p[2];
-        if (pipe(p) != 0) throw_error("auto_schedule: cannot create a pipe for a search worker");
-        std::fflush(nullptr);
-        pid_t pid = fork();
-        if (pid < 0) throw_error("auto_schedule: cannot start a search worker process");
-        if (pid == 0) {
-            close(p[0]);
-            for (size_t pos = begin; pos < end; pos++) {
-                if (worker_of[pos - begin] != w) continue;
-                Record r = evaluate(pos);
-                if (write(p[1], &r, sizeof r) != ssize_t(sizeof r)) break;
-            }
-            close(p[1]);
-            _exit(0);
-        }
-        close(p[1]);
-        fds.push_back(p[0]);
-        pids.push_back(pid);
-    }
-    std::vector<pollfd> polls;
-    for (int fd : fds) polls.push_back(pollfd{fd, POLLIN, 0});
-    size_t open = fds.size();
-    while (open > 0) {
-        // At the wall-time bound the workers stop, mid-candidate if need be (one simulation of a
-        // model-size kernel takes seconds): what they have not reported stays untimed.
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-        if (left <= 0) {
-            for (pid_t pid : pids) kill(pid, SIGKILL);
-            for (pollfd &pf : polls)
-                if (pf.fd >= 0) close(pf.fd);
-            break;
-        }
-        if (poll(polls.data(), polls.size(), int(std::min<int64_t>(left, 1000))) <= 0) continue;
-        for (pollfd &pf : polls) {
-            if (pf.fd < 0 || !(pf.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            Record r;
-            ssize_t n = read(pf.fd, &r, sizeof r);
-            if (n == ssize_t(sizeof r) && r.pos >= int32_t(begin) && size_t(r.pos) < end) {
-                note(r);
-            } else if (n <= 0) {
-                close(pf.fd);
-                pf.fd = -1;
-                open--;
-            }
-        }
-    }
-    for (pid_t pid : pids) {
-        int status = 0;
-        waitpid(pid, &status, 0);
-    }
 }
 
 }  // namespace
@@ -323,43 +262,40 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     const std::vector<size_t> order = timing_order(cs, so);
     const auto start = Clock::now();
     const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(so.time_budget_s));
-    int workers = so.workers > 0 ? so.workers : int(std::max(1u, std::thread::hardware_concurrency()));
     // The candidates handed to the workers so far, in order; records[pos] is list[pos]'s result.
     std::vector<size_t> list;
-    std::vector<Record> records;
+    std::vector<WorkResult> records;
     std::set<size_t> listed;
-    LoweringCache cache;  // a worker's copy fills as it times; a round's workers start from this one
-    // The best time this process knows (a worker: the previous rounds' and its own): a candidate
-    // is simulated only until it is twice as slow, which cannot make it the winner (a model-size
-    // kernel on the vector unit would otherwise take seconds to say so). It depends only on what
-    // was timed before, so the search stays deterministic.
+    enum TaskKind : int32_t { kSearch = 0, kExact = 1 };
+    // What a worker keeps from task to task: its lowerings, and the best time it knows (the earlier
+    // rounds' best, sent with each task, and its own). A candidate is simulated only until it is
+    // 1.25 times as slow as that best: it cannot be the winner then, and is recorded at the bound (a
+    // model-size kernel on the vector unit would otherwise take seconds to say so). The finalists
+    // are re-timed exactly, which covers summarised figures that rank two schedules close to each
+    // other in the wrong order. The bound depends only on what was timed before, in the same order,
+    // so the search stays deterministic.
+    LoweringCache cache;
     double known_best = 0;
-    auto evaluate = [&](size_t pos) {
-        Record r{int32_t(pos), 0, 0};
-        if (Clock::now() > deadline) {
-            r.status = 2;
-            return r;
-        }
+    auto evaluate = [&](const WorkTask &t) {
+        WorkResult r;
+        r.pos = t.pos;
+        if (Clock::now() > deadline) return r;
+        r.status = 0;
+        if (t.best_before > 0 && (known_best == 0 || t.best_before < known_best)) known_best = t.best_before;
+        const Candidate &c = cs[size_t(t.candidate)];
         try {
-            r.us = time_candidate(output, inputs, cs[list[pos]], opt, int64_t(1) << 20, false, &cache, 2 * known_best);
+            if (t.kind == kExact) {
+                r.us = time_candidate(output, inputs, c, opt, int64_t(1) << 22, true, &cache);
+            } else {
+                r.us = time_candidate(output, inputs, c, opt, int64_t(1) << 20, false, &cache, 1.25 * known_best);
+                if (known_best == 0 || r.us < known_best) known_best = r.us;
+            }
             r.status = 1;
-            if (known_best == 0 || r.us < known_best) known_best = r.us;
-        } catch (const std::exception &) {  // Halide::Error too: both mean the candidate is invalid
+        } catch (const std::exception &) {  // Halide::Error too: an invalid candidate, or one too long to run exactly
         }
         return r;
     };
-    const size_t budget = size_t(std::max(1, so.max_evaluations));
-    Progress bar(so.progress, std::min(order.size(), budget * size_t(1 + std::max(0, so.siblings))));
-    double best_so_far = 0;
-    size_t done = 0, timed_ok = 0;
-    auto note = [&](const Record &r) {
-        records[size_t(r.pos)] = r;
-        done++;
-        if (r.status == 1) timed_ok++;
-        if (r.status == 1 && (best_so_far == 0 || r.us < best_so_far)) best_so_far = r.us;
-        if (r.status == 1 && (known_best == 0 || r.us < known_best)) known_best = r.us;
-        bar.update(std::min(done, budget), best_so_far);
-    };
+    WorkerPool pool(so.workers > 0 ? so.workers : int(std::max(1u, std::thread::hardware_concurrency())), evaluate);
     // Each candidate chosen brings the siblings that share its Halide lowering (the same directives
     // but for tile sizes and core counts), best estimates first: they cost a finish and a
     // simulation each, a fraction of a lowering.
@@ -369,7 +305,37 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         key[i] = structure_key(cs[i].directives);
         siblings[key[i]].push_back(i);
     }
-    auto time_more = [&](const std::vector<size_t> &more) {
+    std::map<std::string, int> owner;  // structure_key -> the worker holding its lowering
+    double round_best = 0;             // the best time of the rounds done
+    const size_t budget = size_t(std::max(1, so.max_evaluations));
+    Progress bar(so.progress, std::min(order.size(), budget * size_t(1 + std::max(0, so.siblings))));
+    double best_so_far = 0;
+    size_t done = 0, timed_ok = 0;
+    auto note = [&](const WorkResult &r) {
+        records[size_t(r.pos)] = r;
+        done++;
+        if (r.status == 1) timed_ok++;
+        if (r.status == 1 && (best_so_far == 0 || r.us < best_so_far)) best_so_far = r.us;
+        bar.update(std::min(done, budget), best_so_far);
+    };
+    // Runs list[begin, end) on the pool (kind kSearch) and then learns the round's best.
+    auto run_listed = [&](size_t begin) {
+        std::vector<WorkTask> tasks;
+        std::vector<std::string> group;
+        for (size_t pos = begin; pos < list.size(); pos++) {
+            WorkTask t;
+            t.pos = int32_t(pos);
+            t.kind = kSearch;
+            t.candidate = int64_t(list[pos]);
+            t.best_before = round_best;
+            tasks.push_back(t);
+            group.push_back(key[list[pos]]);
+        }
+        pool.run(tasks, assign_workers(group, pool.size(), owner), deadline, note);
+        for (size_t pos = begin; pos < list.size(); pos++)
+            if (records[pos].status == 1 && (round_best == 0 || records[pos].us < round_best)) round_best = records[pos].us;
+    };
+    auto time_more = [&](const std::vector<size_t> &more, bool with_siblings) {
         const size_t begin = list.size();
         auto add = [&](size_t i) {
             if (!listed.insert(i).second) return false;
@@ -380,12 +346,10 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
             add(i);
             int n = 0;
             for (size_t j : siblings[key[i]])
-                if (n < so.siblings && add(j)) n++;
+                if (with_siblings && n < so.siblings && add(j)) n++;
         }
-        records.resize(list.size(), Record{0, 2, 0});
-        std::vector<std::string> group;
-        for (size_t pos = begin; pos < list.size(); pos++) group.push_back(key[list[pos]]);
-        run_round(begin, list.size(), workers, group, deadline, evaluate, note);
+        records.resize(list.size(), WorkResult{});
+        run_listed(begin);
     };
     auto best_timed = [&]() {
         std::pair<double, size_t> best{0, cs.size()};
@@ -394,12 +358,15 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
                 best = {records[pos].us, list[pos]};
         return best.second;
     };
+    // First the pre-filter's favourites, one per worker, so that every worker starts the first
+    // round knowing a good time to stop the hopeless candidates at (their siblings follow there).
+    time_more(std::vector<size_t>(order.begin(), order.begin() + std::min(order.size(), size_t(pool.size()))), false);
     // Rounds of `budget` candidates: another round (up to four) while fewer than half of those
     // timed so far compiled, so that a space where the estimate favours invalid candidates is still
     // searched. Which candidates a round times depends only on the previous rounds' results.
     for (size_t begin = 0, round = 0; begin < order.size() && round < 4; begin += budget, round++) {
         if (round > 0 && (timed_ok >= budget / 2 || Clock::now() > deadline)) break;
-        time_more(std::vector<size_t>(order.begin() + begin, order.begin() + std::min(order.size(), begin + budget)));
+        time_more(std::vector<size_t>(order.begin() + begin, order.begin() + std::min(order.size(), begin + budget)), true);
     }
     // Then a local search: the untimed neighbours of the best so far (one choice changed), while
     // that improves it, at most four steps of half the budget each.
@@ -411,14 +378,14 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
             if (!listed.count(i) && one_choice_apart(cs[i].summary, cs[best].summary)) near.push_back(i);
         if (near.empty()) break;
         if (near.size() > budget / 2) near.resize(std::max<size_t>(1, budget / 2));
-        time_more(near);
+        time_more(near, true);
         if (best_timed() == best) break;
     }
     bar.done();
     SearchResult res;
     std::vector<std::pair<double, size_t>> ok;  // (us, position in list)
     for (size_t pos = 0; pos < list.size(); pos++) {
-        const Record &r = records[pos];
+        const WorkResult &r = records[pos];
         if (r.status == 2) continue;
         Timed t;
         t.index = list[pos];
@@ -447,25 +414,31 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     res.best_us = ok[0].first;
     // The finalists again without loop summaries (the exact model) where that is cheap; a finalist
     // too long to run exactly keeps everyone on the summarised figures.
-    // They run on the workers, so that the wall-time bound stops them too.
+    // They run on the workers, so that the wall-time bound stops them too: each on the worker that
+    // holds its lowering, unless that worker has its share of them already.
     const size_t nf = std::min(ok.size(), size_t(std::max(1, so.finalists)));
-    std::vector<Record> finals(nf, Record{0, 2, 0});
-    auto time_exactly = [&](size_t i) {
-        Record r{int32_t(i), 0, 0};
-        if (Clock::now() > deadline) {
-            r.status = 2;
-            return r;
+    std::vector<WorkResult> finals(nf);
+    std::vector<WorkTask> final_tasks;
+    std::vector<std::string> final_group;
+    for (size_t i = 0; i < nf; i++) {
+        WorkTask t;
+        t.pos = int32_t(i);
+        t.kind = kExact;
+        t.candidate = int64_t(list[ok[i].second]);
+        final_tasks.push_back(t);
+        final_group.push_back(key[list[ok[i].second]]);
+    }
+    std::vector<int> final_worker = assign_workers(final_group, pool.size(), owner);
+    {
+        const size_t share = (nf + size_t(pool.size()) - 1) / size_t(pool.size());
+        std::vector<size_t> load(size_t(pool.size()), 0);
+        for (int &w : final_worker) {
+            if (load[size_t(w)] >= share) w = int(std::min_element(load.begin(), load.end()) - load.begin());
+            load[size_t(w)]++;
         }
-        try {
-            r.us = time_candidate(output, inputs, cs[list[ok[i].second]], opt, int64_t(1) << 22, true);
-            r.status = 1;
-        } catch (const std::exception &) {  // too long to run exactly
-        }
-        return r;
-    };
-    std::vector<std::string> each_alone(nf);
-    for (size_t i = 0; i < nf; i++) each_alone[i] = std::to_string(i);
-    run_round(0, nf, workers, each_alone, deadline, time_exactly, [&](const Record &r) { finals[size_t(r.pos)] = r; });
+    }
+    pool.run(final_tasks, final_worker, deadline,
+             [&](const WorkResult &r) { finals[size_t(r.pos)] = r; });
     std::vector<std::pair<double, size_t>> exact;
     bool all_exact = true;
     for (size_t i = 0; i < nf; i++) {

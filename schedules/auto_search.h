@@ -1,14 +1,15 @@
 // The autoscheduler's search: times candidates (auto_space.h) with the simulator's timing-only mode
 // (exact where the program is small, loops summarised otherwise) on fresh deep copies of the
-// pipeline: each family's best estimates, the pre-filter's best overall and a seeded sample of the
-// rest, more rounds while most candidates fail to compile, then a local search over the best one's
-// neighbours (one choice changed); the finalists are re-timed exactly where that is cheap. A
-// candidate's simulation stops once it is twice as slow as the best its worker knows (it cannot
-// win; it is recorded at that bound), so hopeless ones cost little. Workers
-// are processes, one per core (Halide's lowering shares the pipeline's Parameters between copies,
-// so not threads). Bounded by a candidate budget and a wall time (past which untimed candidates are
-// skipped, so only the wall-time bound can make two runs differ). A progress bar with the best time
-// so far goes to stderr when it is a terminal.
+// pipeline: first the pre-filter's favourite for each worker, then each family's best estimates, the
+// pre-filter's best overall and a seeded sample of the rest, more rounds while most candidates fail
+// to compile, then a local search over the best one's neighbours (one choice changed); the
+// finalists are re-timed exactly where that is cheap. A candidate's simulation stops once it is 1.25
+// times as slow as the best its worker knows (it cannot win; it is recorded at that bound), so
+// hopeless ones cost little. The workers (auto_workers.h) are processes, one per core, that live
+// for the whole search and keep their lowerings: a structure's candidates, in every round, go to
+// the worker that lowered it. Bounded by a candidate budget and a wall time (past which untimed
+// candidates are skipped, so only the wall-time bound can make two runs differ). A progress bar
+// with the best time so far goes to stderr when it is a terminal.
 #pragma once
 
 #include <cstdint>

@@ -453,6 +453,36 @@ INSTANTIATE_TEST_SUITE_P(
                       CacheCase{"depthwise_conv", depthwise_conv(1024), {{1024, 256}, {256, 3}}, {1024, 256}}),
     [](const auto &i) { return std::string(i.param.name); });
 
+// A factor marked fixed stays a constant in the shared lowering (part of the structure): the
+// candidate is finished from that lowering, not lowered a second time on its own.
+TEST(AutoLoweringCacheFixed, AFixedFactorStaysConstantInTheSharedLowering) {
+    using namespace autosched;
+    std::vector<std::vector<int>> ins{{1024, 64}, {1024, 64}, {1024}};
+    Kernel k = residual_norm(1024)();
+    CompileOptions o = options_for(ins, {1024, 64});
+    PipelineInfo info = analyse_pipeline(k.output, k.inputs);
+    SpaceResult space = candidate_space(info, {{{1024, 64}, {1024, 64}, {1024}}, {1024, 64}}, o.machine, 8);
+    int checked = 0;
+    for (Candidate c : space.candidates) {
+        auto split = std::find_if(c.directives.begin(), c.directives.end(),
+                                  [](const Directive &d) { return d.kind == Directive::Split; });
+        if (split == c.directives.end()) continue;
+        split->fixed = true;
+        double plain = -1;
+        try {
+            plain = time_candidate(k.output, k.inputs, c, o, int64_t(1) << 20, false);
+        } catch (const std::exception &) {
+            continue;
+        }
+        LoweringCache cache;
+        EXPECT_EQ(time_candidate(k.output, k.inputs, c, o, int64_t(1) << 20, false, &cache), plain) << c.summary;
+        EXPECT_EQ(cache.lowerings(), 1) << c.summary;
+        EXPECT_EQ(cache.shared_hits(), 1) << c.summary;
+        if (++checked == 3) break;
+    }
+    EXPECT_EQ(checked, 3);
+}
+
 TEST(AutoScheduleSearch, WithinFivePercentOfExhaustiveOnASmallSpace) {
     using namespace autosched;
     std::vector<std::vector<int>> ins{{512, 128}, {512, 128}};
