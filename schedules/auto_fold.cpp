@@ -405,15 +405,22 @@ public:
             return cand;
         }
         cand.estimate_ns = estimate_ns(w, p.cores, m_);
-        cand.summary = "fold cores=" + std::to_string(p.cores) + " tile=" + std::to_string(p.tile) +
-                       " inner=" + std::to_string(p.inner);
-        if (p.segment) cand.summary += " segment=" + std::to_string(p.segment);
-        for (const auto &[f, l] : p.level)
-            if (fold_.options.at(f).size() > 1) cand.summary += " " + display_name(f) + ":" + level_name(l);
-        std::string staging;
-        for (const auto &[in, l] : p.stage)
-            staging += (staging.empty() ? "" : ",") + display_name(in) + ":" + (l == Level::Inline ? "none" : level_name(l));
-        if (!staging.empty()) cand.summary += " inputs=" + staging;
+        // The segments' count follows from the tile and the mask: "segmented" is one choice, so
+        // that two segmented candidates with other tiles are neighbours in the local search.
+        auto summary = [&](bool segmented) {
+            std::string sm = "fold cores=" + std::to_string(p.cores) + " tile=" + std::to_string(p.tile) +
+                             " inner=" + std::to_string(p.inner);
+            if (segmented) sm += " segmented";
+            for (const auto &[f, l] : p.level)
+                if (fold_.options.at(f).size() > 1) sm += " " + display_name(f) + ":" + level_name(l);
+            std::string staging;
+            for (const auto &[in, l] : p.stage)
+                staging += (staging.empty() ? "" : ",") + display_name(in) + ":" + (l == Level::Inline ? "none" : level_name(l));
+            if (!staging.empty()) sm += " inputs=" + staging;
+            return sm;
+        };
+        cand.summary = summary(p.segment != 0);
+        if (p.segment) cand.refines = summary(false);
         cand.directives = std::move(ds);
         return cand;
     }

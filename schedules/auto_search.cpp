@@ -31,14 +31,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The order candidates are timed in: for each family its few best estimates, then the best
-// estimates overall, then a sample of the rest drawn with the seed.
-std::vector<size_t> timing_order(const std::vector<Candidate> &cs, const SearchOptions &so) {
+// The candidates by estimate, best first.
+std::vector<size_t> by_estimate(const std::vector<Candidate> &cs) {
     std::vector<size_t> by_est(cs.size());
     std::iota(by_est.begin(), by_est.end(), 0);
     std::stable_sort(by_est.begin(), by_est.end(),
                      [&](size_t a, size_t b) { return cs[a].estimate_ns < cs[b].estimate_ns; });
-    const size_t budget = std::min(cs.size(), size_t(std::max(1, so.max_evaluations)));
+    return by_est;
+}
+
+// The order candidates are timed in: for each family its few best estimates, then the best
+// estimates overall, then a sample of the rest drawn with the seed. Without the `deferred` ones
+// (refinements, timed after their bases).
+std::vector<size_t> timing_order(const std::vector<Candidate> &cs, const std::vector<char> &deferred,
+                                 const SearchOptions &so) {
+    std::vector<size_t> by_est;
+    for (size_t i : by_estimate(cs))
+        if (!deferred[i]) by_est.push_back(i);
+    const size_t budget = std::min(by_est.size(), size_t(std::max(1, so.max_evaluations)));
     std::vector<size_t> order;
     std::set<size_t> taken;
     auto take = [&](size_t i) {
@@ -274,7 +284,25 @@ double time_candidate(const Func &output, const std::vector<ImageParam> &inputs,
 SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, const std::vector<Candidate> &cs,
                     const CompileOptions &opt, const SearchOptions &so) {
     if (cs.empty()) throw_error("auto_schedule: kernel ", opt.kernel_name, ": no candidate schedule fits the machine");
-    const std::vector<size_t> order = timing_order(cs, so);
+    // Refinements (Candidate::refines) wait for their bases: they are timed for the best few bases,
+    // and the local search reaches them as neighbours of the best.
+    std::vector<char> deferred(cs.size(), 0);
+    std::map<size_t, std::vector<size_t>> refinements;  // base -> its refinements, by estimate
+    {
+        std::map<std::string, size_t> by_summary;
+        for (size_t i = 0; i < cs.size(); i++) by_summary.emplace(cs[i].summary, i);
+        for (size_t i : by_estimate(cs)) {
+            if (cs[i].refines.empty()) continue;
+            auto base = by_summary.find(cs[i].refines);
+            if (base == by_summary.end()) continue;  // no base in the space: timed like any other
+            deferred[i] = 1;
+            refinements[base->second].push_back(i);
+        }
+    }
+    const std::vector<size_t> order = timing_order(cs, deferred, so);
+    std::vector<size_t> everyone = order;  // then the deferred, by estimate
+    for (size_t i : by_estimate(cs))
+        if (deferred[i]) everyone.push_back(i);
     const auto start = Clock::now();
     const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(so.time_budget_s));
     // The candidates handed to the workers so far, in order; records[pos] is list[pos]'s result.
@@ -316,7 +344,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     // simulation each, a fraction of a lowering.
     std::vector<std::string> key(cs.size());
     std::map<std::string, std::vector<size_t>> siblings;
-    for (size_t i : order) {
+    for (size_t i : everyone) {
         key[i] = structure_key(cs[i].directives);
         siblings[key[i]].push_back(i);
     }
@@ -383,13 +411,25 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         if (round > 0 && (timed_ok >= budget / 2 || Clock::now() > deadline)) break;
         time_more(std::vector<size_t>(order.begin() + begin, order.begin() + std::min(order.size(), begin + budget)), true);
     }
+    // Then the refinements of the best bases timed (as many as the finalists).
+    {
+        std::vector<std::pair<double, size_t>> bases;
+        for (size_t pos = 0; pos < list.size(); pos++)
+            if (records[pos].status == 1 && refinements.count(list[pos])) bases.push_back({records[pos].us, list[pos]});
+        std::stable_sort(bases.begin(), bases.end());
+        std::vector<size_t> refs;
+        for (size_t b = 0; b < bases.size() && b < size_t(std::max(1, so.finalists)); b++)
+            for (size_t r : refinements[bases[b].second])
+                if (!listed.count(r)) refs.push_back(r);
+        if (!refs.empty() && Clock::now() <= deadline) time_more(refs, true);
+    }
     // Then a local search: the untimed neighbours of the best so far (one choice changed), while
     // that improves it, at most four steps of half the budget each.
     for (int step = 0; step < 4 && Clock::now() <= deadline; step++) {
         const size_t best = best_timed();
         if (best == cs.size()) break;
         std::vector<size_t> near;
-        for (size_t i : order)
+        for (size_t i : everyone)
             if (!listed.count(i) && one_choice_apart(cs[i].summary, cs[best].summary)) near.push_back(i);
         if (near.empty()) break;
         if (near.size() > budget / 2) near.resize(std::max<size_t>(1, budget / 2));

@@ -29,6 +29,10 @@ struct Candidate {
     std::string summary;  // one line: the choices, for logs and the printed schedule's comment
     std::vector<Directive> directives;
     double estimate_ns = 0;
+    // The summary of the candidate this one refines (empty: none). A refinement costs a Halide
+    // lowering of its own and pays off only on a good base, so the search times it after its base,
+    // when the base is among the best (auto_search.h).
+    std::string refines;
 };
 
 struct SpaceShapes {

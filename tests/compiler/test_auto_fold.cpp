@@ -68,6 +68,35 @@ TEST(AutoFold, CausalScoresAreClonedForTheDiagonalUpdate) {
         EXPECT_NE(cpp.find(line), std::string::npos) << line << "\n" << cpp;
 }
 
+// With the causal mask the tiles may also go in segments (kv_chunked): each segmented candidate
+// refines the same choices unsegmented, which the search times first (Candidate::refines). Without
+// the mask there are no segments.
+TEST(AutoFold, SegmentedCandidatesRefineTheirUnsegmentedBases) {
+    auto space = [](bool causal) {
+        FlashAttentionKernel a = make_flash_attention(64, 256, 2, 64, 64, causal);
+        PipelineInfo info = analyse_pipeline(a.out, {a.q, a.k, a.v});
+        SpaceResult r;
+        EXPECT_EQ(fold_family(info, flash_shapes(64, 256, 2), MachineDesc{}, 2, r), "");
+        return r;
+    };
+    const SpaceResult causal = space(true);
+    int segmented = 0;
+    for (const Candidate &c : causal.candidates) {
+        const bool seg = c.summary.find(" segmented") != std::string::npos;
+        if (!seg) {
+            EXPECT_EQ(c.refines, "") << c.summary;
+            continue;
+        }
+        segmented++;
+        std::string base = c.summary;
+        base.erase(base.find(" segmented"), std::string(" segmented").size());
+        EXPECT_EQ(c.refines, base);
+        EXPECT_NE(find(causal, base), nullptr) << "the base of " << c.summary << " is in the space";
+    }
+    EXPECT_GT(segmented, 0);
+    for (const Candidate &c : space(false).candidates) EXPECT_EQ(c.refines, "") << c.summary;
+}
+
 // The causal mask (rj.where(... <= i * q_tile)) reads the query tile i: with i inside the key-tile
 // loop, the loops at that level would change size with it, which the back end refuses. The family
 // keeps i outside (inner=2) and offers the whole-state order only where no predicate reads an arg.
