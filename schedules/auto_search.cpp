@@ -196,17 +196,6 @@ std::string refusal_kind(const std::string &what) {
     return k;
 }
 
-// The class of a refusal: its kind without the Func it names first and without the details after
-// the first ';' or '(' ("LX overflow: the kernel needs N bytes of LX per core ...").
-std::string refusal_class(const std::string &what) {
-    std::string w = what;
-    if (w.rfind("Func ", 0) == 0) {
-        const size_t colon = w.find(": ");
-        if (colon != std::string::npos) w = w.substr(colon + 2);
-    }
-    return refusal_kind(w.substr(0, w.find_first_of(";(")));
-}
-
 BackendOptions backend_options(const CompileOptions &opt) {
     BackendOptions bo;
     bo.staging_budget_bytes = opt.staging_budget_bytes;
@@ -250,15 +239,11 @@ double time_candidate(const Func &output, const std::vector<ImageParam> &inputs,
                 // candidate is lowered on its own, and its siblings still share the lowering.
                 const std::string kind = refusal_kind(shared.what());
                 if (e->confirmed.count(kind)) throw;
-                int &seen = cache->classes_[refusal_class(shared.what())];
-                if (seen >= LoweringCache::kTrustedAfter) throw;
                 cache->lowerings_++;
                 try {
                     prog = compile_for_spyre(scheduled_copy(output, inputs, c, opt, nullptr), inputs, opt);
-                    seen = -1;  // the shared lowering refused a valid candidate: never trust the class
                 } catch (const std::exception &plain) {
                     if (refusal_kind(plain.what()) == kind) e->confirmed.insert(kind);
-                    if (seen >= 0) seen++;
                     throw;
                 }
                 done = true;

@@ -63,12 +63,7 @@ double time_candidate(const Halide::Func &output, const std::vector<Halide::Imag
 // factors (auto_directives.h, structure_key): lowered once with the factors as Params, finished for
 // each candidate's values. A candidate whose shared finish the back end refuses is lowered on its
 // own, unless a sibling's plain lowering was refused the same way (the same message but for its
-// numbers), or refusals of that class (the message's head: "LX overflow: the kernel needs N bytes
-// ...") were confirmed by kTrustedAfter plain lowerings of any structure and never contradicted
-// (a plain lowering that compiled). Refusals about bounds that Halide cannot make constant with
-// symbolic factors ("its size changes ...") are contradicted early and stay checked; structural
-// ones (LX overflow, operand types) are taken as they are after a few. A structure that Halide
-// cannot lower with symbolic factors is lowered per candidate.
+// numbers). A structure that Halide cannot lower with symbolic factors is lowered per candidate.
 class LoweringCache {
 public:
     LoweringCache();
@@ -77,13 +72,10 @@ public:
     LoweringCache &operator=(const LoweringCache &) = delete;
     int64_t lowerings() const { return lowerings_; }  // Halide lowerings run (shared or not)
     int64_t shared_hits() const { return hits_; }     // candidates finished from a shared lowering
-    static constexpr int kTrustedAfter = 3;
 
 private:
     struct Entry;
     std::map<std::string, std::shared_ptr<Entry>> entries_;  // by structure_key
-    // Refusal class -> plain lowerings that confirmed it (-1: one compiled, never trusted).
-    std::map<std::string, int> classes_;
     int64_t lowerings_ = 0, hits_ = 0;
     friend double time_candidate(const Halide::Func &, const std::vector<Halide::ImageParam> &, const Candidate &,
                                  const CompileOptions &, int64_t, bool, LoweringCache *, double);

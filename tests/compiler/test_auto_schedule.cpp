@@ -483,36 +483,6 @@ TEST(AutoLoweringCacheFixed, AFixedFactorStaysConstantInTheSharedLowering) {
     EXPECT_EQ(checked, 3);
 }
 
-// A class of refusals that plain lowerings of several structures confirmed (here the LX overflow of
-// an input staged whole in a small LX) is taken as it is: the later structures refused that way
-// cost no second lowering of their own. Each is still refused.
-TEST(AutoLoweringCacheTrust, ARefusalClassConfirmedByPlainLoweringsIsTaken) {
-    using namespace autosched;
-    MachineDesc m;
-    m.lx_bytes = 256 * 1024;
-    m.lx_usable_bytes = 128 * 1024;
-    m.lx_ws_knee_bytes = 64 * 1024;
-    std::vector<std::vector<int>> ins{{1024, 128}, {1024, 128}};  // 256 KB each in fp16
-    Kernel k = pointwise_chain()();
-    CompileOptions o = options_for(ins, {1024, 128}, m);
-    const std::string out = k.output.name(), a = k.inputs[0].name();
-    const int structures = LoweringCache::kTrustedAfter + 2;
-    LoweringCache cache;
-    for (int i = 0; i < structures; i++) {
-        // Distinct structures (their loop names differ), refused alike.
-        const std::string yo = "yo" + std::to_string(i), yi = "yi" + std::to_string(i);
-        Candidate c;
-        c.summary = "staged whole, loops " + yo;
-        c.directives = {{Directive::Split, out, {"y", yo, yi}, {8}, ""},
-                        {Directive::StickVectorize, out, {"x"}, {1}, ""},
-                        {Directive::StageAllInLx, a, {kOutermost}, {}, out}};
-        const std::string e = error_of([&] { time_candidate(k.output, k.inputs, c, o, int64_t(1) << 20, false, &cache); });
-        EXPECT_NE(e.find("LX overflow"), std::string::npos) << c.summary << ": " << e;
-    }
-    // A shared and a plain lowering for each of the first kTrustedAfter, the shared one alone after.
-    EXPECT_EQ(cache.lowerings(), 2 * LoweringCache::kTrustedAfter + (structures - LoweringCache::kTrustedAfter));
-}
-
 TEST(AutoScheduleSearch, WithinFivePercentOfExhaustiveOnASmallSpace) {
     using namespace autosched;
     std::vector<std::vector<int>> ins{{512, 128}, {512, 128}};
