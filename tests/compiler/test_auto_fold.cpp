@@ -28,6 +28,15 @@ SpaceShapes flash_shapes(int dim, int seq, int heads) {
     return s;
 }
 
+// The fold family's space for a small flash attention (64 x 256, 2 heads, 64-row tiles).
+SpaceResult small_flash_space(bool causal) {
+    FlashAttentionKernel a = make_flash_attention(64, 256, 2, 64, 64, causal);
+    PipelineInfo info = analyse_pipeline(a.out, {a.q, a.k, a.v});
+    SpaceResult r;
+    EXPECT_EQ(fold_family(info, flash_shapes(64, 256, 2), MachineDesc{}, 2, r), "");
+    return r;
+}
+
 const Candidate *find(const SpaceResult &r, const std::string &summary) {
     for (const Candidate &c : r.candidates)
         if (c.summary == summary) return &c;
@@ -72,14 +81,7 @@ TEST(AutoFold, CausalScoresAreClonedForTheDiagonalUpdate) {
 // refines the same choices unsegmented, which the search times first (Candidate::refines). Without
 // the mask there are no segments.
 TEST(AutoFold, SegmentedCandidatesRefineTheirUnsegmentedBases) {
-    auto space = [](bool causal) {
-        FlashAttentionKernel a = make_flash_attention(64, 256, 2, 64, 64, causal);
-        PipelineInfo info = analyse_pipeline(a.out, {a.q, a.k, a.v});
-        SpaceResult r;
-        EXPECT_EQ(fold_family(info, flash_shapes(64, 256, 2), MachineDesc{}, 2, r), "");
-        return r;
-    };
-    const SpaceResult causal = space(true);
+    const SpaceResult causal = small_flash_space(true);
     int segmented = 0;
     for (const Candidate &c : causal.candidates) {
         const bool seg = c.summary.find(" segmented") != std::string::npos;
@@ -94,7 +96,7 @@ TEST(AutoFold, SegmentedCandidatesRefineTheirUnsegmentedBases) {
         EXPECT_NE(find(causal, base), nullptr) << "the base of " << c.summary << " is in the space";
     }
     EXPECT_GT(segmented, 0);
-    for (const Candidate &c : space(false).candidates) EXPECT_EQ(c.refines, "") << c.summary;
+    for (const Candidate &c : small_flash_space(false).candidates) EXPECT_EQ(c.refines, "") << c.summary;
 }
 
 // The causal mask (rj.where(... <= i * q_tile)) reads the query tile i: with i inside the key-tile
@@ -102,12 +104,8 @@ TEST(AutoFold, SegmentedCandidatesRefineTheirUnsegmentedBases) {
 // keeps i outside (inner=2) and offers the whole-state order only where no predicate reads an arg.
 TEST(AutoFold, ACausalMaskKeepsTheArgsItReadsOutsideTheReductionLoop) {
     auto inners = [](bool causal) {
-        FlashAttentionKernel a = make_flash_attention(64, 256, 2, 64, 64, causal);
-        PipelineInfo info = analyse_pipeline(a.out, {a.q, a.k, a.v});
-        SpaceResult r;
-        EXPECT_EQ(fold_family(info, flash_shapes(64, 256, 2), MachineDesc{}, 2, r), "");
         std::set<std::string> seen;
-        for (const Candidate &c : r.candidates) {
+        for (const Candidate &c : small_flash_space(causal).candidates) {
             const size_t at = c.summary.find(" inner=");
             seen.insert(c.summary.substr(at + 1, c.summary.find(' ', at + 1) - at - 1));
         }
