@@ -40,10 +40,10 @@ std::vector<size_t> by_estimate(const std::vector<Candidate> &cs) {
 // The order candidates are timed in: for each family its few best estimates, then the best
 // estimates overall, then a sample of the rest drawn with the seed. Without the `deferred` ones
 // (refinements, timed after their bases).
-std::vector<size_t> timing_order(const std::vector<Candidate> &cs, const std::vector<char> &deferred,
-                                 const SearchOptions &so) {
+std::vector<size_t> timing_order(const std::vector<Candidate> &cs, const std::vector<size_t> &all_by_est,
+                                 const std::vector<char> &deferred, const SearchOptions &so) {
     std::vector<size_t> by_est;
-    for (size_t i : by_estimate(cs))
+    for (size_t i : all_by_est)
         if (!deferred[i]) by_est.push_back(i);
     const size_t budget = std::min(by_est.size(), size_t(std::max(1, so.max_evaluations)));
     std::vector<size_t> order;
@@ -268,12 +268,13 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     if (cs.empty()) throw_error("auto_schedule: kernel ", opt.kernel_name, ": no candidate schedule fits the machine");
     // Refinements (Candidate::refines) wait for their bases: they are timed for the best few bases,
     // and the local search reaches them as neighbours of the best.
+    const std::vector<size_t> by_est = by_estimate(cs);
     std::vector<char> deferred(cs.size(), 0);
     std::map<size_t, std::vector<size_t>> refinements;  // base -> its refinements, by estimate
     {
         std::map<std::string, size_t> by_summary;
         for (size_t i = 0; i < cs.size(); i++) by_summary.emplace(cs[i].summary, i);
-        for (size_t i : by_estimate(cs)) {
+        for (size_t i : by_est) {
             if (cs[i].refines.empty()) continue;
             auto base = by_summary.find(cs[i].refines);
             if (base == by_summary.end()) continue;  // no base in the space: timed like any other
@@ -281,9 +282,9 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
             refinements[base->second].push_back(i);
         }
     }
-    const std::vector<size_t> order = timing_order(cs, deferred, so);
+    const std::vector<size_t> order = timing_order(cs, by_est, deferred, so);
     std::vector<size_t> everyone = order;  // then the deferred, by estimate
-    for (size_t i : by_estimate(cs))
+    for (size_t i : by_est)
         if (deferred[i]) everyone.push_back(i);
     const auto start = Clock::now();
     const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(so.time_budget_s));

@@ -49,7 +49,7 @@ WorkerPool::WorkerPool(int workers, Evaluate evaluate) : evaluate_(std::move(eva
         }
         if (pid == 0) {
             close(sv[0]);
-            for (const Worker &o : workers_) close(o.to);  // the other workers' ends, inherited
+            for (const Worker &o : workers_) close(o.fd);  // the other workers' ends, inherited
             WorkTask t;
             while (recv_record(sv[1], &t, sizeof t) && t.kind != kStopWorker) {
                 WorkResult r = evaluate_(t);
@@ -60,7 +60,7 @@ WorkerPool::WorkerPool(int workers, Evaluate evaluate) : evaluate_(std::move(eva
         close(sv[1]);
         Worker wk;
         wk.pid = pid;
-        wk.to = wk.from = sv[0];
+        wk.fd = sv[0];
         wk.live = true;
         workers_.push_back(wk);
     }
@@ -74,11 +74,11 @@ void WorkerPool::stop_all(bool kill_now) {
         if (w.live && !kill_now) {
             WorkTask stop;
             stop.kind = kStopWorker;
-            if (!send_record(w.to, &stop, sizeof stop)) kill(w.pid, SIGKILL);
+            if (!send_record(w.fd, &stop, sizeof stop)) kill(w.pid, SIGKILL);
         } else {
             kill(w.pid, SIGKILL);
         }
-        close(w.to);
+        close(w.fd);
         int status = 0;
         waitpid(w.pid, &status, 0);
         w.pid = -1;
@@ -116,7 +116,7 @@ void WorkerPool::run(const std::vector<WorkTask> &tasks, const std::vector<int> 
     auto feed = [&](size_t w) {
         while (workers_[w].live && in_flight[w].size() < kInFlight && !pending[w].empty()) {
             const size_t i = pending[w].front();
-            if (!send_record(workers_[w].to, &tasks[i], sizeof tasks[i])) return lost(w);
+            if (!send_record(workers_[w].fd, &tasks[i], sizeof tasks[i])) return lost(w);
             pending[w].pop_front();
             in_flight[w].push_back(i);
         }
@@ -144,7 +144,7 @@ void WorkerPool::run(const std::vector<WorkTask> &tasks, const std::vector<int> 
         std::vector<size_t> which;
         for (size_t w = 0; w < n; w++)
             if (workers_[w].live && !in_flight[w].empty()) {
-                polls.push_back(pollfd{workers_[w].from, POLLIN, 0});
+                polls.push_back(pollfd{workers_[w].fd, POLLIN, 0});
                 which.push_back(w);
             }
         if (polls.empty()) return;
@@ -161,7 +161,7 @@ void WorkerPool::run(const std::vector<WorkTask> &tasks, const std::vector<int> 
             if (!(polls[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             const size_t w = which[k];
             WorkResult r;
-            if (recv_record(workers_[w].from, &r, sizeof r)) {
+            if (recv_record(workers_[w].fd, &r, sizeof r)) {
                 in_flight[w].pop_front();
                 note(r);
                 feed(w);

@@ -46,7 +46,7 @@ public:
 private:
     struct Worker {
         int pid = -1;
-        int to = -1, from = -1;  // task pipe (written here), result pipe (read here)
+        int fd = -1;  // this end of its socket: tasks out, results in
         bool live = false;
     };
     Evaluate evaluate_;

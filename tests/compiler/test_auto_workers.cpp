@@ -3,6 +3,8 @@
 // on, and a pool past its time bound does no more work.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <cstdlib>
 #include <map>
 
@@ -103,6 +105,25 @@ TEST(WorkerPool, PastItsTimeBoundThePoolDoesNoMoreWork) {
         pool.run(tasks_for(5), std::vector<int>(5, 0), later(), [&](const WorkResult &) { results++; });
         EXPECT_EQ(results, 0) << workers << " workers";
     }
+}
+
+// With no file descriptor to spare (RLIMIT_NOFILE at 0 here), the pool cannot make its workers'
+// sockets and says so. (A failed fork, the other way a pool cannot start, cannot be provoked as
+// root: RLIMIT_NPROC does not bind root.)
+TEST(WorkerPool, NoSocketForAWorkerIsNamed) {
+    rlimit saved{};
+    ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    rlimit none = saved;
+    none.rlim_cur = 0;
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &none), 0);
+    std::string e;
+    try {
+        WorkerPool pool(2, [](const WorkTask &t) { return WorkResult{t.pos, 1, 0}; });
+    } catch (const std::exception &ex) {
+        e = ex.what();
+    }
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+    EXPECT_NE(e.find("auto_schedule: cannot create a socket for a search worker"), std::string::npos) << e;
 }
 
 }  // namespace
