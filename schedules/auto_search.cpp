@@ -206,11 +206,8 @@ double time_candidate(const Func &output, const std::vector<ImageParam> &inputs,
     return time_candidate(output, inputs, c, opt, exact_limit, require_exact, nullptr);
 }
 
-double time_candidate(const Func &output, const std::vector<ImageParam> &inputs, const Candidate &c,
-                      const CompileOptions &opt, int64_t exact_limit, bool require_exact, LoweringCache *cache,
-                      double stop_after_us) {
-    DeviceProgram prog;
-    bool done = false;
+DeviceProgram lower_candidate(const Func &output, const std::vector<ImageParam> &inputs, const Candidate &c,
+                              const CompileOptions &opt, LoweringCache *cache) {
     if (cache) {
         std::shared_ptr<LoweringCache::Entry> &e = cache->entries_[structure_key(c.directives)];
         if (!e) {
@@ -227,9 +224,9 @@ double time_candidate(const Func &output, const std::vector<ImageParam> &inputs,
         }
         if (e->kernel) {
             try {
-                prog = finish_kernel(*e->kernel, factor_values(c.directives)).program;
-                done = true;
+                DeviceProgram prog = finish_kernel(*e->kernel, factor_values(c.directives)).program;
                 cache->hits_++;
+                return prog;
             } catch (const std::exception &shared) {
                 // The shared Stmt may differ from a plain lowering in ways the back end refuses
                 // (bounds that Halide cannot prove constant with the factors symbolic): such a
@@ -238,18 +235,26 @@ double time_candidate(const Func &output, const std::vector<ImageParam> &inputs,
                 if (e->confirmed.count(kind)) throw;
                 cache->lowerings_++;
                 try {
-                    prog = compile_for_spyre(scheduled_copy(output, inputs, c, opt, nullptr), inputs, opt);
+                    return compile_for_spyre(scheduled_copy(output, inputs, c, opt, nullptr), inputs, opt);
                 } catch (const std::exception &plain) {
                     if (refusal_kind(plain.what()) == kind) e->confirmed.insert(kind);
                     throw;
                 }
-                done = true;
             }
         }
+        cache->lowerings_++;
     }
-    if (!done) {
-        if (cache) cache->lowerings_++;
-        prog = compile_for_spyre(scheduled_copy(output, inputs, c, opt, nullptr), inputs, opt);
+    return compile_for_spyre(scheduled_copy(output, inputs, c, opt, nullptr), inputs, opt);
+}
+
+double time_candidate(const Func &output, const std::vector<ImageParam> &inputs, const Candidate &c,
+                      const CompileOptions &opt, int64_t exact_limit, bool require_exact, LoweringCache *cache,
+                      double stop_after_us) {
+    const DeviceProgram prog = lower_candidate(output, inputs, c, opt, cache);
+    // A candidate whose engines' busy time alone reaches the stop is not simulated: it cannot win.
+    if (stop_after_us > 0) {
+        const double bound = time_lower_bound_us(prog, opt.machine);
+        if (bound >= stop_after_us) return bound;
     }
     SimOptions so;
     so.timing_only = true;

@@ -3,9 +3,9 @@
 // pipeline: first the pre-filter's favourite for each worker, then each family's best estimates, the
 // pre-filter's best overall and a seeded sample of the rest, more rounds while most candidates fail
 // to compile, then a local search over the best one's neighbours (one choice changed); the
-// finalists are re-timed exactly where that is cheap. A candidate's simulation stops once it is 1.25
-// times as slow as the best its worker knows (it cannot win; it is recorded at that bound), so
-// hopeless ones cost little. The workers (auto_workers.h) are processes, one per core, that live
+// finalists are re-timed exactly where that is cheap. A candidate is not simulated when its static
+// time bound is 1.25 times the best its worker knows, and its simulation stops there otherwise (it
+// cannot win; it is recorded at that bound), so hopeless ones cost little. The workers (auto_workers.h) are processes, one per core, that live
 // for the whole search and keep their lowerings: a structure's candidates, in every round, go to
 // the worker that lowered it. Bounded by a candidate budget and a wall time (past which untimed
 // candidates are skipped, so only the wall-time bound can make two runs differ). A progress bar
@@ -77,13 +77,19 @@ private:
     struct Entry;
     std::map<std::string, std::shared_ptr<Entry>> entries_;  // by structure_key
     int64_t lowerings_ = 0, hits_ = 0;
-    friend double time_candidate(const Halide::Func &, const std::vector<Halide::ImageParam> &, const Candidate &,
-                                 const CompileOptions &, int64_t, bool, LoweringCache *, double);
+    friend DeviceProgram lower_candidate(const Halide::Func &, const std::vector<Halide::ImageParam> &,
+                                         const Candidate &, const CompileOptions &, LoweringCache *);
 };
 
+// The device program of candidate `c`, through `cache` (null: lowered on its own). The program is
+// the same either way. Throws what the directives or the back end throw.
+DeviceProgram lower_candidate(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs,
+                              const Candidate &c, const CompileOptions &opt, LoweringCache *cache);
+
 // time_candidate through `cache` (null: lowered on its own). The time is the same either way.
-// With `stop_after_us`, a simulation that passes it stops there and returns it (the candidate
-// takes at least that long): the search stops candidates far slower than its best so far.
+// With `stop_after_us`, a candidate that takes at least that long returns a time at or past it
+// without being timed to the end: either its static lower bound (sim/program_work.h) reaches it, or
+// its simulation stops there. The search stops candidates far slower than its best so far.
 double time_candidate(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs,
                       const Candidate &c, const CompileOptions &opt, int64_t exact_limit, bool require_exact,
                       LoweringCache *cache, double stop_after_us = 0);

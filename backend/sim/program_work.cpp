@@ -20,28 +20,43 @@ struct Value {
 };
 using Regs = std::array<Value, kNumRegs>;
 
-// Per-core work of one pass over a block.
+// Per-core work of one pass over a block: counts, and the engines' busy cycles (the time bound's).
 struct Work {
     int64_t instrs = 0, dma = 0, vec = 0, macs = 0, ring = 0;
+    double vec_cycles = 0, pe_cycles = 0, load_work = 0, store_work = 0;
     void add(const Work &o) {
         instrs = sat_add(instrs, o.instrs);
         dma = sat_add(dma, o.dma);
         vec = sat_add(vec, o.vec);
         macs = sat_add(macs, o.macs);
         ring = sat_add(ring, o.ring);
+        vec_cycles += o.vec_cycles;
+        pe_cycles += o.pe_cycles;
+        load_work += o.load_work;
+        store_work += o.store_work;
     }
     Work times(int64_t n) const {
-        return {sat_mul(instrs, n), sat_mul(dma, n), sat_mul(vec, n), sat_mul(macs, n), sat_mul(ring, n)};
+        const double k = double(n);
+        return {sat_mul(instrs, n), sat_mul(dma, n), sat_mul(vec, n), sat_mul(macs, n), sat_mul(ring, n),
+                vec_cycles * k, pe_cycles * k, load_work * k, store_work * k};
     }
-    static Work max(const Work &a, const Work &b) {
-        return {std::max(a.instrs, b.instrs), std::max(a.dma, b.dma), std::max(a.vec, b.vec),
-                std::max(a.macs, b.macs), std::max(a.ring, b.ring)};
+    // Field by field: the costlier branch (`hi`) or the cheaper one.
+    static Work pick(const Work &a, const Work &b, bool hi) {
+        auto f = [hi](auto x, auto y) { return hi ? std::max(x, y) : std::min(x, y); };
+        return {f(a.instrs, b.instrs),         f(a.dma, b.dma),           f(a.vec, b.vec),
+                f(a.macs, b.macs),             f(a.ring, b.ring),         f(a.vec_cycles, b.vec_cycles),
+                f(a.pe_cycles, b.pe_cycles),   f(a.load_work, b.load_work), f(a.store_work, b.store_work)};
     }
 };
 
+// Walks the program once per block (not per iteration). `core`: the CORE_ID to fold (-1: unknown).
+// `lower`: what is not known counts at least (a loop of unknown count runs no iteration, an IF of
+// unknown condition takes the cheaper branch), for a lower bound; otherwise at most, but a loop of
+// unknown count is counted once and `counts_known` says so.
 class Walker {
 public:
-    Walker(const DeviceProgram &p, const MachineDesc &m) : p_(p), m_(m), match_(p.code.size(), 0) {
+    Walker(const DeviceProgram &p, const MachineDesc &m, int64_t core = -1, bool lower = false)
+        : p_(p), m_(m), core_(core), lower_(lower), match_(p.code.size(), 0) {
         // Block structure; verify_program has checked that it is balanced.
         std::vector<size_t> stack;
         for (size_t pc = 0; pc < p.code.size(); pc++) {
@@ -85,15 +100,22 @@ private:
         case Engine::Control:
             if (is_scalar_op(in.op)) scalar(in, r);
             break;
-        case Engine::Vector: w.vec = sat_mul(vector_sticks(in, m_), sb); break;
+        case Engine::Vector:
+            w.vec = sat_mul(vector_sticks(in, m_), sb);
+            w.vec_cycles = vector_cycles(in, m_);
+            break;
         case Engine::PE: {
             const MatmulDesc &d = p_.mm[size_t(in.a[7])];
             w.macs = sat_mul(sat_mul(d.m, d.n), d.k);
+            w.pe_cycles = matmul_cycles(d, m_, DType(in.dtype));
             break;
         }
         case Engine::DMA: {
             const DmaDesc &d = p_.dma[size_t(in.a[6])];
             w.dma = sat_mul(sat_mul(sat_mul(sat_mul(d.sticks, sb), d.count[0]), d.count[1]), d.count[2]);
+            // Channel work without the LX working-set factor, which only ever adds.
+            const bool store = in.op == Opcode::DMA_ST;
+            (store ? w.store_work : w.load_work) = dma_channel_work(d, w.dma, store, 0, m_);
             break;
         }
         case Engine::Ring:
@@ -104,11 +126,12 @@ private:
         return w;
     }
 
-    // Folds a scalar op when every register it reads is known; CORE_ID differs per core.
+    // Folds a scalar op when every register it reads is known; CORE_ID only when the walk is a
+    // core's.
     void scalar(const Instr &in, Regs &r) {
         const OpInfo &info = op_info(in.op);
         int64_t vals[kNumRegs] = {};
-        bool known = in.op != Opcode::CORE_ID;
+        bool known = in.op != Opcode::CORE_ID || core_ >= 0;
         for (int s = 0; s < kNumOperands && known; s++) {
             if (info.operands[s] != Operand::RegSrc) continue;
             int reg = in.a[s];
@@ -117,7 +140,7 @@ private:
             vals[reg] = r[reg].v;
         }
         Value out;
-        out.known = known && eval_scalar(in, vals, 0, p_.num_cores, &out.v);
+        out.known = known && eval_scalar(in, vals, std::max<int64_t>(core_, 0), p_.num_cores, &out.v);
         r[in.a[0]] = out;
     }
 
@@ -133,7 +156,7 @@ private:
         Work body = block(pc + 1, end, r);
         body.instrs = sat_add(body.instrs, 1);  // ENDLOOP
         forget_written(pc, end, r);
-        int64_t n = 1;
+        int64_t n = lower_ ? 0 : 1;
         if (!count.known) counts_known = false;
         else n = std::max<int64_t>(count.v, 0);
         Work total = body.times(n);
@@ -162,7 +185,7 @@ private:
             taken = cond.v ? then_w : else_w;
             r = cond.v ? rt : re;
         } else {
-            taken = Work::max(then_w, else_w);
+            taken = Work::pick(then_w, else_w, !lower_);
             for (int i = 0; i < kNumRegs; i++)
                 r[i] = rt[i].known && re[i].known && rt[i].v == re[i].v ? rt[i] : Value{};
         }
@@ -182,6 +205,8 @@ private:
 
     const DeviceProgram &p_;
     const MachineDesc &m_;
+    const int64_t core_;
+    const bool lower_;
     std::vector<size_t> match_;
 };
 
@@ -210,6 +235,27 @@ ProgramWork program_work(const DeviceProgram &program, const MachineDesc &machin
     w.ring_bytes = core.ring;
     w.counts_known = walker.counts_known;
     return w;
+}
+
+double time_lower_bound_us(const DeviceProgram &program, const MachineDesc &machine) {
+    const double launch = machine.ns_to_cycles(machine.kernel_launch_ns);
+    const double dma_cap = machine.dma_core_bytes_per_ns / machine.clock_ghz;
+    const double dram_peak = machine.dram_bytes_per_ns / machine.clock_ghz;
+    double busiest = 0, dram_work = 0;
+    for (int64_t core = 0; core < program.num_cores; core++) {
+        Walker walker(program, machine, core, true);
+        Regs regs;
+        regs[0] = Value{true, 0};
+        const Work w = walker.block(0, program.code.size(), regs);
+        // Each engine runs its operations one at a time: vector unit, PE array, and each DMA
+        // direction at the core's cap (its first transfer waits for the setup too).
+        double dma_setup = w.load_work + w.store_work > 0 ? machine.dma_setup_cycles : 0;
+        busiest = std::max({busiest, w.vec_cycles, w.pe_cycles, dma_setup + w.load_work / dma_cap,
+                            dma_setup + w.store_work / dma_cap});
+        dram_work += w.load_work + w.store_work;
+    }
+    // All cores' transfers share device memory, which moves at most its peak.
+    return machine.cycles_to_us(launch + std::max(busiest, dram_work / dram_peak));
 }
 
 void check_work_limits(const DeviceProgram &program, const ProgramWork &work, int64_t max_instructions,

@@ -28,6 +28,14 @@ struct ProgramWork {
 
 ProgramWork program_work(const DeviceProgram &program, const MachineDesc &machine);
 
+// A lower bound on the program's modelled time in a timing-only run, from its static work alone:
+// the launch, then the busiest engine of the busiest core (each engine runs its operations one
+// after another at their op_cost.h durations) or device memory at its peak, whichever is longer.
+// Waits, contention and the LX working-set factor only add time, and what is not known statically
+// counts as little as it can (CORE_ID is folded per core). The autoscheduler skips simulating a
+// candidate whose bound already rules it out.
+double time_lower_bound_us(const DeviceProgram &program, const MachineDesc &machine);
+
 // Rejects a program whose static work exceeds the limits (a limit <= 0 is not checked), with an
 // error that names the figure, the limit and the option that sets it.
 void check_work_limits(const DeviceProgram &program, const ProgramWork &work, int64_t max_instructions,

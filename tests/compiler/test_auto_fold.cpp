@@ -11,9 +11,12 @@
 #include "auto_fold.h"
 #include "auto_print.h"
 #include "auto_schedule.h"
+#include "auto_search.h"
 #include "auto_structure.h"
 #include "device/error.h"
 #include "flash_attention.h"
+#include "sim/program_work.h"
+#include "sim/simulator.h"
 
 namespace spyre::testing {
 namespace {
@@ -97,6 +100,38 @@ TEST(AutoFold, SegmentedCandidatesRefineTheirUnsegmentedBases) {
     }
     EXPECT_GT(segmented, 0);
     for (const Candidate &c : small_flash_space(false).candidates) EXPECT_EQ(c.refines, "") << c.summary;
+}
+
+// The search skips simulating candidates whose static time bound rules them out
+// (time_lower_bound_us): no flash candidate, causal or not, is timed faster than its bound.
+TEST(AutoFold, NoFlashCandidateIsTimedFasterThanItsBound) {
+    for (bool causal : {false, true}) {
+        FlashAttentionKernel a = make_flash_attention(64, 256, 2, 64, 64, causal);
+        SpaceResult space;
+        ASSERT_EQ(fold_family(analyse_pipeline(a.out, {a.q, a.k, a.v}), flash_shapes(64, 256, 2), MachineDesc{}, 2, space), "");
+        CompileOptions o;
+        const SpaceShapes shapes = flash_shapes(64, 256, 2);
+        for (const auto &in : shapes.inputs) o.inputs.push_back(TensorSpec{in, {}});
+        o.output = TensorSpec{shapes.output, {}};
+        LoweringCache cache;
+        int checked = 0;
+        const size_t step = std::max<size_t>(1, space.candidates.size() / 8);
+        for (size_t i = 0; i < space.candidates.size(); i += step) {
+            const Candidate &c = space.candidates[i];
+            DeviceProgram p;
+            try {
+                p = lower_candidate(a.out, {a.q, a.k, a.v}, c, o, &cache);
+            } catch (const std::exception &) {
+                continue;
+            }
+            SimOptions so;
+            so.timing_only = true;
+            const double us = simulate(p, o.machine, {}, so).stats.us;
+            EXPECT_LE(time_lower_bound_us(p, o.machine), us * (1 + 1e-9)) << c.summary;
+            checked++;
+        }
+        EXPECT_GT(checked, 3) << (causal ? "causal" : "full");
+    }
 }
 
 // The causal mask (rj.where(... <= i * q_tile)) reads the query tile i: with i inside the key-tile

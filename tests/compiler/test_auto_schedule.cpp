@@ -16,6 +16,8 @@
 #include "auto_structure.h"
 #include "compiler_test_util.h"
 #include "device/error.h"
+#include "matmul.h"
+#include "sim/program_work.h"
 
 namespace spyre::testing {
 namespace {
@@ -143,6 +145,18 @@ Algorithm few_long_rows(int cols) {
 }
 
 // A matmul with few outputs and a long K.
+// The catalogue's batched matmul (schedules/matmul.h), whose space has ring-shared operands.
+Algorithm bmm_algorithm(int batch, int rows, int inner, int cols) {
+    return [=] {
+        MatmulKernel mk = make_bmm(batch, rows, inner, cols);
+        Kernel k;
+        k.inputs = {mk.a, mk.w};
+        k.output = mk.out;
+        k.funcs = {{"acc", mk.acc}};
+        return k;
+    };
+}
+
 Algorithm small_matmul(int inner) {
     return [=] {
         Kernel k;
@@ -482,6 +496,74 @@ TEST(AutoLoweringCacheFixed, AFixedFactorStaysConstantInTheSharedLowering) {
     }
     EXPECT_EQ(checked, 3);
 }
+
+struct BoundCase {
+    const char *name;
+    Algorithm alg;
+    std::vector<std::vector<int>> ins;
+    std::vector<int> out;
+    int cores = 8;
+    bool reassociate = false;  // with the split-K family (ring reductions)
+};
+
+class AutoTimeBound : public ::testing::TestWithParam<BoundCase> {};
+
+// The search skips simulating a candidate whose static time bound (time_lower_bound_us) already
+// rules it out: that is only sound if no program is ever timed faster than its bound, with loops
+// summarised or exactly. Checked on candidates spread over each space's estimate order.
+TEST_P(AutoTimeBound, NoCandidateIsTimedFasterThanItsBound) {
+    using namespace autosched;
+    const BoundCase &c = GetParam();
+    Kernel k = c.alg();
+    CompileOptions o = options_for(c.ins, c.out);
+    PipelineInfo info = analyse_pipeline(k.output, k.inputs);
+    SpaceShapes shapes;
+    for (const auto &i : c.ins) shapes.inputs.push_back(std::vector<int64_t>(i.begin(), i.end()));
+    shapes.output = std::vector<int64_t>(c.out.begin(), c.out.end());
+    SpaceResult space = candidate_space(info, shapes, o.machine, c.cores, c.reassociate);
+    ASSERT_FALSE(space.candidates.empty());
+    LoweringCache cache;
+    const size_t step = std::max<size_t>(1, space.candidates.size() / 40);
+    int checked = 0;
+    double tightest = 0;  // the largest bound / time seen: the bound must also bind somewhere
+    for (size_t i = 0; i < space.candidates.size(); i += step) {
+        const Candidate &cand = space.candidates[i];
+        DeviceProgram p;
+        try {
+            p = lower_candidate(k.output, k.inputs, cand, o, &cache);
+        } catch (const std::exception &) {
+            continue;
+        }
+        const double bound = time_lower_bound_us(p, o.machine);
+        for (bool summarise : {true, false}) {
+            SimOptions so;
+            so.timing_only = true;
+            so.summarize_loops = summarise;
+            if (!summarise && program_work(p, o.machine).instructions > (int64_t(1) << 20)) continue;
+            const double us = simulate(p, o.machine, {}, so).stats.us;
+            EXPECT_LE(bound, us * (1 + 1e-9)) << cand.summary << (summarise ? " (summarised)" : " (exact)");
+            tightest = std::max(tightest, bound / us);
+        }
+        checked++;
+    }
+    EXPECT_GT(checked, 5);
+    EXPECT_GT(tightest, 0.5) << "the bound is close to the time of some candidate";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Pipelines, AutoTimeBound,
+    ::testing::Values(BoundCase{"residual_norm", residual_norm(1024), {{1024, 64}, {1024, 64}, {1024}}, {1024, 64}},
+                      BoundCase{"residual_norm_uneven_rows", residual_norm(1024), {{1024, 47}, {1024, 47}, {1024}}, {1024, 47}},
+                      BoundCase{"pointwise_chain", pointwise_chain(), {{512, 128}, {512, 128}}, {512, 128}},
+                      BoundCase{"column_mean", column_mean(256), {{512, 256}}, {512}},
+                      BoundCase{"quantized_linear", quantized_linear(256), {{256, 64}, {256, 256}, {256}}, {256, 64}},
+                      BoundCase{"depthwise_conv", depthwise_conv(1024), {{1024, 256}, {256, 3}}, {1024, 256}},
+                      BoundCase{"few_long_rows_split_k", few_long_rows(4096), {{4096, 32}}, {32}, 32, true},
+                      BoundCase{"small_matmul_split_k", small_matmul(4096), {{4096, 64}, {256, 4096}}, {256, 64}, 32, true},
+                      BoundCase{"bmm_ring_shared", bmm_algorithm(4, 128, 512, 1024), {{512, 128, 4}, {1024, 512}}, {1024, 128, 4}, 32},
+                      // Long enough that the simulator summarises loops.
+                      BoundCase{"bmm_summarised", bmm_algorithm(4, 256, 2048, 4096), {{2048, 256, 4}, {4096, 2048}}, {4096, 256, 4}, 32}),
+    [](const auto &i) { return std::string(i.param.name); });
 
 TEST(AutoScheduleSearch, WithinFivePercentOfExhaustiveOnASmallSpace) {
     using namespace autosched;

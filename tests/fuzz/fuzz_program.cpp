@@ -1,7 +1,8 @@
 // libFuzzer: a .spyre file from outside. The reader and verifier must reject anything bad with a
 // spyre::Error; a file they accept must run in the simulator (functional and timing-only) to a
 // result or a spyre::Error, within bounded work: never a crash, a sanitizer report or a hang. The
-// static work analysis (program_work.h) must likewise accept or refuse any verified program.
+// static work analysis and time bound (program_work.h) must likewise accept or refuse any verified
+// program.
 #include <cstdint>
 #include <vector>
 
@@ -32,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     try {
         verify_for_machine(p, m);
         (void)program_work(p, m);
+        (void)time_lower_bound_us(p, m);
     } catch (const Error &) {
     }
     fuzz::run_both_modes(p, m, kMaxImageBytes, int64_t(1) << 26);

@@ -1,6 +1,7 @@
 // Static work (program_work.h) against what the simulator counts when it runs the program: equal
 // when every loop count and branch is a constant, an upper bound over IF branches otherwise, and
-// marked when a loop count is only known at run time.
+// marked when a loop count is only known at run time. The static time bound against timing-only
+// runs: never above them, and close where one engine is busy throughout.
 #include <gtest/gtest.h>
 
 #include "sim/program_work.h"
@@ -126,6 +127,94 @@ TEST(ProgramWork, HugeCountsSaturateInsteadOfOverflowing) {
     EXPECT_EQ(w.vector_bytes, std::numeric_limits<int64_t>::max());
     EXPECT_EQ(w.data_work(), std::numeric_limits<int64_t>::max());
     EXPECT_EQ(w.instructions, std::numeric_limits<int64_t>::max());
+}
+
+double timed_us(const DeviceProgram &p) {
+    SimOptions so;
+    so.timing_only = true;
+    return simulate(p, MachineDesc{}, {}, so).stats.us;
+}
+
+// One engine busy back to back: the bound is that engine's time, which is what the run takes.
+TEST(TimeLowerBound, AVectorLoopIsTimedAtItsBound) {
+    ProgramBuilder b("vec", 1);
+    Reg i = b.alloc();
+    b.loop(i, 50);
+    b.vbin(Opcode::VADD, DType::F16, 0, Lx(0), Lx(4096), Lx(8192), 2, 8);
+    b.end_loop();
+    b.wait_tag(0);
+    DeviceProgram p = b.finish();
+    const double bound = time_lower_bound_us(p, MachineDesc{}), us = timed_us(p);
+    EXPECT_LE(bound, us);
+    EXPECT_GT(bound, 0.95 * us);
+}
+
+// CORE_ID is folded per core: the core that loops longest sets the bound, and an IF on it takes
+// each core's own branch, not the costlier one on every core.
+TEST(TimeLowerBound, TheBusiestCoreSetsTheBound) {
+    auto program = [](bool branch) {
+        ProgramBuilder b("cores", 4);
+        Reg id = b.alloc(), i = b.alloc(), n = b.alloc();
+        b.core_id(id);
+        if (branch) {
+            b.if_(id);  // cores 1..3: 10 sticks; core 0: 400 sticks
+            b.vfill(DType::F16, 0, Lx(0), 1.0f, 10);
+            b.else_();
+            b.vfill(DType::F16, 0, Lx(0), 1.0f, 400);
+            b.end_if();
+        } else {
+            b.muli(n, id, 100);  // core c: 100 c sticks
+            b.loop(i, 1, n);
+            b.vfill(DType::F16, 0, Lx(0), 1.0f, 1);
+            b.end_loop();
+        }
+        b.wait_tag(0);
+        return b.finish();
+    };
+    for (bool branch : {true, false}) {
+        DeviceProgram p = program(branch);
+        const double bound = time_lower_bound_us(p, MachineDesc{}), us = timed_us(p);
+        EXPECT_LE(bound, us) << (branch ? "branch" : "loop");
+        EXPECT_GT(bound, 0.9 * us) << (branch ? "branch" : "loop");
+    }
+}
+
+// A loop whose count is only known at run time (here a loop variable) counts no iteration: the
+// bound stays below the run, however many iterations it takes.
+TEST(TimeLowerBound, ALoopOfUnknownCountCountsNothing) {
+    ProgramBuilder b("dynamic", 1);
+    Reg k = b.alloc(), j = b.alloc();
+    b.loop(k, 8);
+    b.loop(j, 1, k);
+    b.vfill(DType::F16, 0, Lx(0), 1.0f, 64);
+    b.end_loop();
+    b.end_loop();
+    b.wait_tag(0);
+    DeviceProgram p = b.finish();
+    EXPECT_LE(time_lower_bound_us(p, MachineDesc{}), timed_us(p));
+    EXPECT_LT(time_lower_bound_us(p, MachineDesc{}), 0.1 * timed_us(p));
+}
+
+// Many cores loading at once share device memory: the bound is the chip's peak, not one core's cap.
+TEST(TimeLowerBound, CoresLoadingTogetherAreBoundByDeviceMemory) {
+    const int cores = 32;
+    const int64_t sticks = 256;
+    ProgramBuilder b("loads", cores);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64 * sticks * 16});
+    DmaDesc ld;
+    ld.sticks = int32_t(sticks);
+    int desc = b.dma_desc(ld);
+    Reg i = b.alloc();
+    b.loop(i, 16);
+    b.dma_ld(1, in, kZero, 0, Lx(0), desc);
+    b.wait_tag(1);
+    b.end_loop();
+    DeviceProgram p = b.finish();
+    const MachineDesc m;
+    const double bound = time_lower_bound_us(p, m), us = timed_us(p);
+    EXPECT_LE(bound, us);
+    const double bytes = double(cores) * 16 * sticks * m.stick_bytes;
+    EXPECT_GE(bound, m.cycles_to_us(m.ns_to_cycles(bytes / m.dram_bytes_per_ns)));
 }
 
 }  // namespace
