@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <regex>
 
+#include "auto_layouts.h"
 #include "auto_print.h"
 #include "auto_search.h"
 #include "auto_space.h"
@@ -13,6 +15,30 @@ namespace spyre {
 
 using namespace Halide;
 using namespace autosched;
+
+namespace {
+
+// The arguments in order (inputs, then the output), marked free where AutoOptions allows.
+std::vector<LayoutArg> layout_args(const Func &output, const std::vector<ImageParam> &inputs,
+                                   const CompileOptions &options, const AutoOptions &ao) {
+    std::vector<LayoutArg> args;
+    for (size_t i = 0; i < inputs.size(); i++)
+        args.push_back({inputs[i].name(), options.inputs[i].layout, int(options.inputs[i].shape.size()), false});
+    args.push_back({display_name(output.name()), options.output.layout, int(options.output.shape.size()), false});
+    for (const std::string &name : ao.free_layouts) {
+        bool found = false;
+        for (LayoutArg &a : args)
+            if (name == "*" || a.name == name) a.free = found = true;
+        if (found) continue;
+        std::string known;
+        for (const LayoutArg &a : args) known += (known.empty() ? "" : ", ") + a.name;
+        throw_error("auto_schedule: kernel ", options.kernel_name, ": AutoOptions::free_layouts names '", name,
+                    "', which is not an argument of the pipeline (its arguments: ", known, ")");
+    }
+    return args;
+}
+
+}  // namespace
 
 AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, const CompileOptions &options,
                          const AutoOptions &ao) {
@@ -28,6 +54,7 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
     for (const TensorSpec &t : options.inputs) shapes.inputs.push_back(t.shape);
     shapes.output = options.output.shape;
     SpaceResult space = candidate_space(info, shapes, options.machine, ao.max_cores, ao.allow_reassociation);
+    space.candidates = with_layout_variants(space.candidates, layout_args(output, inputs, options, ao));
     const double space_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (space.candidates.empty())
         throw_error("auto_schedule: kernel ", options.kernel_name, ": no candidate schedule for Func ", display_name(output.name()),
@@ -67,7 +94,11 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
                   "// %s\n// %lld candidates, %lld timed by the simulator (%lld refused), %.1f s.\n",
                   display_name(output.name()).c_str(), ao.seed, r.us, r.exact ? "" : " (loops summarised)", r.summary.c_str(),
                   (long long)r.candidates, (long long)r.timed, (long long)r.failed, r.search_seconds);
-    r.cpp = std::string(head) + print_cpp(best.directives, info, "m");
+    r.options = with_layouts(options, best);
+    std::string layouts = layouts_cpp(r.options, "options");
+    if (!layouts.empty()) layouts = "// The device layouts it chose (AutoOptions::free_layouts), for the CompileOptions:\n// " +
+                                    std::regex_replace(layouts.substr(0, layouts.size() - 1), std::regex("\n"), "\n// ") + "\n";
+    r.cpp = std::string(head) + layouts + print_cpp(best.directives, info, "m");
     return r;
 }
 

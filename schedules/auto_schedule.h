@@ -36,6 +36,12 @@ struct AutoOptions {
     // the algorithm's, so results differ from the CPU's by rounding: off unless asked for, as
     // compilers leave reassociation of floating-point sums to a flag.
     bool allow_reassociation = false;
+    // Arguments (ImageParam names, or the output Func's) whose device layout the search may choose:
+    // the order of their dimensions but the stick dim 0, whose stick count stays innermost (the
+    // layouts the compiler takes), for ranks 3 and 4.
+    // The caller then gives and takes those buffers in AutoResult::options' layouts. "*": every
+    // argument. Empty: the layouts of CompileOptions, as given.
+    std::vector<std::string> free_layouts;
 };
 
 struct AutoResult {
@@ -44,6 +50,9 @@ struct AutoResult {
     std::string family;         // "rows", "columns", "matmul" or "split_k" (auto_space.h)
     std::string summary;        // the choices in one line
     std::string cpp;            // the directive calls as C++, with a comment saying where they came from
+                                // (and the chosen layouts, as assignments to the CompileOptions)
+    CompileOptions options;     // the caller's, with the layouts chosen (AutoOptions::free_layouts):
+                                // compile the scheduled pipeline with these
     int64_t candidates = 0;     // schedules in the space (after the LX pre-filter)
     int64_t pruned_lx = 0;      // dropped by the pre-filter's LX estimate
     int64_t timed = 0;          // timed by the simulator
@@ -56,7 +65,7 @@ struct AutoResult {
 // Schedules `output` (and every Func it reads) for the shapes and machine of `options`; `inputs`
 // are the pipeline's ImageParams in order (one TensorSpec each in options.inputs). Throws
 // spyre::Error naming the problem: a shape that does not match, a Func the autoscheduler cannot
-// handle, or no candidate that compiles.
+// handle, a free layout naming no argument, or no candidate that compiles.
 AutoResult auto_schedule(Halide::Func output, const std::vector<Halide::ImageParam> &inputs,
                          const CompileOptions &options, const AutoOptions &auto_options = {});
 

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "auto_layouts.h"
 #include "auto_structure.h"
 #include "auto_workers.h"
 #include "compile_kernel.h"
@@ -184,6 +185,10 @@ Func scheduled_copy(const Func &output, const std::vector<ImageParam> &inputs, c
     return Func(copy.first[0]);
 }
 
+// Candidates with the same key share a Halide lowering: the same directives but for their factors,
+// and the same layouts.
+std::string lowering_key(const Candidate &c) { return structure_key(c.directives) + layouts_key(c); }
+
 // A refusal's message with its numbers taken out: "LX overflow: ... needs N bytes ...".
 std::string refusal_kind(const std::string &what) {
     std::string k;
@@ -207,9 +212,10 @@ double time_candidate(const Func &output, const std::vector<ImageParam> &inputs,
 }
 
 DeviceProgram lower_candidate(const Func &output, const std::vector<ImageParam> &inputs, const Candidate &c,
-                              const CompileOptions &opt, LoweringCache *cache) {
+                              const CompileOptions &caller_opt, LoweringCache *cache) {
+    const CompileOptions opt = with_layouts(caller_opt, c);
     if (cache) {
-        std::shared_ptr<LoweringCache::Entry> &e = cache->entries_[structure_key(c.directives)];
+        std::shared_ptr<LoweringCache::Entry> &e = cache->entries_[lowering_key(c)];
         if (!e) {
             e = std::make_shared<LoweringCache::Entry>();
             try {
@@ -333,10 +339,10 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     std::vector<std::string> key(cs.size());
     std::map<std::string, std::vector<size_t>> siblings;
     for (size_t i : everyone) {
-        key[i] = structure_key(cs[i].directives);
+        key[i] = lowering_key(cs[i]);
         siblings[key[i]].push_back(i);
     }
-    std::map<std::string, int> owner;  // structure_key -> the worker holding its lowering
+    std::map<std::string, int> owner;  // lowering_key -> the worker holding its lowering
     double round_best = 0;             // the best time of the rounds done
     const size_t budget = size_t(std::max(1, so.max_evaluations));
     Progress bar(so.progress, std::min(order.size(), budget * size_t(1 + std::max(0, so.siblings))));

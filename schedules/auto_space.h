@@ -20,6 +20,7 @@
 
 #include "auto_directives.h"
 #include "auto_structure.h"
+#include "device/layout.h"
 #include "device/machine_desc.h"
 
 namespace spyre::autosched {
@@ -33,6 +34,9 @@ struct Candidate {
     // lowering of its own and pays off only on a good base, so the search times it after its base,
     // when the base is among the best (auto_search.h).
     std::string refines;
+    // The device layouts it compiles with, per input and then the output (auto_layouts.h); empty:
+    // the caller's.
+    std::vector<DeviceLayout> layouts;
 };
 
 struct SpaceShapes {

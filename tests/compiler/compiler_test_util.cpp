@@ -108,6 +108,19 @@ DiffResult run_differential(const Algorithm &alg, const Schedule &spyre_schedule
 DiffResult run_differential_on(const Algorithm &alg, const Schedule &spyre_schedule,
                                const std::vector<Runtime::Buffer<>> &inputs, const std::vector<int> &output_shape,
                             const MachineDesc &machine) {
+    return run_differential_with_options(
+        alg,
+        [&](Kernel &k, const CompileOptions &opt) {
+            spyre_schedule(k);
+            return opt;
+        },
+        inputs, output_shape, machine);
+}
+
+DiffResult run_differential_with_options(const Algorithm &alg,
+                                         const std::function<CompileOptions(Kernel &, const CompileOptions &)> &spyre_schedule,
+                                         const std::vector<Runtime::Buffer<>> &inputs,
+                                         const std::vector<int> &output_shape, const MachineDesc &machine) {
     DiffResult r;
     Kernel ref = alg();
     // The CPU reference: every named stage at root, realised with strict floats (op by op, no
@@ -124,12 +137,12 @@ DiffResult run_differential_on(const Algorithm &alg, const Schedule &spyre_sched
     ref.output.realize(Halide::Pipeline::RealizationArg(want), cpu_reference_target());
 
     Kernel k = alg();
-    spyre_schedule(k);
     CompileOptions opt;
     opt.kernel_name = "test";
     opt.machine = machine;
     for (auto &s : input_shapes) opt.inputs.push_back(TensorSpec{std::vector<int64_t>(s.begin(), s.end()), {}});
     opt.output.shape = std::vector<int64_t>(output_shape.begin(), output_shape.end());
+    opt = spyre_schedule(k, opt);
     r.program = compile_for_spyre(k.output, k.inputs, opt);
     SpyreRun run = run_on_spyre(r.program, inputs, machine);
     r.stats = run.stats;

@@ -52,5 +52,11 @@ DiffResult run_differential(const Algorithm &alg, const Schedule &spyre_schedule
 DiffResult run_differential_on(const Algorithm &alg, const Schedule &spyre_schedule,
                                const std::vector<Halide::Runtime::Buffer<>> &inputs, const std::vector<int> &output_shape,
                                const MachineDesc &machine = {});
+// The same, compiled with the options `spyre_schedule` returns, given the default ones (row-major
+// layouts): a schedule that chooses its arguments' layouts. The inputs are stickified into them.
+DiffResult run_differential_with_options(const Algorithm &alg,
+                                         const std::function<CompileOptions(Kernel &, const CompileOptions &)> &spyre_schedule,
+                                         const std::vector<Halide::Runtime::Buffer<>> &inputs,
+                                         const std::vector<int> &output_shape, const MachineDesc &machine = {});
 
 }  // namespace spyre::testing

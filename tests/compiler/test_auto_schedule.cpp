@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "auto_directives.h"
+#include "auto_layouts.h"
 #include "auto_print.h"
 #include "auto_schedule.h"
 #include "auto_search.h"
@@ -589,6 +590,80 @@ TEST(AutoScheduleSearch, WithinFivePercentOfExhaustiveOnASmallSpace) {
     ao.max_cores = 4;
     AutoResult r = auto_schedule(k.output, k.inputs, o, ao);
     EXPECT_LE(r.us, exhaustive * 1.05) << r.summary;
+}
+
+// The sum over the heads of a {dim, seq, heads} tensor: each output row reads that row of every head.
+Algorithm head_sum(int heads) {
+    return [=] {
+        Kernel k;
+        ImageParam in(Float(16), 3, "in");
+        Var d("d"), row("row");
+        RDom h(0, heads, "h");
+        Func acc("acc"), out("out");
+        acc(d, row) = 0.0f;
+        acc(d, row) += cast<float>(in(d, row, h));
+        out(d, row) = cast<float16_t>(acc(d, row));
+        k.inputs = {in};
+        k.output = out;
+        k.funcs = {{"acc", acc}};
+        return k;
+    };
+}
+
+// With the input's layout free, a sum over the heads reads a tile of rows of every head as one run:
+// the heads inside the rows (order {1, 2, 0}). It is faster than with the row-major layout (a run
+// per head), and still matches the CPU.
+TEST(AutoLayouts, ASumOverHeadsPutsTheHeadsInsideTheRows) {
+    std::vector<std::vector<int>> ins{{256, 512, 8}};
+    CompileOptions o = options_for(ins, {256, 512});
+    Kernel fixed = head_sum(8)();
+    AutoResult row_major = auto_schedule(fixed.output, fixed.inputs, o, quick());
+    EXPECT_EQ(row_major.options.inputs[0].layout, DeviceLayout{}) << "a layout the caller did not free stays";
+    AutoOptions ao = quick();
+    ao.free_layouts = {"in"};
+    AutoResult r;
+    DiffResult d = run_differential_with_options(
+        head_sum(8),
+        [&](Kernel &k, const CompileOptions &opt) {
+            r = auto_schedule(k.output, k.inputs, opt, ao);
+            return r.options;
+        },
+        {random_buffer(Halide::Float(16), ins[0], -4, 4, 7)}, {256, 512});
+    EXPECT_EQ(r.options.inputs[0].layout.order, (std::vector<int>{1, 2, 0})) << r.summary;
+    EXPECT_LT(r.us, row_major.us) << r.summary << " vs " << row_major.summary;
+    EXPECT_NE(r.cpp.find("options.inputs[0].layout = {0, {1, 2, 0}};"), std::string::npos) << r.cpp;
+    EXPECT_EQ(d.cmp.max_ulp, 0) << d.cmp.first_mismatch;
+}
+
+// The orders the compiler takes (stick count innermost), each a refinement of its base: every
+// combination while that is at most 8 variants, one argument at a time past that.
+TEST(AutoLayouts, VariantsRefineTheirBaseWithTheOrdersTheCompilerTakes) {
+    using namespace autosched;
+    Candidate base;
+    base.summary = "rows cores=4";
+    const LayoutArg a3{"a", {}, 3, true}, b2{"b", {}, 2, true}, fixed3{"out", {}, 3, false}, c4{"c", {}, 4, true};
+    std::vector<Candidate> v = with_layout_variants({base}, {a3, b2, fixed3});
+    ASSERT_EQ(v.size(), 2u) << "rank 2 has no other order, and `out` is not free";
+    EXPECT_EQ(v[1].summary, "rows cores=4 a.layout=1,2,0");
+    EXPECT_EQ(v[1].refines, "rows cores=4");
+    ASSERT_EQ(v[1].layouts.size(), 3u);
+    EXPECT_EQ(v[1].layouts[0].order, (std::vector<int>{1, 2, 0}));
+    EXPECT_EQ(v[1].layouts[2], DeviceLayout{}) << "the caller's layout where the variant changes nothing";
+    EXPECT_EQ(layout_choices(c4).size(), 5u);
+    for (const DeviceLayout &l : layout_choices(c4)) EXPECT_EQ(l.order.back(), 0);
+    // (5 + 1) x (1 + 1) - 1 = 11 combinations: one argument at a time instead.
+    EXPECT_EQ(with_layout_variants({base}, {c4, a3}).size(), 1u + 5u + 1u);
+    EXPECT_EQ(with_layout_variants({base}, {fixed3}).size(), 1u);
+}
+
+TEST(AutoLayouts, AFreeLayoutThatNamesNoArgumentIsAnError) {
+    std::vector<std::vector<int>> ins{{256, 512, 8}};
+    Kernel k = head_sum(8)();
+    AutoOptions ao = quick();
+    ao.free_layouts = {"inp"};
+    const std::string e = error_of([&] { auto_schedule(k.output, k.inputs, options_for(ins, {256, 512}), ao); });
+    EXPECT_NE(e.find("free_layouts names 'inp', which is not an argument of the pipeline (its arguments: in, out)"),
+              std::string::npos) << e;
 }
 
 TEST(AutoSchedulePrint, PrintsTheDirectivesAsCpp) {

@@ -1,0 +1,107 @@
+#include "auto_layouts.h"
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+
+namespace spyre::autosched {
+
+namespace {
+
+std::vector<int> order_of(const DeviceLayout &l, int rank) {
+    return l.order.empty() ? default_layout(rank).order : l.order;
+}
+
+std::string order_text(const std::vector<int> &order, const char *sep = ",") {
+    std::string s;
+    for (int d : order) s += (s.empty() ? "" : sep) + std::to_string(d);
+    return s;
+}
+
+}  // namespace
+
+std::vector<DeviceLayout> layout_choices(const LayoutArg &arg) {
+    std::vector<DeviceLayout> out;
+    if (!arg.free || arg.rank < 3 || arg.rank > 4 || arg.layout.stick_dim != 0) return out;
+    const std::vector<int> own = order_of(arg.layout, arg.rank);
+    // The other dims in every order, from the row-major one; the stick count stays innermost.
+    std::vector<int> perm;
+    for (int d = arg.rank - 1; d >= 1; d--) perm.push_back(d);
+    do {
+        std::vector<int> order = perm;
+        order.push_back(0);
+        if (order != own) out.push_back(DeviceLayout{0, order});
+    } while (std::prev_permutation(perm.begin(), perm.end()));
+    return out;
+}
+
+std::vector<Candidate> with_layout_variants(const std::vector<Candidate> &cs, const std::vector<LayoutArg> &args) {
+    std::vector<std::vector<DeviceLayout>> choices;
+    size_t combos = 1, singles = 0;
+    for (const LayoutArg &a : args) {
+        choices.push_back(layout_choices(a));
+        combos *= choices.back().size() + 1;
+        singles += choices.back().size();
+    }
+    std::vector<Candidate> out = cs;
+    if (singles == 0) return out;
+    // The assignments: choice index per argument (0: the caller's layout, k: choices[k - 1]).
+    std::vector<std::vector<size_t>> picks;
+    if (combos - 1 <= 8) {
+        std::vector<size_t> p(args.size(), 0);
+        for (;;) {
+            size_t a = 0;
+            while (a < args.size() && ++p[a] > choices[a].size()) p[a++] = 0;
+            if (a == args.size()) break;
+            picks.push_back(p);
+        }
+    } else {
+        for (size_t a = 0; a < args.size(); a++)
+            for (size_t k = 1; k <= choices[a].size(); k++) {
+                std::vector<size_t> p(args.size(), 0);
+                p[a] = k;
+                picks.push_back(p);
+            }
+    }
+    for (const Candidate &base : cs)
+        for (const std::vector<size_t> &p : picks) {
+            Candidate v = base;
+            v.layouts.clear();
+            for (size_t a = 0; a < args.size(); a++) {
+                v.layouts.push_back(p[a] ? choices[a][p[a] - 1] : args[a].layout);
+                if (p[a]) v.summary += " " + args[a].name + ".layout=" + order_text(choices[a][p[a] - 1].order);
+            }
+            v.refines = base.summary;
+            out.push_back(std::move(v));
+        }
+    return out;
+}
+
+CompileOptions with_layouts(const CompileOptions &opt, const Candidate &c) {
+    CompileOptions o = opt;
+    if (c.layouts.size() != o.inputs.size() + 1) return o;
+    for (size_t i = 0; i < o.inputs.size(); i++) o.inputs[i].layout = c.layouts[i];
+    o.output.layout = c.layouts.back();
+    return o;
+}
+
+std::string layouts_key(const Candidate &c) {
+    std::string k;
+    for (const DeviceLayout &l : c.layouts) k += layout_to_string(l) + ";";
+    return k;
+}
+
+std::string layouts_cpp(const CompileOptions &opt, const std::string &var) {
+    std::ostringstream os;
+    auto line = [&](const std::string &what, const TensorSpec &t) {
+        const int rank = int(t.shape.size());
+        if (t.layout.stick_dim == 0 && order_of(t.layout, rank) == default_layout(rank).order) return;
+        os << var << "." << what << ".layout = {" << t.layout.stick_dim << ", {" << order_text(order_of(t.layout, rank), ", ")
+           << "}};\n";
+    };
+    for (size_t i = 0; i < opt.inputs.size(); i++) line("inputs[" + std::to_string(i) + "]", opt.inputs[i]);
+    line("output", opt.output);
+    return os.str();
+}
+
+}  // namespace spyre::autosched

@@ -1,0 +1,46 @@
+// Device layouts chosen by the autoscheduler, for the arguments whose caller allows it
+// (AutoOptions::free_layouts). The compiler takes layouts whose stick is dim 0 and whose stick count
+// is the innermost outer dimension (capture_stmt.cpp: Halide's flat index must be the device
+// offset); what is left to choose is the order of the other dimensions, which decides how long the
+// contiguous runs of each core's DMA are (a core's rows of every head are one run when the heads
+// are inside the rows).
+// Each candidate of the space gets variants with other orders; a variant refines its base
+// (Candidate::refines), so the search times it only when the base is among the best.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "auto_space.h"
+#include "compile.h"
+
+namespace spyre::autosched {
+
+struct LayoutArg {
+    std::string name;     // the ImageParam's name, or the output Func's
+    DeviceLayout layout;  // the caller's (CompileOptions)
+    int rank = 0;
+    bool free = false;    // the search may choose its order
+};
+
+// The orders a free argument may take besides the caller's: its dims but 0 in every order, then the
+// stick count. Ranks 3 and 4 (1 and 5 more orders); rank 2 has no other, higher ranks keep theirs.
+std::vector<DeviceLayout> layout_choices(const LayoutArg &arg);
+
+// `cs` followed by their layout variants: every combination of the free arguments' choices when
+// that is at most 8 variants a candidate, else one argument changed at a time. A variant's summary
+// adds "<arg>.layout=<order>" for each argument it changes. `args`: the inputs in order, then the
+// output. Nothing is added when no argument is free.
+std::vector<Candidate> with_layout_variants(const std::vector<Candidate> &cs, const std::vector<LayoutArg> &args);
+
+// `opt` with `c`'s layouts (those of the caller when `c` chooses none).
+CompileOptions with_layouts(const CompileOptions &opt, const Candidate &c);
+
+// The layouts as text for keys and messages: "" when `c` chooses none.
+std::string layouts_key(const Candidate &c);
+
+// The layouts of `opt` that differ from the default row-major one, as C++ assignments to the
+// CompileOptions named `var` ("var.inputs[0].layout = {0, {0, 1}};"), one per line.
+std::string layouts_cpp(const CompileOptions &opt, const std::string &var);
+
+}  // namespace spyre::autosched
