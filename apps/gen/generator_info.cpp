@@ -66,4 +66,14 @@ std::string &last_auto_schedule_source() {
     return source;
 }
 
+std::vector<std::string> &auto_free_layouts() {
+    static std::vector<std::string> names;
+    return names;
+}
+
+std::vector<DeviceLayout> &last_auto_layouts() {
+    static std::vector<DeviceLayout> layouts;
+    return layouts;
+}
+
 }  // namespace spyre::gen

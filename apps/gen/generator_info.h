@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "device/layout.h"
+
 namespace spyre::gen {
 
 struct BufferShape {
@@ -71,6 +73,10 @@ struct Registrar {
 // The C++ of the schedule the last `schedule=auto` in this process chose (spyre-gen writes it next
 // to the kernel as NAME.schedule.cpp); empty before one.
 std::string &last_auto_schedule_source();
+// The arguments whose device layouts `schedule=auto` may choose (AutoOptions::free_layouts; spyre-gen
+// --free-layouts), and the layouts the last one chose: per input, then the output (empty before one).
+std::vector<std::string> &auto_free_layouts();
+std::vector<DeviceLayout> &last_auto_layouts();
 
 // The string GeneratorParams every Spyre generator has, with their defaults (the integer ones are
 // GeneratorInfo::integer_params()).

@@ -56,6 +56,11 @@ options:
   -e ktir       also write NAME.ktir: the device program as KTIR, IBM's ktdp MLIR dialect
                 (spyre-run runs it; docs/ktir.md)
   -l            list generators, their parameters and schedules
+  --free-layouts NAMES  with schedule=auto: the arguments (comma-separated input names, or the
+                output's; * for all) whose device layouts the search may choose, the order of
+                their dims with the stick count innermost (AutoOptions::free_layouts). The
+                program records the layouts; NAME.json lists them; the host function takes and
+                gives dense Halide buffers as before
   -h, --help    this text
 
 parameters (key=value):
@@ -189,7 +194,8 @@ int gengen(int argc, char **argv) {
 }
 
 int generate(const std::string &generator, const std::string &out_dir, std::string name,
-             const std::vector<std::string> &kv, const std::string &command, bool emit_ktir) {
+             const std::vector<std::string> &kv, const std::string &command, bool emit_ktir,
+             const std::vector<std::string> &free_layouts) {
     const GeneratorInfo *info = spyre::gen::find_generator_info(generator);
     if (!info) throw Usage("unknown generator '" + generator + "' (known: " + join(generator_names()) + ")");
     if (name.empty()) name = generator;
@@ -214,6 +220,9 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
                     "Spyre schedule: one of " + join(schedules));
     if (std::find(schedules.begin(), schedules.end(), schedule) == schedules.end())
         throw Usage("generator " + generator + " has no schedule '" + schedule + "' (known: " + join(schedules) + ")");
+    if (!free_layouts.empty() && schedule != "auto")
+        throw Usage("--free-layouts lets schedule=auto choose layouts; schedule=" + schedule + " is a named schedule");
+    spyre::gen::auto_free_layouts() = free_layouts;
     for (const auto &d : defaults)
         if (!params.count(d.first)) params[d.first] = d.second;
     spyre::gen::ParamValues values;
@@ -267,6 +276,12 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
         throw std::runtime_error("generator " + generator + ": the pipeline has " + std::to_string(inferred.size()) +
                                  " arguments, the generator info names " + std::to_string(args.size()));
     opt.output = spyre::TensorSpec{info->output_shape(values).shape, {}};
+    // schedule=auto with --free-layouts: the layouts the search chose.
+    const std::vector<spyre::DeviceLayout> &chosen = spyre::gen::last_auto_layouts();
+    if (schedule == "auto" && chosen.size() == opt.inputs.size() + 1) {
+        for (size_t i = 0; i < opt.inputs.size(); i++) opt.inputs[i].layout = chosen[i];
+        opt.output.layout = chosen.back();
+    }
     spyre::DeviceProgram program = spyre::compile_pipeline_for_spyre(pipeline, args, opt);
 
     // The report's figures come from a timing-only run (no numerics; loops summarised).
@@ -292,7 +307,8 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
     for (size_t i = 0; i < program.buffers.size(); i++) {
         const spyre::BufferDecl &b = program.buffers[i];
         bufs.push_back({{"name", b.name}, {"kind", spyre::buffer_kind_name(b.kind)}, {"type", spyre::dtype_name(b.type)},
-                        {"shape", b.shape}, {"device_bytes", program.buffer_bytes(i, machine.stick_bytes)}});
+                        {"shape", b.shape}, {"layout", spyre::layout_to_string(b.layout)},
+                        {"device_bytes", program.buffer_bytes(i, machine.stick_bytes)}});
     }
     r["buffers"] = bufs;
     std::vector<int64_t> lx;
@@ -335,6 +351,7 @@ int main(int argc, char **argv) {
         if (a == "-e" || a == "-r") return gengen(argc, argv);
     try {
         std::string generator, out_dir, name;
+        std::vector<std::string> free_layouts;
         bool list = false;
         std::vector<std::string> kv;
         std::string command = "spyre-gen";
@@ -357,6 +374,11 @@ int main(int argc, char **argv) {
             } else if (a == "-n") {
                 name = value("a name");
                 if (name.empty() || name.find('/') != std::string::npos) throw Usage("-n: '" + name + "' is not a file name");
+            } else if (a == "--free-layouts") {
+                std::stringstream names(value("argument names"));
+                for (std::string n; std::getline(names, n, ',');)
+                    if (!n.empty()) free_layouts.push_back(n);
+                if (free_layouts.empty()) throw Usage("--free-layouts: no argument named");
             } else if (!a.empty() && a[0] != '-' && a.find('=') != std::string::npos && a.find('=') > 0) {
                 kv.push_back(a);
             } else {
@@ -366,7 +388,7 @@ int main(int argc, char **argv) {
         if (list) return list_generators();
         if (generator.empty()) throw Usage("missing -g GENERATOR (spyre-gen -l lists them)");
         if (out_dir.empty()) throw Usage("missing -o DIR");
-        return generate(generator, out_dir, name, kv, command, emit_ktir);
+        return generate(generator, out_dir, name, kv, command, emit_ktir, free_layouts);
     } catch (const Usage &e) {
         std::cerr << "spyre-gen: error: " << e.what() << "\n(spyre-gen --help for usage)\n";
         return 2;

@@ -54,7 +54,17 @@ void apply_schedule(const GeneratorInfo &info, const ParamValues &values, const 
         AutoOptions ao;
         auto cores = values.find("cores");
         if (cores != values.end()) ao.max_cores = int(cores->second);
-        last_auto_schedule_source() = auto_schedule(output, inputs, o, ao).cpp;
+        ao.free_layouts = auto_free_layouts();
+        AutoResult r = auto_schedule(output, inputs, o, ao);
+        last_auto_schedule_source() = r.cpp;
+        // The buffers in the layouts it chose (the caller's where it chose none).
+        last_auto_layouts().clear();
+        for (size_t i = 0; i < inputs.size(); i++) {
+            fix_device_shape(inputs[i], r.options.inputs[i], m);
+            last_auto_layouts().push_back(r.options.inputs[i].layout);
+        }
+        fix_device_shape(output.output_buffer(), r.options.output, m);
+        last_auto_layouts().push_back(r.options.output.layout);
         return;
     }
     spyre(m);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "device/layout.h"
 #include "device/program_io.h"
 #include "tool_test_util.h"
 
@@ -48,6 +49,36 @@ TEST(SpyreGen, ScheduleAutoWritesTheChosenDirectivesAsCpp) {
         << text.str();
     EXPECT_NE(text.str().find("spyre::schedule(layernorm, m)."), std::string::npos) << text.str();
     EXPECT_TRUE(fs::exists(dir / "ln.spyre"));
+}
+
+// --free-layouts: the search may choose the named arguments' layouts; the program and the report
+// record the ones compiled, and spyre-run checks the kernel against the CPU in them.
+TEST(SpyreGen, FreeLayoutsAreRecordedAndTheKernelMatchesTheCpu) {
+    fs::path dir = scratch_dir("free_layouts");
+    CommandResult r = run_command(quote(kGen) + " -g bmm -o " + quote(dir.string()) +
+                                  " --free-layouts a,bmm batch=4 rows=64 inner=256 cols=512 schedule=auto");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    spyre::DeviceProgram p = spyre::read_program_file((dir / "bmm.spyre").string());
+    std::ifstream f(dir / "bmm.json");
+    nlohmann::json j = nlohmann::json::parse(f);
+    ASSERT_EQ(j["buffers"].size(), p.buffers.size());
+    for (size_t i = 0; i < p.buffers.size(); i++)
+        EXPECT_EQ(j["buffers"][i]["layout"], spyre::layout_to_string(p.buffers[i].layout)) << p.buffers[i].name;
+    CommandResult run = run_command(quote(std::string(SPYRE_RUN)) + " " + quote((dir / "bmm.spyre").string()));
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("): ok"), std::string::npos) << run.output;
+}
+
+TEST(SpyreGen, FreeLayoutsNamingNoArgumentOrWithANamedScheduleAreErrors) {
+    fs::path dir = scratch_dir("free_layouts_errors");
+    CommandResult r = run_command(quote(kGen) + " -g bmm -o " + quote(dir.string()) + " --free-layouts nope schedule=auto");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("free_layouts names 'nope', which is not an argument of the pipeline (its arguments: a, w, bmm)"),
+              std::string::npos) << r.output;
+    r = run_command(quote(kGen) + " -g bmm -o " + quote(dir.string()) + " --free-layouts a schedule=pe");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--free-layouts lets schedule=auto choose layouts; schedule=pe is a named schedule"),
+              std::string::npos) << r.output;
 }
 
 TEST(SpyreGen, Help) {
