@@ -61,9 +61,10 @@ double time_candidate(const Halide::Func &output, const std::vector<Halide::Imag
 
 // Halide lowerings shared by the candidates of one search whose directives differ only in their
 // factors (auto_directives.h, structure_key): lowered once with the factors as Params, finished for
-// each candidate's values. A candidate whose shared finish the back end refuses is lowered on its
-// own, unless a sibling's plain lowering was refused the same way (the same message but for its
-// numbers). A structure that Halide cannot lower with symbolic factors is lowered per candidate.
+// each candidate's values (and layouts). A candidate whose shared finish the back end refuses is
+// lowered on its own, unless the refusal is an LX overflow or a sibling's plain lowering was
+// refused the same way (the same message but for its numbers). A structure that Halide cannot
+// lower with symbolic factors is lowered per candidate.
 class LoweringCache {
 public:
     LoweringCache();

@@ -13,6 +13,7 @@
 #include "auto_schedule.h"
 #include "auto_search.h"
 #include "auto_structure.h"
+#include "compiler_test_util.h"
 #include "device/error.h"
 #include "flash_attention.h"
 #include "sim/program_work.h"
@@ -100,6 +101,30 @@ TEST(AutoFold, SegmentedCandidatesRefineTheirUnsegmentedBases) {
     }
     EXPECT_GT(segmented, 0);
     for (const Candidate &c : small_flash_space(false).candidates) EXPECT_EQ(c.refines, "") << c.summary;
+}
+
+// At 2048 keys a head's K and V take most of LX, and the largest query tiles overflow it. The shared
+// lowering's refusal is taken as it is (no plain lowering of its own): it is the one a plain
+// lowering gives, number for number, while a smaller tile of the same structure still compiles.
+TEST(AutoFold, ASharedLoweringsLxOverflowIsThePlainOne) {
+    FlashAttentionKernel a = make_flash_attention(128, 2048, 2, 64, 256);  // flash_attention_tiles' choice
+    SpaceResult space;
+    ASSERT_EQ(fold_family(analyse_pipeline(a.out, {a.q, a.k, a.v}), flash_shapes(128, 2048, 2), MachineDesc{}, 2, space), "");
+    const Candidate *big = find(space, "fold cores=2 tile=256 inner=2 fa_exps:inline fa_kt:head inputs=k:none,q:none,v:head");
+    const Candidate *small = find(space, "fold cores=2 tile=128 inner=2 fa_exps:inline fa_kt:head inputs=k:none,q:none,v:head");
+    ASSERT_NE(big, nullptr);
+    ASSERT_NE(small, nullptr);
+    CompileOptions o;
+    const SpaceShapes shapes = flash_shapes(128, 2048, 2);
+    for (const auto &in : shapes.inputs) o.inputs.push_back(TensorSpec{in, {}});
+    o.output = TensorSpec{shapes.output, {}};
+    LoweringCache cache;
+    const std::string shared = error_of([&] { lower_candidate(a.out, {a.q, a.k, a.v}, *big, o, &cache); });
+    EXPECT_NE(shared.find(": LX overflow: "), std::string::npos) << "[" << shared << "]";
+    EXPECT_EQ(cache.lowerings(), 1) << "no plain lowering after the shared one's LX overflow";
+    EXPECT_EQ(error_of([&] { lower_candidate(a.out, {a.q, a.k, a.v}, *big, o, nullptr); }), shared);
+    EXPECT_NO_THROW(lower_candidate(a.out, {a.q, a.k, a.v}, *small, o, &cache));
+    EXPECT_EQ(cache.shared_hits(), 1);
 }
 
 // The search skips simulating candidates whose static time bound rules them out
