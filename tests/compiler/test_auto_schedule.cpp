@@ -184,6 +184,13 @@ CompileOptions options_for(const std::vector<std::vector<int>> &ins, const std::
     return o;
 }
 
+autosched::SpaceShapes space_shapes(const std::vector<std::vector<int>> &ins, const std::vector<int> &out) {
+    autosched::SpaceShapes s;
+    for (const auto &i : ins) s.inputs.push_back(std::vector<int64_t>(i.begin(), i.end()));
+    s.output = std::vector<int64_t>(out.begin(), out.end());
+    return s;
+}
+
 AutoOptions quick(uint32_t seed = 1) {
     AutoOptions a;
     a.seed = seed;
@@ -415,9 +422,7 @@ TEST_P(AutoLoweringCache, SharedLoweringTimesEqualThePlainOnes) {
     Kernel k = c.alg();
     CompileOptions o = options_for(c.ins, c.out);
     PipelineInfo info = analyse_pipeline(k.output, k.inputs);
-    SpaceShapes shapes;
-    for (const auto &i : c.ins) shapes.inputs.push_back(std::vector<int64_t>(i.begin(), i.end()));
-    shapes.output = std::vector<int64_t>(c.out.begin(), c.out.end());
+    const SpaceShapes shapes = space_shapes(c.ins, c.out);
     SpaceResult space = candidate_space(info, shapes, o.machine, 8);
     // The best estimates and their siblings, as the search picks them.
     std::vector<size_t> idx(space.candidates.size());
@@ -518,9 +523,7 @@ TEST_P(AutoTimeBound, NoCandidateIsTimedFasterThanItsBound) {
     Kernel k = c.alg();
     CompileOptions o = options_for(c.ins, c.out);
     PipelineInfo info = analyse_pipeline(k.output, k.inputs);
-    SpaceShapes shapes;
-    for (const auto &i : c.ins) shapes.inputs.push_back(std::vector<int64_t>(i.begin(), i.end()));
-    shapes.output = std::vector<int64_t>(c.out.begin(), c.out.end());
+    const SpaceShapes shapes = space_shapes(c.ins, c.out);
     SpaceResult space = candidate_space(info, shapes, o.machine, c.cores, c.reassociate);
     ASSERT_FALSE(space.candidates.empty());
     LoweringCache cache;
