@@ -184,11 +184,22 @@ CompileOptions options_for(const std::vector<std::vector<int>> &ins, const std::
     return o;
 }
 
-autosched::SpaceShapes space_shapes(const std::vector<std::vector<int>> &ins, const std::vector<int> &out) {
-    autosched::SpaceShapes s;
-    for (const auto &i : ins) s.inputs.push_back(std::vector<int64_t>(i.begin(), i.end()));
-    s.output = std::vector<int64_t>(out.begin(), out.end());
-    return s;
+// An instance of `alg`, the options for its shapes, and its candidate space.
+struct CaseSpace {
+    Kernel k;
+    CompileOptions o;
+    autosched::SpaceResult space;
+};
+
+CaseSpace case_space(const Algorithm &alg, const std::vector<std::vector<int>> &ins, const std::vector<int> &out,
+                     int cores, bool reassociate = false) {
+    CaseSpace c{alg(), options_for(ins, out), {}};
+    autosched::SpaceShapes shapes;
+    for (const auto &i : ins) shapes.inputs.push_back(std::vector<int64_t>(i.begin(), i.end()));
+    shapes.output = std::vector<int64_t>(out.begin(), out.end());
+    c.space = autosched::candidate_space(autosched::analyse_pipeline(c.k.output, c.k.inputs), shapes, c.o.machine,
+                                         cores, reassociate);
+    return c;
 }
 
 AutoOptions quick(uint32_t seed = 1) {
@@ -419,11 +430,10 @@ class AutoLoweringCache : public ::testing::TestWithParam<CacheCase> {};
 TEST_P(AutoLoweringCache, SharedLoweringTimesEqualThePlainOnes) {
     using namespace autosched;
     const CacheCase &c = GetParam();
-    Kernel k = c.alg();
-    CompileOptions o = options_for(c.ins, c.out);
-    PipelineInfo info = analyse_pipeline(k.output, k.inputs);
-    const SpaceShapes shapes = space_shapes(c.ins, c.out);
-    SpaceResult space = candidate_space(info, shapes, o.machine, 8);
+    CaseSpace cs = case_space(c.alg, c.ins, c.out, 8);
+    Kernel &k = cs.k;
+    const CompileOptions &o = cs.o;
+    const SpaceResult &space = cs.space;
     // The best estimates and their siblings, as the search picks them.
     std::vector<size_t> idx(space.candidates.size());
     std::iota(idx.begin(), idx.end(), 0);
@@ -520,11 +530,10 @@ class AutoTimeBound : public ::testing::TestWithParam<BoundCase> {};
 TEST_P(AutoTimeBound, NoCandidateIsTimedFasterThanItsBound) {
     using namespace autosched;
     const BoundCase &c = GetParam();
-    Kernel k = c.alg();
-    CompileOptions o = options_for(c.ins, c.out);
-    PipelineInfo info = analyse_pipeline(k.output, k.inputs);
-    const SpaceShapes shapes = space_shapes(c.ins, c.out);
-    SpaceResult space = candidate_space(info, shapes, o.machine, c.cores, c.reassociate);
+    CaseSpace cs = case_space(c.alg, c.ins, c.out, c.cores, c.reassociate);
+    Kernel &k = cs.k;
+    const CompileOptions &o = cs.o;
+    const SpaceResult &space = cs.space;
     ASSERT_FALSE(space.candidates.empty());
     LoweringCache cache;
     const size_t step = std::max<size_t>(1, space.candidates.size() / 40);
