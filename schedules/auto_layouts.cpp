@@ -91,12 +91,12 @@ std::string layouts_key(const Candidate &c) {
     return k;
 }
 
-std::string layouts_cpp(const CompileOptions &opt, const std::string &var) {
+std::string layouts_cpp(const CompileOptions &opt, const std::string &var, const std::string &prefix) {
     std::ostringstream os;
     auto line = [&](const std::string &what, const TensorSpec &t) {
         const int rank = int(t.shape.size());
         if (t.layout.stick_dim == 0 && order_of(t.layout, rank) == default_layout(rank).order) return;
-        os << var << "." << what << ".layout = {" << t.layout.stick_dim << ", {" << order_text(order_of(t.layout, rank), ", ")
+        os << prefix << var << "." << what << ".layout = {" << t.layout.stick_dim << ", {" << order_text(order_of(t.layout, rank), ", ")
            << "}};\n";
     };
     for (size_t i = 0; i < opt.inputs.size(); i++) line("inputs[" + std::to_string(i) + "]", opt.inputs[i]);

@@ -40,7 +40,8 @@ CompileOptions with_layouts(const CompileOptions &opt, const Candidate &c);
 std::string layouts_key(const Candidate &c);
 
 // The layouts of `opt` that differ from the default row-major one, as C++ assignments to the
-// CompileOptions named `var` ("var.inputs[0].layout = {0, {0, 1}};"), one per line.
-std::string layouts_cpp(const CompileOptions &opt, const std::string &var);
+// CompileOptions named `var` ("var.inputs[0].layout = {0, {0, 1}};"), one per line, each after
+// `prefix` ("// " for a comment).
+std::string layouts_cpp(const CompileOptions &opt, const std::string &var, const std::string &prefix = "");
 
 }  // namespace spyre::autosched

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <regex>
 
 #include "auto_layouts.h"
 #include "auto_print.h"
@@ -95,9 +94,8 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
                   display_name(output.name()).c_str(), ao.seed, r.us, r.exact ? "" : " (loops summarised)", r.summary.c_str(),
                   (long long)r.candidates, (long long)r.timed, (long long)r.failed, r.search_seconds);
     r.options = with_layouts(options, best);
-    std::string layouts = layouts_cpp(r.options, "options");
-    if (!layouts.empty()) layouts = "// The device layouts it chose (AutoOptions::free_layouts), for the CompileOptions:\n// " +
-                                    std::regex_replace(layouts.substr(0, layouts.size() - 1), std::regex("\n"), "\n// ") + "\n";
+    std::string layouts = layouts_cpp(r.options, "options", "// ");
+    if (!layouts.empty()) layouts = "// The device layouts it chose (AutoOptions::free_layouts), for the CompileOptions:\n" + layouts;
     r.cpp = std::string(head) + layouts + print_cpp(best.directives, info, "m");
     return r;
 }

@@ -49,14 +49,14 @@ struct Work {
     }
 };
 
-// Walks the program once per block (not per iteration). `core`: the CORE_ID to fold (-1: unknown).
-// `lower`: what is not known counts at least (a loop of unknown count runs no iteration, an IF of
-// unknown condition takes the cheaper branch), for a lower bound; otherwise at most, but a loop of
-// unknown count is counted once and `counts_known` says so.
+// Walks the program once per block (not per iteration). `lower`: what is not known counts at least
+// (a loop of unknown count runs no iteration, an IF of unknown condition takes the cheaper branch),
+// for a lower bound; otherwise at most, but a loop of unknown count is counted once and
+// `counts_known` says so.
 class Walker {
 public:
-    Walker(const DeviceProgram &p, const MachineDesc &m, int64_t core = -1, bool lower = false)
-        : p_(p), m_(m), core_(core), lower_(lower), match_(p.code.size(), 0) {
+    Walker(const DeviceProgram &p, const MachineDesc &m, bool lower = false)
+        : p_(p), m_(m), lower_(lower), match_(p.code.size(), 0) {
         // Block structure; verify_program has checked that it is balanced.
         std::vector<size_t> stack;
         for (size_t pc = 0; pc < p.code.size(); pc++) {
@@ -73,6 +73,17 @@ public:
         }
     }
 
+    // One core's pass over the whole program, CORE_ID folded to `core` (-1: unknown).
+    Work run(int64_t core) {
+        core_ = core;
+        Regs regs;
+        regs[0] = Value{true, 0};
+        return block(0, p_.code.size(), regs);
+    }
+
+    bool counts_known = true;
+
+private:
     Work block(size_t begin, size_t end, Regs &r) {
         Work w;
         for (size_t pc = begin; pc < end;) {
@@ -89,9 +100,6 @@ public:
         return w;
     }
 
-    bool counts_known = true;
-
-private:
     Work leaf(const Instr &in, Regs &r) {
         Work w;
         w.instrs = 1;
@@ -205,7 +213,7 @@ private:
 
     const DeviceProgram &p_;
     const MachineDesc &m_;
-    const int64_t core_;
+    int64_t core_ = -1;
     const bool lower_;
     std::vector<size_t> match_;
 };
@@ -224,9 +232,7 @@ std::string ProgramWork::to_string() const {
 
 ProgramWork program_work(const DeviceProgram &program, const MachineDesc &machine) {
     Walker walker(program, machine);
-    Regs regs;
-    regs[0] = Value{true, 0};
-    Work core = walker.block(0, program.code.size(), regs).times(program.num_cores);
+    Work core = walker.run(-1).times(program.num_cores);
     ProgramWork w;
     w.instructions = core.instrs;
     w.dma_bytes = core.dma;
@@ -242,11 +248,9 @@ double time_lower_bound_us(const DeviceProgram &program, const MachineDesc &mach
     const double dma_cap = machine.dma_core_bytes_per_ns / machine.clock_ghz;
     const double dram_peak = machine.dram_bytes_per_ns / machine.clock_ghz;
     double busiest = 0, dram_work = 0;
+    Walker walker(program, machine, true);
     for (int64_t core = 0; core < program.num_cores; core++) {
-        Walker walker(program, machine, core, true);
-        Regs regs;
-        regs[0] = Value{true, 0};
-        const Work w = walker.block(0, program.code.size(), regs);
+        const Work w = walker.run(core);
         // Each engine runs its operations one at a time: vector unit, PE array, and each DMA
         // direction at the core's cap (its first transfer waits for the setup too).
         double dma_setup = w.load_work + w.store_work > 0 ? machine.dma_setup_cycles : 0;

@@ -69,12 +69,15 @@ TEST(SpyreGen, FreeLayoutsAreRecordedAndTheKernelMatchesTheCpu) {
     EXPECT_NE(run.output.find("): ok"), std::string::npos) << run.output;
 }
 
-TEST(SpyreGen, FreeLayoutsNamingNoArgumentOrWithANamedScheduleAreErrors) {
+TEST(SpyreGen, FreeLayoutsNamingNoArgumentNoneOrWithANamedScheduleAreErrors) {
     fs::path dir = scratch_dir("free_layouts_errors");
     CommandResult r = run_command(quote(kGen) + " -g bmm -o " + quote(dir.string()) + " --free-layouts nope schedule=auto");
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("free_layouts names 'nope', which is not an argument of the pipeline (its arguments: a, w, bmm)"),
               std::string::npos) << r.output;
+    r = run_command(quote(kGen) + " -g bmm -o " + quote(dir.string()) + " --free-layouts , schedule=auto");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--free-layouts: no argument named"), std::string::npos) << r.output;
     r = run_command(quote(kGen) + " -g bmm -o " + quote(dir.string()) + " --free-layouts a schedule=pe");
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("--free-layouts lets schedule=auto choose layouts; schedule=pe is a named schedule"),
