@@ -16,6 +16,7 @@
 #include "normalize_stmt.h"
 #include "plan_pipelines.h"
 #include "plan_ring_shares.h"
+#include "partition_tails.h"
 #include "rotate_producers.h"
 #include "select_instructions.h"
 #include "tighten_extents.h"
@@ -137,7 +138,7 @@ CapturedKernel capture_kernel(Func output, const std::vector<ImageParam> &inputs
 BackendResult finish_kernel(const CapturedKernel &k, const std::map<std::string, int> &values) {
     std::map<std::string, Expr> subs;
     for (const auto &v : values) subs[v.first] = Expr(v.second);
-    Stmt s = simplify(substitute(subs, k.stmt));
+    Stmt s = partition_tails(simplify(substitute(subs, k.stmt)));
     struct Free : IRVisitor {
         const std::map<std::string, Expr> *subs;
         std::string missing;

@@ -39,7 +39,8 @@ BackendResult compile_kernel(Halide::Pipeline pipeline, const std::vector<Halide
 // values of them: Halide's lowering is most of a compile, so the autoscheduler's candidates that
 // differ only in tile sizes and core counts share one. finish_kernel substitutes the values,
 // simplifies (the guards and clamps of splits that divide evenly fold away as they do when Halide
-// sees constants) and runs the Spyre passes.
+// sees constants), gives the tails of splits that do not divide code of their own
+// (partition_tails.h, as Halide's loop partitioning does with constants) and runs the Spyre passes.
 struct CapturedKernel {
     Halide::Internal::Stmt stmt;
     KernelPlan plan;  // as capture_stmt left it
