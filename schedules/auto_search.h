@@ -3,9 +3,11 @@
 // pipeline: first the pre-filter's favourite for each worker, then each family's best estimates, the
 // pre-filter's best overall and a seeded sample of the rest, more rounds while most candidates fail
 // to compile, then a local search over the best one's neighbours (one choice changed); the
-// finalists are re-timed exactly where that is cheap. A candidate is not simulated when its static
-// time bound is 1.25 times the best its worker knows, and its simulation stops there otherwise (it
-// cannot win; it is recorded at that bound), so hopeless ones cost little. The workers (auto_workers.h) are processes, one per core, that live
+// finalists are re-timed exactly where that is cheap, and the winner is lowered on its own, as the
+// caller will compile it, and timed again (a winner that lowering refuses gives way to the next).
+// A candidate is not simulated when its static time bound is 1.25 times the best its worker knows,
+// and its simulation stops there otherwise (it cannot win; it is recorded at that bound), so
+// hopeless ones cost little. The workers (auto_workers.h) are processes, one per core, that live
 // for the whole search and keep their lowerings: a structure's candidates, in every round, go to
 // the worker that lowered it. Bounded by a candidate budget and a wall time (past which untimed
 // candidates are skipped, so only the wall-time bound can make two runs differ). A progress bar

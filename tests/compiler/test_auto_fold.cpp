@@ -159,6 +159,41 @@ TEST(AutoFold, NoFlashCandidateIsTimedFasterThanItsBound) {
     }
 }
 
+// A shared lowering can fit LX where the candidate's own lowering does not (causal attention at
+// 2048 keys, 256-row tiles: Halide's loop partitioning with constant tiles leaves more expression
+// temporaries). The search lowers its winner on its own at the end: such a winner gives way to the
+// next best, whose time is then that of its own lowering.
+TEST(AutoFold, AWinnerItsOwnLoweringRefusesGivesWayToTheNext) {
+    const FlashTiles t = flash_attention_tiles(2048, true);
+    FlashAttentionKernel a = make_flash_attention(128, 2048, 32, t.q_tile, t.k_tile, true);
+    const std::vector<Halide::ImageParam> ins{a.q, a.k, a.v};
+    SpaceResult space;
+    ASSERT_EQ(fold_family(analyse_pipeline(a.out, ins), flash_shapes(128, 2048, 32), MachineDesc{}, 32, space), "");
+    CompileOptions o;
+    o.kernel_name = "causal";
+    for (const auto &in : flash_shapes(128, 2048, 32).inputs) o.inputs.push_back(TensorSpec{in, {}});
+    o.output = TensorSpec{flash_shapes(128, 2048, 32).output, {}};
+    auto find = [&](const std::string &summary) {
+        for (const Candidate &c : space.candidates)
+            if (c.summary == summary) return c;
+        ADD_FAILURE() << "no candidate " << summary;
+        return Candidate{};
+    };
+    const Candidate refused = find("fold cores=32 tile=256 inner=2 fa_exps:iter fa_exps_diag:iter inputs=k:none,q:none,v:head");
+    const Candidate next = find("fold cores=32 tile=4 inner=2 fa_exps:iter fa_exps_diag:iter inputs=k:none,q:none,v:none");
+    LoweringCache cache;
+    const double shared = time_candidate(a.out, ins, refused, o, int64_t(1) << 20, false, &cache);
+    const std::string e = error_of([&] { time_candidate(a.out, ins, refused, o, int64_t(1) << 20, false); });
+    ASSERT_NE(e.find("LX overflow"), std::string::npos) << e;
+    const double own = time_candidate(a.out, ins, next, o, int64_t(1) << 20, false);
+    ASSERT_LT(shared, own) << "the shared lowering ranks the refused candidate first";
+    SearchOptions so;
+    so.progress = false;
+    const SearchResult r = search(a.out, ins, {refused, next}, o, so);
+    EXPECT_EQ(r.best, 1u);
+    EXPECT_EQ(r.best_us, own);
+}
+
 // The causal mask (rj.where(... <= i * q_tile)) reads the query tile i: with i inside the key-tile
 // loop, the loops at that level would change size with it, which the back end refuses. The family
 // keeps i outside (inner=2) and offers the whole-state order only where no predicate reads an arg.
