@@ -84,13 +84,15 @@ private:
                                          const Candidate &, const CompileOptions &, LoweringCache *);
 };
 
-// The device program of candidate `c`, through `cache` (null: lowered on its own). The program is
-// the same either way. Throws what the directives or the back end throw.
+// The device program of candidate `c`, through `cache` (null: lowered on its own). The two are the
+// same program but where Halide partitions loops otherwise with constant factors than with symbolic
+// ones: causal attention's masked loops and conv1d's boundary tiles (a few percent in time; the
+// search times its winner's own lowering at the end). Throws what the directives or the back end
+// throw.
 DeviceProgram lower_candidate(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs,
                               const Candidate &c, const CompileOptions &opt, LoweringCache *cache);
 
-// time_candidate through `cache` (null: lowered on its own). The time is the same either way.
-// With `stop_after_us`, a candidate that takes at least that long returns a time at or past it
+// time_candidate through `cache` (null: lowered on its own; see lower_candidate). With `stop_after_us`, a candidate that takes at least that long returns a time at or past it
 // without being timed to the end: either its static lower bound (sim/program_work.h) reaches it, or
 // its simulation stops there. The search stops candidates far slower than its best so far.
 double time_candidate(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs,

@@ -17,6 +17,7 @@ struct WorkTask {
     int32_t kind = 0;       // the caller's (kStopWorker is the pool's own)
     int64_t candidate = 0;  // index into the caller's candidate list
     double best_before = 0; // the best time known when the round began (0: none)
+    double known_us = 0;    // a time the caller measured already (the search's check of its winner)
 };
 
 struct WorkResult {
