@@ -527,13 +527,15 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     // lowering can differ from it (with constant factors Halide partitions a causal mask's loops
     // otherwise) and, rarely, fit LX where it does not; such a winner gives way to the next best.
     {
-        const std::vector<std::pair<double, size_t>> &ranked = res.exact ? exact : ok;
+        // The finalists in their exact order, then the others timed (in theirs).
+        std::vector<std::pair<double, size_t>> ranked = res.exact ? exact : ok;
+        if (res.exact) ranked.insert(ranked.end(), ok.begin() + std::ptrdiff_t(nf), ok.end());
         for (size_t i = 0; i < ranked.size() && Clock::now() <= deadline; i++) {
             WorkTask t;
             t.pos = 0;
             t.kind = res.exact ? kVerifyExact : kVerify;
             t.candidate = int64_t(list[ranked[i].second]);
-            t.known_us = res.exact ? ranked[i].first : 0;
+            t.known_us = res.exact && i < nf ? ranked[i].first : 0;  // the finalists' exact time
             auto it = owner.find(key[list[ranked[i].second]]);
             WorkResult got;
             pool.run({t}, {it == owner.end() ? 0 : it->second}, deadline, [&](const WorkResult &r) { got = r; });
