@@ -260,9 +260,12 @@ DeviceProgram lower_candidate(const Func &output, const std::vector<ImageParam> 
 
 namespace {
 
-// time_candidate's timing of a lowered program.
+// time_candidate's timing of a lowered program. `exact`: the time is the exact model's, as a run
+// without loop summaries gives it (none was summarised, e.g. a ring's loops, and the run was not
+// stopped).
 double time_program(const DeviceProgram &prog, const CompileOptions &opt, int64_t exact_limit, bool require_exact,
-                    double stop_after_us) {
+                    double stop_after_us, bool *exact = nullptr) {
+    if (exact) *exact = false;
     // A candidate whose engines' busy time alone reaches the stop is not simulated: it cannot win.
     if (stop_after_us > 0) {
         const double bound = time_lower_bound_us(prog, opt.machine);
@@ -277,7 +280,9 @@ double time_program(const DeviceProgram &prog, const CompileOptions &opt, int64_
         throw_error("auto_schedule: ", w.instructions, " instructions are too many for an exact timing run");
     if (!so.summarize_loops) so.max_instructions = std::max<int64_t>(exact_limit, 1) * 2;
     so.stop_after_us = stop_after_us;
-    return simulate(prog, opt.machine, {}, so).stats.us;
+    const SimResult r = simulate(prog, opt.machine, {}, so);
+    if (exact) *exact = !r.stopped && r.stats.summarised_iterations == 0;
+    return r.stats.us;
 }
 
 }  // namespace
@@ -317,7 +322,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     std::vector<size_t> list;
     std::vector<WorkResult> records;
     std::set<size_t> listed;
-    enum TaskKind : int32_t { kSearch = 0, kExact = 1, kVerify = 2, kVerifyExact = 3 };
+    enum TaskKind : int32_t { kSearch = 0, kExact = 1, kVerify = 2 };
     // What a worker keeps from task to task: its lowerings, and the best time it knows (the earlier
     // rounds' best, sent with each task, and its own). A candidate is simulated only until it is
     // 1.25 times as slow as that best: it cannot be the winner then, and is recorded at the bound (a
@@ -337,7 +342,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         try {
             if (t.kind == kExact) {
                 r.us = time_candidate(output, inputs, c, opt, int64_t(1) << 22, true, &cache);
-            } else if (t.kind == kVerify || t.kind == kVerifyExact) {
+            } else if (t.kind == kVerify) {
                 // Its own lowering; where that is the program the shared lowering gave (most
                 // kernels), the time the finalists' run measured stands.
                 const DeviceProgram own = lower_candidate(output, inputs, c, opt, nullptr);
@@ -345,9 +350,12 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
                     serialize_program(own) == serialize_program(lower_candidate(output, inputs, c, opt, &cache)))
                     r.us = t.known_us;
                 else
-                    r.us = time_program(own, opt, int64_t(1) << 22, t.kind == kVerifyExact, 0);
+                    r.us = time_program(own, opt, int64_t(1) << 22, false, 0);
             } else {
-                r.us = time_candidate(output, inputs, c, opt, int64_t(1) << 20, false, &cache, 1.25 * known_best);
+                bool exact = false;
+                r.us = time_program(lower_candidate(output, inputs, c, opt, &cache), opt, int64_t(1) << 20, false,
+                                    1.25 * known_best, &exact);
+                r.exact = exact;
                 if (known_best == 0 || r.us < known_best) known_best = r.us;
             }
             r.status = 1;
@@ -484,8 +492,9 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     std::stable_sort(ok.begin(), ok.end());
     res.best = list[ok[0].second];
     res.best_us = ok[0].first;
-    // The finalists again without loop summaries (the exact model) where that is cheap; a finalist
-    // too long to run exactly keeps everyone on the summarised figures.
+    // The finalists again without loop summaries (the exact model) where that is cheap and their
+    // search run summarised a loop; a finalist too long to run exactly keeps everyone on the
+    // summarised figures.
     // They run on the workers, so that the wall-time bound stops them too: each on the worker that
     // holds its lowering, unless that worker has its share of them already.
     const size_t nf = std::min(ok.size(), size_t(std::max(1, so.finalists)));
@@ -493,6 +502,13 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     std::vector<WorkTask> final_tasks;
     std::vector<std::string> final_group;
     for (size_t i = 0; i < nf; i++) {
+        // A search run that summarised no loop (a ring's or a barrier's loops are not) and ran to
+        // the end was the exact model's already.
+        if (records[ok[i].second].exact) {
+            finals[i] = records[ok[i].second];
+            finals[i].pos = int32_t(i);
+            continue;
+        }
         WorkTask t;
         t.pos = int32_t(i);
         t.kind = kExact;
@@ -533,7 +549,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         for (size_t i = 0; i < ranked.size() && Clock::now() <= deadline; i++) {
             WorkTask t;
             t.pos = 0;
-            t.kind = res.exact ? kVerifyExact : kVerify;
+            t.kind = kVerify;
             t.candidate = int64_t(list[ranked[i].second]);
             t.known_us = res.exact && i < nf ? ranked[i].first : 0;  // the finalists' exact time
             auto it = owner.find(key[list[ranked[i].second]]);

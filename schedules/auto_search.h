@@ -3,7 +3,8 @@
 // pipeline: first the pre-filter's favourite for each worker, then each family's best estimates, the
 // pre-filter's best overall and a seeded sample of the rest, more rounds while most candidates fail
 // to compile, then a local search over the best one's neighbours (one choice changed); the
-// finalists are re-timed exactly where that is cheap, and the winner is lowered on its own, as the
+// finalists are re-timed exactly where that is cheap (unless their search run summarised no loop),
+// and the winner is lowered on its own, as the
 // caller will compile it, and timed again (a winner that lowering refuses gives way to the next).
 // A candidate is not simulated when its static time bound is 1.25 times the best its worker knows,
 // and its simulation stops there otherwise (it cannot win; it is recorded at that bound), so

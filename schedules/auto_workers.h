@@ -24,6 +24,7 @@ struct WorkResult {
     int32_t pos = 0;
     int32_t status = 2;  // 0 failed, 1 timed, 2 not done (past the time bound, or its worker died)
     double us = 0;
+    int32_t exact = 0;   // the caller's (the search: `us` is the exact model's)
 };
 
 class WorkerPool {
