@@ -344,13 +344,15 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
                 r.us = time_candidate(output, inputs, c, opt, int64_t(1) << 22, true, &cache);
             } else if (t.kind == kVerify) {
                 // Its own lowering; where that is the program the shared lowering gave (most
-                // kernels), the time the finalists' run measured stands.
+                // kernels), the times measured stand and it is not simulated again.
                 const DeviceProgram own = lower_candidate(output, inputs, c, opt, nullptr);
-                if (t.known_us > 0 &&
-                    serialize_program(own) == serialize_program(lower_candidate(output, inputs, c, opt, &cache)))
-                    r.us = t.known_us;
-                else
-                    r.us = time_program(own, opt, int64_t(1) << 22, false, 0);
+                if (serialize_program(own) == serialize_program(lower_candidate(output, inputs, c, opt, &cache)))
+                    r.same_program = 1;
+                else {
+                    bool exact = false;
+                    r.us = time_program(own, opt, int64_t(1) << 22, false, 0, &exact);
+                    r.exact = exact;
+                }
             } else {
                 bool exact = false;
                 r.us = time_program(lower_candidate(output, inputs, c, opt, &cache), opt, int64_t(1) << 20, false,
@@ -525,8 +527,22 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
             load[size_t(w)]++;
         }
     }
-    pool.run(final_tasks, final_worker, deadline,
-             [&](const WorkResult &r) { finals[size_t(r.pos)] = r; });
+    // Beside them, the summarised ranking's best (most often the winner) is lowered on its own, on
+    // the worker that holds its shared lowering: the winner's check below.
+    WorkResult first_check;
+    {
+        WorkTask t;
+        t.pos = int32_t(nf);
+        t.kind = kVerify;
+        t.candidate = int64_t(list[ok[0].second]);
+        final_tasks.push_back(t);
+        auto it = owner.find(key[list[ok[0].second]]);
+        final_worker.push_back(it == owner.end() ? 0 : it->second);
+    }
+    pool.run(final_tasks, final_worker, deadline, [&](const WorkResult &r) {
+        if (size_t(r.pos) == nf) first_check = r;
+        else finals[size_t(r.pos)] = r;
+    });
     std::vector<std::pair<double, size_t>> exact;
     bool all_exact = true;
     for (size_t i = 0; i < nf; i++) {
@@ -539,25 +555,31 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         res.best_us = exact[0].first;
         res.exact = true;
     }
-    // The winner as the caller will compile it: a Halide lowering of its own, timed again. A shared
-    // lowering can differ from it (with constant factors Halide partitions a causal mask's loops
-    // otherwise) and, rarely, fit LX where it does not; such a winner gives way to the next best.
+    // The winner as the caller will compile it: a Halide lowering of its own, timed again where it
+    // is not the shared lowering's program. A shared lowering can differ from it (with constant
+    // factors Halide partitions a causal mask's loops otherwise) and, rarely, fit LX where it does
+    // not; such a winner gives way to the next best.
     {
         // The finalists in their exact order, then the others timed (in theirs).
         std::vector<std::pair<double, size_t>> ranked = res.exact ? exact : ok;
         if (res.exact) ranked.insert(ranked.end(), ok.begin() + std::ptrdiff_t(nf), ok.end());
         for (size_t i = 0; i < ranked.size() && Clock::now() <= deadline; i++) {
-            WorkTask t;
-            t.pos = 0;
-            t.kind = kVerify;
-            t.candidate = int64_t(list[ranked[i].second]);
-            t.known_us = res.exact && i < nf ? ranked[i].first : 0;  // the finalists' exact time
-            auto it = owner.find(key[list[ranked[i].second]]);
-            WorkResult got;
-            pool.run({t}, {it == owner.end() ? 0 : it->second}, deadline, [&](const WorkResult &r) { got = r; });
+            const size_t cand = list[ranked[i].second];
+            WorkResult got = first_check;
+            if (cand != list[ok[0].second] || got.status == 2) {
+                WorkTask t;
+                t.pos = 0;
+                t.kind = kVerify;
+                t.candidate = int64_t(cand);
+                auto it = owner.find(key[cand]);
+                got = WorkResult{};
+                pool.run({t}, {it == owner.end() ? 0 : it->second}, deadline, [&](const WorkResult &r) { got = r; });
+            }
             if (got.status != 1) continue;
-            res.best = list[ranked[i].second];
-            res.best_us = got.us;
+            res.best = cand;
+            res.best_us = got.same_program ? ranked[i].first : got.us;
+            // Past the finalists the ranking's times are the search's (summarised where it did).
+            res.exact = got.same_program ? res.exact && (i < nf || records[ranked[i].second].exact) : got.exact != 0;
             break;
         }
     }

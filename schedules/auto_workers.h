@@ -17,14 +17,15 @@ struct WorkTask {
     int32_t kind = 0;       // the caller's (kStopWorker is the pool's own)
     int64_t candidate = 0;  // index into the caller's candidate list
     double best_before = 0; // the best time known when the round began (0: none)
-    double known_us = 0;    // a time the caller measured already (the search's check of its winner)
 };
 
 struct WorkResult {
     int32_t pos = 0;
     int32_t status = 2;  // 0 failed, 1 timed, 2 not done (past the time bound, or its worker died)
     double us = 0;
-    int32_t exact = 0;   // the caller's (the search: `us` is the exact model's)
+    // The caller's: the search's `us` is the exact model's; its winner's own lowering is the same
+    // program as the shared one (not timed again).
+    int32_t exact = 0, same_program = 0;
 };
 
 class WorkerPool {
