@@ -527,17 +527,22 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
             load[size_t(w)]++;
         }
     }
-    // Beside them, the summarised ranking's best (most often the winner) is lowered on its own, on
-    // the worker that holds its shared lowering: the winner's check below.
+    // The winner's check (below) of candidate `cand`: lowered on its own on the worker that holds its
+    // shared lowering, to compare the two programs.
+    auto check_task = [&](size_t cand, int32_t pos) {
+        WorkTask t;
+        t.pos = pos;
+        t.kind = kVerify;
+        t.candidate = int64_t(cand);
+        auto it = owner.find(key[cand]);
+        return std::make_pair(t, it == owner.end() ? 0 : it->second);
+    };
+    // Beside the finalists, the summarised ranking's best (most often the winner) is checked.
     WorkResult first_check;
     {
-        WorkTask t;
-        t.pos = int32_t(nf);
-        t.kind = kVerify;
-        t.candidate = int64_t(list[ok[0].second]);
+        auto [t, w] = check_task(list[ok[0].second], int32_t(nf));
         final_tasks.push_back(t);
-        auto it = owner.find(key[list[ok[0].second]]);
-        final_worker.push_back(it == owner.end() ? 0 : it->second);
+        final_worker.push_back(w);
     }
     pool.run(final_tasks, final_worker, deadline, [&](const WorkResult &r) {
         if (size_t(r.pos) == nf) first_check = r;
@@ -567,13 +572,9 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
             const size_t cand = list[ranked[i].second];
             WorkResult got = first_check;
             if (cand != list[ok[0].second] || got.status == 2) {
-                WorkTask t;
-                t.pos = 0;
-                t.kind = kVerify;
-                t.candidate = int64_t(cand);
-                auto it = owner.find(key[cand]);
+                auto [t, w] = check_task(cand, 0);
                 got = WorkResult{};
-                pool.run({t}, {it == owner.end() ? 0 : it->second}, deadline, [&](const WorkResult &r) { got = r; });
+                pool.run({t}, {w}, deadline, [&](const WorkResult &r) { got = r; });
             }
             if (got.status != 1) continue;
             res.best = cand;

@@ -4,15 +4,15 @@
 // pre-filter's best overall and a seeded sample of the rest, more rounds while most candidates fail
 // to compile, then a local search over the best one's neighbours (one choice changed); the
 // finalists are re-timed exactly where that is cheap (unless their search run summarised no loop),
-// and the winner is lowered on its own, as the
-// caller will compile it, and timed again (a winner that lowering refuses gives way to the next).
-// A candidate is not simulated when its static time bound is 1.25 times the best its worker knows,
-// and its simulation stops there otherwise (it cannot win; it is recorded at that bound), so
-// hopeless ones cost little. The workers (auto_workers.h) are processes, one per core, that live
-// for the whole search and keep their lowerings: a structure's candidates, in every round, go to
-// the worker that lowered it. Bounded by a candidate budget and a wall time (past which untimed
-// candidates are skipped, so only the wall-time bound can make two runs differ). A progress bar
-// with the best time so far goes to stderr when it is a terminal.
+// and the winner is lowered on its own, as the caller will compile it, and timed again where that
+// is another program (a winner that lowering refuses gives way to the next). A candidate is not
+// simulated when its static time bound is 1.25 times the best its worker knows, and its simulation
+// stops there otherwise (it cannot win; it is recorded at that bound), so hopeless ones cost little.
+// The workers (auto_workers.h) are processes, one per core, that live for the whole search and keep
+// their lowerings: a structure's candidates, in every round, go to the worker that lowered it.
+// Bounded by a candidate budget and a wall time (past which untimed candidates are skipped, so only
+// the wall-time bound can make two runs differ). A progress bar with the best time so far goes to
+// stderr when it is a terminal.
 #pragma once
 
 #include <cstdint>
@@ -93,8 +93,9 @@ private:
 DeviceProgram lower_candidate(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs,
                               const Candidate &c, const CompileOptions &opt, LoweringCache *cache);
 
-// time_candidate through `cache` (null: lowered on its own; see lower_candidate). With `stop_after_us`, a candidate that takes at least that long returns a time at or past it
-// without being timed to the end: either its static lower bound (sim/program_work.h) reaches it, or
+// time_candidate through `cache` (null: lowered on its own; see lower_candidate). With
+// `stop_after_us`, a candidate that takes at least that long returns a time at or past it without
+// being timed to the end: either its static lower bound (sim/program_work.h) reaches it, or
 // its simulation stops there. The search stops candidates far slower than its best so far.
 double time_candidate(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs,
                       const Candidate &c, const CompileOptions &opt, int64_t exact_limit, bool require_exact,
