@@ -70,9 +70,10 @@ double DramModel::next_completion(int *id) const {
     return best;
 }
 
-std::vector<int> DramModel::take_finished(double now) {
+const std::vector<int> &DramModel::take_finished(double now) {
     advance(now);
-    std::vector<int> done;
+    std::vector<int> &done = done_;
+    done.clear();
     for (size_t i = 0; i < flows_.size(); i++) {
         Flow &f = flows_[i];
         // A flow is done when what is left would take under a thousandth of a cycle.
@@ -94,11 +95,14 @@ std::vector<int> DramModel::take_finished(double now) {
 // linear functions, so its root is the larger of their two roots.
 void DramModel::recompute_rates() {
     next_known_ = false;
-    std::vector<int> open;
+    // Scratch kept between calls: the simulator recomputes at every DMA start and end.
+    std::vector<int> &open = open_;
+    open.clear();
     for (size_t i = 0; i < flows_.size(); i++)
         if (flows_[i].live) open.push_back(int(i));
     double fixed_r = 0, fixed_w = 0;
-    std::vector<char> fixed(flows_.size(), 0);
+    std::vector<char> &fixed = fixed_;
+    fixed.assign(flows_.size(), 0);
     for (;;) {
         double nr = 0, nw = 0;
         for (int i : open)

@@ -26,8 +26,9 @@ public:
     void advance(double now);
     // Earliest time a flow finishes at the current rates (infinity if none), and which.
     double next_completion(int *id) const;
-    // Removes and returns the finished flow ids at `now` (remaining below a tolerance).
-    std::vector<int> take_finished(double now);
+    // Removes and returns the finished flow ids at `now` (remaining below a tolerance); the list
+    // is valid until the next call.
+    const std::vector<int> &take_finished(double now);
 
     bool empty() const { return active_ == 0; }
 
@@ -50,6 +51,9 @@ private:
     mutable int next_id_ = -1;
     std::vector<Flow> flows_;
     std::vector<int> free_ids_;
+    std::vector<int> open_;     // recompute_rates' scratch
+    std::vector<char> fixed_;
+    std::vector<int> done_;     // take_finished's answer
     int active_ = 0;
 };
 
