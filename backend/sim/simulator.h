@@ -5,6 +5,9 @@
 // ring engines run concurrently and are ordered only by WAIT and BARRIER. Device-memory bandwidth is
 // one resource shared by every core's DMA flows, with the read/write turnaround penalty. Timing-only
 // runs skip the numerics and summarise repeated loop iterations (see docs/device_model.md).
+// The cores' steps that touch shared state (DMA, ring, WAIT, BARRIER) run in time order across cores
+// and events; the steps in between, which touch only the core's own registers and engines, run
+// ahead without changing any result.
 #pragma once
 
 #include <cstdint>
