@@ -201,6 +201,44 @@ TEST(SimTiming, DeterministicAcrossRuns) {
     std::remove(t2.c_str());
 }
 
+// Core 0 loads 256 KiB at once; core 1 first counts through a long scalar loop and then loads
+// as much. The simulator lets a core run its scalar work ahead of the others; its load must still
+// meet the shared channel at its own time: core 0's load runs alone, at one core's rate, and core
+// 1's starts only after it, as each would alone.
+TEST(SimTiming, ACoreAheadOnScalarWorkMeetsTheChannelAtItsOwnTime) {
+    const MachineDesc m;
+    auto program = [](int cores, bool scalar_first) {
+        ProgramBuilder b("ahead", cores);
+        int in = b.buffer("in", BufferKind::Input, DType::F16, {2 * 128 * 1024});
+        DmaDesc d;
+        d.sticks = 2048;
+        int desc = b.dma_desc(d);
+        Reg core = b.alloc(), i = b.alloc(), n = b.alloc(), off = b.alloc();
+        b.core_id(core);
+        b.muli(off, core, 256 * 1024);
+        if (scalar_first) {
+            b.if_(core);
+            b.loop(i, 20000);
+            b.addi(n, n, 1);
+            b.end_loop();
+            b.end_if();
+        }
+        b.dma_ld(0, in, off, 0, Lx(0), desc);
+        b.wait_tag(0);
+        return b.finish();
+    };
+    for (bool summarize : {false, true}) {
+        const double alone = simulate(program(1, false), m, {}, timing_only(summarize)).stats.cycles;
+        const SimResult r = simulate(program(2, true), m, {}, timing_only(summarize));
+        const double scalar = 20000 * 2 * m.scalar_op_cycles;  // ADDI and ENDLOOP per iteration
+        ASSERT_GT(scalar, 2 * alone) << "the scalar loop must outlast core 0's load";
+        // (Core 0 issues one more instruction, the IF it skips.)
+        EXPECT_NEAR(r.stats.cores[0].finish_cycles, alone, 2 * m.scalar_op_cycles) << "summarize " << summarize;
+        EXPECT_GE(r.stats.cores[1].finish_cycles, scalar + alone - 16 * m.scalar_op_cycles) << "summarize " << summarize;
+        EXPECT_LE(r.stats.cores[1].finish_cycles, scalar + alone + 16 * m.scalar_op_cycles) << "summarize " << summarize;
+    }
+}
+
 // A run bounded by SimOptions::stop_after_us: below the program's time it stops there and says so;
 // above it, it is the whole run.
 TEST(SimTiming, StopAfterBoundsTheRunAndSaysSo) {
