@@ -205,7 +205,14 @@ BackendOptions backend_options(const CompileOptions &opt) {
     return bo;
 }
 
+// A candidate's own key: its directives with their factors, and its layouts.
+std::string own_key(const Candidate &c) { return directives_key(c.directives) + layouts_key(c); }
+
 }  // namespace
+
+void LoweringCache::lower_alone(const Candidate &c) { alone_.insert(lowering_key(c)); }
+
+bool LoweringCache::holds_own_program(const Candidate &c) const { return own_.count(own_key(c)) != 0; }
 
 double time_candidate(const Func &output, const std::vector<ImageParam> &inputs, const Candidate &c,
                       const CompileOptions &opt, int64_t exact_limit, bool require_exact) {
@@ -216,6 +223,16 @@ DeviceProgram lower_candidate(const Func &output, const std::vector<ImageParam> 
                               const CompileOptions &caller_opt, LoweringCache *cache) {
     const CompileOptions opt = with_layouts(caller_opt, c);
     if (cache) {
+        const std::string mine = own_key(c);
+        auto kept = cache->own_.find(mine);
+        if (kept != cache->own_.end()) return kept->second;
+        auto own = [&]() {
+            cache->lowerings_++;
+            DeviceProgram prog = compile_for_spyre(scheduled_copy(output, inputs, c, opt, nullptr), inputs, opt);
+            cache->own_.emplace(mine, prog);
+            return prog;
+        };
+        if (cache->alone_.count(lowering_key(c))) return own();
         std::shared_ptr<LoweringCache::Entry> &e = cache->entries_[lowering_key(c)];
         if (!e) {
             e = std::make_shared<LoweringCache::Entry>();
@@ -244,16 +261,15 @@ DeviceProgram lower_candidate(const Func &output, const std::vector<ImageParam> 
                 // (it refuses sizes that change first), so a plain lowering needs the same bytes.
                 // spyre-bench's searches confirmed all 323 of them with a plain lowering.
                 if (std::string(shared.what()).find(": LX overflow: ") != std::string::npos) throw;
-                cache->lowerings_++;
                 try {
-                    return compile_for_spyre(scheduled_copy(output, inputs, c, opt, nullptr), inputs, opt);
+                    return own();
                 } catch (const std::exception &plain) {
                     if (refusal_kind(plain.what()) == kind) e->confirmed.insert(kind);
                     throw;
                 }
             }
         }
-        cache->lowerings_++;
+        return own();
     }
     return compile_for_spyre(scheduled_copy(output, inputs, c, opt, nullptr), inputs, opt);
 }
@@ -344,7 +360,13 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
                 r.us = time_candidate(output, inputs, c, opt, int64_t(1) << 22, true, &cache);
             } else if (t.kind == kVerify) {
                 // Its own lowering; where that is the program the shared lowering gave (most
-                // kernels), the times measured stand and it is not simulated again.
+                // kernels), the times measured stand and it is not simulated again. A candidate
+                // the search lowered on its own was timed on that program already.
+                if (cache.holds_own_program(c)) {
+                    r.same_program = 1;
+                    r.status = 1;
+                    return r;
+                }
                 const DeviceProgram own = lower_candidate(output, inputs, c, opt, nullptr);
                 if (serialize_program(own) == serialize_program(lower_candidate(output, inputs, c, opt, &cache)))
                     r.same_program = 1;
@@ -365,16 +387,19 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         }
         return r;
     };
-    WorkerPool pool(so.workers > 0 ? so.workers : int(std::max(1u, std::thread::hardware_concurrency())), evaluate);
     // Each candidate chosen brings the siblings that share its Halide lowering (the same directives
     // but for tile sizes and core counts), best estimates first: they cost a finish and a
-    // simulation each, a fraction of a lowering.
+    // simulation each, a fraction of a lowering. A structure of one candidate is lowered as the
+    // caller will lower it (known before the workers start, which inherit the cache).
     std::vector<std::string> key(cs.size());
     std::map<std::string, std::vector<size_t>> siblings;
     for (size_t i : everyone) {
         key[i] = lowering_key(cs[i]);
         siblings[key[i]].push_back(i);
     }
+    for (const auto &kv : siblings)
+        if (kv.second.size() == 1) cache.lower_alone(cs[kv.second[0]]);
+    WorkerPool pool(so.workers > 0 ? so.workers : int(std::max(1u, std::thread::hardware_concurrency())), evaluate);
     std::map<std::string, int> owner;  // lowering_key -> the worker holding its lowering
     double round_best = 0;             // the best time of the rounds done
     const size_t budget = size_t(std::max(1, so.max_evaluations));

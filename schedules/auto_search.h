@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,7 +68,9 @@ double time_candidate(const Halide::Func &output, const std::vector<Halide::Imag
 // each candidate's values (and layouts). A candidate whose shared finish the back end refuses is
 // lowered on its own, unless the refusal is an LX overflow or a sibling's plain lowering was
 // refused the same way (the same message but for its numbers). A structure that Halide cannot
-// lower with symbolic factors is lowered per candidate.
+// lower with symbolic factors is lowered per candidate, and so is one that no other candidate
+// shares (lower_alone). The programs of candidates lowered on their own are kept: the same
+// candidate asked for again (the finalists' exact runs) is not lowered again.
 class LoweringCache {
 public:
     LoweringCache();
@@ -76,10 +79,18 @@ public:
     LoweringCache &operator=(const LoweringCache &) = delete;
     int64_t lowerings() const { return lowerings_; }  // Halide lowerings run (shared or not)
     int64_t shared_hits() const { return hits_; }     // candidates finished from a shared lowering
+    // The structure of `c` has no other candidate: lower it as the caller would (its factors
+    // constant), since a shared lowering would serve no one else.
+    void lower_alone(const Candidate &c);
+    // `c`'s program here is its own lowering (lowered alone, or on its own after a refused finish):
+    // the program the caller gets from compile_for_spyre.
+    bool holds_own_program(const Candidate &c) const;
 
 private:
     struct Entry;
     std::map<std::string, std::shared_ptr<Entry>> entries_;  // by structure_key
+    std::set<std::string> alone_;                           // structure keys lowered per candidate
+    std::map<std::string, DeviceProgram> own_;              // by directives and layouts
     int64_t lowerings_ = 0, hits_ = 0;
     friend DeviceProgram lower_candidate(const Halide::Func &, const std::vector<Halide::ImageParam> &,
                                          const Candidate &, const CompileOptions &, LoweringCache *);

@@ -17,6 +17,7 @@
 #include "auto_structure.h"
 #include "compiler_test_util.h"
 #include "device/error.h"
+#include "device/program_io.h"
 #include "flash_attention.h"
 #include "matmul.h"
 #include "sim/program_work.h"
@@ -547,6 +548,39 @@ TEST(AutoLoweringCacheFixed, AFixedFactorStaysConstantInTheSharedLowering) {
         EXPECT_EQ(time_candidate(k.output, k.inputs, c, o, int64_t(1) << 20, false, &cache), plain) << c.summary;
         EXPECT_EQ(cache.lowerings(), 1) << c.summary;
         EXPECT_EQ(cache.shared_hits(), 1) << c.summary;
+        if (++checked == 3) break;
+    }
+    EXPECT_EQ(checked, 3);
+}
+
+// A structure no other candidate shares is lowered as the caller lowers it: the program is
+// compile_for_spyre's, it is kept (asking again lowers nothing), and the cache says it holds the
+// candidate's own program, which spares the search's final check a second lowering.
+TEST(AutoLoweringCacheAlone, ACandidateLoweredAloneKeepsItsOwnProgram) {
+    using namespace autosched;
+    std::vector<std::vector<int>> ins{{1024, 64}, {1024, 64}, {1024}};
+    Kernel k = residual_norm(1024)();
+    CompileOptions o = options_for(ins, {1024, 64});
+    PipelineInfo info = analyse_pipeline(k.output, k.inputs);
+    SpaceResult space = candidate_space(info, {{{1024, 64}, {1024, 64}, {1024}}, {1024, 64}}, o.machine, 8);
+    int checked = 0;
+    for (const Candidate &c : space.candidates) {
+        DeviceProgram plain;
+        try {
+            plain = lower_candidate(k.output, k.inputs, c, o, nullptr);
+        } catch (const std::exception &) {
+            continue;
+        }
+        LoweringCache cache;
+        cache.lower_alone(c);
+        EXPECT_FALSE(cache.holds_own_program(c));
+        const DeviceProgram first = lower_candidate(k.output, k.inputs, c, o, &cache);
+        const DeviceProgram again = lower_candidate(k.output, k.inputs, c, o, &cache);
+        EXPECT_EQ(serialize_program(first), serialize_program(plain)) << c.summary;
+        EXPECT_EQ(serialize_program(again), serialize_program(plain)) << c.summary;
+        EXPECT_EQ(cache.lowerings(), 1) << c.summary;
+        EXPECT_EQ(cache.shared_hits(), 0) << c.summary;
+        EXPECT_TRUE(cache.holds_own_program(c)) << c.summary;
         if (++checked == 3) break;
     }
     EXPECT_EQ(checked, 3);
