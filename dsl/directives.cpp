@@ -1,5 +1,6 @@
 #include "directives.h"
 
+#include <algorithm>
 #include <set>
 
 #include "device/dtype_host.h"
@@ -168,6 +169,33 @@ SpyreSchedule &SpyreSchedule::scratchpad_root() {
 
 SpyreSchedule &SpyreSchedule::device_root() {
     f_.compute_root();
+    return *this;
+}
+
+SpyreSchedule &SpyreSchedule::device_layout(const std::vector<Var> &order) {
+    std::string call = "device_layout(";
+    for (size_t i = 0; i < order.size(); i++) call += (i ? ", " : "") + order[i].name();
+    call += ")";
+    const std::vector<Var> args = f_.args();
+    std::set<std::string> named;
+    for (const Var &v : order) {
+        if (std::none_of(args.begin(), args.end(), [&](const Var &a) { return a.name() == v.name(); }))
+            throw_error("Func ", user_name(f_), ": ", call, ": ", v.name(), " is not one of its dimensions");
+        if (!named.insert(v.name()).second)
+            throw_error("Func ", user_name(f_), ": ", call, ": ", v.name(), " is named twice");
+    }
+    if (order.size() != args.size())
+        throw_error("Func ", user_name(f_), ": ", call, ": names ", order.size(), " of its ", args.size(),
+                    " dimensions; a layout orders them all");
+    if (order[0].name() != args[0].name())
+        throw_error("Func ", user_name(f_), ": ", call, ": the stick dimension ", args[0].name(),
+                    " (the Func's first) must come first, innermost");
+    LoopLevel at = f_.function().schedule().compute_level();
+    at.lock();
+    if (!at.is_root() || f_.function().schedule().memory_type() == MemoryType::VTCM)
+        throw_error("Func ", user_name(f_), ": ", call, ": a layout is for a Func in device memory; call "
+                    "device_root() first");
+    guarded(f_, call, [&] { f_.reorder_storage(order); });
     return *this;
 }
 

@@ -30,6 +30,11 @@ public:
     SpyreSchedule &scratchpad_root();
     // Materialise f in device memory (compute_root); the back end stages each use through LX.
     SpyreSchedule &device_root();
+    // The device layout of f, after device_root(): its dimensions in storage order, innermost first
+    // (Halide's reorder_storage). The first must be f's first, the stick dimension; the order of the
+    // others decides which accesses are long contiguous runs for the DMA (a consumer that reads f
+    // with two dimensions swapped reads whole runs when f is stored in its order).
+    SpyreSchedule &device_layout(const std::vector<Halide::Var> &order);
 
     // Divide loop v (of extent `extent`) over `cores` cores of the ring: v is split into an outer
     // loop over cores, marked parallel, and an inner loop named v. The inner loop keeps v's name,
