@@ -131,6 +131,12 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
         case Directive::StoreAt: schedule(f, m).scratchpad_store_at(lookup(funcs, d.at_func, "Func"), var(0)); break;
         case Directive::LxRoot: schedule(f, m).scratchpad_root(); break;
         case Directive::DeviceRoot: schedule(f, m).device_root(); break;
+        case Directive::DeviceLayout: {
+            std::vector<Var> order;
+            for (const std::string &v : d.vars) order.push_back(Var(v));
+            schedule(f, m).device_layout(order);
+            break;
+        }
         case Directive::PeMatmul: schedule(f, m).pe_matmul(RVar(d.vars.at(0))); break;
         case Directive::RingShare: schedule(f, m).ring_share(RVar(d.vars.at(0)), d.ints.at(0)); break;
         case Directive::DmaPhases: schedule(f, m).dma_phases(var(0)); break;

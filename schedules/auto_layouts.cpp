@@ -1,6 +1,7 @@
 #include "auto_layouts.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <sstream>
 
@@ -73,6 +74,46 @@ std::vector<Candidate> with_layout_variants(const std::vector<Candidate> &cs, co
             }
             v.refines = base.summary;
             out.push_back(std::move(v));
+        }
+    return out;
+}
+
+std::vector<Candidate> with_intermediate_layout_variants(const std::vector<Candidate> &cs, const PipelineInfo &info) {
+    std::vector<Candidate> out = cs;
+    for (const Candidate &base : cs)
+        for (size_t i = 0; i < base.directives.size() && base.refines.empty(); i++) {
+            const Directive &d = base.directives[i];
+            if (d.kind != Directive::DeviceRoot) continue;
+            const StageInfo *st = info.find(d.func);
+            if (!st || st->args.size() < 3 || st->args.size() > 4) continue;
+            std::vector<std::string> rest(st->args.begin() + 1, st->args.end());
+            std::sort(rest.begin(), rest.end());
+            do {
+                std::vector<std::string> order{st->args[0]};
+                order.insert(order.end(), rest.begin(), rest.end());
+                if (order == st->args) continue;
+                Candidate v = base;
+                v.directives.insert(v.directives.begin() + std::ptrdiff_t(i) + 1,
+                                    Directive{Directive::DeviceLayout, d.func, order, {}, ""});
+                // Its loops in the same order (the innermost loop each dim was split into), so that
+                // each core writes its share in long runs.
+                if (st->updates == 0) {
+                    std::map<std::string, std::string> inner;
+                    for (const std::string &a : st->args) inner[a] = a;
+                    for (const Directive &o : base.directives)
+                        if (o.func == d.func && (o.kind == Directive::Split || o.kind == Directive::HSplit))
+                            for (auto &kv : inner)
+                                if (kv.second == o.vars.at(0)) kv.second = o.vars.at(2);
+                    std::vector<std::string> loops;
+                    for (size_t k = 1; k < order.size(); k++) loops.push_back(inner[order[k]]);
+                    v.directives.push_back(Directive{Directive::HReorder, d.func, loops, {}, ""});
+                }
+                std::string dims;
+                for (const std::string &a : order) dims += (dims.empty() ? "" : ",") + display_name(a);
+                v.summary += " " + display_name(d.func) + ".layout=" + dims;
+                v.refines = base.summary;
+                out.push_back(std::move(v));
+            } while (std::next_permutation(rest.begin(), rest.end()));
         }
     return out;
 }

@@ -1,5 +1,5 @@
-// Device layouts chosen by the autoscheduler, for the arguments whose caller allows it
-// (AutoOptions::free_layouts). The compiler takes layouts whose stick is dim 0 and whose stick count
+// Device layouts chosen by the autoscheduler: of the arguments whose caller allows it
+// (AutoOptions::free_layouts), and of the intermediates a schedule keeps in device memory. The compiler takes layouts whose stick is dim 0 and whose stick count
 // is the innermost outer dimension (capture_stmt.cpp: Halide's flat index must be the device
 // offset); what is left to choose is the order of the other dimensions, which decides how long the
 // contiguous runs of each core's DMA are (a core's rows of every head are one run when the heads
@@ -32,6 +32,14 @@ std::vector<DeviceLayout> layout_choices(const LayoutArg &arg);
 // adds "<arg>.layout=<order>" for each argument it changes. `args`: the inputs in order, then the
 // output. Nothing is added when no argument is free.
 std::vector<Candidate> with_layout_variants(const std::vector<Candidate> &cs, const std::vector<LayoutArg> &args);
+
+// `cs` followed by variants that store their device-memory intermediates (DeviceRoot) of rank 3 or
+// 4 in another order (device_layout: the stick dimension innermost, the others in every order),
+// one intermediate changed at a time, of the candidates that refine none. A variant refines its
+// base, and its summary adds
+// "<func>.layout=<dims, innermost first>". Which order pays depends on the loops of the producer
+// and of its consumers (and the cores' shares of them), so the simulator decides.
+std::vector<Candidate> with_intermediate_layout_variants(const std::vector<Candidate> &cs, const PipelineInfo &info);
 
 // `opt` with `c`'s layouts (those of the caller when `c` chooses none).
 CompileOptions with_layouts(const CompileOptions &opt, const Candidate &c);

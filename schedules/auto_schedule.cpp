@@ -54,6 +54,7 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
     shapes.output = options.output.shape;
     SpaceResult space = candidate_space(info, shapes, options.machine, ao.max_cores, ao.allow_reassociation);
     space.candidates = with_layout_variants(space.candidates, layout_args(output, inputs, options, ao));
+    space.candidates = with_intermediate_layout_variants(space.candidates, info);
     const double space_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (space.candidates.empty())
         throw_error("auto_schedule: kernel ", options.kernel_name, ": no candidate schedule for Func ", display_name(output.name()),

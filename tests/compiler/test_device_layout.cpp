@@ -3,6 +3,12 @@
 // malformed order with a message naming the Func and the directive.
 #include <gtest/gtest.h>
 
+#include "auto_directives.h"
+#include "auto_layouts.h"
+#include "auto_print.h"
+#include "auto_search.h"
+#include "auto_space.h"
+#include "auto_structure.h"
 #include "compiler_test_util.h"
 
 using namespace Halide;
@@ -37,6 +43,34 @@ DiffResult run_swapped(bool reader_order) {
     }, {{128, 64, 16}}, {128, 16, 64});
 }
 
+CompileOptions swapped_options() {
+    CompileOptions o;
+    o.inputs = {TensorSpec{{128, 64, 16}, {}}};
+    o.output = TensorSpec{{128, 16, 64}, {}};
+    return o;
+}
+
+// The swapped reader's candidates on up to `cores` cores, then their intermediate layout variants.
+struct Variants {
+    Kernel k = swapped_reader();
+    CompileOptions o = swapped_options();
+    size_t bases = 0;
+    std::vector<autosched::Candidate> all;
+};
+
+Variants variants_of_swapped_reader(int cores) {
+    using namespace autosched;
+    Variants v;
+    const PipelineInfo info = analyse_pipeline(v.k.output, v.k.inputs);
+    SpaceShapes shapes;
+    shapes.inputs = {v.o.inputs[0].shape};
+    shapes.output = v.o.output.shape;
+    const std::vector<Candidate> cs = candidate_space(info, shapes, v.o.machine, cores).candidates;
+    v.bases = cs.size();
+    v.all = with_intermediate_layout_variants(cs, info);
+    return v;
+}
+
 std::string layout_error(const std::function<void(Func &, Var, Var, Var)> &schedule) {
     Kernel k = swapped_reader();
     return error_of([&] { schedule(k.funcs["p"], k.vars["x"], k.vars["y"], k.vars["z"]); });
@@ -69,4 +103,71 @@ TEST(DeviceLayout, MalformedOrdersAreRefusedByName) {
                   spyre::schedule(p).scratchpad_root().device_layout({x, z, y});
               }),
               "Func p: device_layout(x, z, y): a layout is for a Func in device memory; call device_root() first");
+}
+
+// Every candidate that keeps p in device memory gets the variant that stores p in its reader's
+// order, with p's loops in that order; the variant refines its base and prints as the directive.
+TEST(AutoIntermediateLayouts, EveryDeviceIntermediateOfRankThreeGetsItsOtherOrder) {
+    using namespace autosched;
+    const Variants v = variants_of_swapped_reader(8);
+    const std::string p = v.k.funcs.at("p").name();
+    size_t device = 0;
+    for (size_t i = 0; i < v.bases; i++)
+        for (const Directive &d : v.all[i].directives) device += d.kind == Directive::DeviceRoot && d.func == p;
+    ASSERT_GT(device, 0u) << "the space keeps p in device memory somewhere";
+    ASSERT_EQ(v.all.size(), v.bases + device);
+    const PipelineInfo info = analyse_pipeline(v.k.output, v.k.inputs);
+    for (size_t i = v.bases; i < v.all.size(); i++) {
+        const Candidate &c = v.all[i];
+        EXPECT_EQ(c.summary, c.refines + " p.layout=x,z,y");
+        const std::string cpp = print_cpp(c.directives, info, "m");
+        EXPECT_NE(cpp.find(".device_root().device_layout({x, z, y})"), std::string::npos) << cpp;
+    }
+}
+
+// A rank-2 intermediate has one order with the stick dimension innermost: no variant.
+TEST(AutoIntermediateLayouts, RankTwoIntermediatesGetNone) {
+    using namespace autosched;
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func p("p"), out("out");
+    p(x, y) = in(x, y) * 2;
+    out(x, y) = p(x, y) + p(x, y) * p(x, y);
+    const PipelineInfo info = analyse_pipeline(out, {in});
+    SpaceShapes shapes;
+    shapes.inputs = {{128, 64}};
+    shapes.output = {128, 64};
+    const std::vector<Candidate> cs = candidate_space(info, shapes, MachineDesc{}, 8).candidates;
+    EXPECT_EQ(with_intermediate_layout_variants(cs, info).size(), cs.size());
+}
+
+// On one core, storing p in its reader's order makes the reader's runs long: the variant is timed
+// faster than its base, and computes what the CPU computes.
+TEST(AutoIntermediateLayouts, TheReadersOrderIsTimedFasterAndMatchesTheCpu) {
+    using namespace autosched;
+    const Variants v = variants_of_swapped_reader(1);
+    ASSERT_GT(v.all.size(), v.bases);
+    const Candidate &variant = v.all[v.bases];
+    const Candidate *base = nullptr;
+    for (size_t i = 0; i < v.bases; i++)
+        if (v.all[i].summary == variant.refines) base = &v.all[i];
+    ASSERT_NE(base, nullptr);
+    EXPECT_LT(time_candidate(v.k.output, v.k.inputs, variant, v.o), time_candidate(v.k.output, v.k.inputs, *base, v.o))
+        << variant.summary;
+    const DiffResult d = run_differential(swapped_reader, [&](Kernel &k) {
+        std::map<std::string, Func> funcs, input_funcs;
+        for (const auto &e : pipeline_env(k.output)) funcs[e.first] = Func(e.second);
+        funcs[k.output.name()] = k.output;
+        // The variant names Funcs by the first instance's Halide names; this instance's differ.
+        std::map<std::string, std::string> rename{{v.k.funcs.at("p").name(), k.funcs.at("p").name()},
+                                                  {v.k.output.name(), k.output.name()}};
+        std::vector<Directive> ds = variant.directives;
+        for (Directive &dd : ds) {
+            if (rename.count(dd.func)) dd.func = rename[dd.func];
+            if (rename.count(dd.at_func)) dd.at_func = rename[dd.at_func];
+        }
+        input_funcs[k.inputs[0].name()] = Func(k.inputs[0]);
+        apply_directives(ds, funcs, input_funcs, MachineDesc{});
+    }, {{128, 64, 16}}, {128, 16, 64});
+    EXPECT_EQ(d.cmp.mismatches, 0) << d.cmp.first_mismatch;
 }
