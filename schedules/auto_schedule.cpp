@@ -66,6 +66,7 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
     so.time_budget_s = ao.time_budget_s;
     so.workers = ao.workers;
     so.progress = ao.progress;
+    so.max_cores = ao.max_cores;
     SearchResult sr = search(output, inputs, space.candidates, options, so);
     const Candidate &best = space.candidates[sr.best];
 

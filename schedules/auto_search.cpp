@@ -348,6 +348,15 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     // so the search stays deterministic.
     LoweringCache cache;
     double known_best = 0;
+    // A program on more cores than the caller allows is refused. The space names a candidate's
+    // cores by its output's rows; an intermediate whose rows are more than the output's, split by
+    // the same share, runs on more cores than that.
+    auto within_cores = [&](const Candidate &c, DeviceProgram p) {
+        if (so.max_cores > 0 && p.num_cores > so.max_cores)
+            throw_error("auto_schedule: kernel ", opt.kernel_name, ": candidate '", c.summary, "' runs on ", p.num_cores,
+                        " cores, more than the ", so.max_cores, " allowed (AutoOptions::max_cores)");
+        return p;
+    };
     auto evaluate = [&](const WorkTask &t) {
         WorkResult r;
         r.pos = t.pos;
@@ -367,7 +376,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
                     r.status = 1;
                     return r;
                 }
-                const DeviceProgram own = lower_candidate(output, inputs, c, opt, nullptr);
+                const DeviceProgram own = within_cores(c, lower_candidate(output, inputs, c, opt, nullptr));
                 if (serialize_program(own) == serialize_program(lower_candidate(output, inputs, c, opt, &cache)))
                     r.same_program = 1;
                 else {
@@ -377,8 +386,8 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
                 }
             } else {
                 bool exact = false;
-                r.us = time_program(lower_candidate(output, inputs, c, opt, &cache), opt, int64_t(1) << 20, false,
-                                    1.25 * known_best, &exact);
+                r.us = time_program(within_cores(c, lower_candidate(output, inputs, c, opt, &cache)), opt,
+                                    int64_t(1) << 20, false, 1.25 * known_best, &exact);
                 r.exact = exact;
                 if (known_best == 0 || r.us < known_best) known_best = r.us;
             }
@@ -507,7 +516,8 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         std::string why = "no candidate was timed within the time budget";
         if (!res.timed.empty()) {
             try {
-                time_candidate(output, inputs, cs[order[0]], opt);
+                time_program(within_cores(cs[order[0]], lower_candidate(output, inputs, cs[order[0]], opt, nullptr)), opt,
+                             int64_t(1) << 20, false, 0);
             } catch (const std::exception &e) {
                 why = e.what();
             }

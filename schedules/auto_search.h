@@ -36,6 +36,7 @@ struct SearchOptions {
     bool progress = true;       // on stderr, when it is a terminal
     int finalists = 4;          // the best few re-timed without loop summaries, when that is cheap
     int siblings = 16;          // per candidate chosen, more timed that share its lowering (LoweringCache)
+    int max_cores = 0;          // a program on more cores is refused; 0: the machine's
 };
 
 struct Timed {
