@@ -6,6 +6,7 @@
 #include "auto_directives.h"
 #include "auto_layouts.h"
 #include "auto_print.h"
+#include "auto_schedule.h"
 #include "auto_search.h"
 #include "auto_space.h"
 #include "auto_structure.h"
@@ -43,28 +44,30 @@ DiffResult run_swapped(bool reader_order) {
     }, {{128, 64, 16}}, {128, 16, 64});
 }
 
-CompileOptions swapped_options() {
+CompileOptions options_for(const std::vector<int64_t> &in, const std::vector<int64_t> &out) {
     CompileOptions o;
-    o.inputs = {TensorSpec{{128, 64, 16}, {}}};
-    o.output = TensorSpec{{128, 16, 64}, {}};
+    o.inputs = {TensorSpec{in, {}}};
+    o.output = TensorSpec{out, {}};
     return o;
 }
 
 // The swapped reader's candidates on up to `cores` cores, then their intermediate layout variants.
 struct Variants {
     Kernel k = swapped_reader();
-    CompileOptions o = swapped_options();
+    CompileOptions o;
     size_t bases = 0;
     std::vector<autosched::Candidate> all;
 };
 
-Variants variants_of_swapped_reader(int cores) {
+Variants variants_of_swapped_reader(int cores, const std::vector<int64_t> &in = {128, 64, 16},
+                                    const std::vector<int64_t> &out = {128, 16, 64}) {
     using namespace autosched;
     Variants v;
+    v.o = options_for(in, out);
     const PipelineInfo info = analyse_pipeline(v.k.output, v.k.inputs);
     SpaceShapes shapes;
-    shapes.inputs = {v.o.inputs[0].shape};
-    shapes.output = v.o.output.shape;
+    shapes.inputs = {in};
+    shapes.output = out;
     const std::vector<Candidate> cs = candidate_space(info, shapes, v.o.machine, cores).candidates;
     v.bases = cs.size();
     v.all = with_intermediate_layout_variants(cs, info);
@@ -170,4 +173,33 @@ TEST(AutoIntermediateLayouts, TheReadersOrderIsTimedFasterAndMatchesTheCpu) {
         apply_directives(ds, funcs, input_funcs, MachineDesc{});
     }, {{128, 64, 16}}, {128, 16, 64});
     EXPECT_EQ(d.cmp.mismatches, 0) << d.cmp.first_mismatch;
+}
+
+// With the output's rows {128, 64, 16} fewer than p's, the space splits p's rows by the output's
+// share, so a candidate named 4 cores can lower to 16; the search refuses those.
+TEST(AutoIntermediateLayouts, AnIntermediateWithMoreRowsThanTheOutputStaysWithinMaxCores) {
+    using namespace autosched;
+    const Variants v = variants_of_swapped_reader(4, {128, 16, 64}, {128, 64, 16});
+    std::vector<Candidate> over;  // candidates that lower to more than 4 cores
+    for (const Candidate &c : v.all) {
+        try {
+            if (lower_candidate(v.k.output, v.k.inputs, c, v.o, nullptr).num_cores > 4) over.push_back(c);
+        } catch (const std::exception &) {
+        }
+    }
+    ASSERT_FALSE(over.empty()) << "some candidate of the space runs on more cores than it names";
+    SearchOptions so;
+    so.workers = 1;
+    so.progress = false;
+    so.max_cores = 4;
+    const std::string e = error_of([&] { search(v.k.output, v.k.inputs, over, v.o, so); });
+    EXPECT_NE(e.find("cores, more than the 4 allowed (AutoOptions::max_cores)"), std::string::npos) << e;
+    AutoOptions ao;
+    ao.progress = false;
+    ao.max_cores = 4;
+    const DiffResult d = run_differential(swapped_reader, [&](Kernel &k) {
+        auto_schedule(k.output, k.inputs, options_for({128, 16, 64}, {128, 64, 16}), ao);
+    }, {{128, 16, 64}}, {128, 64, 16});
+    EXPECT_EQ(d.cmp.mismatches, 0) << d.cmp.first_mismatch;
+    EXPECT_LE(d.program.num_cores, 4);
 }
