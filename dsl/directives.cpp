@@ -184,7 +184,7 @@ SpyreSchedule &SpyreSchedule::device_layout(const std::vector<Var> &order) {
         if (!named.insert(v.name()).second)
             throw_error("Func ", user_name(f_), ": ", call, ": ", v.name(), " is named twice");
     }
-    if (order.size() != args.size())
+    if (order.empty() || order.size() != args.size())
         throw_error("Func ", user_name(f_), ": ", call, ": names ", order.size(), " of its ", args.size(),
                     " dimensions; a layout orders them all");
     if (order[0].name() != args[0].name())

@@ -92,6 +92,8 @@ TEST(DeviceLayout, EitherOrderComputesTheSameAndTheReadersOrderIsFaster) {
 TEST(DeviceLayout, MalformedOrdersAreRefusedByName) {
     EXPECT_EQ(layout_error([](Func &p, Var x, Var y, Var z) { spyre::schedule(p).device_root().device_layout({x, z}); }),
               "Func p: device_layout(x, z): names 2 of its 3 dimensions; a layout orders them all");
+    EXPECT_EQ(layout_error([](Func &p, Var, Var, Var) { spyre::schedule(p).device_root().device_layout({}); }),
+              "Func p: device_layout(): names 0 of its 3 dimensions; a layout orders them all");
     EXPECT_EQ(layout_error([](Func &p, Var x, Var y, Var z) { spyre::schedule(p).device_root().device_layout({x, z, z}); }),
               "Func p: device_layout(x, z, z): z is named twice");
     EXPECT_EQ(layout_error([](Func &p, Var x, Var y, Var z) {
