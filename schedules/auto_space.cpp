@@ -77,6 +77,7 @@ public:
     RowsBuilder(const PipelineInfo &info, const SpaceShapes &shapes, const MachineDesc &m)
         : info_(info), shapes_(shapes), m_(m) {
         rows_ = shapes.output.back();
+        stage_rows_ = stage_rows(info, shapes.output);
         cols_ = shapes.output.size() >= 2 ? shapes.output[0] : 1;
         if (shapes.output.size() < 2)
             for (const auto &s : shapes.inputs) cols_ = std::max(cols_, s.empty() ? 1 : s[0]);
@@ -166,11 +167,15 @@ public:
             computed++;
             if (is_root(s)) {
                 roots++;
-                if (!s.is_output && c > 1 && !even) return std::nullopt;
+                // A root intermediate is split over the cores by its own rows (a reader that swaps
+                // dims or reads a halo needs more or fewer than the output's), in equal shares.
+                auto own = stage_rows_.find(s.name);
+                const int64_t srows = s.is_output || own == stage_rows_.end() ? rows_ : own->second;
+                if (!s.is_output && c > 1 && srows % c) return std::nullopt;
                 if (pl == Place::Device) ds.push_back({Directive::DeviceRoot, s.name, {}, {}, ""});
                 if (pl == Place::LxRoot) ds.push_back({Directive::LxRoot, s.name, {}, {}, ""});
                 const std::string rv = s.args.back();
-                if (c > 1) ds.push_back({Directive::RingSplit, s.name, {rv}, {c, s.is_output ? 0 : int(rows_)}, ""});
+                if (c > 1) ds.push_back({Directive::RingSplit, s.name, {rv}, {c, s.is_output ? 0 : int(srows)}, ""});
                 if (split) ds.push_back({Directive::Split, s.name, {rv, rv + "o", rv + "i"}, {p.tile}, ""});
                 if (p.phased && s.is_output) ds.push_back({Directive::DmaPhases, s.name, {rv + "o"}, {}, ""});
                 if (s.args.size() == 2 && s.transposes) {
@@ -299,6 +304,7 @@ private:
     const SpaceShapes &shapes_;
     const MachineDesc &m_;
     int64_t rows_ = 1, cols_ = 1;
+    std::map<std::string, int64_t> stage_rows_;  // the rows each stage's consumers need (stage_rows)
 };
 
 std::vector<int> core_counts(int64_t extent, int max_cores) {

@@ -261,4 +261,47 @@ PipelineInfo analyse_pipeline(const Func &output, const std::vector<ImageParam> 
     return info;
 }
 
+std::map<std::string, int64_t> stage_rows(const PipelineInfo &info, const std::vector<int64_t> &output_shape) {
+    std::map<std::string, Box> region;  // by stage: the box its consumers read
+    {
+        Box out;
+        for (int64_t e : output_shape) out.push_back(Interval(0, Expr(int(e - 1))));
+        region[info.output().name] = out;
+    }
+    for (auto it = info.stages.rbegin(); it != info.stages.rend(); ++it) {
+        const StageInfo &s = *it;
+        auto r = region.find(s.name);
+        if (r == region.end()) continue;
+        Scope<Interval> scope;
+        for (size_t i = 0; i < s.args.size() && i < r->second.size(); i++) scope.push(s.args[i], r->second[i]);
+        auto reads = [&](const Expr &e, const Scope<Interval> &in) {
+            for (const auto &kv : boxes_required(e, in)) {
+                if (kv.first == s.name || !info.find(kv.first)) continue;  // its own updates, and inputs
+                Box &b = region[kv.first];
+                if (b.empty()) b = kv.second;
+                else merge_boxes(b, kv.second);
+            }
+        };
+        for (const Expr &v : s.function.values()) reads(v, scope);
+        for (const Definition &u : s.function.updates()) {
+            Scope<Interval> with_r;
+            with_r.set_containing_scope(&scope);
+            for (const ReductionVariable &rv : u.schedule().rvars())
+                with_r.push(rv.var, Interval(rv.min, simplify(rv.min + rv.extent - 1)));
+            for (const Expr &a : u.args()) reads(a, with_r);
+            for (const Expr &v : u.values()) reads(v, with_r);
+        }
+    }
+    std::map<std::string, int64_t> rows;
+    for (const StageInfo &s : info.stages) {
+        auto r = region.find(s.name);
+        if (r == region.end() || r->second.empty()) continue;
+        const Interval &last = r->second[r->second.size() - 1];
+        if (!last.is_bounded()) continue;
+        const Expr extent = simplify(last.max - last.min + 1);
+        if (const int64_t *e = as_const_int(extent)) rows[s.name] = *e;
+    }
+    return rows;
+}
+
 }  // namespace spyre::autosched

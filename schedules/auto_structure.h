@@ -66,6 +66,11 @@ struct PipelineInfo {
     const InputInfo *find_input_func(const std::string &func) const;
 };
 
+// The extent of each stage's outermost arg (its rows) that an output of `output_shape` needs: the
+// bounds of its consumers' calls (Halide's boxes_required over their definitions, reduction domains
+// at their full ranges), consumers first. A stage whose rows are not a constant is left out.
+std::map<std::string, int64_t> stage_rows(const PipelineInfo &info, const std::vector<int64_t> &output_shape);
+
 // A Halide name as a person wrote it: Halide makes the names of Funcs made with the same name
 // unique by a "$<n>" suffix ("out$2"), which this drops; an RDom's "r$x" is kept.
 std::string display_name(const std::string &halide_name);

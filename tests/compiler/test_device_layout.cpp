@@ -177,25 +177,42 @@ TEST(AutoIntermediateLayouts, TheReadersOrderIsTimedFasterAndMatchesTheCpu) {
     EXPECT_EQ(d.cmp.mismatches, 0) << d.cmp.first_mismatch;
 }
 
-// With the output's rows {128, 64, 16} fewer than p's, the space splits p's rows by the output's
-// share, so a candidate named 4 cores can lower to 16; the search refuses those.
+// With the output's rows {128, 64, 16} fewer than p's {128, 16, 64}, p is split over the cores by
+// its own 64 rows (stage_rows), so every candidate runs on the cores it names. A candidate that
+// splits p by the output's 16 instead (as the space did before) runs a 4-core share of p on 16:
+// the search refuses it under max_cores, naming the limit.
 TEST(AutoIntermediateLayouts, AnIntermediateWithMoreRowsThanTheOutputStaysWithinMaxCores) {
     using namespace autosched;
     const Variants v = variants_of_swapped_reader(4, {128, 16, 64}, {128, 64, 16});
-    std::vector<Candidate> over;  // candidates that lower to more than 4 cores
+    const std::string p = v.k.funcs.at("p").name();
+    std::vector<Candidate> by_output_rows;
+    int lowered = 0;
     for (const Candidate &c : v.all) {
+        const size_t at = c.summary.find("cores=");
+        ASSERT_NE(at, std::string::npos) << c.summary;
+        const int named = std::stoi(c.summary.substr(at + 6));
         try {
-            if (lower_candidate(v.k.output, v.k.inputs, c, v.o, nullptr).num_cores > 4) over.push_back(c);
+            EXPECT_LE(lower_candidate(v.k.output, v.k.inputs, c, v.o, nullptr).num_cores, named) << c.summary;
+            lowered++;
         } catch (const std::exception &) {
         }
+        Candidate wrong = c;
+        for (Directive &d : wrong.directives)
+            if (d.kind == Directive::RingSplit && d.func == p && named == 4 &&
+                c.summary.find("p:device") != std::string::npos) {
+                EXPECT_EQ(d.ints.at(1), 64) << c.summary;
+                d.ints[1] = 16;
+                by_output_rows.push_back(wrong);
+            }
     }
-    ASSERT_FALSE(over.empty()) << "some candidate of the space runs on more cores than it names";
+    EXPECT_GT(lowered, 0);
+    ASSERT_FALSE(by_output_rows.empty()) << "the space keeps p in device memory over 4 cores somewhere";
     SearchOptions so;
     so.workers = 1;
     so.progress = false;
     so.max_cores = 4;
-    const std::string e = error_of([&] { search(v.k.output, v.k.inputs, over, v.o, so); });
-    EXPECT_NE(e.find("cores, more than the 4 allowed (AutoOptions::max_cores)"), std::string::npos) << e;
+    const std::string e = error_of([&] { search(v.k.output, v.k.inputs, by_output_rows, v.o, so); });
+    EXPECT_NE(e.find("runs on 16 cores, more than the 4 allowed (AutoOptions::max_cores)"), std::string::npos) << e;
     AutoOptions ao;
     ao.progress = false;
     ao.max_cores = 4;
@@ -204,4 +221,31 @@ TEST(AutoIntermediateLayouts, AnIntermediateWithMoreRowsThanTheOutputStaysWithin
     }, {{128, 16, 64}}, {128, 64, 16});
     EXPECT_EQ(d.cmp.mismatches, 0) << d.cmp.first_mismatch;
     EXPECT_LE(d.program.num_cores, 4);
+}
+
+// The rows a stage's consumers need: a reader that swaps dims needs the other dim's extent, one
+// that reads the previous row too needs one row more, a reduction's producer the RDom's range.
+TEST(AutoStageRows, EachStageGetsTheRowsItsConsumersRead) {
+    using namespace autosched;
+    {
+        Kernel k = swapped_reader();
+        const auto rows = stage_rows(analyse_pipeline(k.output, k.inputs), {128, 16, 64});
+        EXPECT_EQ(rows.at(k.output.name()), 64);
+        EXPECT_EQ(rows.at(k.funcs.at("p").name()), 16);
+    }
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    RDom r(0, 8, "r");
+    Func p("p"), q("q"), acc("acc"), sh("sh"), out("out");
+    p(x, y) = in(x, y) * 2;
+    sh(x, y) = in(x, y) * 3;
+    q(x, y) = in(x, y) + 1;
+    acc(x, y) = 0.0f;
+    acc(x, y) += cast<float>(q(x, y * 8 + r));
+    out(x, y) = p(x, y) + p(x, max(y - 1, 0)) + sh(x, y) - sh(x, y - 1) + cast<float16_t>(acc(x, y));
+    const auto rows = stage_rows(analyse_pipeline(out, {in}), {128, 32});
+    EXPECT_EQ(rows.at(p.name()), 32);  // max(y - 1, 0) stays inside [0, 31]
+    EXPECT_EQ(rows.at(sh.name()), 33);  // rows -1 to 31
+    EXPECT_EQ(rows.at(acc.name()), 32);
+    EXPECT_EQ(rows.at(q.name()), 256);  // 32 rows of 8
 }
