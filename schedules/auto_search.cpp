@@ -348,9 +348,8 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     // so the search stays deterministic.
     LoweringCache cache;
     double known_best = 0;
-    // A program on more cores than the caller allows is refused. The space names a candidate's
-    // cores by its output's rows; an intermediate whose rows are more than the output's, split by
-    // the same share, runs on more cores than that.
+    // A program on more cores than the caller allows is refused. The space sizes each root stage's
+    // share from its own rows (stage_rows), so this is a guard: what Halide lowers is the truth.
     auto within_cores = [&](const Candidate &c, DeviceProgram p) {
         if (so.max_cores > 0 && p.num_cores > so.max_cores)
             throw_error("auto_schedule: kernel ", opt.kernel_name, ": candidate '", c.summary, "' runs on ", p.num_cores,
