@@ -47,5 +47,5 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Halide scheduling DSL and simulator for I
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libhalide14-0-dev, libbenchmark1debian, nlohmann-json3-dev, cmake (>= 3.22), g++, make")
+    "libhalide14-0-dev, libbenchmark1debian, libjemalloc2, nlohmann-json3-dev, cmake (>= 3.22), g++, make")
 include(CPack)
