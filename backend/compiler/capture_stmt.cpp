@@ -4,6 +4,7 @@
 
 #include "device/dtype_host.h"
 #include "device/error.h"
+#include "lower_halide.h"
 
 namespace spyre {
 
@@ -11,19 +12,6 @@ using namespace Halide;
 using namespace Halide::Internal;
 
 namespace {
-
-class Capture : public IRMutator {
-public:
-    explicit Capture(Stmt *out) : out_(out) {}
-    using IRMutator::mutate;
-    Stmt mutate(const Stmt &s) override {
-        *out_ = s;
-        return s;
-    }
-
-private:
-    Stmt *out_;
-};
 
 DType dtype_of(Type t, const std::string &what) {
     DType d;
@@ -157,28 +145,20 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
                                                 m, "output '" + output.name() + "'");
 
     check_split_names(output.function());
-    Stmt captured;
-    p.add_custom_lowering_pass(new Capture(&captured));
-    // StrictFloat: the device computes op by op as written (IEEE), so Halide must not reassociate
-    // or rewrite float arithmetic (x*x + 2x into (x+2)*x, s/1000 into s*0.001) on its way down.
-    Target target = get_host_target()
-                        .with_feature(Target::NoAsserts)
-                        .with_feature(Target::NoBoundsQuery)
-                        .with_feature(Target::StrictFloat);
     std::vector<Argument> all = args;
     for (const Argument &f : factors) {
         if (f.is_buffer() || f.type != Int(32))
             throw_error("kernel ", sig.kernel_name, ": internal: schedule factor '", f.name, "' is not an int32 scalar");
         all.push_back(f);
     }
+    Stmt captured;
     try {
-        p.compile_to_module(all, sig.kernel_name, target);
+        captured = lower_halide(p, all, sig.kernel_name, spyre_lowering_target());
     } catch (const Halide::CompileError &e) {
         throw_error("kernel ", sig.kernel_name, ": Halide rejected the schedule: ", e.what());
     } catch (const Halide::InternalError &e) {
         throw_error("kernel ", sig.kernel_name, ": Halide internal error while lowering: ", e.what());
     }
-    p.clear_custom_lowering_passes();
     if (!captured.defined()) throw_error("kernel ", sig.kernel_name, ": internal: lowering produced no statement");
     return captured;
 }

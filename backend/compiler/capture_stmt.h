@@ -1,7 +1,7 @@
 // The entry of the Spyre back end: fixes the kernel's argument shapes and strides to their device
-// layouts, lowers the Halide pipeline, and captures the lowered Stmt with a custom lowering pass
-// (which runs near the end of lowering: storage flattened, vectors as Ramp/Broadcast, parallel
-// loops intact). Also fills the plan with the argument buffers.
+// layouts and lowers the Halide pipeline to the Stmt the back end starts from (lower_halide.h:
+// storage flattened, vectors as Ramp/Broadcast, parallel loops intact). Also fills the plan with
+// the argument buffers.
 #pragma once
 
 #include <string>
