@@ -60,13 +60,13 @@ void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
         // Halide's bounds checks are host code the back end drops: a transfer that reaches past
         // the device image (vectors rounded up past the end of the rows) is refused here, when
         // this core surely runs it (every condition around it holds for the core, whatever the
-        // loops' values).
-        bool runs = true;
-        for (const Expr &cond : conditions_) {
-            Expr at = simplify(substitute(kCoreIdVar, Expr(c), cond));
-            runs &= is_const_one(at);
-        }
-        if (image > 0 && runs && (a < 0 || b2 > image))
+        // loops' values; asked only of a transfer that reaches past, as simplifying them is dear).
+        auto surely_runs = [&] {
+            for (const Expr &cond : conditions_)
+                if (!is_const_one(simplify(substitute(kCoreIdVar, Expr(c), cond)))) return false;
+            return true;
+        };
+        if (image > 0 && (a < 0 || b2 > image) && surely_runs())
             throw_error("Func ", dev.func, ": core ", c, " ", d.store ? "writes" : "reads", " bytes [", a, ", ", b2,
                         ") of ", place_name(dev.place), " '", dev.func, "', whose device image is ", image,
                         " bytes: a loop or vector reaches past its end (a vectorize wider than the extent it splits, "
