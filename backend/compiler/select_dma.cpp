@@ -1,6 +1,10 @@
 // Instruction selection: DMA descriptors and instructions, and the per-core device-memory span check.
 #include "selector.h"
 
+#include <optional>
+
+#include "affine.h"
+
 namespace spyre {
 namespace selection {
 
@@ -47,13 +51,26 @@ void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
     for (const DmaDim &dim : d.dims) extra += (dim.count - 1) * dim.dram_stride * eb;
     const int64_t image = dev.shape.empty() ? 0
                           : device_geometry(dev.layout, dev.shape, dev.type, sb_).total_bytes;
+    // An offset affine in the core index (the usual split over the cores) is bounded over the
+    // loops once and shifted per core; any other, core by core.
+    std::optional<int64_t> shared_lo, shared_hi;
+    int64_t per_core = 0;
+    if (std::optional<Affine> a = affine_in(d.dram_offset, {kCoreIdVar})) {
+        Interval in = bounds_of_expr_in_scope(a->rest, scope);
+        if (in.has_lower_bound() && in.has_upper_bound())
+            shared_lo = const_int(in.min), shared_hi = const_int(in.max), per_core = a->of(kCoreIdVar);
+    }
     for (int c = 0; c < plan_.num_cores; c++) {
-        scope.push(kCoreIdVar, Interval::single_point(Expr(c)));
-        Interval in = bounds_of_expr_in_scope(d.dram_offset, scope);
-        scope.pop(kCoreIdVar);
-        if (!in.has_lower_bound() || !in.has_upper_bound()) continue;
-        auto lo = const_int(in.min);
-        auto hi = const_int(in.max);
+        std::optional<int64_t> lo, hi;
+        if (shared_lo && shared_hi) {
+            lo = *shared_lo + per_core * c, hi = *shared_hi + per_core * c;
+        } else {
+            scope.push(kCoreIdVar, Interval::single_point(Expr(c)));
+            Interval in = bounds_of_expr_in_scope(d.dram_offset, scope);
+            scope.pop(kCoreIdVar);
+            if (!in.has_lower_bound() || !in.has_upper_bound()) continue;
+            lo = const_int(in.min), hi = const_int(in.max);
+        }
         if (!lo || !hi) continue;
         auto &span = spans_[{c, d.dram}];
         int64_t a = *lo * eb, b2 = *hi * eb + extra;
