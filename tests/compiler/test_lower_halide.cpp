@@ -180,7 +180,7 @@ TEST_P(LowerHalide, GivesTheStmtOfHalidesOwnLowering) {
 INSTANTIATE_TEST_SUITE_P(Kernels, LowerHalide, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case> &i) { return i.param.name; });
 
-TEST(LowerHalideErrors, AParameterNotAmongTheArgumentsIsRefusedByName) {
+TEST(LowerHalideErrors, ABufferNotAmongTheArgumentsIsRefusedByName) {
     ImageParam a(Float(16), 2, "a"), b(Float(16), 2, "b");
     Var x("x"), y("y");
     Func out("out");
@@ -193,6 +193,23 @@ TEST(LowerHalideErrors, AParameterNotAmongTheArgumentsIsRefusedByName) {
     o.output = TensorSpec{{128, 4}, {}};
     EXPECT_EQ(error_of([&] { compile_for_spyre(out, {a}, o); }),
               "kernel sum: the pipeline reads buffer 'b', which is not among its arguments");
+}
+
+TEST(LowerHalideErrors, AScalarParameterNotAmongTheArgumentsIsRefusedByName) {
+    ImageParam in(Float(16), 2, "scaled_in");
+    Param<int> factor("missing_factor");
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    Func out("scaled");
+    out(x, y) = in(x, y);
+    out.split(y, yo, yi, factor, TailStrategy::GuardWithIf);
+    EXPECT_EQ(error_of([&] { lower_halide(Pipeline(out), {in}, "scaled", spyre_lowering_target()); }),
+              "kernel scaled: the pipeline reads parameter 'missing_factor', which is not among its arguments");
+}
+
+TEST(LowerHalideErrors, AnOutputWithoutDefinitionIsRefusedByName) {
+    Func out("never_defined");
+    EXPECT_EQ(error_of([&] { lower_halide(Pipeline(out), {}, "empty", spyre_lowering_target()); }),
+              "kernel empty: the output Func never_defined has no definition");
 }
 
 }  // namespace
