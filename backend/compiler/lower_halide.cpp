@@ -158,7 +158,7 @@ Stmt run_passes(const std::vector<Function> &output_funcs, const std::string &na
 }  // namespace
 
 Target spyre_lowering_target() {
-    return get_host_target()
+    return Target(Target::Linux, Target::X86, 64)
         .with_feature(Target::NoAsserts)
         .with_feature(Target::NoBoundsQuery)
         .with_feature(Target::StrictFloat);

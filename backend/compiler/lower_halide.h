@@ -15,8 +15,9 @@
 
 namespace spyre {
 
-// The target the back end lowers for: the host's, without asserts or bounds queries, and with
-// StrictFloat: the device computes op by op as written (IEEE), so Halide must not reassociate or
+// The target the back end lowers for: one fixed target (64-bit x86 Linux, no CPU features), so
+// that the device program does not depend on the machine that compiles it; without asserts or
+// bounds queries, and with StrictFloat: the device computes op by op as written (IEEE), so Halide must not reassociate or
 // rewrite float arithmetic (x*x + 2x into (x+2)*x, s/1000 into s*0.001) on its way down.
 Halide::Target spyre_lowering_target();
 

@@ -195,6 +195,15 @@ TEST(LowerHalideErrors, ABufferNotAmongTheArgumentsIsRefusedByName) {
               "kernel sum: the pipeline reads buffer 'b', which is not among its arguments");
 }
 
+// The device program must not depend on the machine that compiles it: the target is fixed, not
+// the host's, and carries no CPU feature that a pass could read.
+TEST(LowerHalideTarget, IsTheSameFixedTargetOnEveryHost) {
+    const Target t = spyre_lowering_target();
+    EXPECT_EQ(t.to_string(), "x86-64-linux-no_asserts-no_bounds_query-strict_float");
+    EXPECT_FALSE(t.has_feature(Target::AVX));
+    EXPECT_FALSE(t.has_feature(Target::SSE41));
+}
+
 TEST(LowerHalideErrors, AScalarParameterNotAmongTheArgumentsIsRefusedByName) {
     ImageParam in(Float(16), 2, "scaled_in");
     Param<int> factor("missing_factor");
