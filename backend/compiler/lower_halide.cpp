@@ -88,6 +88,12 @@ bool any_atomic(const std::map<std::string, Function> &env) {
     return false;
 }
 
+bool any_in_registers(const std::map<std::string, Function> &env) {
+    for (const auto &kv : env)
+        if (kv.second.schedule().memory_type() == MemoryType::Register) return true;
+    return false;
+}
+
 // The passes, in Halide 14's order (src/Lower.cpp, lower_impl), on a deep copy of the pipeline.
 Stmt run_passes(const std::vector<Function> &output_funcs, const std::string &name, const Target &t) {
     auto [outputs, env] = deep_copy(output_funcs, build_environment(output_funcs));
@@ -125,7 +131,9 @@ Stmt run_passes(const std::vector<Function> &output_funcs, const std::string &na
     s = fork_async_producers(s, env);  // also tightens produce/consume nodes around their uses
     s = split_tuples(s, env);
     s = simplify_correlated_differences(s);
-    s = bound_small_allocations(s);
+    // Before flattening, bounding small allocations makes constant only Register realizations
+    // (and OpenGL's shared ones); on the rest it is a walk of bounds that changes nothing.
+    if (any_in_registers(env)) s = bound_small_allocations(s);
     s = substitute(constraints, storage_flattening(s, outputs, env, t));
     if (any_atomic(env)) s = add_atomic_mutex(s, env);
     s = unpack_buffers(s);

@@ -1,8 +1,8 @@
 // Halide's lowering of a pipeline, down to the Stmt the Spyre back end starts from. It runs the
 // passes of Halide 14's own lowering (Internal::lower), in the same order, but not those whose
 // work only a CPU build uses: the buffer checks (the argument shapes are fixed, so their
-// constraints are substituted instead), atomic mutexes where no Func asks for them, AMX tile
-// operations, and everything after the last simplification (argument inference, parallel tasks,
+// constraints are substituted instead), atomic mutexes where no Func asks for them, the bounding of
+// small realizations before flattening where no Func is stored in registers, AMX tile operations, and everything after the last simplification (argument inference, parallel tasks,
 // the Module). The Stmt is the one Pipeline::compile_to_module hands a custom lowering pass
 // (tests/compiler/test_lower_halide.cpp checks), at about three quarters of the cost: lowering is
 // most of the autoscheduler's time (README, "Auto-scheduling a new pipeline").

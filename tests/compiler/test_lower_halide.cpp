@@ -162,6 +162,21 @@ const std::vector<Case> &cases() {
              l.args.push_back(factor);
              return l;
          }},
+        // A Func in registers, realized per tile of a tail: Halide bounds its size to a constant
+        // before flattening (the one case lower_halide runs that bounding for).
+        {"RegistersOverATail",
+         [] {
+             ImageParam in(Float(16), 2, "in");
+             Var x("x"), y("y"), yo("yo"), yi("yi");
+             Func tmp("tmp"), out("out");
+             tmp(x, y) = in(x, y) * cast<float16_t>(2.0f);
+             out(x, y) = tmp(x, y) + cast<float16_t>(1.0f);
+             out.split(y, yo, yi, 4, TailStrategy::GuardWithIf);
+             tmp.compute_at(out, yo).store_in(MemoryType::Register);
+             Lowerable l;
+             fix_shapes(l, {in}, {{8, 98}}, out, {8, 98});
+             return l;
+         }},
     };
     return all;
 }
