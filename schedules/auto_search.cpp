@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "auto_layouts.h"
+#include "auto_moves.h"
 #include "auto_structure.h"
 #include "auto_workers.h"
 #include "compile_kernel.h"
@@ -102,29 +103,6 @@ private:
     bool on_;
     size_t total_;
 };
-
-// Candidates one choice apart: their summaries (space-separated choices) differ in one choice,
-// changed, added or dropped.
-bool one_choice_apart(const std::string &a, const std::string &b) {
-    auto tokens = [](const std::string &s) {
-        std::map<std::string, std::string> t;  // choice name -> value ("cores" -> "32", "pe" -> "")
-        std::istringstream is(s);
-        std::string w;
-        while (is >> w) {
-            size_t k = w.find_first_of("=:");
-            t[k == std::string::npos ? w : w.substr(0, k)] = k == std::string::npos ? "" : w.substr(k + 1);
-        }
-        return t;
-    };
-    auto ta = tokens(a), tb = tokens(b);
-    int diff = 0;
-    for (const auto &e : ta) {
-        auto it = tb.find(e.first);
-        diff += it == tb.end() || it->second != e.second;
-    }
-    for (const auto &e : tb) diff += !ta.count(e.first);
-    return diff == 1;
-}
 
 // Which worker times each of `group`'s tasks: a structure's candidates go to the worker that already
 // holds its lowering (`owner`), else all to one worker so that they share it; new groups, largest
@@ -329,6 +307,8 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         }
     }
     const std::vector<size_t> order = timing_order(cs, by_est, deferred, so);
+    std::vector<std::string> summaries;
+    for (const Candidate &c : cs) summaries.push_back(c.summary);
     std::vector<size_t> everyone = order;  // then the deferred, by estimate
     for (size_t i : by_est)
         if (deferred[i]) everyone.push_back(i);
@@ -483,14 +463,15 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
                 if (!listed.count(r)) refs.push_back(r);
         if (!refs.empty() && Clock::now() <= deadline) time_more(refs, true);
     }
-    // Then a local search: the untimed neighbours of the best so far (one choice changed), while
-    // that improves it, at most four steps of half the budget each.
+    // Then a local search: the untimed neighbours of the best so far (one choice changed; a move
+    // that costs a lowering one value at a time along a numeric choice: auto_moves.h), while that
+    // improves it, at most four steps of half the budget each.
     for (int step = 0; step < 4 && Clock::now() <= deadline; step++) {
         const size_t best = best_timed();
         if (best == cs.size()) break;
-        std::vector<size_t> near;
-        for (size_t i : everyone)
-            if (!listed.count(i) && one_choice_apart(cs[i].summary, cs[best].summary)) near.push_back(i);
+        std::vector<size_t> near = local_moves(
+            summaries, best, everyone, [&](size_t i) { return listed.count(i) > 0; },
+            [&](size_t i) { return owner.count(key[i]) > 0; });
         if (near.empty()) break;
         if (near.size() > budget / 2) near.resize(std::max<size_t>(1, budget / 2));
         time_more(near, true);
