@@ -1,10 +1,11 @@
 // Halide's lowering of a pipeline, down to the Stmt the Spyre back end starts from. It runs the
 // passes of Halide 14's own lowering (Internal::lower), in the same order, but not those whose
 // work only a CPU build uses: the buffer checks (the argument shapes are fixed, so their
-// constraints are substituted instead), atomic mutexes where no Func asks for them, the bounding of
-// small realizations before flattening where no Func is stored in registers, AMX tile operations, and everything after the last simplification (argument inference, parallel tasks,
+// constraints are substituted instead), atomic mutexes where no Func asks for them, the bounding
+// of small realizations before flattening where no Func is stored in registers, AMX tile
+// operations, and everything after the last simplification (argument inference, parallel tasks,
 // the Module). The Stmt is the one Pipeline::compile_to_module hands a custom lowering pass
-// (tests/compiler/test_lower_halide.cpp checks), at about three quarters of the cost: lowering is
+// (tests/compiler/test_lower_halide.cpp checks), for less work: lowering is
 // most of the autoscheduler's time (README, "Auto-scheduling a new pipeline").
 #pragma once
 
@@ -17,8 +18,9 @@ namespace spyre {
 
 // The target the back end lowers for: one fixed target (64-bit x86 Linux, no CPU features), so
 // that the device program does not depend on the machine that compiles it; without asserts or
-// bounds queries, and with StrictFloat: the device computes op by op as written (IEEE), so Halide must not reassociate or
-// rewrite float arithmetic (x*x + 2x into (x+2)*x, s/1000 into s*0.001) on its way down.
+// bounds queries, and with StrictFloat: the device computes op by op as written (IEEE), so Halide
+// must not reassociate or rewrite float arithmetic (x*x + 2x into (x+2)*x, s/1000 into s*0.001) on
+// its way down.
 Halide::Target spyre_lowering_target();
 
 // Lowers `pipeline` for `target`; `args` are every input (buffers, and scalar Params the schedule
