@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 #include "auto_layouts.h"
 #include "auto_print.h"
@@ -9,6 +10,8 @@
 #include "auto_space.h"
 #include "auto_structure.h"
 #include "device/error.h"
+#include "prove_bounds.h"
+#include "user_terms.h"
 
 namespace spyre {
 
@@ -47,6 +50,14 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
     if (options.output.shape.empty())
         throw_error("auto_schedule: kernel ", options.kernel_name, ": CompileOptions::output has no shape");
     options.machine.validate();
+    // An algorithm that reads outside its inputs has no schedule: say so once, not per candidate.
+    std::map<std::string, std::vector<int64_t>> input_shapes;
+    for (size_t i = 0; i < inputs.size(); i++) input_shapes[inputs[i].name()] = options.inputs[i].shape;
+    try {
+        prove_bounds(output.function(), input_shapes, options.output.shape);
+    } catch (const Error &e) {
+        throw_error("auto_schedule: kernel ", options.kernel_name, ": ", in_user_terms(e.what()));
+    }
     const auto t0 = std::chrono::steady_clock::now();
     PipelineInfo info = analyse_pipeline(output, inputs);
     SpaceShapes shapes;

@@ -5,6 +5,7 @@
 #include "device/dtype_host.h"
 #include "device/error.h"
 #include "lower_halide.h"
+#include "prove_bounds.h"
 
 namespace spyre {
 
@@ -151,8 +152,11 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
             throw_error("kernel ", sig.kernel_name, ": internal: schedule factor '", f.name, "' is not an int32 scalar");
         all.push_back(f);
     }
+    std::map<std::string, std::vector<int64_t>> input_shapes;
+    for (size_t i = 0; i < args.size(); i++) input_shapes[args[i].name] = sig.inputs[i].shape;
     Stmt captured;
     try {
+        prove_bounds(output.function(), input_shapes, sig.output.shape);
         captured = lower_halide(p, all, sig.kernel_name, spyre_lowering_target());
     } catch (const Halide::CompileError &e) {
         throw_error("kernel ", sig.kernel_name, ": Halide rejected the schedule: ", e.what());
