@@ -20,6 +20,7 @@
 #include "rotate_producers.h"
 #include "select_instructions.h"
 #include "tighten_extents.h"
+#include "user_terms.h"
 
 namespace spyre {
 
@@ -27,6 +28,16 @@ using namespace Halide;
 using namespace Halide::Internal;
 
 namespace {
+
+// Every message that leaves the compiler names what the user wrote (user_terms.h).
+template <typename F>
+auto in_user_terms_on_error(F &&f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const Error &e) {
+        throw Error(in_user_terms(e.what()));
+    }
+}
 
 // Runs the passes after capture; `capture` lowers with Halide and fills the plan's arguments.
 BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const std::vector<std::string> &order,
@@ -109,8 +120,10 @@ BackendResult compile_kernel(Func output, const std::vector<ImageParam> &inputs,
                              const MachineDesc &machine, const BackendOptions &opts) {
     std::vector<std::string> order;
     for (const ImageParam &p : inputs) order.push_back(p.name());
-    return run_passes([&](KernelPlan &plan) { return capture_stmt(output, inputs, sig, plan); }, order, output.name(),
-                      sig, machine, opts);
+    return in_user_terms_on_error([&] {
+        return run_passes([&](KernelPlan &plan) { return capture_stmt(output, inputs, sig, plan); }, order,
+                          output.name(), sig, machine, opts);
+    });
 }
 
 BackendResult compile_kernel(Pipeline pipeline, const std::vector<Argument> &args, const KernelSignature &sig,
@@ -118,8 +131,10 @@ BackendResult compile_kernel(Pipeline pipeline, const std::vector<Argument> &arg
     std::vector<std::string> order;
     for (const Argument &a : args) order.push_back(a.name);
     if (pipeline.outputs().empty()) throw_error("kernel ", sig.kernel_name, ": the pipeline has no output");
-    return run_passes([&](KernelPlan &plan) { return capture_stmt(pipeline, args, sig, plan); }, order,
-                      pipeline.outputs()[0].name(), sig, machine, opts);
+    return in_user_terms_on_error([&] {
+        return run_passes([&](KernelPlan &plan) { return capture_stmt(pipeline, args, sig, plan); }, order,
+                          pipeline.outputs()[0].name(), sig, machine, opts);
+    });
 }
 
 CapturedKernel capture_kernel(Func output, const std::vector<ImageParam> &inputs, const KernelSignature &sig,
@@ -131,7 +146,7 @@ CapturedKernel capture_kernel(Func output, const std::vector<ImageParam> &inputs
     k.plan.kernel_name = sig.kernel_name;
     k.plan.machine = machine;
     machine.validate();
-    k.stmt = capture_stmt(output, inputs, sig, k.plan, factors);
+    k.stmt = in_user_terms_on_error([&] { return capture_stmt(output, inputs, sig, k.plan, factors); });
     return k;
 }
 
@@ -151,10 +166,12 @@ BackendResult finish_kernel(const CapturedKernel &k, const std::map<std::string,
     s.accept(&free);
     if (!free.missing.empty())
         throw_error("kernel ", k.sig.kernel_name, ": internal: schedule factor '", free.missing, "' has no value");
-    return run_passes([&](KernelPlan &plan) {
-        plan = k.plan;
-        return s;
-    }, k.order, k.output, k.sig, k.machine, k.opts);
+    return in_user_terms_on_error([&] {
+        return run_passes([&](KernelPlan &plan) {
+            plan = k.plan;
+            return s;
+        }, k.order, k.output, k.sig, k.machine, k.opts);
+    });
 }
 
 }  // namespace spyre

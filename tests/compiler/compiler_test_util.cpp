@@ -1,11 +1,14 @@
 #include "compiler_test_util.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "device/error.h"
 #include "device/half.h"
+#include "user_terms.h"
 
 namespace spyre::testing {
 
@@ -15,6 +18,9 @@ std::string error_of(const std::function<void()> &f) {
     try {
         f();
     } catch (const spyre::Error &e) {
+        // Every error a test provokes must speak the user's terms (user_terms.h).
+        const std::string generated = generated_name_in(e.what());
+        if (!generated.empty()) ADD_FAILURE() << "the error names '" << generated << "', which the user never wrote: " << e.what();
         return e.what();
     }
     return "(no error)";

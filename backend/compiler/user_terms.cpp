@@ -1,0 +1,88 @@
+#include "user_terms.h"
+
+#include <regex>
+
+namespace spyre {
+
+namespace {
+
+// What a directive's suffix on a loop name means, in the directive's words.
+std::string loop_role(std::string &var) {
+    static const std::pair<const char *, const char *> roles[] = {
+        {"_in_pe", "its PE loop"},      {"_pe", "its PE loop"},        {"_core", "its split over cores"},
+        {"_part", "its partials per core"}, {"_share", "its ring share"}, {"_phased", "its DMA phases"},
+        {"_sticks", "its sticks"},      {"_in", "its share per core"},
+    };
+    for (const auto &[suffix, role] : roles) {
+        const std::string s = suffix;
+        if (var.size() > s.size() && var.compare(var.size() - s.size(), s.size(), s) == 0) {
+            var.resize(var.size() - s.size());
+            return role;
+        }
+    }
+    return "";
+}
+
+// "acc$5" is acc; "r$x" is the RVar r.x of RDom r.
+std::string strip_dollars(const std::string &name) {
+    static const std::regex copy(R"(\$\d+)"), rvar(R"(\$([xyzw])\b)");
+    return std::regex_replace(std::regex_replace(name, copy, ""), rvar, ".$1");
+}
+
+// A Func's name as the user wrote it: an ImageParam's Func is the ImageParam, a wrapper is f.in().
+std::string func_name(const std::string &raw) {
+    std::string n = strip_dollars(raw);
+    bool wrapper = false;
+    for (const char *w : {"_global_wrapper", "_wrapper"}) {
+        size_t at = n.rfind(w);
+        if (at != std::string::npos && at + std::string(w).size() == n.size()) {
+            n.resize(at);
+            wrapper = true;
+            break;
+        }
+    }
+    // ImageParam::operator() calls a Func named for the ImageParam with "_im" appended.
+    if (raw.find("_im$") != std::string::npos && n.size() > 3 && n.compare(n.size() - 3, 3, "_im") == 0)
+        n.resize(n.size() - 3);
+    return wrapper ? n + ".in()" : n;
+}
+
+}  // namespace
+
+std::string in_user_terms(const std::string &message) {
+    // Loops first: func.s<stage>.<var>[.<var>...]; the last var is the loop, the others its parents.
+    static const std::regex loop(R"(([A-Za-z_][\w$]*)\.s(\d+)\.((?:[A-Za-z_][\w$]*\.)*)([A-Za-z_][\w$]*))");
+    std::string out, rest = message;
+    std::smatch m;
+    while (std::regex_search(rest, m, loop)) {
+        std::string var = m[4].str();
+        std::string role = loop_role(var);
+        var = strip_dollars(var);
+        std::string stage = m[2].str() == "0" ? "" : "'s update " + m[2].str();
+        out += m.prefix().str() + "loop " + var + " of " + func_name(m[1].str()) + stage +
+               (role.empty() ? "" : " (" + role + ")");
+        rest = m.suffix().str();
+    }
+    out += rest;
+    // Then Funcs: any identifier with a '$' suffix or a wrapper's.
+    static const std::regex func(R"([A-Za-z_]\w*(?:\$\d+)(?:_global_wrapper|_wrapper)?(?:\$\d+)?|[A-Za-z_]\w*_global_wrapper)");
+    std::string done;
+    rest = out;
+    while (std::regex_search(rest, m, func)) {
+        done += m.prefix().str() + func_name(m[0].str());
+        rest = m.suffix().str();
+    }
+    done += rest;
+    // Counts of one read as counts.
+    static const std::regex one(R"(\b1 (column|row|stick|element|core|tile|group|iteration)s\b)");
+    return std::regex_replace(done, one, "1 $1");
+}
+
+std::string generated_name_in(const std::string &message) {
+    static const std::regex generated(
+        R"([A-Za-z_]\w*\$\d+\w*|[A-Za-z_]\w*_global_wrapper\w*|[A-Za-z_][\w$]*\.s\d+\.[A-Za-z_][\w$.]*)");
+    std::smatch m;
+    return std::regex_search(message, m, generated) ? m[0].str() : "";
+}
+
+}  // namespace spyre

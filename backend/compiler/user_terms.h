@@ -1,0 +1,23 @@
+// Error messages in the user's terms. Halide and our directives name what they make: an
+// ImageParam's own Func ("in_im$3"), wrappers ("in_im$3_global_wrapper$0", what stage_in_lx
+// makes), copies ("acc$5"), and loops ("gemv$1.s0.n.n_core", a stage's loop over its split).
+// A user wrote "in", "in.in()", "acc" and "ring_split(n, ...) on gemv"; the compiler's messages
+// reach them in those words. The wording lives here alone, and every message that leaves the
+// compiler passes through it (compile_kernel.cpp).
+#pragma once
+
+#include <string>
+
+namespace spyre {
+
+// `message` with every compiler-made name rewritten into the name the user wrote:
+//   a_im$9_global_wrapper$0 -> a.in()        acc$5 -> acc
+//   gemv$1.s0.n.n_core      -> loop n of gemv (its split over cores)
+//   f.s1.r.r_in_pe          -> loop r of f's update 1 (its PE loop)
+std::string in_user_terms(const std::string &message);
+
+// The first compiler-made name left in `message` ("" when none): a '$' suffix, a wrapper, or a
+// stage's loop name. Tests use it on every error they provoke.
+std::string generated_name_in(const std::string &message);
+
+}  // namespace spyre

@@ -1,0 +1,43 @@
+// Error messages in the user's terms (backend/compiler/user_terms.h): the names Halide and the
+// directives make are rewritten into what the user wrote, and a message that still carries one is
+// caught (compiler_test_util's error_of checks every error the compiler tests provoke).
+#include <gtest/gtest.h>
+
+#include "user_terms.h"
+
+namespace spyre {
+namespace {
+
+TEST(UserTerms, AnImageParamsWrapperIsItsInCall) {
+    EXPECT_EQ(in_user_terms("Func a_im$9_global_wrapper$0: no stick"), "Func a.in(): no stick");
+    EXPECT_EQ(in_user_terms("reads a_im$9 twice"), "reads a twice");
+}
+
+TEST(UserTerms, AFuncCopyIsItsName) { EXPECT_EQ(in_user_terms("Func acc$5 is in LX"), "Func acc is in LX"); }
+
+TEST(UserTerms, ALoopNamesItsVarItsFuncAndItsDirective) {
+    EXPECT_EQ(in_user_terms("at gemv$1.s0.n.n_core: uneven"), "at loop n of gemv (its split over cores): uneven");
+    EXPECT_EQ(in_user_terms("loop f.s1.r$x.r$x_in_pe"), "loop loop r.x of f's update 1 (its PE loop)");
+    EXPECT_EQ(in_user_terms("out.s0.y.yo"), "loop yo of out");
+}
+
+TEST(UserTerms, ACountOfOneIsSingular) {
+    EXPECT_EQ(in_user_terms("a tile of 1 columns has"), "a tile of 1 column has");
+    EXPECT_EQ(in_user_terms("a tile of 11 columns has"), "a tile of 11 columns has");
+}
+
+TEST(UserTerms, UserNamesAndNumbersAreLeftAlone) {
+    const std::string msg = "Func 'diff' reads input 'in' over [-1, 4096] in dimension 0 (1.5 GB/s)";
+    EXPECT_EQ(in_user_terms(msg), msg);
+    EXPECT_EQ(generated_name_in(msg), "");
+}
+
+TEST(UserTerms, GeneratedNamesAreFound) {
+    EXPECT_EQ(generated_name_in("Func acc$5 is"), "acc$5");
+    EXPECT_EQ(generated_name_in("x a_global_wrapper y"), "a_global_wrapper");
+    EXPECT_EQ(generated_name_in("at gemv.s0.n.n_core"), "gemv.s0.n.n_core");
+    EXPECT_EQ(generated_name_in(in_user_terms("at gemv$1.s0.n.n_core, a_im$9_global_wrapper$0")), "");
+}
+
+}  // namespace
+}  // namespace spyre
