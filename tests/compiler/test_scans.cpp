@@ -4,6 +4,7 @@
 // written the earlier ones. Checked against Halide's CPU realization, bit for bit.
 #include <gtest/gtest.h>
 
+#include "auto_schedule.h"
 #include "compiler_test_util.h"
 #include "device/error.h"
 
@@ -69,6 +70,19 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ColumnScan,
                              return std::to_string(s.cols) + "x" + std::to_string(s.rows) + "_" +
                                     std::to_string(s.cores) + "cores";
                          });
+
+// The autoscheduler's schedule of the same scan (its candidates go through the same passes).
+TEST(AutoScheduledColumnScan, MatchesCpu) {
+    AutoOptions ao;
+    ao.max_evaluations = 12;
+    ao.progress = false;
+    CompileOptions o;
+    o.inputs = {TensorSpec{{100, 37}, {}}};
+    o.output = TensorSpec{{100, 37}, {}};
+    DiffResult r = run_differential(
+        column_scan(37), [&](Kernel &k) { auto_schedule(k.output, k.inputs, o, ao); }, {{100, 37}}, {100, 37}, -1, 1);
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+}
 
 // Two running values that feed each other (a Tuple state): row r of each reads row r - 1 of the
 // other, so the two elements' loops over r cannot run one after the other.
