@@ -42,7 +42,8 @@ public:
     // that does not divide, the last cores take fewer, or none.
     SpyreSchedule &ring_split(const Halide::Var &v, int cores, int extent);
     // The same for a dimension of an output Func whose extent is given at compile time (the core
-    // share is computed from the output buffer's extent).
+    // share is computed from the output buffer's extent). Only the pipeline's output has one: on
+    // another Func the compile stops, naming it and asking for the form with the extent.
     SpyreSchedule &ring_split(const Halide::Var &v, int cores);
     // Either form with the core count an int32 Param (extent 0: the output's), for a schedule
     // lowered once and finished for several counts (capture_kernel in backend/compiler/

@@ -4,6 +4,7 @@
 
 #include "device/dtype_host.h"
 #include "device/error.h"
+#include "halide_errors.h"
 #include "lower_halide.h"
 #include "prove_bounds.h"
 
@@ -124,6 +125,49 @@ void check_split_names(const Function &out) {
     }
 }
 
+// A split factor of an intermediate Func that reads that Func's own output buffer (the two-argument
+// ring_split(v, n), which takes v's extent from it) names a buffer only the pipeline's output has:
+// Halide would fail on it inside its simplifier. Refused, saying to give the extent.
+void check_output_extents(const Function &out) {
+    std::map<std::string, Function> env = find_transitive_calls(out);
+    for (const auto &kv : env) {
+        const Function &f = kv.second;
+        if (f.name() == out.name()) continue;
+        const std::string user = f.name().substr(0, f.name().find('$'));
+        auto check = [&](const Definition &d) {
+            for (const Split &sp : d.schedule().splits()) {
+                if (!sp.is_split() || !sp.factor.defined()) continue;
+                struct OwnBuffer : IRVisitor {
+                    std::string func;
+                    bool found = false;
+                    using IRVisitor::visit;
+                    void visit(const Variable *v) override {
+                        found |= v->param.defined() && v->param.is_buffer() && v->param.name() == func;
+                    }
+                } own;
+                own.func = f.name();
+                sp.factor.accept(&own);
+                if (!own.found) continue;
+                const std::string var = sp.old_var.substr(sp.old_var.rfind('.') + 1);
+                std::string call = "a split of " + var;
+                if (ends_with(sp.outer, var + "_core")) {
+                    call = "ring_split(" + var;
+                    // ring_split's factor is ceil(extent / cores): (extent + cores - 1) / cores.
+                    if (const Div *q = sp.factor.as<Div>())
+                        if (auto cores = as_const_int(q->b)) call += ", " + std::to_string(*cores);
+                    call += ")";
+                }
+                throw_error("Func ", user, ": ", call, " takes the extent of ", var, " from ", user,
+                            "'s output buffer, but ", user, " is not the pipeline's output (",
+                            out.name().substr(0, out.name().find('$')), " is), and has none; give the extent: "
+                            "ring_split(", var, ", cores, extent)");
+            }
+        };
+        check(f.definition());
+        for (const Definition &u : f.updates()) check(u);
+    }
+}
+
 }  // namespace
 
 Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSignature &sig, KernelPlan &plan,
@@ -146,6 +190,7 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
                                                 m, "output '" + output.name() + "'");
 
     check_split_names(output.function());
+    check_output_extents(output.function());
     std::vector<Argument> all = args;
     for (const Argument &f : factors) {
         if (f.is_buffer() || f.type != Int(32))
@@ -154,15 +199,10 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
     }
     std::map<std::string, std::vector<int64_t>> input_shapes;
     for (size_t i = 0; i < args.size(); i++) input_shapes[args[i].name] = sig.inputs[i].shape;
-    Stmt captured;
-    try {
-        prove_bounds(output.function(), input_shapes, sig.output.shape);
-        captured = lower_halide(p, all, sig.kernel_name, spyre_lowering_target());
-    } catch (const Halide::CompileError &e) {
-        throw_error("kernel ", sig.kernel_name, ": Halide rejected the schedule: ", e.what());
-    } catch (const Halide::InternalError &e) {
-        throw_error("kernel ", sig.kernel_name, ": Halide internal error while lowering: ", e.what());
-    }
+    with_halide_errors(sig.kernel_name, "proving the algorithm's bounds",
+                       [&] { prove_bounds(output.function(), input_shapes, sig.output.shape); });
+    Stmt captured = with_halide_errors(sig.kernel_name, "lowering the schedule",
+                                       [&] { return lower_halide(p, all, sig.kernel_name, spyre_lowering_target()); });
     if (!captured.defined()) throw_error("kernel ", sig.kernel_name, ": internal: lowering produced no statement");
     return captured;
 }

@@ -9,6 +9,7 @@
 #include "device/error.h"
 #include "device/program_verify.h"
 #include "fold_accumulators.h"
+#include "halide_errors.h"
 #include "infer_dma.h"
 #include "lower_ring_reductions.h"
 #include "lower_shifted_loads.h"
@@ -54,7 +55,7 @@ BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const
         os << s;
         r.stmts.push_back({pass, os.str()});
     };
-    Stmt s = capture(plan);
+    Stmt s = with_halide_errors(sig.kernel_name, "capturing the pipeline", [&] { return capture(plan); });
     keep("capture_stmt", s);
     try {
         s = normalize_stmt(s, plan);
@@ -104,7 +105,9 @@ BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const
             }
         }
     } catch (const Halide::Error &e) {
-        throw_error("kernel ", sig.kernel_name, ": Halide error in the Spyre back end: ", e.what());
+        // The user's schedule was lowered already: Halide failing in a back-end pass is a bug here.
+        throw_error("kernel ", sig.kernel_name, ": internal compiler error in the Spyre back end (a Halide call "
+                    "failed in one of its passes; please report it with the pipeline and its schedule): ", e.what());
     } catch (const Error &e) {
         if (!opts.keep_stmt) throw;
         r.stmts.push_back({"error", e.what()});  // dumps up to the failing pass, for inspection
@@ -146,14 +149,18 @@ CapturedKernel capture_kernel(Func output, const std::vector<ImageParam> &inputs
     k.plan.kernel_name = sig.kernel_name;
     k.plan.machine = machine;
     machine.validate();
-    k.stmt = in_user_terms_on_error([&] { return capture_stmt(output, inputs, sig, k.plan, factors); });
+    k.stmt = in_user_terms_on_error([&] {
+        return with_halide_errors(sig.kernel_name, "capturing the pipeline",
+                                  [&] { return capture_stmt(output, inputs, sig, k.plan, factors); });
+    });
     return k;
 }
 
 BackendResult finish_kernel(const CapturedKernel &k, const std::map<std::string, int> &values) {
     std::map<std::string, Expr> subs;
     for (const auto &v : values) subs[v.first] = Expr(v.second);
-    Stmt s = partition_tails(simplify(substitute(subs, k.stmt)));
+    Stmt s = with_halide_errors(k.sig.kernel_name, "binding the schedule's factors",
+                                [&] { return partition_tails(simplify(substitute(subs, k.stmt))); });
     struct Free : IRVisitor {
         const std::map<std::string, Expr> *subs;
         std::string missing;

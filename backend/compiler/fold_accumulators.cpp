@@ -148,20 +148,34 @@ private:
                               op->free_function);
     }
 
-    // Every buffer written in the loop is accessed at base + c * v with one common c != 0, so
-    // iteration v touches only its own elements and the statements can run as separate loops.
+    // Every buffer written in the loop is accessed at c * v + an offset with one common c != 0,
+    // and the offsets of all its accesses (over the loops inside) lie within |c| elements of each
+    // other, so iteration v touches only its own elements and the statements can run as separate
+    // loops. A scan's read of what the previous iteration wrote (row v - 1) is not its own
+    // element: fission would run one statement's iterations before the other's writes it reads.
     static bool fissionable(const std::string &v, const std::vector<Stmt> &parts) {
         Accesses acc;
         for (const Stmt &s : parts) s.accept(&acc);
         if (acc.has_alloc) return false;
+        Scope<Interval> inner;
+        for (const Stmt &s : parts) inner_loops(s, inner);
         std::set<std::string> vars{v};
         for (const auto &kv : acc.stores) {
             std::optional<int64_t> c;
+            Expr first;                     // the first access's offset; the others are placed from it
+            int64_t lo = 0, hi = 0;         // over all accesses and the loops inside, relative to first
             auto check = [&](const Expr &idx) {
                 auto a = affine_in(base_of(idx), vars);
                 if (!a || a->of(v) == 0) return false;
                 if (c && *c != a->of(v)) return false;
                 c = a->of(v);
+                if (!first.defined()) first = a->rest;
+                Interval b = bounds_of_expr_in_scope(simplify(a->rest - first), inner);
+                auto l = b.has_lower_bound() ? const_int(b.min) : std::nullopt;
+                auto h = b.has_upper_bound() ? const_int(b.max) : std::nullopt;
+                if (!l || !h) return false;
+                lo = std::min(lo, *l);
+                hi = std::max(hi, *h + idx.type().lanes() - 1);
                 return true;
             };
             for (const Expr &i : kv.second)
@@ -170,8 +184,26 @@ private:
             if (lit != acc.loads.end())
                 for (const Expr &i : lit->second)
                     if (!check(i)) return false;
+            if (hi - lo >= std::llabs(*c)) return false;
         }
         return true;
+    }
+
+    // The ranges of the loops inside `s` (constant extents; others leave their variable unbounded).
+    static void inner_loops(const Stmt &s, Scope<Interval> &scope) {
+        class V : public IRVisitor {
+        public:
+            Scope<Interval> *scope;
+            using IRVisitor::visit;
+            void visit(const For *f) override {
+                auto mn = const_int(f->min), ext = const_int(f->extent);
+                if (mn && ext && !scope->contains(f->name))
+                    scope->push(f->name, Interval(Expr(int(*mn)), Expr(int(*mn + *ext - 1))));
+                IRVisitor::visit(f);
+            }
+        } v;
+        v.scope = &scope;
+        s.accept(&v);
     }
 
     KernelPlan &plan_;

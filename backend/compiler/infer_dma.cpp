@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "affine.h"
+#include "carried_reads.h"
 #include "device/dtype_host.h"
 #include "device/error.h"
 #include "device/isa.h"
@@ -423,6 +424,13 @@ private:
                 if (h.buf == g.buf && h.store) written = true;
             if (written && n > 1) {
                 lv.why = g.buf + " is written and read at different places in one loop nest";
+                if (auto loop = carrying_loop(lv.groups, g.buf, loops)) {
+                    const std::string f = bi.func.substr(0, bi.func.find('$'));
+                    lv.why = "its update reads " + f + " where earlier iterations of loop " + user_loop_name(*loop) +
+                             " wrote it (a scan), and " + f + " is in device memory, staged through LX in pieces "
+                             "that would not hold those values; keep " + f + " in LX for the scan "
+                             "(scratchpad_store_at or scratchpad_root)";
+                }
                 return lv;
             }
             if (!g.store) continue;
@@ -487,6 +495,32 @@ private:
         for (Footprint &g : lv.groups) lv.bytes += g.lx_elems * dtype_bytes(plan_.buffer(g.buf).type);
         lv.ok = true;
         return lv;
+    }
+
+    // The loop whose earlier iterations wrote what a group of `buf` reads: the stored group and a
+    // loaded one move alike, and the load sits a whole number of that loop's steps from the store
+    // (row r - 1 of a scan over r: of the loops whose step divides the distance, the widest step).
+    static std::optional<std::string> carrying_loop(const std::vector<Footprint> &groups, const std::string &buf,
+                                                    const std::vector<Loop> &loops) {
+        std::set<std::string> names;
+        for (const Loop &l : loops) names.insert(l.name);
+        for (const Footprint &st : groups) {
+            if (st.buf != buf || !st.store) continue;
+            for (const Footprint &ld : groups) {
+                if (ld.buf != buf || &ld == &st || ld.coeff != st.coeff) continue;
+                auto d = const_int(ld.rest - st.rest);
+                auto outer = affine_in(st.rest, names);  // the loops outside the staging level
+                if (!d || *d == 0 || !outer) continue;
+                std::map<std::string, int64_t> coeff = st.coeff;
+                for (const auto &[v, c] : outer->coeff) coeff[v] = c;
+                std::optional<std::string> best;
+                int64_t widest = 0;
+                for (const auto &[v, c] : coeff)
+                    if (c != 0 && *d % c == 0 && std::llabs(c) > widest) best = v, widest = std::llabs(c);
+                if (best) return best;
+            }
+        }
+        return std::nullopt;
     }
 
     // Halo sticks a shifted read needs around the run of its home vectors: the elements it reads,

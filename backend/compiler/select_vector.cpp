@@ -1,5 +1,6 @@
 // Instruction selection: vector expressions, expression temporaries in LX and the loop nests of
 // vector stores (stick runs, per-group scalars, element stores).
+#include "carried_reads.h"
 #include "selector.h"
 
 namespace spyre {
@@ -52,6 +53,22 @@ void Selector::vinstr(Opcode op, DType t, const Operand &dst, const Operand *a, 
         if (o && !o->buf.empty()) reads.insert(o->buf);
     if (!dst.buf.empty()) writes.insert(dst.buf);
     if (mode & kAccumulate) reads.insert(dst.buf);
+    // An instruction reads its sources before it writes: a source that overlaps its destination
+    // other than element for element would miss the values the instruction itself writes (an
+    // update reading what an earlier iteration of its loop wrote, carried_reads.h). The loop
+    // merging that makes steps never does this, and Halide vectorizes no update that reads its
+    // own Func shifted along the vector; refused rather than compute something else.
+    for (const Operand *o : {a, b2}) {
+        if (!o || o->buf.empty() || o->buf != dst.buf || o->temp >= 0 || o->kind != Operand::Vec ||
+            dst.kind != Operand::Vec || o->type != dst.type)
+            continue;
+        auto d = const_int(simplify(o->index - dst.index));
+        const int64_t span = sticks * groups * plan_.lanes(dst.type);
+        if (d && *d != 0 && std::llabs(*d) < span)
+            unsupported("internal: a vector step reads " + func_.substr(0, func_.find('$')) +
+                        " where it also writes it (an update reading values that an earlier iteration of its loop "
+                        "wrote, merged into one instruction)");
+    }
     before(QVec, reads, writes);
     if (sticks > INT32_MAX || groups > INT32_MAX)
         throw_error("kernel ", plan_.kernel_name, ": a vector step of ", sticks, " x ", groups, " sticks is too large");
@@ -603,7 +620,16 @@ void Selector::emit_nest(const std::vector<Loop> &loops, const Store *st) {
         auto a = affine_in(st->index, var_set(loops));
         has_reduction_loop = a && a->of(loops.back().name) == 0;
     }
-    if (auto red = reduction_of(st); red && has_reduction_loop) return emit_reduction(loops, st, *red);
+    if (auto red = reduction_of(st); red && has_reduction_loop) {
+        // The reduction loop's values are computed together, before any is accumulated: a value
+        // that reads the accumulator's buffer would miss what the loop accumulates (carried_reads.h).
+        if (reads_buffer(red->value, st->name))
+            unsupported("its update reads " + func_ + " inside its reduction over loop " +
+                        user_loop_name(loops.back().name) + ", besides the element it accumulates into; the "
+                        "vector unit reduces the loop's values together and cannot feed a partial result back "
+                        "into them");
+        return emit_reduction(loops, st, *red);
+    }
     emit_element_store(loops, st);
 }
 
@@ -666,6 +692,13 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
     // The domain of one step: up to `max_lanes` loops, innermost first, merged into each group
     // while every vector access continues contiguously and no per-element scalar depends on them;
     // then, with `grouped`, the next loop as the groups. `k` gets the loops left outside.
+    // A step reads all its sources before it writes: a loop whose iterations read what earlier
+    // ones wrote (a scan, acc(x, r) = acc(x, r - 1) + in(x, r)) stays a loop (carried_reads.h).
+    auto own_ok = [&](const Domain &d, const Loop &l) {
+        std::set<std::string> merged = d.vars();
+        merged.insert(l.name);
+        return step_reads_only_own_elements(st, merged, d.elems * l.extent);
+    };
     auto domain = [&](size_t max_lanes, bool grouped, size_t &k) {
         Domain d;
         d.ramp_lanes = r->lanes;
@@ -673,7 +706,7 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
         k = loops.size();
         while (k > 0 && d.lane.size() < max_lanes) {
             const Loop &l = loops[k - 1];
-            bool ok = true;
+            bool ok = own_ok(d, l);
             for (auto &a : acc.vec) ok &= coeff(a.first, l.name) == d.elems;
             for (auto &s : acc.scal) ok &= coeff(s.first, l.name) == 0;
             // A transposed read's lanes walk the input's rows; a loop merges into them when it
@@ -689,7 +722,7 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
         }
         if (k > 0 && grouped) {
             const Loop &l = loops[k - 1];
-            bool ok = true;
+            bool ok = own_ok(d, l);
             for (auto &a : acc.vec) ok &= coeff(a.first, l.name) == d.elems;
             for (auto &a : acc.trans) ok &= coeff(a.first, l.name) == 1;  // rows walk the input's row
             for (auto &w : acc.windows) ok &= coeff(w, l.name) == 0;
@@ -760,9 +793,16 @@ void Selector::emit_element_store(const std::vector<Loop> &loops, const Store *s
         auto a = affine_in(idx, all);
         return a ? a->of(v) : INT64_MIN;
     };
+    bool carried = false;  // the innermost loop left out reads what its earlier iterations wrote
     while (k > 0) {
         const Loop &l = loops[k - 1];
         if (ai->of(l.name) != d.elems) break;
+        std::set<std::string> merged = d.vars();
+        merged.insert(l.name);
+        if (!step_reads_only_own_elements(st, merged, d.elems * l.extent)) {
+            carried = true;
+            break;
+        }
         bool ok = true;
         for (auto &s : acc.scal) {
             int64_t c = coeff(s.first, l.name);
@@ -774,6 +814,12 @@ void Selector::emit_element_store(const std::vector<Loop> &loops, const Store *s
         k--;
     }
     // No loop over consecutive elements: one element (a stick whose other lanes must be free).
+    if (d.lane.empty() && carried)
+        unsupported("its update reads " + func_ + " where the previous iterations of loop " +
+                    user_loop_name(loops[k - 1].name) + " wrote it, along its stick dimension (a scan along the "
+                    "elements of a stick): the vector unit computes a stick's elements together and cannot carry "
+                    "a value from one element to the next; scan along another dimension (the rows), e.g. over the "
+                    "transposed data");
     if (d.lane.empty() && k != 0)
         unsupported("stores one element at a time; stick_vectorize it or make its innermost loop run over "
                     "consecutive elements");

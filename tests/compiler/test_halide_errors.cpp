@@ -1,0 +1,83 @@
+// Halide's own errors never reach the user raw: a schedule Halide cannot lower is refused in the
+// user's terms (the Func and the directive), and a failure inside Halide is reported as an
+// internal compiler error.
+#include <gtest/gtest.h>
+
+#include "compiler_test_util.h"
+#include "device/error.h"
+#include "halide_errors.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+CompileOptions opts(std::vector<int64_t> in, std::vector<int64_t> out) {
+    CompileOptions o;
+    o.kernel_name = "k";
+    o.inputs = {TensorSpec{in, {}}};
+    o.output = TensorSpec{out, {}};
+    return o;
+}
+
+// ring_split(v, n) takes v's extent from the Func's output buffer, which only the pipeline's output
+// has: on an intermediate it says to give the extent.
+TEST(HalideErrors, RingSplitWithoutExtentOnAnIntermediateSaysToGiveTheExtent) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func hn("hn"), out("out");
+    hn(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    out(x, y) = hn(x, y) + cast<float16_t>(1.0f);
+    spyre::schedule(hn).device_root().ring_split(y, 4).stick_vectorize(x);
+    spyre::schedule(out).ring_split(y, 4).stick_vectorize(x);
+    std::string msg = error_of([&] { compile_for_spyre(out, {in}, opts({64, 100}, {64, 100})); });
+    EXPECT_NE(msg.find("Func hn: ring_split(y, 4)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("not the pipeline's output"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("ring_split(y, cores, extent)"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("Internal Error"), std::string::npos) << msg;
+
+    // With the extent given, the same schedule compiles.
+    Func hn2("hn2"), out2("out2");
+    hn2(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    out2(x, y) = hn2(x, y) + cast<float16_t>(1.0f);
+    spyre::schedule(hn2).device_root().ring_split(y, 4, 100).stick_vectorize(x);
+    spyre::schedule(out2).ring_split(y, 4).stick_vectorize(x);
+    EXPECT_EQ(error_of([&] { compile_for_spyre(out2, {in}, opts({64, 100}, {64, 100})); }), "(no error)");
+}
+
+// A Halide CompileError from the user's schedule (a wrapper of an input the Func does not read)
+// comes out as a spyre::Error in the user's names, without Halide's unique suffixes.
+TEST(HalideErrors, ARefusedScheduleIsASpyreErrorInTheUsersNames) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    Func mid("mid"), out("out");
+    mid(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    out(x, y) = mid(x, y) + cast<float16_t>(1.0f);
+    spyre::schedule(out).split(y, yo, yi, 4).stick_vectorize(x);
+    spyre::stage_in_lx(in, out, yo);  // out reads mid, not in
+    std::string msg = error_of([&] { compile_for_spyre(out, {in}, opts({64, 16}, {64, 16})); });
+    EXPECT_NE(msg.find("kernel k: Halide refused the pipeline or its schedule while lowering the schedule: "),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("\"out\" does not call"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('$'), std::string::npos) << msg;
+}
+
+// A failure inside Halide is a compiler bug, reported as one; a refusal is the user's to fix.
+TEST(HalideErrors, InternalErrorsAreInternalCompilerErrors) {
+    std::string msg = error_of([] {
+        with_halide_errors("k", "lowering the schedule",
+                           []() -> int { throw Halide::InternalError("Internal Error at Simplify_Let.cpp:68"); });
+    });
+    EXPECT_EQ(msg.find("kernel k: internal compiler error while lowering the schedule"), 0u) << msg;
+    EXPECT_NE(msg.find("Simplify_Let.cpp:68"), std::string::npos) << msg;
+    msg = error_of([] {
+        with_halide_errors("k", "lowering the schedule",
+                           []() -> int { throw Halide::CompileError("Error: Func f$12 is not defined\n"); });
+    });
+    EXPECT_EQ(msg, "kernel k: Halide refused the pipeline or its schedule while lowering the schedule: Func f is "
+                   "not defined");
+}
+
+}  // namespace
+}  // namespace spyre::testing

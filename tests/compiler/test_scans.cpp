@@ -1,0 +1,171 @@
+// Scans: an update that reads its own Func's value from the previous iteration of its reduction
+// (a running sum down the columns, acc(x, r) = acc(x, r - 1) + in(x, r)). Each iteration must see
+// the value the one before it wrote; the vector unit must not read a step's rows before it has
+// written the earlier ones. Checked against Halide's CPU realization, bit for bit.
+#include <gtest/gtest.h>
+
+#include "auto_schedule.h"
+#include "compiler_test_util.h"
+#include "device/error.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+struct ScanShape {
+    int cols, rows, cores;
+};
+
+// A running sum down each column (along y, one row after another).
+Algorithm column_scan(int rows) {
+    return [=] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        RDom r(1, rows - 1, "r");
+        Func acc("acc"), out("out");
+        acc(x, y) = in(x, y);
+        acc(x, r) = acc(x, r - 1) + in(x, r);
+        out(x, y) = acc(x, y);
+        k.inputs = {in};
+        k.output = out;
+        k.funcs = {{"acc", acc}};
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+}
+
+// The schedule a user writes from docs/directives.md: the output's columns in stick-wide tiles,
+// the tile loop outermost and split over the cores, the accumulator kept per column tile in LX with
+// its update's column tiles outside its row loop.
+Schedule column_tiles(int cols, int cores) {
+    return [=](Kernel &k) {
+        Var x = k.vars.at("x"), y = k.vars.at("y"), xo("xo"), xi("xi");
+        Func acc = k.funcs.at("acc");
+        const int tiles = (cols + 63) / 64;
+        k.output.split(x, xo, x, 64, TailStrategy::GuardWithIf).reorder(x, y, xo);
+        spyre::schedule(k.output).ring_split(xo, cores, tiles).stick_vectorize(x);
+        spyre::stage_all_in_lx(k.inputs[0], k.output, xo);
+        spyre::schedule(acc).scratchpad_store_at(k.output, xo);
+        acc.vectorize(x, 64, TailStrategy::RoundUp);
+        acc.update().split(x, xo, xi, 64, TailStrategy::RoundUp).reorder(xi, acc.rvars(0)[0], xo).vectorize(xi);
+    };
+}
+
+class ColumnScan : public ::testing::TestWithParam<ScanShape> {};
+
+TEST_P(ColumnScan, RunningSumMatchesCpu) {
+    const ScanShape s = GetParam();
+    DiffResult r = run_differential(column_scan(s.rows), column_tiles(s.cols, s.cores), {{s.cols, s.rows}},
+                                    {s.cols, s.rows}, -1, 1);
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ColumnScan,
+                         ::testing::Values(ScanShape{64, 64, 1}, ScanShape{100, 37, 1}, ScanShape{100, 37, 32},
+                                           ScanShape{64, 4096, 32}, ScanShape{2048, 256, 32}),
+                         [](const auto &info) {
+                             const ScanShape &s = info.param;
+                             return std::to_string(s.cols) + "x" + std::to_string(s.rows) + "_" +
+                                    std::to_string(s.cores) + "cores";
+                         });
+
+// The autoscheduler's schedule of the same scan (its candidates go through the same passes).
+TEST(AutoScheduledColumnScan, MatchesCpu) {
+    AutoOptions ao;
+    ao.max_evaluations = 12;
+    ao.progress = false;
+    CompileOptions o;
+    o.inputs = {TensorSpec{{100, 37}, {}}};
+    o.output = TensorSpec{{100, 37}, {}};
+    DiffResult r = run_differential(
+        column_scan(37), [&](Kernel &k) { auto_schedule(k.output, k.inputs, o, ao); }, {{100, 37}}, {100, 37}, -1, 1);
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+}
+
+// Two running values that feed each other (a Tuple state): row r of each reads row r - 1 of the
+// other, so the two elements' loops over r cannot run one after the other.
+Algorithm coupled_scan(int rows) {
+    return [=] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        RDom r(1, rows - 1, "r");
+        Func acc("acc"), out("out");
+        acc(x, y) = Tuple(in(x, y), in(x, y));
+        Expr a = acc(x, r - 1)[0], b = acc(x, r - 1)[1];
+        acc(x, r) = Tuple(a + b, b + in(x, r));
+        out(x, y) = acc(x, y)[0];
+        k.inputs = {in};
+        k.output = out;
+        k.funcs = {{"acc", acc}};
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+}
+
+TEST(CoupledScan, TupleElementsReadingEachOthersRunningValuesMatchCpu) {
+    for (ScanShape s : {ScanShape{64, 64, 1}, ScanShape{100, 37, 32}}) {
+        DiffResult r = run_differential(coupled_scan(s.rows), column_tiles(s.cols, s.cores), {{s.cols, s.rows}},
+                                        {s.cols, s.rows}, -0.25f, 0.25f);
+        EXPECT_EQ(r.cmp.max_ulp, 0) << s.cols << "x" << s.rows << ": " << r.cmp.first_mismatch;
+    }
+}
+
+// The accumulator in device memory: the update's rows are staged through LX in pieces, which the
+// back end cannot keep consistent with the running value; refused, naming the Func and the loop.
+TEST(ColumnScanErrors, AccumulatorInDeviceMemoryIsRefusedNamingFuncAndLoop) {
+    Kernel k = column_scan(37)();
+    Var x = k.vars.at("x");
+    spyre::schedule(k.output).stick_vectorize(x);
+    spyre::schedule(k.funcs.at("acc")).device_root().stick_vectorize(x);
+    CompileOptions o;
+    o.inputs = {TensorSpec{{100, 37}, {}}};
+    o.output = TensorSpec{{100, 37}, {}};
+    std::string msg = error_of([&] { compile_for_spyre(k.output, k.inputs, o); });
+    EXPECT_NE(msg.find("Func acc"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("earlier iterations of loop r.x"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("keep acc in LX"), std::string::npos) << msg;
+}
+
+// A running sum along each row, the stick dimension: acc(r, y) = acc(r - 1, y) + in(r, y).
+Algorithm row_scan(int cols) {
+    return [=] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        RDom r(1, cols - 1, "r");
+        Func acc("acc"), out("out");
+        acc(x, y) = in(x, y);
+        acc(r, y) = acc(r - 1, y) + in(r, y);
+        out(x, y) = acc(x, y);
+        k.inputs = {in};
+        k.output = out;
+        k.funcs = {{"acc", acc}};
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+}
+
+// The vector unit computes a stick's elements together: a scan along them is refused, naming the
+// Func and the loop, never run with the running value dropped.
+TEST(RowScanErrors, ScanAlongTheStickDimensionIsRefusedNamingFuncAndLoop) {
+    for (int cores : {1, 32}) {
+        Kernel k = row_scan(100)();
+        Var x = k.vars.at("x"), y = k.vars.at("y");
+        spyre::schedule(k.output).ring_split(y, cores, 37).stick_vectorize(x);
+        spyre::stage_all_in_lx(k.inputs[0], k.output, y);
+        spyre::schedule(k.funcs.at("acc")).scratchpad_store_at(k.output, y).stick_vectorize(x);
+        CompileOptions o;
+        o.inputs = {TensorSpec{{100, 37}, {}}};
+        o.output = TensorSpec{{100, 37}, {}};
+        std::string msg = error_of([&] { compile_for_spyre(k.output, k.inputs, o); });
+    EXPECT_NE(msg.find("Func acc"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("loop r.x"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("stick dimension"), std::string::npos) << msg;
+    }
+}
+
+}  // namespace
+}  // namespace spyre::testing
