@@ -19,9 +19,15 @@ DeviceProgram Importer::run() {
     lower_region(f_.body, /*top=*/true);
     if (!explicit_) drain();
     DeviceProgram p = b_.finish();
-    for (size_t i = 0; i < bufs_.size(); i++)
+    // A buffer the kernel both loads and stores is updated in place: its initial contents are an
+    // input and its final contents a result.
+    for (size_t i = 0; i < bufs_.size(); i++) {
+        const bool st = stored_.count(int(i)) > 0, ld = loaded_.count(int(i)) > 0;
         p.buffers[i].kind = bufs_[i].kind_fixed ? bufs_[i].kind
-                                                : stored_.count(int(i)) ? BufferKind::Output : BufferKind::Input;
+                            : st && ld          ? BufferKind::InOut
+                            : st                ? BufferKind::Output
+                                                : BufferKind::Input;
+    }
     verify_program(p);
     verify_for_machine(p, m_);
     return p;
@@ -191,12 +197,13 @@ int Importer::declare_buffer(const Op &v, const std::string &name, int64_t const
     }
     auto k = v.attrs.find("spyre.kind");
     if (k != v.attrs.end()) {
-        if (k->second.kind != Attr::String)
-            throw_error("line ", v.line, ": spyre.kind must be \"input\", \"output\" or \"temp\"");
+        const char *want = "spyre.kind must be \"input\", \"output\", \"inout\" or \"temp\"";
+        if (k->second.kind != Attr::String) throw_error("line ", v.line, ": ", want);
         if (k->second.s == "input") bi.kind = BufferKind::Input;
         else if (k->second.s == "output") bi.kind = BufferKind::Output;
+        else if (k->second.s == "inout") bi.kind = BufferKind::InOut;
         else if (k->second.s == "temp") bi.kind = BufferKind::Temp;
-        else throw_error("line ", v.line, ": spyre.kind must be \"input\", \"output\" or \"temp\"");
+        else throw_error("line ", v.line, ": ", want);
         bi.kind_fixed = true;
     }
     bi.const_addr = const_addr;

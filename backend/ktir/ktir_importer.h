@@ -377,7 +377,7 @@ private:
     std::map<std::string, const Op *> arg_view_;
     std::map<std::string, int> arg_buffer_;
     std::vector<BufInfo> bufs_;
-    std::set<int> stored_;
+    std::set<int> stored_, loaded_;  // buffers the kernel stores to / loads from
 
     std::map<std::string, Val> vals_;
     int refs_[kNumRegs] = {};
