@@ -20,7 +20,7 @@ FUZZERS      := program:program machine_json:machine layout:layout ktir:ktir
 N    ?= 1000
 SEED ?= 1
 
-.PHONY: all deps clang-deps install-packages configure build test demo package fuzz fuzz-ci fuzz-build fuzz-diff sanitize clean
+.PHONY: all deps clang-deps install-packages configure build test demo package fuzz fuzz-ci fuzz-build fuzz-diff fuzz-ktir sanitize clean
 
 all: build
 
@@ -93,6 +93,10 @@ fuzz-ci: fuzz-build
 # a mismatch prints a shrunk reproducer as C++ (ctest runs 100 cases with seed 1).
 fuzz-diff: build
 	$(BUILD_DIR)/bin/spyre-fuzz-diff -n $(N) -s $(SEED)
+
+# N random KTIR kernels imported, simulated and compared with a reference interpreter (ctest: 200).
+fuzz-ktir: build
+	$(BUILD_DIR)/bin/spyre-ktir-fuzz -n $(N) -s $(SEED)
 
 # The simulator and device tests (everything that reads a .spyre file, a machine file or a
 # layout) built with clang's ASan + UBSan and run.

@@ -97,12 +97,13 @@ SpyreRun run_on_spyre(const DeviceProgram &program, const std::vector<Runtime::B
     size_t next = 0, out = program.buffers.size();
     for (size_t i = 0; i < program.buffers.size(); i++) {
         const BufferDecl &b = program.buffers[i];
-        if (b.kind == BufferKind::Input) {
+        if (b.kind == BufferKind::Input || b.kind == BufferKind::InOut) {
             if (next >= inputs.size())
                 throw_error("kernel ", program.kernel_name, ": ", inputs.size(), " input buffers given, it needs more");
             if (!options.timing_only) images[i] = to_device(inputs[next], b, machine);
             next++;
-        } else if (b.kind == BufferKind::Output && out == program.buffers.size()) {
+        }
+        if ((b.kind == BufferKind::Output || b.kind == BufferKind::InOut) && out == program.buffers.size()) {
             out = i;
         }
     }

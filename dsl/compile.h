@@ -63,7 +63,8 @@ struct SpyreRun {
 };
 
 // Runs a compiled program on the simulator: inputs are stickified into their device layouts,
-// the output unstickified back. Shapes and types must match the program's buffers (error names the
+// the output (the first output or in-out buffer) unstickified back. An in-out buffer takes its
+// initial contents from `inputs`, in buffer order with the inputs. Shapes and types must match the program's buffers (error names the
 // argument otherwise).
 SpyreRun run_on_spyre(const DeviceProgram &program, const std::vector<Halide::Runtime::Buffer<>> &inputs,
                       const MachineDesc &machine = {}, const SimOptions &options = {});

@@ -53,13 +53,14 @@ SimStats run_program(const DeviceProgram &program, const std::vector<const halid
     size_t next = 0, out = program.buffers.size();
     for (size_t i = 0; i < program.buffers.size(); i++) {
         const BufferDecl &b = program.buffers[i];
-        if (b.kind == BufferKind::Input) {
+        if (b.kind == BufferKind::Input || b.kind == BufferKind::InOut) {
             if (next < inputs.size()) {
                 if (!inputs[next]) throw_error("input '", b.name, "' is a null buffer");
                 if (!options.timing_only) images[i] = to_device_image(*inputs[next], b, machine);
             }
             next++;
-        } else if (b.kind == BufferKind::Output && out == program.buffers.size()) {
+        }
+        if ((b.kind == BufferKind::Output || b.kind == BufferKind::InOut) && out == program.buffers.size()) {
             out = i;
         }
     }

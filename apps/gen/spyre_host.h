@@ -23,8 +23,9 @@ std::vector<uint8_t> to_device_image(const halide_buffer_t &host, const BufferDe
 Halide::Runtime::Buffer<> from_device_image(const std::vector<uint8_t> &image, const BufferDecl &decl,
                                             const MachineDesc &m);
 
-// Runs `program` on the simulator: `inputs` in the program's input order, the result copied into
-// `output` (allocated by the caller with the output's type and extents). Throws spyre::Error.
+// Runs `program` on the simulator: `inputs` in the program's input order (in-out buffers among
+// them), the result (the first output or in-out buffer) copied into `output` (allocated by the
+// caller with the output's type and extents). Throws spyre::Error.
 SimStats run_program(const DeviceProgram &program, const std::vector<const halide_buffer_t *> &inputs,
                      halide_buffer_t *output, const MachineDesc &machine = {}, const SimOptions &options = {});
 

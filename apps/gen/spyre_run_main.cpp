@@ -239,7 +239,7 @@ std::map<int, std::string> output_files(const DeviceProgram &program, const std:
     std::vector<int> outs;
     std::string names;
     for (size_t i = 0; i < program.buffers.size(); i++)
-        if (program.buffers[i].kind == BufferKind::Output) {
+        if (program.buffers[i].kind == BufferKind::Output || program.buffers[i].kind == BufferKind::InOut) {
             outs.push_back(int(i));
             names += (names.empty() ? "" : ", ") + program.buffers[i].name;
         }
@@ -284,7 +284,8 @@ int main(int argc, char **argv) {
                    "KTIR: NAME=VALUE for a scalar argument of the function (index, integer, f16 or f32)")
         ->allow_extra_args(false);
     app.add_option("--input,-i", input_args,
-                   "NAME=FILE: raw dense little-endian data for input NAME (default: random floats in [-4, 4], or "
+                   "NAME=FILE: raw dense little-endian data for input NAME, required for an in-out buffer (a KTIR "
+                   "kernel's buffer that is loaded and stored; it is an output too) (default: random floats in [-4, 4], or "
                    "in the range of the app's tolerance for a catalogue generator's program, e.g. [-1, 1] for "
                    "flash_attention)");
     app.add_option("--output,-o", output_args,
@@ -315,7 +316,7 @@ int main(int argc, char **argv) {
         std::map<std::string, std::string> files = name_values(input_args, "--input", "FILE");
         std::vector<std::string> input_names;
         for (const BufferDecl &b : program.buffers)
-            if (b.kind == BufferKind::Input) input_names.push_back(b.name);
+            if (b.kind == BufferKind::Input || b.kind == BufferKind::InOut) input_names.push_back(b.name);
         for (const auto &f : files)
             if (std::find(input_names.begin(), input_names.end(), f.first) == input_names.end()) {
                 std::string known;
@@ -335,9 +336,14 @@ int main(int argc, char **argv) {
         if (!timing_only) {
             for (size_t i = 0; i < program.buffers.size(); i++) {
                 const BufferDecl &b = program.buffers[i];
-                if (b.kind == BufferKind::Output && out < 0) out = int(i);
-                if (b.kind != BufferKind::Input) continue;
+                if ((b.kind == BufferKind::Output || b.kind == BufferKind::InOut) && out < 0) out = int(i);
+                if (b.kind != BufferKind::Input && b.kind != BufferKind::InOut) continue;
                 auto it = files.find(b.name);
+                // The kernel reads what it then overwrites: random contents would be a made-up
+                // result, zeros a silently wrong one.
+                if (b.kind == BufferKind::InOut && it == files.end())
+                    throw_error("buffer '", b.name, "' is both read and written by kernel ", program.kernel_name,
+                                " (inout): give its initial contents with --input ", b.name, "=FILE");
                 hosts[i] = it != files.end() ? read_input(it->second, b) : random_input(b, seed + uint32_t(next_seed++), range);
                 images[i] = stickify(hosts[i].data(), b.shape, b.type, b.layout, machine.stick_bytes);
             }
@@ -398,10 +404,10 @@ int main(int argc, char **argv) {
                       << (program.num_cores == 1 ? "" : "s") << ", " << program.code.size() << " instructions, "
                       << (timing_only ? "timing only" : "functional") << ")\n";
             for (const BufferDecl &b : program.buffers)
-                if (b.kind == BufferKind::Input || b.kind == BufferKind::Output)
+                if (b.kind != BufferKind::Temp)
                     std::cout << "  " << buffer_kind_name(b.kind) << " " << b.name << ": " << dtype_name(b.type) << " "
                               << shape_text(b.shape)
-                              << (b.kind == BufferKind::Input ? (files.count(b.name) ? " (from " + files[b.name] + ")"
+                              << (b.kind == BufferKind::Input || b.kind == BufferKind::InOut ? (files.count(b.name) ? " (from " + files[b.name] + ")"
                                                                                      : std::string(timing_only ? "" : " (random)"))
                                                               : std::string())
                               << "\n";

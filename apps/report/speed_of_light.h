@@ -28,9 +28,10 @@ namespace spyre::report {
 using SpeedOfLight = Roofline;
 
 inline SpeedOfLight speed_of_light(const DeviceProgram &p, const SimStats &st, const MachineDesc &m) {
-    double compulsory = 0;  // every input read once, every output written once
+    double compulsory = 0;  // every input read once, every output written once (an in-out buffer both)
     for (size_t i = 0; i < p.buffers.size(); i++)
-        if (p.buffers[i].kind != BufferKind::Temp) compulsory += double(p.buffer_bytes(i, m.stick_bytes));
+        if (p.buffers[i].kind != BufferKind::Temp)
+            compulsory += double(p.buffer_bytes(i, m.stick_bytes)) * (p.buffers[i].kind == BufferKind::InOut ? 2 : 1);
     return bound(compulsory, double(st.vector_sticks), double(st.pe_macs), m.cores, m, st.us);
 }
 

@@ -9,6 +9,7 @@ const char *buffer_kind_name(BufferKind k) {
     case BufferKind::Input: return "input";
     case BufferKind::Output: return "output";
     case BufferKind::Temp: return "temp";
+    case BufferKind::InOut: return "inout";
     }
     return "?";
 }

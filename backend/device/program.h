@@ -14,7 +14,10 @@
 
 namespace spyre {
 
-enum class BufferKind : uint8_t { Input = 0, Output = 1, Temp = 2 };
+// Input: its contents are given before the run. Output: its contents after the run are a result
+// (it starts as zeros). InOut: both, e.g. a kernel that updates a tensor in place; a run must be
+// given its initial contents. Temp: device-memory scratch, neither given nor returned.
+enum class BufferKind : uint8_t { Input = 0, Output = 1, Temp = 2, InOut = 3 };
 const char *buffer_kind_name(BufferKind k);
 
 struct BufferDecl {
@@ -26,8 +29,9 @@ struct BufferDecl {
 };
 
 struct DeviceProgram {
-    // 2: int8/uint8 element types, VROUND, VSHIFT; 3: VCVTF8, VSHIFT mirror edges, VLSEL; 4: VSELIDX
-    static constexpr uint32_t kFormatVersion = 4;
+    // 2: int8/uint8 element types, VROUND, VSHIFT; 3: VCVTF8, VSHIFT mirror edges, VLSEL; 4: VSELIDX;
+    // 5: BufferKind::InOut
+    static constexpr uint32_t kFormatVersion = 5;
 
     std::string kernel_name;
     int32_t num_cores = 1;

@@ -98,6 +98,7 @@ public:
 
     void emit(const Instr &in);
     size_t size() const { return prog_.code.size(); }
+    const std::vector<Instr> &code() const { return prog_.code; }
     // Drops the instructions from index `n` on (a code generator retrying a step another way).
     // The dropped code must have closed every block it opened.
     void truncate(size_t n);

@@ -166,7 +166,7 @@ void read_bufs(Reader &r, DeviceProgram &p) {
         b.name = r.str("buffer name");
         size_t at = r.pos();
         uint8_t kind = r.u8("buffer kind");
-        if (kind > uint8_t(BufferKind::Temp)) r.fail_at(at, "buffer ", i, ": unknown kind ", int(kind));
+        if (kind > uint8_t(BufferKind::InOut)) r.fail_at(at, "buffer ", i, ": unknown kind ", int(kind));
         b.kind = BufferKind(kind);
         at = r.pos();
         uint8_t dt = r.u8("buffer dtype");

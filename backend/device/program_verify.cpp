@@ -90,7 +90,7 @@ void check_buffers(const DeviceProgram &p) {
             throw_error("buffer ", i, ": name is ", b.name.size(), " bytes long (at most ", kMaxNameLength, ")");
         if (!printable(b.name)) throw_error(w, ": name has non-printable characters");
         if (!names.insert(b.name).second) throw_error(w, ": duplicate buffer name");
-        if (uint8_t(b.kind) > uint8_t(BufferKind::Temp)) throw_error(w, ": invalid kind ", int(b.kind));
+        if (uint8_t(b.kind) > uint8_t(BufferKind::InOut)) throw_error(w, ": invalid kind ", int(b.kind));
         if (!dtype_valid(int(b.type))) throw_error(w, ": invalid element type ", int(b.type));
         if (b.shape.empty() || int(b.shape.size()) > kMaxRank)
             throw_error(w, ": rank ", b.shape.size(), " out of range 1..", kMaxRank);

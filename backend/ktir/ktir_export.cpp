@@ -284,7 +284,7 @@ private:
             st *= d + 1 == sizes.size() ? (sizes[d] + lanes - 1) / lanes * lanes : sizes[d];
         }
         std::string mt = "memref<" + shape_text(sizes) + type_name(b.type) + ">";
-        const char *kind = b.kind == BufferKind::Input ? "input" : b.kind == BufferKind::Output ? "output" : "temp";
+        const char *kind = buffer_kind_name(b.kind);  // input, output, inout, temp
         line("%" + buf_[i] + "_view = ktdp.construct_memory_view %" + buf_[i] + ", sizes: [" + list(sizes) +
              "], strides: [" + list(strides) + "] {");
         line("  coordinate_set = " + set_text(sizes) + ",");

@@ -19,9 +19,15 @@ DeviceProgram Importer::run() {
     lower_region(f_.body, /*top=*/true);
     if (!explicit_) drain();
     DeviceProgram p = b_.finish();
-    for (size_t i = 0; i < bufs_.size(); i++)
+    // A buffer the kernel both loads and stores is updated in place: its initial contents are an
+    // input and its final contents a result.
+    for (size_t i = 0; i < bufs_.size(); i++) {
+        const bool st = stored_.count(int(i)) > 0, ld = loaded_.count(int(i)) > 0;
         p.buffers[i].kind = bufs_[i].kind_fixed ? bufs_[i].kind
-                                                : stored_.count(int(i)) ? BufferKind::Output : BufferKind::Input;
+                            : st && ld          ? BufferKind::InOut
+                            : st                ? BufferKind::Output
+                                                : BufferKind::Input;
+    }
     verify_program(p);
     verify_for_machine(p, m_);
     return p;
@@ -191,12 +197,13 @@ int Importer::declare_buffer(const Op &v, const std::string &name, int64_t const
     }
     auto k = v.attrs.find("spyre.kind");
     if (k != v.attrs.end()) {
-        if (k->second.kind != Attr::String)
-            throw_error("line ", v.line, ": spyre.kind must be \"input\", \"output\" or \"temp\"");
+        const char *want = "spyre.kind must be \"input\", \"output\", \"inout\" or \"temp\"";
+        if (k->second.kind != Attr::String) throw_error("line ", v.line, ": ", want);
         if (k->second.s == "input") bi.kind = BufferKind::Input;
         else if (k->second.s == "output") bi.kind = BufferKind::Output;
+        else if (k->second.s == "inout") bi.kind = BufferKind::InOut;
         else if (k->second.s == "temp") bi.kind = BufferKind::Temp;
-        else throw_error("line ", v.line, ": spyre.kind must be \"input\", \"output\" or \"temp\"");
+        else throw_error("line ", v.line, ": ", want);
         bi.kind_fixed = true;
     }
     bi.const_addr = const_addr;
@@ -970,6 +977,8 @@ void Importer::for_loop(const Op &op) {
     }
     Reg iv = new_reg(op), cnt_t;
     Reg cnt = count.known ? kZero : reg_of(count, op, &cnt_t);
+    const std::map<int, std::string> holders = register_holders();
+    const size_t loop_pc = b_.size();
     b_.loop(iv, count.known ? int32_t(count.c) : 0, cnt);
     // The induction variable: lb + iv * step.
     Scalar ivs;
@@ -1002,6 +1011,7 @@ void Importer::for_loop(const Op &op) {
     }
     if (!explicit_) drain();
     b_.end_loop();
+    check_back_edge(op, loop_pc, carried, holders);
     for (size_t i = 0; i < n_iter; i++) {
         Val r = carried[i];
         r.regs.clear();
@@ -1012,6 +1022,33 @@ void Importer::for_loop(const Op &op) {
             hold_tensor(r);
         }
         vals_[op.results[i]] = r;
+    }
+}
+
+std::map<int, std::string> Importer::register_holders() const {
+    std::map<int, std::string> out;
+    for (const auto &kv : vals_) {
+        if (kv.second.released) continue;
+        for (int r : kv.second.regs) {
+            std::string &names = out[r];
+            names += (names.empty() ? "%" : ", %") + kv.first;
+        }
+    }
+    return out;
+}
+
+void Importer::check_back_edge(const Op &op, size_t loop_pc, const std::vector<Val> &carried,
+                               const std::map<int, std::string> &holders) const {
+    std::set<int> carried_regs;
+    for (const Val &c : carried)
+        if (c.k == Val::S) carried_regs.insert(c.s.r.id);
+    for (const LoopHeadWrite &w : loop_head_writes(b_.code(), loop_pc)) {
+        if (carried_regs.count(w.reg)) continue;
+        auto h = holders.find(w.reg);
+        throw_error("line ", op.line, ": scf.for: internal error: register r", w.reg, " (",
+                    h == holders.end() ? std::string("no value") : h->second,
+                    " on entry) is read in every iteration, but instruction ", w.pc, " (",
+                    op_info(b_.code()[w.pc].op).name, ") inside the loop overwrites it");
     }
 }
 

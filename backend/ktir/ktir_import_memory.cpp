@@ -414,6 +414,7 @@ void Importer::dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &l
     } else {
         acc.writes.push_back(lr);
         acc.dram_reads.insert(t.v.buffer);
+        loaded_.insert(t.v.buffer);
     }
     Queue q = store_to_hbm ? QStore : QLoad;
     before(q, acc);

@@ -20,6 +20,7 @@
 #include "device/fp8.h"
 #include "device/half.h"
 #include "device/layout.h"
+#include "device/loop_registers.h"
 #include "device/program_builder.h"
 #include "device/program_verify.h"
 #include "ktir_hazards.h"
@@ -342,6 +343,15 @@ private:
 
     void for_loop(const Op &op);
 
+    // Which values hold each register ("%a, %b"), to name them in check_back_edge.
+    std::map<int, std::string> register_holders() const;
+    // After the LOOP at loop_pc is closed: no register the body reads before writing it may be
+    // written in the body, except the loop's carried (iter_args) registers. A violation is the
+    // importer's own register-allocation error: it throws naming the register, its values on
+    // entry (`holders`), the loop and the instruction, rather than run a silently wrong program.
+    void check_back_edge(const Op &op, size_t loop_pc, const std::vector<Val> &carried,
+                         const std::map<int, std::string> &holders) const;
+
     // scf.yield: moves yielded values into the carried registers / LX places.
     void yield_into(const Op &y, const std::vector<Val> &carried);
 
@@ -367,7 +377,7 @@ private:
     std::map<std::string, const Op *> arg_view_;
     std::map<std::string, int> arg_buffer_;
     std::vector<BufInfo> bufs_;
-    std::set<int> stored_;
+    std::set<int> stored_, loaded_;  // buffers the kernel stores to / loads from
 
     std::map<std::string, Val> vals_;
     int refs_[kNumRegs] = {};

@@ -96,11 +96,13 @@ SsaInfo analyse_ssa(const Function &f) {
                 s.values[res].def = p.index;
                 s.values[res].last = p.index;
             }
-            for (const std::string &o : op.operands) use(o, &op, p.index);
+            bool loop = op.name == "scf.for";
+            // scf.for's lower bound is read in every iteration (the induction value is lb + i * step):
+            // it lives until the loop ends, like a value the body reads.
+            for (size_t i = 0; i < op.operands.size(); i++) use(op.operands[i], &op, loop && i == 0 ? p.end : p.index);
             std::vector<std::string> iv;
             for (const IExpr &e : op.indices) expr_values(e, iv);
             for (const std::string &o : iv) use(o, &op, p.index);
-            bool loop = op.name == "scf.for";
             if (loop) loops.push_back({p.index, p.end});
             for (const Region &sub : op.regions) {
                 for (const std::string &a : sub.args) {

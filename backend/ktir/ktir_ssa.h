@@ -1,7 +1,7 @@
 // SSA bookkeeping for the KTIR importer: unique value names (MLIR lets sibling regions reuse a
 // name), each op's position in program order, and each value's users and last use, a value used
-// inside a loop it was defined outside of living until that loop ends. The importer frees a
-// value's register and LX after its last use.
+// inside a loop it was defined outside of living until that loop ends (a loop's lower bound too,
+// which every iteration reads). The importer frees a value's register and LX after its last use.
 #pragma once
 
 #include <map>

@@ -288,6 +288,9 @@ void Simulator::prepare(std::vector<std::vector<uint8_t>> images) {
         mem_.resize(nb);
         for (size_t i = 0; i < nb; i++) {
             const BufferDecl &b = prog_.buffers[i];
+            if (images[i].empty() && b.kind == BufferKind::InOut)
+                throw_error("buffer ", i, " '", b.name, "' (inout): no initial image given; an in-out buffer's "
+                            "initial contents are an input of the run");
             if (images[i].empty() && b.kind != BufferKind::Input) {
                 mem_[i].assign(size_t(buf_bytes_[i]), 0);
             } else if (int64_t(images[i].size()) != buf_bytes_[i]) {

@@ -427,8 +427,16 @@ size_t buffer0_kind_at(const std::vector<uint8_t> &bytes) { return payload_at(by
 TEST(ProgramIO, RejectsBadBufferKind) {
     std::vector<uint8_t> bytes = serialize_program(sample_program());
     size_t k = buffer0_kind_at(bytes);
-    bytes[k] = 3;
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("section BUFS " + at(k)), HasSubstr("buffer 0: unknown kind 3")));
+    bytes[k] = 4;
+    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("section BUFS " + at(k)), HasSubstr("buffer 0: unknown kind 4")));
+}
+
+TEST(ProgramIO, RoundTripInOutBuffer) {
+    DeviceProgram p = sample_program();
+    p.buffers[0].kind = BufferKind::InOut;
+    DeviceProgram q = parse(serialize_program(p));
+    EXPECT_EQ(q.buffers[0].kind, BufferKind::InOut);
+    expect_same(p, q);
 }
 
 TEST(ProgramIO, RejectsBadBufferDtype) {

@@ -23,7 +23,7 @@ inline void run_both_modes(const DeviceProgram &p, const MachineDesc &m, int64_t
     if (total <= max_image_bytes) {
         std::vector<std::vector<uint8_t>> images(p.buffers.size());
         for (size_t i = 0; i < p.buffers.size(); i++)
-            if (p.buffers[i].kind == BufferKind::Input) images[i].assign(size_t(p.buffer_bytes(i, m.stick_bytes)), 0x3c);
+            if (p.buffers[i].kind == BufferKind::Input || p.buffers[i].kind == BufferKind::InOut) images[i].assign(size_t(p.buffer_bytes(i, m.stick_bytes)), 0x3c);
         try {
             simulate(p, m, images, opt);
         } catch (const Error &) {

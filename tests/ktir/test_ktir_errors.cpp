@@ -163,7 +163,7 @@ std::vector<BadCase> cases() {
          "memory_space must be #ktdp.spyre_memory_space<HBM|LX>"},
         {"BadKindAttr",
          "func.func @k(%x_ptr: index) {\n  %xv = ktdp.construct_memory_view %x_ptr, sizes: [64], strides: [1] {spyre.kind = \"both\"} : memref<64xf16>\n  return\n}\n",
-         "line 2: spyre.kind must be \"input\", \"output\" or \"temp\""},
+         "line 2: spyre.kind must be \"input\", \"output\", \"inout\" or \"temp\""},
         {"SameBufferName",
          "func.func @k(%x_ptr: index, %x: index) {\n  %a = ktdp.construct_memory_view %x_ptr, sizes: [64], strides: [1] : memref<64xf16>\n  %b = ktdp.construct_memory_view %x, sizes: [64], strides: [1] : memref<64xf16>\n  return\n}\n",
          "two buffers are named 'x'"},

@@ -92,6 +92,33 @@ TEST(KtirSpyreRun, SeveralOutputsEachToItsFileFromAnInputFile) {
     EXPECT_NE(bad.output.find("kernel two has no output 'w' (outputs: y, z)"), std::string::npos) << bad.output;
 }
 
+// A buffer the kernel loads and stores (add_in_place.ktir: x += y) is read from --input and written
+// to --output; without its initial contents spyre-run refuses to run rather than start from zeros.
+TEST(KtirSpyreRun, InOutBufferTakesAnInputFileAndIsWrittenAsAnOutput) {
+    fs::path d = scratch("inout");
+    std::vector<uint16_t> x(256), y(256);
+    for (int i = 0; i < 256; i++) {
+        x[size_t(i)] = uint16_t(0x3C00 + (i % 4) * 0x400);  // 1, 2, 4, 8
+        y[size_t(i)] = x[size_t(i)];
+    }
+    { std::ofstream(d / "x.bin", std::ios::binary).write(reinterpret_cast<const char *>(x.data()), 512); }
+    { std::ofstream(d / "y.bin", std::ios::binary).write(reinterpret_cast<const char *>(y.data()), 512); }
+    const std::string kernel = quote(kKernels + "/add_in_place.ktir");
+    CommandResult r = run_command(quote(kRun) + " " + kernel + " -i x=" + quote((d / "x.bin").string()) + " -i y=" +
+                                  quote((d / "y.bin").string()) + " -o " + quote((d / "out.bin").string()));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("inout x: f16 {64, 4} (from "), std::string::npos) << r.output;
+    std::vector<uint16_t> out = read_halves(d / "out.bin");
+    ASSERT_EQ(out.size(), 256u);
+    for (int i = 0; i < 256; i++) EXPECT_EQ(out[size_t(i)], uint16_t(x[size_t(i)] + 0x400)) << i;  // x + x
+    CommandResult missing = run_command(quote(kRun) + " " + kernel + " -i y=" + quote((d / "y.bin").string()));
+    EXPECT_EQ(missing.exit_code, 1);
+    EXPECT_NE(missing.output.find("buffer 'x' is both read and written by kernel add_in_place (inout): give its "
+                                  "initial contents with --input x=FILE"),
+              std::string::npos)
+        << missing.output;
+}
+
 TEST(KtirSpyreRun, JsonTimingOnlyAndTraceWorkForKtir) {
     fs::path d = scratch("json");
     CommandResult r = run_command(quote(kRun) + " " + quote(kKernels + "/softmax.ktir") + " --json --trace " +

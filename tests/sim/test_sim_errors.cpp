@@ -495,3 +495,31 @@ TEST(SimErrors, UnwritableTracePathNamesThePath) {
 
 }  // namespace
 }  // namespace spyre
+
+namespace spyre {
+namespace {
+
+// An in-out buffer: the run must be given its initial contents (it is never silently zeros), and
+// the program updates them in place.
+TEST(SimErrors, InOutBufferNeedsItsInitialImageAndIsUpdatedInPlace) {
+    ProgramBuilder b("double_in_place", 1);
+    int x = b.buffer("x", BufferKind::InOut, DType::F16, {64});
+    int desc = b.dma_desc(DmaDesc{});
+    b.dma_ld(0, x, kZero, 0, Lx(0), desc);
+    b.wait_tag(0);
+    b.vbin(Opcode::VADD, DType::F16, 1, Lx(128), Lx(0), Lx(0), 1);
+    b.wait_tag(1);
+    b.dma_st(2, x, kZero, 0, Lx(128), desc);
+    b.wait_tag(2);
+    DeviceProgram p = b.finish();
+    const MachineDesc m;
+    std::string msg = error_of([&] { simulate(p, m, {{}}); });
+    EXPECT_TRUE(contains(msg, "buffer 0 'x' (inout): no initial image given")) << msg;
+    std::vector<uint16_t> h(64, 0x3C00);  // 1.0
+    SimResult r = simulate(p, m, {to_bytes(h)});
+    std::vector<uint16_t> want(64, 0x4000);  // 2.0
+    EXPECT_EQ(r.buffers[0], to_bytes(want));
+}
+
+}  // namespace
+}  // namespace spyre
