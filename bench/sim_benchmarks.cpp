@@ -21,8 +21,11 @@
 // vector sticks / (cores x vec_add_sticks_per_cycle x clock), PE MACs / (cores x pe_macs_per_ns))
 // over the modelled time; the label names the resource that sets that bound), and the figure of
 // merit, sol_us / sol_frac (apps/report/speed_of_light.h: the whole chip's speed of light for the
-// kernel's compulsory traffic and work, and its fraction; the label says which term binds), and
-// sim_steps (instructions the simulator stepped: its host work, against SimOptions::max_instructions).
+// kernel's compulsory traffic and work, and its fraction; the label says which term binds),
+// formula_us / sim_vs_formula / faster_than_formula (apps/report/formula_check.h: IBM's published
+// cost formula for the same program, sim_us over it, and 1 where the simulator is more than 25%
+// faster than the formula; the label then says so, with the formula's terms), and sim_steps
+// (instructions the simulator stepped: its host work, against SimOptions::max_instructions).
 #include <benchmark/benchmark.h>
 
 #include <functional>
@@ -34,6 +37,7 @@
 #include "bmm_program.h"
 #include "calibration.h"
 #include "compile.h"
+#include "formula_check.h"
 #include "kernel_catalog.h"
 #include "matmul.h"
 #include "roofline.h"
@@ -61,8 +65,12 @@ void set_counters(benchmark::State &state, const SimStats &st, const MachineDesc
     report::SpeedOfLight sol = report::speed_of_light(p, st, m);
     state.counters["sol_us"] = sol.bound_ns / 1000.0;
     state.counters["sol_frac"] = sol.frac;
+    const report::FormulaCheck f = report::formula_check(p, st, m);
+    state.counters["formula_us"] = f.formula_us;
+    state.counters["sim_vs_formula"] = f.sim_vs_formula;
+    state.counters["faster_than_formula"] = f.flagged ? 1 : 0;
     state.SetLabel((label.empty() ? "" : label + "; ") + r.limiter + "-bound; sol: " + sol.limiter +
-                   "; waits: " + st.top_waits(3));
+                   (f.flagged ? "; faster than IBM's formula: " + f.terms : "") + "; waits: " + st.top_waits(3));
 }
 
 SimStats run_timing(benchmark::State &state, const DeviceProgram &p, const MachineDesc &m, bool summarize) {

@@ -25,6 +25,7 @@
 #include "compile.h"
 #include "device/program_io.h"
 #include "kernel_catalog.h"
+#include "formula_check.h"
 #include "roofline.h"
 #include "speed_of_light.h"
 #include "sim/simulator.h"
@@ -44,6 +45,7 @@ struct Row {
     SimStats stats;
     Roofline roof;
     SpeedOfLight sol;
+    FormulaCheck formula;
     ErrorCheck err;
     double host_ms = 0;
     std::string trace;  // relative to the output directory
@@ -87,11 +89,11 @@ void write_text(const fs::path &p, const std::string &text) {
 // The columns shared by the console table and report.md.
 std::vector<std::string> header(const AppResult &a) {
     return {"schedule", "cores", "modelled us", "vs " + a.rows.front().schedule, "device MB", "ring MB",
-            "LX peak KB", "vec util", "pe util", "roofline", "SOL", "waits", "max error"};
+            "LX peak KB", "vec util", "pe util", "roofline", "SOL", "formula us", "sim/formula", "waits", "max error"};
 }
 
 std::vector<std::string> cells(const AppResult &a, const Row &r) {
-    if (!r.ok) return {r.schedule, "-", "FAILED", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"};
+    if (!r.ok) return {r.schedule, "-", "FAILED", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"};
     const Row &base = a.rows.front();
     const double speedup = r.stats.us > 0 ? base.stats.us / r.stats.us : 0;
     std::string vs = base.ok && speedup > 0 ? fmt(speedup >= 0.1 ? "%.2fx" : "%.3fx", speedup) : "-";
@@ -106,6 +108,8 @@ std::vector<std::string> cells(const AppResult &a, const Row &r) {
             fmt("%.2f", r.stats.mean_busy_fraction(kEngPE)),
             fmt("%.2f ", r.roof.frac) + r.roof.limiter,
             fmt("%.2f ", r.sol.frac) + r.sol.limiter,
+            fmt("%.2f", r.formula.formula_us),
+            fmt("%.2f", r.formula.sim_vs_formula) + (r.formula.flagged ? " !" : ""),
             r.stats.top_waits(2),
             r.err.text};
 }
@@ -306,6 +310,7 @@ int main(int argc, char **argv) {
                     r.stats = run.stats;
                     r.roof = roofline(run.stats, machine, p.num_cores);
                     r.sol = speed_of_light(p, run.stats, machine);
+                    r.formula = formula_check(p, run.stats, machine);
                     r.err = check_error(app, run.output, want);
                     r.ok = r.err.ok;
                     if (!r.ok) r.error = "differs from the CPU reference by " + r.err.text + " (tolerance " +
@@ -336,7 +341,10 @@ int main(int argc, char **argv) {
               "over the cores the program runs on; **roofline** the modelled roofline bound over the modelled "
               "time, with the resource that sets the bound (see the README, \"Reading the report\"); **SOL** the "
               "kernel's fraction of the whole chip's speed of light (its compulsory traffic and work on all cores; "
-              "re-reads, spills and idle cores lower it) and the term that binds; **max error** "
+              "re-reads, spills and idle cores lower it) and the term that binds; **formula us** IBM's published "
+              "cost formula for the same program (`backend/sim/ibm_formula.h`, a second instrument); "
+              "**sim/formula** the modelled time over it, marked `!` where the simulator is more than 25% faster "
+              "than the formula (docs/device_model.md explains each such kernel); **max error** "
               "the largest difference from the CPU reference, in fp16 representable values (ULP: softmax may "
               "differ by 2, layernorm, rmsnorm, gelu, bmm and qlinear by 0) or, for mlp and attention, in absolute value "
               "(abs: within 1e-3 and 1e-4; outputs near zero make ULPs meaningless there).\n\n";

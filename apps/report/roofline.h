@@ -35,13 +35,13 @@ struct Roofline {
     const char *limiter = "-";  // "memory", "vector" or "pe": the term that sets bound_ns
 };
 
-// The largest of three lower bounds for moving `bytes` through device memory, streaming `sticks`
-// vector sticks and doing `macs` MACs on `cores` cores, and its fraction of `us` of modelled time.
+// The largest of three lower bounds: `mem_ns` of device-memory time, streaming `sticks` vector
+// sticks and doing `macs` MACs on `cores` cores; and its fraction of `us` of modelled time.
 // roofline() feeds it what a run did; speed_of_light.h what a kernel must do, on the whole chip.
-inline Roofline bound(double bytes, double sticks, double macs, int64_t cores, const MachineDesc &m, double us) {
+inline Roofline bound(double mem_ns, double sticks, double macs, int64_t cores, const MachineDesc &m, double us) {
     Roofline r;
     const double c = double(std::max<int64_t>(cores, 1));
-    r.mem_ns = bytes / m.dram_bytes_per_ns;
+    r.mem_ns = mem_ns;
     r.vec_ns = sticks / (c * m.vec_add_sticks_per_cycle * m.clock_ghz);
     r.pe_ns = macs / (c * m.pe_macs_per_ns);
     r.bound_ns = r.mem_ns, r.limiter = "memory";
@@ -53,8 +53,8 @@ inline Roofline bound(double bytes, double sticks, double macs, int64_t cores, c
 }
 
 inline Roofline roofline(const SimStats &st, const MachineDesc &m, int64_t cores) {
-    return bound(double(st.dram_read_bytes + st.dram_write_bytes), double(st.vector_sticks), double(st.pe_macs),
-                 cores, m, st.us);
+    return bound(double(st.dram_read_bytes + st.dram_write_bytes) / m.dram_bytes_per_ns, double(st.vector_sticks),
+                 double(st.pe_macs), cores, m, st.us);
 }
 
 }  // namespace spyre::report

@@ -69,6 +69,45 @@ struct MachineDesc {
     // --- scalar control ---
     double scalar_op_cycles = 1.0;  // one scalar / control instruction (assumption)
 
+    // --- IBM's published cost formula (backend/sim/ibm_formula.h) ---
+    // The second instrument the simulator is held against: torch-spyre's analytical model, fitted to
+    // whole-kernel device timings (SPYRE_FACTS.md, "torch-spyre's cost-model sweeps"). The channel
+    // law uses dram_bytes_per_ns and dram_turnaround_ns_per_byte above, the working-set term
+    // lx_ws_knee_bytes and lx_ws_exponent, restickify restickify_bytes_per_ns, the PE passes
+    // pe_pass_rows. Nothing here is read by the simulator's timing.
+    double ibm_pe_macs_per_ns = 1140.0;          // sustained MAC/ns per core (measured)
+    double ibm_pe_full_rows = 64.0;              // rows per core from which the PE runs at full rate
+    double ibm_pe_fill_exponent = 0.35;          // efficiency (rows / full_rows)^exponent below it
+    double ibm_reduce_floor_bytes_per_ns = 114.0;  // row reduction read rate 114 + 61 exp(-rows/3700)
+    double ibm_reduce_amp_bytes_per_ns = 61.0;
+    double ibm_reduce_scale_rows = 3700.0;
+    double ibm_reduce_frac_1c = 0.11;            // row reduction rate on n cores over the 32-core rate
+    double ibm_reduce_frac_2c = 0.22;
+    double ibm_reduce_frac_4c = 0.43;
+    double ibm_reduce_frac_8c = 0.54;
+    double ibm_reduce_frac_16c = 0.54;
+    double ibm_reduce_cols_bytes_per_ns = 113.0;  // column reduction (reduce over rows)
+    double ibm_bcast_bytes_per_ns = 118.0;        // full input + small broadcast operand (short tensors)
+    double ibm_bcast_min_rows = 1024.0;           // rows from which the surfaces below apply
+    double ibm_bcast_row_a = 183.5;               // row operand: a - b log2(cols) - d log2(rows) GB/s
+    double ibm_bcast_row_b = 2.8;
+    double ibm_bcast_row_d = 2.6;
+    double ibm_bcast_scalar_a = 162.0;            // scalar or column operand: the same form
+    double ibm_bcast_scalar_b = 1.8;
+    double ibm_bcast_scalar_d = 2.2;
+    double ibm_underfill_cap = 1.08;              // min(cap, (h / rows)^rows_exp (cols / cols)^cols_exp)
+    double ibm_underfill_rows = 7.9;
+    double ibm_underfill_rows_exponent = 0.50;
+    double ibm_underfill_cols = 2048.0;
+    double ibm_underfill_cols_exponent = 0.38;
+    double ibm_underfill_floor = 0.248;           // smallest fitted efficiency; below it the decay is
+    double ibm_underfill_floor_exponent = 0.1;    //   (eff / floor)^this (cost_model.py)
+    double ibm_mm_reread_area_elems = 65536.0;    // per-core output tile above which operands re-read
+    double ibm_mm_reread_slope = 0.45;            // extra (A + B) x min(cap, slope log2(area / area0))
+    double ibm_mm_reread_cap = 1.5;
+    double ibm_replicated_bytes_per_ns = 2.3;     // per core, operands each consumer core loads itself
+    double ibm_mm_overlap_exposed = 0.5;          // share of min(compute, memory) not hidden (assumption)
+
     int64_t stick_elems(int elem_bytes) const { return stick_bytes / elem_bytes; }
     double cycles_to_us(double cycles) const { return cycles / (clock_ghz * 1000.0); }
     double ns_to_cycles(double ns) const { return ns * clock_ghz; }

@@ -17,6 +17,7 @@ namespace {
 struct Value {
     bool known = false;
     int64_t v = 0;
+    bool per_core = false;  // derived from CORE_ID: differs between cores (program_traffic's replication test)
 };
 using Regs = std::array<Value, kNumRegs>;
 
@@ -24,7 +25,9 @@ using Regs = std::array<Value, kNumRegs>;
 struct Work {
     int64_t instrs = 0, dma = 0, vec = 0, macs = 0, ring = 0;
     double vec_cycles = 0, pe_cycles = 0, load_work = 0, store_work = 0;
+    CoreTraffic traffic;  // filled only by program_traffic's walk (Walker::detail)
     void add(const Work &o) {
+        traffic.add(o.traffic);
         instrs = sat_add(instrs, o.instrs);
         dma = sat_add(dma, o.dma);
         vec = sat_add(vec, o.vec);
@@ -38,14 +41,17 @@ struct Work {
     Work times(int64_t n) const {
         const double k = double(n);
         return {sat_mul(instrs, n), sat_mul(dma, n), sat_mul(vec, n), sat_mul(macs, n), sat_mul(ring, n),
-                vec_cycles * k, pe_cycles * k, load_work * k, store_work * k};
+                vec_cycles * k, pe_cycles * k, load_work * k, store_work * k, traffic.times(n)};
     }
     // Field by field: the costlier branch (`hi`) or the cheaper one.
     static Work pick(const Work &a, const Work &b, bool hi) {
         auto f = [hi](auto x, auto y) { return hi ? std::max(x, y) : std::min(x, y); };
+        // The traffic detail goes with the branch that moves more device bytes (the costlier one).
+        const CoreTraffic &t = (a.dma >= b.dma) == hi ? a.traffic : b.traffic;
         return {f(a.instrs, b.instrs),         f(a.dma, b.dma),           f(a.vec, b.vec),
                 f(a.macs, b.macs),             f(a.ring, b.ring),         f(a.vec_cycles, b.vec_cycles),
-                f(a.pe_cycles, b.pe_cycles),   f(a.load_work, b.load_work), f(a.store_work, b.store_work)};
+                f(a.pe_cycles, b.pe_cycles),   f(a.load_work, b.load_work), f(a.store_work, b.store_work),
+                t};
     }
 };
 
@@ -55,8 +61,9 @@ struct Work {
 // `counts_known` says so.
 class Walker {
 public:
-    Walker(const DeviceProgram &p, const MachineDesc &m, bool lower = false)
-        : p_(p), m_(m), lower_(lower), match_(p.code.size(), 0) {
+    // `detail`: also record each core's traffic per buffer (program_traffic).
+    Walker(const DeviceProgram &p, const MachineDesc &m, bool lower = false, bool detail = false)
+        : p_(p), m_(m), lower_(lower), detail_(detail), match_(p.code.size(), 0) {
         // Block structure; verify_program has checked that it is balanced.
         std::vector<size_t> stack;
         for (size_t pc = 0; pc < p.code.size(); pc++) {
@@ -111,11 +118,15 @@ private:
         case Engine::Vector:
             w.vec = sat_mul(vector_sticks(in, m_), sb);
             w.vec_cycles = vector_cycles(in, m_);
+            if (detail_ && (in.op == Opcode::VREDSUM || in.op == Opcode::VREDMAX || in.op == Opcode::VREDMIN))
+                w.traffic.reduce_sticks = vector_sticks(in, m_);
+            if (detail_ && in.op == Opcode::VTRANSPOSE) w.traffic.transpose_sticks = vector_sticks(in, m_);
             break;
         case Engine::PE: {
             const MatmulDesc &d = p_.mm[size_t(in.a[7])];
             w.macs = sat_mul(sat_mul(d.m, d.n), d.k);
             w.pe_cycles = matmul_cycles(d, m_, DType(in.dtype));
+            if (detail_) w.traffic.matmuls[{d.m, d.n, d.k}] = 1;
             break;
         }
         case Engine::DMA: {
@@ -124,10 +135,12 @@ private:
             // Channel work without the LX working-set factor, which only ever adds.
             const bool store = in.op == Opcode::DMA_ST;
             (store ? w.store_work : w.load_work) = dma_channel_work(d, w.dma, store, 0, m_);
+            if (detail_) record_dma(in, w, store, r);
             break;
         }
         case Engine::Ring:
             if (in.op != Opcode::RING_RECV) w.ring = sat_mul(in.a[4], sb);
+            if (detail_ && in.op == Opcode::RING_RECV) w.traffic.ring_recv_bytes = sat_mul(in.a[4], sb);
             break;
         default: break;
         }
@@ -135,21 +148,42 @@ private:
     }
 
     // Folds a scalar op when every register it reads is known; CORE_ID only when the walk is a
-    // core's.
+    // core's. A result is per-core when CORE_ID or a per-core register went into it.
     void scalar(const Instr &in, Regs &r) {
         const OpInfo &info = op_info(in.op);
         int64_t vals[kNumRegs] = {};
         bool known = in.op != Opcode::CORE_ID || core_ >= 0;
-        for (int s = 0; s < kNumOperands && known; s++) {
+        bool per_core = in.op == Opcode::CORE_ID;
+        for (int s = 0; s < kNumOperands; s++) {
             if (info.operands[s] != Operand::RegSrc) continue;
             int reg = in.a[s];
             if (reg == 0) continue;
-            known = r[reg].known;
+            known = known && r[reg].known;
+            per_core = per_core || r[reg].per_core;
             vals[reg] = r[reg].v;
         }
         Value out;
         out.known = known && eval_scalar(in, vals, std::max<int64_t>(core_, 0), p_.num_cores, &out.v);
+        out.per_core = per_core;
         r[in.a[0]] = out;
+    }
+
+    // A DMA's bytes against its buffer; a load whose device address no core id went into reads
+    // the same bytes on every core that issues it (replicated).
+    void record_dma(const Instr &in, Work &w, bool store, const Regs &r) {
+        const size_t buf = size_t(in.a[1]);
+        CoreTraffic &t = w.traffic;
+        t.load_bytes.assign(p_.buffers.size(), 0);
+        t.store_bytes.assign(p_.buffers.size(), 0);
+        t.loads.assign(p_.buffers.size(), 0);
+        t.replicated_load_bytes.assign(p_.buffers.size(), 0);
+        if (store) {
+            t.store_bytes[buf] = w.dma;
+        } else {
+            t.load_bytes[buf] = w.dma;
+            t.loads[buf] = 1;
+            if (in.a[2] == 0 || !r[in.a[2]].per_core) t.replicated_load_bytes[buf] = w.dma;
+        }
     }
 
     // LOOP at pc: 1 issue, then per iteration the body and its ENDLOOP.
@@ -195,7 +229,9 @@ private:
         } else {
             taken = Work::pick(then_w, else_w, !lower_);
             for (int i = 0; i < kNumRegs; i++)
-                r[i] = rt[i].known && re[i].known && rt[i].v == re[i].v ? rt[i] : Value{};
+                r[i] = rt[i].known && re[i].known && rt[i].v == re[i].v
+                           ? rt[i]
+                           : Value{false, 0, rt[i].per_core || re[i].per_core};
         }
         taken.instrs = sat_add(taken.instrs, 1);  // IF
         w.add(taken);
@@ -207,7 +243,7 @@ private:
             const Instr &in = p_.code[pc];
             const OpInfo &info = op_info(in.op);
             for (int s = 0; s < kNumOperands; s++)
-                if (info.operands[s] == Operand::RegDst) r[in.a[s]] = Value{};
+                if (info.operands[s] == Operand::RegDst) r[in.a[s]] = Value{false, 0, r[in.a[s]].per_core};
         }
     }
 
@@ -215,10 +251,66 @@ private:
     const MachineDesc &m_;
     int64_t core_ = -1;
     const bool lower_;
+    const bool detail_;
     std::vector<size_t> match_;
 };
 
 }  // namespace
+
+namespace {
+void add_into(std::vector<int64_t> &a, const std::vector<int64_t> &b) {
+    if (b.empty()) return;
+    if (a.empty()) a.assign(b.size(), 0);
+    for (size_t i = 0; i < b.size(); i++) a[i] = sat_add(a[i], b[i]);
+}
+std::vector<int64_t> scaled(const std::vector<int64_t> &a, int64_t n) {
+    std::vector<int64_t> out(a.size());
+    for (size_t i = 0; i < a.size(); i++) out[i] = sat_mul(a[i], n);
+    return out;
+}
+}  // namespace
+
+void CoreTraffic::add(const CoreTraffic &o) {
+    add_into(load_bytes, o.load_bytes);
+    add_into(store_bytes, o.store_bytes);
+    add_into(loads, o.loads);
+    add_into(replicated_load_bytes, o.replicated_load_bytes);
+    ring_recv_bytes = sat_add(ring_recv_bytes, o.ring_recv_bytes);
+    reduce_sticks = sat_add(reduce_sticks, o.reduce_sticks);
+    transpose_sticks = sat_add(transpose_sticks, o.transpose_sticks);
+    for (const auto &[shape, count] : o.matmuls) matmuls[shape] = sat_add(matmuls[shape], count);
+}
+
+CoreTraffic CoreTraffic::times(int64_t n) const {
+    CoreTraffic t;
+    t.load_bytes = scaled(load_bytes, n);
+    t.store_bytes = scaled(store_bytes, n);
+    t.loads = scaled(loads, n);
+    t.replicated_load_bytes = scaled(replicated_load_bytes, n);
+    t.ring_recv_bytes = sat_mul(ring_recv_bytes, n);
+    t.reduce_sticks = sat_mul(reduce_sticks, n);
+    t.transpose_sticks = sat_mul(transpose_sticks, n);
+    for (const auto &[shape, count] : matmuls) t.matmuls[shape] = sat_mul(count, n);
+    return t;
+}
+
+int64_t CoreTraffic::total(const std::vector<int64_t> &per_buffer) {
+    int64_t s = 0;
+    for (int64_t v : per_buffer) s = sat_add(s, v);
+    return s;
+}
+
+std::vector<CoreTraffic> program_traffic(const DeviceProgram &program, const MachineDesc &machine) {
+    Walker walker(program, machine, /*lower=*/false, /*detail=*/true);
+    std::vector<CoreTraffic> cores;
+    for (int64_t core = 0; core < program.num_cores; core++) {
+        CoreTraffic t = walker.run(core).traffic;
+        for (auto *v : {&t.load_bytes, &t.store_bytes, &t.loads, &t.replicated_load_bytes})
+            v->resize(program.buffers.size(), 0);
+        cores.push_back(std::move(t));
+    }
+    return cores;
+}
 
 int64_t ProgramWork::data_work() const { return sat_add(sat_add(sat_add(dma_bytes, vector_bytes), macs), ring_bytes); }
 

@@ -6,8 +6,11 @@
 // (SimOptions::max_work, max_instructions) bound such programs as they run.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "device/machine_desc.h"
 #include "device/program.h"
@@ -27,6 +30,28 @@ struct ProgramWork {
 };
 
 ProgramWork program_work(const DeviceProgram &program, const MachineDesc &machine);
+
+// One core's device-memory traffic and work, by buffer: what IBM's cost formula reads about a
+// kernel (backend/sim/ibm_formula.h). Counted like program_work (loop counts multiplied out; an IF
+// of unknown condition takes the branch that moves more device bytes), with CORE_ID folded.
+struct CoreTraffic {
+    std::vector<int64_t> load_bytes, store_bytes;  // DMA bytes, indexed by buffer
+    std::vector<int64_t> loads;                    // DMA_LD instructions issued, by buffer
+    // Loads whose device address does not depend on the core id: every core that issues them
+    // reads the same bytes (a replicated operand).
+    std::vector<int64_t> replicated_load_bytes;
+    int64_t ring_recv_bytes = 0;   // received from a neighbour (RING_RECV)
+    int64_t reduce_sticks = 0;     // VREDSUM / VREDMAX / VREDMIN
+    int64_t transpose_sticks = 0;  // VTRANSPOSE
+    std::map<std::array<int32_t, 3>, int64_t> matmuls;  // MATMUL {m, n, k} -> times issued
+
+    void add(const CoreTraffic &o);
+    CoreTraffic times(int64_t n) const;
+    static int64_t total(const std::vector<int64_t> &per_buffer);
+};
+
+// program.num_cores entries, core 0 first.
+std::vector<CoreTraffic> program_traffic(const DeviceProgram &program, const MachineDesc &machine);
 
 // A lower bound on the program's modelled time in a timing-only run, from its static work alone:
 // the launch, then the busiest engine of the busiest core (each engine runs its operations one

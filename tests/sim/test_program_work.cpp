@@ -217,5 +217,46 @@ TEST(TimeLowerBound, CoresLoadingTogetherAreBoundByDeviceMemory) {
     EXPECT_GE(bound, m.cycles_to_us(m.ns_to_cycles(bytes / m.dram_bytes_per_ns)));
 }
 
+// Per-core traffic by buffer (program_traffic, what IBM's formula reads): loads at an address
+// derived from CORE_ID are each core's own; a load at the same address on every core is
+// replicated, also when the address passes through loop-carried registers; ring receives count.
+TEST(ProgramTraffic, SeparatesEachCoresOwnLoadsFromReplicatedOnes) {
+    ProgramBuilder b("traffic", 4);
+    int x = b.buffer("x", BufferKind::Input, DType::F16, {64, 4 * 8});
+    int w = b.buffer("w", BufferKind::Input, DType::F16, {64, 8});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64, 4 * 8});
+    DmaDesc d;
+    d.sticks = 4;
+    int desc = b.dma_desc(d);
+    Reg off = b.alloc(), t = b.alloc(), i = b.alloc(), woff = b.alloc();
+    b.core_id(off);
+    b.muli(off, off, 8 * 128);  // each core's 8 rows
+    b.li(woff, 0);
+    b.loop(i, 2);
+    b.dma_ld(0, x, off, 0, Lx(0), desc);        // own: 4 rows per iteration
+    b.dma_ld(1, w, woff, 0, Lx(4096), desc);    // every core the same 4 rows, then the next 4
+    b.wait(3);
+    b.dma_st(2, out, off, 0, Lx(0), desc);
+    b.wait_tag(2);
+    b.addi(off, off, 4 * 128);
+    b.addi(woff, woff, 4 * 128);
+    b.end_loop();
+    b.li(t, 0);
+    b.ring_send(3, 1, Lx(0), 2);
+    b.ring_recv(4, -1, Lx(8192), 2);
+    b.wait(3u << 3);
+    const std::vector<CoreTraffic> cores = program_traffic(b.finish(), MachineDesc{});
+    ASSERT_EQ(cores.size(), 4u);
+    for (const CoreTraffic &c : cores) {
+        EXPECT_EQ(c.load_bytes[size_t(x)], 8 * 128);
+        EXPECT_EQ(c.loads[size_t(x)], 2);
+        EXPECT_EQ(c.replicated_load_bytes[size_t(x)], 0);
+        EXPECT_EQ(c.load_bytes[size_t(w)], 8 * 128);
+        EXPECT_EQ(c.replicated_load_bytes[size_t(w)], 8 * 128);
+        EXPECT_EQ(c.store_bytes[size_t(out)], 8 * 128);
+        EXPECT_EQ(c.ring_recv_bytes, 2 * 128);
+    }
+}
+
 }  // namespace
 }  // namespace spyre
