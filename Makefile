@@ -89,10 +89,11 @@ fuzz-ci: fuzz-build
 	  ./fuzz_$$h -runs=$(FUZZ_RUNS) -seed=1 -timeout=10 -rss_limit_mb=2048 seeds/$$c > fuzz_$$h.log 2>&1 \
 	    || { tail -30 fuzz_$$h.log; exit 1; }; done; echo "fuzzers: 0 findings"
 
-# N random pipelines with random Spyre schedules, compiled, simulated and compared with the CPU;
-# a mismatch prints a shrunk reproducer as C++ (ctest runs 100 cases with seed 1).
+# N random pipelines with random Spyre schedules, compiled, simulated and compared with the CPU,
+# JOBS at a time; each failure prints its repro command and its pipeline and schedule as C++
+# (ctest runs 200 cases with seed 1).
 fuzz-diff: build
-	$(BUILD_DIR)/bin/spyre-fuzz-diff -n $(N) -s $(SEED)
+	$(BUILD_DIR)/bin/spyre-fuzz-diff -n $(N) -s $(SEED) -j $(JOBS)
 
 # N random KTIR kernels imported, simulated and compared with a reference interpreter (ctest: 200).
 fuzz-ktir: build

@@ -1,42 +1,266 @@
-// spyre-fuzz-diff: N random pipelines with random Spyre schedules (random_pipeline.h), each
-// compiled, run on the simulator and compared with Halide's CPU realisation. Prints one line per
-// mismatch with a shrunk reproducer as C++, and a summary; exits 1 on any mismatch.
+// spyre-fuzz-diff: N random pipelines with random Spyre schedules (fuzz_case.h), each compiled, run
+// on the simulator and compared with Halide's CPU realisation. Each case runs in a child process
+// of its own (fork), so that a crash or a hang is one failed case, not the end of the run; -j runs
+// several at once; --case K reruns case K alone (in this process with --no-fork, for a debugger);
+// --known-failure CATEGORY lists the failures of a category with an open bug without failing the run.
+// Prints counts per category, the refusals grouped by message (digits stripped), and each failure
+// with its repro command and its pipeline and schedule as C++; exits 1 on any failure.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <map>
+#include <set>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
 
+#include "fuzz_case.h"
 #include "random_pipeline.h"
+
+using namespace spyre::fuzzdiff;
+
+namespace {
+
+// A CaseResult through a file: each field as its length, a newline, its bytes.
+void put(FILE *f, const std::string &s) {
+    std::fprintf(f, "%zu\n", s.size());
+    std::fwrite(s.data(), 1, s.size(), f);
+}
+bool get(FILE *f, std::string &s) {
+    size_t n;
+    if (std::fscanf(f, "%zu", &n) != 1 || std::fgetc(f) != '\n') return false;
+    s.resize(n);
+    return std::fread(&s[0], 1, n, f) == n;
+}
+void write_result(FILE *f, const CaseResult &r) {
+    std::rewind(f);
+    put(f, r.family);
+    put(f, r.autoscheduled ? "auto" : "manual");
+    put(f, std::to_string(int(r.verdict)));
+    put(f, r.message);
+    put(f, r.cpp);
+    std::fflush(f);
+}
+bool read_result(FILE *f, CaseResult &r) {
+    std::rewind(f);
+    std::string sched, verdict;
+    if (!get(f, r.family) || !get(f, sched) || !get(f, verdict) || !get(f, r.message) || !get(f, r.cpp)) return false;
+    r.autoscheduled = sched == "auto";
+    r.verdict = Verdict(std::stoi(verdict));
+    return true;
+}
+
+// Runs one case in this process, an escaping exception being an internal error.
+CaseResult run_here(uint32_t seed, int index, FILE *out) {
+    CaseResult last;
+    try {
+        return run_case(seed, index, [&](const CaseResult &r) {
+            last = r;
+            if (out) write_result(out, r);
+        });
+    } catch (const std::exception &e) {
+        last.verdict = Verdict::Internal;
+        last.message = std::string("internal: uncaught exception: ") + e.what();
+        return last;
+    }
+}
+
+struct Job {
+    int index;
+    FILE *file;    // the child's result
+    FILE *stderr_; // the child's stderr (Halide's warnings; what a crash printed)
+};
+
+// Starts case `index` in a child that writes its result (and, before each risky step, what it
+// knows so far) to a temporary file.
+pid_t start(uint32_t seed, int index, int timeout_s, FILE *file, FILE *err) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fileno(err), 2);
+        alarm(unsigned(timeout_s));  // SIGALRM ends a hung case
+        CaseResult r = run_here(seed, index, file);
+        write_result(file, r);
+        std::fclose(file);
+        _exit(0);
+    }
+    return pid;
+}
+
+// The result of a finished child: its own, or a crash or timeout with what it had written.
+CaseResult finish(const Job &j, int status) {
+    CaseResult r;
+    bool have = read_result(j.file, r);
+    std::fclose(j.file);
+    std::string err;  // the last of what the child printed on stderr
+    std::fseek(j.stderr_, 0, SEEK_END);
+    long size = std::ftell(j.stderr_);
+    std::fseek(j.stderr_, std::max(0L, size - 600), SEEK_SET);
+    for (int c; (c = std::fgetc(j.stderr_)) != EOF;) err += char(c);
+    std::fclose(j.stderr_);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && have) return r;
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+        r.verdict = Verdict::Timeout;
+        r.message = "the case ran past the time limit";
+    } else {
+        r.verdict = Verdict::Crash;
+        r.message = WIFSIGNALED(status) ? std::string("killed by signal ") + strsignal(WTERMSIG(status))
+                                        : "exited with status " + std::to_string(WEXITSTATUS(status));
+    }
+    if (!err.empty()) r.message += "; its stderr ends: " + err;
+    if (r.family.empty()) r.family = "(unknown)";
+    return r;
+}
+
+// A message with its digits stripped (and shortened), to group refusals of one kind.
+std::string shape_of(const std::string &msg) {
+    std::string s;
+    for (char c : msg) {
+        if (c == '\n') c = ' ';
+        if (std::isdigit(static_cast<unsigned char>(c))) {
+            if (s.empty() || s.back() != '#') s += '#';
+        } else {
+            s += c;
+        }
+    }
+    return s.size() > 200 ? s.substr(0, 200) + "..." : s;
+}
+
+struct Counts {
+    int cases = 0, matched = 0, refused = 0, mismatched = 0, internal = 0, crashed = 0;
+    void add(Verdict v) {
+        cases++;
+        switch (v) {
+        case Verdict::Match: matched++; break;
+        case Verdict::Refused: refused++; break;
+        case Verdict::Mismatch: mismatched++; break;
+        case Verdict::Internal:
+        case Verdict::FuzzerBug: internal++; break;
+        case Verdict::Crash:
+        case Verdict::Timeout: crashed++; break;
+        }
+    }
+};
+
+void print_row(const std::string &name, const Counts &c) {
+    std::printf("%-22s %6d %8d %8d %7.1f%% %10d %9d %9d\n", name.c_str(), c.cases, c.matched, c.refused,
+                c.cases ? 100.0 * c.refused / c.cases : 0.0, c.mismatched, c.internal, c.crashed);
+}
+
+std::string indent(const std::string &text) {
+    std::string out = "    ";
+    for (size_t i = 0; i < text.size(); i++) {
+        out += text[i];
+        if (text[i] == '\n' && i + 1 < text.size()) out += "    ";
+    }
+    return out;
+}
+
+}  // namespace
 
 int main(int argc, char **argv) {
     CLI::App app{"Random differential testing: random pipelines and schedules, simulator against CPU."};
-    int n = 100;
+    int n = 100, only = -1, jobs = 1, timeout_s = 300;
     uint32_t seed = 1;
-    bool verbose = false;
+    bool verbose = false, no_fork = false;
+    std::vector<std::string> known;
     app.add_option("-n,--cases", n, "number of random cases")->check(CLI::PositiveNumber);
-    app.add_option("-s,--seed", seed, "seed of the first case (case i uses seed + i)");
-    app.add_flag("-v,--verbose", verbose, "print every case and every rejection");
+    app.add_option("-s,--seed", seed, "seed of the run (case K of seed S is the same case in every run)");
+    app.add_option("--case", only, "run case K of the seed alone")->check(CLI::NonNegativeNumber);
+    app.add_option("-j,--jobs", jobs, "cases run at once (each in a child process)")->check(CLI::PositiveNumber);
+    app.add_option("--timeout", timeout_s, "seconds a case may take before it counts as a hang")->check(CLI::PositiveNumber);
+    app.add_flag("--no-fork", no_fork, "run the cases in this process (a crash then ends the run; for a debugger)");
+    app.add_option("--known-failure", known,
+                   "a category whose failures are open bugs: printed (KNOWN) and counted, but not failing the run");
+    app.add_flag("-v,--verbose", verbose, "print every case, its outcome, pipeline and schedule");
     CLI11_PARSE(app, argc, argv);
-    using namespace spyre::fuzzdiff;
-    int matched = 0, mismatched = 0, rejected = 0;
-    std::map<std::string, int> reasons;
-    for (int i = 0; i < n; i++) {
-        Case c = random_case(seed + uint32_t(i));
-        Outcome o = run_case(c);
-        if (verbose) std::printf("%s: %s\n", describe(c).c_str(), o.kind == Outcome::Kind::Match ? "ok" : o.detail.c_str());
-        if (o.kind == Outcome::Kind::Match) {
-            matched++;
-        } else if (o.kind == Outcome::Kind::Rejected) {
-            rejected++;
-            reasons[o.detail.substr(0, o.detail.find(':', o.detail.find(':') + 1))]++;
-        } else {
-            mismatched++;
-            Case s = shrink(c);
-            std::printf("MISMATCH %s\n  %s\n  shrunk to: %s\n%s\n", describe(c).c_str(), o.detail.c_str(),
-                        describe(s).c_str(), reproducer(s).c_str());
+
+    std::vector<int> indices;
+    if (only >= 0) indices.push_back(only);
+    else
+        for (int i = 0; i < n; i++) indices.push_back(i);
+
+    std::map<int, CaseResult> results;
+    if (no_fork) {
+        for (int i : indices) results[i] = run_here(seed, i, nullptr);
+    } else {
+        std::map<pid_t, Job> running;
+        size_t next = 0;
+        while (next < indices.size() || !running.empty()) {
+            while (int(running.size()) < jobs && next < indices.size()) {
+                Job j{indices[next++], std::tmpfile(), std::tmpfile()};
+                if (!j.file || !j.stderr_) {
+                    std::perror("tmpfile");
+                    return 2;
+                }
+                pid_t pid = start(seed, j.index, timeout_s, j.file, j.stderr_);
+                if (pid < 0) {
+                    std::perror("fork");
+                    return 2;
+                }
+                running[pid] = j;
+            }
+            int status = 0;
+            pid_t pid = waitpid(-1, &status, 0);
+            auto it = running.find(pid);
+            if (it == running.end()) continue;
+            results[it->second.index] = finish(it->second, status);
+            running.erase(it);
+            if (indices.size() >= 100 && results.size() % 100 == 0)
+                std::fprintf(stderr, "%zu / %zu cases\n", results.size(), indices.size());
         }
     }
-    std::printf("%d cases from seed %u: %d match the CPU, %d rejected by the back end with an error, %d mismatch\n", n,
-                seed, matched, rejected, mismatched);
-    std::printf("%d passed, %d failed\n", matched + rejected, mismatched);
-    return mismatched ? 1 : 0;
+
+    // Counts per category (the pipeline families, in their order) and per kind of schedule.
+    std::map<std::string, Counts> by_family, by_schedule;
+    Counts total;
+    std::map<std::string, std::map<std::string, int>> refusals;  // family -> message shape -> count
+    int failures = 0, known_failures = 0;
+    const std::set<std::string> known_set(known.begin(), known.end());
+    for (auto &[i, r] : results) {
+        by_family[r.family].add(r.verdict);
+        by_schedule[r.autoscheduled ? "schedule=auto" : "schedule=manual"].add(r.verdict);
+        total.add(r.verdict);
+        if (r.verdict == Verdict::Refused) refusals[r.family][shape_of(r.message)]++;
+        if (verbose || is_failure(r.verdict)) {
+            const bool is_known = is_failure(r.verdict) && known_set.count(r.family);
+            if (is_failure(r.verdict)) (is_known ? known_failures : failures)++;
+            std::printf("%s [%s] seed %u case %d%s: %s\n",
+                        is_known ? "KNOWN" : is_failure(r.verdict) ? "FAIL" : "case",
+                        r.family.c_str(), seed, i, r.autoscheduled ? " (schedule=auto)" : "",
+                        verdict_name(r.verdict));
+            if (!r.message.empty()) std::printf("  %s\n", r.message.c_str());
+            std::printf("  repro: spyre-fuzz-diff --seed %u --case %d -v\n%s\n", seed, i, indent(r.cpp).c_str());
+        }
+    }
+    std::printf("\n%-22s %6s %8s %8s %8s %10s %9s %9s\n", "category", "cases", "matched", "refused", "(rate)",
+                "mismatched", "internal", "crashed");
+    std::set<std::string> shown;
+    for (const std::string &f : pipeline_families())
+        if (by_family.count(f)) print_row(f, by_family[f]), shown.insert(f);
+    for (auto &[f, c] : by_family)
+        if (!shown.count(f)) print_row(f, c);
+    for (auto &[s, c] : by_schedule) print_row(s, c);
+    print_row("total", total);
+    std::printf("(internal: internal errors and fuzzer bugs; crashed: signals and timeouts)\n");
+    if (!refusals.empty()) {
+        std::printf("\nrefusals by category (digits stripped):\n");
+        for (auto &[f, shapes] : refusals) {
+            std::vector<std::pair<int, std::string>> sorted;
+            for (auto &[s, k] : shapes) sorted.push_back({-k, s});
+            std::sort(sorted.begin(), sorted.end());
+            std::printf("  %s\n", f.c_str());
+            for (auto &[k, s] : sorted) std::printf("    %4d  %s\n", -k, s.c_str());
+        }
+    }
+    std::printf("\n%d cases from seed %u: %d match the CPU, %d refused with an error, %d failed", total.cases, seed,
+                total.matched, total.refused, failures);
+    if (!known.empty()) std::printf(" (and %d failures in the known-failure categories)", known_failures);
+    std::printf("\n");
+    return failures ? 1 : 0;
 }

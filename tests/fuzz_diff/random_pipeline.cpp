@@ -1,14 +1,7 @@
 #include "random_pipeline.h"
 
-#include <cmath>
-#include <cstring>
 #include <functional>
-#include <random>
 #include <sstream>
-
-#include "device/error.h"
-#include "device/half.h"
-#include "spyre.h"
 
 namespace spyre::fuzzdiff {
 
@@ -16,404 +9,625 @@ using namespace Halide;
 
 namespace {
 
-// The first stage's expression in prefix form: a leaf is "a" or "b" (the inputs at (x, y)) or
-// "k<value>"; a node is "<op>(<arg>[,<arg>])" with op one of neg abs exp add sub mul max min.
-struct Node {
-    std::string op;  // "a", "b", "k", or an operator
-    float k = 0;
-    std::vector<Node> args;
+// A Halide expression with its C++ text.
+struct Val {
+    Expr e;
+    std::string s;
 };
 
-std::string gen_expr(std::mt19937 &rng, int depth) {
-    std::uniform_int_distribution<int> pick(0, 99);
-    if (depth == 0 || pick(rng) < 25) {
-        int p = pick(rng);
-        if (p < 45) return "a";
-        if (p < 85) return "b";
-        static const float ks[] = {0.5f, 1.5f, -2.0f, 3.0f, 0.25f};
-        std::ostringstream os;
-        os << "k" << ks[pick(rng) % 5];
-        return os.str();
-    }
-    static const char *un[] = {"neg", "abs", "exp"};
-    static const char *bin[] = {"add", "sub", "mul", "max", "min"};
-    if (pick(rng) < 25) return std::string(un[pick(rng) % 3]) + "(" + gen_expr(rng, depth - 1) + ")";
-    return std::string(bin[pick(rng) % 5]) + "(" + gen_expr(rng, depth - 1) + "," + gen_expr(rng, depth - 1) + ")";
+std::string type_cpp(Type t) {
+    if (t.is_float()) return "Float(" + std::to_string(t.bits()) + ")";
+    return "Int(" + std::to_string(t.bits()) + ")";
 }
 
-Node parse(const std::string &s, size_t &at) {
-    Node n;
-    const bool leaf_end = at + 1 >= s.size() || s[at + 1] == ',' || s[at + 1] == ')';  // "a", not "abs("
-    if ((s[at] == 'a' || s[at] == 'b') && leaf_end) {
-        n.op = std::string(1, s[at++]);
-        return n;
-    }
-    if (s[at] == 'k') {
-        size_t end = at + 1;
-        while (end < s.size() && s[end] != ',' && s[end] != ')') end++;
-        n.op = "k";
-        n.k = std::stof(s.substr(at + 1, end - at - 1));
-        at = end;
-        return n;
-    }
-    size_t open = s.find('(', at);
-    n.op = s.substr(at, open - at);
-    at = open + 1;
-    n.args.push_back(parse(s, at));
-    if (s[at] == ',') {
-        at++;
-        n.args.push_back(parse(s, at));
-    }
-    at++;  // ')'
-    return n;
+// A float literal's digits as C++ wants them before an f suffix ("2.0", not "2").
+std::string num(double v) {
+    std::ostringstream os;
+    os << v;
+    std::string s = os.str();
+    return s.find_first_of(".e") == std::string::npos ? s + ".0" : s;
 }
 
-Node parse(const std::string &s) {
-    size_t at = 0;
-    return parse(s, at);
+Val cast_to(Type t, const Val &v) {
+    if (v.e.type() == t) return v;
+    return {cast(t, v.e), "cast(" + type_cpp(t) + ", " + v.s + ")"};
 }
 
-bool uses_exp(const Node &n) {
-    if (n.op == "exp") return true;
-    for (const Node &a : n.args)
-        if (uses_exp(a)) return true;
-    return false;
-}
-
-Expr to_halide(const Node &n, const Expr &a, const Expr &b, Type t) {
-    if (n.op == "a") return a;
-    if (n.op == "b") return b;
-    if (n.op == "k") return cast(t, n.k);
-    Expr x = to_halide(n.args[0], a, b, t);
-    if (n.op == "neg") return -x;
-    if (n.op == "abs") return cast(t, abs(x));
-    if (n.op == "exp") return exp(x);
-    Expr y = to_halide(n.args[1], a, b, t);
-    if (n.op == "add") return x + y;
-    if (n.op == "sub") return x - y;
-    if (n.op == "mul") return x * y;
-    if (n.op == "max") return max(x, y);
-    return min(x, y);
-}
-
-std::string to_cpp(const Node &n, const std::string &t) {
-    if (n.op == "a") return "in0(x, y)";
-    if (n.op == "b") return "in1(x, y)";
-    if (n.op == "k") {
-        std::ostringstream os;
-        os << "cast(" << t << ", " << n.k << "f)";
-        return os.str();
-    }
-    std::string x = to_cpp(n.args[0], t);
-    if (n.op == "neg") return "-(" + x + ")";
-    if (n.op == "abs") return "cast(" + t + ", abs(" + x + "))";
-    if (n.op == "exp") return "exp(" + x + ")";
-    std::string y = to_cpp(n.args[1], t);
-    if (n.op == "add") return "(" + x + " + " + y + ")";
-    if (n.op == "sub") return "(" + x + " - " + y + ")";
-    if (n.op == "mul") return "(" + x + " * " + y + ")";
-    return n.op + "(" + x + ", " + y + ")";
-}
-
-bool two_d(Case::Tail t) { return t == Case::Tail::None || t == Case::Tail::Pointwise; }
-bool row_reduction(Case::Tail t) { return t == Case::Tail::RowSum || t == Case::Tail::RowMax; }
-
-// One instance of the case's algorithm, with its Funcs for scheduling.
-struct Built {
-    std::vector<ImageParam> in;
-    Func p, acc, out;
+// The builder of one pipeline: the case's random generator, the pipeline so far, and its shape.
+struct Builder {
+    std::mt19937 &rng;
+    Pipe &p;
     Var x{"x"}, y{"y"};
-    std::vector<int> out_shape;
+    int cols = 64, rows = 4;
+    Type t = Float(16);  // the type the stages compute in
+
+    int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); }
+    bool chance(int percent) { return pick(100) < percent; }
+    template <typename T>
+    const T &one_of(const std::vector<T> &v) { return v[size_t(pick(int(v.size())))]; }
+    void line(const std::string &s) { p.cpp += s + "\n"; }
+
+    ImageParam input(Type type, std::vector<int> shape, int lo, int hi) {
+        std::string name = "in" + std::to_string(p.inputs.size());
+        ImageParam in(type, int(shape.size()), name);
+        p.inputs.push_back(in);
+        p.specs.push_back({name, type, shape, lo, hi});
+        std::string dims;
+        for (int s : shape) dims += (dims.empty() ? "" : " x ") + std::to_string(s);
+        line("ImageParam " + name + "(" + type_cpp(type) + ", " + std::to_string(shape.size()) + ", \"" + name +
+             "\");  // " + dims);
+        return in;
+    }
+    // An input of the full (cols, rows) shape, of the compute type or (mixed) one it widens from.
+    ImageParam full_input(bool mixed) {
+        Type it = t;
+        if (mixed) {
+            if (t == Float(32)) it = one_of<Type>({Float(16), Int(8), Int(32)});
+            else if (t == Float(16)) it = one_of<Type>({Int(8), Int(32), Float(32)});
+            else it = one_of<Type>({Int(8), Float(16)});
+        }
+        if (it.is_int() && it.bits() == 8) return input(it, {cols, rows}, -128, 127);
+        if (it.is_int()) return input(it, {cols, rows}, -8, 8);
+        return input(it, {cols, rows}, -3, 3);
+    }
+    Val at(const ImageParam &in, const std::string &xs = "x", const std::string &ys = "y") {
+        return {in(x, y), in.name() + "(" + xs + ", " + ys + ")"};
+    }
+    Val at(const Func &f, const std::string &name) { return {f(x, y), name + "(x, y)"}; }
+
+    Func stage(const std::string &name, const std::vector<Var> &vars, bool update = false) {
+        Func f(name);
+        p.stages.push_back({f, vars, update});
+        return f;
+    }
+    void declare(const std::vector<std::string> &funcs) {
+        std::string s = "Func";
+        for (size_t i = 0; i < funcs.size(); i++) s += (i ? ", " : " ") + funcs[i] + "(\"" + funcs[i] + "\")";
+        line(s + ";");
+    }
+
+    Val constant(Type type) {
+        if (type.is_float()) {
+            float v = one_of<float>({0.5f, 1.5f, -2.0f, 3.0f, 0.25f});
+            return {cast(type, v), "cast(" + type_cpp(type) + ", " + num(v) + "f)"};
+        }
+        int v = one_of<int>({1, 2, -3, 5});
+        return {cast(type, v), "cast(" + type_cpp(type) + ", " + std::to_string(v) + ")"};
+    }
+
+    Val binary(const std::string &op, const Val &a, const Val &b) {
+        if (op == "+") return {a.e + b.e, "(" + a.s + " + " + b.s + ")"};
+        if (op == "-") return {a.e - b.e, "(" + a.s + " - " + b.s + ")"};
+        if (op == "*") return {a.e * b.e, "(" + a.s + " * " + b.s + ")"};
+        if (op == "max") return {max(a.e, b.e), "max(" + a.s + ", " + b.s + ")"};
+        return {min(a.e, b.e), "min(" + a.s + ", " + b.s + ")"};
+    }
+    Val combine(const Val &a, const Val &b) { return binary(one_of<std::string>({"+", "-", "*", "max", "min"}), a, b); }
+
+    // A select whose condition is on the coordinates only: a column or row bound, the lower
+    // triangle, or even columns (the forms docs/directives.md names).
+    Val coordinate_select(const Val &a, const Val &b) {
+        int k = pick(4);
+        if (k == 0) {
+            int c = 1 + pick(std::max(1, cols - 1));
+            return {select(x < c, a.e, b.e), "select(x < " + std::to_string(c) + ", " + a.s + ", " + b.s + ")"};
+        }
+        if (k == 1) {
+            int c = pick(std::max(1, rows));
+            return {select(y >= c, a.e, b.e), "select(y >= " + std::to_string(c) + ", " + a.s + ", " + b.s + ")"};
+        }
+        if (k == 2) return {select(x <= y, a.e, b.e), "select(x <= y, " + a.s + ", " + b.s + ")"};
+        return {select(x % 2 == 0, a.e, b.e), "select(x % 2 == 0, " + a.s + ", " + b.s + ")"};
+    }
+
+    // A random expression of type `type` over `leaves` (each cast to `type`). Selects on the
+    // coordinates only where the expression is over (x, y).
+    Val expr(int depth, Type type, const std::vector<Val> &leaves, bool two_d = true) {
+        if (depth == 0 || chance(20)) {
+            if (leaves.empty() || chance(15)) return constant(type);
+            return cast_to(type, one_of(leaves));
+        }
+        int k = pick(100);
+        if (k < 8) return negate(expr(depth - 1, type, leaves, two_d));
+        if (k < 16) {
+            Val a = expr(depth - 1, type, leaves, two_d);
+            return {cast(type, abs(a.e)), "cast(" + type_cpp(type) + ", abs(" + a.s + "))"};
+        }
+        // Operands drawn in order, so that a seed means the same case whatever the compiler.
+        Val a = expr(depth - 1, type, leaves, two_d);
+        Val b = expr(depth - 1, type, leaves, two_d);
+        if (k < 24 && two_d) return coordinate_select(a, b);
+        return combine(a, b);
+    }
+    Val negate(const Val &a) { return {-a.e, "-" + a.s}; }
+
+    // An expression that surely reads `must` (at the root), combined with a random one over `leaves`.
+    Val reading(const Val &must, const std::vector<Val> &leaves, bool two_d = true) {
+        if (chance(20)) return cast_to(t, must);
+        return combine(cast_to(t, must), expr(1 + pick(2), t, leaves, two_d));
+    }
+
+    // The last step of an output's value: maybe a transcendental op (floats), maybe a conversion to
+    // another type (a widening, a narrowing, or the quantize pattern of docs/directives.md).
+    Val finish(const Val &v, bool mixed) {
+        Val r = v;
+        bool transcendental = false;
+        if (t.is_float() && chance(15)) {
+            transcendental = true;
+            p.transcendental = true;
+            if (chance(50)) r = {exp(r.e), "exp(" + r.s + ")"};
+            else r = {tanh(r.e), "tanh(" + r.s + ")"};
+        }
+        if (mixed && !transcendental && chance(50)) {  // no conversion widens exp's ULPs
+            int k = pick(3);
+            if (k == 0 && t == Float(16)) return cast_to(Float(32), r);
+            if (k == 0 && t != Float(16)) return cast_to(Float(16), r);
+            Expr q = t.is_float() ? clamp(round(r.e), -128, 127) : clamp(r.e, -128, 127);
+            std::string qs = t.is_float() ? "clamp(round(" + r.s + "), -128, 127)" : "clamp(" + r.s + ", -128, 127)";
+            if (k == 1) return {cast(Int(8), q), "cast(Int(8), " + qs + ")"};
+            return cast_to(Int(32), t.is_float() ? Val{round(r.e), "round(" + r.s + ")"} : r);
+        }
+        return r;
+    }
+
+    void output2d(const Func &out) {
+        p.outputs = {out};
+        p.out_vars = {x, y};
+        p.out_shape = {cols, rows};
+    }
+
+    // Leaves over (x, y): the inputs, or a pointwise stage p over them.
+    std::vector<Val> pointwise_leaves(int inputs, bool mixed, bool allow_stage) {
+        std::vector<Val> in;
+        for (int i = 0; i < inputs; i++) in.push_back(at(full_input(mixed)));
+        if (!allow_stage || chance(40)) return in;
+        declare({"p"});
+        Func f = stage("p", {x, y});
+        Val v = expr(1 + pick(3), t, in);
+        f(x, y) = v.e;
+        line("p(x, y) = " + v.s + ";");
+        std::vector<Val> leaves = {at(f, "p"), at(f, "p")};  // p at least as likely as an input
+        for (const Val &i : in) leaves.push_back(i);
+        return leaves;
+    }
+
+    void pointwise(bool mixed) {
+        std::vector<Val> leaves = pointwise_leaves(1 + pick(2), mixed, true);
+        declare({"out"});
+        Func out("out");
+        Val v = finish(expr(1 + pick(3), t, leaves), mixed);
+        out(x, y) = v.e;
+        line("out(x, y) = " + v.s + ";");
+        output2d(out);
+    }
+
+    void multi_consumer() {
+        std::vector<Val> in = {at(full_input(false))};
+        declare({"p", "c1", "c2", "out"});
+        Func pf = stage("p", {x, y});
+        Val pv = expr(1 + pick(2), t, in);
+        pf(x, y) = pv.e;
+        line("p(x, y) = " + pv.s + ";");
+        Val pa = at(pf, "p");
+        Func c1 = stage("c1", {x, y});
+        Val v1 = reading(pa, in);
+        c1(x, y) = v1.e;
+        line("c1(x, y) = " + v1.s + ";");
+        Func out("out");
+        Val second;
+        if (chance(50)) {
+            Func c2 = stage("c2", {x, y});
+            Val v2 = reading(pa, {pa});
+            c2(x, y) = v2.e;
+            line("c2(x, y) = " + v2.s + ";");
+            second = at(c2, "c2");
+        } else {  // the second consumer a row reduction of p
+            RDom r(0, cols, "r");
+            Func c2 = stage("c2", {y});
+            Expr red = t.is_float() ? maximum(pf(r, y)) : sum(pf(r, y));
+            c2(y) = red;
+            line("RDom r(0, " + std::to_string(cols) + ", \"r\");");
+            line(std::string("c2(y) = ") + (t.is_float() ? "maximum" : "sum") + "(p(r, y));");
+            second = {c2(y), "c2(y)"};
+        }
+        Val v = finish(combine(at(c1, "c1"), second), false);
+        out(x, y) = v.e;
+        line("out(x, y) = " + v.s + ";");
+        output2d(out);
+    }
+
+    void multi_output() {
+        std::vector<Val> in = {at(full_input(false))};
+        declare({"p", "out0", "out1"});
+        Func pf = stage("p", {x, y});
+        Val pv = expr(1 + pick(2), t, in);
+        pf(x, y) = pv.e;
+        line("p(x, y) = " + pv.s + ";");
+        Func o0("out0"), o1("out1");
+        Val v0 = reading(at(pf, "p"), in), v1 = reading(at(pf, "p"), {});
+        o0(x, y) = v0.e;
+        o1(x, y) = v1.e;
+        line("out0(x, y) = " + v0.s + ";");
+        line("out1(x, y) = " + v1.s + ";  // Pipeline({out0, out1})");
+        output2d(o0);
+        p.outputs.push_back(o1);
+    }
+
+    // s(x, y) = init; then s reads its own previous column (along x) or row (along y).
+    void scan(bool along_x) {
+        std::vector<Val> in = {at(full_input(false))};
+        Func out("out");
+        bool as_stage = chance(50);
+        declare(as_stage ? std::vector<std::string>{"s", "out"} : std::vector<std::string>{"out"});
+        std::string sn = as_stage ? "s" : "out";
+        Func s = as_stage ? stage("s", {x, y}, true) : out;
+        Val init = expr(pick(2), t, in);
+        s(x, y) = init.e;
+        line(sn + "(x, y) = " + init.s + ";");
+        const int n = along_x ? cols : rows;
+        RDom r(1, n - 1, "r");
+        line("RDom r(1, " + std::to_string(n - 1) + ", \"r\");");
+        Expr prev = along_x ? s(r - 1, y) : s(x, r - 1);
+        Expr cur = along_x ? p.inputs[0](r, y) : p.inputs[0](x, r);
+        std::string ps = along_x ? sn + "(r - 1, y)" : sn + "(x, r - 1)";
+        std::string cs = along_x ? "in0(r, y)" : "in0(x, r)";
+        std::string lhs = along_x ? sn + "(r, y)" : sn + "(x, r)";
+        Expr value;
+        std::string vs;
+        int k = pick(t.is_float() ? 3 : 2);
+        if (k == 0) value = prev + cur, vs = ps + " + " + cs;
+        else if (k == 1) value = max(prev, cur), vs = "max(" + ps + ", " + cs + ")";
+        else value = prev * cast(t, 0.5f) + cur, vs = ps + " * cast(" + type_cpp(t) + ", 0.5f) + " + cs;
+        if (along_x) s(r, y) = value;
+        else s(x, r) = value;
+        line(lhs + " = " + vs + ";");
+        if (as_stage) {
+            Val v = finish(reading(at(s, "s"), in), false);
+            out(x, y) = v.e;
+            line("out(x, y) = " + v.s + ";");
+        }
+        output2d(out);
+    }
+
+    // A pointwise stage (or an input) that reductions read, as a Func of (x, y).
+    Func reduced_source(std::string &name) {
+        std::vector<Val> in = {at(full_input(false))};
+        if (chance(30)) {
+            name = "in0";  // the reductions read the input itself
+            return Func();
+        }
+        name = "p";
+        declare({"p"});
+        Func f = stage("p", {x, y});
+        Val v = expr(1 + pick(2), t, in);
+        f(x, y) = v.e;
+        line("p(x, y) = " + v.s + ";");
+        return f;
+    }
+
+    // An inline reduction of `e` over `r`: sum (in fp32 for fp16 data, mostly, as users write
+    // it; else in the data's own type), maximum or minimum.
+    Val reduce(const Val &v, Type &result) {
+        int k = pick(4);
+        result = t;
+        if (k == 0) return {maximum(v.e), "maximum(" + v.s + ")"};
+        if (k == 1) return {minimum(v.e), "minimum(" + v.s + ")"};
+        if (t == Float(16) && chance(75)) {
+            result = Float(32);
+            return {sum(cast<float>(v.e)), "sum(cast<float>(" + v.s + "))"};
+        }
+        return {sum(v.e), "sum(" + v.s + ")"};
+    }
+
+    Expr call(const Func &f, const std::string &name, Expr a, Expr b, const std::string &as, const std::string &bs,
+              std::string &s) {
+        s = name + "(" + as + ", " + bs + ")";
+        return name == "in0" ? Expr(p.inputs[0](a, b)) : Expr(f(a, b));
+    }
+
+    void reduce_1d() {
+        std::string src;
+        Func f = reduced_source(src);
+        Func out("out");
+        declare({"out"});
+        Type rt;
+        std::string s;
+        if (chance(50)) {  // over x, into out(y)
+            RDom r(0, cols, "r");
+            line("RDom r(0, " + std::to_string(cols) + ", \"r\");");
+            Expr e = call(f, src, r, y, "r", "y", s);
+            Val v = reduce({e, s}, rt);
+            out(y) = v.e;
+            line("out(y) = " + v.s + ";");
+            p.out_vars = {y};
+            p.out_shape = {rows};
+        } else {  // over y, into out(x): inline or through an explicit accumulator
+            RDom r(0, rows, "r");
+            line("RDom r(0, " + std::to_string(rows) + ", \"r\");");
+            Expr e = call(f, src, x, r, "x", "r", s);
+            if (chance(50)) {
+                Val v = reduce({e, s}, rt);
+                out(x) = v.e;
+                line("out(x) = " + v.s + ";");
+            } else {
+                declare({"acc"});
+                Func acc = stage("acc", {x}, true);
+                bool widen = t == Float(16) && chance(70);
+                Type acc_t = widen ? Float(32) : t;
+                if (chance(50)) {
+                    acc(x) = cast(acc_t, 0);
+                    acc(x) += cast(acc_t, e);
+                    line("acc(x) = cast(" + type_cpp(acc_t) + ", 0);");
+                    line("acc(x) += cast(" + type_cpp(acc_t) + ", " + s + ");");
+                } else {
+                    acc(x) = acc_t.min();
+                    acc(x) = max(acc(x), cast(acc_t, e));
+                    line("acc(x) = " + type_cpp(acc_t) + ".min();");
+                    line("acc(x) = max(acc(x), cast(" + type_cpp(acc_t) + ", " + s + "));");
+                }
+                Val v = chance(50) ? cast_to(t, {acc(x), "acc(x)"}) : Val{acc(x), "acc(x)"};
+                out(x) = v.e;
+                line("out(x) = " + v.s + ";");
+            }
+            p.out_vars = {x};
+            p.out_shape = {cols};
+        }
+        p.outputs = {out};
+    }
+
+    // m(y) reduces p's rows; then something reduces again reading m, or combines with it.
+    void reduce_of_reduce() {
+        std::string src;
+        Func f = reduced_source(src);
+        declare({"m", "out"});
+        Func m = stage("m", {y});
+        RDom r(0, cols, "r");
+        line("RDom r(0, " + std::to_string(cols) + ", \"r\");");
+        std::string s;
+        Expr e = call(f, src, r, y, "r", "y", s);
+        Type mt;
+        Val mv = reduce({e, s}, mt);
+        m(y) = mv.e;
+        line("m(y) = " + mv.s + ";");
+        Func out("out");
+        Val mm = cast_to(t, {m(y), "m(y)"});
+        int k = pick(4);
+        if (k == 0) {  // a second reduction over the same rows reading the first: out(y)
+            std::string s2;
+            Expr e2 = call(f, src, r, y, "r", "y", s2);
+            Val d = combine({e2, s2}, mm);
+            Type rt;
+            Val v = reduce(d, rt);
+            out(y) = v.e;
+            line("out(y) = " + v.s + ";");
+            p.out_vars = {y};
+            p.out_shape = {rows};
+        } else if (k == 1) {  // a column reduction of p scaled by the row reduction: out(x)
+            RDom ry(0, rows, "ry");
+            line("RDom ry(0, " + std::to_string(rows) + ", \"ry\");");
+            std::string s2;
+            Expr e2 = call(f, src, x, ry, "x", "ry", s2);
+            Val mr = cast_to(t, {m(ry), "m(ry)"});
+            Type rt;
+            Val v = reduce(combine({e2, s2}, mr), rt);
+            out(x) = v.e;
+            line("out(x) = " + v.s + ";");
+            p.out_vars = {x};
+            p.out_shape = {cols};
+        } else if (k == 2) {  // the reduction of all of m, a 1-D output of one element
+            RDom ry(0, rows, "ry");
+            line("RDom ry(0, " + std::to_string(rows) + ", \"ry\");");
+            Type rt;
+            Val v = reduce(cast_to(t, {m(ry), "m(ry)"}), rt);
+            out(x) = v.e;
+            line("out(x) = " + v.s + ";  // one element");
+            p.out_vars = {x};
+            p.out_shape = {1};
+        } else {  // the row reduction broadcast back over the rows (softmax's shape)
+            std::string s2;
+            Expr e2 = call(f, src, x, y, "x", "y", s2);
+            Val v = finish(combine({e2, s2}, mm), false);
+            out(x, y) = v.e;
+            line("out(x, y) = " + v.s + ";");
+            p.out_vars = {x, y};
+            p.out_shape = {cols, rows};
+        }
+        p.outputs = {out};
+    }
+
+    void coordinate_selects() {
+        std::vector<Val> leaves = pointwise_leaves(1 + pick(2), false, true);
+        declare({"out"});
+        Func out("out");
+        Val a = expr(pick(3), t, leaves);
+        Val b = expr(pick(3), t, leaves);
+        Val v = finish(coordinate_select(a, b), false);
+        out(x, y) = v.e;
+        line("out(x, y) = " + v.s + ";");
+        output2d(out);
+    }
+
+    // Two inputs side by side (along x) or one above the other (along y), each read through a
+    // clamped coordinate so that Halide's bounds stay inside both.
+    void concat() {
+        bool along_x = chance(60);
+        int n = along_x ? cols : rows, k = 1 + pick(n - 1);
+        int lo = t.is_int() ? -8 : -3, hi = -lo;
+        ImageParam a = input(t, along_x ? std::vector<int>{k, rows} : std::vector<int>{cols, k}, lo, hi);
+        ImageParam b = input(t, along_x ? std::vector<int>{cols - k, rows} : std::vector<int>{cols, rows - k}, lo, hi);
+        declare({"out"});
+        Func out("out");
+        std::string ks = std::to_string(k);
+        Val v;
+        if (along_x)
+            v = {select(x < k, a(min(x, k - 1), y), b(max(x - k, 0), y)),
+                 "select(x < " + ks + ", in0(min(x, " + std::to_string(k - 1) + "), y), in1(max(x - " + ks + ", 0), y))"};
+        else
+            v = {select(y < k, a(x, min(y, k - 1)), b(x, max(y - k, 0))),
+                 "select(y < " + ks + ", in0(x, min(y, " + std::to_string(k - 1) + ")), in1(x, max(y - " + ks + ", 0)))"};
+        if (chance(50)) v = combine(v, constant(t));
+        out(x, y) = v.e;
+        line("out(x, y) = " + v.s + ";");
+        output2d(out);
+    }
+
+    // Rows (or, less often, elements of a row) picked through a clamped int32 index.
+    void gather() {
+        int table_rows = 1 + pick(16);
+        int lo = t.is_int() ? -8 : -3, hi = -lo;
+        declare({"out"});
+        Func out("out");
+        Val v;
+        if (chance(70)) {
+            ImageParam table = input(t, {cols, table_rows}, lo, hi);
+            ImageParam idx = input(Int(32), {rows}, -2, table_rows + 1);
+            const std::string last = std::to_string(table_rows - 1);
+            v = {table(x, clamp(idx(y), 0, table_rows - 1)), "in0(x, clamp(in1(y), 0, " + last + "))"};
+        } else {
+            ImageParam table = input(t, {cols, rows}, lo, hi);
+            ImageParam idx = input(Int(32), {cols, rows}, -2, cols + 1);
+            v = {table(clamp(idx(x, y), 0, cols - 1), y), "in0(clamp(in1(x, y), 0, " + std::to_string(cols - 1) + "), y)"};
+        }
+        if (chance(50)) v = combine(v, constant(t));
+        out(x, y) = v.e;
+        line("out(x, y) = " + v.s + ";");
+        output2d(out);
+    }
+
+    // A 1-D stencil along x or y under boundary condition `bc`: repeat_edge, constant_exterior,
+    // mirror_image, mirror_interior, "inbounds" (no condition, the input made large enough) or
+    // "oob" (no condition, the input the output's size: Halide would read outside it).
+    void stencil(const std::string &bc) {
+        // Halide 14 itself dies of SIGFPE (in flatten_nested_ramps, also when lowering for the
+        // host) on a mirror condition over an input 2 wide vectorized across x: a known upstream
+        // crash (the fuzzer's findings), so mirrors get other widths.
+        if (bc.rfind("mirror", 0) == 0 && cols == 2) cols = 7;
+        bool along_x = chance(60);
+        std::vector<int> taps;
+        for (int d = -2; d <= 2; d++)
+            if (chance(45)) taps.push_back(d);
+        if (taps.empty() || (taps.size() == 1 && taps[0] == 0)) taps.push_back(one_of<int>({-1, 1, 2}));
+        int lo = taps.front(), hi = taps.back();
+        if (bc == "inbounds") {  // shift the taps to start at 0 and widen the input by their span
+            for (int &d : taps) d -= lo;
+            hi -= lo;
+            lo = 0;
+        }
+        std::vector<int> shape = {cols, rows};
+        if (bc == "inbounds") shape[along_x ? 0 : 1] += hi;
+        int vlo = t.is_int() ? -8 : -3;
+        ImageParam in = input(t, shape, vlo, -vlo);
+        Func e;
+        std::string en = "in0";
+        if (bc == "repeat_edge") e = BoundaryConditions::repeat_edge(in);
+        else if (bc == "mirror_image") e = BoundaryConditions::mirror_image(in);
+        else if (bc == "mirror_interior") e = BoundaryConditions::mirror_interior(in);
+        else if (bc == "constant_exterior") {
+            Val c = chance(60) ? Val{cast(t, 0), "cast(" + type_cpp(t) + ", 0)"} : constant(t);
+            e = BoundaryConditions::constant_exterior(in, c.e);
+            line("Func e = BoundaryConditions::constant_exterior(in0, " + c.s + ");");
+            en = "e";
+        } else {
+            e = Func("e");
+            e(x, y) = in(x, y);  // inlined: the reads are the input's own
+        }
+        if (bc != "constant_exterior" && bc != "inbounds" && bc != "oob") {
+            line("Func e = BoundaryConditions::" + bc + "(in0);");
+            en = "e";
+        }
+        std::vector<Val> reads;
+        for (int d : taps) {
+            std::string ds = d == 0 ? "" : (d > 0 ? " + " : " - ") + std::to_string(std::abs(d));
+            Val r = along_x ? Val{e(x + d, y), en + "(x" + ds + ", y)"} : Val{e(x, y + d), en + "(x, y" + ds + ")"};
+            if (chance(50)) r = binary("*", r, constant(t));
+            reads.push_back(r);
+        }
+        Val v = reads[0];
+        for (size_t i = 1; i < reads.size(); i++) v = binary(one_of<std::string>({"+", "+", "-", "max"}), v, reads[i]);
+        Func out("out");
+        if (chance(30)) {  // the stencil as a stage, read by a pointwise output
+            declare({"st", "out"});
+            Func st = stage("st", {x, y});
+            st(x, y) = v.e;
+            line("st(x, y) = " + v.s + ";");
+            Val w = finish(reading(at(st, "st"), {}), false);
+            out(x, y) = w.e;
+            line("out(x, y) = " + w.s + ";");
+        } else {
+            declare({"out"});
+            Val w = finish(v, false);
+            out(x, y) = w.e;
+            line("out(x, y) = " + w.s + ";");
+        }
+        p.expect_refusal = bc == "oob";
+        output2d(out);
+    }
 };
 
-Built build(const Case &c) {
-    Built k;
-    Type t = Float(c.bits);
-    k.in.push_back(ImageParam(t, 2, "in0"));
-    if (c.inputs == 2) k.in.push_back(ImageParam(t, 2, "in1"));
-    Var x = k.x, y = k.y;
-    Expr a = k.in[0](x, y), b = k.in.back()(x, y);
-    k.p = Func("p");
-    k.p(x, y) = to_halide(parse(c.expr), a, b, t);
-    RDom rc(0, c.cols, "rc"), rr(0, c.rows, "rr");
-    switch (c.tail) {
-    case Case::Tail::None: k.out = k.p; break;
-    case Case::Tail::Pointwise:
-        k.out = Func("out");
-        k.out(x, y) = k.p(x, y) + a;
-        break;
-    case Case::Tail::RowSum:
-        k.out = Func("out");
-        k.out(y) = sum(cast<float>(k.p(rc, y)));
-        break;
-    case Case::Tail::RowMax:
-        k.out = Func("out");
-        k.out(y) = maximum(k.p(rc, y));
-        break;
-    case Case::Tail::ColSum:
-        k.acc = Func("acc");
-        k.acc(x) = 0.0f;
-        k.acc(x) += cast<float>(k.p(x, rr));
-        k.out = Func("out");
-        k.out(x) = cast(t, k.acc(x));
-        break;
-    case Case::Tail::ColMax:
-        k.acc = Func("acc");
-        k.acc(x) = t.min();
-        k.acc(x) = max(k.acc(x), k.p(x, rr));
-        k.out = Func("out");
-        k.out(x) = k.acc(x);
-        break;
-    }
-    if (two_d(c.tail)) k.out_shape = {c.cols, c.rows};
-    else if (row_reduction(c.tail)) k.out_shape = {c.rows};
-    else k.out_shape = {c.cols};
-    return k;
-}
+struct Family {
+    std::string name;
+    int weight;
+    std::function<void(Builder &)> build;
+};
 
-void schedule_case(Built &k, const Case &c) {
-    Var x = k.x, y = k.y;
-    // An fp32 accumulator of fp16 data takes two of its sticks per stick of the input.
-    const int acc_sticks = c.tail == Case::Tail::ColSum && c.bits == 16 ? 2 : 1;
-    if (two_d(c.tail)) {
-        SpyreSchedule s = spyre::schedule(k.out);
-        s.stick_vectorize(x);
-        if (c.cores > 1) s.ring_split(y, c.cores, c.rows);
-    } else if (!row_reduction(c.tail)) {
-        spyre::schedule(k.out).stick_vectorize(x);
-        spyre::schedule(k.acc).stick_vectorize(x, acc_sticks).scratchpad_store_at(k.out, x);
-    }
-    if (c.tail == Case::Tail::None) return;
-    Var at = row_reduction(c.tail) || two_d(c.tail) ? y : x;
-    switch (c.place) {
-    case Case::Place::Inline: break;
-    case Case::Place::LxAtOutput: spyre::schedule(k.p).scratchpad_store_at(k.out, at).stick_vectorize(x); break;
-    case Case::Place::DeviceRoot: spyre::schedule(k.p).device_root().stick_vectorize(x); break;
-    }
-}
-
-Runtime::Buffer<> random_input(int bits, int cols, int rows, uint32_t seed) {
-    Runtime::Buffer<> b(halide_type_t(halide_type_float, uint8_t(bits)), {cols, rows});
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
-    for (size_t i = 0; i < b.number_of_elements(); i++) {
-        float v = dist(rng);
-        if (bits == 16) static_cast<uint16_t *>(b.data())[i] = float_to_half(v);
-        else static_cast<float *>(b.data())[i] = v;
-    }
-    return b;
-}
-
-double value_at(const Runtime::Buffer<> &b, size_t i) {
-    if (b.type().bits == 16) return half_to_float(static_cast<const uint16_t *>(b.data())[i]);
-    return static_cast<const float *>(b.data())[i];
-}
-
-int64_t ordered_bits(const Runtime::Buffer<> &b, size_t i) {
-    int64_t v;
-    if (b.type().bits == 16) {
-        v = static_cast<const uint16_t *>(b.data())[i];
-        return (v & 0x8000) ? -(v & 0x7fff) : v;
-    }
-    uint32_t u;
-    std::memcpy(&u, static_cast<const float *>(b.data()) + i, 4);
-    v = u;
-    return (v & 0x80000000LL) ? -(v & 0x7fffffffLL) : v;
+const std::vector<Family> &families() {
+    static const std::vector<Family> f = {
+        {"pointwise", 6, [](Builder &b) { b.pointwise(false); }},
+        {"mixed-types", 8, [](Builder &b) { b.pointwise(true); }},
+        {"multi-consumer", 8, [](Builder &b) { b.multi_consumer(); }},
+        {"multi-output", 3, [](Builder &b) { b.multi_output(); }},
+        {"scan-x", 6, [](Builder &b) { b.scan(true); }},
+        {"scan-y", 8, [](Builder &b) { b.scan(false); }},
+        {"reduce-1d", 10, [](Builder &b) { b.reduce_1d(); }},
+        {"reduce-of-reduce", 10, [](Builder &b) { b.reduce_of_reduce(); }},
+        {"select", 6, [](Builder &b) { b.coordinate_selects(); }},
+        {"concat", 5, [](Builder &b) { b.concat(); }},
+        {"gather", 5, [](Builder &b) { b.gather(); }},
+        {"bc-repeat_edge", 4, [](Builder &b) { b.stencil("repeat_edge"); }},
+        {"bc-constant_exterior", 4, [](Builder &b) { b.stencil("constant_exterior"); }},
+        {"bc-mirror_image", 4, [](Builder &b) { b.stencil("mirror_image"); }},
+        {"bc-mirror_interior", 4, [](Builder &b) { b.stencil("mirror_interior"); }},
+        {"stencil-inbounds", 4, [](Builder &b) { b.stencil("inbounds"); }},
+        {"oob-read", 3, [](Builder &b) { b.stencil("oob"); }},
+    };
+    return f;
 }
 
 }  // namespace
 
-Case random_case(uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> pick(0, 999);
-    Case c;
-    c.seed = seed;
-    static const int cols[] = {1, 7, 64, 100, 128, 130, 200, 256};
-    static const int rows[] = {1, 2, 3, 7, 16, 32, 64};
-    c.cols = cols[pick(rng) % 8];
-    c.rows = rows[pick(rng) % 7];
-    c.bits = pick(rng) % 2 ? 16 : 32;
-    c.inputs = pick(rng) % 2 ? 2 : 1;
-    c.expr = gen_expr(rng, 1 + pick(rng) % 3);
-    c.tail = Case::Tail(pick(rng) % 6);
-    c.place = Case::Place(pick(rng) % 3);
-    if (two_d(c.tail)) {
-        static const int cores[] = {1, 2, 4, 8};
-        c.cores = cores[pick(rng) % 4];
-        while (c.rows % c.cores) c.cores /= 2;
-    }
-    return c;
+const std::vector<std::string> &pipeline_families() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> n;
+        for (const Family &f : families()) n.push_back(f.name);
+        return n;
+    }();
+    return names;
 }
 
-Outcome run_case(const Case &c) {
-    Outcome o;
-    std::vector<Runtime::Buffer<>> inputs;
-    for (int i = 0; i < c.inputs; i++) inputs.push_back(random_input(c.bits, c.cols, c.rows, c.seed * 7 + uint32_t(i)));
-
-    // The CPU reference: every stage at root, strict floats (op by op, as the device computes).
-    Built ref = build(c);
-    ref.p.compute_root();
-    if (ref.acc.defined()) ref.acc.compute_root();
-    for (size_t i = 0; i < inputs.size(); i++) ref.in[i].set(Buffer<>(*inputs[i].raw_buffer()));
-    Runtime::Buffer<> want(ref.out.output_types()[0], ref.out_shape);
-    ref.out.realize(Pipeline::RealizationArg(want), cpu_reference_target());
-
-    Built k = build(c);
-    DeviceProgram program;
-    try {
-        schedule_case(k, c);
-        CompileOptions opt;
-        opt.kernel_name = "fuzz";
-        for (int i = 0; i < c.inputs; i++) opt.inputs.push_back(TensorSpec{{c.cols, c.rows}, {}});
-        opt.output.shape = std::vector<int64_t>(k.out_shape.begin(), k.out_shape.end());
-        program = compile_for_spyre(k.out, k.in, opt);
-    } catch (const Error &e) {
-        o.kind = Outcome::Kind::Rejected;
-        o.detail = e.what();
-        return o;
-    }
-    SpyreRun run;
-    try {
-        run = run_on_spyre(program, inputs);
-    } catch (const Error &e) {  // a program the compiler accepted must run
-        o.kind = Outcome::Kind::Mismatch;
-        o.detail = std::string("the compiled program fails on the simulator: ") + e.what();
-        return o;
-    }
-
-    // exp may differ from the CPU's by an ulp or two, which later ops can widen a little.
-    const bool exact = !uses_exp(parse(c.expr));
-    for (size_t i = 0; i < want.number_of_elements(); i++) {
-        double g = value_at(run.output, i), w = value_at(want, i);
-        if (std::isnan(g) && std::isnan(w)) continue;
-        int64_t ulp = std::llabs(ordered_bits(run.output, i) - ordered_bits(want, i));
-        bool ok = exact ? ulp == 0 : (ulp <= 8 || std::fabs(g - w) <= 1e-2 * std::max(1.0, std::fabs(w)));
-        if (!ok) {
-            std::ostringstream os;
-            os << "element " << i << ": device " << g << ", CPU " << w << " (" << ulp << " ULP)";
-            o.kind = Outcome::Kind::Mismatch;
-            o.detail = os.str();
-            return o;
+Pipe random_pipeline(std::mt19937 &rng) {
+    Pipe p;
+    Builder b{rng, p};
+    int total = 0;
+    for (const Family &f : families()) total += f.weight;
+    int w = b.pick(total);
+    const Family *fam = &families()[0];
+    for (const Family &f : families()) {
+        if (w < f.weight) {
+            fam = &f;
+            break;
         }
+        w -= f.weight;
     }
-    return o;
-}
-
-Case shrink(const Case &c) {
-    Case best = c;
-    auto fails = [](const Case &t) {
-        try {
-            return run_case(t).kind == Outcome::Kind::Mismatch;
-        } catch (const std::exception &) {
-            return false;
-        }
-    };
-    bool progress = true;
-    while (progress) {
-        progress = false;
-        std::vector<Case> tries;
-        Case t = best;
-        if (t.place != Case::Place::Inline) t.place = Case::Place::Inline, tries.push_back(t);
-        t = best;
-        if (t.cores > 1) t.cores = 1, tries.push_back(t);
-        t = best;
-        if (t.tail != Case::Tail::None) t.tail = Case::Tail::None, tries.push_back(t);
-        t = best;
-        if (t.inputs == 2) t.inputs = 1, tries.push_back(t);
-        t = best;
-        if (t.rows > 1) t.rows = (t.rows + 1) / 2, tries.push_back(t);
-        t = best;
-        if (t.cols > 64) t.cols = 64, tries.push_back(t);
-        // A subtree of the expression in place of the whole.
-        Node n = parse(best.expr);
-        std::function<void(const Node &)> collect = [&](const Node &m) {
-            for (const Node &a : m.args) {
-                std::ostringstream os;
-                std::function<void(const Node &)> print = [&](const Node &q) {
-                    if (q.op == "a" || q.op == "b") os << q.op;
-                    else if (q.op == "k") os << "k" << q.k;
-                    else {
-                        os << q.op << "(";
-                        for (size_t i = 0; i < q.args.size(); i++) {
-                            if (i) os << ",";
-                            print(q.args[i]);
-                        }
-                        os << ")";
-                    }
-                };
-                print(a);
-                Case s = best;
-                s.expr = os.str();
-                tries.push_back(s);
-            }
-        };
-        collect(n);
-        for (const Case &cand : tries) {
-            if (cand.cores > 1 && cand.rows % cand.cores) continue;
-            if (fails(cand)) {
-                best = cand;
-                progress = true;
-                break;
-            }
-        }
-    }
-    return best;
-}
-
-std::string describe(const Case &c) {
-    static const char *tails[] = {"none", "pointwise", "row_sum", "row_max", "col_sum", "col_max"};
-    static const char *places[] = {"inline", "lx_at_output", "device_root"};
-    std::ostringstream os;
-    os << "seed " << c.seed << ": f" << c.bits << " " << c.cols << "x" << c.rows << ", " << c.inputs
-       << " input(s), p = " << c.expr << ", tail " << tails[int(c.tail)] << ", p " << places[int(c.place)] << ", "
-       << c.cores << " core(s)";
-    return os.str();
-}
-
-std::string reproducer(const Case &c) {
-    const std::string t = "Float(" + std::to_string(c.bits) + ")";
-    std::ostringstream os;
-    os << "// " << describe(c) << "\n";
-    os << "ImageParam in0(" << t << ", 2, \"in0\")";
-    if (c.inputs == 2) os << ", in1(" << t << ", 2, \"in1\")";
-    os << ";\nVar x(\"x\"), y(\"y\");\nFunc p(\"p\"), out(\"out\"), acc(\"acc\");\n";
-    Node n = parse(c.expr);
-    std::string body = to_cpp(n, t);
-    if (c.inputs == 1) {
-        for (size_t at; (at = body.find("in1(")) != std::string::npos;) body.replace(at, 3, "in0");
-    }
-    os << "p(x, y) = " << body << ";\n";
-    switch (c.tail) {
-    case Case::Tail::None: os << "out = p;\n"; break;
-    case Case::Tail::Pointwise: os << "out(x, y) = p(x, y) + in0(x, y);\n"; break;
-    case Case::Tail::RowSum: os << "RDom rc(0, " << c.cols << ");\nout(y) = sum(cast<float>(p(rc, y)));\n"; break;
-    case Case::Tail::RowMax: os << "RDom rc(0, " << c.cols << ");\nout(y) = maximum(p(rc, y));\n"; break;
-    case Case::Tail::ColSum:
-        os << "RDom rr(0, " << c.rows << ");\nacc(x) = 0.0f;\nacc(x) += cast<float>(p(x, rr));\nout(x) = cast(" << t
-           << ", acc(x));\n";
-        break;
-    case Case::Tail::ColMax:
-        os << "RDom rr(0, " << c.rows << ");\nacc(x) = " << t << ".min();\nacc(x) = max(acc(x), p(x, rr));\nout(x) = acc(x);\n";
-        break;
-    }
-    // The schedule, as schedule_case() writes it.
-    if (two_d(c.tail)) {
-        os << "spyre::schedule(out).stick_vectorize(x)";
-        if (c.cores > 1) os << ".ring_split(y, " << c.cores << ", " << c.rows << ")";
-        os << ";\n";
-    } else if (!row_reduction(c.tail)) {
-        os << "spyre::schedule(out).stick_vectorize(x);\nspyre::schedule(acc).stick_vectorize(x, "
-           << (c.tail == Case::Tail::ColSum && c.bits == 16 ? 2 : 1) << ").scratchpad_store_at(out, x);\n";
-    }
-    if (c.tail != Case::Tail::None) {
-        const char *at = row_reduction(c.tail) || two_d(c.tail) ? "y" : "x";
-        if (c.place == Case::Place::LxAtOutput)
-            os << "spyre::schedule(p).scratchpad_store_at(out, " << at << ").stick_vectorize(x);\n";
-        if (c.place == Case::Place::DeviceRoot) os << "spyre::schedule(p).device_root().stick_vectorize(x);\n";
-    }
-    os << "// inputs " << c.cols << " x " << c.rows << "; compile_for_spyre(out, {in0"
-       << (c.inputs == 2 ? ", in1" : "") << "}, options) and compare with out.realize() on the CPU\n";
-    return os.str();
+    p.family = fam->name;
+    // Odd and whole-stick widths; few rows, so that a case stays cheap.
+    b.cols = b.one_of<int>({2, 7, 64, 100, 128, 130, 200});
+    b.rows = b.one_of<int>({2, 3, 5, 7, 16});
+    int k = b.pick(100);
+    b.t = k < 45 ? Float(16) : k < 75 ? Float(32) : Int(32);
+    fam->build(b);
+    p.cpp = "// " + p.family + ": " + std::to_string(b.cols) + " x " + std::to_string(b.rows) + ", computing in " +
+            type_cpp(b.t) + "\nVar x(\"x\"), y(\"y\");\n" + p.cpp;
+    return p;
 }
 
 }  // namespace spyre::fuzzdiff

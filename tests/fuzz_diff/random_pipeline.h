@@ -1,45 +1,52 @@
-// Random differential testing of the compiler, in the spirit of Csmith: a seed picks a random Halide
-// pipeline (pointwise chains over the supported ops and types, a row or column reduction or a
-// second pointwise stage, odd shapes) and a random valid Spyre schedule for it (stick widths, LX
-// or device-memory placement of the intermediate, ring splits). Each case is compiled, run on the
-// simulator and compared with Halide's CPU realisation; a failing case shrinks to a smaller one
-// that still fails and prints as C++ a person can paste into a test.
+// Random Halide algorithms for the differential fuzzer (spyre-fuzz-diff): one call builds one
+// pipeline of a randomly chosen family (pointwise chains of mixed types, scans along x or y,
+// reductions into 1-D outputs and reductions of reductions, a producer with several consumers,
+// several outputs, selects on coordinates, concatenation, gathers, stencils under every boundary
+// condition or none), as fresh Halide objects and as C++ text. The same seed builds the same
+// pipeline again, which is how the CPU reference and the scheduled instance are made.
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <string>
+#include <vector>
+
+#include "Halide.h"
 
 namespace spyre::fuzzdiff {
 
-// Every choice a case makes, so that it can be rebuilt, shrunk and printed.
-struct Case {
-    uint32_t seed = 0;
-    int cols = 64, rows = 1;
-    int bits = 16;          // element type: float16 or float32
-    int inputs = 1;         // 1 or 2 full-size inputs
-    std::string expr;       // the first stage, p(x, y), in a small prefix language (see .cpp)
-    enum class Tail { None, Pointwise, RowSum, RowMax, ColSum, ColMax } tail = Tail::None;
-    enum class Place { Inline, LxAtOutput, DeviceRoot } place = Place::Inline;  // of p, when there is a tail
-    int cores = 1;          // ring split of the output's outer dimension
+// An argument of the pipeline, with the values its random data takes.
+struct InputSpec {
+    std::string name;
+    Halide::Type type;
+    std::vector<int> shape;  // Halide order
+    int lo = -3, hi = 3;     // value range (whole numbers for integer types)
 };
 
-Case random_case(uint32_t seed);
-
-struct Outcome {
-    enum class Kind { Match, Mismatch, Rejected } kind = Kind::Match;
-    std::string detail;  // the mismatch or the compile error
+// A Func a schedule may place (everything but the outputs and the boundary-condition wrappers).
+struct Stage {
+    Halide::Func f;
+    std::vector<Halide::Var> vars;  // its pure variables, innermost first
+    bool has_update = false;        // scans and explicit accumulators
 };
 
-// Compiles and runs `c` on the simulator and compares it with the CPU. A schedule the back end
-// rejects with a clear error is Rejected, not a failure.
-Outcome run_case(const Case &c);
+struct Pipe {
+    std::string family;  // the case's category (fuzz_diff_main.cpp counts per family)
+    std::vector<InputSpec> specs;
+    std::vector<Halide::ImageParam> inputs;
+    std::vector<Halide::Func> outputs;  // one, or two for the several-outputs family
+    std::vector<Halide::Var> out_vars;  // the outputs' pure variables, innermost first
+    std::vector<int> out_shape;         // shape of every output
+    std::vector<Stage> stages;          // in producer-to-consumer order
+    bool transcendental = false;        // reaches the output through exp or tanh (compared with a tolerance)
+    bool expect_refusal = false;        // reads outside its input without a boundary condition
+    std::string cpp;                    // the algorithm as C++
+};
 
-// Simplifies a failing case while it still fails: fewer stages, simpler schedule, smaller shape.
-Case shrink(const Case &c);
+// The pipeline of one case: `rng` is the case's own generator (fuzz_case.h).
+Pipe random_pipeline(std::mt19937 &rng);
 
-// The case as a self-contained C++ snippet (algorithm, schedule, compile options).
-std::string reproducer(const Case &c);
-
-std::string describe(const Case &c);
+// The families random_pipeline picks from, for the summary's order.
+const std::vector<std::string> &pipeline_families();
 
 }  // namespace spyre::fuzzdiff

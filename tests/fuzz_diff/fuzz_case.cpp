@@ -1,0 +1,170 @@
+#include "fuzz_case.h"
+
+#include <algorithm>
+#include <cctype>
+#include <random>
+
+#include "device/error.h"
+#include "device/half.h"
+#include "fuzz_case_check.h"
+#include "random_pipeline.h"
+#include "random_schedule.h"
+#include "spyre.h"
+
+namespace spyre::fuzzdiff {
+
+using namespace Halide;
+
+const char *verdict_name(Verdict v) {
+    switch (v) {
+    case Verdict::Match: return "match";
+    case Verdict::Refused: return "refused";
+    case Verdict::Mismatch: return "mismatch";
+    case Verdict::Internal: return "internal error";
+    case Verdict::Crash: return "crash";
+    case Verdict::Timeout: return "timeout";
+    case Verdict::FuzzerBug: return "fuzzer bug";
+    }
+    return "?";
+}
+
+namespace {
+
+// The case's own random stream `stream`: 0 the pipeline, 1 the schedule, 2 the input data.
+std::mt19937 stream(uint32_t seed, int index, uint32_t which) {
+    std::seed_seq seq{seed, uint32_t(index), which};
+    return std::mt19937(seq);
+}
+
+bool says_internal(const std::string &msg) {
+    std::string m = msg;
+    std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return m.find("internal") != std::string::npos;
+}
+
+// Runs `step`, turning what it throws into a verdict: a spyre::Error or Halide's error about the
+// user's schedule is a refusal unless it says "internal"; Halide's internal errors and anything
+// else thrown are internal errors.
+template <typename F>
+bool guarded(CaseResult &r, const std::string &what, F &&step) {
+    try {
+        step();
+        return true;
+    } catch (const Error &e) {
+        r.message = e.what();
+    } catch (const Halide::CompileError &e) {
+        r.message = std::string("Halide: ") + e.what();
+    } catch (const Halide::InternalError &e) {
+        r.message = std::string("Halide internal error: ") + e.what();
+        r.verdict = Verdict::Internal;
+        return false;
+    } catch (const std::exception &e) {
+        r.message = what + ": internal: uncaught " + e.what();
+        r.verdict = Verdict::Internal;
+        return false;
+    }
+    r.verdict = says_internal(r.message) ? Verdict::Internal : Verdict::Refused;
+    return false;
+}
+
+Runtime::Buffer<> random_input(const InputSpec &s, std::mt19937 &rng) {
+    Runtime::Buffer<> b(s.type, s.shape);
+    std::uniform_int_distribution<int> whole(s.lo, s.hi);
+    std::uniform_real_distribution<float> real(float(s.lo), float(s.hi));
+    for (size_t i = 0; i < b.number_of_elements(); i++) {
+        void *d = b.data();
+        if (s.type == Float(16)) static_cast<uint16_t *>(d)[i] = float_to_half(real(rng));
+        else if (s.type == Float(32)) static_cast<float *>(d)[i] = real(rng);
+        else if (s.type == Int(32)) static_cast<int32_t *>(d)[i] = whole(rng);
+        else static_cast<int8_t *>(d)[i] = int8_t(whole(rng));
+    }
+    return b;
+}
+
+}  // namespace
+
+CaseResult run_case(uint32_t seed, int index, const std::function<void(const CaseResult &)> &progress) {
+    CaseResult r;
+    auto report = [&] {
+        if (progress) progress(r);
+    };
+    std::mt19937 prng = stream(seed, index, 0);
+    Pipe dev = random_pipeline(prng);
+    r.family = dev.family;
+    r.cpp = dev.cpp;
+    std::mt19937 srng = stream(seed, index, 1);
+    // The autoscheduler on about one case in eight (it takes single-output pipelines).
+    r.autoscheduled = dev.outputs.size() == 1 && std::uniform_int_distribution<int>(0, 7)(srng) == 0;
+    report();
+
+    std::string sched;
+    bool ok = guarded(r, "schedule", [&] {
+        sched = r.autoscheduled ? auto_schedule_case(dev, seed * 7919u + uint32_t(index)) : random_schedule(dev, srng);
+    });
+    r.cpp += "// schedule\n" + sched;
+    report();
+    if (!ok) return r;
+
+    DeviceProgram program;
+    const CompileOptions opt = compile_options(dev);
+    ok = guarded(r, "compile", [&] {
+        if (dev.outputs.size() == 1) {
+            program = compile_for_spyre(dev.outputs[0], dev.inputs, opt);
+        } else {
+            std::vector<Argument> args;
+            for (size_t i = 0; i < dev.inputs.size(); i++) {
+                fix_device_shape(dev.inputs[i], opt.inputs[i], opt.machine);
+                args.push_back(dev.inputs[i]);
+            }
+            program = compile_pipeline_for_spyre(Pipeline(dev.outputs), args, opt);
+        }
+    });
+    if (!ok) return r;
+    if (dev.expect_refusal) {
+        r.verdict = Verdict::Mismatch;
+        r.message = "a stencil that reads outside its input (no boundary condition) compiled instead of being refused";
+        return r;
+    }
+
+    std::mt19937 drng = stream(seed, index, 2);
+    std::vector<Runtime::Buffer<>> inputs;
+    for (const InputSpec &s : dev.specs) inputs.push_back(random_input(s, drng));
+    SpyreRun run;
+    try {
+        run = run_on_spyre(program, inputs);
+    } catch (const Error &e) {  // a program the compiler accepted must run
+        r.verdict = says_internal(e.what()) ? Verdict::Internal : Verdict::Mismatch;
+        r.message = std::string("the compiled program fails on the simulator: ") + e.what();
+        return r;
+    }
+
+    // The CPU reference: the same algorithm, every stage at root, strict floats (op by op, as the
+    // device computes).
+    std::mt19937 prng2 = stream(seed, index, 0);
+    Pipe ref = random_pipeline(prng2);
+    Runtime::Buffer<> want(ref.outputs[0].output_types()[0], ref.out_shape);
+    try {
+        for (Stage &s : ref.stages) s.f.compute_root();
+        for (size_t i = 0; i < inputs.size(); i++) ref.inputs[i].set(Buffer<>(*inputs[i].raw_buffer()));
+        if (ref.outputs.size() == 1) {
+            ref.outputs[0].realize(Pipeline::RealizationArg(want), cpu_reference_target());
+        } else {
+            std::vector<Buffer<>> outs;
+            for (const Func &o : ref.outputs) outs.emplace_back(o.output_types()[0], ref.out_shape);
+            Pipeline(ref.outputs).realize(Realization(outs), cpu_reference_target());
+            want = *outs[0].get();
+        }
+    } catch (const Halide::Error &e) {
+        r.verdict = Verdict::FuzzerBug;
+        r.message = std::string("the CPU reference fails: ") + e.what();
+        return r;
+    }
+    std::string diff = compare_outputs(run.output, want, ref.transcendental ? kTranscendentalUlp : 0);
+    if (!diff.empty()) {
+        r.verdict = Verdict::Mismatch;
+        r.message = diff;
+    }
+    return r;
+}
+
+}  // namespace spyre::fuzzdiff

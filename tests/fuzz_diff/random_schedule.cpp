@@ -1,0 +1,225 @@
+#include "random_schedule.h"
+
+#include "auto_schedule.h"
+
+namespace spyre::fuzzdiff {
+
+using namespace Halide;
+
+namespace {
+
+// The name a person gave a Func (Halide appends "$n" to names it has seen before).
+std::string name_of(const Func &f) { return f.name().substr(0, f.name().find('$')); }
+
+// Elements per stick for a type (a stick is 128 bytes).
+int lanes(Type t) { return 1024 / t.bits(); }
+
+// True when f's definitions read input `name` themselves (stage_in_lx wraps only such reads).
+bool reads_input(const Func &f, const std::string &name) {
+    struct Finder : Internal::IRGraphVisitor {
+        std::string name;
+        bool found = false;
+        using Internal::IRGraphVisitor::visit;
+        void visit(const Internal::Call *c) override {
+            found |= c->call_type == Internal::Call::Image && c->name == name;
+            Internal::IRGraphVisitor::visit(c);
+        }
+    } finder;
+    finder.name = name;
+    for (const Expr &e : f.values().as_vector()) e.accept(&finder);
+    for (int i = 0; i < f.num_update_definitions(); i++)
+        for (const Expr &e : f.update_values(i).as_vector()) e.accept(&finder);
+    return finder.found;
+}
+
+struct Loop {
+    Var v;
+    std::string name;
+};
+
+struct Scheduler {
+    std::mt19937 &rng;
+    Pipe &p;
+    std::string cpp;
+
+    int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); }
+    bool chance(int percent) { return pick(100) < percent; }
+    template <typename T>
+    const T &one_of(const std::vector<T> &v) { return v[size_t(pick(int(v.size())))]; }
+    void line(const std::string &s) { cpp += s + "\n"; }
+
+    // Schedules the output's loops; returns them (in no particular order): where stages may go.
+    std::vector<Loop> output_loops() {
+        Func out = p.outputs[0];
+        const std::string on = name_of(out);
+        const int l = lanes(out.output_types()[0]);
+        std::vector<Loop> loops;
+        SpyreSchedule s = spyre::schedule(out);
+        if (p.out_vars.size() == 2) {
+            Var x = p.out_vars[0], y = p.out_vars[1];
+            Var xo("xo"), xi("xi"), yo("yo"), yi("yi");
+            const int rows = p.out_shape[1];
+            bool x_tiles = chance(12);
+            if (x_tiles) {  // tiles of the stick dimension: of whole sticks, mostly
+                int f = chance(85) ? l * one_of<int>({1, 2}) : l / 2 + 16;
+                s.split(x, xo, xi, f);
+                s.stick_vectorize(xi);
+                line("spyre::schedule(" + on + ").split(x, xo, xi, " + std::to_string(f) + ").stick_vectorize(xi);");
+            } else if (chance(95)) {
+                int sticks = chance(15) ? 2 : 1;
+                s.stick_vectorize(x, sticks);
+                line("spyre::schedule(" + on + ").stick_vectorize(x" + (sticks == 2 ? ", 2" : std::string()) + ");");
+            } else {
+                line("// " + on + " not vectorized");
+            }
+            bool cores = chance(40), tiles = chance(40);
+            if (cores) {
+                int n = one_of<int>({2, 3, 4, 8});
+                s.ring_split(y, n, rows);
+                line("spyre::schedule(" + on + ").ring_split(y, " + std::to_string(n) + ", " + std::to_string(rows) + ");");
+            }
+            if (tiles) {
+                int f = one_of<int>({1, 2, 3, 4, 5});
+                s.split(y, yo, yi, f);
+                line("spyre::schedule(" + on + ").split(y, yo, yi, " + std::to_string(f) + ");");
+            }
+            Var yin = tiles ? yi : y;
+            std::string yn = tiles ? "yi" : "y";
+            if (x_tiles) {
+                if (chance(60)) {  // the stick tiles outside the rows
+                    if (tiles) {
+                        out.reorder(xi, yi, xo, yo);
+                        line(on + ".reorder(xi, yi, xo, yo);");
+                    } else {
+                        out.reorder(xi, y, xo);
+                        line(on + ".reorder(xi, y, xo);");
+                    }
+                    loops.push_back({tiles ? yo : y, tiles ? "yo" : "y"});
+                    loops.push_back({xo, "xo"});
+                    if (tiles) loops.push_back({yi, "yi"});
+                } else {
+                    if (tiles) loops.push_back({yo, "yo"});
+                    loops.push_back({yin, yn});
+                    loops.push_back({xo, "xo"});
+                }
+            } else if (chance(12)) {  // the rows inside the columns' loop
+                out.reorder(yin, x);
+                line(on + ".reorder(" + yn + ", x);");
+                if (tiles) loops.push_back({yo, "yo"});
+                loops.push_back({x, "x"});
+                loops.push_back({yin, yn});
+            } else {
+                if (tiles) loops.push_back({yo, "yo"});
+                loops.push_back({yin, yn});
+                loops.push_back({x, "x"});
+            }
+        } else {
+            Var v = p.out_vars[0];
+            const std::string vn = v.name();
+            const int extent = p.out_shape[0];
+            if (chance(25)) {
+                int n = one_of<int>({2, 3, 4});
+                s.ring_split(v, n, extent);
+                line("spyre::schedule(" + on + ").ring_split(" + vn + ", " + std::to_string(n) + ", " +
+                     std::to_string(extent) + ");");
+            }
+            if (chance(15)) {
+                Var vo(vn + "o"), vi(vn + "i");
+                int f = l * one_of<int>({1, 2});
+                s.split(v, vo, vi, f).stick_vectorize(vi);
+                line("spyre::schedule(" + on + ").split(" + vn + ", " + vn + "o, " + vn + "i, " + std::to_string(f) +
+                     ").stick_vectorize(" + vn + "i);");
+                loops.push_back({vo, vn + "o"});
+            } else if (chance(75)) {
+                s.stick_vectorize(v);
+                line("spyre::schedule(" + on + ").stick_vectorize(" + vn + ");");
+                loops.push_back({v, vn});
+            } else {
+                line("// " + on + " not vectorized");
+                loops.push_back({v, vn});
+            }
+        }
+        for (size_t i = 1; i < p.outputs.size(); i++) {
+            spyre::schedule(p.outputs[i]).stick_vectorize(p.out_vars[0]);
+            line("spyre::schedule(" + name_of(p.outputs[i]) + ").stick_vectorize(" + p.out_vars[0].name() + ");");
+        }
+        return loops;
+    }
+
+    // Where one stage lives, and its vectors.
+    void place(const Stage &st, const std::vector<Loop> &loops) {
+        const std::string sn = name_of(st.f);
+        const std::string on = name_of(p.outputs[0]);
+        int k = pick(100);
+        SpyreSchedule s = spyre::schedule(st.f);
+        std::string where;
+        if (k < 20 && !(st.has_update && chance(70))) {
+            line("// " + sn + " inline");
+            return;
+        }
+        if (k < 40) {
+            s.device_root();
+            where = ".device_root()";
+        } else if (k < 50) {
+            s.scratchpad_root();
+            where = ".scratchpad_root()";
+        } else {
+            const Loop &l = one_of(loops);
+            s.scratchpad_store_at(p.outputs[0], l.v);
+            where = ".scratchpad_store_at(" + on + ", " + l.name + ")";
+        }
+        const Var v = st.vars[0];
+        // A stage over y alone (a row reduction) is vectorized across rows only sometimes.
+        if (v.name() == "y" && chance(50)) {
+            line("spyre::schedule(" + sn + ")" + where + ";");
+            return;
+        }
+        Type t = st.f.output_types()[0];
+        // An fp32 accumulator of fp16 data takes 2 sticks (docs/directives.md); mostly ask so.
+        int sticks = t == Float(32) && st.has_update && chance(70) ? 2 : (chance(10) ? 2 : 1);
+        s.stick_vectorize(v, sticks);
+        line("spyre::schedule(" + sn + ")" + where + ".stick_vectorize(" + v.name() +
+             (sticks == 2 ? ", 2" : std::string()) + ");");
+    }
+
+    void run() {
+        std::vector<Loop> loops = output_loops();
+        for (const Stage &st : p.stages) place(st, loops);
+        // Inputs the output reads staged into LX at one of its loops, now and then.
+        for (const ImageParam &in : p.inputs) {
+            if (!reads_input(p.outputs[0], in.name()) || !chance(25)) continue;
+            const Loop &l = one_of(loops);
+            stage_in_lx(in, p.outputs[0], l.v);
+            line("spyre::stage_in_lx(" + in.name() + ", " + name_of(p.outputs[0]) + ", " + l.name + ");");
+        }
+    }
+};
+
+}  // namespace
+
+CompileOptions compile_options(const Pipe &p) {
+    CompileOptions opt;
+    opt.kernel_name = "fuzz";
+    for (const InputSpec &s : p.specs) opt.inputs.push_back(TensorSpec{std::vector<int64_t>(s.shape.begin(), s.shape.end()), {}});
+    opt.output.shape = std::vector<int64_t>(p.out_shape.begin(), p.out_shape.end());
+    return opt;
+}
+
+std::string random_schedule(Pipe &p, std::mt19937 &rng) {
+    Scheduler s{rng, p, ""};
+    s.run();
+    return s.cpp;
+}
+
+std::string auto_schedule_case(Pipe &p, uint32_t seed) {
+    AutoOptions ao;
+    ao.seed = seed;
+    ao.max_evaluations = 4;
+    ao.time_budget_s = 10;
+    ao.workers = 1;
+    ao.progress = false;
+    AutoResult r = auto_schedule(p.outputs[0], p.inputs, compile_options(p), ao);
+    return "// schedule=auto (" + r.summary + ")\n" + r.cpp;
+}
+
+}  // namespace spyre::fuzzdiff

@@ -1,0 +1,27 @@
+// Random Spyre schedules for the fuzzer's pipelines (random_pipeline.h): the output's loops
+// vectorised in sticks, split with tails (factors that do not divide), reordered and divided over
+// cores (ring_split, extents that do not divide); every other Func inlined, in device memory, in LX
+// for the whole kernel or at any of the output's loops; inputs staged in LX at a loop. Or the
+// autoscheduler (schedules/auto_schedule.h) chooses. The schedule is applied to the Pipe's Funcs
+// and returned as C++ text; Halide or the directives may refuse it on the spot (they throw).
+#pragma once
+
+#include <random>
+#include <string>
+
+#include "random_pipeline.h"
+#include "spyre.h"
+
+namespace spyre::fuzzdiff {
+
+// The compile options of a pipeline: its argument shapes, default (row-major, sticked) layouts.
+CompileOptions compile_options(const Pipe &p);
+
+// Applies a random schedule of directives to p; returns it as C++.
+std::string random_schedule(Pipe &p, std::mt19937 &rng);
+
+// Applies the autoscheduler's schedule to p (a few candidates, one worker: a case stays cheap);
+// returns it as C++.
+std::string auto_schedule_case(Pipe &p, uint32_t seed);
+
+}  // namespace spyre::fuzzdiff
