@@ -87,7 +87,9 @@ void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
             throw_error("Func ", dev.func, ": core ", c, " ", d.store ? "writes" : "reads", " bytes [", a, ", ", b2,
                         ") of ", place_name(dev.place), " '", dev.func, "', whose device image is ", image,
                         " bytes: a loop or vector reaches past its end (a vectorize wider than the extent it splits, "
-                        "which Halide rounds up?); vectorize by a divisor of the extent, or stick_vectorize");
+                        "which Halide rounds up, or a split inside a ring split whose last cores take fewer "
+                        "rows: their transfers are sized for the longest share); vectorize by a divisor of the "
+                        "extent, or stick_vectorize, and split a core's share by a divisor of it");
         if (span.second == 0) span = {a, b2};
         else span = {std::min(span.first, a), std::max(span.second, b2)};
     }

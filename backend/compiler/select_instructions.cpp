@@ -202,6 +202,9 @@ void Selector::emit_dynamic_for(const For *op) {
     Scope<Interval> scope;
     for (auto &[name, extent] : extents_)
         if (vars_.count(name)) scope.push(name, Interval(Expr(int32_t(0)), Expr(int32_t(extent - 1))));
+    // A core's share of a ring split that does not divide (the last cores take fewer rows, or none).
+    if (!scope.contains(kCoreIdVar))
+        scope.push(kCoreIdVar, Interval(Expr(int32_t(0)), Expr(int32_t(std::max(plan_.num_cores, 1) - 1))));
     Interval range = bounds_of_expr_in_scope(op->extent, scope);
     std::optional<int64_t> most = range.has_upper_bound() ? const_int(simplify(range.max)) : std::nullopt;
     // Invariants, not user errors: Halide clamps a tightened RDom by its extent, and dma_phases
