@@ -14,6 +14,14 @@ namespace spyre::testing {
 
 using namespace Halide;
 
+CompileOptions kernel_options(const std::vector<std::vector<int64_t>> &inputs, const std::vector<int64_t> &output) {
+    CompileOptions o;
+    o.kernel_name = "k";
+    for (const auto &shape : inputs) o.inputs.push_back(TensorSpec{shape, {}});
+    o.output = TensorSpec{output, {}};
+    return o;
+}
+
 std::string error_of(const std::function<void()> &f) {
     try {
         f();

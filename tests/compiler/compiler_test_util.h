@@ -33,6 +33,9 @@ struct Comparison {
 };
 Comparison compare(const Halide::Runtime::Buffer<> &got, const Halide::Runtime::Buffer<> &want);
 
+// Options for a kernel named "k" with these argument shapes (row-major layouts).
+CompileOptions kernel_options(const std::vector<std::vector<int64_t>> &inputs, const std::vector<int64_t> &output);
+
 // The message of the spyre::Error `f` throws, or "(no error)" when it throws none.
 std::string error_of(const std::function<void()> &f);
 

@@ -14,13 +14,7 @@ using namespace Halide;
 
 std::string compile_error(const std::function<void()> &f) { return error_of(f); }
 
-CompileOptions opts(std::vector<int64_t> in, std::vector<int64_t> out) {
-    CompileOptions o;
-    o.kernel_name = "k";
-    o.inputs = {TensorSpec{in, {}}};
-    o.output = TensorSpec{out, {}};
-    return o;
-}
+CompileOptions opts(std::vector<int64_t> in, std::vector<int64_t> out) { return kernel_options({in}, out); }
 
 // Shapes beyond the device are named before lowering (they used to surface as Halide's
 // "unsupported statement unreachable()").

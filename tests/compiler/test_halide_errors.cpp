@@ -12,13 +12,7 @@ namespace {
 
 using namespace Halide;
 
-CompileOptions opts(std::vector<int64_t> in, std::vector<int64_t> out) {
-    CompileOptions o;
-    o.kernel_name = "k";
-    o.inputs = {TensorSpec{in, {}}};
-    o.output = TensorSpec{out, {}};
-    return o;
-}
+CompileOptions opts(std::vector<int64_t> in, std::vector<int64_t> out) { return kernel_options({in}, out); }
 
 // ring_split(v, n) takes v's extent from the Func's output buffer, which only the pipeline's output
 // has: on an intermediate it says to give the extent.

@@ -13,13 +13,6 @@ namespace {
 
 using namespace Halide;
 
-CompileOptions opts(std::vector<std::vector<int64_t>> in, std::vector<int64_t> out) {
-    CompileOptions o;
-    o.kernel_name = "k";
-    for (auto &s : in) o.inputs.push_back(TensorSpec{s, {}});
-    o.output = TensorSpec{out, {}};
-    return o;
-}
 
 bool has(const std::string &msg, const std::string &part) { return msg.find(part) != std::string::npos; }
 
@@ -31,7 +24,7 @@ TEST(ProveBounds, StencilWithoutBoundaryConditionIsRefusedNamingFuncInputDimRang
     Func out("diff");
     out(x, y) = in(x + 1, y) - in(x - 1, y);
     spyre::schedule(out).ring_split(y, 4).stick_vectorize(x);
-    std::string msg = error_of([&] { compile_for_spyre(out, {in}, opts({{4096, 64}}, {4096, 64})); });
+    std::string msg = error_of([&] { compile_for_spyre(out, {in}, kernel_options({{4096, 64}}, {4096, 64})); });
     EXPECT_TRUE(has(msg, "Func 'diff' reads input 'in' over [-1, 4096] in dimension 0")) << msg;
     EXPECT_TRUE(has(msg, "outside its extent [0, 4095] (4096 elements)")) << msg;
     EXPECT_TRUE(has(msg, "boundary condition")) << msg;
@@ -44,7 +37,7 @@ TEST(ProveBounds, ReadPastTheLastRowThroughAnIntermediateNamesTheReadingFunc) {
     shifted(x, y) = in(x, y + 2);
     out(x, y) = shifted(x, y) * cast<float16_t>(2.0f);
     spyre::schedule(out).stick_vectorize(x);
-    std::string msg = error_of([&] { compile_for_spyre(out, {in}, opts({{64, 10}}, {64, 10})); });
+    std::string msg = error_of([&] { compile_for_spyre(out, {in}, kernel_options({{64, 10}}, {64, 10})); });
     EXPECT_TRUE(has(msg, "Func 'shifted' reads input 'in' over [2, 11] in dimension 1")) << msg;
     EXPECT_TRUE(has(msg, "outside its extent [0, 9]")) << msg;
 }
@@ -57,7 +50,7 @@ TEST(ProveBounds, GatherThroughAnUnclampedIndexIsRefused) {
     Func out("embed");
     out(x, y) = table(x, ids(y));
     spyre::schedule(out).stick_vectorize(x);
-    std::string msg = error_of([&] { compile_for_spyre(out, {table, ids}, opts({{64, 100}, {8}}, {64, 8})); });
+    std::string msg = error_of([&] { compile_for_spyre(out, {table, ids}, kernel_options({{64, 100}, {8}}, {64, 8})); });
     EXPECT_TRUE(has(msg, "Func 'embed' reads input 'table' in dimension 1 at an index the compiler cannot bound"))
         << msg;
     EXPECT_TRUE(has(msg, "clamp(i, 0, 99)")) << msg;
@@ -70,7 +63,7 @@ TEST(ProveBounds, GatherThroughAClampedIndexPassesTheProof) {
     Func out("embed");
     out(x, y) = table(x, clamp(ids(y), 0, 99));
     spyre::schedule(out).stick_vectorize(x);
-    std::string msg = error_of([&] { compile_for_spyre(out, {table, ids}, opts({{64, 100}, {8}}, {64, 8})); });
+    std::string msg = error_of([&] { compile_for_spyre(out, {table, ids}, kernel_options({{64, 100}, {8}}, {64, 8})); });
     EXPECT_FALSE(has(msg, "cannot bound")) << msg;
     EXPECT_FALSE(has(msg, "outside its extent")) << msg;
 }
@@ -83,7 +76,7 @@ TEST(ProveBounds, UpdateWritingPastTheOutputIsRefused) {
     out(x, y) = in(x, y);
     out(x, r) += cast<float16_t>(1.0f);
     spyre::schedule(out).stick_vectorize(x);
-    std::string msg = error_of([&] { compile_for_spyre(out, {in}, opts({{64, 10}}, {64, 10})); });
+    std::string msg = error_of([&] { compile_for_spyre(out, {in}, kernel_options({{64, 10}}, {64, 10})); });
     EXPECT_TRUE(has(msg, "the update of output Func 'acc' writes over [0, 11] in dimension 1")) << msg;
     EXPECT_TRUE(has(msg, "outside the output's extent [0, 9]")) << msg;
 }
@@ -96,7 +89,7 @@ TEST(ProveBounds, AutoScheduleOfAStencilWithoutBoundaryConditionIsRefusedWithThe
     out(x, y) = in(x + 1, y) - in(x - 1, y);
     AutoOptions ao;
     ao.progress = false;
-    std::string msg = error_of([&] { auto_schedule(out, {in}, opts({{256, 64}}, {256, 64}), ao); });
+    std::string msg = error_of([&] { auto_schedule(out, {in}, kernel_options({{256, 64}}, {256, 64}), ao); });
     EXPECT_TRUE(has(msg, "auto_schedule: kernel k: Func 'diff' reads input 'in' over [-1, 256] in dimension 0"))
         << msg;
 }

@@ -23,10 +23,7 @@ TEST(UnevenCoreShares, ASplitOfACoresShorterShareIsRefusedNamingTheCoreNotAsAnIn
     spyre::schedule(out).stick_vectorize(x);
     spyre::schedule(out).ring_split(y, 4, 7);  // 2 rows a core, the last core 1
     spyre::schedule(out).split(y, yo, yi, 5);
-    CompileOptions o;
-    o.inputs = {TensorSpec{{7, 7}, {}}};
-    o.output = TensorSpec{{7, 7}, {}};
-    const std::string msg = error_of([&] { compile_for_spyre(out, {in}, o); });
+    const std::string msg = error_of([&] { compile_for_spyre(out, {in}, kernel_options({{7, 7}}, {7, 7})); });
     EXPECT_EQ(msg.find("internal"), std::string::npos) << msg;
     EXPECT_NE(msg.find("core 3"), std::string::npos) << msg;
     EXPECT_NE(msg.find("a split inside a ring split whose last cores take fewer rows"), std::string::npos) << msg;
