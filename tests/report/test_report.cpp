@@ -13,6 +13,7 @@
 
 #include "device/half.h"
 #include "kernel_catalog.h"
+#include "test_paths.h"
 
 namespace fs = std::filesystem;
 
