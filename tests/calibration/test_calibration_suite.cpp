@@ -11,6 +11,7 @@
 
 #include "calibration_fit.h"
 #include "calibration_points.h"
+#include "test_paths.h"
 
 namespace spyre {
 namespace {

@@ -10,6 +10,7 @@
 #include "compiler_test_util.h"
 #include "device/disassembler.h"
 #include "softmax.h"
+#include "test_paths.h"
 
 namespace spyre::testing {
 namespace {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "device/error.h"
+#include "test_paths.h"
 
 using namespace spyre;
 

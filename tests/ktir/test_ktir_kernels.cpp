@@ -11,6 +11,7 @@
 #include "device/half.h"
 #include "ktir_import.h"
 #include "spyre.h"
+#include "test_paths.h"
 
 namespace {
 

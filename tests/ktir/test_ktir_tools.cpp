@@ -11,6 +11,7 @@
 #include "catalogue_shapes.h"
 #include "device/program_io.h"
 #include "ktir_import.h"
+#include "test_paths.h"
 #include "tool_test_util.h"
 
 namespace fs = std::filesystem;

@@ -13,6 +13,7 @@
 
 #include "device/half.h"
 #include "kernel_catalog.h"
+#include "test_paths.h"
 
 namespace fs = std::filesystem;
 
@@ -47,7 +48,8 @@ TEST(Report, TinyConfigurationWritesEveryFile) {
     fs::remove_all(out);
     CommandResult r = run(std::string("'") + SPYRE_REPORT + "' --out '" + out.string() + "' --spyre-gen '" +
                           SPYRE_GEN + "' --shape 64x128 --bmm-shape 2x8x64x128 --linear-shape 8x64x256 --mlp-shape 64x256x64 --gated-mlp-shape 64x256x64 --mlp-cores 2 " +
-                          "--attention-shape 64x128");
+                          "--attention-shape 64x128 --qlinear-shape 8x128x256 --flash-attention-shape 64x128x2 " +
+                          "--max-trace-events 1000");
     ASSERT_EQ(r.exit_code, 0) << r.output;
 
     const std::string md = read(out / "report.md");

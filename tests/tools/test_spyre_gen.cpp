@@ -9,6 +9,7 @@
 
 #include "device/layout.h"
 #include "device/program_io.h"
+#include "test_paths.h"
 #include "tool_test_util.h"
 
 namespace fs = std::filesystem;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "device/program_io.h"
+#include "test_paths.h"
 #include "tool_test_util.h"
 
 namespace fs = std::filesystem;

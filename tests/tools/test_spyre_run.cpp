@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "test_paths.h"
 #include "tool_test_util.h"
 
 namespace fs = std::filesystem;
