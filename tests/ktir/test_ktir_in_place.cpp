@@ -8,6 +8,7 @@
 #include "ktir_import.h"
 #include "ktir_reader.h"
 #include "run_halves.h"
+#include "test_paths.h"
 
 namespace {
 

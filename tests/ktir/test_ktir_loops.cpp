@@ -6,6 +6,7 @@
 
 #include "ktir_import.h"
 #include "run_halves.h"
+#include "test_paths.h"
 
 namespace {
 
