@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "broadcast_uniform_loads.h"
 #include "device/error.h"
 
 namespace spyre {
@@ -154,7 +155,7 @@ Stmt run_passes(const std::vector<Function> &output_funcs, const std::string &na
     s = bound_small_allocations(s);
     s = common_subexpression_elimination(s);
     s = lower_unsafe_promises(s, t);
-    s = flatten_nested_ramps(s);
+    s = flatten_nested_ramps(broadcast_uniform_loads(s));
     s = remove_dead_allocations(s);
     s = simplify(s);
     s = hoist_loop_invariant_values(s);

@@ -51,6 +51,8 @@ void Selector::emit_reduction(const std::vector<Loop> &loops, const Store *st, c
         mode |= kDstF32;
     }
     if (dst.type != vt && !(mode & kDstF32)) unsupported("reduces " + std::string(dtype_name(vt)) + " values into " + dtype_name(dst.type));
+    // Halide adds fp16 values in fp16, rounding every step; so does the device when told to.
+    if (red.op == Opcode::VREDSUM && dst.type == DType::F16 && vt == DType::F16) mode |= kAccF16;
     // A group: the next loop out, when destinations are consecutive and source rows back to back.
     if (k > 0 && ai->of(loops[k - 1].name) == 1) {
         const Loop &l = loops[k - 1];

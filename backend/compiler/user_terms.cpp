@@ -23,9 +23,10 @@ std::string loop_role(std::string &var) {
     return "";
 }
 
-// "acc$5" is acc; "r$x" is the RVar r.x of RDom r.
+// "acc$5" is acc; "sum$part3" (normalize_stmt's second allocation of sum) is sum; "r$x" is the RVar
+// r.x of RDom r.
 std::string strip_dollars(const std::string &name) {
-    static const std::regex copy(R"(\$\d+)"), rvar(R"(\$([xyzw])\b)");
+    static const std::regex copy(R"(\$(?:part)?\d+)"), rvar(R"(\$([xyzw])\b)");
     return std::regex_replace(std::regex_replace(name, copy, ""), rvar, ".$1");
 }
 
@@ -65,7 +66,7 @@ std::string in_user_terms(const std::string &message) {
     }
     out += rest;
     // Then Funcs: any identifier with a '$' suffix or a wrapper's.
-    static const std::regex func(R"([A-Za-z_]\w*(?:\$\d+)(?:_global_wrapper|_wrapper)?(?:\$\d+)?|[A-Za-z_]\w*_global_wrapper)");
+    static const std::regex func(R"([A-Za-z_]\w*(?:\$(?:part)?\d+)(?:_global_wrapper|_wrapper)?(?:\$(?:part)?\d+)?|[A-Za-z_]\w*_global_wrapper)");
     std::string done;
     rest = out;
     while (std::regex_search(rest, m, func)) {
@@ -80,7 +81,7 @@ std::string in_user_terms(const std::string &message) {
 
 std::string generated_name_in(const std::string &message) {
     static const std::regex generated(
-        R"([A-Za-z_]\w*\$\d+\w*|[A-Za-z_]\w*_global_wrapper\w*|[A-Za-z_][\w$]*\.s\d+\.[A-Za-z_][\w$.]*)");
+        R"([A-Za-z_]\w*\$\w+|[A-Za-z_]\w*_global_wrapper\w*|[A-Za-z_][\w$]*\.s\d+\.[A-Za-z_][\w$.]*)");
     std::smatch m;
     return std::regex_search(message, m, generated) ? m[0].str() : "";
 }

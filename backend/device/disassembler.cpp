@@ -68,7 +68,8 @@ std::string mnemonic(const Instr &in) {
     if (in.mode & kSrc1Scalar) s += ".scalar";
     if (in.mode & kAccumulate) s += ".acc";
     if (in.mode & kDstF32) s += ".f32out";
-    if (in.mode & kEdgeClamp) s += ".clamp";
+    if (in.op == Opcode::VREDSUM && (in.mode & kAccF16)) s += ".f16acc";
+    if (in.op != Opcode::VREDSUM && (in.mode & kEdgeClamp)) s += ".clamp";
     if (in.mode & kEdgeZero) s += ".zero";
     if (in.mode & kEdgeMirrorImage) s += ".mirror";
     if (in.mode & kEdgeMirrorInterior) s += ".mirror_interior";

@@ -84,7 +84,11 @@ enum class Operand : uint8_t {
 enum VectorMode : uint8_t {
     kSrc1Scalar = 1,  // src1 is one element per group (broadcast over the group's sticks)
     kAccumulate = 2,  // reductions: combine with the value already at dst; MATMUL: C += A*B
-    kDstF32 = 4,      // reductions: write the result as fp32 (accumulation is always fp32)
+    kDstF32 = 4,      // reductions: write the result as fp32
+    // VREDSUM on fp16 without kDstF32: accumulate in fp16, rounding after every addition, in element
+    // order, as Halide's fp16 arithmetic does for sum() of fp16 values. Without it a reduction
+    // accumulates in fp32 and rounds once (what KTIR's f16 reductions import as).
+    kAccF16 = 8,
     kEdgeClamp = 8,   // VSHIFT: a source position outside [lo, hi] reads the nearest edge (repeat_edge)
     kEdgeZero = 16,   // VSHIFT: a source position outside [lo, hi] reads zero (constant_exterior 0)
     kEdgeMirrorImage = 32,     // VSHIFT: positions reflect about the window's ends, edges repeated (mirror_image)

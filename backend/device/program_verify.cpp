@@ -226,11 +226,14 @@ void check_type_and_mode(size_t pc, const Instr &in) {
     uint8_t allowed = 0;
     if (is_binary(op)) allowed = kSrc1Scalar;
     if (is_reduction(op)) allowed = kAccumulate | kDstF32;
+    if (op == Opcode::VREDSUM && t == DType::F16) allowed |= kAccF16;
     if (op == Opcode::MATMUL) allowed = kAccumulate;
     if (op == Opcode::VSHIFT) allowed = kEdgeModes;
     if (op == Opcode::VSELIDX) allowed = kSrc1Scalar | kLimitPerGroup;
     uint8_t bad = in.mode & uint8_t(~allowed);
     if (bad) throw_error(w, ": mode bits ", hex(bad), " not allowed (allowed: ", hex(allowed), ")");
+    if ((in.mode & kAccF16) && (in.mode & kDstF32))
+        throw_error(w, ": accumulates in fp16 (mode bit ", hex(kAccF16), ") but writes fp32 (", hex(kDstF32), ")");
     if (op == Opcode::VSHIFT) {
         const uint8_t edges = in.mode & kEdgeModes;
         if (edges & (edges - 1)) throw_error(w, ": more than one edge mode is set (one at most)");

@@ -607,6 +607,12 @@ private:
         case Opcode::VREDSUM:
         case Opcode::VREDMAX:
         case Opcode::VREDMIN: {
+            // KTIR's f16 reductions import as fp32 accumulation (docs/ktir.md); an fp16 accumulator has
+            // no spelling the importer reads back as itself.
+            if (in.mode & kAccF16)
+                throw_error("instruction ", pc, " (VREDSUM): accumulates in fp16, rounding every addition (a Halide "
+                            "sum() of fp16 values), which KTIR has no form for; sum in fp32 "
+                            "(sum(cast<float>(...))) to export this kernel");
             const int64_t valid = a[9] > 0 ? a[9] : sticks * lanes;
             const DType ot = t == DType::I32 ? DType::I32 : (in.mode & kDstF32) || t == DType::F32 ? DType::F32 : t;
             std::vector<int64_t> src{groups, valid}, out{groups};

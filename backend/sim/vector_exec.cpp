@@ -411,10 +411,11 @@ float fold_extreme(const uint8_t *src, int64_t n, float acc, F f) {
 }
 
 // One reduction per group: fold the first `valid` elements into a float accumulator (starting from
-// the identity or, with kAccumulate, the value at dst), then write it once, as fp32 or fp16.
+// the identity or, with kAccumulate, the value at dst), then write it once, as fp32 or fp16. With
+// acc_f16 (kAccF16) a sum rounds to fp16 after every addition instead, as Halide's fp16 sum does.
 template <class E>
 void exec_reduce(Opcode op, uint8_t *dst, const uint8_t *src, int64_t groups, int64_t group_elems, int64_t valid,
-                 bool accumulate, bool dst_f32) {
+                 bool accumulate, bool dst_f32, bool acc_f16) {
     const float inf = std::numeric_limits<float>::infinity();
     const float identity = op == Opcode::VREDSUM ? 0.0f : op == Opcode::VREDMAX ? -inf : inf;
     const int64_t db = dst_f32 ? 4 : 2;
@@ -423,7 +424,10 @@ void exec_reduce(Opcode op, uint8_t *dst, const uint8_t *src, int64_t groups, in
         float acc = accumulate ? (dst_f32 ? F32E::load(d) : F16E::load(d)) : identity;
         const uint8_t *s = src + g * group_elems * E::bytes;
         switch (op) {
-        case Opcode::VREDSUM: acc = fold<E>(s, valid, acc, [](float x, float y) { return x + y; }); break;
+        case Opcode::VREDSUM:
+            if (acc_f16) acc = fold<E>(s, valid, acc, [](float x, float y) { return round_to_half(x + y); });
+            else acc = fold<E>(s, valid, acc, [](float x, float y) { return x + y; });
+            break;
         case Opcode::VREDMAX: acc = fold_extreme<E>(s, valid, acc, [](float x, float y) { return fmax_rule(x, y); }); break;
         default: acc = fold_extreme<E>(s, valid, acc, [](float x, float y) { return fmin_rule(x, y); }); break;
         }
@@ -589,8 +593,8 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
         const bool accumulate = in.mode & kAccumulate;
         const bool dst_f32 = (in.mode & kDstF32) || t == DType::F32;
         if (t == DType::I32) exec_reduce_i32(in.op, dst, src0, groups, per_group, valid, accumulate);
-        else if (f16) exec_reduce<F16E>(in.op, dst, src0, groups, per_group, valid, accumulate, dst_f32);
-        else exec_reduce<F32E>(in.op, dst, src0, groups, per_group, valid, accumulate, dst_f32);
+        else if (f16) exec_reduce<F16E>(in.op, dst, src0, groups, per_group, valid, accumulate, dst_f32, in.mode & kAccF16);
+        else exec_reduce<F32E>(in.op, dst, src0, groups, per_group, valid, accumulate, dst_f32, false);
         break;
     }
     case Opcode::VTRANSPOSE: {

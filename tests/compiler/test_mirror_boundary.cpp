@@ -141,8 +141,6 @@ std::vector<MirrorCase> cases() {
                                  f.f, cols, rows, f32, lx});
                 }
     // Rows shorter than the reach (the position reflects more than once) and reaches beyond a stick.
-    // (Rows of 2, and of 3 under mirror_interior, with a reach of 2 trip Halide 14's own lowering
-    // of the vectorized mirror: docs/directives.md.)
     for (auto [cols, rows] : std::vector<std::pair<int, int>>{{1, 2}, {1, 5}, {3, 2}, {5, 1}, {5, 3}}) {
         v.push_back({"image5_short_row_" + std::to_string(rows) + "x" + std::to_string(cols), Form::Image5, cols, rows});
         if (cols != 3)
@@ -157,6 +155,29 @@ std::vector<MirrorCase> cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MirrorBoundary, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<MirrorCase> &i) { return i.param.name; });
+
+// Rows of two read at x - 2 and x + 2 (and rows of three under mirror_interior): every lane of a
+// vector folds onto one element, a load Halide 14's flatten_nested_ramps divided by zero on (the
+// process died of SIGFPE) until broadcast_uniform_loads made it a broadcast. Now each compiles and
+// matches or is refused with an error.
+class MirrorShortRows : public ::testing::TestWithParam<MirrorCase> {};
+
+TEST_P(MirrorShortRows, MatchOrAreRefusedNeverCrash) {
+    const MirrorCase &c = GetParam();
+    try {
+        DiffResult r = run_differential(mirror_alg(c), mirror_sched(c), {{c.cols, c.rows}}, {c.cols, c.rows});
+        EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    } catch (const Error &e) {
+        EXPECT_EQ(std::string(e.what()).find("internal"), std::string::npos) << e.what();
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MirrorShortRows,
+                         ::testing::Values(MirrorCase{"image5_2x2", Form::Image5, 2, 2},
+                                           MirrorCase{"interior5_2x2", Form::Interior5, 2, 2},
+                                           MirrorCase{"interior5_3x3", Form::Interior5, 3, 3},
+                                           MirrorCase{"image3_2x5_f32", Form::Image3, 2, 5, true}),
                          [](const ::testing::TestParamInfo<MirrorCase> &i) { return i.param.name; });
 
 TEST(MirrorBoundaryErrors, MirrorOnRowsStagedInLxNamesTheInput) {

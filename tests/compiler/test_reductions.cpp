@@ -126,5 +126,36 @@ TEST(Reductions, UnknownNamesAreListed) {
     }
 }
 
+// A sum of fp16 values written as such (no cast to float) adds in fp16 on Halide's CPU, rounding
+// after every addition; the device must do the same, not sum in fp32 and round once. Ones make the
+// difference plain: an fp16 running sum stops growing at 2048 (2048 + 1 rounds back to 2048), an
+// fp32 one reaches 4096. Before the kAccF16 mode the device returned 4096 here.
+Algorithm fp16_row_sum() {
+    return [] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var y("y");
+        RDom r(0, 4096, "r");
+        Func out("row_sum");
+        out(y) = sum(in(r, y));
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"y", y}};
+        return k;
+    };
+}
+
+TEST(Reductions, Fp16SumRoundsEveryAdditionAsHalideDoes) {
+    Halide::Runtime::Buffer<Halide::float16_t> ones(4096, 64);
+    ones.fill(Halide::float16_t(1.0f));
+    DiffResult r = run_differential_on(fp16_row_sum(), [](Kernel &) {}, {Halide::Runtime::Buffer<>(ones)}, {64});
+    EXPECT_EQ(float(r.want.as<Halide::float16_t>()(0)), 2048.0f);
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+
+    Halide::Runtime::Buffer<> noisy = random_buffer(halide_type_t(halide_type_float, 16), {4096, 64}, -4, 4, 7);
+    DiffResult n = run_differential_on(fp16_row_sum(), [](Kernel &) {}, {noisy}, {64});
+    EXPECT_EQ(n.cmp.max_ulp, 0) << n.cmp.first_mismatch;
+}
+
 }  // namespace
 }  // namespace spyre::testing

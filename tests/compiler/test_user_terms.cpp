@@ -15,6 +15,12 @@ TEST(UserTerms, AnImageParamsWrapperIsItsInCall) {
 
 TEST(UserTerms, AFuncCopyIsItsName) { EXPECT_EQ(in_user_terms("Func acc$5 is in LX"), "Func acc is in LX"); }
 
+// normalize_stmt names a Func's second allocation (a split's tail) sum$part<n>.
+TEST(UserTerms, ASecondAllocationIsItsFunc) {
+    EXPECT_EQ(in_user_terms("buffer sum$part3 overflows LX"), "buffer sum overflows LX");
+    EXPECT_EQ(in_user_terms("Func acc$2$part4 is"), "Func acc is");
+}
+
 TEST(UserTerms, ALoopNamesItsVarItsFuncAndItsDirective) {
     EXPECT_EQ(in_user_terms("at gemv$1.s0.n.n_core: uneven"), "at loop n of gemv (its split over cores): uneven");
     EXPECT_EQ(in_user_terms("loop f.s1.r$x.r$x_in_pe"), "loop loop r.x of f's update 1 (its PE loop)");
@@ -36,6 +42,8 @@ TEST(UserTerms, GeneratedNamesAreFound) {
     EXPECT_EQ(generated_name_in("Func acc$5 is"), "acc$5");
     EXPECT_EQ(generated_name_in("x a_global_wrapper y"), "a_global_wrapper");
     EXPECT_EQ(generated_name_in("at gemv.s0.n.n_core"), "gemv.s0.n.n_core");
+    EXPECT_EQ(generated_name_in("buffer sum$part3 overflows"), "sum$part3");
+    EXPECT_EQ(generated_name_in("RVar r$x of"), "r$x");
     EXPECT_EQ(generated_name_in(in_user_terms("at gemv$1.s0.n.n_core, a_im$9_global_wrapper$0")), "");
 }
 
