@@ -15,6 +15,12 @@ namespace {
 // The Func's name as its author wrote it: Halide makes names unique per process ("out$2" when
 // another Func was called "out"), which an error should not show.
 std::string user_name(const Func &f) { return f.name().substr(0, f.name().find('$')); }
+// An RVar as its author writes it: Halide names dimension x of RDom r "r$x".
+std::string user_name(const RVar &r) {
+    std::string n = r.name();
+    std::replace(n.begin(), n.end(), '$', '.');
+    return n;
+}
 
 // Halide's own schedule errors, re-raised naming the Func and the directive.
 template <typename F>
@@ -233,7 +239,7 @@ SpyreSchedule &SpyreSchedule::ring_split(const Var &v, int cores) {
 }
 
 SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int extent, bool on_pe) {
-    std::string d = "ring_split_reduction(" + r.name() + ", " + std::to_string(cores) + ")";
+    std::string d = "ring_split_reduction(" + user_name(r) + ", " + std::to_string(cores) + ")";
     if (cores < 1 || cores > machine_.cores)
         throw_error("Func ", user_name(f_), ": ", d, ": the machine has ", machine_.cores, " cores");
     if (f_.num_update_definitions() < 1)
@@ -262,7 +268,7 @@ SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int
 }
 
 SpyreSchedule &SpyreSchedule::pe_matmul(const RVar &k) {
-    std::string d = "pe_matmul(" + k.name() + ")";
+    std::string d = "pe_matmul(" + user_name(k) + ")";
     if (f_.num_update_definitions() < 1)
         throw_error("Func ", user_name(f_), ": ", d, ": needs an update definition (f(...) = 0; f(...) += a * b)");
     guarded(f_, d, [&] {
@@ -275,7 +281,7 @@ SpyreSchedule &SpyreSchedule::pe_matmul(const RVar &k) {
 }
 
 SpyreSchedule &SpyreSchedule::ring_share(const RVar &r, int cores) {
-    std::string d = "ring_share(" + r.name() + ", " + std::to_string(cores) + ")";
+    std::string d = "ring_share(" + user_name(r) + ", " + std::to_string(cores) + ")";
     if (cores < 2 || cores > machine_.cores)
         throw_error("Func ", user_name(f_), ": ", d, ": a run of sharing cores is 2 to ", machine_.cores, " cores");
     if (f_.num_update_definitions() < 1)

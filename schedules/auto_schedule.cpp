@@ -98,14 +98,18 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
     r.timed = int64_t(sr.timed.size());
     r.failed = sr.failed;
     r.search_seconds = sr.seconds;
+    r.stopped_by_time_limit = sr.stopped_by_time;
     r.timed_per_second = sr.seconds > 0 ? double(sr.timed.size()) / sr.seconds : 0;
     r.estimated_per_second = space_s > 0 ? double(space.candidates.size() + space.pruned_lx) / space_s : 0;
-    char head[512];
+    char head[1024];
     std::snprintf(head, sizeof head,
                   "// Spyre schedule of %s chosen by spyre::auto_schedule (seed %u): %.2f us modelled%s.\n"
-                  "// %s\n// %lld candidates, %lld timed by the simulator (%lld refused), %.1f s.\n",
+                  "// %s\n// %lld candidates, %lld timed by the simulator (%lld refused), %.1f s%s.\n",
                   display_name(output.name()).c_str(), ao.seed, r.us, r.exact ? "" : " (loops summarised)", r.summary.c_str(),
-                  (long long)r.candidates, (long long)r.timed, (long long)r.failed, r.search_seconds);
+                  (long long)r.candidates, (long long)r.timed, (long long)r.failed, r.search_seconds,
+                  r.stopped_by_time_limit ? "; the time limit (time_budget_s) cut the search short, so another run may choose "
+                                            "otherwise"
+                                          : "");
     r.options = with_layouts(options, best);
     std::string layouts = layouts_cpp(r.options, "options", "// ");
     if (!layouts.empty()) layouts = "// The device layouts it chose (AutoOptions::free_layouts), for the CompileOptions:\n" + layouts;

@@ -27,7 +27,11 @@ namespace spyre {
 struct AutoOptions {
     uint32_t seed = 1;          // the same seed, pipeline and machine give the same schedule
     int max_evaluations = 128;  // candidates the simulator times
-    double time_budget_s = 30;  // bound on the timing's wall time (candidates past it are skipped)
+    // A bound on the timing's wall time (candidates past it are skipped). 0, the default: none, so
+    // that the result depends only on the pipeline, shapes, options, seed and machine description;
+    // max_evaluations bounds the work. With a bound the result depends on the machine's speed and
+    // load, and AutoResult::stopped_by_time_limit says when it cut the search.
+    double time_budget_s = 0;
     int workers = 0;            // processes timing candidates; 0: one per core
     int max_cores = 0;          // most cores a schedule may use; 0: the machine's
     bool progress = true;       // a progress bar on stderr, when it is a terminal
@@ -58,6 +62,7 @@ struct AutoResult {
     int64_t timed = 0;          // timed by the simulator
     int64_t failed = 0;         // of those, refused by the back end or the simulator
     double search_seconds = 0;  // wall time of the timing
+    bool stopped_by_time_limit = false;  // AutoOptions::time_budget_s cut the search short
     double timed_per_second = 0;     // candidates compiled and simulated per second
     double estimated_per_second = 0; // candidates built and ranked by the pre-filter per second
 };

@@ -313,7 +313,12 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     for (size_t i : by_est)
         if (deferred[i]) everyone.push_back(i);
     const auto start = Clock::now();
-    const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(so.time_budget_s));
+    // Without a wall-time bound (the default) nothing below depends on how fast the machine runs.
+    const auto deadline = so.time_budget_s > 0
+                              ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(so.time_budget_s))
+                              : Clock::time_point::max();
+    bool cut = false;  // a deadline check fired: some candidate or phase was skipped
+    auto past_deadline = [&] { return cut = cut || Clock::now() > deadline; };
     // The candidates handed to the workers so far, in order; records[pos] is list[pos]'s result.
     std::vector<size_t> list;
     std::vector<WorkResult> records;
@@ -339,7 +344,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     auto evaluate = [&](const WorkTask &t) {
         WorkResult r;
         r.pos = t.pos;
-        if (Clock::now() > deadline) return r;
+        if (past_deadline()) return r;
         r.status = 0;
         if (t.best_before > 0 && (known_best == 0 || t.best_before < known_best)) known_best = t.best_before;
         const Candidate &c = cs[size_t(t.candidate)];
@@ -448,7 +453,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     // timed so far compiled, so that a space where the estimate favours invalid candidates is still
     // searched. Which candidates a round times depends only on the previous rounds' results.
     for (size_t begin = 0, round = 0; begin < order.size() && round < 4; begin += budget, round++) {
-        if (round > 0 && (timed_ok >= budget / 2 || Clock::now() > deadline)) break;
+        if (round > 0 && (timed_ok >= budget / 2 || past_deadline())) break;
         time_more(std::vector<size_t>(order.begin() + begin, order.begin() + std::min(order.size(), begin + budget)), true);
     }
     // Then the refinements of the best bases timed (as many as the finalists).
@@ -461,12 +466,12 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         for (size_t b = 0; b < bases.size() && b < size_t(std::max(1, so.finalists)); b++)
             for (size_t r : refinements[bases[b].second])
                 if (!listed.count(r)) refs.push_back(r);
-        if (!refs.empty() && Clock::now() <= deadline) time_more(refs, true);
+        if (!refs.empty() && !past_deadline()) time_more(refs, true);
     }
     // Then a local search: the untimed neighbours of the best so far (one choice changed; a move
     // that costs a lowering one value at a time along a numeric choice: auto_moves.h), while that
     // improves it, at most four steps of half the budget each.
-    for (int step = 0; step < 4 && Clock::now() <= deadline; step++) {
+    for (int step = 0; step < 4 && !past_deadline(); step++) {
         const size_t best = best_timed();
         if (best == cs.size()) break;
         std::vector<size_t> near = local_moves(
@@ -583,7 +588,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         // The finalists in their exact order, then the others timed (in theirs).
         std::vector<std::pair<double, size_t>> ranked = res.exact ? exact : ok;
         if (res.exact) ranked.insert(ranked.end(), ok.begin() + std::ptrdiff_t(nf), ok.end());
-        for (size_t i = 0; i < ranked.size() && Clock::now() <= deadline; i++) {
+        for (size_t i = 0; i < ranked.size() && !past_deadline(); i++) {
             const size_t cand = list[ranked[i].second];
             WorkResult got = first_check;
             if (cand != list[ok[0].second] || got.status == 2) {
@@ -600,6 +605,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         }
     }
     res.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    res.stopped_by_time = cut || pool.spent();
     return res;
 }
 

@@ -32,7 +32,7 @@ namespace spyre::autosched {
 struct SearchOptions {
     uint32_t seed = 1;
     int max_evaluations = 128;  // candidates timed by the simulator
-    double time_budget_s = 30;  // wall time of the timing; past it, untimed candidates are skipped
+    double time_budget_s = 0;   // wall time of the timing; past it, untimed candidates are skipped. 0: no bound
     int workers = 0;            // processes; 0: one per core
     bool progress = true;       // on stderr, when it is a terminal
     int finalists = 4;          // the best few re-timed without loop summaries, when that is cheap
@@ -53,6 +53,7 @@ struct SearchResult {
     bool exact = false;        // best_us from a run without loop summaries
     int failed = 0;            // candidates the back end or the simulator refused
     double seconds = 0;        // wall time of the timing
+    bool stopped_by_time = false;  // time_budget_s cut the search short: the result depends on load
     std::string first_error;   // why the pre-filter's favourite failed, when every candidate did
 };
 

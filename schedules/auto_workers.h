@@ -39,6 +39,7 @@ public:
     WorkerPool &operator=(const WorkerPool &) = delete;
 
     int size() const { return in_process_ ? 1 : int(workers_.size()); }  // workers
+    bool spent() const { return spent_; }  // a run reached its deadline
     // Runs tasks[i] on worker worker_of[i] (tasks of a worker in their order here) and calls `note`
     // with each result as it arrives. Past `deadline` the workers are stopped, mid-task if need be,
     // and the pool is spent: no result comes for what was not done, then or in later runs. A task of a

@@ -74,6 +74,9 @@ std::string in_user_terms(const std::string &message) {
         rest = m.suffix().str();
     }
     done += rest;
+    // RVars anywhere else (Halide's own messages list loops such as "p.compute_at(sum, r$x)").
+    static const std::regex rvar(R"(\b([A-Za-z_]\w*)\$([xyzw])\b)");
+    done = std::regex_replace(done, rvar, "$1.$2");
     // Counts of one read as counts.
     static const std::regex one(R"(\b1 (column|row|stick|element|core|tile|group|iteration)s\b)");
     return std::regex_replace(done, one, "1 $1");

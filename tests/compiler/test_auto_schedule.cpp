@@ -445,6 +445,19 @@ TEST(AutoScheduleSearch, SameSeedSameSchedule) {
     EXPECT_EQ(body(a.cpp), body(b.cpp));
 }
 
+// The default search has no wall-time bound (its result must not depend on the machine's load); a
+// bound the user sets and the search hits is reported, never silent: here it stops the search before
+// the first candidate is timed, and the error says so.
+TEST(AutoScheduleSearch, AWallTimeLimitThatCutsTheSearchIsReported) {
+    EXPECT_EQ(AutoOptions{}.time_budget_s, 0);
+    std::vector<std::vector<int>> ins{{1024, 64}, {1024, 64}, {1024}};
+    Kernel k = residual_norm(1024)();
+    AutoOptions ao = quick();
+    ao.time_budget_s = 1e-9;
+    const std::string e = error_of([&] { auto_schedule(k.output, k.inputs, options_for(ins, {1024, 64}), ao); });
+    EXPECT_NE(e.find("no candidate was timed within the time budget"), std::string::npos) << e;
+}
+
 struct CacheCase {
     const char *name;
     Algorithm alg;

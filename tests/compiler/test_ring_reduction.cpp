@@ -67,7 +67,7 @@ TEST(RingReduction, PartialsNotWholeSticksIsAnError) {
         spyre::schedule(f).ring_split_reduction(r.x, 32, 1024);  // 32 values per core: half a stick
         FAIL() << "expected an error";
     } catch (const spyre::Error &e) {
-        EXPECT_NE(std::string(e.what()).find("Func tiny_rowsum: ring_split_reduction(r$x, 32)"), std::string::npos)
+        EXPECT_NE(std::string(e.what()).find("Func tiny_rowsum: ring_split_reduction(r.x, 32)"), std::string::npos)
             << e.what();
         EXPECT_NE(std::string(e.what()).find("not whole sticks"), std::string::npos) << e.what();
     }

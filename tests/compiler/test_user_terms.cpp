@@ -21,6 +21,10 @@ TEST(UserTerms, ASecondAllocationIsItsFunc) {
     EXPECT_EQ(in_user_terms("Func acc$2$part4 is"), "Func acc is");
 }
 
+TEST(UserTerms, AnRVarInFreeTextIsItsRDomsDimension) {
+    EXPECT_EQ(in_user_terms("  p.compute_at(sum, r$x);"), "  p.compute_at(sum, r.x);");
+}
+
 TEST(UserTerms, ALoopNamesItsVarItsFuncAndItsDirective) {
     EXPECT_EQ(in_user_terms("at gemv$1.s0.n.n_core: uneven"), "at loop n of gemv (its split over cores): uneven");
     EXPECT_EQ(in_user_terms("loop f.s1.r$x.r$x_in_pe"), "loop loop r.x of f's update 1 (its PE loop)");

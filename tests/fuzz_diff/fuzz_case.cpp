@@ -10,6 +10,7 @@
 #include "random_pipeline.h"
 #include "random_schedule.h"
 #include "spyre.h"
+#include "user_terms.h"
 
 namespace spyre::fuzzdiff {
 
@@ -64,6 +65,11 @@ bool guarded(CaseResult &r, const std::string &what, F &&step) {
         return false;
     }
     r.verdict = says_internal(r.message) ? Verdict::Internal : Verdict::Refused;
+    // An error must speak in the names the user wrote (docs/directives.md, "Compile-time errors").
+    if (std::string g = generated_name_in(r.message); r.verdict == Verdict::Refused && !g.empty()) {
+        r.message = "internal: the error names '" + g + "', which the user never wrote: " + r.message;
+        r.verdict = Verdict::Internal;
+    }
     return false;
 }
 
