@@ -50,14 +50,15 @@ double estimate_ns(const RowsWork &w, int cores, const MachineDesc &m) {
     const double per_tile_ns = (m.dma_setup_cycles + m.vec_op_overhead_cycles * w.stages_per_tile) / m.clock_ghz;
     const double barriers_ns = double(w.roots - 1) * m.barrier_latency_cycles / m.clock_ghz;
     const double tiles_ns = double(w.tiles_per_core) * per_tile_ns + barriers_ns;
+    // The channel charges the turnaround over the kernel's totals, on the smaller direction, however
+    // the reads and writes are ordered (docs/device_model.md).
+    const double turnaround_ns = std::min(reads, writes) * m.dram_turnaround_ns_per_byte;
     if (w.phased) {
         // Loads overlap the compute; the stores have the channel to themselves, between barriers.
         const double phase_ns = 2.0 * m.barrier_latency_cycles / m.clock_ghz;
-        return std::max(reads / bw, compute_ns) + writes / bw + double(w.tiles_per_core) * phase_ns + tiles_ns;
+        return std::max(reads / bw, compute_ns) + writes / bw + turnaround_ns + double(w.tiles_per_core) * phase_ns +
+               tiles_ns;
     }
-    // Tiles streamed while earlier ones are written back mix the directions: the channel's
-    // turnaround on the smaller one (docs/device_model.md).
-    const double turnaround_ns = w.tiles_per_core > 1 ? std::min(reads, writes) * m.dram_turnaround_ns_per_byte : 0.0;
     return std::max(w.dram_bytes / bw + turnaround_ns, compute_ns) + tiles_ns;
 }
 

@@ -32,6 +32,7 @@ namespace {
 constexpr double kPeak = 150.0;         // GB/s one way
 constexpr double kTurnaround = 0.00574;  // ns per byte of min(R, W)
 constexpr double kMacPerNs = 1140.0;     // sustained per core
+constexpr int kReductionTileBytes = 32 << 10;  // per core per tile in the row-reduction programs
 
 // IBM's bandwidth form for a kernel reading R and writing W bytes, as an effective rate (R + W) / t.
 double ibm_rate(double r, double w) { return (r + w) / ((r + w) / kPeak + kTurnaround * std::min(r, w)); }
@@ -73,17 +74,21 @@ std::vector<CalibrationPoint> calibration_points() {
     add("copy/2c/1024x4096", "pointwise bandwidth is core-count independent from 2 cores up", PointUnit::GBps,
         copy_rate(), true, [] { return build_pointwise({1024, 4096, 2, 1}); });
 
-    // Standalone row reductions: min(150, 114 + 61 exp(-rows/3700)) GB/s.
+    // Standalone row reductions: min(150, 114 + 61 exp(-rows/3700)) GB/s. Each core streams tiles
+    // of the same size (32 KiB) whatever the row length, so that the shapes differ only in rows.
+    auto reduction = [](int rows, int cols, int cores) {
+        return build_row_reduction({rows, cols, cores, std::max(1, kReductionTileBytes / (cols * 2))});
+    };
     for (auto [rows, cols] : {std::pair{1024, 16384}, {4096, 4096}, {16384, 1024}})
         add("reduce_rows/32c/" + shape(rows, cols), "row reduction read rate min(150, 114 + 61 exp(-rows/3700))",
             PointUnit::ReadGBps, reduction_read_rate(rows), true,
-            [rows = rows, cols = cols] { return build_row_reduction({rows, cols, 32}); });
-    // The same reduction on fewer cores, as a fraction of the 32-core rate. Not fitted: see
-    // docs/device_model.md (one core moves far more in the single-core softmax table).
+            [=] { return reduction(rows, cols, 32); });
+    // The same reduction on fewer cores, as a fraction of the 32-core rate: one to four cores scale
+    // linearly (0.11, 0.22, 0.43), which pins what one core's vector unit reduces per cycle.
     for (auto [cores, frac] : {std::pair{1, 0.11}, {4, 0.43}})
         add("reduce_rows/" + std::to_string(cores) + "c/4096x4096",
             "reduction with fewer cores: " + std::to_string(frac).substr(0, 4) + " of the 32-core rate", PointUnit::ReadGBps,
-            frac * reduction_read_rate(4096), false, [cores = cores] { return build_row_reduction({4096, 4096, cores}); });
+            frac * reduction_read_rate(4096), true, [=, cores = cores] { return reduction(4096, 4096, cores); });
 
     // A full input plus a small broadcast operand (rows >= 1024 forms).
     add("bcast_row/32c/4096x4096", "row-operand broadcast: 183.5 - 2.8 log2(cols) - 2.6 log2(rows)", PointUnit::GBps,
@@ -155,10 +160,9 @@ std::vector<CalibrationPoint> calibration_points() {
         return 1.265 * std::max(compute_ns, memory_ns) / 1000.0;
     };
 
-    // Every core loading the same operand. Not fitted: the model has no mechanism that makes a
-    // replicated read slower than any other read (docs/device_model.md).
+    // Every core loading the same operand: a replicated read (dma_replicated_read_bytes_per_ns).
     add("replicated_load/32c/1MiB", "operands loaded separately by each consumer core: ~2.3 GB/s per core",
-        PointUnit::ReadGBpsCore, 2.3, false, [] { return build_replicated_load({1 << 20, 32}); });
+        PointUnit::ReadGBpsCore, 2.3, true, [] { return build_replicated_load({1 << 20, 32}); });
 
     // IBM's single-core softmax table. Not fitted: at 150 GB/s its traffic cannot move in the
     // measured times (docs/device_model.md gives the arithmetic).

@@ -322,8 +322,10 @@ DeviceProgram build_lx_matmul(const LxMatmulShape &s) {
     const int64_t a_bytes = int64_t(s.m) * s.k * 2, b_bytes = int64_t(s.k) * s.n * 2;
     const int64_t c_bytes = int64_t(s.m) * s.n * 4, out_bytes = int64_t(s.m) * s.n * 2;
     ProgramBuilder b("lx_matmul", s.cores);
-    int a = b.buffer("A", BufferKind::Input, DType::F16, {s.k, s.m});
-    int w = b.buffer("B", BufferKind::Input, DType::F16, {s.n, s.k});
+    // Each core has its own copy of A and B: the sweep isolates the PE, so no core reads what
+    // another reads (a replicated operand read would bind instead).
+    int a = b.buffer("A", BufferKind::Input, DType::F16, {s.k, int64_t(s.m) * s.cores});
+    int w = b.buffer("B", BufferKind::Input, DType::F16, {s.n, int64_t(s.k) * s.cores});
     int c = b.buffer("C", BufferKind::Output, DType::F16, {s.n, int64_t(s.m) * s.cores});
 
     LxPlan lx;
@@ -335,9 +337,11 @@ DeviceProgram build_lx_matmul(const LxMatmulShape &s) {
     const int d_mm = b.mm_desc(mm);
     const int kTagLoad = 0, kTagPe = 1, kTagStore = 3;
 
-    // Every core reads the same operands and writes its own m rows of C.
-    b.dma_ld(kTagLoad, a, kZero, 0, Lx(lx_a), contiguous(b, a_bytes / kStick));
-    b.dma_ld(kTagLoad, w, kZero, 0, Lx(lx_b), contiguous(b, b_bytes / kStick));
+    // Every core reads its own operands and writes its own m rows of C.
+    Reg a_base = core_offset(b, a_bytes), b_base = core_offset(b, b_bytes);
+    b.dma_ld(kTagLoad, a, a_base, 0, Lx(lx_a), contiguous(b, a_bytes / kStick));
+    b.dma_ld(kTagLoad, w, b_base, 0, Lx(lx_b), contiguous(b, b_bytes / kStick));
+    b.release(a_base), b.release(b_base);
     b.wait_tag(kTagLoad);
     b.matmul(kTagPe, Lx(lx_c), Lx(lx_a), Lx(lx_b), d_mm, false);
     if (s.reps > 1) {

@@ -64,7 +64,7 @@ DeviceProgram build_plane_transport(const PlaneTransportShape &s);
 
 // Compute-isolated matmul: each core loads an (m, k) A and a (k, n) B into LX once, then issues
 // `reps` accumulating MATMULs C(m, n) += A x B, and stores C once. `cores` cores run it (SPMD, each
-// on its own copy of the operands).
+// on its own copy of the operands, so that no read is a replicated one).
 struct LxMatmulShape {
     int m = 64, n = 256, k = 256;  // per core; n and k multiples of 64
     int cores = 8;

@@ -65,7 +65,7 @@ std::vector<MachineParam> build_params() {
         real_param("clock_ghz", "GHz", PS::Assumption,
                    "core clock; not public, a core of the same lineage ran at 1.5 GHz (VLSI 2018)", &MD::clock_ghz),
         real_param("vec_add_sticks_per_cycle", "sticks/cycle", PS::Assumption,
-                   "vector throughput per core for add, sub, mul, fma, neg, abs, copy (set by an earlier fit to the single-core softmax table, whose stage 4 it still matches; no sweep isolates the vector unit)",
+                   "vector throughput per core for add, sub, mul, fma, neg, abs, copy (set by an earlier fit to the single-core softmax table, which the sweeps now contradict (docs/device_model.md); no sweep isolates these rates)",
                    &MD::vec_add_sticks_per_cycle),
         real_param("vec_minmax_sticks_per_cycle", "sticks/cycle", PS::Assumption,
                    "vector throughput per core for max, min, compare, select and `VROUND` (the calibration case has "
@@ -74,8 +74,11 @@ std::vector<MachineParam> build_params() {
         real_param("vec_transc_sticks_per_cycle", "sticks/cycle", PS::Assumption,
                    "vector throughput per core for exp, log, tanh, reciprocal, rsqrt, sqrt, div (set by an earlier fit to the single-core softmax table; no sweep isolates the vector unit)",
                    &MD::vec_transc_sticks_per_cycle),
-        real_param("vec_reduce_sticks_per_cycle", "sticks/cycle", PS::Assumption,
-                   "vector throughput per core for lane reductions: sum, max, min (set by an earlier fit to the single-core softmax table, whose stage 4 it still matches; no sweep isolates the vector unit)",
+        real_param("vec_reduce_sticks_per_cycle", "sticks/cycle", PS::Calibrated,
+                   "vector throughput per core for lane reductions: sum, max, min (fit to the row reductions on 1 and "
+                   "4 cores, 0.11 and 0.43 of the 32-core rate: 1 to 4 cores scale linearly at ~14.7 GB/s per core, "
+                   "what one core's reductions consume; pointwise kernels are core-count independent from 2 cores up, "
+                   "so the DMA does not bind there. Contradicts the single-core softmax table, docs/device_model.md)",
                    &MD::vec_reduce_sticks_per_cycle),
         real_param("vec_convert_sticks_per_cycle", "sticks/cycle", PS::Assumption,
                    "vector throughput per core for conversions (fp16, fp32, int32, int8, uint8; a `VCVT` costs the "
@@ -84,7 +87,7 @@ std::vector<MachineParam> build_params() {
                    "(`VCVTF8`), which are assumed to run at this rate)",
                    &MD::vec_convert_sticks_per_cycle),
         real_param("vec_op_overhead_cycles", "cycles", PS::Assumption,
-                   "issue + pipeline fill per vector instruction (set by an earlier fit to the single-core softmax table, whose stage 4 it still matches; no sweep isolates the vector unit)", &MD::vec_op_overhead_cycles),
+                   "issue + pipeline fill per vector instruction (set by an earlier fit to the single-core softmax table, which the sweeps now contradict (docs/device_model.md); no sweep isolates these rates)", &MD::vec_op_overhead_cycles),
         real_param("pe_macs_per_ns", "MAC/ns", PS::Calibrated,
                    "steady-state fp16 MAC rate per core once the pipeline is full; fit so that whole matmuls "
                    "sustain IBM's measured 1140 MAC/ns (_inductor/cost_model.py); datasheet peak 1536",
@@ -107,8 +110,9 @@ std::vector<MachineParam> build_params() {
                    "device-memory one-way peak, shared by all cores (IBM's cost-model sweep, _inductor/cost_model.py)",
                    &MD::dram_bytes_per_ns),
         real_param("dram_turnaround_ns_per_byte", "ns/byte", PS::Measured,
-                   "read/write turnaround: extra time per byte of the smaller direction when reads and writes mix; "
-                   "a balanced copy runs ~105 GB/s (_inductor/cost_model.py)",
+                   "read/write turnaround, over the run's totals: extra time per byte moved in the direction whose "
+                   "total so far is the smaller (the one that grows min(R, W)); a balanced copy runs ~105 GB/s "
+                   "however its reads and writes are ordered (_inductor/cost_model.py)",
                    &MD::dram_turnaround_ns_per_byte),
         real_param("dram_read_run_overhead_bytes", "bytes", PS::Calibrated,
                    "channel time one contiguous run read from device memory costs beyond its bytes (row "
@@ -123,8 +127,13 @@ std::vector<MachineParam> build_params() {
                    "latency. Two cores saturate the channel (pointwise is core-count independent from 2 cores up) "
                    "and one cannot, so peak/2",
                    &MD::dma_core_bytes_per_ns),
+        real_param("dma_replicated_read_bytes_per_ns", "bytes/ns", PS::Calibrated,
+                   "what one core draws when it loads bytes another core has loaded at the same instruction (an "
+                   "operand each consumer core loads itself): IBM measured ~2.3 GB/s per core for such replicated "
+                   "reads (cost_model.py); fit to the replicated_load point (32 cores, 1 MiB each)",
+                   &MD::dma_replicated_read_bytes_per_ns),
         real_param("dma_setup_cycles", "cycles", PS::Calibrated,
-                   "start latency per DMA descriptor (fit to the tiled-softmax underfill sweep)",
+                   "start latency per DMA descriptor (fit to the tiled-softmax underfill sweep at 8 and 16 rows per tile, 32 KiB per core per tile)",
                    &MD::dma_setup_cycles),
         int_param("dma_queue_depth", "descriptors", PS::Assumption,
                   "outstanding DMAs per direction per core", &MD::dma_queue_depth),

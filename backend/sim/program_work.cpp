@@ -89,6 +89,9 @@ public:
     }
 
     bool counts_known = true;
+    // When set (one entry per instruction), marks the loads whose device address no core id went
+    // into (core_independent_loads).
+    std::vector<char> *shared_loads = nullptr;
 
 private:
     Work block(size_t begin, size_t end, Regs &r) {
@@ -136,6 +139,8 @@ private:
             const bool store = in.op == Opcode::DMA_ST;
             (store ? w.store_work : w.load_work) = dma_channel_work(d, w.dma, store, 0, m_);
             if (detail_) record_dma(in, w, store, r);
+            if (shared_loads && !store && (in.a[2] == 0 || !r[size_t(in.a[2])].per_core))
+                (*shared_loads)[size_t(&in - p_.code.data())] = 1;
             break;
         }
         case Engine::Ring:
@@ -310,6 +315,15 @@ std::vector<CoreTraffic> program_traffic(const DeviceProgram &program, const Mac
         cores.push_back(std::move(t));
     }
     return cores;
+}
+
+std::vector<char> core_independent_loads(const DeviceProgram &program, const MachineDesc &machine) {
+    std::vector<char> shared(program.code.size(), 0);
+    if (program.num_cores < 2) return shared;
+    Walker walker(program, machine);
+    walker.shared_loads = &shared;
+    walker.run(-1);
+    return shared;
 }
 
 int64_t ProgramWork::data_work() const { return sat_add(sat_add(sat_add(dma_bytes, vector_bytes), macs), ring_bytes); }

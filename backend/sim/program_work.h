@@ -53,6 +53,11 @@ struct CoreTraffic {
 // program.num_cores entries, core 0 first.
 std::vector<CoreTraffic> program_traffic(const DeviceProgram &program, const MachineDesc &machine);
 
+// One entry per instruction: 1 for a DMA_LD whose device address no CORE_ID went into (a register
+// never derived from the core id, or none), so every core that issues it reads the same bytes: a
+// replicated operand (IBM's compiler has each consumer core load it itself). All 0 on one core.
+std::vector<char> core_independent_loads(const DeviceProgram &program, const MachineDesc &machine);
+
 // A lower bound on the program's modelled time in a timing-only run, from its static work alone:
 // the launch, then the busiest engine of the busiest core (each engine runs its operations one
 // after another at their op_cost.h durations) or device memory at its peak, whichever is longer.

@@ -58,6 +58,7 @@ struct DmaOp {
     int tag;
     double issue;
     double bytes;          // channel work: the bytes plus the run overheads, scaled for the working set
+    double cap = 0;        // the most the channel gives it (bytes per cycle)
     double start = 0;
     int flow = -1;         // id in the DRAM model while moving
     double remaining = 0;  // bytes left while suspended by a loop summary
@@ -245,6 +246,10 @@ private:
     std::vector<int64_t> buf_bytes_;
     std::vector<size_t> match_;   // LOOP->ENDLOOP, IF->ELSE/ENDIF, ELSE->ENDIF
     std::vector<char> no_summary_;  // LOOP pc: not summarised (ring or barrier ops, or a register-counted loop inside)
+    // Replicated operand reads: DMA_LD pcs whose address is the same on every core, and the first
+    // core that issued each (the others read bytes another core has read).
+    std::vector<char> shared_load_;
+    std::vector<int> first_loader_;
     void mark_changing_paths();
     std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
     int64_t event_seq_ = 0;
@@ -271,7 +276,7 @@ private:
     int64_t summarised_ = 0;
     int64_t executed_ = 0;
     int64_t work_ = 0;
-    double dma_cap_, setup_;
+    double dma_cap_, replicated_cap_, setup_;
 };
 
 void Simulator::prepare(std::vector<std::vector<uint8_t>> images) {
@@ -345,6 +350,9 @@ void Simulator::prepare(std::vector<std::vector<uint8_t>> images) {
     sends_.resize(size_t(nc) * nc);
     recvs_.resize(size_t(nc) * nc);
     dma_cap_ = m_.dma_core_bytes_per_ns / m_.clock_ghz;
+    replicated_cap_ = std::min(dma_cap_, m_.dma_replicated_read_bytes_per_ns / m_.clock_ghz);
+    shared_load_ = core_independent_loads(prog_, m_);
+    first_loader_.assign(n, -1);
     setup_ = m_.dma_setup_cycles;
 }
 
@@ -479,7 +487,16 @@ void Simulator::issue_dma(Core &c, const Instr &in) {
     int tag = in.a[0];
     c.tag_pending[tag]++;
     c.tag_cause[tag] = store ? kWaitDmaStore : kWaitDmaLoad;
-    c.dma[q].ops.push_back(DmaOp{c.pc, tag, c.t, work});
+    // A load of bytes that another core has already loaded at this instruction (the address is
+    // the same on every core) is a replicated operand read: IBM measured such reads at a per-core
+    // rate far below a fair share of the channel (docs/device_model.md).
+    double cap = dma_cap_;
+    if (!store && shared_load_[c.pc]) {
+        int &first = first_loader_[c.pc];
+        if (first < 0) first = c.id;
+        else if (first != c.id) cap = replicated_cap_;
+    }
+    c.dma[q].ops.push_back(DmaOp{c.pc, tag, c.t, work, cap});
     if (c.dma[q].ops.size() == 1) schedule(c.t + setup_, EventKind::DmaStart, c.id, q, c.gen);
 }
 
@@ -488,7 +505,7 @@ void Simulator::start_dma(Core &c, int q, double now) {
     double bytes = op.suspended ? op.remaining : op.bytes;
     if (!op.suspended) op.start = now;
     op.suspended = false;
-    op.flow = dram_.add(now, q == 1, bytes, dma_cap_);
+    op.flow = dram_.add(now, q == 1, bytes, op.cap);
     if (int(flow_owner_.size()) <= op.flow) flow_owner_.resize(size_t(op.flow) + 1);
     flow_owner_[op.flow] = {c.id, q};
     if (c.dma_active++ == 0) c.dma_busy_since = now;

@@ -225,10 +225,12 @@ TEST(SweepPlaneTransportShape, RejectsBadShapesNamingTheField) {
 
 // --- matmul in LX ---
 
-TEST(SweepLxMatmul, EachCoreStoresRepsAccumulatedProducts) {
+TEST(SweepLxMatmul, EachCoreStoresRepsAccumulatedProductsOfItsOwnOperands) {
     LxMatmulShape s;
     s.m = 16, s.n = 64, s.k = 128, s.cores = 2, s.reps = 3;
-    Halves A = random_halves(size_t(s.m) * s.k, 50, -1, 1), B = random_halves(size_t(s.k) * s.n, 51, -1, 1);
+    // Each core has its own A and B (core c's at c times their size).
+    const size_t a_size = size_t(s.m) * s.k, b_size = size_t(s.k) * s.n;
+    Halves A = random_halves(a_size * s.cores, 50, -1, 1), B = random_halves(b_size * s.cores, 51, -1, 1);
     Halves C = run(build_lx_matmul(s), {A, B});
     ASSERT_EQ(C.size(), size_t(s.m) * s.cores * s.n);
     for (int core = 0; core < s.cores; core++)
@@ -237,7 +239,8 @@ TEST(SweepLxMatmul, EachCoreStoresRepsAccumulatedProducts) {
                 float acc = 0, mass = 0;
                 for (int rep = 0; rep < s.reps; rep++)
                     for (int kk = 0; kk < s.k; kk++) {
-                        float pr = f(A[size_t(i) * s.k + kk]) * f(B[size_t(kk) * s.n + j]);
+                        float pr = f(A[core * a_size + size_t(i) * s.k + kk]) *
+                                   f(B[core * b_size + size_t(kk) * s.n + j]);
                         acc += pr, mass += std::fabs(pr);
                     }
                 expect_sum_close(f(C[(size_t(core) * s.m + i) * s.n + j]), round_to_half(acc), mass,

@@ -1,7 +1,9 @@
 // The "phased" schedules (dma_phases at the tile loop, dsl/directives.h) of softmax, layernorm and
 // rmsnorm: at a shape where every core runs several whole tiles, the tile loop has barriers and
-// the result matches Halide's CPU reference; at model width the modelled time is well below
-// cores32's, since device memory no longer mixes reads and writes (no turnaround).
+// the result matches Halide's CPU reference. The device charges the read/write turnaround over a
+// kernel's totals (IBM's fitted law; docs/device_model.md), so separating the reads from the writes
+// in time gains nothing: at model width the phased schedule is no faster than cores32, and neither
+// moves its traffic faster than the channel law.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,10 +18,28 @@ namespace {
 
 class PhasedSchedule : public ::testing::TestWithParam<std::string> {};
 
-double modelled_us(const DeviceProgram &p) {
+SimStats modelled(const DeviceProgram &p) {
     SimOptions o;
     o.timing_only = true;
-    return simulate(p, MachineDesc{}, {}, o).stats.us;
+    return simulate(p, MachineDesc{}, {}, o).stats;
+}
+
+// IBM's channel law for the run's own device-memory traffic: (R + W) / peak + turnaround x min(R, W).
+double channel_law_us(const SimStats &st) {
+    const MachineDesc m;
+    const double r = double(st.dram_read_bytes), w = double(st.dram_write_bytes);
+    return ((r + w) / m.dram_bytes_per_ns + m.dram_turnaround_ns_per_byte * std::min(r, w)) / 1000.0;
+}
+
+// Phasing buys nothing: the phased schedule takes at least the channel law for its traffic, as
+// cores32 does, and is not faster than cores32 (the premise of these tests used to be that it was,
+// 10% or more, when the model charged the turnaround only while reads and writes overlapped).
+void expect_no_phasing_gain(const std::string &app, const Shape &s) {
+    const SimStats phased = modelled(compile_kernel(app, "phased", s));
+    const SimStats cores32 = modelled(compile_kernel(app, "cores32", s));
+    EXPECT_GE(phased.us, channel_law_us(phased) * 0.999) << "phased";
+    EXPECT_GE(cores32.us, channel_law_us(cores32) * 0.999) << "cores32";
+    EXPECT_GE(phased.us, cores32.us * 0.98) << "phased " << phased.us << " us, cores32 " << cores32.us << " us";
 }
 
 TEST_P(PhasedSchedule, BarrierPerTileAndMatchesCpu) {
@@ -39,20 +59,17 @@ TEST_P(PhasedSchedule, BarrierPerTileAndMatchesCpu) {
     EXPECT_TRUE(e.ok) << e.text << " (tolerance " << tolerance(app).text() << ")";
 }
 
-// At model width each core runs many tiles, and the double-buffered cores32 mixes one tile's stores
-// with the next tiles' loads (the channel pays the turnaround); the phased schedule does not.
-TEST_P(PhasedSchedule, FasterThanCores32AtModelWidth) {
+// At model width each core runs many tiles; the double-buffered cores32 mixes one tile's stores with
+// the next tiles' loads, the phased schedule separates them with barriers. Both pay the turnaround.
+TEST_P(PhasedSchedule, NoFasterThanCores32AtModelWidth) {
     const std::string app = GetParam();
-    const Shape s = parse_shape(app, "4096x8192");
-    const double phased = modelled_us(compile_kernel(app, "phased", s));
-    const double cores32 = modelled_us(compile_kernel(app, "cores32", s));
-    EXPECT_LT(phased, cores32 * 0.9) << "phased " << phased << " us, cores32 " << cores32 << " us";
+    expect_no_phasing_gain(app, parse_shape(app, "4096x8192"));
 }
 
 // Rows split over 32 cores unevenly, the last core one row short (447 rows: 14 each, the last 13;
 // 1151: 36 and 35), in single-row tiles at these widths: the last core's copy of the tile loop
 // runs its final pair of tiles half empty but meets as many barriers as the others, so the phased
-// schedule still applies, matches the CPU and avoids the turnaround.
+// schedule still applies and matches the CPU (and, like every schedule, pays the turnaround).
 TEST_P(PhasedSchedule, AnUnevenSplitOneTileShortStillRunsInPhases) {
     const std::string app = GetParam();
     const Shape small = parse_shape(app, "447x8192");
@@ -62,10 +79,7 @@ TEST_P(PhasedSchedule, AnUnevenSplitOneTileShortStillRunsInPhases) {
     const SpyreRun run = run_on_spyre(p, inputs);
     const ErrorCheck e = check_error(app, run.output, cpu_reference(app, small, inputs));
     EXPECT_TRUE(e.ok) << e.text << " (tolerance " << tolerance(app).text() << ")";
-    const Shape wide = parse_shape(app, "1151x8192");
-    const double phased = modelled_us(compile_kernel(app, "phased", wide));
-    const double cores32 = modelled_us(compile_kernel(app, "cores32", wide));
-    EXPECT_LT(phased, cores32 * 0.9) << "phased " << phased << " us, cores32 " << cores32 << " us";
+    expect_no_phasing_gain(app, parse_shape(app, "1151x8192"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Apps, PhasedSchedule, ::testing::Values("softmax", "layernorm", "rmsnorm"),

@@ -56,6 +56,50 @@ TEST(SimMechanisms, OneCoreCannotDriveTheChannelAloneTwoCan) {
     EXPECT_NEAR(two, m.dram_bytes_per_ns, 0.05 * m.dram_bytes_per_ns);
 }
 
+// Every core loads `bytes` of one input: at the same address on every core (a replicated operand)
+// or, with `own_slice`, at its own CORE_ID-derived offset.
+DeviceProgram same_or_own_bytes(int cores, int64_t bytes, bool own_slice) {
+    ProgramBuilder b("replicated", cores);
+    int in = b.buffer("x", BufferKind::Input, DType::F16, {bytes / 2 * cores});
+    DmaDesc d;
+    d.sticks = int32_t(bytes / 128);
+    int desc = b.dma_desc(d);
+    Reg off = b.alloc();
+    if (own_slice) {
+        Reg core = b.alloc();
+        b.core_id(core);
+        b.muli(off, core, int32_t(bytes));
+    } else {
+        b.li(off, 0);
+    }
+    b.dma_ld(0, in, off, 0, Lx(0), desc);
+    b.wait_tag(0);
+    return b.finish();
+}
+
+// Bytes that other cores load at the same instruction come at the replicated-read rate per core
+// (IBM's ~2.3 GB/s for operands each consumer core loads itself); the first core to load them, and
+// loads of each core's own slice, share the channel as usual.
+TEST(SimMechanisms, ReplicatedReadsRunAtTheirPerCoreRate) {
+    const MachineDesc m;
+    const int64_t bytes = 256 << 10;  // below the LX working-set knee
+    for (int cores : {2, 8}) {
+        SimStats same = simulate(same_or_own_bytes(cores, bytes, false), m, {}, timing_only()).stats;
+        SimStats own = simulate(same_or_own_bytes(cores, bytes, true), m, {}, timing_only()).stats;
+        ASSERT_EQ(same.dram_read_bytes, own.dram_read_bytes);
+        const double replicated_ns = double(bytes) / m.dma_replicated_read_bytes_per_ns;
+        EXPECT_NEAR(same.us * 1000, replicated_ns, 0.02 * replicated_ns) << cores << " cores";
+        EXPECT_LT(own.us * 4, same.us) << cores << " cores";
+        // The first core to issue the load is not slowed; every other one is.
+        int fast = 0;
+        for (const CoreStats &c : same.cores) fast += c.finish_cycles * 4 < same.cycles;
+        EXPECT_EQ(fast, 1) << cores << " cores";
+    }
+    // On one core nothing is replicated.
+    SimStats one = simulate(same_or_own_bytes(1, bytes, false), m, {}, timing_only()).stats;
+    EXPECT_LT(one.us * 1000, double(bytes) / m.dma_core_bytes_per_ns * 1.05 + m.dma_setup_cycles / m.clock_ghz);
+}
+
 class ShortRuns : public ::testing::TestWithParam<bool> {};
 
 TEST_P(ShortRuns, CostChannelTimeAtEqualBytes) {
