@@ -406,6 +406,9 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         // An fp8 decode straight into the cast's float type: one VCVTF8 (exact either way).
         if (auto f = as_fp8(c->value); f && !f->encode && (t == DType::F16 || t == DType::F32))
             return convert(to_vec(gen(f->value, d, nullptr), d), t, d, into, Opcode::VCVTF8, int32_t(f->format));
+        // A cast the device computes already (int16 of widened bytes is computed as int32): the
+        // value goes straight where the cast's would.
+        if (vector_type(c->value) == t) return gen(c->value, d, into);
         return convert(to_vec(gen(c->value, d, nullptr), d), t, d, into);
     }
     if (auto f = as_fp8(e)) {
@@ -495,7 +498,13 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
 // of both types.
 Operand Selector::convert(Operand a, DType t, const Domain &d, const Operand *into, Opcode op, int32_t fmt) {
     DType from = a.type;
-    if (from == t && op == Opcode::VCVT) return a;
+    if (from == t && op == Opcode::VCVT) {
+        if (!into) return a;
+        // The caller reads its result at `into`, not in the returned operand.
+        vinstr(Opcode::VCOPY, t, *into, &a, nullptr, sticks_per_group(d, t), d.groups);
+        free_temp(a);
+        return *into;
+    }
     const int64_t sticks = sticks_per_group(d, t);
     int64_t src_sticks = sticks_per_group(d, from);
     int64_t ratio_num = dtype_bytes(t), ratio_den = dtype_bytes(from);

@@ -233,3 +233,37 @@ TEST(Int8, ConvertingRowsOfPartByteSticksIsAnErrorThatNamesTheWidth) {
 
 }  // namespace
 }  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+// out = int32(in) * int32(in) over int8 rows: Halide makes the product an int16 widening multiply
+// cast back to int32; the device computes the int16 in int32, and the no-op cast dropped the value
+// in a temporary instead of the output's LX tile: the kernel stored zeros (fuzz-diff seed 1 cases
+// 978, 1209, 9658). On one core and with more cores than rows.
+class Int8WidenedProduct : public ::testing::TestWithParam<int> {};
+
+TEST_P(Int8WidenedProduct, StoresTheProductNotZeros) {
+    const int cores = GetParam();
+    auto alg = [] {
+        Kernel k;
+        Halide::ImageParam in(Halide::Int(8), 2, "in0");
+        Halide::Var x("x"), y("y");
+        Halide::Func out("out");
+        out(x, y) = Halide::cast<int32_t>(in(x, y)) * Halide::cast<int32_t>(in(x, y));
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    auto sched = [cores](Kernel &k) {
+        spyre::schedule(k.output).stick_vectorize(k.vars.at("x"));
+        if (cores > 1) spyre::schedule(k.output).ring_split(k.vars.at("y"), cores, 2);
+    };
+    DiffResult r = run_differential(alg, sched, {{64, 2}}, {64, 2}, -8, 8);
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cores, Int8WidenedProduct, ::testing::Values(1, 4),
+                         [](const auto &info) { return std::to_string(info.param) + "_cores"; });
+}  // namespace
+}  // namespace spyre::testing
