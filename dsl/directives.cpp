@@ -6,6 +6,7 @@
 #include "device/dtype_host.h"
 #include "device/error.h"
 #include "spyre_intrinsics.h"
+#include "user_terms.h"
 
 namespace spyre {
 
@@ -15,12 +16,8 @@ namespace {
 // The Func's name as its author wrote it: Halide makes names unique per process ("out$2" when
 // another Func was called "out"), which an error should not show.
 std::string user_name(const Func &f) { return f.name().substr(0, f.name().find('$')); }
-// An RVar as its author writes it: Halide names dimension x of RDom r "r$x".
-std::string user_name(const RVar &r) {
-    std::string n = r.name();
-    std::replace(n.begin(), n.end(), '$', '.');
-    return n;
-}
+// An RVar as its author writes it ("r$x" is r.x), in the words every other error uses.
+std::string user_name(const RVar &r) { return in_user_terms(r.name()); }
 
 // Halide's own schedule errors, re-raised naming the Func and the directive.
 template <typename F>

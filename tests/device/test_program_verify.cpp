@@ -279,7 +279,21 @@ TEST(ProgramVerify, RejectsBadModeBits) {
                     p.code[kVadd] = instr(Opcode::VEXP, {1, 0, 4096, 0, 0, 0, 0, 4, 4}, DType::F16, kSrc1Scalar);
                 }),
                 HasSubstr("instruction 4 (VEXP): mode bits 0x1 not allowed"));
+    // kAccF16 (bit 0x8) is an fp16 VREDSUM's alone, and never with an fp32 result.
+    EXPECT_THAT(broken([](DeviceProgram &p) {
+                    p.code.push_back(instr(Opcode::VREDSUM, {0, 0, 0, 0, 0, 0, 0, 4, 1, 0}, DType::F16, kAccF16 | kDstF32));
+                }),
+                HasSubstr("instruction 12 (VREDSUM): accumulates in fp16 (mode bit 0x8) but writes fp32 (0x4)"));
+    EXPECT_THAT(broken([](DeviceProgram &p) {
+                    p.code.push_back(instr(Opcode::VREDSUM, {0, 0, 0, 0, 0, 0, 0, 4, 1, 0}, DType::F32, kAccF16));
+                }),
+                HasSubstr("instruction 12 (VREDSUM): mode bits 0x8 not allowed"));
+    EXPECT_THAT(broken([](DeviceProgram &p) {
+                    p.code.push_back(instr(Opcode::VREDMAX, {0, 0, 0, 0, 0, 0, 0, 4, 1, 0}, DType::F16, kAccF16));
+                }),
+                HasSubstr("instruction 12 (VREDMAX): mode bits 0x8 not allowed"));
     DeviceProgram p = base_program();
+    p.code.push_back(instr(Opcode::VREDSUM, {0, 0, 0, 0, 0, 0, 0, 4, 1, 0}, DType::F16, kAccF16 | kAccumulate));
     p.code[kVadd].mode = kSrc1Scalar;
     p.code[kMatmul].mode = kAccumulate;
     p.code.push_back(instr(Opcode::VREDSUM, {0, 0, 0, 0, 0, 0, 0, 4, 1, 0}, DType::F16, kAccumulate | kDstF32));

@@ -156,6 +156,35 @@ TEST(KtirExport, EveryInstructionFamilyComesBackAsTheSameInstructions) {
     EXPECT_NEAR(b.stats.cycles, a.stats.cycles, 0.05 * a.stats.cycles);
 }
 
+// A Halide sum() of fp16 values adds in fp16 (VREDSUM.f16acc); KTIR's f16 reduce imports as fp32
+// accumulation, so the export refuses it by name rather than write a kernel that sums otherwise.
+TEST(KtirExport, AnFp16AccumulatingSumIsRefusedByName) {
+    ProgramBuilder b("f16sum", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64, 4});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64, 1});
+    DmaDesc ld;
+    ld.sticks = 4;
+    int dl = b.dma_desc(ld);
+    DmaDesc st;
+    st.sticks = 1;
+    int ds = b.dma_desc(st);
+    b.dma_ld(0, in, kZero, 0, Lx(0), dl);
+    b.wait_tag(0);
+    b.vred(Opcode::VREDSUM, DType::F16, 1, Lx(S), Lx(0), 1, 4, 0, kAccF16);
+    b.wait_tag(1);
+    b.dma_st(3, out, kZero, 0, Lx(S), ds);
+    b.wait_tag(3);
+    const DeviceProgram p = b.finish();
+    try {
+        ktir::export_ktir(p);
+        FAIL() << "exported";
+    } catch (const Error &e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("(VREDSUM): accumulates in fp16, rounding every addition"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("sum(cast<float>(...))"), std::string::npos) << msg;
+    }
+}
+
 TEST(KtirExport, ExportedTextUsesTheKtdpFormsAndOurExtensions) {
     std::string text = ktir::export_ktir(every_instruction());
     for (const char *want : {"attributes {grid = [1], spyre.sync = \"explicit\"}", "ktdp.get_compute_tile_id : index",
