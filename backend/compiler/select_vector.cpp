@@ -111,6 +111,26 @@ Operand Selector::shifted_load(const ShiftCall &s, const Domain &d, const Operan
         lo = rel(s.lo, "lower"), hi = rel(s.hi, "upper");
         if (lo > hi) unsupported("internal: an empty boundary window reading " + plan_.buffer(home->name).func);
     }
+    // A home row that starts before its buffer (a tile cut to the part of the row a select reads:
+    // the lanes before it are all outside the window) moves forward by whole sticks onto the
+    // buffer, its shift and window with it: the same elements are read, from an address inside
+    // the buffer.
+    int32_t shift = s.shift;
+    {
+        Scope<Interval> scope;
+        for (auto &kv : extents_) scope.push(kv.first, Interval(Expr(0), Expr(int32_t(kv.second - 1))));
+        Interval b = bounds_of_expr_in_scope(src.index, scope);
+        std::optional<int64_t> first = b.has_lower_bound() ? const_int(simplify(b.min)) : std::nullopt;
+        if (first && *first < 0) {
+            const int64_t lanes_t = plan_.lanes(t), move = (-*first + lanes_t - 1) / lanes_t * lanes_t;
+            if (move > INT32_MAX / 4)
+                unsupported("internal: a shifted read of " + plan_.buffer(home->name).func +
+                            " starts far before its buffer");
+            src.index = simplify(src.index + Expr(int32_t(move)));
+            shift -= int32_t(move);
+            if (s.edge) lo -= int32_t(move), hi -= int32_t(move);
+        }
+    }
     const int64_t sticks = sticks_per_group(d, t);
     Operand r = result_for(d, t, into, {});
     std::set<std::string> reads{src.buf}, writes;
@@ -118,7 +138,7 @@ Operand Selector::shifted_load(const ShiftCall &s, const Domain &d, const Operan
     before(QVec, reads, writes);
     std::vector<Reg> regs;
     Lx ld = addr(r, regs), ls = addr(src, regs);
-    b_.vshift(t, kTagVec, ld, ls, s.shift, int32_t(sticks), int32_t(d.groups), uint8_t(s.edge), lo, hi);
+    b_.vshift(t, kTagVec, ld, ls, shift, int32_t(sticks), int32_t(d.groups), uint8_t(s.edge), lo, hi);
     for (Reg g : regs) b_.release(g);
     after(kTagVec, QVec, reads, writes);
     return r;
@@ -249,6 +269,9 @@ bool Selector::is_scalar_like(const Expr &e, const Domain &d) {
     };
     if (const Cast *op = e.as<Cast>()) check(op->value);
     else if (const Call *op = e.as<Call>()) {
+        // A lane select's value depends on the lane even when both sources are the same on every
+        // lane (interleave_vectors(x16(a), x16(b)): a 2-wide mirror_interior row).
+        if (as_lane_select(e)) return false;
         for (const Expr &a : op->args) check(a);
     } else if (const Add *op = e.as<Add>()) check(op->a), check(op->b);
     else if (const Sub *op = e.as<Sub>()) check(op->a), check(op->b);

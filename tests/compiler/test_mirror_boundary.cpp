@@ -20,7 +20,8 @@ enum class Form {
     Interior5,        // mirror_interior, taps x-2 .. x+2
     InteriorFar,      // mirror_interior, taps x-70 and x+70 (beyond a stick of fp16)
     ImageBoth,        // mirror_image on both dimensions, taps along x and y
-    InteriorRowsOnly  // mirror_interior on the rows only (no stick-dimension condition)
+    InteriorRowsOnly,  // mirror_interior on the rows only (no stick-dimension condition)
+    InteriorAhead      // mirror_interior, taps x+1 and x+2 only (every lane of a 2-wide row reflects)
 };
 
 struct MirrorCase {
@@ -70,6 +71,11 @@ Algorithm mirror_alg(const MirrorCase &c) {
         case Form::ImageBoth: {
             Func b = BoundaryConditions::mirror_image(in, both);
             out(x, y) = b(x - 1, y) + b(x, y - 1) * h(2) + b(x + 1, y + 1) - b(x, y + 2);
+            break;
+        }
+        case Form::InteriorAhead: {
+            Func b = BoundaryConditions::mirror_interior(in);
+            out(x, y) = max(b(x + 1, y), b(x + 2, y) * h(5));
             break;
         }
         case Form::InteriorRowsOnly: {
@@ -177,8 +183,43 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MirrorShortRows,
                          ::testing::Values(MirrorCase{"image5_2x2", Form::Image5, 2, 2},
                                            MirrorCase{"interior5_2x2", Form::Interior5, 2, 2},
                                            MirrorCase{"interior5_3x3", Form::Interior5, 3, 3},
-                                           MirrorCase{"image3_2x5_f32", Form::Image3, 2, 5, true}),
+                                           MirrorCase{"image3_2x5_f32", Form::Image3, 2, 5, true},
+                                           MirrorCase{"interior_ahead_16x2_lx", Form::InteriorAhead, 2, 16, false, true},
+                                           MirrorCase{"interior_ahead_16x2_f32_lx", Form::InteriorAhead, 2, 16, true, true},
+                                           MirrorCase{"interior_ahead_16x2", Form::InteriorAhead, 2, 16},
+                                           MirrorCase{"interior_ahead_16x3_lx", Form::InteriorAhead, 3, 16, false, true}),
                          [](const ::testing::TestParamInfo<MirrorCase> &i) { return i.param.name; });
+
+// The boundary Func kept in LX per core (scratchpad_store_at the core loop) beside the input's LX
+// copy, rows of two read at x+1 and x+2 (fuzz-diff seed 1 cases 295 and 777). Halide makes the
+// Func's vector interleave_vectors(x16(in[1]), x16(in[0])), a lane select of two broadcasts;
+// instruction selection took it for one value on every lane and broadcast lane 0, a silent wrong
+// answer.
+TEST(MirrorBoundaryInLx, BoundaryFuncKeptInLxPerCoreMatchesCpu) {
+    for (Type t : {Int(32), Float(16), Float(32)}) {
+        Algorithm alg = [=] {
+            Kernel k;
+            ImageParam in(t, 2, "in0");
+            Var x("x"), y("y");
+            Func e = BoundaryConditions::mirror_interior(in);
+            Func out("out");
+            out(x, y) = max(e(x + 1, y), e(x + 2, y) * cast(t, 5));
+            k.inputs = {in};
+            k.output = out;
+            k.vars = {{"x", x}, {"y", y}};
+            k.funcs = {{"e", e}};
+            return k;
+        };
+        Schedule sched = [](Kernel &k) {
+            Var x = k.vars.at("x"), y = k.vars.at("y"), y_core("y_core");
+            spyre::schedule(k.output).ring_split(y, 16).stick_vectorize(x);
+            spyre::schedule(k.funcs.at("e")).scratchpad_store_at(k.output, y_core).stick_vectorize(k.funcs.at("e").args()[0]);
+            spyre::stage_all_in_lx(k.inputs[0], k.output, y_core);
+        };
+        DiffResult r = run_differential(alg, sched, {{2, 16}}, {2, 16});
+        EXPECT_EQ(r.cmp.mismatches, 0) << t << ": " << r.cmp.first_mismatch;
+    }
+}
 
 TEST(MirrorBoundaryErrors, MirrorOnRowsStagedInLxNamesTheInput) {
     MirrorCase c{"rows_lx", Form::InteriorRowsOnly, 130, 8, false, true};
