@@ -60,6 +60,9 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
         last--;
         issued_here.insert(last);
     }
+    bool stores_loaded_tile = false;
+    for (const DmaCall &st : stores)
+        for (const DmaCall &ld : loads) stores_loaded_tile |= st.lx == ld.lx;
     // dma_phases: the stores of an iteration wait until every core's loads are done and the next
     // loads until every core's stores are, so device memory never mixes reads and writes; the
     // loads still overlap the compute.
@@ -201,6 +204,10 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
             if (guard_this) b_.if_(guard);
         };
         auto prefetch = [&, p](const std::string &piece_var, int64_t pieces) {
+            // A tile stored from the LX it was loaded into (a Func kept in LX that is only copied
+            // out): the next load into the other copy waits for the previous iteration's store
+            // from it.
+            if (stores_loaded_tile) b_.wait(1u << store_tag[1 - p]);
             b_.addi(next, i, 1);
             b_.li(cond, n);
             b_.op3(Opcode::CMPLT, cond, next, cond);

@@ -40,5 +40,54 @@ TEST(PipelineHazards, InputStagedOncePerRowStatisticMatchesCpu) {
     }
 }
 
+// A Func kept in LX at the output's stick loop (scratchpad_store_at(out, x), x stick-vectorized) of a
+// copy: each row's tile is loaded into the LX its previous row's store still read from (fuzz-diff
+// seed 1 case 3018: the simulator stopped on the race).
+TEST(PipelineHazards, FuncKeptInLxAtTheStickLoopMatchesCpu) {
+    auto alg = [] {
+        ImageParam in(Float(16), 2, "in0");
+        Var x("x"), y("y");
+        Func p("p"), out("out");
+        p(x, y) = in(x, y);
+        out(x, y) = p(x, y);
+        Kernel k;
+        k.inputs = {in};
+        k.output = out;
+        k.funcs = {{"p", p}};
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    auto sched = [](Kernel &k) {
+        schedule(k.output).stick_vectorize(k.vars["x"]);
+        schedule(k.funcs["p"]).scratchpad_store_at(k.output, k.vars["x"]).stick_vectorize(k.vars["x"]);
+    };
+    DiffResult r = run_differential(alg, sched, {{64, 7}}, {64, 7});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+// The same at the output's row loop, rows of 200 fp32 (two sticks and a part), a select on the
+// column (fuzz-diff seed 1 case 702: a VSHIFT read LX at -384).
+TEST(PipelineHazards, FuncKeptInLxAtTheRowLoopMatchesCpu) {
+    auto alg = [] {
+        ImageParam in0(Float(32), 2, "in0"), in1(Float(32), 2, "in1");
+        Var x("x"), y("y");
+        Func p("p"), out("out");
+        p(x, y) = min(select(x < 98, in1(x, y), in0(x, y)) - in1(x, y), (in1(x, y) - in1(x, y)) * in1(x, y));
+        out(x, y) = abs(p(x, y) + in1(x, y)) - in1(x, y);
+        Kernel k;
+        k.inputs = {in0, in1};
+        k.output = out;
+        k.funcs = {{"p", p}};
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    auto sched = [](Kernel &k) {
+        schedule(k.output).stick_vectorize(k.vars["x"]);
+        schedule(k.funcs["p"]).scratchpad_store_at(k.output, k.vars["y"]).stick_vectorize(k.vars["x"]);
+    };
+    DiffResult r = run_differential(alg, sched, {{200, 3}, {200, 3}}, {200, 3});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
 }  // namespace
 }  // namespace spyre::testing
