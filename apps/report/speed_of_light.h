@@ -1,5 +1,5 @@
 // A kernel's speed of light (SOL) on the whole chip under the machine description, and its
-// fraction of it: the figure of merit of a schedule (DESIGN.md, "How fast is fast"). Shared by
+// fraction of it: the figure of merit of a schedule (docs/design.md, "The figure of merit"). Shared by
 // spyre-bench (counters sol_us, sol_frac) and spyre-report (column "SOL"). No Halide.h.
 //
 // With all of the machine's cores (not only the program's) and its figures:
