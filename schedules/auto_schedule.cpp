@@ -56,7 +56,7 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
     try {
         prove_bounds(output.function(), input_shapes, options.output.shape);
     } catch (const Error &e) {
-        throw_error("auto_schedule: kernel ", options.kernel_name, ": ", in_user_terms(e.what()));
+        throw_error_of(e.kind(), "auto_schedule: kernel ", options.kernel_name, ": ", in_user_terms(e.what()));
     }
     const auto t0 = std::chrono::steady_clock::now();
     PipelineInfo info = analyse_pipeline(output, inputs);

@@ -221,7 +221,9 @@ DeviceProgram lower_candidate(const Func &output, const std::vector<ImageParam> 
                 cache->lowerings_++;
                 e->kernel = std::make_shared<CapturedKernel>(capture_kernel(
                     out, inputs, kernel_signature(out, inputs, opt), opt.machine, backend_options(opt), args));
-            } catch (const std::exception &) {  // what Halide refuses symbolically, try per candidate
+            } catch (const std::exception &x) {  // what Halide refuses symbolically, try per candidate
+                const Error *e = dynamic_cast<const Error *>(&x);
+                if (e && e->kind() == ErrorKind::Internal) throw;  // a bug, not a refusal
             }
         }
         if (e->kernel) {
@@ -238,7 +240,7 @@ DeviceProgram lower_candidate(const Func &output, const std::vector<ImageParam> 
                 // An LX overflow is the back end's: it allocates LX once every size is a constant
                 // (it refuses sizes that change first), so a plain lowering needs the same bytes.
                 // spyre-bench's searches confirmed all 323 of them with a plain lowering.
-                if (std::string(shared.what()).find(": LX overflow: ") != std::string::npos) throw;
+                if (error_kind(shared) == ErrorKind::LxOverflow) throw;
                 try {
                     return own();
                 } catch (const std::exception &plain) {
@@ -376,7 +378,9 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
                 if (known_best == 0 || r.us < known_best) known_best = r.us;
             }
             r.status = 1;
-        } catch (const std::exception &) {  // Halide::Error too: an invalid candidate, or one too long to run exactly
+        } catch (const std::exception &x) {  // Halide::Error too: an invalid candidate, or one too long to run exactly
+            const Error *e = dynamic_cast<const Error *>(&x);
+            if (e && e->kind() == ErrorKind::Internal) throw;  // a bug, not a refusal
         }
         return r;
     };

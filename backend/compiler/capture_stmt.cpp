@@ -194,7 +194,7 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
     std::vector<Argument> all = args;
     for (const Argument &f : factors) {
         if (f.is_buffer() || f.type != Int(32))
-            throw_error("kernel ", sig.kernel_name, ": internal: schedule factor '", f.name, "' is not an int32 scalar");
+            throw_internal("kernel ", sig.kernel_name, ": internal: schedule factor '", f.name, "' is not an int32 scalar");
         all.push_back(f);
     }
     std::map<std::string, std::vector<int64_t>> input_shapes;
@@ -203,7 +203,7 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
                        [&] { prove_bounds(output.function(), input_shapes, sig.output.shape); });
     Stmt captured = with_halide_errors(sig.kernel_name, "lowering the schedule",
                                        [&] { return lower_halide(p, all, sig.kernel_name, spyre_lowering_target()); });
-    if (!captured.defined()) throw_error("kernel ", sig.kernel_name, ": internal: lowering produced no statement");
+    if (!captured.defined()) throw_internal("kernel ", sig.kernel_name, ": internal: lowering produced no statement");
     return captured;
 }
 

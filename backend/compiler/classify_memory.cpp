@@ -60,7 +60,7 @@ public:
             b.shape = {elems};
             b.layout = default_layout(1);
         }
-        if (plan_.has(op->name)) throw_error(what, ": internal: allocated twice");
+        if (plan_.has(op->name)) throw_internal(what, ": internal: allocated twice");
         plan_.buffers[op->name] = b;
         IRVisitor::visit(op);
     }

@@ -36,7 +36,7 @@ auto in_user_terms_on_error(F &&f) -> decltype(f()) {
     try {
         return f();
     } catch (const Error &e) {
-        throw Error(in_user_terms(e.what()));
+        throw Error(in_user_terms(e.what()), e.kind());
     }
 }
 
@@ -100,13 +100,13 @@ BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const
             try {
                 rest(tries[t].first, tries[t].second);
                 break;
-            } catch (const Error &) {
-                if (t == 3) throw;
+            } catch (const Error &e) {
+                if (t == 3 || e.kind() == ErrorKind::Internal) throw;  // a bug is not a misfit
             }
         }
     } catch (const Halide::Error &e) {
         // The user's schedule was lowered already: Halide failing in a back-end pass is a bug here.
-        throw_error("kernel ", sig.kernel_name, ": internal compiler error in the Spyre back end (a Halide call "
+        throw_internal("kernel ", sig.kernel_name, ": internal compiler error in the Spyre back end (a Halide call "
                     "failed in one of its passes; please report it with the pipeline and its schedule): ", e.what());
     } catch (const Error &e) {
         if (!opts.keep_stmt) throw;
@@ -172,7 +172,7 @@ BackendResult finish_kernel(const CapturedKernel &k, const std::map<std::string,
     free.subs = &subs;
     s.accept(&free);
     if (!free.missing.empty())
-        throw_error("kernel ", k.sig.kernel_name, ": internal: schedule factor '", free.missing, "' has no value");
+        throw_internal("kernel ", k.sig.kernel_name, ": internal: schedule factor '", free.missing, "' has no value");
     return in_user_terms_on_error([&] {
         return run_passes([&](KernelPlan &plan) {
             plan = k.plan;

@@ -16,13 +16,13 @@ const char *place_name(Place p) {
 
 BufferInfo &KernelPlan::buffer(const std::string &name) {
     auto it = buffers.find(name);
-    if (it == buffers.end()) throw_error("kernel ", kernel_name, ": internal: unknown buffer '", name, "'");
+    if (it == buffers.end()) throw_internal("kernel ", kernel_name, ": internal: unknown buffer '", name, "'");
     return it->second;
 }
 
 const BufferInfo &KernelPlan::buffer(const std::string &name) const {
     auto it = buffers.find(name);
-    if (it == buffers.end()) throw_error("kernel ", kernel_name, ": internal: unknown buffer '", name, "'");
+    if (it == buffers.end()) throw_internal("kernel ", kernel_name, ": internal: unknown buffer '", name, "'");
     return it->second;
 }
 

@@ -17,7 +17,7 @@ void Selector::run(const Stmt &s) {
     int64_t peak = temp_base_ + temp_peak_;
     plan_.lx_peak_bytes = std::max<int64_t>(plan_.lx_peak_bytes, peak);
     if (peak > plan_.machine.lx_usable_bytes)
-        throw_error("kernel ", plan_.kernel_name, ": LX overflow: buffers need ", temp_base_,
+        throw_error_of(ErrorKind::LxOverflow, "kernel ", plan_.kernel_name, ": LX overflow: buffers need ", temp_base_,
                     " bytes and expression temporaries ", temp_peak_, " more, the usable LX is ",
                     plan_.machine.lx_usable_bytes, " bytes; tile the Funcs (split) so that each step is smaller");
 }
@@ -210,10 +210,10 @@ void Selector::emit_dynamic_for(const For *op) {
     // Invariants, not user errors: Halide clamps a tightened RDom by its extent, and dma_phases
     // and double buffering only take loops of constant extent (plan_pipelines).
     if (!most || *most > INT32_MAX)
-        throw_error("kernel ", plan_.kernel_name, ": internal: loop ", op->name, " runs a number of times (",
+        throw_internal("kernel ", plan_.kernel_name, ": internal: loop ", op->name, " runs a number of times (",
                     op->extent, ") with no constant bound over the loops around it");
     if (ends_with(op->name, kDmaPhasesSuffix) || plan_.pipelines.count(op))
-        throw_error("kernel ", plan_.kernel_name, ": internal: loop ", op->name,
+        throw_internal("kernel ", plan_.kernel_name, ": internal: loop ", op->name,
                     " runs a number of times that varies, which dma_phases and double buffering need constant");
     if (carried_depth_ < kMaxCarriedDepth) return emit_carried_loop(op, std::max<int64_t>(*most, 0), true);
     // The loop may run no iteration, and with it none of the WAITs its body issues: whatever is

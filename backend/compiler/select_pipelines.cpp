@@ -73,7 +73,7 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
     const int load_tag[2] = {depth ? kTagInnerLoad : 0, depth ? kTagInnerLoad + 1 : 1}, store_tag[2] = {3, 4};
     auto share_it = plan_.ring_shares.find(op);
     if (depth && (phased || share_it != plan_.ring_shares.end()))
-        throw_error("kernel ", plan_.kernel_name, ": internal: a pipelined loop inside another is phased or ring-shared");
+        throw_internal("kernel ", plan_.kernel_name, ": internal: a pipelined loop inside another is phased or ring-shared");
     // Work in flight before the loop (the previous output tile's store) may go on during it, unless
     // it uses the loop's tags or its tiles' LX: the loop's own DMA is issued without hazard checks.
     {

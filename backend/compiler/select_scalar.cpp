@@ -83,7 +83,7 @@ Reg Selector::eval(const Expr &e0) {
 
 int32_t Selector::lx_base(const std::string &name) {
     const BufferInfo &bi = plan_.buffer(name);
-    if (bi.place != Place::LX) throw_error("kernel ", plan_.kernel_name, ": internal: ", name, " is not in LX");
+    if (bi.place != Place::LX) throw_internal("kernel ", plan_.kernel_name, ": internal: ", name, " is not in LX");
     int32_t off = bi.lx_offset;
     auto it = parity_.find(name);
     if (it != parity_.end() && it->second) off += int32_t((bi.bytes() + sb_ - 1) / sb_ * sb_);

@@ -65,7 +65,7 @@ void Selector::vinstr(Opcode op, DType t, const Operand &dst, const Operand *a, 
         auto d = const_int(simplify(o->index - dst.index));
         const int64_t span = sticks * groups * plan_.lanes(dst.type);
         if (d && *d != 0 && std::llabs(*d) < span)
-            unsupported("internal: a vector step reads " + func_.substr(0, func_.find('$')) +
+            internal("internal: a vector step reads " + func_.substr(0, func_.find('$')) +
                         " where it also writes it (an update reading values that an earlier iteration of its loop "
                         "wrote, merged into one instruction)");
     }
@@ -91,7 +91,7 @@ Operand Selector::shifted_load(const ShiftCall &s, const Domain &d, const Operan
     const Load *home = s.home.as<Load>();
     Operand src = home ? load(home, d) : Operand();
     if (!home || src.kind != Operand::Vec)
-        unsupported("internal: a shifted read of a scalar");
+        internal("internal: a shifted read of a scalar");
     const DType t = src.type;
     int32_t lo = 0, hi = 0;
     if (s.edge) {
@@ -109,7 +109,7 @@ Operand Selector::shifted_load(const ShiftCall &s, const Domain &d, const Operan
             return int32_t(std::clamp<int64_t>(*c, INT32_MIN / 2, INT32_MAX / 2));
         };
         lo = rel(s.lo, "lower"), hi = rel(s.hi, "upper");
-        if (lo > hi) unsupported("internal: an empty boundary window reading " + plan_.buffer(home->name).func);
+        if (lo > hi) internal("internal: an empty boundary window reading " + plan_.buffer(home->name).func);
     }
     // A home row that starts before its buffer (a tile cut to the part of the row a select reads:
     // the lanes before it are all outside the window) moves forward by whole sticks onto the
@@ -124,7 +124,7 @@ Operand Selector::shifted_load(const ShiftCall &s, const Domain &d, const Operan
         if (first && *first < 0) {
             const int64_t lanes_t = plan_.lanes(t), move = (-*first + lanes_t - 1) / lanes_t * lanes_t;
             if (move > INT32_MAX / 4)
-                unsupported("internal: a shifted read of " + plan_.buffer(home->name).func +
+                internal("internal: a shifted read of " + plan_.buffer(home->name).func +
                             " starts far before its buffer");
             src.index = simplify(src.index + Expr(int32_t(move)));
             shift -= int32_t(move);
@@ -148,10 +148,14 @@ void Selector::unsupported(const std::string &what) const {
     throw_error("Func ", func_, ": ", what);
 }
 
+void Selector::internal(const std::string &what) const {
+    throw_internal("Func ", func_, ": ", what);
+}
+
 Operand Selector::load(const Load *op, const Domain &d) {
     if (!plan_.has(op->name)) unsupported("reads " + op->name + ", which is not a buffer of the kernel");
     const BufferInfo &bi = plan_.buffer(op->name);
-    if (bi.place != Place::LX) unsupported("internal: " + op->name + " was not staged into LX");
+    if (bi.place != Place::LX) internal("internal: " + op->name + " was not staged into LX");
     Operand o;
     o.type = bi.type;
     o.buf = op->name;
@@ -184,7 +188,7 @@ Operand Selector::load(const Load *op, const Domain &d) {
             if (a->of(l.first) != l.second)
                 unsupported("reads " + bi.func + " out of stick order along " + l.first +
                             " (stick_vectorize the dimension of stride 1 and keep rows contiguous)");
-        if (d.ramp_lanes == 0 && d.lane.empty()) unsupported("internal: vector load without lanes");
+        if (d.ramp_lanes == 0 && d.lane.empty()) internal("internal: vector load without lanes");
         if (!d.group_var.empty()) {
             int64_t want = d.padded ? sticks_per_group(d, bi.type) * lanes_t : d.elems;
             if (a->of(d.group_var) != want)
@@ -642,7 +646,7 @@ void Selector::emit_loops(const std::vector<Loop> &loops, size_t n, const std::f
 void Selector::emit_nest(const std::vector<Loop> &loops, const Store *st) {
     func_ = plan_.has(st->name) ? plan_.buffer(st->name).func : st->name;
     if (!plan_.has(st->name) || plan_.buffer(st->name).place != Place::LX)
-        unsupported("internal: store to " + st->name + " was not staged into LX");
+        internal("internal: store to " + st->name + " was not staged into LX");
     if (!is_const_one(st->predicate)) unsupported("predicated stores have no Spyre form");
     if (!loops.empty() && ends_with(loops.back().name, kPeLoopSuffix)) return emit_matmul(loops, st);
     if (st->index.type().is_vector()) return emit_vector_store(loops, st);

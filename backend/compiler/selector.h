@@ -152,6 +152,8 @@ private:
 
     // ---------------------------------------------------------------- expressions
     [[noreturn]] void unsupported(const std::string &what) const;
+    // A broken invariant of selection, as unsupported() words it ("Func f: internal: ...").
+    [[noreturn]] void internal(const std::string &what) const;
 
     // Classifies a load in domain d.
     Operand load(const Load *op, const Domain &d);

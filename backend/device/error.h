@@ -9,17 +9,47 @@
 
 namespace spyre {
 
+// What kind of rejection an Error is, for callers that act on it (the autoscheduler, the back
+// end's retries) without reading the message:
+//   Refused     the input is wrong or asks for what the back end does not do (the message says which)
+//   LxOverflow  the kernel's buffers do not fit the usable LX (a smaller tile may)
+//   Internal    a bug of this project: never retried, never taken for a refusal
+enum class ErrorKind { Refused, LxOverflow, Internal };
+
 class Error : public std::runtime_error {
 public:
-    explicit Error(const std::string &msg) : std::runtime_error(msg) {}
+    explicit Error(const std::string &msg, ErrorKind kind = ErrorKind::Refused)
+        : std::runtime_error(msg), kind_(kind) {}
+    ErrorKind kind() const { return kind_; }
+
+private:
+    ErrorKind kind_;
 };
 
 // Builds a message from streamable parts: throw_error("register ", r, " out of range").
 template <typename... Parts>
-[[noreturn]] void throw_error(const Parts &...parts) {
+[[noreturn]] void throw_error_of(ErrorKind kind, const Parts &...parts) {
     std::ostringstream os;
     (os << ... << parts);
-    throw Error(os.str());
+    throw Error(os.str(), kind);
+}
+
+template <typename... Parts>
+[[noreturn]] void throw_error(const Parts &...parts) {
+    throw_error_of(ErrorKind::Refused, parts...);
+}
+
+// A broken invariant of the compiler or importer (the message says "internal:" as well, for the
+// user who reads it).
+template <typename... Parts>
+[[noreturn]] void throw_internal(const Parts &...parts) {
+    throw_error_of(ErrorKind::Internal, parts...);
+}
+
+// The kind of any exception: an Error's own, Internal for anything else a pass lets escape.
+inline ErrorKind error_kind(const std::exception &e) {
+    const Error *err = dynamic_cast<const Error *>(&e);
+    return err ? err->kind() : ErrorKind::Internal;
 }
 
 }  // namespace spyre

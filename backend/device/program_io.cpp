@@ -408,7 +408,7 @@ DeviceProgram read_program_file(const std::string &path) {
     try {
         return parse_program(bytes.data(), bytes.size());
     } catch (const Error &e) {
-        throw_error("'", path, "': ", e.what());
+        throw_error_of(e.kind(), "'", path, "': ", e.what());
     }
 }
 

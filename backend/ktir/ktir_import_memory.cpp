@@ -367,7 +367,7 @@ void Importer::dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &l
     if (lx.t != t.v.t)
         throw_error("line ", op.line, ": ", op.name, ": element types differ (", dtype_name(lx.t), " and ",
                     dtype_name(t.v.t), ")");
-    if (lx.kind != Tens::InLx) throw_error("line ", op.line, ": ", op.name, ": internal: tensor not in LX");
+    if (lx.kind != Tens::InLx) throw_internal("line ", op.line, ": ", op.name, ": internal: tensor not in LX");
     size_t r = t.shape.size();
     if (t.v.strides[r - 1] != 1)
         throw_error("line ", op.line, ": ", op.name, ": the innermost dimension of an HBM tile must be contiguous "

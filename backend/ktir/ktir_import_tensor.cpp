@@ -504,7 +504,7 @@ void Importer::matmul(const Op &op) {
     if (f16_out) {
         Geo g = geo(out, op, "the product");
         v.x = destination(op, op.results[0], DType::F16, C.shape, g.sticks / 2, true, Geo{g.groups, g.sticks / 2});
-        if (g.sticks % 2) throw_error("line ", op.line, ": linalg.matmul: internal: odd f32 row");
+        if (g.sticks % 2) throw_internal("line ", op.line, ": linalg.matmul: internal: odd f32 row");
         vec_emit(op, Opcode::VCVT, DType::F32, v.x, &out, nullptr, g, 0, 0, 0, 0, 0, 0, DType::F16);
         lx_free(out.alloc);
     } else {

@@ -1234,7 +1234,7 @@ Module read_ktir_file(const std::string &path) {
     try {
         return read_ktir(ss.str());
     } catch (const Error &e) {
-        throw Error(path + ": " + e.what());
+        throw Error(path + ": " + e.what(), e.kind());
     }
 }
 

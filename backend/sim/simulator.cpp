@@ -220,7 +220,7 @@ private:
         try {
             return lx_access(prog_, in, c.regs.data(), m_, c.pc);
         } catch (const Error &e) {
-            throw Error("core " + std::to_string(c.id) + ", " + e.what());
+            throw Error("core " + std::to_string(c.id) + ", " + e.what(), e.kind());
         }
     }
     // Functional work budget (SimOptions::max_work).

@@ -51,6 +51,31 @@ TEST(CompileErrors, LxOverflowNamesPeakAndCapacity) {
     EXPECT_NE(msg.find("LX overflow"), std::string::npos) << msg;
     EXPECT_NE(msg.find("usable LX is 1625344 bytes"), std::string::npos) << msg;
     EXPECT_NE(msg.find("Func "), std::string::npos) << msg;
+    // The autoscheduler acts on the kind, not on the words.
+    try {
+        compile_for_spyre(out, {in}, opts({1024, 2048}, {1024, 2048}));
+        FAIL() << "no error";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::LxOverflow) << e.what();
+    }
+}
+
+// Errors carry their kind: a refusal by default, an internal error only from throw_internal, and any
+// exception that is not a spyre::Error counts as internal.
+TEST(CompileErrors, ErrorKindsAreCarriedNotParsed) {
+    try {
+        throw_error("Func f: not supported");
+    } catch (const Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Refused);
+        EXPECT_EQ(error_kind(e), ErrorKind::Refused);
+    }
+    try {
+        throw_internal("kernel k: internal: lost");
+    } catch (const Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Internal);
+    }
+    EXPECT_EQ(error_kind(std::runtime_error("internal: not a spyre::Error")), ErrorKind::Internal);
+    EXPECT_EQ(error_kind(Error("says internal: but is a refusal")), ErrorKind::Refused);
 }
 
 // Halide 14 itself lowers a split whose inner loop is named "s" to code that uses row 0 throughout;
