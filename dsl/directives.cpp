@@ -25,7 +25,7 @@ void guarded(const Func &f, const std::string &directive, F &&apply) {
     try {
         apply();
     } catch (const Halide::Error &e) {
-        throw_error("Func ", user_name(f), ": ", directive, ": ", e.what());
+        throw_error("Func ", user_name(f), ": ", directive, ": ", in_user_terms(e.what()));
     }
 }
 // True when update `i` of f streams sticks along x as its pure definition does: x stays a pure

@@ -29,6 +29,13 @@ using namespace Halide;
 
 namespace {
 
+// An internal error of the back end is a bug to report, not a refused candidate (Halide's own
+// errors and the back end's refusals are).
+bool is_our_bug(const std::exception &x) {
+    const Error *e = dynamic_cast<const Error *>(&x);
+    return e && e->kind() == ErrorKind::Internal;
+}
+
 using Clock = std::chrono::steady_clock;
 
 // The candidates by estimate, best first.
@@ -222,8 +229,7 @@ DeviceProgram lower_candidate(const Func &output, const std::vector<ImageParam> 
                 e->kernel = std::make_shared<CapturedKernel>(capture_kernel(
                     out, inputs, kernel_signature(out, inputs, opt), opt.machine, backend_options(opt), args));
             } catch (const std::exception &x) {  // what Halide refuses symbolically, try per candidate
-                const Error *e = dynamic_cast<const Error *>(&x);
-                if (e && e->kind() == ErrorKind::Internal) throw;  // a bug, not a refusal
+                if (is_our_bug(x)) throw;
             }
         }
         if (e->kernel) {
@@ -379,8 +385,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
             }
             r.status = 1;
         } catch (const std::exception &x) {  // Halide::Error too: an invalid candidate, or one too long to run exactly
-            const Error *e = dynamic_cast<const Error *>(&x);
-            if (e && e->kind() == ErrorKind::Internal) throw;  // a bug, not a refusal
+            if (is_our_bug(x)) throw;
         }
         return r;
     };

@@ -40,6 +40,24 @@ TEST(PipelineHazards, InputStagedOncePerRowStatisticMatchesCpu) {
     }
 }
 
+// A pipeline of a Func p and the output reading it, for the schedules below.
+Kernel producer_and_output(std::vector<ImageParam> inputs, Func p, Func out, Var x, Var y) {
+    Kernel k;
+    k.inputs = std::move(inputs);
+    k.output = out;
+    k.funcs = {{"p", p}};
+    k.vars = {{"x", x}, {"y", y}};
+    return k;
+}
+
+// The output in sticks, p kept in LX at the output's loop `at` ("x" or "y").
+Schedule p_in_lx_at(const std::string &at) {
+    return [at](Kernel &k) {
+        schedule(k.output).stick_vectorize(k.vars["x"]);
+        schedule(k.funcs["p"]).scratchpad_store_at(k.output, k.vars[at]).stick_vectorize(k.vars["x"]);
+    };
+}
+
 // A Func kept in LX at the output's stick loop (scratchpad_store_at(out, x), x stick-vectorized) of a
 // copy: each row's tile is loaded into the LX its previous row's store still read from (fuzz-diff
 // seed 1 case 3018: the simulator stopped on the race).
@@ -50,18 +68,9 @@ TEST(PipelineHazards, FuncKeptInLxAtTheStickLoopMatchesCpu) {
         Func p("p"), out("out");
         p(x, y) = in(x, y);
         out(x, y) = p(x, y);
-        Kernel k;
-        k.inputs = {in};
-        k.output = out;
-        k.funcs = {{"p", p}};
-        k.vars = {{"x", x}, {"y", y}};
-        return k;
+        return producer_and_output({in}, p, out, x, y);
     };
-    auto sched = [](Kernel &k) {
-        schedule(k.output).stick_vectorize(k.vars["x"]);
-        schedule(k.funcs["p"]).scratchpad_store_at(k.output, k.vars["x"]).stick_vectorize(k.vars["x"]);
-    };
-    DiffResult r = run_differential(alg, sched, {{64, 7}}, {64, 7});
+    DiffResult r = run_differential(alg, p_in_lx_at("x"), {{64, 7}}, {64, 7});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
 
@@ -74,18 +83,9 @@ TEST(PipelineHazards, FuncKeptInLxAtTheRowLoopMatchesCpu) {
         Func p("p"), out("out");
         p(x, y) = min(select(x < 98, in1(x, y), in0(x, y)) - in1(x, y), (in1(x, y) - in1(x, y)) * in1(x, y));
         out(x, y) = abs(p(x, y) + in1(x, y)) - in1(x, y);
-        Kernel k;
-        k.inputs = {in0, in1};
-        k.output = out;
-        k.funcs = {{"p", p}};
-        k.vars = {{"x", x}, {"y", y}};
-        return k;
+        return producer_and_output({in0, in1}, p, out, x, y);
     };
-    auto sched = [](Kernel &k) {
-        schedule(k.output).stick_vectorize(k.vars["x"]);
-        schedule(k.funcs["p"]).scratchpad_store_at(k.output, k.vars["y"]).stick_vectorize(k.vars["x"]);
-    };
-    DiffResult r = run_differential(alg, sched, {{200, 3}, {200, 3}}, {200, 3});
+    DiffResult r = run_differential(alg, p_in_lx_at("y"), {{200, 3}, {200, 3}}, {200, 3});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
 
