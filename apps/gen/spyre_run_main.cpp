@@ -217,7 +217,11 @@ std::map<std::string, std::string> name_values(const std::vector<std::string> &a
     return out;
 }
 
-bool is_ktir(const std::string &path) { return fs::path(path).extension() == ".ktir"; }
+// KTIR is MLIR text: IBM's tools write it as .ktir, ktir-cpu's examples as .mlir.
+bool is_ktir(const std::string &path) {
+    const fs::path ext = fs::path(path).extension();
+    return ext == ".ktir" || ext == ".mlir";
+}
 
 // The device program of a .spyre file, or of a KTIR function lowered by the importer.
 DeviceProgram load_program(const std::string &path, const std::string &func, const std::vector<std::string> &args,
@@ -271,13 +275,13 @@ std::map<int, std::string> output_files(const DeviceProgram &program, const std:
 }  // namespace
 
 int main(int argc, char **argv) {
-    CLI::App app{"Runs a Spyre device program (.spyre) or a KTIR kernel (.ktir) on the simulator and prints its "
+    CLI::App app{"Runs a Spyre device program (.spyre) or a KTIR kernel (.ktir, .mlir) on the simulator and prints its "
                  "modelled time and stats."};
     std::string program_path, trace_path, machine_path, func;
     std::vector<std::string> input_args, output_args, scalar_args;
     bool timing_only = false, json = false, dis = false, no_reference = false;
     uint32_t seed = 1;
-    app.add_option("program", program_path, "the .spyre file, or a .ktir file (KTIR: IBM's ktdp MLIR dialect)")
+    app.add_option("program", program_path, "the .spyre file, or a .ktir or .mlir file (KTIR: IBM's ktdp MLIR dialect)")
         ->required();
     app.add_option("--func", func, "KTIR: the function to run (default: the module's only function)");
     app.add_option("--arg", scalar_args,

@@ -251,7 +251,10 @@ private:
              "} : " + mt + " -> " + tile_type(sizes));
         return tl;
     }
-    static std::string tile_type(const std::vector<int64_t> &s) { return "!ktdp.tile<" + shape_text(s) + "index>"; }
+    // The access tile's type as torch-spyre prints it: `!ktdp.access_tile<...>` where it stands alone,
+    // and MLIR's short form `<...>` in ktdp.load and ktdp.store, whose format fixes the dialect.
+    static std::string tile_type(const std::vector<int64_t> &s) { return "!ktdp.access_tile" + short_tile_type(s); }
+    static std::string short_tile_type(const std::vector<int64_t> &s) { return "<" + shape_text(s) + "index>"; }
     static std::string tensor_type(const std::vector<int64_t> &s, DType t) {
         return "tensor<" + shape_text(s) + type_name(t) + ">";
     }
@@ -262,12 +265,12 @@ private:
     }
     std::string load(const std::string &tile, const std::vector<int64_t> &s, DType t) {
         std::string x = fresh();
-        line(x + " = ktdp.load " + tile + " : " + tile_type(s) + " -> " + tensor_type(s, t));
+        line(x + " = ktdp.load " + tile + " : " + short_tile_type(s) + " -> " + tensor_type(s, t));
         return x;
     }
     void store(const std::string &x, const std::string &tile, const std::vector<int64_t> &s, DType t, int tag) {
         line("ktdp.store " + x + ", " + tile + " {spyre.tag = " + std::to_string(tag) + " : i32} : " +
-             tensor_type(s, t) + ", " + tile_type(s));
+             tensor_type(s, t) + ", " + short_tile_type(s));
     }
 
     // ------------------------------------------------------------------ buffers

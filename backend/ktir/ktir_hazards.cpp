@@ -37,7 +37,12 @@ void HazardTracker::before(Queue q, const Access &a) {
     wait(mask);
 }
 
-void HazardTracker::after(int tag, Queue q, Access a) { pending_.push_back(Pending{tag, q, std::move(a)}); }
+void HazardTracker::after(int tag, Queue q, Access a) {
+    pending_.push_back(Pending{tag, q, std::move(a)});
+    // A core tracks a bounded number of unwaited instructions (the simulator faults past 4096): a
+    // long run of independent ones (a row broadcast over thousands of rows) waits now and then.
+    if (pending_.size() >= kMaxPending) wait(1u << tag);
+}
 
 void HazardTracker::wait(uint32_t mask) {
     if (!mask) return;

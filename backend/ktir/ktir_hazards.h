@@ -47,6 +47,7 @@ private:
         Queue q;
         Access a;
     };
+    static constexpr size_t kMaxPending = 1024;
     ProgramBuilder &b_;
     std::vector<Pending> pending_;
 };

@@ -1,5 +1,7 @@
 #include "ktir_import.h"
 
+#include <algorithm>
+
 #include "ktir_importer.h"
 #include "ktir_reader.h"
 
@@ -71,24 +73,35 @@ const Op *Importer::def_op(const std::string &name) const {
     return it == defs_.end() ? nullptr : it->second;
 }
 
+// The memory space spellings of IBM's tools: torch-spyre's `#ktdp.spyre_memory_space<HBM|LX>` and
+// ktir-cpu's `#ktdp.memory_space<global|ct_local[, ct_id = N]>` (global is device memory, ct_local a
+// core's LX).
 bool Importer::memory_space_hbm(const Op &op) {
     auto it = op.attrs.find("memory_space");
     if (it == op.attrs.end()) return true;  // unspecified: device memory
     const Attr &a = it->second;
-    if (a.kind != Attr::Dialect || a.s != "ktdp.spyre_memory_space")
-        throw_error("line ", op.line, ": ", op.name, ": memory_space must be #ktdp.spyre_memory_space<HBM|LX>");
+    auto wrong = [&](const std::string &what) {
+        throw_error("line ", op.line, ": ", op.name, ": memory_space ", what,
+                    " (expected #ktdp.spyre_memory_space<HBM|LX> or #ktdp.memory_space<global|ct_local>)");
+    };
+    if (a.kind != Attr::Dialect || (a.s != "ktdp.spyre_memory_space" && a.s != "ktdp.memory_space"))
+        wrong("is not a ktdp memory space");
     std::string body;
     for (char c : a.body)
         if (!std::isspace((unsigned char)c)) body += c;
     std::string kind = body.substr(0, body.find(','));
-    if (kind == "HBM") return true;
-    if (kind == "LX") {
-        if (body.find("core") != std::string::npos)
-            throw_error("line ", op.line, ": ", op.name,
-                        ": an LX view of another core (core = N) is not supported; each core sees its own LX");
+    if (kind == "HBM" || kind == "global" || kind == "unspecified") return true;
+    if (kind == "LX" || kind == "ct_local") {
+        if (body.find("core") != std::string::npos || body.find("ct_id") != std::string::npos)
+            throw_error("line ", op.line, ": ", op.name, ": the LX of another core ('", a.body,
+                        "') is not supported by the device model: each core addresses its own LX only");
         return false;
     }
-    throw_error("line ", op.line, ": ", op.name, ": unknown memory space '", a.body, "' (HBM or LX)");
+    if (kind == "L0")
+        throw_error("line ", op.line, ": ", op.name,
+                    ": memory space L0 (the PE array's operand buffers) is not addressable in the device model");
+    wrong("'" + a.body + "' is unknown");
+    return true;
 }
 
 std::string Importer::base_arg(const std::string &v, int depth) const {
@@ -149,6 +162,13 @@ void Importer::find_buffers() {
                         " must be an index argument, not ", f_.arg_types[ai].text());
         if (v->operands[0] == arg && !arg_view_.count(arg)) arg_view_[arg] = v;  // the first declares it
         pointer_args_.insert(arg);
+        // The innermost extents of the tiles cut from the view (see BufInfo::elem_sticks).
+        auto uses = du_.find(v->results.empty() ? std::string() : v->results[0]);
+        if (uses == du_.end()) continue;
+        for (const Op *u : uses->second.users)
+            if (u->name == "ktdp.construct_access_tile" && !u->result_types.empty() &&
+                !u->result_types[0].shape.empty())
+                tile_inner_[arg].push_back(u->result_types[0].shape.back());
     }
     // Declare argument buffers in argument order.
     for (const std::string &a : f_.args) {
@@ -158,6 +178,7 @@ void Importer::find_buffers() {
             throw_error("line ", f_.line, ": argument %", a,
                         " is used as an HBM address but no memory view is constructed directly on it (its view "
                         "gives the buffer's shape)");
+        arg_of_view_[it->second] = a;
         arg_buffer_[a] = declare_buffer(*it->second, strip(a, {"_ptr", "_addr", "_address"}), -1);
     }
 }
@@ -178,22 +199,58 @@ int Importer::declare_buffer(const Op &v, const std::string &name, int64_t const
         throw_error("line ", v.line, ": ktdp.construct_memory_view: sizes do not match the type ", t.text());
     for (int64_t s : v.sizes)
         if (s <= 0) throw_error("line ", v.line, ": ktdp.construct_memory_view: sizes must be positive");
+    // The buffer's dimensions in memory order: by decreasing stride. A view may list them in another
+    // order (torch-spyre's weight view `sizes: [4096, 64, 64], strides: [64, 262144, 1]`); the buffer
+    // is the tensor in memory order, the view addresses it through its strides.
+    const size_t n = v.sizes.size();
+    // A size-1 dimension's stride addresses nothing: it sorts with the next larger dimension inward.
+    std::vector<int64_t> key(n, 1);
+    for (size_t i = n; i-- > 0;) key[i] = v.sizes[i] > 1 || i + 1 == n ? v.strides[i] : key[i + 1];
+    std::vector<size_t> order(n);
+    for (size_t i = 0; i < n; i++) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key[a] > key[b]; });
+    const bool permuted = order.back() != n - 1 || !std::is_sorted(order.begin(), order.end());
+    std::vector<int64_t> mem_sizes(n), mem_strides(n);
+    for (size_t i = 0; i < n; i++) {
+        mem_sizes[i] = v.sizes[order[i]];
+        mem_strides[i] = v.strides[order[i]];
+    }
     // The device layout: rows padded to whole sticks, row-major (the default layout).
     const int64_t lanes = sb_ / dtype_bytes(bi.t);
-    std::vector<int64_t> want(v.sizes.size());
+    std::vector<int64_t> want(n);
     int64_t st = 1;
-    for (size_t i = v.sizes.size(); i-- > 0;) {
+    for (size_t i = n; i-- > 0;) {
         want[i] = st;
-        st = wrap_mul(st, i + 1 == v.sizes.size() ? round_up(v.sizes[i], lanes) : v.sizes[i]);
+        st = wrap_mul(st, i + 1 == n ? round_up(mem_sizes[i], lanes) : mem_sizes[i]);
         if (st > (int64_t(1) << 40)) throw_error("line ", v.line, ": ktdp.construct_memory_view: view too large");
     }
     bi.elems = st;
-    if (v.strides != want) {
+    const bool dense = mem_strides == dense_strides(mem_sizes);
+    auto ok_strides = [&](const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
+        for (size_t i = 0; i < n; i++)  // a size-1 dimension's stride addresses nothing
+            if (a[i] != b[i] && mem_sizes[i] > 1) return false;
+        return true;
+    };
+    if ((!ok_strides(mem_strides, want) && !(dense || ok_strides(mem_strides, dense_strides(mem_sizes)))) ||
+        order.back() != n - 1 || (permuted && !ok_strides(mem_strides, want))) {
         std::string w;
         for (int64_t x : want) w += (w.empty() ? "" : ", ") + std::to_string(x);
         throw_error("line ", v.line, ": ktdp.construct_memory_view of buffer '", name,
-                    "': strides must be those of the row-major stick layout [", w, "] (rows padded to whole ",
-                    lanes, "-element sticks)");
+                    "': strides must be row-major, dense or in the stick layout [", w, "] (rows padded to whole ",
+                    lanes, "-element sticks), in any order of the outer dimensions when rows are whole sticks; "
+                    "the innermost dimension must have stride 1");
+    }
+    bi.shape = mem_sizes;
+    // A buffer whose rows are not whole sticks and that is only ever read and written one element at a
+    // time (ktir-cpu's layernorm stores each row's mean to Mean[row]) keeps each element in a stick of
+    // its own: whole-stick DMAs of neighbouring elements, from different cores, would overwrite each
+    // other. The host runtime packs and unpacks it like any padded layout.
+    auto inner = tile_inner_.find(arg_of_view_[&v]);
+    if (const_addr < 0 && mem_sizes.back() % lanes != 0 && mem_sizes.back() > 1 && inner != tile_inner_.end() &&
+        std::all_of(inner->second.begin(), inner->second.end(), [](int64_t e) { return e == 1; })) {
+        bi.elem_sticks = true;
+        bi.shape.push_back(1);
+        bi.elems = wrap_mul(elements(mem_sizes), lanes);
     }
     auto k = v.attrs.find("spyre.kind");
     if (k != v.attrs.end()) {
@@ -210,7 +267,7 @@ int Importer::declare_buffer(const Op &v, const std::string &name, int64_t const
     for (const BufInfo &o : bufs_)
         if (o.name == bi.name)
             throw_error("line ", v.line, ": two buffers are named '", bi.name, "'");
-    std::vector<int64_t> halide(v.sizes.rbegin(), v.sizes.rend());
+    std::vector<int64_t> halide(bi.shape.rbegin(), bi.shape.rend());
     int id = b_.buffer(bi.name, BufferKind::Input, bi.t, halide);
     bufs_.push_back(bi);
     return id;
@@ -232,6 +289,9 @@ void Importer::bind_args() {
                 throw_error("line ", f_.line, ": argument %", a, " of type ", t.text(),
                             " is not supported (pass buffers as index addresses with a memory view)");
             auto it = opt_.args.find(a);
+            auto uses = du_.find(a);
+            if (it == opt_.args.end() && (uses == du_.end() || uses->second.users.empty()))
+                continue;  // unused (torch-spyre passes element counts the kernel never reads)
             if (it == opt_.args.end())
                 throw_error("function @", f_.name, ": scalar argument %", a, " (", t.text(),
                             ") has no value; give --arg ", a, "=VALUE");
@@ -634,7 +694,7 @@ void Importer::lower(const Op &op) {
     }
     if (n == "tensor.splat" || n == "linalg.fill") return splat(op);
     if (n == "tensor.extract") return extract(op);
-    if (n == "tensor.collapse_shape" || n == "tensor.expand_shape") return reshape(op);
+    if (n == "tensor.collapse_shape" || n == "tensor.expand_shape" || n == "tensor.reshape") return reshape(op);
     if (n == "linalg.broadcast") return broadcast(op);
     if (n == "linalg.reduce") return reduce(op);
     if (n == "linalg.matmul") return matmul(op);
@@ -658,6 +718,22 @@ void Importer::lower(const Op &op) {
 void Importer::constant(const Op &op) {
     const Type &t = op.result_types[0];
     Val v;
+    if (t.kind == Type::Tensor && op.value.kind == Attr::Array) {
+        // A dense constant of several values: only the shape operand of tensor.reshape is one.
+        if (t.shape.size() != 1 || (t.elem != Type::Index && t.elem != Type::Int))
+            throw_error("line ", op.line, ": arith.constant: a dense constant of several values is only supported "
+                        "as a 1-D index or integer shape (for tensor.reshape), not ", t.text());
+        std::vector<int64_t> &shape = shape_consts_[op.results[0]];
+        shape.clear();
+        for (const Attr &a : op.value.items) {
+            if (a.kind != Attr::Int) throw_error("line ", op.line, ": arith.constant: shape values must be integers");
+            shape.push_back(a.i);
+        }
+        if (int64_t(shape.size()) != t.shape[0])
+            throw_error("line ", op.line, ": arith.constant: ", shape.size(), " values for ", t.text());
+        v.k = Val::None;
+        return define(op, 0, v);
+    }
     if (t.kind == Type::Tensor) {
         v.k = Val::T;
         v.x.kind = Tens::Splat;
@@ -702,25 +778,32 @@ double Importer::const_value(const Attr &a, DType t, const Op &op) {
 void Importer::tile_id(const Op &op) {
     size_t n = op.results.size();
     std::vector<int64_t> grid = grid_.empty() ? std::vector<int64_t>{num_cores_} : grid_;
-    if (n != grid.size())
+    // Fewer ids than grid dimensions read the leading ones, as ktir-cpu does (`grid = [32, 1]` with
+    // one id: the core's coordinate along dimension 0).
+    if (n == 0 || n > grid.size())
         throw_error("line ", op.line, ": ktdp.get_compute_tile_id returns ", n, " ids but the grid has ",
                     grid.size(), " dimensions");
     Reg core = new_reg(op);
     b_.core_id(core);
-    if (n == 1) return define(op, 0, reg_val(core));
     // Row-major over the grid: id_i = (core / prod(grid[i+1..])) % grid[i].
     int64_t inner = 1;
-    std::vector<int64_t> div(n);
-    for (size_t i = n; i-- > 0;) {
+    std::vector<int64_t> div(grid.size());
+    for (size_t i = grid.size(); i-- > 0;) {
         div[i] = inner;
         inner *= grid[i];
     }
     for (size_t i = 0; i < n; i++) {
+        if (div[i] == 1 && i == 0) {  // the only non-trivial dimension: the core id itself
+            define(op, i, reg_val(core));
+            continue;
+        }
         Reg r = new_reg(op), k = new_reg(op);
         b_.li(k, div[i]);
         b_.op3(Opcode::DIV, r, core, k);
-        b_.li(k, grid[i]);
-        b_.op3(Opcode::REM, r, r, k);
+        if (i > 0) {  // the leading dimension needs no wrap: core < prod(grid)
+            b_.li(k, grid[i]);
+            b_.op3(Opcode::REM, r, r, k);
+        }
         define(op, i, reg_val(r));
     }
 }
@@ -748,7 +831,7 @@ void Importer::scalar_arith(const Op &op) {
     bool is_float = !a.empty() && a[0].is_float;
     if (is_float || n == "arith.addf" || n == "arith.mulf" || n == "arith.subf" || n == "arith.divf" ||
         n == "arith.negf" || n == "arith.extf" || n == "arith.truncf" || n == "arith.sitofp" ||
-        n == "arith.maximumf" || n == "arith.minimumf")
+        n == "arith.uitofp" || n == "arith.maximumf" || n == "arith.minimumf")
         return float_arith(op, a);
     if (n == "arith.addi") {
         need(2);
@@ -879,17 +962,25 @@ void Importer::scalar_arith(const Op &op) {
 }
 
 void Importer::float_arith(const Op &op, const std::vector<Scalar> &a) {
-    for (const Scalar &s : a)
-        if (!s.is_float || !s.known)
-            throw_error("line ", op.line, ": ", op.name, ": float scalars must be constants (the device has no "
-                        "scalar float unit)");
     const std::string &n = op.name;
+    const bool from_int = n == "arith.sitofp" || n == "arith.uitofp";
+    for (const Scalar &s : a) {
+        if (!s.known)
+            throw_error("line ", op.line, ": ", n, ": a float scalar computed from run-time values is not supported "
+                        "(the device has no scalar float unit); its inputs must be constants or --arg values");
+        if (s.is_float == from_int)
+            throw_error("line ", op.line, ": ", n,
+                        from_int ? ": expected an integer operand" : ": mixes float and integer operands");
+    }
     double r;
-    if (n == "arith.addf" && a.size() == 2) r = a[0].f + a[1].f;
+    if (from_int && a.size() == 1) r = double(a[0].c);  // uitofp of a negative i64 is not a KTIR case
+    else if (n == "arith.addf" && a.size() == 2) r = a[0].f + a[1].f;
     else if (n == "arith.subf" && a.size() == 2) r = a[0].f - a[1].f;
     else if (n == "arith.mulf" && a.size() == 2) r = a[0].f * a[1].f;
     else if (n == "arith.divf" && a.size() == 2) r = a[0].f / a[1].f;
     else if (n == "arith.negf" && a.size() == 1) r = -a[0].f;
+    else if (n == "arith.maximumf" && a.size() == 2) r = a[0].f > a[1].f ? a[0].f : a[1].f;  // as VMAX
+    else if (n == "arith.minimumf" && a.size() == 2) r = a[0].f < a[1].f ? a[0].f : a[1].f;
     else if ((n == "arith.extf" || n == "arith.truncf") && a.size() == 1) r = a[0].f;
     else throw_error("line ", op.line, ": unsupported operation '", n, "' on float scalars");
     Scalar o;

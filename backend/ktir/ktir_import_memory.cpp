@@ -248,10 +248,45 @@ void Importer::memory_view(const Op &op) {
         throw_error("line ", op.line, ": ktdp.construct_memory_view: an LX view on an HBM address");
     }
     v.off = off;
+    if (v.hbm) to_stick_layout(v, op);
     Val x;
     x.k = Val::V;
     x.v = v;
     define(op, 0, x);
+}
+
+std::vector<int64_t> Importer::dense_strides(const std::vector<int64_t> &sizes) {
+    std::vector<int64_t> st(sizes.size());
+    int64_t k = 1;
+    for (size_t i = sizes.size(); i-- > 0;) {
+        st[i] = k;
+        k = wrap_mul(k, sizes[i]);
+    }
+    return st;
+}
+
+// IBM's tools write a view's strides for the dense host tensor (a 1151-element row: stride 1151);
+// the device keeps each row in whole sticks, and the host runtime packs and unpacks between the
+// two. So dense strides address the same elements as the padded ones, row for row.
+void Importer::to_stick_layout(View &v, const Op &op) {
+    const int64_t lanes = sb_ / dtype_bytes(v.t);
+    const size_t n = v.sizes.size();
+    if (v.buffer >= 0 && bufs_[size_t(v.buffer)].elem_sticks) {  // element i at stick i
+        v.elem_sticks = true;
+        for (int64_t &s : v.strides) s = wrap_mul(s, lanes);
+        Scalar k;
+        k.known = true;
+        k.c = lanes;
+        v.off = mul(v.off, k, op);
+        return;
+    }
+    if (v.sizes.back() % lanes == 0 || v.strides != dense_strides(v.sizes)) return;
+    if (v.buffer < 0 || bufs_[size_t(v.buffer)].shape.back() != v.sizes.back() || !v.off.known)
+        throw_error("line ", op.line, ": ", op.name, ": a view with dense strides and rows of ", v.sizes.back(),
+                    " elements (not whole sticks) must cover whole rows of its buffer at a constant offset");
+    const int64_t row = round_up(v.sizes.back(), lanes);
+    for (size_t i = n - 1; i-- > 0;) v.strides[i] = i + 2 == n ? row : wrap_mul(v.strides[i + 1], v.sizes[i + 1]);
+    v.off.c = wrap_add(wrap_mul(v.off.c / v.sizes.back(), row), v.off.c % v.sizes.back());
 }
 
 void Importer::access_tile(const Op &op) {
@@ -369,7 +404,7 @@ void Importer::dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &l
                     dtype_name(t.v.t), ")");
     if (lx.kind != Tens::InLx) throw_internal("line ", op.line, ": ", op.name, ": internal: tensor not in LX");
     size_t r = t.shape.size();
-    if (t.v.strides[r - 1] != 1)
+    if (t.v.strides[r - 1] != 1 && !(t.v.elem_sticks && t.shape[r - 1] == 1))
         throw_error("line ", op.line, ": ", op.name, ": the innermost dimension of an HBM tile must be contiguous "
                     "(stride 1), not ", t.v.strides[r - 1]);
     struct Dim {
@@ -485,7 +520,7 @@ void Importer::store(const Op &op) {
 
 void Importer::check_row_end(const Tile &t, const Op &op) {
     const int64_t eb = dtype_bytes(t.v.t), inner = t.shape.back();
-    if ((inner * eb) % sb_ == 0) return;
+    if ((inner * eb) % sb_ == 0 || (t.v.elem_sticks && inner == 1)) return;
     // HBM rows are padded to sticks (the buffer's layout); an LX view's only if its row stride says so.
     const size_t r = t.v.sizes.size();
     const bool padded = t.v.hbm || (r >= 2 && (t.v.strides[r - 2] * eb) % sb_ == 0);

@@ -1,6 +1,8 @@
 // The importer's tensor ops: splats, extracts, reshapes, broadcasts, elementwise arith / math /
 // named linalg ops, conversions, reductions, matmul, transpose, the ring collectives and shifted
 // stick access (ktir_importer.h).
+#include <algorithm>
+
 #include "device/vector_shift.h"
 #include "ktir_importer.h"
 
@@ -55,6 +57,51 @@ void Importer::extract(const Op &op) {
     define(op, 0, v);
 }
 
+// tensor.reshape: the same elements in the same order under a new shape. In LX that is the same bytes
+// when the innermost dimension stays and the rows are back to back (rows padded to sticks), or when
+// the tensor is dense.
+Val Importer::general_reshape(const Op &op, const Tens &x, const std::vector<int64_t> &out) {
+    if (op.operands.size() != 2) throw_error("line ", op.line, ": tensor.reshape: expected a tensor and a shape");
+    auto sc = shape_consts_.find(op.operands[1]);
+    if (sc == shape_consts_.end())
+        throw_error("line ", op.line, ": tensor.reshape: the shape %", op.operands[1],
+                    " must be an arith.constant dense<[...]> (a run-time shape is not supported)");
+    if (sc->second != out)
+        throw_error("line ", op.line, ": tensor.reshape: the shape operand and the result type ",
+                    op.result_types[0].text(), " differ");
+    if (elements(out) != elements(x.shape))
+        throw_error("line ", op.line, ": tensor.reshape: ", elements(x.shape), " elements cannot become ",
+                    elements(out));
+    Val v;
+    v.k = Val::T;
+    v.x = x;
+    v.x.alloc = -1;  // aliases the source's allocation
+    v.x.shape = out;
+    const int64_t eb = dtype_bytes(x.t);
+    std::vector<int64_t> bs(out.size());
+    int64_t st = eb;
+    if (!out.empty() && !x.shape.empty() && out.back() == x.shape.back()) {
+        Geo g = geo(x, op, "the reshaped tensor");  // rows back to back, each g.sticks sticks
+        st = g.sticks * sb_;
+        bs.back() = eb;
+        for (size_t d = out.size() - 1; d-- > 0;) {
+            bs[d] = st;
+            st = wrap_mul(st, out[d]);
+        }
+    } else if (packed(x)) {
+        for (size_t d = out.size(); d-- > 0;) {
+            bs[d] = st;
+            st = wrap_mul(st, out[d]);
+        }
+    } else {
+        throw_error("line ", op.line, ": tensor.reshape: a reshape that changes the innermost dimension of a "
+                    "tensor whose rows are padded to sticks is not supported (it would move elements in LX)");
+    }
+    v.x.bstride = bs;
+    extend_life(op.operands[0], op.results[0]);
+    return v;
+}
+
 void Importer::reshape(const Op &op) {
     Tens x = tensor(op.operands[0], op);
     const Type &rt = op.result_types[0];
@@ -69,6 +116,7 @@ void Importer::reshape(const Op &op) {
         v.x.alloc = -1;
         return define(op, 0, v);
     }
+    if (op.name == "tensor.reshape") return define(op, 0, general_reshape(op, x, out));
     bool collapse = op.name == "tensor.collapse_shape";
     const std::vector<int64_t> &big = collapse ? x.shape : out;
     const std::vector<int64_t> &small = collapse ? out : x.shape;
@@ -146,28 +194,77 @@ void Importer::broadcast(const Op &op) {
         v.x.uniform = true;
     } else if (op.dims.size() == 1 && op.dims[0] == int64_t(r - 1) && packed(s)) {
         v.x.uniform = false;  // one element per row
-    } else if (op.dims.size() == 1 && op.dims[0] == 0 && r == 2) {
-        // The same row for every row: copy it row by row.
+    } else if (std::find(op.dims.begin(), op.dims.end(), int64_t(r - 1)) == op.dims.end()) {
+        // Rows repeated along outer dimensions (torch-spyre's [12, 64] -> [12, 2, 64], dimensions = [1]):
+        // copy them row by row.
         return define(op, 0, row_broadcast(op, s, rt));
     } else {
         throw_error("line ", op.line, ": linalg.broadcast: supported are broadcasts of one element, of one "
-                    "element per row (dimensions = [last], packed input) and of one row (dimensions = [0])");
+                    "element per row (dimensions = [last], packed input) and of whole rows along outer "
+                    "dimensions (the innermost dimension not among `dimensions`)");
     }
     extend_life(op.operands[0], op.results[0]);
     define(op, 0, v);
 }
 
 Val Importer::row_broadcast(const Op &op, const Tens &s, const Type &rt) {
+    constexpr int64_t kMaxRows = 1 << 16;  // one VCOPY per row: bound the program's size
     Val v;
     v.k = Val::T;
-    Geo gs = geo(s, op, "the broadcast row");
-    v.x = destination(op, op.results[0], s.t, rt.shape, gs.sticks, true, Geo{rt.shape[0], gs.sticks});
+    const size_t r = rt.shape.size();
+    std::vector<bool> bcast(r, false);
+    for (int64_t d : op.dims) {
+        if (d < 0 || d >= int64_t(r) || bcast[size_t(d)])
+            throw_error("line ", op.line, ": linalg.broadcast: dimension ", d, " is out of range or repeated");
+        bcast[size_t(d)] = true;
+    }
+    // Output dimension d that is not broadcast reads input dimension in_dim[d].
+    std::vector<int64_t> in_dim(r, -1);
+    for (size_t d = 0, k = 0; d < r; d++)
+        if (!bcast[d]) {
+            if (rt.shape[d] != s.shape[k])
+                throw_error("line ", op.line, ": linalg.broadcast: input dimension ", k, " (", s.shape[k],
+                            ") differs from result dimension ", d, " (", rt.shape[d], ")");
+            in_dim[d] = int64_t(k++);
+        }
+    Geo gs = geo(s, op, "the broadcast input");
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < r; d++) rows *= rt.shape[d];
+    if (rows > kMaxRows)
+        throw_error("line ", op.line, ": linalg.broadcast: ", rows, " result rows are more than the ", kMaxRows,
+                    " the importer copies one by one");
+    v.x = destination(op, op.results[0], s.t, rt.shape, gs.sticks, true, Geo{rows, gs.sticks});
     Geo g = geo(v.x, op, "the broadcast");
     if (g.sticks != gs.sticks) throw_error("line ", op.line, ": linalg.broadcast: row layouts differ");
-    for (int64_t i = 0; i < g.groups; i++) {
+    int64_t in_rows = 1;
+    for (size_t k = 0; k + 1 < s.shape.size(); k++) in_rows *= s.shape[k];
+    if (in_rows == 1) {
+        // One row for every row (torch-spyre's zeros: [1, 64] -> [1, 64, 128, 64]): copy it once,
+        // then double the copied rows, log2(rows) copies instead of one per row.
         Tens d = v.x;
-        d.at.off = int32_t(d.at.off + i * g.sticks * sb_);
         vec_emit(op, Opcode::VCOPY, s.t, d, &s, nullptr, Geo{1, g.sticks});
+        for (int64_t done = 1; done < rows;) {
+            const int64_t n = std::min(done, rows - done);
+            Tens src = v.x, dst = v.x;
+            dst.at.off = int32_t(dst.at.off + done * g.sticks * sb_);
+            src.shape = dst.shape = {n, s.shape.back()};
+            src.bstride = dst.bstride = {g.sticks * sb_, v.x.bstride.back()};
+            vec_emit(op, Opcode::VCOPY, s.t, dst, &src, nullptr, Geo{n, g.sticks});
+            done += n;
+        }
+        return v;
+    }
+    for (int64_t i = 0; i < rows; i++) {
+        int64_t rest = i, src_off = 0;
+        for (size_t d = r - 1; d-- > 0;) {
+            int64_t idx = rest % rt.shape[d];
+            rest /= rt.shape[d];
+            if (in_dim[d] >= 0) src_off += idx * s.bstride[size_t(in_dim[d])];
+        }
+        Tens src = s, d = v.x;
+        src.at.off = int32_t(src.at.off + src_off);
+        d.at.off = int32_t(d.at.off + i * g.sticks * sb_);
+        vec_emit(op, Opcode::VCOPY, s.t, d, &src, nullptr, Geo{1, g.sticks});
     }
     return v;
 }
@@ -514,8 +611,12 @@ void Importer::matmul(const Op &op) {
 }
 
 void Importer::transpose(const Op &op) {
-    if (op.n_ins != 1 || op.operands.size() != 2 || op.dims != std::vector<int64_t>{1, 0})
-        throw_error("line ", op.line, ": linalg.transpose: only 2-D transposes (permutation = [1, 0])");
+    if (op.n_ins != 1 || op.operands.size() != 2)
+        throw_error("line ", op.line, ": linalg.transpose: expected one input and one init");
+    const size_t r = op.dims.size();
+    if (r > 2) return batched_transpose(op);
+    if (op.dims != std::vector<int64_t>{1, 0})
+        throw_error("line ", op.line, ": linalg.transpose: a permutation of 2 dimensions must be [1, 0]");
     Tens x = tensor(op.operands[0], op);
     if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
     if (x.shape.size() != 2) throw_error("line ", op.line, ": linalg.transpose: the input must be 2-D");
@@ -545,6 +646,68 @@ void Importer::transpose(const Op &op) {
     int tag = tag_for(op, QVec);
     b_.vtranspose(x.t, tag, v.x.at, x.at, int32_t(R), int32_t(C));
     after(tag, QVec, acc);
+    define(op, 0, v);
+}
+
+// A permutation that swaps the two innermost dimensions and permutes the outer ones (torch-spyre's
+// relayout `permutation = [1, 0, 3, 2]`): one VTRANSPOSE per block, the outer permutation in where
+// each block is read from.
+void Importer::batched_transpose(const Op &op) {
+    constexpr int64_t kMaxBlocks = 1 << 14;  // one instruction per block: bound the program's size
+    const std::vector<int64_t> &p = op.dims;
+    const size_t r = p.size();
+    std::vector<bool> seen(r, false);
+    for (int64_t d : p) {
+        if (d < 0 || d >= int64_t(r) || seen[size_t(d)])
+            throw_error("line ", op.line, ": linalg.transpose: permutation is not a permutation of 0..", r - 1);
+        seen[size_t(d)] = true;
+    }
+    if (p[r - 1] != int64_t(r - 2) || p[r - 2] != int64_t(r - 1))
+        throw_error("line ", op.line, ": linalg.transpose: of permutations of more than 2 dimensions, those that "
+                    "swap the two innermost dimensions are supported (the others move whole rows)");
+    Tens x = tensor(op.operands[0], op);
+    if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
+    if (x.shape.size() != r) throw_error("line ", op.line, ": linalg.transpose: the input must have ", r, " dimensions");
+    const int64_t eb = dtype_bytes(x.t), lanes = sb_ / eb;
+    const int64_t R = x.shape[r - 2], C = x.shape[r - 1];
+    if (R > 1 && x.bstride[r - 2] != round_up(C, lanes) * eb)
+        throw_error("line ", op.line, ": linalg.transpose: input rows must be padded to whole sticks, no more");
+    std::vector<int64_t> os(r);
+    for (size_t k = 0; k < r; k++) os[k] = x.shape[size_t(p[k])];
+    if (op.result_types[0].shape != os)
+        throw_error("line ", op.line, ": linalg.transpose: the result type ", op.result_types[0].text(),
+                    " is not the permuted input shape");
+    int64_t blocks = 1;
+    for (size_t k = 0; k + 2 < r; k++) blocks *= os[k];
+    if (blocks > kMaxBlocks)
+        throw_error("line ", op.line, ": linalg.transpose: ", blocks, " blocks are more than the ", kMaxBlocks,
+                    " the importer transposes one by one");
+    Val v;
+    v.k = Val::T;
+    v.x = new_tensor(x.t, os, op);
+    const int64_t out_block = C * v.x.bstride[r - 2];  // C rows of the transposed block
+    for (int64_t b = 0; b < blocks; b++) {
+        int64_t rest = b, src_off = 0;
+        for (size_t k = r - 2; k-- > 0;) {
+            int64_t idx = rest % os[k];
+            rest /= os[k];
+            src_off += idx * x.bstride[size_t(p[k])];
+        }
+        Tens src = x, dst = v.x;
+        src.at.off = int32_t(src.at.off + src_off);
+        src.shape = {R, C};
+        src.bstride = {x.bstride[r - 2], x.bstride[r - 1]};
+        dst.at.off = int32_t(dst.at.off + b * out_block);
+        dst.shape = {C, R};
+        dst.bstride = {v.x.bstride[r - 2], v.x.bstride[r - 1]};
+        Access acc;
+        acc.reads.push_back(range_of(src));
+        acc.writes.push_back(range_of(dst));
+        before(QVec, acc);
+        int tag = tag_for(op, QVec);
+        b_.vtranspose(x.t, tag, dst.at, src.at, int32_t(R), int32_t(C));
+        after(tag, QVec, acc);
+    }
     define(op, 0, v);
 }
 

@@ -53,6 +53,7 @@ struct View {
     Scalar off;  // elements: from the buffer base (HBM) or from LX address 0
     DType t = DType::F16;
     std::vector<int64_t> sizes, strides;
+    bool elem_sticks = false;  // the buffer keeps each element in its own stick (BufInfo::elem_sticks)
 };
 
 struct Tile {
@@ -120,6 +121,7 @@ private:
         std::vector<int64_t> shape;  // MLIR order (outermost first)
         int64_t const_addr = -1;     // a buffer at a constant address (no argument)
         int64_t elems = 0;
+        bool elem_sticks = false;    // each element in a stick of its own: shape gets an innermost 1
     };
 
     static std::string strip(std::string n, std::initializer_list<const char *> suffixes);
@@ -127,6 +129,10 @@ private:
     const Op *def_op(const std::string &name) const;
 
     static bool memory_space_hbm(const Op &op);
+    // Row-major strides of a dense tensor of `sizes` (no padding).
+    static std::vector<int64_t> dense_strides(const std::vector<int64_t> &sizes);
+    // The device strides of an HBM view whose KTIR strides are dense: rows padded to whole sticks.
+    void to_stick_layout(View &v, const Op &op);
 
     // Finds the function argument an HBM view's offset derives from (through addi / subi).
     std::string base_arg(const std::string &v, int depth = 0) const;
@@ -290,6 +296,7 @@ private:
     void extract(const Op &op);
 
     void reshape(const Op &op);
+    Val general_reshape(const Op &op, const Tens &x, const std::vector<int64_t> &out);
     void extend_life(const std::string &from, const std::string &to);
 
     void broadcast(const Op &op);
@@ -317,6 +324,7 @@ private:
     void matmul(const Op &op);
 
     void transpose(const Op &op);
+    void batched_transpose(const Op &op);
 
     // ------------------------------------------------------------------ ring
     void ring_reduce(const Op &op);
@@ -375,11 +383,14 @@ private:
 
     std::set<std::string> pointer_args_;
     std::map<std::string, const Op *> arg_view_;
+    std::map<const Op *, std::string> arg_of_view_;            // the view that declares an argument's buffer
+    std::map<std::string, std::vector<int64_t>> tile_inner_;  // per argument: its tiles' innermost extents
     std::map<std::string, int> arg_buffer_;
     std::vector<BufInfo> bufs_;
     std::set<int> stored_, loaded_;  // buffers the kernel stores to / loads from
 
     std::map<std::string, Val> vals_;
+    std::map<std::string, std::vector<int64_t>> shape_consts_;  // 1-D dense index constants (reshape shapes)
     int refs_[kNumRegs] = {};
     uint32_t allocated_ = 0;
     std::vector<Reg> temps_;

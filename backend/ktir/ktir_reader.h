@@ -2,8 +2,10 @@
 // recursive-descent reader, since the dialect's custom syntax needs its own parser. It covers what
 // the public KTIR kernels use: func.func, ktdp views, access tiles, loads, stores and tile ids,
 // scf.for/if/yield, arith, math, linalg (reduce, broadcast, matmul, fill, transpose, named
-// elementwise ops), tensor (empty, splat, extract, collapse/expand_shape), affine maps and sets,
-// `#alias` definitions, `loc(...)` locations and ops in MLIR's generic form ("name"(...) : ...).
+// elementwise ops), tensor (empty, splat, extract, collapse/expand_shape, reshape), affine maps and
+// sets, `#alias` definitions (before or after the module), `loc(...)` locations, dense constants,
+// the access tile's short type `<...>` as MLIR prints it in ktdp.load / ktdp.store, and ops in
+// MLIR's generic form ("name"(...) : ...).
 // Any error throws spyre::Error naming the line. Nesting depth and sizes are bounded.
 #pragma once
 

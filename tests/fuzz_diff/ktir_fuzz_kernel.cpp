@@ -61,6 +61,11 @@ Kernel random_kernel(uint32_t seed) {
         k.body.push_back(s);
     }
     if (k.form != Kernel::Nested && pick(3) == 0) k.sum_of = pick(values);
+    const int spelling = pick(16);
+    k.short_types = spelling & 1;
+    k.global_space = spelling & 2;
+    k.locations = spelling & 4;
+    k.grid_2d = spelling & 8;
     return k;
 }
 
@@ -68,13 +73,15 @@ std::string ktir_text(const Kernel &k) {
     const int rpt = k.rows / k.grid;
     const std::string row_t = "memref<" + std::to_string(k.rows) + "x" + std::to_string(k.cols) + "xf16>";
     const std::string tile_t = "!ktdp.access_tile<1x64xindex>", tens_t = "tensor<1x64xf16>";
-    const char *hbm = "{memory_space = #ktdp.spyre_memory_space<HBM>}";
+    const std::string ls_tile_t = k.short_types ? "<1x64xindex>" : tile_t;  // in ktdp.load / ktdp.store
+    const char *hbm = k.global_space ? "{memory_space = #ktdp.memory_space<global>}"
+                                     : "{memory_space = #ktdp.spyre_memory_space<HBM>}";
     const bool sum = k.sum_of >= 0;
     std::ostringstream o;
     o << "module {\n  func.func @fuzz(";
     for (int b = 0; b < k.buffers; b++) o << (b ? ", " : "") << "%b" << b << "_ptr: index";
     if (sum) o << ", %acc_ptr: index";
-    o << ") attributes {grid = [" << k.grid << "]} {\n";
+    o << ") attributes {grid = [" << k.grid << (k.grid_2d ? ", 1" : "") << "]} {\n";
     o << "    %c0 = arith.constant 0 : index\n    %c1 = arith.constant 1 : index\n"
       << "    %c64 = arith.constant 64 : index\n"
       << "    %c2 = arith.constant 2 : index\n    %rpt = arith.constant " << rpt << " : index\n"
@@ -117,13 +124,13 @@ std::string ktir_text(const Kernel &k) {
         } else if (s.kind == Stmt::Load) {
             o << ind << "%t" << t << " = ktdp.construct_access_tile %v" << s.buffer << "[" << row << ", " << col << "] : " << row_t
               << " -> " << tile_t << "\n";
-            o << ind << "%x" << v++ << " = ktdp.load %t" << t++ << " : " << tile_t << " -> " << tens_t << "\n";
+            o << ind << "%x" << v++ << " = ktdp.load %t" << t++ << " : " << ls_tile_t << " -> " << tens_t << "\n";
         } else if (s.kind == Stmt::Bin) {
             o << ind << "%x" << v++ << " = " << kBinOps[s.op] << " %x" << s.a << ", %x" << s.b << " : " << tens_t << "\n";
         } else {
             o << ind << "%t" << t << " = ktdp.construct_access_tile %v" << s.buffer << "[" << row << ", " << col << "] : " << row_t
               << " -> " << tile_t << "\n";
-            o << ind << "ktdp.store %x" << s.a << ", %t" << t++ << " : " << tens_t << ", " << tile_t << "\n";
+            o << ind << "ktdp.store %x" << s.a << ", %t" << t++ << " : " << tens_t << ", " << ls_tile_t << "\n";
         }
     }
     if (sum) o << ind << "%acc2 = arith.addf %acc, %x" << k.sum_of << " : " << tens_t << "\n";
@@ -141,10 +148,23 @@ std::string ktir_text(const Kernel &k) {
     if (sum) {
         o << "    %tacc = ktdp.construct_access_tile %vacc[%core, %c0] : memref<" << k.grid << "x64xf16> -> " << tile_t
           << "\n";
-        o << "    ktdp.store %sum, %tacc : " << tens_t << ", " << tile_t << "\n";
+        o << "    ktdp.store %sum, %tacc : " << tens_t << ", " << ls_tile_t << "\n";
     }
     o << "    return\n  }\n}\n";
-    return o.str();
+    if (!k.locations) return o.str();
+    // torch-spyre's locations: `loc(#locN)` after every op (aliases defined after the module) and a
+    // file location on the function.
+    std::istringstream in(o.str());
+    std::ostringstream out;
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+        const bool op = line.find(" = ") != std::string::npos || line.find("ktdp.store") != std::string::npos ||
+                        line.find("return") != std::string::npos;
+        out << line << (op && line.back() != '{' ? " loc(#loc" + std::to_string(n++ % 3) + ")" : "") << "\n";
+    }
+    out << "#loc0 = loc(\"/tmp/fuzz.py\":3:7)\n#loc1 = loc(unknown)\n#loc2 = loc(\"x\"(#loc0))\n";
+    return out.str();
 }
 
 namespace {

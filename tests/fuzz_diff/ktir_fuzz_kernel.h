@@ -39,6 +39,10 @@ struct Kernel {
     enum Form { Plain, Nested, IndexIterArg } form = Plain;
     int sum_of = -1;         // >= 0: a tensor iter_arg sums this value over the rows into buffer "acc" (grid x 64)
     std::vector<Stmt> body;
+    // How IBM's tools may spell the same kernel: the access tile's short type `<1x64xindex>` in
+    // loads and stores, ktir-cpu's `#ktdp.memory_space<global>`, `loc(...)` on every op with the
+    // `#loc` aliases after the module, and the grid as [grid, 1] read with one tile id.
+    bool short_types = false, global_space = false, locations = false, grid_2d = false;
     int values() const;      // number of values (Load and Bin statements)
 };
 

@@ -189,7 +189,7 @@ TEST(KtirExport, ExportedTextUsesTheKtdpFormsAndOurExtensions) {
     std::string text = ktir::export_ktir(every_instruction());
     for (const char *want : {"attributes {grid = [1], spyre.sync = \"explicit\"}", "ktdp.get_compute_tile_id : index",
                              "memory_space = #ktdp.spyre_memory_space<HBM>, spyre.kind = \"input\"",
-                             "-> !ktdp.tile<", "scf.for", "scf.if", "} else {", "linalg.matmul", "linalg.transpose",
+                             "-> !ktdp.access_tile<", "= ktdp.load %", " : <", "scf.for", "scf.if", "} else {", "linalg.matmul", "linalg.transpose",
                              "linalg.reduce", "linalg.broadcast", "tensor.splat", "math.rsqrt", "arith.fptosi",
                              "math.roundeven", "arith.fptoui", "arith.uitofp", "arith.sitofp", "arith.extui",
                              "arith.trunci", "xi8>", "xi32>) -> tensor<2x128xi32>",

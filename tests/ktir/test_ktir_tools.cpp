@@ -65,6 +65,15 @@ TEST(KtirSpyreRun, RunsAKernelWithAScalarArgumentAndNamesItsOutput) {
     EXPECT_NE(r.output.find("reference: none (no spyre-gen report next to the kernel)"), std::string::npos);
 }
 
+TEST(KtirSpyreRun, AnMlirFileIsKtirLikeAKtirFile) {
+    // ktir-cpu's examples are .mlir files.
+    fs::path d = scratch("mlir");
+    { std::ofstream(d / "two.mlir") << kTwoOutputs; }
+    CommandResult r = run_command(quote(kRun) + " " + quote((d / "two.mlir").string()) + " --timing-only");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("kernel two (1 core"), std::string::npos) << r.output;
+}
+
 TEST(KtirSpyreRun, SeveralOutputsEachToItsFileFromAnInputFile) {
     fs::path d = scratch("two");
     { std::ofstream(d / "two.ktir") << kTwoOutputs; }

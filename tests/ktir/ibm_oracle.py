@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Runs a KTIR file on spyre-run and on IBM's KTIR interpreter (ktir-cpu) with the same random
+inputs and compares every buffer the kernel writes. A developer's check against IBM's semantics,
+not part of `make test` (ktir-cpu is not a Debian package): see docs/ktir.md, "Checked against IBM's
+files".
+
+    python3 tests/ktir/ibm_oracle.py --ktir-cpu ~/ktir-cpu --spyre-run build/bin/spyre-run \
+        FILE.ktir [--arg NAME=VALUE ...]
+
+Prints one line: the file, then per written buffer the elements compared, how many are bit-identical
+and the largest difference in units of the last place (ULP) of the output type. Exit status 0 when
+every buffer is within --max-ulp (default 0: bit-exact), 1 otherwise, 2 when a side fails to run.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+DTYPES = {"f16": np.float16, "f32": np.float32, "i32": np.int32, "i8": np.int8}
+
+
+def device_buffers(spyre_run, path, args):
+    """(name, kind, dtype, shape outermost first) of each buffer, from spyre-run's disassembly."""
+    out = subprocess.run([spyre_run, path, "--dis"] + sum((["--arg", a] for a in args), []),
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip())
+    bufs = []
+    for line in out.stdout.splitlines():
+        m = re.match(r"\s+\d+ (\S+) (input|output|inout|temp) (\S+) \[([0-9, ]+)\]", line)
+        if m:
+            shape = [int(x) for x in m.group(4).split(",")][::-1]  # Halide order -> outermost first
+            bufs.append((m.group(1), m.group(2), m.group(3), shape))
+        if line.startswith("dma descriptors"):
+            break
+    return bufs
+
+
+def without_locations(text):
+    """The text without `loc(...)` annotations and `#loc` aliases, which ktir-cpu's parser does not
+    read (torch-spyre writes them on every op and argument)."""
+    text = re.sub(r"^#loc\d* = .*$", "", text, flags=re.M)
+    out, i = [], 0
+    while True:
+        j = text.find("loc(", i)
+        if j < 0:
+            return "".join(out) + text[i:]
+        if j > 0 and (text[j - 1].isalnum() or text[j - 1] in "_#"):
+            out.append(text[i:j + 4])
+            i = j + 4
+            continue
+        out.append(text[i:j])
+        depth, k = 0, j + 3
+        while k < len(text):
+            depth += text[k] == "("
+            depth -= text[k] == ")"
+            k += 1
+            if depth == 0:
+                break
+        i = k
+
+
+def ulp_diff(a, b):
+    if a.dtype.kind != "f":
+        return np.abs(a.astype(np.int64) - b.astype(np.int64))
+    ia = a.view(np.int16 if a.dtype == np.float16 else np.int32).astype(np.int64)
+    ib = b.view(np.int16 if b.dtype == np.float16 else np.int32).astype(np.int64)
+    # Map sign-magnitude to a monotonic integer line so ULP distances are differences.
+    top = 1 << (8 * a.dtype.itemsize - 1)
+    ia = np.where(ia < 0, -top - ia, ia)
+    ib = np.where(ib < 0, -top - ib, ib)
+    return np.abs(ia - ib)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("file")
+    ap.add_argument("--ktir-cpu", required=True, help="a checkout of torch-spyre/ktir-cpu")
+    ap.add_argument("--spyre-run", default="build/bin/spyre-run")
+    ap.add_argument("--arg", action="append", default=[], help="NAME=VALUE for a scalar argument")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-ulp", type=int, default=0)
+    ap.add_argument("--range", type=float, default=2.0, help="inputs are uniform in [-range, range]")
+    o = ap.parse_args()
+    sys.path.insert(0, o.ktir_cpu)
+    from ktir_cpu import KTIRInterpreter  # noqa: E402  (IBM's interpreter, from the checkout)
+
+    try:
+        bufs = device_buffers(o.spyre_run, o.file, o.arg)
+    except RuntimeError as e:
+        print(f"{o.file}: spyre-run: {e}")
+        return 2
+    interp = KTIRInterpreter()
+    with open(o.file) as f:
+        interp.load(without_locations(f.read()))
+    func = next(iter(interp.module.functions))
+    arg_names = interp.arg_names(func)
+    scalars = dict(a.split("=", 1) for a in o.arg)
+
+    def arg_of(buffer):  # the importer drops a trailing _ptr / _addr / _address
+        for a in arg_names:
+            if a == buffer or a in (buffer + "_ptr", buffer + "_addr", buffer + "_address"):
+                return a
+        raise KeyError(buffer)
+
+    rng = np.random.default_rng(o.seed)
+    kwargs, files = {}, {}
+    tmp = tempfile.mkdtemp(prefix="ibm_oracle_")
+    run = [o.spyre_run, o.file, "--no-reference"] + sum((["--arg", a] for a in o.arg), [])
+    for name, kind, dt, shape in bufs:
+        t = DTYPES[dt]
+        if kind in ("input", "inout"):
+            if t in (np.float16, np.float32):
+                data = rng.uniform(-o.range, o.range, size=shape).astype(t)
+            else:
+                data = rng.integers(-8, 8, size=shape).astype(t)
+            f = os.path.join(tmp, name + ".in")
+            data.tofile(f)
+            run += ["--input", f"{name}={f}"]
+        else:
+            data = np.zeros(shape, dtype=t)
+        if kind in ("output", "inout"):
+            files[name] = os.path.join(tmp, name + ".out")
+            run += ["--output", f"{name}={files[name]}"]
+        kwargs[arg_of(name)] = data
+    for k, v in scalars.items():
+        kwargs[k] = float(v) if re.search(r"[.eE]", v) and not v.startswith("0x") else int(v, 0)
+    out = subprocess.run(run, capture_output=True, text=True)
+    if out.returncode != 0:
+        print(f"{o.file}: spyre-run: {out.stderr.strip()}")
+        return 2
+    try:
+        want = interp.execute_function(func, **kwargs)
+    except Exception as e:  # noqa: BLE001  (report whatever IBM's interpreter raises)
+        print(f"{o.file}: ktir-cpu: {type(e).__name__}: {e}")
+        return 2
+    worst, parts = 0, []
+    for name, f in files.items():
+        shape = next(b[3] for b in bufs if b[0] == name)
+        t = DTYPES[next(b[2] for b in bufs if b[0] == name)]
+        got = np.fromfile(f, dtype=t).reshape(shape)
+        ref = np.asarray(want[arg_of(name)]).astype(t).reshape(shape)
+        d = ulp_diff(got, ref)
+        worst = max(worst, int(d.max()) if d.size else 0)
+        absd = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+        parts.append(f"{name}: {d.size} elements, {int((d == 0).sum())} identical, max {int(d.max())} ULP, "
+                     f"max |diff| {absd.max():.3g}")
+    print(f"{o.file}: " + "; ".join(parts))
+    return 0 if worst <= o.max_ulp else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
