@@ -122,6 +122,16 @@ void Importer::reshape(const Op &op) {
     const std::vector<int64_t> &small = collapse ? out : x.shape;
     if (op.reassoc.size() != small.size())
         throw_error("line ", op.line, ": ", op.name, ": ", op.reassoc.size(), " groups for ", small.size(), " dims");
+    if (small.empty()) {  // `[]`: to or from a rank-0 tensor, whose other side is all ones
+        if (elements(big) != 1)
+            throw_error("line ", op.line, ": ", op.name, ": a rank-0 tensor has one element, not ", elements(big));
+        v.x = x;
+        v.x.alloc = -1;
+        v.x.shape = out;
+        v.x.bstride.assign(out.size(), dtype_bytes(x.t));
+        extend_life(op.operands[0], op.results[0]);
+        return define(op, 0, v);
+    }
     std::vector<int64_t> bs(big.size(), 0);
     size_t next = 0;
     for (size_t g = 0; g < op.reassoc.size(); g++) {
@@ -443,18 +453,54 @@ void Importer::fp8_convert(const Op &op) {
     convert(op, x, to, int(fmt));
 }
 
+// The combining op of a linalg.reduce region: one op of the two block arguments (either may pass
+// through arith.extf), or ktir-cpu's max / min as a compare and a select of the same two. Anything
+// else is refused: an op that does not combine the two arguments would be read as a plain sum.
 std::string Importer::combiner(const Op &op) {
     if (!op.combiner.empty()) return op.combiner;
     if (op.regions.size() != 1) throw_error("line ", op.line, ": linalg.reduce: missing the combining region");
-    std::string found;
-    for (const Op &o : op.regions[0].ops) {
-        if (o.name == "linalg.yield" || o.name == "arith.extf") continue;
-        if (!found.empty())
-            throw_error("line ", o.line, ": linalg.reduce: the region must hold one combining op");
-        found = o.name;
+    const Region &r = op.regions[0];
+    if (r.args.size() != 2) throw_error("line ", op.line, ": linalg.reduce: the region takes two arguments");
+    std::map<std::string, int> arg;  // value -> which block argument it is (through extf)
+    arg[r.args[0]] = 0;
+    arg[r.args[1]] = 1;
+    std::vector<const Op *> body;
+    const Op *yield = nullptr;
+    for (const Op &o : r.ops) {
+        if (o.name == "linalg.yield") yield = &o;
+        else if (o.name == "arith.extf" && o.operands.size() == 1 && arg.count(o.operands[0]) && o.results.size() == 1)
+            arg[o.results[0]] = arg[o.operands[0]];
+        else body.push_back(&o);
     }
-    if (found.empty()) throw_error("line ", op.line, ": linalg.reduce: the region has no combining op");
-    return found;
+    auto of_both = [&](const Op &o, size_t first) {
+        return o.operands.size() == first + 2 && arg.count(o.operands[first]) && arg.count(o.operands[first + 1]) &&
+               arg[o.operands[first]] != arg[o.operands[first + 1]];
+    };
+    auto bad = [&](const std::string &why, int line = 0) -> std::string {
+        throw_error("line ", line ? line : op.line, ": linalg.reduce: ", why,
+                    " (supported: one op of the two region arguments, or arith.cmpf / cmpi and arith.select of "
+                    "them for a max or min)");
+    };
+    if (body.empty()) bad("the region has no combining op");
+    const Op &last = *body.back();
+    if (!yield || yield->operands.size() != 1 || last.results.size() != 1 || yield->operands[0] != last.results[0])
+        bad("the region must yield its combining op's result");
+    if (body.size() == 2 && (body[0]->name == "arith.cmpf" || body[0]->name == "arith.cmpi") &&
+        last.name == "arith.select" && of_both(*body[0], 0) && of_both(last, 1) && body[0]->results.size() == 1 &&
+        last.operands[0] == body[0]->results[0]) {
+        const std::string &p = body[0]->predicate;
+        const bool greater = p == "ogt" || p == "oge" || p == "ugt" || p == "uge" || p == "sgt" || p == "sge";
+        const bool less = p == "olt" || p == "ole" || p == "ult" || p == "ule" || p == "slt" || p == "sle";
+        if (!greater && !less) bad("a compare with predicate '" + p + "' is not a max or min");
+        // select(a < b, a, b) is min when the select picks the compare's first operand first.
+        const bool same_order = last.operands[1] == body[0]->operands[0];
+        const bool is_max = greater == same_order;
+        const bool ints = body[0]->name == "arith.cmpi";
+        return is_max ? (ints ? "arith.maxsi" : "arith.maximumf") : (ints ? "arith.minsi" : "arith.minimumf");
+    }
+    if (body.size() != 1) bad("the region must hold one combining op", body[1]->line);
+    if (!of_both(last, 0)) bad(last.name + " must combine the two region arguments", last.line);
+    return last.name;
 }
 
 void Importer::reduce(const Op &op) {

@@ -1166,10 +1166,12 @@ private:
         } else if (n == "tensor.collapse_shape" || n == "tensor.expand_shape") {
             op.operands.push_back(value_name());
             expect("[");
-            do {
-                op.reassoc.push_back(int_list());
-                if (op.reassoc.size() > kMaxRank) fail(n + ": more than 8 groups");
-            } while (accept(","));
+            if (!is_punct("]")) {  // `[]`: to or from a rank-0 tensor
+                do {
+                    op.reassoc.push_back(int_list());
+                    if (op.reassoc.size() > kMaxRank) fail(n + ": more than 8 groups");
+                } while (accept(","));
+            }
             expect("]");
             if (is_word("output_shape")) {
                 next();

@@ -2,6 +2,8 @@
 // constructs of torch-spyre's Inductor output (spyre-kernels) or ktir-cpu's examples, checked on
 // the simulator against values computed here from the ops' semantics. Together they cover every
 // construct of the IBM files listed in docs/ktir.md ("Checked against IBM's files").
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -192,6 +194,72 @@ TEST(KtirIbmSpelling, RowBroadcastsToThousandsOfRows) {
     const Halves &o1 = out.at("arg1"), &o2 = out.at("arg2");
     for (size_t i = 0; i < o1.size(); i++) ASSERT_EQ(o1[i], a[i % 64]) << i;
     for (size_t i = 0; i < o2.size(); i++) ASSERT_EQ(o2[i], a[(i / (4096 * 64)) * 64 + i % 64]) << i;
+}
+
+// ktir-cpu's reduce_multiop form: max as a compare and a select in the reduce region (the select's
+// operands in either order), and its scalar_broadcast form: a collapse to a rank-0 tensor with an
+// empty reassociation `[]`, broadcast to every element. y[r, :] = max or min of x[r, :], then
+// z = x[0, 0] everywhere.
+std::string reduce_kernel(const std::string &cmp_select) {
+    return R"(func.func @k(%x_ptr: index, %y_ptr: index, %z_ptr: index) {
+  %c0 = arith.constant 0 : index
+  %xv = ktdp.construct_memory_view %x_ptr, sizes: [2, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<2x64xf16>
+  %yv = ktdp.construct_memory_view %y_ptr, sizes: [2, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<2x64xf16>
+  %zv = ktdp.construct_memory_view %z_ptr, sizes: [2, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<2x64xf16>
+  %xt = ktdp.construct_access_tile %xv[%c0, %c0] : memref<2x64xf16> -> !ktdp.access_tile<2x64xindex>
+  %x = ktdp.load %xt : !ktdp.access_tile<2x64xindex> -> tensor<2x64xf16>
+  %lo = arith.constant 0xFC00 : f16
+  %e = tensor.empty() : tensor<2xf16>
+  %init = linalg.fill ins(%lo : f16) outs(%e : tensor<2xf16>) -> tensor<2xf16>
+  %m = linalg.reduce ins(%x : tensor<2x64xf16>) outs(%init : tensor<2xf16>) dimensions = [1]
+    (%in: f16, %out: f16) {
+)" + cmp_select + R"(
+    }
+  %e2 = tensor.empty() : tensor<2x64xf16>
+  %mb = linalg.broadcast ins(%m : tensor<2xf16>) outs(%e2 : tensor<2x64xf16>) dimensions = [1]
+  %yt = ktdp.construct_access_tile %yv[%c0, %c0] : memref<2x64xf16> -> !ktdp.access_tile<2x64xindex>
+  ktdp.store %mb, %yt : tensor<2x64xf16>, !ktdp.access_tile<2x64xindex>
+  %x11t = ktdp.construct_access_tile %xv[%c0, %c0] : memref<2x64xf16> -> !ktdp.access_tile<1x1xindex>
+  %x11 = ktdp.load %x11t : !ktdp.access_tile<1x1xindex> -> tensor<1x1xf16>
+  %s = tensor.collapse_shape %x11 [] : tensor<1x1xf16> into tensor<f16>
+  %e3 = tensor.empty() : tensor<2x64xf16>
+  %sb = linalg.broadcast ins(%s : tensor<f16>) outs(%e3 : tensor<2x64xf16>) dimensions = [0, 1]
+  %zt = ktdp.construct_access_tile %zv[%c0, %c0] : memref<2x64xf16> -> !ktdp.access_tile<2x64xindex>
+  ktdp.store %sb, %zt : tensor<2x64xf16>, !ktdp.access_tile<2x64xindex>
+  return
+})";
+}
+
+TEST(KtirIbmSpelling, CompareAndSelectReduceRegionsAndARankZeroBroadcast) {
+    const std::string max_region = "      %c = arith.cmpf ogt, %in, %out : f16\n"
+                                   "      %r = arith.select %c, %in, %out : f16\n      linalg.yield %r : f16";
+    const std::string min_region = "      %c = arith.cmpf ogt, %in, %out : f16\n"
+                                   "      %r = arith.select %c, %out, %in : f16\n      linalg.yield %r : f16";
+    Halves x = random_halves(2 * 64, 8);
+    for (bool is_max : {true, false}) {
+        SCOPED_TRACE(is_max ? "max" : "min");
+        std::string k = reduce_kernel(is_max ? max_region : min_region);
+        if (!is_max) k = replaced(k, "0xFC00", "0x7C00");  // +inf: min's identity
+        auto out = run(lower(k), {{"x", x}});
+        for (int r = 0; r < 2; r++) {
+            float m = is_max ? -INFINITY : INFINITY;
+            for (int c = 0; c < 64; c++) {
+                float v = half_to_float(x[size_t(r * 64 + c)]);
+                m = is_max ? std::max(m, v) : std::min(m, v);
+            }
+            for (int c = 0; c < 64; c++) ASSERT_EQ(out.at("y")[size_t(r * 64 + c)], float_to_half(m)) << r << "," << c;
+        }
+        for (uint16_t z : out.at("z")) ASSERT_EQ(z, x[0]);
+    }
+    // A region whose op does not combine its two arguments is refused, not read as a sum.
+    std::string twice = "      %r = arith.addf %in, %in : f16\n      linalg.yield %r : f16";
+    EXPECT_NE(import_error(reduce_kernel(twice)).find("arith.addf must combine the two region arguments"),
+              std::string::npos)
+        << import_error(reduce_kernel(twice));
+    std::string eq = "      %c = arith.cmpf oeq, %in, %out : f16\n"
+                     "      %r = arith.select %c, %in, %out : f16\n      linalg.yield %r : f16";
+    EXPECT_NE(import_error(reduce_kernel(eq)).find("predicate 'oeq' is not a max or min"), std::string::npos)
+        << import_error(reduce_kernel(eq));
 }
 
 TEST(KtirIbmSpelling, UnsupportedMemorySpacesAndShapesAreNamed) {
