@@ -78,21 +78,13 @@ Val Importer::general_reshape(const Op &op, const Tens &x, const std::vector<int
     v.x.alloc = -1;  // aliases the source's allocation
     v.x.shape = out;
     const int64_t eb = dtype_bytes(x.t);
-    std::vector<int64_t> bs(out.size());
-    int64_t st = eb;
+    std::vector<int64_t> bs = dense_strides(out);  // elements; scaled to bytes below
     if (!out.empty() && !x.shape.empty() && out.back() == x.shape.back()) {
-        Geo g = geo(x, op, "the reshaped tensor");  // rows back to back, each g.sticks sticks
-        st = g.sticks * sb_;
+        const int64_t row = geo(x, op, "the reshaped tensor").sticks * sb_;  // rows back to back
+        for (size_t d = 0; d + 1 < bs.size(); d++) bs[d] = bs[d] / out.back() * row;
         bs.back() = eb;
-        for (size_t d = out.size() - 1; d-- > 0;) {
-            bs[d] = st;
-            st = wrap_mul(st, out[d]);
-        }
     } else if (packed(x)) {
-        for (size_t d = out.size(); d-- > 0;) {
-            bs[d] = st;
-            st = wrap_mul(st, out[d]);
-        }
+        for (int64_t &b : bs) b *= eb;
     } else {
         throw_error("line ", op.line, ": tensor.reshape: a reshape that changes the innermost dimension of a "
                     "tensor whose rows are padded to sticks is not supported (it would move elements in LX)");

@@ -669,7 +669,7 @@ private:
                 Attr v = attribute();
                 expect(">");
                 if (v.kind != Attr::Int && v.kind != Attr::Float && v.kind != Attr::Array)
-                    fail("dense<...> holds a number or a list of numbers, not " + describe(peek()));
+                    fail("dense<...> holds a number or a list of numbers");
                 v.type = Type();
                 if (accept(":")) v.type = type();
                 return v;
