@@ -6,14 +6,17 @@
 namespace spyre {
 
 double fit_objective(const std::vector<PointResult> &r) {
-    // Squared log errors, and a steep wall at the tolerance so that no point is traded away for a
-    // smaller sum elsewhere.
+    // Squared log errors, and a steep wall near the tolerance so that no point is traded away for
+    // a smaller sum elsewhere. The wall is on the relative error the tolerance is checked with
+    // (PointResult::rel_error), which is not symmetric in log space: a point 15% slow is 16.3%
+    // away in log terms, one 15% fast 14.0%.
     double sum = 0;
     for (const PointResult &p : r) {
         if (!p.point->fitted) continue;
-        const double wall = std::log(1 + p.point->tolerance) * 0.95;
+        const double wall = p.point->tolerance * 0.97;
         double e = std::fabs(std::log(p.modelled / p.point->measured));
-        sum += e * e + (e > wall ? 10 * (e - wall) * (e - wall) : 0.0);
+        double over = std::fabs(p.rel_error()) - wall;
+        sum += e * e + (over > 0 ? 10 * over * over : 0.0);
     }
     return sum;
 }
