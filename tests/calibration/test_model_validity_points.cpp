@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "calibration_points.h"
 #include "sim/model_validity.h"
 #include "sim/simulator.h"
+#include "test_paths.h"
 
 namespace spyre {
 namespace {
@@ -117,6 +120,23 @@ TEST(ModelValidityPoints, PeFillThresholdIsTheShortestFittedMatmul) {
     for (const std::string &name : validity_bound("pe_short_rows").points)
         for (const MatmulDesc &d : point_runs().at(name).program.mm) fewest = std::min(fewest, int(d.m));
     EXPECT_EQ(double(fewest), validity_bound("pe_short_rows").threshold);
+}
+
+// docs/device_model.md's section "Where the model is validated" has a row for every bound, and no
+// row for a bound the code does not have.
+TEST(ModelValidityPoints, DocsListEveryBound) {
+    std::ifstream in(std::string(SPYRE_SOURCE_DIR) + "/docs/device_model.md");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string doc = ss.str();
+    const size_t from = doc.find("## Where the model is validated"), to = doc.find("\n## ", from + 1);
+    ASSERT_NE(from, std::string::npos);
+    const std::string section = doc.substr(from, to - from);
+    int rows = 0;
+    for (size_t at = section.find("\n| `"); at != std::string::npos; at = section.find("\n| `", at + 1)) rows++;
+    for (const ValidityBound &b : validity_bounds())
+        EXPECT_NE(section.find("\n| `" + std::string(b.key) + "` |"), std::string::npos) << b.key;
+    EXPECT_EQ(rows, int(validity_bounds().size())) << section;
 }
 
 }  // namespace
