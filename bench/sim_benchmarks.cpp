@@ -24,8 +24,11 @@
 // kernel's compulsory traffic and work, and its fraction; the label says which term binds),
 // formula_us / sim_vs_formula / faster_than_formula (apps/report/formula_check.h: IBM's published
 // cost formula for the same program, sim_us over it, and 1 where the simulator is more than 25%
-// faster than the formula; the label then says so, with the formula's terms), and sim_steps
-// (instructions the simulator stepped: its host work, against SimOptions::max_instructions).
+// faster than the formula; the label then says so, with the formula's terms), outside_calibration
+// (backend/sim/model_validity.h: how many validity notes the run gets, 0 when the kernel stays in
+// the range the calibration suite validates; the label then names them, "outside calibration:
+// short_tiles ring"), and sim_steps (instructions the simulator stepped: its host work, against
+// SimOptions::max_instructions).
 #include <benchmark/benchmark.h>
 
 #include <functional>
@@ -43,6 +46,7 @@
 #include "roofline.h"
 #include "softmax.h"
 #include "speed_of_light.h"
+#include "sim/model_validity.h"
 #include "sim/simulator.h"
 #include "softmax_stages.h"
 
@@ -69,8 +73,11 @@ void set_counters(benchmark::State &state, const SimStats &st, const MachineDesc
     state.counters["formula_us"] = f.formula_us;
     state.counters["sim_vs_formula"] = f.sim_vs_formula;
     state.counters["faster_than_formula"] = f.flagged ? 1 : 0;
+    const std::vector<ValidityNote> notes = model_validity(p, st, m);
+    state.counters["outside_calibration"] = double(notes.size());
     state.SetLabel((label.empty() ? "" : label + "; ") + r.limiter + "-bound; sol: " + sol.limiter +
-                   (f.flagged ? "; faster than IBM's formula: " + f.terms : "") + "; waits: " + st.top_waits(3));
+                   (f.flagged ? "; faster than IBM's formula: " + f.terms : "") + "; waits: " + st.top_waits(3) +
+                   (notes.empty() ? "" : "; outside calibration: " + validity_keys(notes, " ")));
 }
 
 SimStats run_timing(benchmark::State &state, const DeviceProgram &p, const MachineDesc &m, bool summarize) {

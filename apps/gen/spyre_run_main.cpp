@@ -11,6 +11,10 @@
 // Input and output files are raw, dense, little-endian arrays of the buffer's element type in
 // Halide order (dim 0 innermost): exactly elements * element size bytes.
 //
+// After the timing figures come the model's validity notes (sim/model_validity.h): where the kernel
+// leans on a mechanism outside the range the calibration suite validates, the modelled time is an
+// extrapolation, and each note says which mechanism, the kernel's figure and the validated range.
+//
 // When NAME.json (spyre-gen's report) lies next to NAME.spyre and names the generator and its
 // params, a functional run is checked against Halide's CPU reference: the same generator (linked
 // in, as in spyre-gen) with schedule=cpu and the same params, realised for
@@ -44,6 +48,7 @@
 #include "generator_pipeline.h"
 #include "kernel_catalog.h"
 #include "ktir_import.h"
+#include "sim/model_validity.h"
 #include "sim/program_work.h"
 #include "sim/simulator.h"
 
@@ -357,6 +362,7 @@ int main(int argc, char **argv) {
         so.trace_path = trace_path;
         SimResult r = simulate(program, machine, images, so);
         const SimStats &s = r.stats;
+        const std::vector<ValidityNote> validity = model_validity(program, s, machine);
 
         // Outputs, dense in Halide order (functional runs).
         auto host_of = [&](int i) {
@@ -399,6 +405,8 @@ int main(int argc, char **argv) {
             j["static_work"] = {{"instructions", w.instructions}, {"dma_bytes", w.dma_bytes},
                                 {"vector_bytes", w.vector_bytes}, {"macs", w.macs},
                                 {"ring_bytes", w.ring_bytes},     {"counts_known", w.counts_known}};
+            j["model_validity"] = nlohmann::json::array();
+            for (const ValidityNote &v : validity) j["model_validity"].push_back({{"key", v.key}, {"message", v.message}});
             if (!trace_path.empty()) j["trace"] = trace_path;
             j["reference"] = ref.to_json();
             std::cout << j.dump(2) << "\n";
@@ -427,6 +435,8 @@ int main(int argc, char **argv) {
                       << 100 * s.mean_busy_fraction(kEngDMA) << "%, ring " << 100 * s.mean_busy_fraction(kEngRing) << "%\n"
                       << "waiting (mean)  " << s.top_waits(kNumWaitCauses) << "\n";
             std::cout << "static work     " << program_work(program, machine).to_string() << "\n";
+            if (validity.empty()) std::cout << "model validity  within the calibrated range\n";
+            for (const ValidityNote &v : validity) std::cout << "model validity  " << v.key << ": " << v.message << "\n";
             if (!trace_path.empty()) std::cout << "trace           " << trace_path << "\n";
             for (const auto &of : out_files)
                 std::cout << "output          " << program.buffers[size_t(of.first)].name << " -> " << of.second

@@ -10,6 +10,7 @@
 // fails to build or run, or differs from the CPU by more than its tolerance (kernel_catalog.h:
 // 2 ULP for softmax's exp, 0 ULP for layernorm, rmsnorm, gelu and bmm, an absolute 1e-3 for mlp
 // and 1e-4 for attention).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -28,6 +30,7 @@
 #include "formula_check.h"
 #include "roofline.h"
 #include "speed_of_light.h"
+#include "sim/model_validity.h"
 #include "sim/simulator.h"
 
 namespace fs = std::filesystem;
@@ -46,6 +49,7 @@ struct Row {
     Roofline roof;
     SpeedOfLight sol;
     FormulaCheck formula;
+    std::vector<ValidityNote> validity;  // where the run leaves the calibrated range
     ErrorCheck err;
     double host_ms = 0;
     std::string trace;  // relative to the output directory
@@ -89,11 +93,11 @@ void write_text(const fs::path &p, const std::string &text) {
 // The columns shared by the console table and report.md.
 std::vector<std::string> header(const AppResult &a) {
     return {"schedule", "cores", "modelled us", "vs " + a.rows.front().schedule, "device MB", "ring MB",
-            "LX peak KB", "vec util", "pe util", "roofline", "SOL", "formula us", "sim/formula", "waits", "max error"};
+            "LX peak KB", "vec util", "pe util", "roofline", "SOL", "formula us", "sim/formula", "outside calibration", "waits", "max error"};
 }
 
 std::vector<std::string> cells(const AppResult &a, const Row &r) {
-    if (!r.ok) return {r.schedule, "-", "FAILED", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"};
+    if (!r.ok) return {r.schedule, "-", "FAILED", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"};
     const Row &base = a.rows.front();
     const double speedup = r.stats.us > 0 ? base.stats.us / r.stats.us : 0;
     std::string vs = base.ok && speedup > 0 ? fmt(speedup >= 0.1 ? "%.2fx" : "%.3fx", speedup) : "-";
@@ -110,6 +114,7 @@ std::vector<std::string> cells(const AppResult &a, const Row &r) {
             fmt("%.2f ", r.sol.frac) + r.sol.limiter,
             fmt("%.2f", r.formula.formula_us),
             fmt("%.2f", r.formula.sim_vs_formula) + (r.formula.flagged ? " !" : ""),
+            r.validity.empty() ? "-" : validity_keys(r.validity, " "),
             r.stats.top_waits(2),
             r.err.text};
 }
@@ -169,6 +174,25 @@ std::string markdown_table(const AppResult &a) {
         for (const std::string &c : cells(a, r)) md << " " << c << " |";
         md << "\n";
     }
+    return md.str();
+}
+
+// The validity notes of an app's rows with their full messages (the table's "outside calibration"
+// column names only the keys), each message once with the schedules that get it; "" when every
+// row is inside the range.
+std::string validity_notes(const AppResult &a) {
+    std::vector<std::pair<ValidityNote, std::string>> notes;  // in first-seen order, with schedules
+    for (const Row &r : a.rows) {
+        if (!r.ok) continue;
+        for (const ValidityNote &v : r.validity) {
+            auto it = std::find_if(notes.begin(), notes.end(), [&](const auto &n) { return n.first.message == v.message; });
+            if (it == notes.end()) notes.push_back({v, r.schedule});
+            else it->second += ", " + r.schedule;
+        }
+    }
+    std::ostringstream md;
+    for (const auto &[v, schedules] : notes)
+        md << "- outside calibration, `" << v.key << "` (" << schedules << "): " << v.message << "\n";
     return md.str();
 }
 
@@ -311,6 +335,7 @@ int main(int argc, char **argv) {
                     r.roof = roofline(run.stats, machine, p.num_cores);
                     r.sol = speed_of_light(p, run.stats, machine);
                     r.formula = formula_check(p, run.stats, machine);
+                    r.validity = model_validity(p, run.stats, machine);
                     r.err = check_error(app, run.output, want);
                     r.ok = r.err.ok;
                     if (!r.ok) r.error = "differs from the CPU reference by " + r.err.text + " (tolerance " +
@@ -344,7 +369,10 @@ int main(int argc, char **argv) {
               "re-reads, spills and idle cores lower it) and the term that binds; **formula us** IBM's published "
               "cost formula for the same program (`backend/sim/ibm_formula.h`, a second instrument); "
               "**sim/formula** the modelled time over it, marked `!` where the simulator is more than 25% faster "
-              "than the formula (docs/device_model.md explains each such kernel); **max error** "
+              "than the formula (docs/device_model.md explains each such kernel); **outside calibration** the "
+              "mechanisms the kernel leans on outside the range IBM's published measurements validate "
+              "(`backend/sim/model_validity.h`; docs/device_model.md, \"Where the model is validated\"): its time "
+              "there is an extrapolation, each note's figures are listed below the table; **max error** "
               "the largest difference from the CPU reference, in fp16 representable values (ULP: softmax may "
               "differ by 2, layernorm, rmsnorm, gelu, bmm and qlinear by 0) or, for mlp and attention, in absolute value "
               "(abs: within 1e-3 and 1e-4; outputs near zero make ULPs meaningless there).\n\n";
@@ -355,6 +383,7 @@ int main(int argc, char **argv) {
             md << "## " << title(a) << "\n\n" << markdown_table(a) << "\n";
             for (const Row &r : a.rows)
                 if (!r.ok) md << "- **" << r.schedule << " failed**: " << r.error << "\n";
+            md << validity_notes(a);
             md << auto_vs_hand(a);
             md << "![" << a.app << "](" << a.app << ".svg)\n\n";
             std::string src = a.rows.empty() ? "" : a.rows.front().source;

@@ -182,6 +182,7 @@ private:
         t.store_bytes.assign(p_.buffers.size(), 0);
         t.loads.assign(p_.buffers.size(), 0);
         t.replicated_load_bytes.assign(p_.buffers.size(), 0);
+        t.transfers[w.dma] = 1;
         if (store) {
             t.store_bytes[buf] = w.dma;
         } else {
@@ -284,6 +285,7 @@ void CoreTraffic::add(const CoreTraffic &o) {
     reduce_sticks = sat_add(reduce_sticks, o.reduce_sticks);
     transpose_sticks = sat_add(transpose_sticks, o.transpose_sticks);
     for (const auto &[shape, count] : o.matmuls) matmuls[shape] = sat_add(matmuls[shape], count);
+    for (const auto &[bytes, count] : o.transfers) transfers[bytes] = sat_add(transfers[bytes], count);
 }
 
 CoreTraffic CoreTraffic::times(int64_t n) const {
@@ -296,6 +298,7 @@ CoreTraffic CoreTraffic::times(int64_t n) const {
     t.reduce_sticks = sat_mul(reduce_sticks, n);
     t.transpose_sticks = sat_mul(transpose_sticks, n);
     for (const auto &[shape, count] : matmuls) t.matmuls[shape] = sat_mul(count, n);
+    for (const auto &[bytes, count] : transfers) t.transfers[bytes] = sat_mul(count, n);
     return t;
 }
 

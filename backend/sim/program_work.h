@@ -44,6 +44,8 @@ struct CoreTraffic {
     int64_t reduce_sticks = 0;     // VREDSUM / VREDMAX / VREDMIN
     int64_t transpose_sticks = 0;  // VTRANSPOSE
     std::map<std::array<int32_t, 3>, int64_t> matmuls;  // MATMUL {m, n, k} -> times issued
+    // Device-memory transfers (DMA_LD and DMA_ST) by size: bytes one transfer moves -> times issued.
+    std::map<int64_t, int64_t> transfers;
 
     void add(const CoreTraffic &o);
     CoreTraffic times(int64_t n) const;

@@ -82,6 +82,12 @@ TEST(Report, TinyConfigurationWritesEveryFile) {
     EXPECT_NE(md.find("## attention 64x128 (dim x seq), fp16"), std::string::npos) << md;
     EXPECT_NE(md.find(" ULP |"), std::string::npos) << md;
     EXPECT_NE(md.find(" abs |"), std::string::npos) << md;
+    // 64 x 128 fp16 softmax moves at most 16 KiB per transfer: its rows are outside the calibrated
+    // short-tile range, named in the column and with the full message below the table.
+    EXPECT_NE(md.find("| outside calibration |"), std::string::npos) << md;
+    EXPECT_NE(md.find(" short_tiles |"), std::string::npos) << md;
+    EXPECT_NE(md.find("- outside calibration, `short_tiles` (stage1"), std::string::npos) << md;
+    EXPECT_NE(md.find("validated from 32 KiB per core per transfer"), std::string::npos) << md;
 }
 
 TEST(Report, CatalogListsEveryApp) {
@@ -170,6 +176,23 @@ TEST(Report, UnknownAppIsAnError) {
                           (fs::path(SPYRE_TEST_OUT_DIR) / "report_bad").string() + "' --apps nosuch --no-traces");
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.output.find("unknown app 'nosuch'"), std::string::npos) << r.output;
+}
+
+// The validity counter and the notes' keys in the label: 0 and no keys inside the calibrated range;
+// bmm's vector schedule does its MACs on the vector unit, whose rates no calibration point isolates.
+TEST(Bench, CountsAndNamesTheModelValidityNotes) {
+    CommandResult in = run(std::string("'") + SPYRE_BENCH +
+                           "' --benchmark_filter='^softmax/cores32/4096x1024$' --benchmark_min_time=0.0001 "
+                           "--benchmark_format=json");
+    ASSERT_EQ(in.exit_code, 0) << in.output;
+    EXPECT_NE(in.output.find("\"outside_calibration\": 0"), std::string::npos) << in.output;
+    EXPECT_EQ(in.output.find("outside calibration:"), std::string::npos) << in.output;
+    CommandResult out = run(std::string("'") + SPYRE_BENCH +
+                            "' --benchmark_filter='^bmm/vector/4x64x256x512$' --benchmark_min_time=0.0001 "
+                            "--benchmark_format=json");
+    ASSERT_EQ(out.exit_code, 0) << out.output;
+    EXPECT_NE(out.output.find("\"outside_calibration\": 1"), std::string::npos) << out.output;
+    EXPECT_NE(out.output.find("outside calibration: vector_rates"), std::string::npos) << out.output;
 }
 
 TEST(Bench, ListsEveryAppAndSchedule) {

@@ -63,6 +63,28 @@ TEST(SpyreRun, JsonParsesAndTraceIsWritten) {
     EXPECT_NO_THROW(nlohmann::json::parse(tf));
 }
 
+// A kernel inside the calibrated range says so; one streaming 16 KiB tiles (64 rows of 128 fp16
+// columns, one core) gets the short_tiles note, in the text and in the JSON.
+TEST(SpyreRun, PrintsTheModelValidityNotes) {
+    CommandResult in = run_command(quote(kRun) + " " + quote(kSoftmax) + " --timing-only");
+    ASSERT_EQ(in.exit_code, 0) << in.output;
+    EXPECT_NE(in.output.find("model validity  within the calibrated range"), std::string::npos) << in.output;
+    nlohmann::json jin = nlohmann::json::parse(run_command(quote(kRun) + " " + quote(kSoftmax) + " --json").output);
+    ASSERT_TRUE(jin.contains("model_validity"));
+    EXPECT_TRUE(jin["model_validity"].empty());
+
+    fs::path k = generate("validity_short_tiles", "-g softmax schedule=stage4 cols=128 rows=64");
+    CommandResult out = run_command(quote(kRun) + " " + quote(k.string()) + " --timing-only");
+    ASSERT_EQ(out.exit_code, 0) << out.output;
+    EXPECT_NE(out.output.find("model validity  short_tiles: 16 KiB per core per transfer"), std::string::npos)
+        << out.output;
+    EXPECT_EQ(out.output.find("within the calibrated range"), std::string::npos) << out.output;
+    nlohmann::json j = nlohmann::json::parse(run_command(quote(kRun) + " " + quote(k.string()) + " --json").output);
+    ASSERT_EQ(j["model_validity"].size(), 1u) << j.dump(2);
+    EXPECT_EQ(j["model_validity"][0]["key"], "short_tiles");
+    EXPECT_NE(j["model_validity"][0]["message"].get<std::string>().find("validated from 32 KiB"), std::string::npos);
+}
+
 TEST(SpyreRun, TimingOnlyMatchesFunctionalTime) {
     CommandResult a = run_command(quote(kRun) + " " + quote(kSoftmax) + " --json");
     CommandResult b = run_command(quote(kRun) + " " + quote(kSoftmax) + " --json --timing-only");
