@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
-#include <regex>
 
 #include "auto_directives.h"
 #include "auto_layouts.h"
@@ -439,8 +439,17 @@ TEST(AutoScheduleSearch, SameSeedSameSchedule) {
     // Halide gives the inline reductions of each new instance ("sum", then "sum$5": the first in a
     // process has none).
     auto body = [](const std::string &s) {
-        return std::regex_replace(s.substr(s.find("\n", s.find("candidates,")) + 1),
-                                  std::regex("at\\(\"(\\w+)(\\$[0-9]+)?\"\\)"), "at(\"$1$$N\")");
+        std::string t = s.substr(s.find("\n", s.find("candidates,")) + 1), out;
+        // Every `$<digits>` suffix is dropped (a hand scan: std::regex draws a false
+        // -Wmaybe-uninitialized from GCC 12 at -Og).
+        for (size_t i = 0; i < t.size(); i++) {
+            if (t[i] == '$' && i + 1 < t.size() && isdigit((unsigned char)t[i + 1])) {
+                while (i + 1 < t.size() && isdigit((unsigned char)t[i + 1])) i++;
+                continue;
+            }
+            out += t[i];
+        }
+        return out;
     };
     EXPECT_EQ(body(a.cpp), body(b.cpp));
 }
