@@ -15,15 +15,15 @@ namespace {
 
 using namespace Halide;
 
-struct Case {
+struct AttentionCase {
     std::string schedule;
     int dim, seq;
 };
 
-class Attention : public ::testing::TestWithParam<Case> {};
+class Attention : public ::testing::TestWithParam<AttentionCase> {};
 
 TEST_P(Attention, MatchesCpu) {
-    Case c = GetParam();
+    AttentionCase c = GetParam();
     auto to_kernel = [](const AttentionKernel &a) {
         Kernel k;
         k.inputs = {a.q, a.k, a.v};
@@ -49,8 +49,8 @@ TEST_P(Attention, MatchesCpu) {
 INSTANTIATE_TEST_SUITE_P(Shapes, Attention,
                          // 1024 keys: K, V and K's restickified copy take half of LX beside the
                          // scores, and the query tile (40 rows, not dividing 1024) is sized for it.
-                         ::testing::Values(Case{"fused", 64, 128}, Case{"unfused", 64, 128}, Case{"fused", 128, 256},
-                                           Case{"fused", 128, 1024}),
+                         ::testing::Values(AttentionCase{"fused", 64, 128}, AttentionCase{"unfused", 64, 128}, AttentionCase{"fused", 128, 256},
+                                           AttentionCase{"fused", 128, 1024}),
                          [](const auto &info) {
                              return info.param.schedule + "_" + std::to_string(info.param.dim) + "x" +
                                     std::to_string(info.param.seq);

@@ -177,7 +177,7 @@ Algorithm small_matmul(int inner) {
     };
 }
 
-CompileOptions options_for(const std::vector<std::vector<int>> &ins, const std::vector<int> &out,
+CompileOptions auto_schedule_options_for(const std::vector<std::vector<int>> &ins, const std::vector<int> &out,
                            const MachineDesc &m = {}) {
     CompileOptions o;
     o.machine = m;
@@ -195,7 +195,7 @@ struct CaseSpace {
 
 CaseSpace case_space(const Algorithm &alg, const std::vector<std::vector<int>> &ins, const std::vector<int> &out,
                      int cores, bool reassociate = false) {
-    CaseSpace c{alg(), options_for(ins, out), {}};
+    CaseSpace c{alg(), auto_schedule_options_for(ins, out), {}};
     autosched::SpaceShapes shapes;
     for (const auto &i : ins) shapes.inputs.push_back(std::vector<int64_t>(i.begin(), i.end()));
     shapes.output = std::vector<int64_t>(out.begin(), out.end());
@@ -214,7 +214,7 @@ AutoOptions quick(uint32_t seed = 1) {
 
 Schedule auto_scheduled(const std::vector<std::vector<int>> &ins, const std::vector<int> &out, AutoResult *result,
                         const MachineDesc &m = {}, AutoOptions ao = quick()) {
-    return [=](Kernel &k) { *result = auto_schedule(k.output, k.inputs, options_for(ins, out, m), ao); };
+    return [=](Kernel &k) { *result = auto_schedule(k.output, k.inputs, auto_schedule_options_for(ins, out, m), ao); };
 }
 
 struct ShapeCase {
@@ -366,7 +366,7 @@ TEST(AutoScheduleLimits, StaysWithinMaxCoresAndTheMachinesCores) {
         Kernel k = pointwise_chain()();
         AutoOptions ao = quick();
         ao.max_cores = 4;
-        CompileOptions o = options_for(ins, {512, 256});
+        CompileOptions o = auto_schedule_options_for(ins, {512, 256});
         auto_schedule(k.output, k.inputs, o, ao);
         EXPECT_LE(compile_for_spyre(k.output, k.inputs, o).num_cores, 4);
     }
@@ -374,7 +374,7 @@ TEST(AutoScheduleLimits, StaysWithinMaxCoresAndTheMachinesCores) {
         MachineDesc m;
         m.cores = 8;
         Kernel k = pointwise_chain()();
-        CompileOptions o = options_for(ins, {512, 256}, m);
+        CompileOptions o = auto_schedule_options_for(ins, {512, 256}, m);
         auto_schedule(k.output, k.inputs, o, quick());
         DeviceProgram p = compile_for_spyre(k.output, k.inputs, o);
         EXPECT_LE(p.num_cores, 8);
@@ -416,7 +416,7 @@ TEST(AutoScheduleSearch, TheReportedTimeIsTheCompiledKernels) {
     for (const Case &c : {Case{"causal_attention", causal, {{64, 256, 2}, {64, 256, 2}, {64, 256, 2}}, {64, 256, 2}},
                           Case{"residual_norm", residual_norm(1024), {{1024, 47}, {1024, 47}, {1024}}, {1024, 47}}}) {
         Kernel k = c.alg();
-        const CompileOptions o = options_for(c.ins, c.out);
+        const CompileOptions o = auto_schedule_options_for(c.ins, c.out);
         const AutoResult r = auto_schedule(k.output, k.inputs, o, quick());
         SimOptions so;
         so.timing_only = true;
@@ -429,7 +429,7 @@ TEST(AutoScheduleSearch, SameSeedSameSchedule) {
     std::vector<std::vector<int>> ins{{1024, 64}, {1024, 64}, {1024}};
     auto run = [&](uint32_t seed) {
         Kernel k = residual_norm(1024)();
-        return auto_schedule(k.output, k.inputs, options_for(ins, {1024, 64}), quick(seed));
+        return auto_schedule(k.output, k.inputs, auto_schedule_options_for(ins, {1024, 64}), quick(seed));
     };
     AutoResult a = run(7), b = run(7);
     EXPECT_EQ(a.summary, b.summary);
@@ -463,7 +463,7 @@ TEST(AutoScheduleSearch, AWallTimeLimitThatCutsTheSearchIsReported) {
     Kernel k = residual_norm(1024)();
     AutoOptions ao = quick();
     ao.time_budget_s = 1e-9;
-    const std::string e = error_of([&] { auto_schedule(k.output, k.inputs, options_for(ins, {1024, 64}), ao); });
+    const std::string e = error_of([&] { auto_schedule(k.output, k.inputs, auto_schedule_options_for(ins, {1024, 64}), ao); });
     EXPECT_NE(e.find("no candidate was timed within the time budget"), std::string::npos) << e;
 }
 
@@ -551,7 +551,7 @@ TEST(AutoLoweringCacheFixed, AFixedFactorStaysConstantInTheSharedLowering) {
     using namespace autosched;
     std::vector<std::vector<int>> ins{{1024, 64}, {1024, 64}, {1024}};
     Kernel k = residual_norm(1024)();
-    CompileOptions o = options_for(ins, {1024, 64});
+    CompileOptions o = auto_schedule_options_for(ins, {1024, 64});
     PipelineInfo info = analyse_pipeline(k.output, k.inputs);
     SpaceResult space = candidate_space(info, {{{1024, 64}, {1024, 64}, {1024}}, {1024, 64}}, o.machine, 8);
     int checked = 0;
@@ -674,7 +674,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(AutoScheduleSearch, WithinFivePercentOfExhaustiveOnASmallSpace) {
     using namespace autosched;
     std::vector<std::vector<int>> ins{{512, 128}, {512, 128}};
-    CompileOptions o = options_for(ins, {512, 128});
+    CompileOptions o = auto_schedule_options_for(ins, {512, 128});
     Kernel k = pointwise_chain()();
     PipelineInfo info = analyse_pipeline(k.output, k.inputs);
     SpaceShapes shapes{{{512, 128}, {512, 128}}, {512, 128}};
@@ -720,7 +720,7 @@ Algorithm head_sum(int heads) {
 // per head), and still matches the CPU.
 TEST(AutoLayouts, ASumOverHeadsPutsTheHeadsInsideTheRows) {
     std::vector<std::vector<int>> ins{{256, 512, 8}};
-    CompileOptions o = options_for(ins, {256, 512});
+    CompileOptions o = auto_schedule_options_for(ins, {256, 512});
     Kernel fixed = head_sum(8)();
     AutoResult row_major = auto_schedule(fixed.output, fixed.inputs, o, quick());
     EXPECT_EQ(row_major.options.inputs[0].layout, DeviceLayout{}) << "a layout the caller did not free stays";
@@ -767,7 +767,7 @@ TEST(AutoLayouts, AFreeLayoutThatNamesNoArgumentIsAnError) {
     Kernel k = head_sum(8)();
     AutoOptions ao = quick();
     ao.free_layouts = {"inp"};
-    const std::string e = error_of([&] { auto_schedule(k.output, k.inputs, options_for(ins, {256, 512}), ao); });
+    const std::string e = error_of([&] { auto_schedule(k.output, k.inputs, auto_schedule_options_for(ins, {256, 512}), ao); });
     EXPECT_NE(e.find("free_layouts names 'inp', which is not an argument of the pipeline (its arguments: in, out)"),
               std::string::npos) << e;
 }
@@ -775,7 +775,7 @@ TEST(AutoLayouts, AFreeLayoutThatNamesNoArgumentIsAnError) {
 TEST(AutoSchedulePrint, PrintsTheDirectivesAsCpp) {
     std::vector<std::vector<int>> ins{{1024, 64}, {1024, 64}, {1024}};
     Kernel k = residual_norm(1024)();
-    AutoResult r = auto_schedule(k.output, k.inputs, options_for(ins, {1024, 64}), quick());
+    AutoResult r = auto_schedule(k.output, k.inputs, auto_schedule_options_for(ins, {1024, 64}), quick());
     EXPECT_NE(r.cpp.find("spyre::schedule(out, m)"), std::string::npos) << r.cpp;
     EXPECT_NE(r.cpp.find("stick_vectorize(x)"), std::string::npos) << r.cpp;
     EXPECT_NE(r.cpp.find("// Spyre schedule of out chosen by spyre::auto_schedule"), std::string::npos) << r.cpp;
@@ -814,7 +814,7 @@ TEST(AutoSchedulePrint, MatmulStagesPrintHalideCallsOnTheUpdate) {
 
 TEST(AutoScheduleErrors, InputShapeCountIsNamed) {
     Kernel k = pointwise_chain()();
-    CompileOptions o = options_for({{64, 8}}, {64, 8});
+    CompileOptions o = auto_schedule_options_for({{64, 8}}, {64, 8});
     try {
         auto_schedule(k.output, k.inputs, o, quick());
         FAIL() << "scheduled";
@@ -825,7 +825,7 @@ TEST(AutoScheduleErrors, InputShapeCountIsNamed) {
 
 TEST(AutoScheduleErrors, OutputRankMismatchIsNamed) {
     Kernel k = pointwise_chain()();
-    CompileOptions o = options_for({{64, 8}, {64, 8}}, {64});
+    CompileOptions o = auto_schedule_options_for({{64, 8}, {64, 8}}, {64});
     try {
         auto_schedule(k.output, k.inputs, o, quick());
         FAIL() << "scheduled";
@@ -842,7 +842,7 @@ TEST(AutoScheduleErrors, TupleFuncIsNamed) {
     pair(x, y) = Tuple(in(x, y), in(x, y) * in(x, y));
     out(x, y) = pair(x, y)[0] + pair(x, y)[1];
     try {
-        auto_schedule(out, {in}, options_for({{64, 8}}, {64, 8}), quick());
+        auto_schedule(out, {in}, auto_schedule_options_for({{64, 8}}, {64, 8}), quick());
         FAIL() << "scheduled";
     } catch (const Error &e) {
         EXPECT_NE(std::string(e.what()).find("Func pair has 2 values (a Tuple)"), std::string::npos) << e.what();
@@ -855,7 +855,7 @@ TEST(AutoScheduleErrors, BufferNotAmongTheInputsIsNamed) {
     Func out("out");
     out(x, y) = in(x, y) + other(x, y);
     try {
-        auto_schedule(out, {in}, options_for({{64, 8}}, {64, 8}), quick());
+        auto_schedule(out, {in}, auto_schedule_options_for({{64, 8}}, {64, 8}), quick());
         FAIL() << "scheduled";
     } catch (const Error &e) {
         EXPECT_NE(std::string(e.what()).find("reads buffer 'other', which is not among the inputs given"),
@@ -872,7 +872,7 @@ TEST(AutoScheduleErrors, NothingFitsTheLxSaysSo) {
     Kernel k = residual_norm(8192)();
     std::vector<std::vector<int>> ins{{8192, 4}, {8192, 4}, {8192}};
     try {
-        auto_schedule(k.output, k.inputs, options_for(ins, {8192, 4}, m), quick());
+        auto_schedule(k.output, k.inputs, auto_schedule_options_for(ins, {8192, 4}, m), quick());
         FAIL() << "scheduled";
     } catch (const Error &e) {
         EXPECT_NE(std::string(e.what()).find("fits the usable LX (4096 bytes)"), std::string::npos) << e.what();
@@ -881,14 +881,14 @@ TEST(AutoScheduleErrors, NothingFitsTheLxSaysSo) {
 
 TEST(AutoScheduleErrors, UndefinedOutputIsNamed) {
     Func out("out");
-    EXPECT_NE(error_of([&] { auto_schedule(out, {}, options_for({}, {64, 8}), quick()); })
+    EXPECT_NE(error_of([&] { auto_schedule(out, {}, auto_schedule_options_for({}, {64, 8}), quick()); })
                   .find("the output Func is not defined"),
               std::string::npos);
 }
 
 TEST(AutoScheduleErrors, MissingOutputShapeIsNamed) {
     Kernel k = pointwise_chain()();
-    CompileOptions o = options_for({{64, 8}, {64, 8}}, {64, 8});
+    CompileOptions o = auto_schedule_options_for({{64, 8}, {64, 8}}, {64, 8});
     o.output.shape.clear();
     EXPECT_NE(error_of([&] { auto_schedule(k.output, k.inputs, o, quick()); }).find("CompileOptions::output has no shape"),
               std::string::npos);
@@ -896,7 +896,7 @@ TEST(AutoScheduleErrors, MissingOutputShapeIsNamed) {
 
 TEST(AutoScheduleErrors, InputRankMismatchIsNamed) {
     Kernel k = pointwise_chain()();
-    std::string e = error_of([&] { auto_schedule(k.output, k.inputs, options_for({{64, 8}, {64}}, {64, 8}), quick()); });
+    std::string e = error_of([&] { auto_schedule(k.output, k.inputs, auto_schedule_options_for({{64, 8}, {64}}, {64, 8}), quick()); });
     EXPECT_NE(e.find("input b has 2 dimensions but its shape has 1"), std::string::npos) << e;
 }
 
@@ -906,7 +906,7 @@ TEST(AutoScheduleErrors, ExternStageIsNamed) {
     Func ext("ext"), out("out");
     ext.define_extern("some_extern", {in}, Float(16), 2);
     out(x, y) = ext(x, y);
-    std::string e = error_of([&] { auto_schedule(out, {in}, options_for({{64, 8}}, {64, 8}), quick()); });
+    std::string e = error_of([&] { auto_schedule(out, {in}, auto_schedule_options_for({{64, 8}}, {64, 8}), quick()); });
     EXPECT_NE(e.find("Func ext is an extern stage"), std::string::npos) << e;
 }
 
@@ -916,7 +916,7 @@ TEST(AutoScheduleErrors, TwoOutputPipelineIsNamed) {
     Func f("f"), g("g");
     f(x, y) = in(x, y);
     g(x, y) = in(x, y) * in(x, y);
-    std::string e = error_of([&] { auto_schedule(Pipeline({f, g}), {in}, options_for({{64, 8}}, {64, 8}), quick()); });
+    std::string e = error_of([&] { auto_schedule(Pipeline({f, g}), {in}, auto_schedule_options_for({{64, 8}}, {64, 8}), quick()); });
     EXPECT_NE(e.find("the pipeline has 2 outputs; the autoscheduler takes one"), std::string::npos) << e;
 }
 
@@ -927,7 +927,7 @@ TEST(AutoScheduleErrors, NoCandidateCompilesGivesTheBackEndsReason) {
     Var x("x"), y("y");
     Func out("out");
     out(x, y) = in(x, y) + in(x, y);
-    std::string e = error_of([&] { auto_schedule(out, {in}, options_for({{64, 8}}, {64, 8}), quick()); });
+    std::string e = error_of([&] { auto_schedule(out, {in}, auto_schedule_options_for({{64, 8}}, {64, 8}), quick()); });
     EXPECT_NE(e.find("candidates timed compiles for this machine; the pre-filter's favourite ("), std::string::npos) << e;
     EXPECT_NE(e.find("type uint16 has no stick operations"), std::string::npos) << e;
 }

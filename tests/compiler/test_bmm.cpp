@@ -11,15 +11,15 @@ namespace {
 
 using namespace Halide;
 
-struct Case {
+struct BmmCase {
     std::string schedule;
     int batch, rows, inner, cols, cores;
 };
 
-class Bmm : public ::testing::TestWithParam<Case> {};
+class Bmm : public ::testing::TestWithParam<BmmCase> {};
 
 TEST_P(Bmm, MatchesCpu) {
-    Case c = GetParam();
+    BmmCase c = GetParam();
     auto alg = [=] {
         MatmulKernel mk = make_bmm(c.batch, c.rows, c.inner, c.cols);
         Kernel k;
@@ -47,10 +47,10 @@ TEST_P(Bmm, MatchesCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Bmm,
-                         ::testing::Values(Case{"pe", 2, 64, 128, 256, 8}, Case{"vector", 2, 64, 128, 256, 8},
-                                           Case{"pe", 1, 1, 64, 64, 1}, Case{"pe", 4, 32, 1024, 512, 32}),
+                         ::testing::Values(BmmCase{"pe", 2, 64, 128, 256, 8}, BmmCase{"vector", 2, 64, 128, 256, 8},
+                                           BmmCase{"pe", 1, 1, 64, 64, 1}, BmmCase{"pe", 4, 32, 1024, 512, 32}),
                          [](const auto &info) {
-                             const Case &c = info.param;
+                             const BmmCase &c = info.param;
                              return c.schedule + "_" + std::to_string(c.batch) + "x" + std::to_string(c.rows) + "x" +
                                     std::to_string(c.inner) + "x" + std::to_string(c.cols) + "_" + std::to_string(c.cores) + "c";
                          });

@@ -50,7 +50,7 @@ TEST_P(Conv1d, MatchesCpuBitExactly) {
     }
 }
 
-std::vector<ConvCase> cases() {
+std::vector<ConvCase> conv1d_cases() {
     std::vector<ConvCase> v;
     for (const char *s : {"root", "tiles", "cores32"})
         for (bool causal : {true, false})
@@ -60,7 +60,7 @@ std::vector<ConvCase> cases() {
     return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Conv1d, ::testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(Shapes, Conv1d, ::testing::ValuesIn(conv1d_cases()),
                          [](const ::testing::TestParamInfo<ConvCase> &i) { return conv_name(i.param); });
 
 TEST(Conv1dErrors, TapsOutOfRangeNameTheParameter) {

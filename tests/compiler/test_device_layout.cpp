@@ -44,7 +44,7 @@ DiffResult run_swapped(bool reader_order) {
     }, {{128, 64, 16}}, {128, 16, 64});
 }
 
-CompileOptions options_for(const std::vector<int64_t> &in, const std::vector<int64_t> &out) {
+CompileOptions device_layout_options_for(const std::vector<int64_t> &in, const std::vector<int64_t> &out) {
     CompileOptions o;
     o.inputs = {TensorSpec{in, {}}};
     o.output = TensorSpec{out, {}};
@@ -63,7 +63,7 @@ Variants variants_of_swapped_reader(int cores, const std::vector<int64_t> &in = 
                                     const std::vector<int64_t> &out = {128, 16, 64}) {
     using namespace autosched;
     Variants v;
-    v.o = options_for(in, out);
+    v.o = device_layout_options_for(in, out);
     const PipelineInfo info = analyse_pipeline(v.k.output, v.k.inputs);
     SpaceShapes shapes;
     shapes.inputs = {in};
@@ -217,7 +217,7 @@ TEST(AutoIntermediateLayouts, AnIntermediateWithMoreRowsThanTheOutputStaysWithin
     ao.progress = false;
     ao.max_cores = 4;
     const DiffResult d = run_differential(swapped_reader, [&](Kernel &k) {
-        auto_schedule(k.output, k.inputs, options_for({128, 16, 64}, {128, 64, 16}), ao);
+        auto_schedule(k.output, k.inputs, device_layout_options_for({128, 16, 64}, {128, 64, 16}), ao);
     }, {{128, 16, 64}}, {128, 64, 16});
     EXPECT_EQ(d.cmp.mismatches, 0) << d.cmp.first_mismatch;
     EXPECT_LE(d.program.num_cores, 4);

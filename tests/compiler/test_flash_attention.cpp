@@ -19,16 +19,16 @@ namespace {
 
 using namespace Halide;
 
-struct Case {
+struct FlashAttentionCase {
     std::string schedule;
     int dim, seq, heads, q_tile, k_tile, cores;
     bool causal = false;
 };
 
-class FlashAttention : public ::testing::TestWithParam<Case> {};
+class FlashAttention : public ::testing::TestWithParam<FlashAttentionCase> {};
 
 TEST_P(FlashAttention, MatchesCpu) {
-    const Case c = GetParam();
+    const FlashAttentionCase c = GetParam();
     std::shared_ptr<FlashAttentionKernel> spyre_instance;
     AutoResult auto_result;
     DiffResult r = run_differential(
@@ -105,25 +105,25 @@ TEST_P(FlashAttention, MatchesCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FlashAttention,
-                         ::testing::Values(Case{"kv_stream", 64, 256, 1, 64, 64, 1}, Case{"kv_resident", 64, 256, 1, 64, 64, 1},
-                                           Case{"kv_stream", 128, 256, 4, 64, 128, 4},
-                                           Case{"kv_resident", 128, 512, 4, 64, 256, 2},
-                                           Case{"kv_stream", 64, 192, 3, 32, 64, 2},
+                         ::testing::Values(FlashAttentionCase{"kv_stream", 64, 256, 1, 64, 64, 1}, FlashAttentionCase{"kv_resident", 64, 256, 1, 64, 64, 1},
+                                           FlashAttentionCase{"kv_stream", 128, 256, 4, 64, 128, 4},
+                                           FlashAttentionCase{"kv_resident", 128, 512, 4, 64, 256, 2},
+                                           FlashAttentionCase{"kv_stream", 64, 192, 3, 32, 64, 2},
                                            // Causal: key tiles after the query tile skipped, the
                                            // diagonal tiles masked; tiles of one or several query tiles.
-                                           Case{"kv_resident", 64, 256, 1, 64, 64, 1, true},
-                                           Case{"kv_resident", 128, 512, 4, 64, 256, 2, true},
-                                           Case{"kv_stream", 64, 192, 3, 32, 64, 2, true},
+                                           FlashAttentionCase{"kv_resident", 64, 256, 1, 64, 64, 1, true},
+                                           FlashAttentionCase{"kv_resident", 128, 512, 4, 64, 256, 2, true},
+                                           FlashAttentionCase{"kv_stream", 64, 192, 3, 32, 64, 2, true},
                                            // Causal, K and V a key tile at a time: segments of one,
                                            // two and four query tiles.
-                                           Case{"kv_chunked", 64, 256, 2, 64, 64, 2, true},
-                                           Case{"kv_chunked", 64, 384, 3, 32, 64, 2, true},
-                                           Case{"kv_chunked", 128, 512, 4, 32, 128, 2, true},
+                                           FlashAttentionCase{"kv_chunked", 64, 256, 2, 64, 64, 2, true},
+                                           FlashAttentionCase{"kv_chunked", 64, 384, 3, 32, 64, 2, true},
+                                           FlashAttentionCase{"kv_chunked", 128, 512, 4, 32, 128, 2, true},
                                            // No directive: the autoscheduler folds the state too.
-                                           Case{"auto", 64, 256, 1, 64, 64, 1}, Case{"auto", 128, 512, 4, 64, 256, 2},
-                                           Case{"auto", 64, 192, 3, 32, 64, 2, true}),
+                                           FlashAttentionCase{"auto", 64, 256, 1, 64, 64, 1}, FlashAttentionCase{"auto", 128, 512, 4, 64, 256, 2},
+                                           FlashAttentionCase{"auto", 64, 192, 3, 32, 64, 2, true}),
                          [](const auto &info) {
-                             const Case &c = info.param;
+                             const FlashAttentionCase &c = info.param;
                              return c.schedule + "_" + std::to_string(c.dim) + "x" + std::to_string(c.seq) + "x" +
                                     std::to_string(c.heads) + "_q" + std::to_string(c.q_tile) + "_k" + std::to_string(c.k_tile) + "_cores" +
                                     std::to_string(c.cores) + (c.causal ? "_causal" : "");

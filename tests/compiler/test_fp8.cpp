@@ -16,38 +16,38 @@ namespace {
 
 using namespace Halide;
 
-struct Case {
+struct Fp8Case {
     std::string name;
     int cols, rows, cores;
     Fp8Format fmt;
 };
 
 // Rows split over cores in whole sticks of the per-row fp16 scale (64 rows per core).
-const Case kCases[] = {
+const Fp8Case kCases[] = {
     {"e4m3_1x100", 100, 1, 1, Fp8Format::E4M3},       {"e4m3_7x130", 130, 7, 1, Fp8Format::E4M3},
     {"e4m3_64x1024", 1024, 64, 1, Fp8Format::E4M3},   {"e4m3_256x200_4c", 200, 256, 4, Fp8Format::E4M3},
     {"e5m2_1x100", 100, 1, 1, Fp8Format::E5M2},       {"e5m2_7x130", 130, 7, 1, Fp8Format::E5M2},
     {"e5m2_64x1024", 1024, 64, 1, Fp8Format::E5M2},   {"e5m2_256x200_4c", 200, 256, 4, Fp8Format::E5M2}};
-const auto kShapes = ::testing::ValuesIn(kCases);
+const auto kFp8Shapes = ::testing::ValuesIn(kCases);
 // A kernel that converts fp16 rows to codes and back inside one Func needs rows that are whole
 // sticks of both (the int8 rule, docs/directives.md): 130 columns pad to 192 fp16 elements, a
 // byte stick and a half, so the round trip takes 384 columns instead.
-const Case kRoundTripCases[] = {
+const Fp8Case kRoundTripCases[] = {
     {"e4m3_1x100", 100, 1, 1, Fp8Format::E4M3},       {"e4m3_7x384", 384, 7, 1, Fp8Format::E4M3},
     {"e4m3_64x1024", 1024, 64, 1, Fp8Format::E4M3},   {"e4m3_256x200_4c", 200, 256, 4, Fp8Format::E4M3},
     {"e5m2_1x100", 100, 1, 1, Fp8Format::E5M2},       {"e5m2_7x384", 384, 7, 1, Fp8Format::E5M2},
     {"e5m2_64x1024", 1024, 64, 1, Fp8Format::E5M2},   {"e5m2_256x200_4c", 200, 256, 4, Fp8Format::E5M2}};
-std::string case_name(const ::testing::TestParamInfo<Case> &info) { return info.param.name; }
-void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+std::string case_name(const ::testing::TestParamInfo<Fp8Case> &info) { return info.param.name; }
+void PrintTo(const Fp8Case &c, std::ostream *os) { *os << c.name; }
 
 // fp16 output from byte codes: vectors of two fp16 sticks read one whole byte stick per row. At
 // 130 columns the fp16 rows pad to 192 elements, which two-stick vectors would overrun, so there
 // each fp16 stick is a vector and each row's byte stick is widened whole into a temporary.
-int fp16_sticks_over_bytes(const Case &c) { return c.cols % 128 > 0 && c.cols % 128 <= 64 ? 1 : 2; }
+int fp16_sticks_over_bytes(const Fp8Case &c) { return c.cols % 128 > 0 && c.cols % 128 <= 64 ? 1 : 2; }
 
 Expr f16c(double v) { return Internal::make_const(Float(16), v); }
 
-Kernel two_d(std::vector<ImageParam> in, Func out, Var x, Var y) {
+Kernel fp8_two_d(std::vector<ImageParam> in, Func out, Var x, Var y) {
     Kernel k;
     k.inputs = std::move(in);
     k.output = out;
@@ -55,7 +55,7 @@ Kernel two_d(std::vector<ImageParam> in, Func out, Var x, Var y) {
     return k;
 }
 
-Schedule rows_schedule(const Case &c, int sticks = 1) {
+Schedule fp8_rows_schedule(const Fp8Case &c, int sticks = 1) {
     return [=](Kernel &k) {
         SpyreSchedule s = schedule(k.output);
         if (c.cores > 1) s.ring_split(k.vars["y"], c.cores, c.rows);
@@ -74,7 +74,7 @@ void expect_same_bits(const DiffResult &r) {
     EXPECT_EQ(bad, 0u) << "first differing byte " << first << ": got " << int(a[first]) << ", want " << int(b[first]);
 }
 
-int count_op(const DeviceProgram &p, Opcode op, DType t) {
+int fp8_count_op(const DeviceProgram &p, Opcode op, DType t) {
     int n = 0;
     for (const Instr &in : p.code) n += in.op == op && DType(in.dtype) == t;
     return n;
@@ -87,24 +87,24 @@ Expr row_scale(const ImageParam &s, Fp8Format fmt, const Var &y) {
 }
 
 // fp16 rows times a per-row scale, encoded: one VCVTF8 from fp16 (no widening to fp32 on the way).
-class QuantizeFp8 : public ::testing::TestWithParam<Case> {};
+class QuantizeFp8 : public ::testing::TestWithParam<Fp8Case> {};
 TEST_P(QuantizeFp8, MatchesCpuBitExactly) {
-    const Case c = GetParam();
+    const Fp8Case c = GetParam();
     auto alg = [c] {
         ImageParam in(Float(16), 2, "in"), s(Float(16), 1, "s");
         Var x("x"), y("y");
         Func q("quantize_fp8");
         q(x, y) = to_fp8(in(x, y) * row_scale(s, c.fmt, y), c.fmt);
-        return two_d({in, s}, q, x, y);
+        return fp8_two_d({in, s}, q, x, y);
     };
-    DiffResult r = run_differential(alg, rows_schedule(c), {{c.cols, c.rows}, {c.rows}}, {c.cols, c.rows});
+    DiffResult r = run_differential(alg, fp8_rows_schedule(c), {{c.cols, c.rows}, {c.rows}}, {c.cols, c.rows});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
     expect_same_bits(r);
     EXPECT_EQ(r.program.num_cores, c.cores);
-    EXPECT_GE(count_op(r.program, Opcode::VCVTF8, DType::F16), 1);
-    EXPECT_EQ(count_op(r.program, Opcode::VCVT, DType::F16), 0);
+    EXPECT_GE(fp8_count_op(r.program, Opcode::VCVTF8, DType::F16), 1);
+    EXPECT_EQ(fp8_count_op(r.program, Opcode::VCVT, DType::F16), 0);
 }
-INSTANTIATE_TEST_SUITE_P(Shapes, QuantizeFp8, kShapes, case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, QuantizeFp8, kFp8Shapes, case_name);
 
 bool is_nan_code(int code, Fp8Format fmt) {
     return fmt == Fp8Format::E4M3 ? (code & 0x7F) == 0x7F : (code & 0x7F) > 0x7C;
@@ -128,44 +128,44 @@ Runtime::Buffer<> all_codes(int cols, int rows, Fp8Format fmt, bool nan) {
 // left out: Halide 14's CPU code turns a NaN in fp16 arithmetic into an infinity (the device
 // keeps the NaN), so they would test Halide's fp16 arithmetic rather than fp8; the plain decode
 // below covers them.
-class DequantizeFp8 : public ::testing::TestWithParam<Case> {};
+class DequantizeFp8 : public ::testing::TestWithParam<Fp8Case> {};
 TEST_P(DequantizeFp8, MatchesCpuBitExactly) {
-    const Case c = GetParam();
+    const Fp8Case c = GetParam();
     auto alg = [c] {
         ImageParam q(UInt(8), 2, "q"), s(Float(16), 1, "s");
         Var x("x"), y("y");
         Func out("dequantize_fp8");
         out(x, y) = from_fp8(q(x, y), c.fmt) * s(y);
-        return two_d({q, s}, out, x, y);
+        return fp8_two_d({q, s}, out, x, y);
     };
     Runtime::Buffer<> scales = random_buffer(halide_type_t(halide_type_float, 16), {c.rows}, -4, 4, 99);
-    DiffResult r = run_differential_on(alg, rows_schedule(c, fp16_sticks_over_bytes(c)), {all_codes(c.cols, c.rows, c.fmt, false), scales},
+    DiffResult r = run_differential_on(alg, fp8_rows_schedule(c, fp16_sticks_over_bytes(c)), {all_codes(c.cols, c.rows, c.fmt, false), scales},
                                     {c.cols, c.rows});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
     expect_same_bits(r);
-    EXPECT_GE(count_op(r.program, Opcode::VCVTF8, DType::U8), 1);
-    EXPECT_EQ(count_op(r.program, Opcode::VCVT, DType::F32), 0);
+    EXPECT_GE(fp8_count_op(r.program, Opcode::VCVTF8, DType::U8), 1);
+    EXPECT_EQ(fp8_count_op(r.program, Opcode::VCVT, DType::F32), 0);
 }
-INSTANTIATE_TEST_SUITE_P(Shapes, DequantizeFp8, kShapes, case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, DequantizeFp8, kFp8Shapes, case_name);
 
 // Every code, NaNs included, decoded to fp16 as the output: bit for bit (NaN codes give the fp16
 // NaN with their sign on both sides).
-class DecodeFp8 : public ::testing::TestWithParam<Case> {};
+class DecodeFp8 : public ::testing::TestWithParam<Fp8Case> {};
 TEST_P(DecodeFp8, EveryCodeMatchesCpuBitExactly) {
-    const Case c = GetParam();
+    const Fp8Case c = GetParam();
     auto alg = [c] {
         ImageParam q(UInt(8), 2, "q");
         Var x("x"), y("y");
         Func out("decode_fp8");
         out(x, y) = from_fp8(q(x, y), c.fmt);
-        return two_d({q}, out, x, y);
+        return fp8_two_d({q}, out, x, y);
     };
-    DiffResult r = run_differential_on(alg, rows_schedule(c, fp16_sticks_over_bytes(c)), {all_codes(c.cols, c.rows, c.fmt, true)},
+    DiffResult r = run_differential_on(alg, fp8_rows_schedule(c, fp16_sticks_over_bytes(c)), {all_codes(c.cols, c.rows, c.fmt, true)},
                                     {c.cols, c.rows});
     expect_same_bits(r);
-    EXPECT_GE(count_op(r.program, Opcode::VCVTF8, DType::U8), 1);
+    EXPECT_GE(fp8_count_op(r.program, Opcode::VCVTF8, DType::U8), 1);
 }
-INSTANTIATE_TEST_SUITE_P(Shapes, DecodeFp8, kShapes, case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, DecodeFp8, kFp8Shapes, case_name);
 
 // Every fp16 bit pattern (NaNs, infinities, zeros and subnormals of fp16 included) as a 256 x 256
 // input, encoded: bit for bit.
@@ -182,9 +182,9 @@ TEST(Fp8, EncodeEveryFp16ValueMatchesCpu) {
             Var x("x"), y("y");
             Func q("encode_all");
             q(x, y) = to_fp8(v(x, y), fmt);
-            return two_d({v}, q, x, y);
+            return fp8_two_d({v}, q, x, y);
         };
-        DiffResult r = run_differential_on(alg, rows_schedule({"", 256, 256, 4, fmt}), {in}, {256, 256});
+        DiffResult r = run_differential_on(alg, fp8_rows_schedule({"", 256, 256, 4, fmt}), {in}, {256, 256});
         expect_same_bits(r);
         Runtime::Buffer<uint8_t> got = r.got;
         for (int i = 0; i < 65536; i++)
@@ -194,9 +194,9 @@ TEST(Fp8, EncodeEveryFp16ValueMatchesCpu) {
 
 // Quantize and dequantize in one kernel ("fake quantization"), with an fp32 decode: codes never
 // leave LX.
-class RoundTripFp8 : public ::testing::TestWithParam<Case> {};
+class RoundTripFp8 : public ::testing::TestWithParam<Fp8Case> {};
 TEST_P(RoundTripFp8, MatchesCpuBitExactly) {
-    const Case c = GetParam();
+    const Fp8Case c = GetParam();
     auto alg = [c] {
         ImageParam in(Float(16), 2, "in"), s(Float(16), 1, "s");
         Var x("x"), y("y");
@@ -204,16 +204,16 @@ TEST_P(RoundTripFp8, MatchesCpuBitExactly) {
         Expr scale = s(y) * s(y) + f16c(0.5);
         Expr code = to_fp8(in(x, y) / scale, c.fmt);
         out(x, y) = cast<float16_t>(from_fp8(code, c.fmt, Float(32)) * cast<float>(scale));
-        return two_d({in, s}, out, x, y);
+        return fp8_two_d({in, s}, out, x, y);
     };
     // Values well beyond E4M3's range (they saturate), over modest scales.
     Runtime::Buffer<> in = random_buffer(halide_type_t(halide_type_float, 16), {c.cols, c.rows}, -600, 600, 5);
     Runtime::Buffer<> scales = random_buffer(halide_type_t(halide_type_float, 16), {c.rows}, -4, 4, 6);
-    DiffResult r = run_differential_on(alg, rows_schedule(c), {in, scales}, {c.cols, c.rows});
+    DiffResult r = run_differential_on(alg, fp8_rows_schedule(c), {in, scales}, {c.cols, c.rows});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
     expect_same_bits(r);
-    EXPECT_GE(count_op(r.program, Opcode::VCVTF8, DType::F16), 1);
-    EXPECT_GE(count_op(r.program, Opcode::VCVTF8, DType::U8), 1);
+    EXPECT_GE(fp8_count_op(r.program, Opcode::VCVTF8, DType::F16), 1);
+    EXPECT_GE(fp8_count_op(r.program, Opcode::VCVTF8, DType::U8), 1);
 }
 INSTANTIATE_TEST_SUITE_P(Shapes, RoundTripFp8, ::testing::ValuesIn(kRoundTripCases), case_name);
 
@@ -224,12 +224,12 @@ TEST(Fp8, QuantizeFromFp32MatchesCpu) {
         Var x("x"), y("y");
         Func q("quantize_f32");
         q(x, y) = to_fp8(cast<float>(in(x, y)) * 97.3f, Fp8Format::E4M3);
-        return two_d({in}, q, x, y);
+        return fp8_two_d({in}, q, x, y);
     };
-    DiffResult r = run_differential(alg, rows_schedule({"", 300, 5, 1, Fp8Format::E4M3}), {{300, 5}}, {300, 5});
+    DiffResult r = run_differential(alg, fp8_rows_schedule({"", 300, 5, 1, Fp8Format::E4M3}), {{300, 5}}, {300, 5});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
     expect_same_bits(r);
-    EXPECT_GE(count_op(r.program, Opcode::VCVTF8, DType::F32), 1);
+    EXPECT_GE(fp8_count_op(r.program, Opcode::VCVTF8, DType::F32), 1);
 }
 
 // The README's fp8 example ("Quantized kernels: int8"), as written there.
@@ -241,7 +241,7 @@ TEST(Fp8, ReadmeQuantizeAndDequantizeMatchCpu) {
         Func q("quantize_fp8"), d("dequantize_fp8");
         q(x, y) = spyre::to_fp8(in(x, y) / s(y), spyre::Fp8Format::E4M3);          // uint8 codes
         d(x, y) = spyre::from_fp8(codes(x, y), spyre::Fp8Format::E4M3) * s(y);    // float16
-        return two_d({in, s}, q, x, y);
+        return fp8_two_d({in, s}, q, x, y);
     };
     auto dequantize = [] {
         ImageParam in(Float(16), 2, "in"), s(Float(16), 1, "s"), codes(UInt(8), 2, "codes");
@@ -249,7 +249,7 @@ TEST(Fp8, ReadmeQuantizeAndDequantizeMatchCpu) {
         Func q("quantize_fp8"), d("dequantize_fp8");
         q(x, y) = spyre::to_fp8(in(x, y) / s(y), spyre::Fp8Format::E4M3);          // uint8 codes
         d(x, y) = spyre::from_fp8(codes(x, y), spyre::Fp8Format::E4M3) * s(y);    // float16
-        return two_d({codes, s}, d, x, y);
+        return fp8_two_d({codes, s}, d, x, y);
     };
     DiffResult rq = run_differential(
         quantize, [&](Kernel &k) { schedule(k.output).ring_split(k.vars["y"], 4, rows).stick_vectorize(k.vars["x"]); },
@@ -322,9 +322,9 @@ TEST(Fp8, ArithmeticOnCodesIsTheByteError) {
         Var x("x"), y("y");
         Func q("code_sum");
         q(x, y) = to_fp8(in(x, y), Fp8Format::E4M3) + to_fp8(in(x, y), Fp8Format::E5M2);
-        return two_d({in}, q, x, y);
+        return fp8_two_d({in}, q, x, y);
     };
-    std::string msg = error_of([&] { run_differential(alg, rows_schedule({"", 128, 2, 1, {}}), {{128, 2}}, {128, 2}); });
+    std::string msg = error_of([&] { run_differential(alg, fp8_rows_schedule({"", 128, 2, 1, {}}), {{128, 2}}, {128, 2}); });
     EXPECT_NE(msg.find("Func code_sum"), std::string::npos) << msg;
     EXPECT_NE(msg.find(": u8 values have no VADD"), std::string::npos) << msg;
 }

@@ -11,7 +11,7 @@
 namespace spyre::testing {
 namespace {
 
-struct Case {
+struct GatedMlpCase {
     std::string schedule;
     int dim, hidden, rows, cores;
     // 0: the default machine. The two smaller ones leave the tiles' epilogue (silu * up) no room
@@ -19,16 +19,16 @@ struct Case {
     int64_t lx_usable = 0;
 };
 
-MachineDesc machine(const Case &c) {
+MachineDesc machine(const GatedMlpCase &c) {
     MachineDesc m;
     if (c.lx_usable) m.lx_usable_bytes = c.lx_usable;
     return m;
 }
 
-class GatedMlp : public ::testing::TestWithParam<Case> {};
+class GatedMlp : public ::testing::TestWithParam<GatedMlpCase> {};
 
 TEST_P(GatedMlp, MatchesCpu) {
-    Case c = GetParam();
+    GatedMlpCase c = GetParam();
     std::shared_ptr<GatedMlpKernel> inst;
     DiffResult r = run_differential(
         [&] {
@@ -51,11 +51,11 @@ TEST_P(GatedMlp, MatchesCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GatedMlp,
-                         ::testing::Values(Case{"tiled", 128, 512, 64, 4}, Case{"pe_ring", 128, 512, 64, 4},
-                                           Case{"pe_ring", 256, 1024, 64, 8}, Case{"tiled", 64, 256, 64, 1},
-                                           Case{"tiled", 128, 512, 64, 4, 80000}, Case{"pe_ring", 128, 512, 64, 4, 120000}),
+                         ::testing::Values(GatedMlpCase{"tiled", 128, 512, 64, 4}, GatedMlpCase{"pe_ring", 128, 512, 64, 4},
+                                           GatedMlpCase{"pe_ring", 256, 1024, 64, 8}, GatedMlpCase{"tiled", 64, 256, 64, 1},
+                                           GatedMlpCase{"tiled", 128, 512, 64, 4, 80000}, GatedMlpCase{"pe_ring", 128, 512, 64, 4, 120000}),
                          [](const auto &info) {
-                             const Case &c = info.param;
+                             const GatedMlpCase &c = info.param;
                              return c.schedule + "_" + std::to_string(c.dim) + "x" + std::to_string(c.hidden) + "x" +
                                     std::to_string(c.rows) + "_" + std::to_string(c.cores) + "c" +
                                     (c.lx_usable ? "_lx" + std::to_string(c.lx_usable) : "");

@@ -13,15 +13,15 @@ namespace {
 
 using namespace Halide;
 
-struct Case {
+struct Int32Case {
     std::string name;
     int cols, rows, cores;
 };
 
-class Int32Pointwise : public ::testing::TestWithParam<Case> {};
+class Int32Pointwise : public ::testing::TestWithParam<Int32Case> {};
 
 TEST_P(Int32Pointwise, MatchesCpuExactly) {
-    const Case c = GetParam();
+    const Int32Case c = GetParam();
     auto alg = [=] {
         ImageParam a(Int(32), 2, "a"), b(Int(32), 2, "b");
         Var x("x"), y("y");
@@ -45,8 +45,8 @@ TEST_P(Int32Pointwise, MatchesCpuExactly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Int32Pointwise,
-                         ::testing::Values(Case{"sticks_1c", 128, 16, 1}, Case{"part_stick_1c", 100, 7, 1},
-                                           Case{"rows_over_4c", 96, 64, 4}),
+                         ::testing::Values(Int32Case{"sticks_1c", 128, 16, 1}, Int32Case{"part_stick_1c", 100, 7, 1},
+                                           Int32Case{"rows_over_4c", 96, 64, 4}),
                          [](const auto &info) { return info.param.name; });
 
 TEST(Int32, IntegerDivisionIsAnErrorThatSaysWhatToDo) {

@@ -14,20 +14,20 @@ namespace {
 
 using namespace Halide;
 
-struct Case {
+struct Int8Case {
     std::string name;
     int cols, rows, cores;
 };
 
 // Rows split over cores in whole sticks of the per-row fp16 scale (64 rows per core).
-const auto kShapes = ::testing::Values(Case{"one_stick_1c", 128, 16, 1}, Case{"part_stick_1c", 100, 7, 1},
-                                       Case{"rows_over_4c", 200, 256, 4}, Case{"wide_rows_over_3c", 1000, 192, 3});
-std::string case_name(const ::testing::TestParamInfo<Case> &info) { return info.param.name; }
+const auto kInt8Shapes = ::testing::Values(Int8Case{"one_stick_1c", 128, 16, 1}, Int8Case{"part_stick_1c", 100, 7, 1},
+                                       Int8Case{"rows_over_4c", 200, 256, 4}, Int8Case{"wide_rows_over_3c", 1000, 192, 3});
+std::string case_name(const ::testing::TestParamInfo<Int8Case> &info) { return info.param.name; }
 
 Expr f16c(double v) { return Internal::make_const(Float(16), v); }
 
 // Splits y over the case's cores and vectorizes x by `sticks` sticks of the output.
-Schedule rows_schedule(const Case &c, int sticks = 1) {
+Schedule int8_rows_schedule(const Int8Case &c, int sticks = 1) {
     return [=](Kernel &k) {
         SpyreSchedule s = schedule(k.output);
         if (c.cores > 1) s.ring_split(k.vars["y"], c.cores, c.rows);
@@ -35,7 +35,7 @@ Schedule rows_schedule(const Case &c, int sticks = 1) {
     };
 }
 
-Kernel two_d(std::vector<ImageParam> in, Func out, Var x, Var y) {
+Kernel int8_two_d(std::vector<ImageParam> in, Func out, Var x, Var y) {
     Kernel k;
     k.inputs = std::move(in);
     k.output = out;
@@ -45,74 +45,74 @@ Kernel two_d(std::vector<ImageParam> in, Func out, Var x, Var y) {
 
 // Quantize an fp16 row to int8 with a per-row scale (positive, and small enough that some values
 // clamp): q = cast<int8_t>(clamp(round(v / scale), -128, 127)).
-class QuantizeInt8 : public ::testing::TestWithParam<Case> {};
+class QuantizeInt8 : public ::testing::TestWithParam<Int8Case> {};
 TEST_P(QuantizeInt8, MatchesCpuExactly) {
-    const Case c = GetParam();
+    const Int8Case c = GetParam();
     auto alg = [] {
         ImageParam in(Float(16), 2, "in"), s(Float(16), 1, "s");
         Var x("x"), y("y");
         Func out("quantize");
         Expr scale = s(y) * s(y) + f16c(0.25);
         out(x, y) = cast<int8_t>(clamp(round(in(x, y) * f16c(48) / scale), f16c(-128), f16c(127)));
-        return two_d({in, s}, out, x, y);
+        return int8_two_d({in, s}, out, x, y);
     };
-    DiffResult r = run_differential(alg, rows_schedule(c), {{c.cols, c.rows}, {c.rows}}, {c.cols, c.rows});
+    DiffResult r = run_differential(alg, int8_rows_schedule(c), {{c.cols, c.rows}, {c.rows}}, {c.cols, c.rows});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
     EXPECT_EQ(r.program.num_cores, c.cores);
 }
-INSTANTIATE_TEST_SUITE_P(Shapes, QuantizeInt8, kShapes, case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, QuantizeInt8, kInt8Shapes, case_name);
 
 // The asymmetric form: an fp32 computation, a zero point of 128 and uint8 codes.
-class QuantizeUint8 : public ::testing::TestWithParam<Case> {};
+class QuantizeUint8 : public ::testing::TestWithParam<Int8Case> {};
 TEST_P(QuantizeUint8, MatchesCpuExactly) {
-    const Case c = GetParam();
+    const Int8Case c = GetParam();
     auto alg = [] {
         ImageParam in(Float(16), 2, "in");
         Var x("x"), y("y");
         Func out("quantize_u8");
         Expr v = round(cast<float>(in(x, y)) * 40.0f) + 128.0f;
         out(x, y) = cast<uint8_t>(clamp(v, 0.0f, 255.0f));
-        return two_d({in}, out, x, y);
+        return int8_two_d({in}, out, x, y);
     };
-    DiffResult r = run_differential(alg, rows_schedule(c), {{c.cols, c.rows}}, {c.cols, c.rows});
+    DiffResult r = run_differential(alg, int8_rows_schedule(c), {{c.cols, c.rows}}, {c.cols, c.rows});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
-INSTANTIATE_TEST_SUITE_P(Shapes, QuantizeUint8, kShapes, case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, QuantizeUint8, kInt8Shapes, case_name);
 
 // Dequantize int8 codes with a per-row fp16 scale: an fp16 vector of two sticks reads one int8 stick.
-class DequantizeInt8 : public ::testing::TestWithParam<Case> {};
+class DequantizeInt8 : public ::testing::TestWithParam<Int8Case> {};
 TEST_P(DequantizeInt8, MatchesCpuExactly) {
-    const Case c = GetParam();
+    const Int8Case c = GetParam();
     auto alg = [] {
         ImageParam q(Int(8), 2, "q"), s(Float(16), 1, "s");
         Var x("x"), y("y");
         Func out("dequantize");
         out(x, y) = cast<float16_t>(q(x, y)) * (s(y) * f16c(0.015625));
-        return two_d({q, s}, out, x, y);
+        return int8_two_d({q, s}, out, x, y);
     };
     DiffResult r =
-        run_differential(alg, rows_schedule(c, 2), {{c.cols, c.rows}, {c.rows}}, {c.cols, c.rows}, -128, 127);
+        run_differential(alg, int8_rows_schedule(c, 2), {{c.cols, c.rows}, {c.rows}}, {c.cols, c.rows}, -128, 127);
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
-INSTANTIATE_TEST_SUITE_P(Shapes, DequantizeInt8, kShapes, case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, DequantizeInt8, kInt8Shapes, case_name);
 
 // int32 arithmetic on widened bytes, narrowed back with Halide's wrapping integer cast.
-class Int8ThroughInt32 : public ::testing::TestWithParam<Case> {};
+class Int8ThroughInt32 : public ::testing::TestWithParam<Int8Case> {};
 TEST_P(Int8ThroughInt32, MatchesCpuExactly) {
-    const Case c = GetParam();
+    const Int8Case c = GetParam();
     auto alg = [] {
         ImageParam a(Int(8), 2, "a"), b(UInt(8), 2, "b");
         Var x("x"), y("y");
         Func out("bytes_i32");
         Expr p = cast<int32_t>(a(x, y)) * cast<int32_t>(b(x, y)) + 3;
         out(x, y) = cast<int8_t>(max(p, cast<int32_t>(a(x, y)) - 7));
-        return two_d({a, b}, out, x, y);
+        return int8_two_d({a, b}, out, x, y);
     };
-    DiffResult r = run_differential(alg, rows_schedule(c), {{c.cols, c.rows}, {c.cols, c.rows}}, {c.cols, c.rows},
+    DiffResult r = run_differential(alg, int8_rows_schedule(c), {{c.cols, c.rows}, {c.cols, c.rows}}, {c.cols, c.rows},
                                     -128, 255);
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
-INSTANTIATE_TEST_SUITE_P(Shapes, Int8ThroughInt32, kShapes, case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, Int8ThroughInt32, kInt8Shapes, case_name);
 
 Algorithm quantize_tiles() {
     return [] {
@@ -120,7 +120,7 @@ Algorithm quantize_tiles() {
         Var x("x"), y("y");
         Func out("quantize_tiles");
         out(x, y) = cast<int8_t>(clamp(round(in(x, y) * f16c(30)), f16c(-128), f16c(127)));
-        return two_d({in}, out, x, y);
+        return int8_two_d({in}, out, x, y);
     };
 }
 void quantize_tiles_schedule(Kernel &k) {
@@ -164,10 +164,10 @@ TEST(Int8, ArithmeticOnBytesIsAnErrorThatSaysHowToWiden) {
         Var x("x"), y("y");
         Func out("byte_add");
         out(x, y) = a(x, y) + a(x, y);
-        return two_d({a}, out, x, y);
+        return int8_two_d({a}, out, x, y);
     };
     try {
-        run_differential(alg, rows_schedule({"", 128, 4, 1}), {{128, 4}}, {128, 4});
+        run_differential(alg, int8_rows_schedule({"", 128, 4, 1}), {{128, 4}}, {128, 4});
         FAIL() << "expected an error";
     } catch (const spyre::Error &e) {
         std::string msg = e.what();
@@ -186,9 +186,9 @@ TEST(Int8, DequantizeByOneFp16StickPerRowMatchesCpu) {
         Var x("x"), y("y");
         Func out("dequant_rows");
         out(x, y) = cast<float16_t>(q(x, y)) * f16c(0.5);
-        return two_d({q}, out, x, y);
+        return int8_two_d({q}, out, x, y);
     };
-    DiffResult r = run_differential(alg, rows_schedule({"", 50, 7, 1}, 1), {{50, 7}}, {50, 7}, -128, 127);
+    DiffResult r = run_differential(alg, int8_rows_schedule({"", 50, 7, 1}, 1), {{50, 7}}, {50, 7}, -128, 127);
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
 
@@ -200,7 +200,7 @@ TEST(Int8, ReadmeQuantizeMatchesCpu) {
         Var x("x"), y("y");
         Func q("quantize");
         q(x, y) = cast<int8_t>(clamp(round(in(x, y) / s(y)), cast<float16_t>(-128), cast<float16_t>(127)));
-        return two_d({in, s}, q, x, y);
+        return int8_two_d({in, s}, q, x, y);
     };
     auto sched = [&](Kernel &k) { schedule(k.output).ring_split(k.vars["y"], 4, rows).stick_vectorize(k.vars["x"]); };
     DiffResult r = run_differential(alg, sched, {{cols, rows}, {rows}}, {cols, rows});
@@ -216,10 +216,10 @@ TEST(Int8, ConvertingRowsOfPartByteSticksIsAnErrorThatNamesTheWidth) {
         Var x("x"), y("y");
         Func out("round_trip");
         out(x, y) = cast<float16_t>(cast<int8_t>(in(x, y))) + s(y);
-        return two_d({in, s}, out, x, y);
+        return int8_two_d({in, s}, out, x, y);
     };
     try {
-        run_differential(alg, rows_schedule({"", 64, 4, 1}), {{64, 4}, {4}}, {64, 4});
+        run_differential(alg, int8_rows_schedule({"", 64, 4, 1}), {{64, 4}, {4}}, {64, 4});
         FAIL() << "expected an error";
     } catch (const spyre::Error &e) {
         std::string msg = e.what();

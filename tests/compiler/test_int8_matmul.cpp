@@ -43,38 +43,38 @@ Schedule on_pe(int cores = 1, int rows = 0) {
     };
 }
 
-int count(const DeviceProgram &p, Opcode op, DType t) {
+int int8_matmul_count(const DeviceProgram &p, Opcode op, DType t) {
     int c = 0;
     for (const Instr &in : p.code) c += in.op == op && DType(in.dtype) == t;
     return c;
 }
 
-struct Shape {
+struct Int8MatmulShape {
     std::string name;
     int K, N, M, cores;
     bool b_k_major;
 };
 
-class Int8Matmul : public ::testing::TestWithParam<Shape> {};
+class Int8Matmul : public ::testing::TestWithParam<Int8MatmulShape> {};
 
 TEST_P(Int8Matmul, PeArrayMatchesCpuExactly) {
-    const Shape s = GetParam();
+    const Int8MatmulShape s = GetParam();
     const std::vector<int> b_shape = s.b_k_major ? std::vector<int>{s.K, s.N} : std::vector<int>{s.N, s.K};
     DiffResult r = run_differential(int8_matmul(s.K, s.b_k_major), on_pe(s.cores, s.M), {{s.K, s.M}, b_shape},
                                     {s.N, s.M}, -128, 127);
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
-    EXPECT_GE(count(r.program, Opcode::MATMUL, DType::I8), 1);
-    EXPECT_EQ(count(r.program, Opcode::MATMUL, DType::F16), 0);
+    EXPECT_GE(int8_matmul_count(r.program, Opcode::MATMUL, DType::I8), 1);
+    EXPECT_EQ(int8_matmul_count(r.program, Opcode::MATMUL, DType::F16), 0);
     EXPECT_EQ(r.stats.pe_macs, int64_t(s.K) * s.N * s.M);
     EXPECT_EQ(r.program.num_cores, s.cores);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Int8Matmul,
-                         ::testing::Values(Shape{"sticks", 256, 128, 16, 1, false},
-                                           Shape{"part_sticks", 100, 200, 7, 1, false},
-                                           Shape{"rows_over_4c", 128, 256, 64, 4, false},
-                                           Shape{"b_sticked_on_k", 128, 128, 8, 1, true},
-                                           Shape{"one_row", 300, 128, 1, 1, false}),
+                         ::testing::Values(Int8MatmulShape{"sticks", 256, 128, 16, 1, false},
+                                           Int8MatmulShape{"part_sticks", 100, 200, 7, 1, false},
+                                           Int8MatmulShape{"rows_over_4c", 128, 256, 64, 4, false},
+                                           Int8MatmulShape{"b_sticked_on_k", 128, 128, 8, 1, true},
+                                           Int8MatmulShape{"one_row", 300, 128, 1, 1, false}),
                          [](const auto &info) { return info.param.name; });
 
 // An int8 MATMUL takes 1 / pe_int8_rate_factor of the time of the fp16 one of the same extents

@@ -112,12 +112,12 @@ void fix_shapes(Lowerable &l, const std::vector<ImageParam> &inputs, const std::
     l.pipeline = Pipeline(out);
 }
 
-struct Case {
+struct LowerHalideCase {
     std::string name;
     std::function<Lowerable()> build;
 };
 
-void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+void PrintTo(const LowerHalideCase &c, std::ostream *os) { *os << c.name; }
 
 Lowerable flash(const std::string &schedule, bool causal) {
     FlashAttentionKernel k = make_flash_attention(128, 256, 2, 64, 64, causal);
@@ -127,8 +127,8 @@ Lowerable flash(const std::string &schedule, bool causal) {
     return l;
 }
 
-const std::vector<Case> &cases() {
-    static const std::vector<Case> all = {
+const std::vector<LowerHalideCase> &lower_halide_cases() {
+    static const std::vector<LowerHalideCase> all = {
         {"FlashKvResident", [] { return flash("kv_resident", false); }},
         {"CausalKvChunked", [] { return flash("kv_chunked", true); }},
         {"BmmPeRing",
@@ -181,7 +181,7 @@ const std::vector<Case> &cases() {
     return all;
 }
 
-class LowerHalide : public ::testing::TestWithParam<Case> {};
+class LowerHalide : public ::testing::TestWithParam<LowerHalideCase> {};
 
 TEST_P(LowerHalide, GivesTheStmtOfHalidesOwnLowering) {
     Lowerable l = GetParam().build();
@@ -192,8 +192,8 @@ TEST_P(LowerHalide, GivesTheStmtOfHalidesOwnLowering) {
     EXPECT_EQ(normalised(got.str()), normalised(want));
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, LowerHalide, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<Case> &i) { return i.param.name; });
+INSTANTIATE_TEST_SUITE_P(Kernels, LowerHalide, ::testing::ValuesIn(lower_halide_cases()),
+                         [](const ::testing::TestParamInfo<LowerHalideCase> &i) { return i.param.name; });
 
 TEST(LowerHalideErrors, ABufferNotAmongTheArgumentsIsRefusedByName) {
     ImageParam a(Float(16), 2, "a"), b(Float(16), 2, "b");

@@ -47,7 +47,7 @@ TEST_P(Masks, MatchCpuBitExactlyWithOneIndexSelectPerStep) {
     EXPECT_GE(selects, 1);
 }
 
-std::vector<MaskCase> cases() {
+std::vector<MaskCase> masks_cases() {
     const Expr zero = cast<float16_t>(0);
     return {
         // Causal: lane x of row y kept where x <= y (the limit grows by one per row).
@@ -71,7 +71,7 @@ std::vector<MaskCase> cases() {
     };
 }
 
-INSTANTIATE_TEST_SUITE_P(Conditions, Masks, ::testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(Conditions, Masks, ::testing::ValuesIn(masks_cases()),
                          [](const ::testing::TestParamInfo<MaskCase> &i) { return i.param.name; });
 
 struct TriangleCase {

@@ -31,20 +31,20 @@ Algorithm matmul(int K) {
     };
 }
 
-int count(const DeviceProgram &p, Opcode op) {
+int matmul_count(const DeviceProgram &p, Opcode op) {
     int c = 0;
     for (const Instr &in : p.code) c += in.op == op;
     return c;
 }
 
-struct Shape {
+struct MatmulShape {
     int K, N, M;
 };
 
-class Matmul : public ::testing::TestWithParam<Shape> {};
+class Matmul : public ::testing::TestWithParam<MatmulShape> {};
 
 TEST_P(Matmul, PeArrayMatchesCpu) {
-    Shape s = GetParam();
+    MatmulShape s = GetParam();
     DiffResult r = run_differential(
         matmul(s.K),
         [&](Kernel &k) {
@@ -55,12 +55,12 @@ TEST_P(Matmul, PeArrayMatchesCpu) {
         },
         {{s.K, s.M}, {s.N, s.K}}, {s.N, s.M}, -2, 2);
     EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
-    EXPECT_GE(count(r.program, Opcode::MATMUL), 1);
+    EXPECT_GE(matmul_count(r.program, Opcode::MATMUL), 1);
     EXPECT_EQ(r.stats.pe_macs, int64_t(s.K) * s.N * s.M);
 }
 
 TEST_P(Matmul, VectorUnitMatchesCpu) {
-    Shape s = GetParam();
+    MatmulShape s = GetParam();
     DiffResult r = run_differential(
         matmul(s.K),
         [&](Kernel &k) {
@@ -71,7 +71,7 @@ TEST_P(Matmul, VectorUnitMatchesCpu) {
         },
         {{s.K, s.M}, {s.N, s.K}}, {s.N, s.M}, -2, 2);
     EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
-    EXPECT_EQ(count(r.program, Opcode::MATMUL), 0);
+    EXPECT_EQ(matmul_count(r.program, Opcode::MATMUL), 0);
 }
 
 // Q K^T: both operands are sticked on the reduction (d); the PE array needs B sticked on n, so
@@ -95,7 +95,7 @@ Algorithm scores(int D) {
 }
 
 TEST_P(Matmul, RestickifiesBStickedOnK) {
-    Shape s = GetParam();  // K = head dim, N = keys, M = queries
+    MatmulShape s = GetParam();  // K = head dim, N = keys, M = queries
     DiffResult r = run_differential(
         scores(s.K),
         [&](Kernel &k) {
@@ -106,12 +106,12 @@ TEST_P(Matmul, RestickifiesBStickedOnK) {
         },
         {{s.K, s.M}, {s.K, s.N}}, {s.N, s.M}, -2, 2);
     EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
-    EXPECT_GE(count(r.program, Opcode::VTRANSPOSE), 1);
-    EXPECT_GE(count(r.program, Opcode::MATMUL), 1);
+    EXPECT_GE(matmul_count(r.program, Opcode::VTRANSPOSE), 1);
+    EXPECT_GE(matmul_count(r.program, Opcode::MATMUL), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Matmul,
-                         ::testing::Values(Shape{64, 64, 64}, Shape{100, 100, 7}, Shape{130, 70, 33}, Shape{64, 128, 1}),
+                         ::testing::Values(MatmulShape{64, 64, 64}, MatmulShape{100, 100, 7}, MatmulShape{130, 70, 33}, MatmulShape{64, 128, 1}),
                          [](const auto &info) {
                              return std::to_string(info.param.K) + "x" + std::to_string(info.param.N) + "x" +
                                     std::to_string(info.param.M);
@@ -176,8 +176,8 @@ TEST(SplitK, PartialsCombinedOnTheRing) {
     // (|out| < 64 here: 2^-5), which near zero is many ULPs: the bound is absolute.
     EXPECT_LE(r.cmp.max_abs_error, 0.03125) << r.cmp.first_mismatch;
     EXPECT_EQ(r.program.num_cores, 32);
-    EXPECT_EQ(count(r.program, Opcode::RING_REDUCE), 1);
-    EXPECT_GE(count(r.program, Opcode::MATMUL), 1);
+    EXPECT_EQ(matmul_count(r.program, Opcode::RING_REDUCE), 1);
+    EXPECT_GE(matmul_count(r.program, Opcode::MATMUL), 1);
     EXPECT_EQ(r.stats.pe_macs, int64_t(K) * N * M);
 }
 

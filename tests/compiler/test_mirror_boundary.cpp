@@ -13,7 +13,7 @@ namespace {
 
 using namespace Halide;
 
-enum class Form {
+enum class MirrorBoundaryForm {
     Image3,           // mirror_image, taps x-1, x, x+1
     Interior3,        // mirror_interior, the same taps
     Image5,           // mirror_image, taps x-2 .. x+2
@@ -26,7 +26,7 @@ enum class Form {
 
 struct MirrorCase {
     std::string name;
-    Form form;
+    MirrorBoundaryForm form;
     int cols, rows;
     bool f32 = false;
     bool in_lx = false;  // rows over cores, staged in LX by the schedule; else staged by infer_dma
@@ -43,42 +43,42 @@ Algorithm mirror_alg(const MirrorCase &c) {
         auto h = [&](float v) { return cast(t, v); };
         const Region both = {{0, c.cols}, {0, c.rows}};
         switch (c.form) {
-        case Form::Image3: {
+        case MirrorBoundaryForm::Image3: {
             Func b = BoundaryConditions::mirror_image(in, both);
             out(x, y) = (b(x - 1, y) + h(2) * b(x, y) + b(x + 1, y)) * h(0.25f);
             break;
         }
-        case Form::Interior3: {
+        case MirrorBoundaryForm::Interior3: {
             Func b = BoundaryConditions::mirror_interior(in, both);
             out(x, y) = b(x - 1, y) + b(x, y) + b(x + 1, y);
             break;
         }
-        case Form::Image5: {
+        case MirrorBoundaryForm::Image5: {
             Func b = BoundaryConditions::mirror_image(in, {{0, c.cols}, {Expr(), Expr()}});
             out(x, y) = b(x - 2, y) + b(x - 1, y) * h(3) + b(x, y) + b(x + 1, y) * h(0.5f) - b(x + 2, y);
             break;
         }
-        case Form::Interior5: {
+        case MirrorBoundaryForm::Interior5: {
             Func b = BoundaryConditions::mirror_interior(in, {{0, c.cols}, {Expr(), Expr()}});
             out(x, y) = b(x - 2, y) * h(0.5f) + b(x - 1, y) - b(x, y) + b(x + 1, y) + b(x + 2, y) * h(2);
             break;
         }
-        case Form::InteriorFar: {
+        case MirrorBoundaryForm::InteriorFar: {
             Func b = BoundaryConditions::mirror_interior(in, both);
             out(x, y) = b(x - 70, y) - b(x + 70, y) * h(0.5f);
             break;
         }
-        case Form::ImageBoth: {
+        case MirrorBoundaryForm::ImageBoth: {
             Func b = BoundaryConditions::mirror_image(in, both);
             out(x, y) = b(x - 1, y) + b(x, y - 1) * h(2) + b(x + 1, y + 1) - b(x, y + 2);
             break;
         }
-        case Form::InteriorAhead: {
+        case MirrorBoundaryForm::InteriorAhead: {
             Func b = BoundaryConditions::mirror_interior(in);
             out(x, y) = max(b(x + 1, y), b(x + 2, y) * h(5));
             break;
         }
-        case Form::InteriorRowsOnly: {
+        case MirrorBoundaryForm::InteriorRowsOnly: {
             Func b = BoundaryConditions::mirror_interior(in, {{Expr(), Expr()}, {0, c.rows}});
             out(x, y) = b(x, y - 1) + b(x, y) * h(2) + b(x, y + 1);
             break;
@@ -105,7 +105,7 @@ Schedule mirror_sched(const MirrorCase &c) {
     };
 }
 
-int count_op(const DeviceProgram &p, Opcode op, uint8_t mode_bits = 0) {
+int mirror_boundary_count_op(const DeviceProgram &p, Opcode op, uint8_t mode_bits = 0) {
     int n = 0;
     for (const Instr &in : p.code) n += in.op == op && (!mode_bits || (in.mode & mode_bits));
     return n;
@@ -120,27 +120,27 @@ TEST_P(MirrorBoundary, MatchesCpuBitExactly) {
     EXPECT_EQ(r.cmp.max_ulp, 0);
     // Where the stick dimension has a mirror, some shifted read reflects (at least one row's end
     // is inside the vectors Halide did not split off as steady state).
-    if (c.form != Form::InteriorRowsOnly && c.cols > 1) {  // one column: every read is that element
-        EXPECT_GE(count_op(r.program, Opcode::VSHIFT, kEdgeMirrorImage | kEdgeMirrorInterior), 1);
+    if (c.form != MirrorBoundaryForm::InteriorRowsOnly && c.cols > 1) {  // one column: every read is that element
+        EXPECT_GE(mirror_boundary_count_op(r.program, Opcode::VSHIFT, kEdgeMirrorImage | kEdgeMirrorInterior), 1);
     }
 }
 
-std::vector<MirrorCase> cases() {
+std::vector<MirrorCase> mirror_boundary_cases() {
     std::vector<MirrorCase> v;
     struct F {
-        Form f;
+        MirrorBoundaryForm f;
         const char *n;
     };
     const std::vector<std::pair<int, int>> shapes = {{100, 1}, {130, 3}, {64, 16}, {1024, 8}};
-    for (F f : {F{Form::Image3, "image3"}, F{Form::Interior3, "interior3"}, F{Form::Image5, "image5"},
-                F{Form::Interior5, "interior5"}, F{Form::ImageBoth, "image_both_dims"},
-                F{Form::InteriorRowsOnly, "interior_rows_only"}})
+    for (F f : {F{MirrorBoundaryForm::Image3, "image3"}, F{MirrorBoundaryForm::Interior3, "interior3"}, F{MirrorBoundaryForm::Image5, "image5"},
+                F{MirrorBoundaryForm::Interior5, "interior5"}, F{MirrorBoundaryForm::ImageBoth, "image_both_dims"},
+                F{MirrorBoundaryForm::InteriorRowsOnly, "interior_rows_only"}})
         for (auto [cols, rows] : shapes)
             for (bool f32 : {false, true})
                 for (bool lx : {false, true}) {
                     // A mirror on the rows makes the rows a tile of stage_in_lx reads depend on the tile:
                     // refused (MirrorOnRowsStagedInLxNamesTheInput below).
-                    const bool rows_mirrored = f.f == Form::ImageBoth || f.f == Form::InteriorRowsOnly;
+                    const bool rows_mirrored = f.f == MirrorBoundaryForm::ImageBoth || f.f == MirrorBoundaryForm::InteriorRowsOnly;
                     if (rows_mirrored && lx) continue;
                     v.push_back({std::string(f.n) + "_" + std::to_string(rows) + "x" + std::to_string(cols) +
                                      (f32 ? "_f32" : "_f16") + (lx ? "_lx" : "_staged"),
@@ -148,19 +148,19 @@ std::vector<MirrorCase> cases() {
                 }
     // Rows shorter than the reach (the position reflects more than once) and reaches beyond a stick.
     for (auto [cols, rows] : std::vector<std::pair<int, int>>{{1, 2}, {1, 5}, {3, 2}, {5, 1}, {5, 3}}) {
-        v.push_back({"image5_short_row_" + std::to_string(rows) + "x" + std::to_string(cols), Form::Image5, cols, rows});
+        v.push_back({"image5_short_row_" + std::to_string(rows) + "x" + std::to_string(cols), MirrorBoundaryForm::Image5, cols, rows});
         if (cols != 3)
-            v.push_back({"interior5_short_row_" + std::to_string(rows) + "x" + std::to_string(cols), Form::Interior5,
+            v.push_back({"interior5_short_row_" + std::to_string(rows) + "x" + std::to_string(cols), MirrorBoundaryForm::Interior5,
                          cols, rows});
     }
     for (auto [cols, rows] : std::vector<std::pair<int, int>>{{100, 2}, {200, 3}, {1024, 2}})
         for (bool f32 : {false, true})
             v.push_back({"interior_far_" + std::to_string(rows) + "x" + std::to_string(cols) + (f32 ? "_f32" : "_f16"),
-                         Form::InteriorFar, cols, rows, f32});
+                         MirrorBoundaryForm::InteriorFar, cols, rows, f32});
     return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, MirrorBoundary, ::testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(Shapes, MirrorBoundary, ::testing::ValuesIn(mirror_boundary_cases()),
                          [](const ::testing::TestParamInfo<MirrorCase> &i) { return i.param.name; });
 
 // Rows of two read at x - 2 and x + 2 (and rows of three under mirror_interior): every lane of a
@@ -180,18 +180,18 @@ TEST_P(MirrorShortRows, MatchOrAreRefusedNeverCrash) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MirrorShortRows,
-                         ::testing::Values(MirrorCase{"image5_2x2", Form::Image5, 2, 2},
-                                           MirrorCase{"interior5_2x2", Form::Interior5, 2, 2},
-                                           MirrorCase{"interior5_3x3", Form::Interior5, 3, 3},
-                                           MirrorCase{"image3_2x5_f32", Form::Image3, 2, 5, true},
-                                           MirrorCase{"interior_ahead_16x2_lx", Form::InteriorAhead, 2, 16, false, true},
-                                           MirrorCase{"interior_ahead_16x2_f32_lx", Form::InteriorAhead, 2, 16, true, true},
-                                           MirrorCase{"interior_ahead_16x2", Form::InteriorAhead, 2, 16},
-                                           MirrorCase{"interior_ahead_16x3_lx", Form::InteriorAhead, 3, 16, false, true}),
+                         ::testing::Values(MirrorCase{"image5_2x2", MirrorBoundaryForm::Image5, 2, 2},
+                                           MirrorCase{"interior5_2x2", MirrorBoundaryForm::Interior5, 2, 2},
+                                           MirrorCase{"interior5_3x3", MirrorBoundaryForm::Interior5, 3, 3},
+                                           MirrorCase{"image3_2x5_f32", MirrorBoundaryForm::Image3, 2, 5, true},
+                                           MirrorCase{"interior_ahead_16x2_lx", MirrorBoundaryForm::InteriorAhead, 2, 16, false, true},
+                                           MirrorCase{"interior_ahead_16x2_f32_lx", MirrorBoundaryForm::InteriorAhead, 2, 16, true, true},
+                                           MirrorCase{"interior_ahead_16x2", MirrorBoundaryForm::InteriorAhead, 2, 16},
+                                           MirrorCase{"interior_ahead_16x3_lx", MirrorBoundaryForm::InteriorAhead, 3, 16, false, true}),
                          [](const ::testing::TestParamInfo<MirrorCase> &i) { return i.param.name; });
 
 // The boundary Func kept in LX per core (scratchpad_store_at the core loop) beside the input's LX
-// copy, rows of two read at x+1 and x+2 (fuzz-diff seed 1 cases 295 and 777). Halide makes the
+// copy, rows of two read at x+1 and x+2 (fuzz-diff seed 1 mirror_boundary_cases 295 and 777). Halide makes the
 // Func's vector interleave_vectors(x16(in[1]), x16(in[0])), a lane select of two broadcasts;
 // instruction selection took it for one value on every lane and broadcast lane 0, a silent wrong
 // answer.
@@ -222,7 +222,7 @@ TEST(MirrorBoundaryInLx, BoundaryFuncKeptInLxPerCoreMatchesCpu) {
 }
 
 TEST(MirrorBoundaryErrors, MirrorOnRowsStagedInLxNamesTheInput) {
-    MirrorCase c{"rows_lx", Form::InteriorRowsOnly, 130, 8, false, true};
+    MirrorCase c{"rows_lx", MirrorBoundaryForm::InteriorRowsOnly, 130, 8, false, true};
     Kernel k = mirror_alg(c)();
     mirror_sched(c)(k);
     CompileOptions opt;

@@ -11,15 +11,15 @@
 namespace spyre::testing {
 namespace {
 
-struct Case {
+struct MlpCase {
     std::string schedule;
     int dim, hidden, rows, cores;
 };
 
-class Mlp : public ::testing::TestWithParam<Case> {};
+class Mlp : public ::testing::TestWithParam<MlpCase> {};
 
 TEST_P(Mlp, MatchesCpu) {
-    Case c = GetParam();
+    MlpCase c = GetParam();
     std::shared_ptr<MlpKernel> inst;
     DiffResult r = run_differential(
         [&] {
@@ -42,13 +42,13 @@ TEST_P(Mlp, MatchesCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Mlp,
-                         ::testing::Values(Case{"matched", 64, 256, 64, 1}, Case{"dram", 64, 256, 64, 1},
-                                           Case{"single_split", 64, 256, 64, 1}, Case{"matched", 128, 512, 256, 4},
-                                           Case{"dram", 128, 512, 256, 4}, Case{"single_split", 128, 512, 256, 4},
-                                           Case{"tiled", 128, 512, 256, 4}, Case{"pe_ring", 128, 512, 256, 4},
-                                           Case{"pe_ring", 256, 2048, 64, 8}),
+                         ::testing::Values(MlpCase{"matched", 64, 256, 64, 1}, MlpCase{"dram", 64, 256, 64, 1},
+                                           MlpCase{"single_split", 64, 256, 64, 1}, MlpCase{"matched", 128, 512, 256, 4},
+                                           MlpCase{"dram", 128, 512, 256, 4}, MlpCase{"single_split", 128, 512, 256, 4},
+                                           MlpCase{"tiled", 128, 512, 256, 4}, MlpCase{"pe_ring", 128, 512, 256, 4},
+                                           MlpCase{"pe_ring", 256, 2048, 64, 8}),
                          [](const auto &info) {
-                             const Case &c = info.param;
+                             const MlpCase &c = info.param;
                              return c.schedule + "_" + std::to_string(c.dim) + "x" + std::to_string(c.hidden) + "x" +
                                     std::to_string(c.rows) + "_" + std::to_string(c.cores) + "c";
                          });

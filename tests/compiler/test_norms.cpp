@@ -16,7 +16,7 @@ using namespace Halide;
 // The CPU reference is realised for spyre::cpu_reference_target() (dsl/cpu_reference.h):
 // strict floats, op by op, like the device.
 
-Kernel to_kernel(const NormKernel &nk) {
+Kernel norms_to_kernel(const NormKernel &nk) {
     Kernel k;
     k.inputs = nk.inputs;
     k.output = nk.out;
@@ -26,7 +26,7 @@ Kernel to_kernel(const NormKernel &nk) {
 }
 
 Algorithm norm_alg(const std::string &op, int cols, int rows) {
-    return [=] { return to_kernel(make_norm(op, cols, rows)); };
+    return [=] { return norms_to_kernel(make_norm(op, cols, rows)); };
 }
 
 Schedule norm_sched(const std::string &op, const std::string &name, int cols, int rows) {
@@ -43,18 +43,18 @@ Schedule norm_sched(const std::string &op, const std::string &name, int cols, in
     };
 }
 
-struct Case {
+struct NormsCase {
     std::string op;
     std::string schedule;
     int cols, rows;
     int cores;
 };
 
-class NormSchedules : public ::testing::TestWithParam<Case> {
+class NormSchedules : public ::testing::TestWithParam<NormsCase> {
 };
 
 TEST_P(NormSchedules, MatchesCpu) {
-    Case c = GetParam();
+    NormsCase c = GetParam();
     std::vector<std::vector<int>> shapes = {{c.cols, c.rows}, {c.cols}};
     if (c.op == "layernorm") shapes.push_back({c.cols});
     DiffResult r = run_differential(norm_alg(c.op, c.cols, c.rows), norm_sched(c.op, c.schedule, c.cols, c.rows),
@@ -64,8 +64,8 @@ TEST_P(NormSchedules, MatchesCpu) {
     EXPECT_EQ(r.program.num_cores, c.cores);
 }
 
-std::vector<Case> cases() {
-    std::vector<Case> out;
+std::vector<NormsCase> norms_cases() {
+    std::vector<NormsCase> out;
     for (const std::string &op : norm_ops()) {
         out.push_back({op, "tiles", 1000, 128, 1});
         out.push_back({op, "tiles", 100, 64, 1});
@@ -88,8 +88,8 @@ std::vector<Case> cases() {
     return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, NormSchedules, ::testing::ValuesIn(cases()), [](const auto &info) {
-    const Case &c = info.param;
+INSTANTIATE_TEST_SUITE_P(Ops, NormSchedules, ::testing::ValuesIn(norms_cases()), [](const auto &info) {
+    const NormsCase &c = info.param;
     return c.op + "_" + c.schedule + "_" + std::to_string(c.cols) + "x" + std::to_string(c.rows);
 });
 

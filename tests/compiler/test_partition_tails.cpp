@@ -23,7 +23,7 @@ Stmt uneven_split(ForType type, int n, int per, int rows) {
     return For::make("v", 0, n, type, DeviceAPI::None, alloc);
 }
 
-struct Found : IRVisitor {
+struct PartitionTailsFound : IRVisitor {
     std::vector<Expr> extents;  // of every allocation, in order
     int ifs = 0;
     using IRVisitor::visit;
@@ -37,8 +37,8 @@ struct Found : IRVisitor {
     }
 };
 
-Found found(const Stmt &s) {
-    Found f;
+PartitionTailsFound found(const Stmt &s) {
+    PartitionTailsFound f;
     s.accept(&f);
     return f;
 }
@@ -52,7 +52,7 @@ TEST(PartitionTails, TheLastCoresShareOfAnUnevenSplitIsABranchOfItsOwn) {
     const IfThenElse *branch = loop->body.as<IfThenElse>();
     ASSERT_NE(branch, nullptr) << s;
     EXPECT_TRUE(equal(branch->condition, Variable::make(Int(32), "v") < 3)) << branch->condition;
-    const Found first = found(branch->then_case), last = found(branch->else_case);
+    const PartitionTailsFound first = found(branch->then_case), last = found(branch->else_case);
     ASSERT_EQ(first.extents.size(), 1u);
     ASSERT_EQ(last.extents.size(), 1u);
     EXPECT_TRUE(is_const(first.extents[0], 3)) << s;
@@ -68,7 +68,7 @@ TEST(PartitionTails, ATileLoopsPartialLastTileIsPeeled) {
     const For *whole = block->first.as<For>();
     ASSERT_NE(whole, nullptr) << s;
     EXPECT_TRUE(is_const(whole->extent, 3)) << s;
-    const Found f = found(s);
+    const PartitionTailsFound f = found(s);
     ASSERT_EQ(f.extents.size(), 2u) << s;
     EXPECT_TRUE(is_const(f.extents[0], 3)) << s;
     EXPECT_TRUE(is_const(f.extents[1], 1)) << s;

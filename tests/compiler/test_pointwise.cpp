@@ -17,7 +17,7 @@ using namespace Halide;
 // The CPU reference is realised for spyre::cpu_reference_target() (dsl/cpu_reference.h):
 // strict floats, op by op, like the device.
 
-Kernel to_kernel(const PointwiseKernel &pk) {
+Kernel pointwise_to_kernel(const PointwiseKernel &pk) {
     Kernel k;
     k.inputs = pk.inputs;
     k.output = pk.out;
@@ -26,7 +26,7 @@ Kernel to_kernel(const PointwiseKernel &pk) {
 }
 
 Algorithm pointwise_alg(const std::string &op, Type t, int cols, int rows) {
-    return [=] { return to_kernel(make_pointwise(op, t, cols, rows)); };
+    return [=] { return pointwise_to_kernel(make_pointwise(op, t, cols, rows)); };
 }
 
 Schedule pointwise_sched(const std::string &op, Type t, const std::string &name, int cols, int rows) {
@@ -98,7 +98,7 @@ TEST(Pointwise, UnknownNamesAreListed) {
     }
 }
 
-struct Case {
+struct PointwiseCase {
     std::string op;
     int bits;
     std::string schedule;
@@ -112,11 +112,11 @@ int64_t tolerance(const std::string &op, int bits) {
     return 0;
 }
 
-class PointwiseSchedules : public ::testing::TestWithParam<Case> {
+class PointwiseSchedules : public ::testing::TestWithParam<PointwiseCase> {
 };
 
 TEST_P(PointwiseSchedules, MatchesCpu) {
-    Case c = GetParam();
+    PointwiseCase c = GetParam();
     Type t = Float(c.bits);
     int n_in = c.op == "fma" ? 3 : 1;
     std::vector<std::vector<int>> shapes(n_in, {c.cols, c.rows});
@@ -128,8 +128,8 @@ TEST_P(PointwiseSchedules, MatchesCpu) {
     EXPECT_EQ(r.program.num_cores, c.cores);
 }
 
-std::vector<Case> cases() {
-    std::vector<Case> out;
+std::vector<PointwiseCase> pointwise_cases() {
+    std::vector<PointwiseCase> out;
     for (const std::string &op : pointwise_ops()) {
         for (int bits : {16, 32}) {
             out.push_back({op, bits, "root", 1000, 7, 1});
@@ -148,8 +148,8 @@ std::vector<Case> cases() {
     return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, PointwiseSchedules, ::testing::ValuesIn(cases()), [](const auto &info) {
-    const Case &c = info.param;
+INSTANTIATE_TEST_SUITE_P(Ops, PointwiseSchedules, ::testing::ValuesIn(pointwise_cases()), [](const auto &info) {
+    const PointwiseCase &c = info.param;
     return c.op + "_f" + std::to_string(c.bits) + "_" + c.schedule + "_" + std::to_string(c.cols) + "x" +
            std::to_string(c.rows);
 });

@@ -14,15 +14,15 @@ namespace {
 
 using namespace Halide;
 
-struct Case {
+struct QlinearCase {
     std::string schedule;
     int rows, inner, cols, cores;
 };
 
-class QLinear : public ::testing::TestWithParam<Case> {};
+class QLinear : public ::testing::TestWithParam<QlinearCase> {};
 
 TEST_P(QLinear, MatchesCpuExactly) {
-    const Case c = GetParam();
+    const QlinearCase c = GetParam();
     std::shared_ptr<QLinearKernel> inst;
     DiffResult r = run_differential(
         [&] {
@@ -51,11 +51,11 @@ TEST_P(QLinear, MatchesCpuExactly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, QLinear,
-                         ::testing::Values(Case{"pe", 64, 256, 256, 4}, Case{"pe_ring", 64, 4096, 512, 8},
-                                           Case{"vector", 32, 128, 256, 4}, Case{"pe", 7, 100, 200, 3},
-                                           Case{"vector", 5, 130, 128, 1}, Case{"pe", 1, 64, 128, 1}),
+                         ::testing::Values(QlinearCase{"pe", 64, 256, 256, 4}, QlinearCase{"pe_ring", 64, 4096, 512, 8},
+                                           QlinearCase{"vector", 32, 128, 256, 4}, QlinearCase{"pe", 7, 100, 200, 3},
+                                           QlinearCase{"vector", 5, 130, 128, 1}, QlinearCase{"pe", 1, 64, 128, 1}),
                          [](const auto &info) {
-                             const Case &c = info.param;
+                             const QlinearCase &c = info.param;
                              return c.schedule + "_" + std::to_string(c.rows) + "x" + std::to_string(c.inner) + "x" +
                                     std::to_string(c.cols) + "_" + std::to_string(c.cores) + "c";
                          });

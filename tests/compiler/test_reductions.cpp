@@ -16,7 +16,7 @@ using namespace Halide;
 // The CPU reference is realised for spyre::cpu_reference_target() (dsl/cpu_reference.h):
 // strict floats, op by op, like the device.
 
-Kernel to_kernel(const ReductionKernel &rk) {
+Kernel reductions_to_kernel(const ReductionKernel &rk) {
     Kernel k;
     k.inputs = {rk.in};
     k.output = rk.out;
@@ -26,7 +26,7 @@ Kernel to_kernel(const ReductionKernel &rk) {
 }
 
 Algorithm reduction_alg(const std::string &op, Type t, int cols, int rows) {
-    return [=] { return to_kernel(make_reduction(op, t, cols, rows)); };
+    return [=] { return reductions_to_kernel(make_reduction(op, t, cols, rows)); };
 }
 
 ReductionKernel from_kernel(Kernel &k, const std::string &op, Type t, int cols, int rows) {
@@ -46,7 +46,7 @@ Schedule reduction_sched(const std::string &op, Type t, const std::string &name,
     };
 }
 
-struct Case {
+struct ReductionsCase {
     std::string op;
     int bits;
     std::string schedule;
@@ -54,11 +54,11 @@ struct Case {
     int cores;
 };
 
-class ReductionSchedules : public ::testing::TestWithParam<Case> {
+class ReductionSchedules : public ::testing::TestWithParam<ReductionsCase> {
 };
 
 TEST_P(ReductionSchedules, MatchesCpu) {
-    Case c = GetParam();
+    ReductionsCase c = GetParam();
     Type t = Float(c.bits);
     DiffResult r = run_differential(reduction_alg(c.op, t, c.cols, c.rows),
                                     reduction_sched(c.op, t, c.schedule, c.cols, c.rows), {{c.cols, c.rows}}, {c.rows});
@@ -67,8 +67,8 @@ TEST_P(ReductionSchedules, MatchesCpu) {
     EXPECT_EQ(r.program.num_cores, c.cores);
 }
 
-std::vector<Case> cases() {
-    std::vector<Case> out;
+std::vector<ReductionsCase> reductions_cases() {
+    std::vector<ReductionsCase> out;
     for (const std::string &op : reduction_ops()) {
         for (int bits : {16, 32}) {
             // Rows a core for whole sticks of output on 32 cores: 64 for fp16, 32 for fp32.
@@ -87,8 +87,8 @@ std::vector<Case> cases() {
     return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, ReductionSchedules, ::testing::ValuesIn(cases()), [](const auto &info) {
-    const Case &c = info.param;
+INSTANTIATE_TEST_SUITE_P(Ops, ReductionSchedules, ::testing::ValuesIn(reductions_cases()), [](const auto &info) {
+    const ReductionsCase &c = info.param;
     return c.op + "_f" + std::to_string(c.bits) + "_" + c.schedule + "_" + std::to_string(c.cols) + "x" +
            std::to_string(c.rows);
 });

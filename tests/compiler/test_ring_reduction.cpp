@@ -27,7 +27,7 @@ Algorithm rowsum(int cols) {
     };
 }
 
-int count_op(const DeviceProgram &p, Opcode op) {
+int ring_reduction_count_op(const DeviceProgram &p, Opcode op) {
     int n = 0;
     for (const Instr &in : p.code) n += in.op == op;
     return n;
@@ -47,7 +47,7 @@ TEST(RingReduction, RowSumOver32Cores) {
     // differs by a few ULPs on a 4096-term sum.
     EXPECT_LE(res.cmp.max_ulp, 16) << res.cmp.first_mismatch;
     EXPECT_EQ(res.program.num_cores, 32);
-    EXPECT_EQ(count_op(res.program, Opcode::RING_REDUCE), 1);
+    EXPECT_EQ(ring_reduction_count_op(res.program, Opcode::RING_REDUCE), 1);
     EXPECT_GT(res.stats.ring_bytes, 0);
     // Device memory sees the input and the result (written once by its init, read back and written
     // by the merge), never the 32 x 64 partial sums.

@@ -18,13 +18,13 @@ namespace {
 
 using namespace Halide;
 
-struct Case {
+struct RingShareCase {
     std::string name;
     int batch, rows, inner, cols, cores;
     int64_t lx_usable = 0;  // 0: the default machine; smaller forces more, thinner K panels
 };
 
-Algorithm bmm_alg(const Case &c) {
+Algorithm bmm_alg(const RingShareCase &c) {
     return [=] {
         MatmulKernel mk = make_bmm(c.batch, c.rows, c.inner, c.cols);
         Kernel k;
@@ -35,7 +35,7 @@ Algorithm bmm_alg(const Case &c) {
     };
 }
 
-Schedule bmm_sched(const Case &c, const std::string &schedule, const MachineDesc &m) {
+Schedule bmm_sched(const RingShareCase &c, const std::string &schedule, const MachineDesc &m) {
     return [=](Kernel &k) {
         MatmulKernel mk;
         mk.batch = c.batch, mk.rows = c.rows, mk.inner = c.inner, mk.cols = c.cols;
@@ -46,17 +46,17 @@ Schedule bmm_sched(const Case &c, const std::string &schedule, const MachineDesc
     };
 }
 
-DiffResult run(const Case &c, const std::string &schedule) {
+DiffResult run(const RingShareCase &c, const std::string &schedule) {
     MachineDesc m;
     if (c.lx_usable) m.lx_usable_bytes = c.lx_usable;
     return run_differential(bmm_alg(c), bmm_sched(c, schedule, m), {{c.inner, c.rows, c.batch}, {c.cols, c.inner}},
                             {c.cols, c.rows, c.batch}, -2, 2, m);
 }
 
-class RingShare : public ::testing::TestWithParam<Case> {};
+class RingShare : public ::testing::TestWithParam<RingShareCase> {};
 
 TEST_P(RingShare, SharedPanelsMatchCpuAndReplaceDeviceReadsByRingTransfers) {
-    const Case c = GetParam();
+    const RingShareCase c = GetParam();
     DiffResult ring = run(c, "pe_ring");
     EXPECT_EQ(ring.cmp.max_ulp, 0) << ring.cmp.first_mismatch;
     DiffResult plain = run(c, "pe");
@@ -73,7 +73,7 @@ TEST_P(RingShare, SharedPanelsMatchCpuAndReplaceDeviceReadsByRingTransfers) {
 // A run of every core is a closed ring: the head rotates, so each core reads its turn of the
 // shared panels and forwards the others', and no core reads them all while the others wait.
 TEST(RingShareRotation, ARunOfEveryCoreTakesTurnsReadingTheSharedPanels) {
-    const Case c{"one_run_of_8", 1, 64, 1024, 512, 8, 160 * 1024};
+    const RingShareCase c{"one_run_of_8", 1, 64, 1024, 512, 8, 160 * 1024};
     DiffResult ring = run(c, "pe_ring");
     EXPECT_EQ(ring.cmp.max_ulp, 0) << ring.cmp.first_mismatch;
     ASSERT_EQ(ring.stats.cores.size(), size_t(c.cores));
@@ -87,7 +87,7 @@ TEST(RingShareRotation, ARunOfEveryCoreTakesTurnsReadingTheSharedPanels) {
 
 // Two runs of four on eight cores are chains: the last core of each passes nothing on.
 TEST(RingShareRotation, RunsShorterThanTheRingKeepTheirHead) {
-    const Case c{"runs_of_4_even_panels", 2, 64, 1024, 512, 8, 160 * 1024};
+    const RingShareCase c{"runs_of_4_even_panels", 2, 64, 1024, 512, 8, 160 * 1024};
     DiffResult ring = run(c, "pe_ring");
     EXPECT_EQ(ring.cmp.max_ulp, 0) << ring.cmp.first_mismatch;
     ASSERT_EQ(ring.stats.cores.size(), size_t(c.cores));
@@ -98,12 +98,12 @@ TEST(RingShareRotation, RunsShorterThanTheRingKeepTheirHead) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, RingShare,
-    ::testing::Values(Case{"runs_of_4_even_panels", 2, 64, 1024, 512, 8, 160 * 1024},
-                      Case{"runs_of_4_three_panels", 2, 64, 192, 256, 8, 64 * 1024},
-                      Case{"one_run_of_8", 1, 64, 1024, 512, 8, 160 * 1024},
+    ::testing::Values(RingShareCase{"runs_of_4_even_panels", 2, 64, 1024, 512, 8, 160 * 1024},
+                      RingShareCase{"runs_of_4_three_panels", 2, 64, 192, 256, 8, 64 * 1024},
+                      RingShareCase{"one_run_of_8", 1, 64, 1024, 512, 8, 160 * 1024},
                       // One core per batch: W is the same for all eight, A is not.
-                      Case{"w_over_8_batches", 8, 64, 1024, 512, 8, 160 * 1024}),
-    [](const ::testing::TestParamInfo<Case> &info) { return info.param.name; });
+                      RingShareCase{"w_over_8_batches", 8, 64, 1024, 512, 8, 160 * 1024}),
+    [](const ::testing::TestParamInfo<RingShareCase> &info) { return info.param.name; });
 
 TEST(RingShareErrors, MarkerParsing) {
     EXPECT_EQ(ring_share_group("acc.s1.k$x.ko_share4"), 4);
@@ -156,7 +156,7 @@ TEST(RingShareErrors, PeRingNeedsTwoCoresReadingTheSameTiles) {
 
 // Runs of 8 cores over a split where every core reads its own A and W tiles: nothing to share.
 TEST(RingShareErrors, NothingTheSameAcrossARunNamesTheLoop) {
-    const Case c{"x", 2, 64, 1024, 512, 8, 160 * 1024};
+    const RingShareCase c{"x", 2, 64, 1024, 512, 8, 160 * 1024};
     MachineDesc m;
     m.lx_usable_bytes = c.lx_usable;
     auto sched = [=](Kernel &k) {
@@ -178,7 +178,7 @@ TEST(RingShareErrors, NothingTheSameAcrossARunNamesTheLoop) {
 }
 
 TEST(RingShareErrors, ARunThatDoesNotDivideTheCores) {
-    const Case c{"x", 2, 64, 1024, 512, 8, 160 * 1024};
+    const RingShareCase c{"x", 2, 64, 1024, 512, 8, 160 * 1024};
     MachineDesc m;
     m.lx_usable_bytes = c.lx_usable;
     auto sched = [=](Kernel &k) {

@@ -55,7 +55,7 @@ TEST_P(Rope, MatchesCpuBitExactly) {
     }
 }
 
-std::vector<RopeCase> cases() {
+std::vector<RopeCase> rope_cases() {
     std::vector<RopeCase> v;
     for (RopeStyle style : {RopeStyle::RotateHalf, RopeStyle::Interleaved})
         for (const char *s : {"root", "tiles", "cores32"})
@@ -65,7 +65,7 @@ std::vector<RopeCase> cases() {
     return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Rope, ::testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(Shapes, Rope, ::testing::ValuesIn(rope_cases()),
                          [](const ::testing::TestParamInfo<RopeCase> &i) { return rope_name(i.param); });
 
 TEST(RopeErrors, HeadDimNotWholeSticksNamesTheParameter) {

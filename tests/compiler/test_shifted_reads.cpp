@@ -13,11 +13,11 @@ namespace {
 
 using namespace Halide;
 
-enum class Form { RepeatEdge3, ConstantZeroCausal, PlainShift, RepeatEdge5f32, ConstantZeroCentred };
+enum class ShiftedReadsForm { RepeatEdge3, ConstantZeroCausal, PlainShift, RepeatEdge5f32, ConstantZeroCentred };
 
 struct ShiftCase {
     std::string name;
-    Form form;
+    ShiftedReadsForm form;
     int cols, rows;
     bool in_lx = false;  // rows over cores, each core's rows staged in LX; else staged by infer_dma
     bool x_tiles = false;  // the stick dimension in tiles of two sticks, outside the rows
@@ -26,34 +26,34 @@ struct ShiftCase {
 void PrintTo(const ShiftCase &c, std::ostream *os) { *os << c.name; }
 
 // Columns of input a plain shift needs beyond the output's.
-int extra_cols(Form f) { return f == Form::PlainShift ? 3 : 0; }
+int extra_cols(ShiftedReadsForm f) { return f == ShiftedReadsForm::PlainShift ? 3 : 0; }
 
 Algorithm shift_alg(const ShiftCase &c) {
     return [=] {
         Kernel k;
-        const Type t = c.form == Form::RepeatEdge5f32 ? Float(32) : Float(16);
+        const Type t = c.form == ShiftedReadsForm::RepeatEdge5f32 ? Float(32) : Float(16);
         ImageParam in(t, 2, "in");
         Var x("x"), y("y");
         Func out("out");
         auto h = [&](float v) { return cast(t, v); };
         switch (c.form) {
-        case Form::RepeatEdge3: {
+        case ShiftedReadsForm::RepeatEdge3: {
             Func e = BoundaryConditions::repeat_edge(in);
             out(x, y) = (e(x - 1, y) + h(2) * e(x, y) + e(x + 1, y)) * h(0.25f);
             break;
         }
-        case Form::RepeatEdge5f32: {
+        case ShiftedReadsForm::RepeatEdge5f32: {
             Func e = BoundaryConditions::repeat_edge(in);
             out(x, y) = e(x - 2, y) + e(x - 1, y) * h(3) + e(x, y) + e(x + 1, y) * h(0.5f) - e(x + 2, y);
             break;
         }
-        case Form::ConstantZeroCausal: {
+        case ShiftedReadsForm::ConstantZeroCausal: {
             Func e = BoundaryConditions::constant_exterior(in, cast(t, 0), {{0, c.cols}, {Expr(), Expr()}});
             out(x, y) = e(x - 2, y) * h(0.5f) + e(x - 1, y) + e(x, y) * h(2);
             break;
         }
-        case Form::PlainShift: out(x, y) = in(x, y) + in(x + 1, y) * h(2) - in(x + 3, y); break;
-        case Form::ConstantZeroCentred: {
+        case ShiftedReadsForm::PlainShift: out(x, y) = in(x, y) + in(x + 1, y) * h(2) - in(x + 3, y); break;
+        case ShiftedReadsForm::ConstantZeroCentred: {
             Func e = BoundaryConditions::constant_exterior(in, cast(t, 0), {{0, c.cols}, {Expr(), Expr()}});
             out(x, y) = e(x - 1, y) * h(0.5f) + e(x, y) + e(x + 1, y) * h(2);
             break;
@@ -96,15 +96,15 @@ TEST_P(ShiftedReads, MatchCpuBitExactly) {
     EXPECT_GE(shifts, 1);
 }
 
-std::vector<ShiftCase> cases() {
+std::vector<ShiftCase> shifted_reads_cases() {
     std::vector<ShiftCase> v;
     struct F {
-        Form f;
+        ShiftedReadsForm f;
         const char *n;
     };
-    for (F f : {F{Form::RepeatEdge3, "repeat_edge3"}, F{Form::ConstantZeroCausal, "causal_zero"},
-                F{Form::PlainShift, "plain"}, F{Form::RepeatEdge5f32, "repeat_edge5_f32"},
-                F{Form::ConstantZeroCentred, "centred_zero"}})
+    for (F f : {F{ShiftedReadsForm::RepeatEdge3, "repeat_edge3"}, F{ShiftedReadsForm::ConstantZeroCausal, "causal_zero"},
+                F{ShiftedReadsForm::PlainShift, "plain"}, F{ShiftedReadsForm::RepeatEdge5f32, "repeat_edge5_f32"},
+                F{ShiftedReadsForm::ConstantZeroCentred, "centred_zero"}})
         for (auto [cols, rows] : std::vector<std::pair<int, int>>{{64, 3}, {100, 7}, {130, 5}, {1000, 2}, {16, 1}})
             for (bool lx : {false, true})
                 v.push_back({std::string(f.n) + "_" + std::to_string(cols) + "x" + std::to_string(rows) +
@@ -112,14 +112,14 @@ std::vector<ShiftCase> cases() {
                              f.f, cols, rows, lx});
     // Tiles of the stick dimension: Halide splits the tiles at the row ends off, so each window
     // is fixed within its loop; the halo of the inner tiles is staged with them.
-    for (F f : {F{Form::RepeatEdge3, "repeat_edge3"}, F{Form::ConstantZeroCausal, "causal_zero"}, F{Form::PlainShift, "plain"}})
+    for (F f : {F{ShiftedReadsForm::RepeatEdge3, "repeat_edge3"}, F{ShiftedReadsForm::ConstantZeroCausal, "causal_zero"}, F{ShiftedReadsForm::PlainShift, "plain"}})
         for (auto [cols, rows] : std::vector<std::pair<int, int>>{{1024, 2}, {384, 3}})  // whole tiles
             v.push_back({std::string(f.n) + "_" + std::to_string(cols) + "x" + std::to_string(rows) + "_xtiles", f.f,
                          cols, rows, false, true});
     return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, ShiftedReads, ::testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(Shapes, ShiftedReads, ::testing::ValuesIn(shifted_reads_cases()),
                          [](const ::testing::TestParamInfo<ShiftCase> &i) { return i.param.name; });
 
 }  // namespace

@@ -34,16 +34,16 @@ Schedule softmax_sched(const std::string &name, int cols, int rows, int cores) {
     };
 }
 
-struct Case {
+struct SoftmaxCase {
     std::string schedule;
     int cols, rows;
     int cores = 1;
 };
 
-class SoftmaxSchedules : public ::testing::TestWithParam<Case> {};
+class SoftmaxSchedules : public ::testing::TestWithParam<SoftmaxCase> {};
 
 TEST_P(SoftmaxSchedules, MatchesCpu) {
-    Case c = GetParam();
+    SoftmaxCase c = GetParam();
     DiffResult r = run_differential(softmax_alg(c.cols, c.rows), softmax_sched(c.schedule, c.cols, c.rows, c.cores),
                                     {{c.cols, c.rows}}, {c.cols, c.rows});
     EXPECT_LE(r.cmp.max_ulp, 2) << r.cmp.first_mismatch;
@@ -52,17 +52,17 @@ TEST_P(SoftmaxSchedules, MatchesCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxSchedules,
-                         ::testing::Values(Case{"stage1", 1024, 512}, Case{"stage2", 1024, 512},
-                                           Case{"stage3", 1024, 512}, Case{"stage4", 1024, 512},
-                                           Case{"cores32", 1024, 512}, Case{"stage1", 1000, 128},
-                                           Case{"stage3", 100, 128}, Case{"stage4", 1000, 128},
-                                           Case{"cores32", 1000, 2048}, Case{"stage1", 1024, 2048, 32},
-                                           Case{"stage2", 1024, 2048, 32}, Case{"stage3", 64, 2048, 32}, Case{"stage3", 1024, 2048, 32},
-                                           Case{"stage4", 1000, 2048, 32}, Case{"stage1", 100, 1},
+                         ::testing::Values(SoftmaxCase{"stage1", 1024, 512}, SoftmaxCase{"stage2", 1024, 512},
+                                           SoftmaxCase{"stage3", 1024, 512}, SoftmaxCase{"stage4", 1024, 512},
+                                           SoftmaxCase{"cores32", 1024, 512}, SoftmaxCase{"stage1", 1000, 128},
+                                           SoftmaxCase{"stage3", 100, 128}, SoftmaxCase{"stage4", 1000, 128},
+                                           SoftmaxCase{"cores32", 1000, 2048}, SoftmaxCase{"stage1", 1024, 2048, 32},
+                                           SoftmaxCase{"stage2", 1024, 2048, 32}, SoftmaxCase{"stage3", 64, 2048, 32}, SoftmaxCase{"stage3", 1024, 2048, 32},
+                                           SoftmaxCase{"stage4", 1000, 2048, 32}, SoftmaxCase{"stage1", 100, 1},
                                            // Wide rows: tiles shrink to fit LX; 1151 rows split unevenly.
-                                           Case{"stage4", 8192, 40}, Case{"cores32", 8192, 1151},
+                                           SoftmaxCase{"stage4", 8192, 40}, SoftmaxCase{"cores32", 8192, 1151},
                                            // Rows that are not whole tiles of 64.
-                                           Case{"stage1", 64, 70}, Case{"stage2", 64, 70}, Case{"stage3", 130, 100}),
+                                           SoftmaxCase{"stage1", 64, 70}, SoftmaxCase{"stage2", 64, 70}, SoftmaxCase{"stage3", 130, 100}),
                          [](const auto &info) {
                              return info.param.schedule + "_" + std::to_string(info.param.cols) + "x" +
                                     std::to_string(info.param.rows) + "_" + std::to_string(info.param.cores) + "c";

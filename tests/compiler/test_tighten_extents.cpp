@@ -22,7 +22,7 @@ Stmt segment_nest(int limit, int slack) {
     return For::make("jo", 0, 8, ForType::Serial, DeviceAPI::None, For::make("rj", 0, jo, ForType::Serial, DeviceAPI::None, alloc));
 }
 
-struct Found : IRVisitor {
+struct TightenExtentsFound : IRVisitor {
     std::vector<Expr> extents;
     int ifs = 0;
     using IRVisitor::visit;
@@ -37,7 +37,7 @@ struct Found : IRVisitor {
 };
 
 TEST(TightenExtents, ATileCountedByTheLoopsAroundBecomesItsConstant) {
-    Found f;
+    TightenExtentsFound f;
     tighten_extents(segment_nest(1, 0)).accept(&f);
     ASSERT_EQ(f.extents.size(), 1u);
     EXPECT_TRUE(is_const(f.extents[0], 1)) << f.extents[0];
@@ -45,7 +45,7 @@ TEST(TightenExtents, ATileCountedByTheLoopsAroundBecomesItsConstant) {
 }
 
 TEST(TightenExtents, WhatTheLoopsDoNotFixStays) {
-    Found f;
+    TightenExtentsFound f;
     // jo - rj ranges over [1, 7]: min(jo - rj, 2) is 1 or 2; rj < jo - 1 fails at rj = jo - 1.
     tighten_extents(segment_nest(2, -1)).accept(&f);
     ASSERT_EQ(f.extents.size(), 1u);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "device_test_util.h"
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -14,22 +16,12 @@ using namespace spyre;
 
 namespace {
 
+using device_testing::contains;
+using device_testing::error_of;
+
 constexpr int64_t kStick = 128;
 
-template <typename Fn>
-std::string error_of(Fn fn) {
-    try {
-        fn();
-    } catch (const Error &e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "expected spyre::Error";
-    return "";
-}
 
-bool contains(const std::string &haystack, const std::string &needle) {
-    return haystack.find(needle) != std::string::npos;
-}
 
 int64_t product(const std::vector<int64_t> &v) {
     return std::accumulate(v.begin(), v.end(), int64_t(1), std::multiplies<int64_t>());

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "device_test_util.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -18,25 +20,14 @@ using namespace spyre;
 
 namespace {
 
-// Runs fn, expects a spyre::Error, and returns its message ("" if nothing was thrown).
-template <typename Fn>
-std::string error_of(Fn fn) {
-    try {
-        fn();
-    } catch (const Error &e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "expected spyre::Error";
-    return "";
-}
+using device_testing::contains;
+using device_testing::error_of;
 
-std::string parse_error(const std::string &text) {
+
+std::string machine_parse_error(const std::string &text) {
     return error_of([&] { MachineDesc::from_json_text(text, "machine.json"); });
 }
 
-bool contains(const std::string &haystack, const std::string &needle) {
-    return haystack.find(needle) != std::string::npos;
-}
 
 }  // namespace
 
@@ -173,56 +164,56 @@ TEST(MachineDesc, OverrideOneKey) {
 }
 
 TEST(MachineDesc, RejectsUnknownKeyWithSuggestion) {
-    std::string msg = parse_error(R"({"corse": 4})");
+    std::string msg = machine_parse_error(R"({"corse": 4})");
     EXPECT_TRUE(contains(msg, "machine.json: unknown key 'corse'")) << msg;
     EXPECT_TRUE(contains(msg, "did you mean 'cores'?")) << msg;
 
-    msg = parse_error(R"({"frobnicate": 4})");
+    msg = machine_parse_error(R"({"frobnicate": 4})");
     EXPECT_TRUE(contains(msg, "unknown key 'frobnicate'")) << msg;
     EXPECT_FALSE(contains(msg, "did you mean")) << msg;
 }
 
 TEST(MachineDesc, RejectsWrongTypes) {
-    std::string msg = parse_error(R"({"cores": "32"})");
+    std::string msg = machine_parse_error(R"({"cores": "32"})");
     EXPECT_TRUE(contains(msg, "machine.json")) << msg;
     EXPECT_TRUE(contains(msg, "'cores'")) << msg;
     EXPECT_TRUE(contains(msg, "integer")) << msg;
 
-    msg = parse_error(R"({"cores": 32.5})");
+    msg = machine_parse_error(R"({"cores": 32.5})");
     EXPECT_TRUE(contains(msg, "'cores'")) << msg;
     EXPECT_TRUE(contains(msg, "integer")) << msg;
 
-    msg = parse_error(R"({"lx_bytes": [1, 2]})");
+    msg = machine_parse_error(R"({"lx_bytes": [1, 2]})");
     EXPECT_TRUE(contains(msg, "'lx_bytes'")) << msg;
     EXPECT_TRUE(contains(msg, "integer")) << msg;
 
-    msg = parse_error(R"({"clock_ghz": "fast"})");
+    msg = machine_parse_error(R"({"clock_ghz": "fast"})");
     EXPECT_TRUE(contains(msg, "'clock_ghz'")) << msg;
     EXPECT_TRUE(contains(msg, "number")) << msg;
 
-    msg = parse_error(R"({"clock_ghz": true})");
+    msg = machine_parse_error(R"({"clock_ghz": true})");
     EXPECT_TRUE(contains(msg, "'clock_ghz'")) << msg;
 
-    msg = parse_error(R"({"pe_macs_per_ns": [1140]})");
+    msg = machine_parse_error(R"({"pe_macs_per_ns": [1140]})");
     EXPECT_TRUE(contains(msg, "'pe_macs_per_ns'")) << msg;
 
-    msg = parse_error(R"({"max_span_bytes": 18446744073709551615})");
+    msg = machine_parse_error(R"({"max_span_bytes": 18446744073709551615})");
     EXPECT_TRUE(contains(msg, "'max_span_bytes'")) << msg;
 }
 
 TEST(MachineDesc, RejectsNonPositiveValues) {
-    std::string msg = parse_error(R"({"cores": 0})");
+    std::string msg = machine_parse_error(R"({"cores": 0})");
     EXPECT_TRUE(contains(msg, "machine.json: 'cores' must be > 0, got 0")) << msg;
 
-    msg = parse_error(R"({"dma_queue_depth": -3})");
+    msg = machine_parse_error(R"({"dma_queue_depth": -3})");
     EXPECT_TRUE(contains(msg, "'dma_queue_depth'")) << msg;
     EXPECT_TRUE(contains(msg, "-3")) << msg;
 
-    msg = parse_error(R"({"clock_ghz": 0.0})");
+    msg = machine_parse_error(R"({"clock_ghz": 0.0})");
     EXPECT_TRUE(contains(msg, "'clock_ghz'")) << msg;
     EXPECT_TRUE(contains(msg, "> 0")) << msg;
 
-    msg = parse_error(R"({"dram_turnaround_ns_per_byte": -0.5})");
+    msg = machine_parse_error(R"({"dram_turnaround_ns_per_byte": -0.5})");
     EXPECT_TRUE(contains(msg, "'dram_turnaround_ns_per_byte'")) << msg;
     EXPECT_TRUE(contains(msg, "-0.5")) << msg;
 }
@@ -230,7 +221,7 @@ TEST(MachineDesc, RejectsNonPositiveValues) {
 // The launch time may be zero (IBM's sweep has no fixed term), never negative.
 TEST(MachineDesc, LaunchTimeMayBeZeroButNotNegative) {
     EXPECT_EQ(MachineDesc::from_json_text(R"({"kernel_launch_ns": 0})").kernel_launch_ns, 0.0);
-    std::string msg = parse_error(R"({"kernel_launch_ns": -1})");
+    std::string msg = machine_parse_error(R"({"kernel_launch_ns": -1})");
     EXPECT_TRUE(contains(msg, "'kernel_launch_ns' must be >= 0, got -1")) << msg;
     MachineDesc m;
     m.kernel_launch_ns = -2;
@@ -243,47 +234,47 @@ TEST(MachineDesc, LaunchTimeMayBeZeroButNotNegative) {
 }
 
 TEST(MachineDesc, RejectsMalformedJson) {
-    std::string msg = parse_error(R"({"cores": 32,})");
+    std::string msg = machine_parse_error(R"({"cores": 32,})");
     EXPECT_TRUE(contains(msg, "machine.json")) << msg;
     EXPECT_TRUE(contains(msg, "malformed JSON")) << msg;
     EXPECT_TRUE(contains(msg, "column")) << msg;  // nlohmann's position
 
-    msg = parse_error("");
+    msg = machine_parse_error("");
     EXPECT_TRUE(contains(msg, "machine.json")) << msg;
 
-    msg = parse_error(R"({"clock_ghz": 1e400})");  // overflows a double
+    msg = machine_parse_error(R"({"clock_ghz": 1e400})");  // overflows a double
     EXPECT_TRUE(contains(msg, "machine.json")) << msg;
 }
 
 TEST(MachineDesc, RejectsNonObjectTopLevel) {
     for (const char *text : {"[1, 2]", "32", "\"cores\"", "null"}) {
-        std::string msg = parse_error(text);
+        std::string msg = machine_parse_error(text);
         EXPECT_TRUE(contains(msg, "machine.json")) << msg;
         EXPECT_TRUE(contains(msg, "object")) << msg;
     }
 }
 
 TEST(MachineDesc, ValidateCrossParameter) {
-    std::string msg = parse_error(R"({"lx_usable_bytes": 4194304})");
+    std::string msg = machine_parse_error(R"({"lx_usable_bytes": 4194304})");
     EXPECT_TRUE(contains(msg, "machine.json")) << msg;
     EXPECT_TRUE(contains(msg, "'lx_usable_bytes'")) << msg;
     EXPECT_TRUE(contains(msg, "'lx_bytes'")) << msg;
 
-    msg = parse_error(R"({"stick_bytes": 96})");
+    msg = machine_parse_error(R"({"stick_bytes": 96})");
     EXPECT_TRUE(contains(msg, "'stick_bytes'")) << msg;
     EXPECT_TRUE(contains(msg, "power of two")) << msg;
 
-    msg = parse_error(R"({"stick_bytes": 2})");
+    msg = machine_parse_error(R"({"stick_bytes": 2})");
     EXPECT_TRUE(contains(msg, "'stick_bytes'")) << msg;
 
-    msg = parse_error(R"({"lx_bytes": 2097216, "lx_usable_bytes": 1024})");  // 2 MiB + 64: not whole sticks
+    msg = machine_parse_error(R"({"lx_bytes": 2097216, "lx_usable_bytes": 1024})");  // 2 MiB + 64: not whole sticks
     EXPECT_TRUE(contains(msg, "'lx_bytes'")) << msg;
     EXPECT_TRUE(contains(msg, "'stick_bytes'")) << msg;
 
-    msg = parse_error(R"({"cores": 1025})");
+    msg = machine_parse_error(R"({"cores": 1025})");
     EXPECT_TRUE(contains(msg, "'cores'")) << msg;
 
-    msg = parse_error(R"({"dma_queue_depth": 4096})");
+    msg = machine_parse_error(R"({"dma_queue_depth": 4096})");
     EXPECT_TRUE(contains(msg, "'dma_queue_depth'")) << msg;
 
     // validate() on a MachineDesc built in code.

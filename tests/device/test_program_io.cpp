@@ -132,7 +132,7 @@ void expect_same(const DeviceProgram &a, const DeviceProgram &b) {
 DeviceProgram parse(const std::vector<uint8_t> &bytes) { return parse_program(bytes.data(), bytes.size()); }
 
 // The message of the spyre::Error that parsing throws; fails the test if it does not throw one.
-std::string parse_error(const std::vector<uint8_t> &bytes) {
+std::string program_parse_error(const std::vector<uint8_t> &bytes) {
     try {
         parse(bytes);
     } catch (const Error &e) {
@@ -300,33 +300,33 @@ TEST(ProgramIO, ReadOversizedFileFailsWithoutReading) {
 // --- header and section table rejections ---
 
 TEST(ProgramIO, RejectsEmptyInput) {
-    EXPECT_THAT(parse_error({}), HasSubstr("header " + at(0)));
+    EXPECT_THAT(program_parse_error({}), HasSubstr("header " + at(0)));
     EXPECT_THROW(parse_program(nullptr, 0), Error);
 }
 
 TEST(ProgramIO, RejectsBadMagic) {
     std::vector<uint8_t> bytes = serialize_program(sample_program());
     bytes[1] = 'Q';
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("header " + at(0)), HasSubstr("magic")));
+    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("header " + at(0)), HasSubstr("magic")));
 }
 
 TEST(ProgramIO, RejectsUnsupportedVersion) {
     std::vector<uint8_t> bytes = serialize_program(sample_program());
     put_u32(bytes, 4, 7);
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("header " + at(4)), HasSubstr("unsupported format version 7")));
+    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("header " + at(4)), HasSubstr("unsupported format version 7")));
 }
 
 TEST(ProgramIO, RejectsSectionCountBeyondFile) {
     std::vector<uint8_t> bytes = serialize_program(sample_program());
     put_u32(bytes, 8, 0xFFFFFFFFu);
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("header " + at(8)), HasSubstr("section count 4294967295")));
+    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("header " + at(8)), HasSubstr("section count 4294967295")));
 }
 
 TEST(ProgramIO, RejectsUnknownSectionId) {
     std::vector<uint8_t> bytes = serialize_program(sample_program());
     size_t mm = section_at(bytes, "MMDS");
     std::memcpy(&bytes[mm], "MMDX", 4);
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("section header " + at(mm)), HasSubstr("unknown section id 'MMDX'")));
+    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("section header " + at(mm)), HasSubstr("unknown section id 'MMDX'")));
 }
 
 TEST(ProgramIO, RejectsDuplicateSection) {
@@ -338,7 +338,7 @@ TEST(ProgramIO, RejectsDuplicateSection) {
     size_t dup = bytes.size();
     bytes.insert(bytes.end(), copy.begin(), copy.end());
     put_u32(bytes, 8, 6);
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("section HEAD " + at(dup)), HasSubstr("duplicate section")));
+    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("section HEAD " + at(dup)), HasSubstr("duplicate section")));
 }
 
 TEST(ProgramIO, RejectsMissingSection) {
@@ -347,14 +347,14 @@ TEST(ProgramIO, RejectsMissingSection) {
     size_t code = section_at(bytes, "CODE");
     bytes.resize(code);
     put_u32(bytes, 8, 4);
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("section CODE " + at(code)), HasSubstr("missing section")));
+    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("section CODE " + at(code)), HasSubstr("missing section")));
 }
 
 TEST(ProgramIO, RejectsPayloadLengthBeyondFile) {
     std::vector<uint8_t> bytes = serialize_program(sample_program());
     size_t dmad = section_at(bytes, "DMAD");
     put_u64(bytes, dmad + 4, uint64_t(1) << 62);
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("section DMAD " + at(dmad + 4)), HasSubstr("payload length")));
+    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("section DMAD " + at(dmad + 4)), HasSubstr("payload length")));
 }
 
 TEST(ProgramIO, RejectsTrailingBytesInSection) {
@@ -364,7 +364,7 @@ TEST(ProgramIO, RejectsTrailingBytesInSection) {
     size_t end = mm + 12 + size_t(len);
     bytes.insert(bytes.begin() + long(end), 0xAB);
     put_u64(bytes, mm + 4, len + 1);
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("section MMDS " + at(end)), HasSubstr("1 unread bytes at the end of the section")));
+    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("section MMDS " + at(end)), HasSubstr("1 unread bytes at the end of the section")));
 }
 
 TEST(ProgramIO, RejectsShortSectionPayload) {
@@ -374,7 +374,7 @@ TEST(ProgramIO, RejectsShortSectionPayload) {
     uint64_t len = get_u64(bytes, head + 4);
     bytes.erase(bytes.begin() + long(head + 12 + len - 1));
     put_u64(bytes, head + 4, len - 1);
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("section HEAD " + at(head + 12 + len - 4)), HasSubstr("num_cores")));
+    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("section HEAD " + at(head + 12 + len - 4)), HasSubstr("num_cores")));
 }
 
 TEST(ProgramIO, RejectsTrailingBytesAfterLastSection) {
@@ -382,7 +382,7 @@ TEST(ProgramIO, RejectsTrailingBytesAfterLastSection) {
     size_t end = bytes.size();
     bytes.push_back(0);
     bytes.push_back(0);
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr(at(end)), HasSubstr("2 trailing bytes after the last section")));
+    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr(at(end)), HasSubstr("2 trailing bytes after the last section")));
 }
 
 // --- field rejections ---
@@ -392,7 +392,7 @@ TEST(ProgramIO, RejectsHugeInstructionCountFast) {
     size_t code = payload_at(bytes, "CODE");
     put_u32(bytes, code, 0xFFFFFFFFu);
     auto t0 = std::chrono::steady_clock::now();
-    std::string msg = parse_error(bytes);
+    std::string msg = program_parse_error(bytes);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(200));
     EXPECT_THAT(msg, AllOf(HasSubstr("section CODE " + at(code)), HasSubstr("instruction count 4294967295")));
 }
@@ -402,7 +402,7 @@ TEST(ProgramIO, RejectsHugeTableCounts) {
         std::vector<uint8_t> bytes = serialize_program(sample_program());
         size_t p = payload_at(bytes, id);
         put_u32(bytes, p, 0x7FFFFFFFu);
-        EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr(std::string("section ") + id + " " + at(p)),
+        EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr(std::string("section ") + id + " " + at(p)),
                                               HasSubstr("count 2147483647")));
     }
 }
@@ -411,14 +411,14 @@ TEST(ProgramIO, RejectsOverlongString) {
     std::vector<uint8_t> bytes = serialize_program(sample_program());
     size_t head = payload_at(bytes, "HEAD");
     put_u32(bytes, head, 100000);
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("section HEAD " + at(head)), HasSubstr("kernel name length 100000")));
+    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("section HEAD " + at(head)), HasSubstr("kernel name length 100000")));
 }
 
 TEST(ProgramIO, RejectsStringPastSectionEnd) {
     std::vector<uint8_t> bytes = serialize_program(sample_program());
     size_t head = payload_at(bytes, "HEAD");
     put_u32(bytes, head, 200);  // within the string bound, beyond HEAD's payload
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("section HEAD " + at(head)), HasSubstr("truncated kernel name")));
+    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("section HEAD " + at(head)), HasSubstr("truncated kernel name")));
 }
 
 // Offset of buffer 0's kind byte: BUFS payload, u32 count, u32 name length, name "x".
@@ -428,7 +428,7 @@ TEST(ProgramIO, RejectsBadBufferKind) {
     std::vector<uint8_t> bytes = serialize_program(sample_program());
     size_t k = buffer0_kind_at(bytes);
     bytes[k] = 4;
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("section BUFS " + at(k)), HasSubstr("buffer 0: unknown kind 4")));
+    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("section BUFS " + at(k)), HasSubstr("buffer 0: unknown kind 4")));
 }
 
 TEST(ProgramIO, RoundTripInOutBuffer) {
@@ -443,7 +443,7 @@ TEST(ProgramIO, RejectsBadBufferDtype) {
     std::vector<uint8_t> bytes = serialize_program(sample_program());
     size_t k = buffer0_kind_at(bytes) + 1;
     bytes[k] = 200;
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("section BUFS " + at(k)), HasSubstr("buffer 0: unknown dtype 200")));
+    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("section BUFS " + at(k)), HasSubstr("buffer 0: unknown dtype 200")));
 }
 
 TEST(ProgramIO, RejectsBadBufferRank) {
@@ -451,7 +451,7 @@ TEST(ProgramIO, RejectsBadBufferRank) {
         std::vector<uint8_t> bytes = serialize_program(sample_program());
         size_t k = buffer0_kind_at(bytes) + 2;
         bytes[k] = rank;
-        EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("section BUFS " + at(k)),
+        EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("section BUFS " + at(k)),
                                               HasSubstr("buffer 0: rank " + std::to_string(rank) + " out of range")));
     }
 }
@@ -462,14 +462,14 @@ TEST(ProgramIO, RejectsLongLayoutOrder) {
     size_t k = buffer0_kind_at(bytes) + 3 + 16 + 4;
     ASSERT_EQ(bytes[k], 2);
     bytes[k] = 9;
-    EXPECT_THAT(parse_error(bytes), AllOf(HasSubstr("section BUFS " + at(k)), HasSubstr("layout order length 9")));
+    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("section BUFS " + at(k)), HasSubstr("layout order length 9")));
 }
 
 TEST(ProgramIO, RejectsUnknownOpcode) {
     std::vector<uint8_t> bytes = serialize_program(sample_program());
     size_t op = payload_at(bytes, "CODE") + 4 + 44 * 3;
     put_u16(bytes, op, 999);
-    EXPECT_THAT(parse_error(bytes), HasSubstr("section CODE " + at(op) + " instruction 3: unknown opcode 999"));
+    EXPECT_THAT(program_parse_error(bytes), HasSubstr("section CODE " + at(op) + " instruction 3: unknown opcode 999"));
 }
 
 // A file whose VCVTF8 names an fp8 format this reader does not know.
@@ -482,7 +482,7 @@ TEST(ProgramIO, RejectsUnknownFp8Format) {
     size_t fmt = payload_at(bytes, "CODE") + 4 + 4 + 5 * 4;
     ASSERT_EQ(bytes[fmt], 1);
     bytes[fmt] = 7;
-    EXPECT_THAT(parse_error(bytes),
+    EXPECT_THAT(program_parse_error(bytes),
                 HasSubstr("section CODE: instruction 0 (VCVTF8): operand 5 fp8 format 7 is not one of 0 (e4m3), 1 (e5m2)"));
 }
 
@@ -492,28 +492,28 @@ TEST(ProgramIO, VerifyErrorsNameTheSection) {
     {
         DeviceProgram p = sample_program();
         p.code.erase(p.code.begin() + 6);  // the ENDLOOP
-        EXPECT_THAT(parse_error(serialize_program(p)),
+        EXPECT_THAT(program_parse_error(serialize_program(p)),
                     HasSubstr("section CODE: instruction 1 (LOOP): block is never closed"));
     }
     {
         DeviceProgram p = sample_program();
         p.buffers[1].name = "x";
-        EXPECT_THAT(parse_error(serialize_program(p)), HasSubstr("section BUFS: buffer 1 'x': duplicate buffer name"));
+        EXPECT_THAT(program_parse_error(serialize_program(p)), HasSubstr("section BUFS: buffer 1 'x': duplicate buffer name"));
     }
     {
         DeviceProgram p = sample_program();
         p.dma[0].sticks = 0;
-        EXPECT_THAT(parse_error(serialize_program(p)), HasSubstr("section DMAD: dma descriptor 0: sticks 0"));
+        EXPECT_THAT(program_parse_error(serialize_program(p)), HasSubstr("section DMAD: dma descriptor 0: sticks 0"));
     }
     {
         DeviceProgram p = sample_program();
         p.mm[0].ldc = 100;
-        EXPECT_THAT(parse_error(serialize_program(p)), HasSubstr("section MMDS: matmul descriptor 0: ldc 100"));
+        EXPECT_THAT(program_parse_error(serialize_program(p)), HasSubstr("section MMDS: matmul descriptor 0: ldc 100"));
     }
     {
         DeviceProgram p = sample_program();
         p.num_cores = 0;
-        EXPECT_THAT(parse_error(serialize_program(p)), HasSubstr("section HEAD: kernel 'sample': num_cores 0"));
+        EXPECT_THAT(program_parse_error(serialize_program(p)), HasSubstr("section HEAD: kernel 'sample': num_cores 0"));
     }
 }
 

@@ -15,6 +15,7 @@
 #include "device/half.h"
 #include "ktir_import.h"
 #include "ktir_reader.h"
+#include "ktir_test_util.h"
 #include "run_halves.h"
 #include "test_paths.h"
 
@@ -30,11 +31,7 @@ std::string kernel_text(const std::string &file) {
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-DeviceProgram lower(const std::string &text, std::map<std::string, std::string> args = {}) {
-    ktir::ImportOptions o;
-    o.args = std::move(args);
-    return ktir::import_ktir(ktir::read_ktir(text), o);
-}
+using ktir_testing::lower;
 
 uint16_t mul_f16(uint16_t a, uint16_t b) { return float_to_half(half_to_float(a) * half_to_float(b)); }
 

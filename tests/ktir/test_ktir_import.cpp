@@ -12,6 +12,7 @@
 #include "device/program_verify.h"
 #include "ktir_import.h"
 #include "ktir_reader.h"
+#include "ktir_test_util.h"
 #include "spyre.h"
 
 namespace {
@@ -20,11 +21,7 @@ using namespace spyre;
 using Halide::float16_t;
 using RBuf = Halide::Runtime::Buffer<>;
 
-DeviceProgram lower(const std::string &text, std::map<std::string, std::string> args = {}) {
-    ktir::ImportOptions o;
-    o.args = std::move(args);
-    return ktir::import_ktir(ktir::read_ktir(text), o);
-}
+using ktir_testing::lower;
 
 Halide::Buffer<float16_t> ramp16(std::vector<int> shape, float scale = 0.25f) {
     Halide::Buffer<float16_t> b(shape);

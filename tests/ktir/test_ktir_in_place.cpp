@@ -9,13 +9,14 @@
 #include "ktir_reader.h"
 #include "run_halves.h"
 #include "test_paths.h"
+#include "ktir_test_util.h"
 
 namespace {
 
 using namespace spyre;
 using namespace spyre::ktir_testing;
 
-const std::string kDir = KTIR_KERNELS;
+using ktir_testing::kDir;
 
 TEST(KtirInPlace, ABufferLoadedAndStoredIsInOutAndStartsFromItsGivenContents) {
     DeviceProgram p = ktir::import_ktir_file(kDir + "/add_in_place.ktir", {});

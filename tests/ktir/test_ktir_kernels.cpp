@@ -12,6 +12,7 @@
 #include "ktir_import.h"
 #include "spyre.h"
 #include "test_paths.h"
+#include "ktir_test_util.h"
 
 namespace {
 
@@ -24,7 +25,7 @@ using Halide::Var;
 using Halide::cast;
 using Halide::float16_t;
 
-const std::string kDir = KTIR_KERNELS;
+using ktir_testing::kDir;
 
 DeviceProgram import(const std::string &file, std::map<std::string, std::string> args = {}) {
     ktir::ImportOptions o;

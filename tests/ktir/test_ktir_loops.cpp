@@ -7,13 +7,14 @@
 #include "ktir_import.h"
 #include "run_halves.h"
 #include "test_paths.h"
+#include "ktir_test_util.h"
 
 namespace {
 
 using namespace spyre;
 using namespace spyre::ktir_testing;
 
-const std::string kDir = KTIR_KERNELS;
+using ktir_testing::kDir;
 
 TEST(KtirLoops, LowerBoundFromTheTileIdSurvivesEveryIteration) {
     // The lower bound's register was once reused for the row address inside the body, so from the

@@ -43,7 +43,7 @@ std::vector<std::string> large_shapes(const std::string &app) {
     return {"1151x8192", "4096x8192", "1151x100"};
 }
 
-std::vector<OddCase> cases(bool large) {
+std::vector<OddCase> odd_cases(bool large) {
     std::vector<OddCase> v;
     for (const std::string &app : app_names())
         for (const std::string &sched : app_schedules(app))
@@ -53,7 +53,7 @@ std::vector<OddCase> cases(bool large) {
     return v;
 }
 
-std::string case_name(const ::testing::TestParamInfo<OddCase> &info) {
+std::string odd_case_name(const ::testing::TestParamInfo<OddCase> &info) {
     return info.param.app + "_" + info.param.schedule + "_" + info.param.shape;
 }
 
@@ -72,7 +72,7 @@ TEST_P(OddShapeRuns, CompilesAndMatchesCpu) {
                       << tolerance(c.app).text() << ")";
 }
 
-INSTANTIATE_TEST_SUITE_P(Catalogue, OddShapeRuns, ::testing::ValuesIn(cases(false)), case_name);
+INSTANTIATE_TEST_SUITE_P(Catalogue, OddShapeRuns, ::testing::ValuesIn(odd_cases(false)), odd_case_name);
 
 class OddShapeCompiles : public ::testing::TestWithParam<OddCase> {};
 
@@ -83,7 +83,7 @@ TEST_P(OddShapeCompiles, FitsLxAndTheCores) {
     EXPECT_LE(p.num_cores, MachineDesc{}.cores);
 }
 
-INSTANTIATE_TEST_SUITE_P(Catalogue, OddShapeCompiles, ::testing::ValuesIn(cases(true)), case_name);
+INSTANTIATE_TEST_SUITE_P(Catalogue, OddShapeCompiles, ::testing::ValuesIn(odd_cases(true)), odd_case_name);
 
 }  // namespace
 }  // namespace spyre::report

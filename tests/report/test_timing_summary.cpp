@@ -29,7 +29,7 @@ std::string report_shape(const std::string &app) {
     return "512x1024";
 }
 
-std::vector<SummaryCase> cases() {
+std::vector<SummaryCase> summary_cases() {
     std::vector<SummaryCase> v;
     for (const std::string &app : app_names())
         for (const std::string &sched : app_schedules(app))
@@ -40,7 +40,7 @@ std::vector<SummaryCase> cases() {
     return v;
 }
 
-std::string case_name(const ::testing::TestParamInfo<SummaryCase> &info) {
+std::string summary_case_name(const ::testing::TestParamInfo<SummaryCase> &info) {
     return info.param.app + "_" + info.param.schedule;
 }
 
@@ -65,7 +65,7 @@ TEST_P(TimingSummary, AgreesWithExactTiming) {
         EXPECT_NEAR(summ.mean_busy_fraction(e), exact.mean_busy_fraction(e), 0.03) << "engine " << e;
 }
 
-INSTANTIATE_TEST_SUITE_P(Catalogue, TimingSummary, ::testing::ValuesIn(cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Catalogue, TimingSummary, ::testing::ValuesIn(summary_cases()), summary_case_name);
 
 }  // namespace
 }  // namespace spyre::report

@@ -23,6 +23,16 @@
 namespace spyre {
 namespace simtest {
 
+constexpr int64_t kStick = 128;
+
+// Timing-only options; `summarize` lets the simulator time repeated loop iterations by summary.
+inline SimOptions timing_only(bool summarize = true) {
+    SimOptions o;
+    o.timing_only = true;
+    o.summarize_loops = summarize;
+    return o;
+}
+
 template <typename T>
 std::vector<uint8_t> to_bytes(const std::vector<T> &v) {
     std::vector<uint8_t> out(v.size() * sizeof(T));

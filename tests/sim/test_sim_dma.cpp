@@ -15,7 +15,7 @@ namespace {
 using simtest::from_bytes;
 using simtest::to_bytes;
 
-constexpr int64_t kStick = 128;
+using simtest::kStick;
 constexpr int kF32Lanes = 32;
 
 // n sticks of fp32, element i = i + offset (distinct in every lane, exact in fp32).

@@ -13,13 +13,9 @@ using simtest::contains;
 using simtest::error_of;
 using simtest::to_bytes;
 
-constexpr int64_t kStick = 128;
+using simtest::kStick;
 
-SimOptions timing_only() {
-    SimOptions o;
-    o.timing_only = true;
-    return o;
-}
+using simtest::timing_only;
 
 // Zeroed images of the right size for every input (outputs and temporaries left empty).
 std::vector<std::vector<uint8_t>> zero_inputs(const DeviceProgram &p, const MachineDesc &m = {}) {

@@ -13,7 +13,7 @@
 namespace spyre {
 namespace {
 
-SimOptions timing_only() {
+SimOptions exact_timing() {
     SimOptions o;
     o.timing_only = true;
     o.summarize_loops = false;
@@ -43,7 +43,7 @@ DeviceProgram strided(int cores, int sticks, int runs, bool store = false, int32
 }
 
 double bytes_per_ns(const DeviceProgram &p, const MachineDesc &m) {
-    SimStats st = simulate(p, m, {}, timing_only()).stats;
+    SimStats st = simulate(p, m, {}, exact_timing()).stats;
     return double(st.dram_read_bytes + st.dram_write_bytes) / (st.us * 1000);
 }
 
@@ -84,8 +84,8 @@ TEST(SimMechanisms, ReplicatedReadsRunAtTheirPerCoreRate) {
     const MachineDesc m;
     const int64_t bytes = 256 << 10;  // below the LX working-set knee
     for (int cores : {2, 8}) {
-        SimStats same = simulate(same_or_own_bytes(cores, bytes, false), m, {}, timing_only()).stats;
-        SimStats own = simulate(same_or_own_bytes(cores, bytes, true), m, {}, timing_only()).stats;
+        SimStats same = simulate(same_or_own_bytes(cores, bytes, false), m, {}, exact_timing()).stats;
+        SimStats own = simulate(same_or_own_bytes(cores, bytes, true), m, {}, exact_timing()).stats;
         ASSERT_EQ(same.dram_read_bytes, own.dram_read_bytes);
         const double replicated_ns = double(bytes) / m.dma_replicated_read_bytes_per_ns;
         EXPECT_NEAR(same.us * 1000, replicated_ns, 0.02 * replicated_ns) << cores << " cores";
@@ -96,7 +96,7 @@ TEST(SimMechanisms, ReplicatedReadsRunAtTheirPerCoreRate) {
         EXPECT_EQ(fast, 1) << cores << " cores";
     }
     // On one core nothing is replicated.
-    SimStats one = simulate(same_or_own_bytes(1, bytes, false), m, {}, timing_only()).stats;
+    SimStats one = simulate(same_or_own_bytes(1, bytes, false), m, {}, exact_timing()).stats;
     EXPECT_LT(one.us * 1000, double(bytes) / m.dma_core_bytes_per_ns * 1.05 + m.dma_setup_cycles / m.clock_ghz);
 }
 
@@ -161,9 +161,9 @@ TEST(SimMechanisms, MatmulRowsRoundToPassesAndPayTheFill) {
 TEST(SimMechanisms, LaunchTimeDelaysEveryCore) {
     MachineDesc m;
     DeviceProgram p = strided(4, 64, 1);
-    double base = simulate(p, m, {}, timing_only()).stats.us;
+    double base = simulate(p, m, {}, exact_timing()).stats.us;
     m.kernel_launch_ns = 2000;
-    SimStats st = simulate(p, m, {}, timing_only()).stats;
+    SimStats st = simulate(p, m, {}, exact_timing()).stats;
     EXPECT_NEAR(st.us - base, 2.0, 1e-9);
 }
 

@@ -17,12 +17,7 @@ namespace {
 using nlohmann::json;
 using simtest::to_bytes;
 
-SimOptions timing_only(bool summarize = true) {
-    SimOptions o;
-    o.timing_only = true;
-    o.summarize_loops = summarize;
-    return o;
-}
+using simtest::timing_only;
 
 // Four cores: stream 16 tiles of 8 sticks each through LX with a vector op per tile, then exchange
 // with the neighbour and reduce. Loads every engine but the PE array, which gets one matmul.

@@ -16,7 +16,7 @@ namespace {
 using simtest::from_bytes;
 using simtest::to_bytes;
 
-constexpr int64_t kStick = 128;
+using simtest::kStick;
 
 // Each core loads row CORE_ID (`sticks` sticks) of "in" into LX 0, sends it to the core `dir` away,
 // receives from the core `-dir` away into LX 4096 and stores that to its row of "out". With `both`,

@@ -17,12 +17,7 @@ using simtest::StreamSpec;
 using simtest::streaming_copy;
 using simtest::to_bytes;
 
-SimOptions timing_only(bool summarize = true) {
-    SimOptions o;
-    o.timing_only = true;
-    o.summarize_loops = summarize;
-    return o;
-}
+using simtest::timing_only;
 
 // --- (a) overlap -----------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@
 namespace spyre {
 namespace {
 
-constexpr int64_t kSrc = 64 * 1024, kDst = 0;
+constexpr int64_t kShiftSrc = 64 * 1024, kShiftDst = 0;
 
 class VShift : public ::testing::Test {
 protected:
@@ -53,9 +53,9 @@ protected:
         uint16_t b = float_to_half(v);
         std::memcpy(&lx[size_t(off + 2 * i)], &b, 2);
     }
-    // Source element i (relative to kSrc) holds i + 1000, so a read is identified by its value.
+    // Source element i (relative to kShiftSrc) holds i + 1000, so a read is identified by its value.
     void fill_source(int64_t from, int64_t to) {
-        for (int64_t i = from; i < to; i++) set_h(kSrc, i, float(i + 1000));
+        for (int64_t i = from; i < to; i++) set_h(kShiftSrc, i, float(i + 1000));
     }
     std::string error(const std::function<void(ProgramBuilder &)> &f) {
         try {
@@ -71,34 +71,34 @@ protected:
 TEST_F(VShift, PlainShiftReadsAcrossSticksAndRows) {
     fill_source(-64, 256 + 64);
     // Two groups of two sticks (rows of 128), shifted right by 3 and left by 2.
-    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), 3, 2, 2); }));
+    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), 3, 2, 2); }));
     for (int64_t g = 0; g < 2; g++)
-        for (int64_t j = 0; j < 128; j++) EXPECT_EQ(h(kDst, g * 128 + j), float(g * 128 + j + 3 + 1000));
-    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), -2, 1, 1); }));
-    EXPECT_EQ(h(kDst, 0), float(-2 + 1000));
-    EXPECT_EQ(h(kDst, 63), float(61 + 1000));
+        for (int64_t j = 0; j < 128; j++) EXPECT_EQ(h(kShiftDst, g * 128 + j), float(g * 128 + j + 3 + 1000));
+    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), -2, 1, 1); }));
+    EXPECT_EQ(h(kShiftDst, 0), float(-2 + 1000));
+    EXPECT_EQ(h(kShiftDst, 63), float(61 + 1000));
 }
 
 TEST_F(VShift, ClampRepeatsTheEdgesOfEachRow) {
     fill_source(0, 256);
     // Rows of 128 elements whose valid part is [0, 99]: repeat_edge of a 100-column tensor.
-    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), -1, 2, 2, kEdgeClamp, 0, 99); }));
+    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), -1, 2, 2, kEdgeClamp, 0, 99); }));
     for (int64_t g = 0; g < 2; g++) {
-        EXPECT_EQ(h(kDst, g * 128 + 0), float(g * 128 + 0 + 1000));   // clamped to the row's first
-        EXPECT_EQ(h(kDst, g * 128 + 1), float(g * 128 + 0 + 1000));
-        EXPECT_EQ(h(kDst, g * 128 + 64), float(g * 128 + 63 + 1000));  // across the stick boundary
-        EXPECT_EQ(h(kDst, g * 128 + 127), float(g * 128 + 99 + 1000));  // clamped to the row's last
+        EXPECT_EQ(h(kShiftDst, g * 128 + 0), float(g * 128 + 0 + 1000));   // clamped to the row's first
+        EXPECT_EQ(h(kShiftDst, g * 128 + 1), float(g * 128 + 0 + 1000));
+        EXPECT_EQ(h(kShiftDst, g * 128 + 64), float(g * 128 + 63 + 1000));  // across the stick boundary
+        EXPECT_EQ(h(kShiftDst, g * 128 + 127), float(g * 128 + 99 + 1000));  // clamped to the row's last
     }
 }
 
 TEST_F(VShift, ZeroEdgeReadsZeroOutsideTheWindow) {
     fill_source(0, 128);
-    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), -2, 1, 2, kEdgeZero, 0, 1000); }));
-    EXPECT_EQ(h(kDst, 0), 0.0f);
-    EXPECT_EQ(h(kDst, 1), 0.0f);
-    EXPECT_EQ(h(kDst, 2), 1000.0f);
-    EXPECT_EQ(h(kDst, 64), 0.0f);  // the second row's own edge
-    EXPECT_EQ(h(kDst, 66), float(64 + 1000));
+    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), -2, 1, 2, kEdgeZero, 0, 1000); }));
+    EXPECT_EQ(h(kShiftDst, 0), 0.0f);
+    EXPECT_EQ(h(kShiftDst, 1), 0.0f);
+    EXPECT_EQ(h(kShiftDst, 2), 1000.0f);
+    EXPECT_EQ(h(kShiftDst, 64), 0.0f);  // the second row's own edge
+    EXPECT_EQ(h(kShiftDst, 66), float(64 + 1000));
 }
 
 // Halide 14's mirror_image and mirror_interior of a coordinate in [lo, lo + w), written as Halide
@@ -129,23 +129,23 @@ TEST(VShiftMirror, ReflectionMatchesHalidesFormulaAtAnyDistance) {
 TEST_F(VShift, MirrorEdgesReflectAtEachRowsEnds) {
     fill_source(0, 256);
     // Rows of 128 whose valid part is [0, 99]: a read of x - 2 and of x + 3.
-    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), -2, 2, 2, kEdgeMirrorImage, 0, 99); }));
+    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), -2, 2, 2, kEdgeMirrorImage, 0, 99); }));
     for (int64_t g = 0; g < 2; g++) {
-        EXPECT_EQ(h(kDst, g * 128 + 0), float(g * 128 + 1 + 1000));  // -2 reads 1
-        EXPECT_EQ(h(kDst, g * 128 + 1), float(g * 128 + 0 + 1000));  // -1 reads 0
-        EXPECT_EQ(h(kDst, g * 128 + 2), float(g * 128 + 0 + 1000));
+        EXPECT_EQ(h(kShiftDst, g * 128 + 0), float(g * 128 + 1 + 1000));  // -2 reads 1
+        EXPECT_EQ(h(kShiftDst, g * 128 + 1), float(g * 128 + 0 + 1000));  // -1 reads 0
+        EXPECT_EQ(h(kShiftDst, g * 128 + 2), float(g * 128 + 0 + 1000));
     }
-    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), 3, 2, 2, kEdgeMirrorInterior, 0, 99); }));
+    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), 3, 2, 2, kEdgeMirrorInterior, 0, 99); }));
     for (int64_t g = 0; g < 2; g++) {
-        EXPECT_EQ(h(kDst, g * 128 + 96), float(g * 128 + 99 + 1000));
-        EXPECT_EQ(h(kDst, g * 128 + 97), float(g * 128 + 98 + 1000));  // 100 reads 98
-        EXPECT_EQ(h(kDst, g * 128 + 127), float(g * 128 + 68 + 1000));  // 130 reads 68
+        EXPECT_EQ(h(kShiftDst, g * 128 + 96), float(g * 128 + 99 + 1000));
+        EXPECT_EQ(h(kShiftDst, g * 128 + 97), float(g * 128 + 98 + 1000));  // 100 reads 98
+        EXPECT_EQ(h(kShiftDst, g * 128 + 127), float(g * 128 + 68 + 1000));  // 130 reads 68
     }
 }
 
 TEST_F(VShift, MirrorReadSpanCoversTheReflections) {
     // Every lane beyond the window's top: the reflections reach down to 2 * hi - last.
-    Instr in = build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), 2, 1, 1, kEdgeMirrorImage, -62, 1); });
+    Instr in = build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), 2, 1, 1, kEdgeMirrorImage, -62, 1); });
     const ShiftSpan s = vshift_read_span(in, 64);
     EXPECT_EQ(s.first, -62);
     EXPECT_EQ(s.last, 1);
@@ -153,11 +153,11 @@ TEST_F(VShift, MirrorReadSpanCoversTheReflections) {
 
 TEST_F(VShift, LaneSelectTakesEvenAndOddLanesFromEachSource) {
     fill_source(0, 256);
-    for (int64_t i = 0; i < 128; i++) set_h(kSrc + 4096, i, float(-i));
-    run(build([](ProgramBuilder &b) { b.vlsel(DType::F16, 0, Lx(kDst), Lx(kSrc), Lx(kSrc + 4096), 1, 1, 2); }));
-    for (int64_t e = 0; e < 128; e++) EXPECT_EQ(h(kDst, e), e % 2 == 0 ? float(e + 1000) : float(-e)) << e;
-    run(build([](ProgramBuilder &b) { b.vlsel(DType::F16, 0, Lx(kDst), Lx(kSrc), Lx(kSrc + 4096), 32, 2, 1); }));
-    for (int64_t e = 0; e < 128; e++) EXPECT_EQ(h(kDst, e), (e / 32) % 2 == 0 ? float(e + 1000) : float(-e)) << e;
+    for (int64_t i = 0; i < 128; i++) set_h(kShiftSrc + 4096, i, float(-i));
+    run(build([](ProgramBuilder &b) { b.vlsel(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), Lx(kShiftSrc + 4096), 1, 1, 2); }));
+    for (int64_t e = 0; e < 128; e++) EXPECT_EQ(h(kShiftDst, e), e % 2 == 0 ? float(e + 1000) : float(-e)) << e;
+    run(build([](ProgramBuilder &b) { b.vlsel(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), Lx(kShiftSrc + 4096), 32, 2, 1); }));
+    for (int64_t e = 0; e < 128; e++) EXPECT_EQ(h(kShiftDst, e), (e / 32) % 2 == 0 ? float(e + 1000) : float(-e)) << e;
 }
 
 TEST(OpcodeNumbers, ReservedNumbersAreNotOpcodes) {
@@ -173,32 +173,32 @@ TEST(OpcodeNumbers, ReservedNumbersAreNotOpcodes) {
 }
 
 TEST_F(VShift, FloatAndIntElementsShiftBitwise) {
-    for (int i = -32; i < 64; i++) std::memcpy(&lx[size_t(kSrc + 4 * i)], &i, 4);
-    run(build([](ProgramBuilder &b) { b.vshift(DType::I32, 0, Lx(kDst), Lx(kSrc), -5, 1, 1); }));
+    for (int i = -32; i < 64; i++) std::memcpy(&lx[size_t(kShiftSrc + 4 * i)], &i, 4);
+    run(build([](ProgramBuilder &b) { b.vshift(DType::I32, 0, Lx(kShiftDst), Lx(kShiftSrc), -5, 1, 1); }));
     int32_t v;
-    std::memcpy(&v, &lx[kDst], 4);
+    std::memcpy(&v, &lx[kShiftDst], 4);
     EXPECT_EQ(v, -5);
-    std::memcpy(&v, &lx[kDst + 4 * 31], 4);
+    std::memcpy(&v, &lx[kShiftDst + 4 * 31], 4);
     EXPECT_EQ(v, 26);
 }
 
 TEST_F(VShift, OverlappingDestinationSeesTheOldSource) {
     fill_source(0, 192);
-    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kSrc), Lx(kSrc), 1, 2, 1); }));
-    for (int64_t j = 0; j < 128; j++) EXPECT_EQ(h(kSrc, j), float(j + 1 + 1000));
+    run(build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kShiftSrc), Lx(kShiftSrc), 1, 2, 1); }));
+    for (int64_t j = 0; j < 128; j++) EXPECT_EQ(h(kShiftSrc, j), float(j + 1 + 1000));
 }
 
 TEST_F(VShift, LxAccessCoversOnlyTheElementsRead) {
-    Instr in = build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), -1, 2, 3); });
+    Instr in = build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), -1, 2, 3); });
     LxAccess a = lx_access(prog, in, regs, m, 0);
     ASSERT_EQ(a.num_reads, 1);
-    EXPECT_EQ(a.reads[0].begin, kSrc - 2);
-    EXPECT_EQ(a.reads[0].end, kSrc + 3 * 256 - 2);
+    EXPECT_EQ(a.reads[0].begin, kShiftSrc - 2);
+    EXPECT_EQ(a.reads[0].end, kShiftSrc + 3 * 256 - 2);
     EXPECT_EQ(a.write.end - a.write.begin, 3 * 256);
-    in = build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kDst), Lx(kSrc), -1, 2, 3, kEdgeClamp, 0, 99); });
+    in = build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), -1, 2, 3, kEdgeClamp, 0, 99); });
     a = lx_access(prog, in, regs, m, 0);
-    EXPECT_EQ(a.reads[0].begin, kSrc);
-    EXPECT_EQ(a.reads[0].end, kSrc + 2 * (2 * 128 + 100));
+    EXPECT_EQ(a.reads[0].begin, kShiftSrc);
+    EXPECT_EQ(a.reads[0].end, kShiftSrc + 2 * (2 * 128 + 100));
 }
 
 TEST_F(VShift, LxAccessErrorsNameTheOperand) {

@@ -17,14 +17,7 @@ using namespace spyre::tools_testing;
 
 namespace {
 
-const std::string kGen = SPYRE_GEN;
 
-fs::path scratch_dir(const std::string &name) {
-    fs::path d = fs::temp_directory_path() / ("spyre_tools_test_" + std::to_string(::getpid())) / name;
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-}
 
 TEST(SpyreGen, ListsGeneratorsAndSchedules) {
     CommandResult r = run_command(quote(kGen) + " -l");
@@ -38,7 +31,7 @@ TEST(SpyreGen, ListsGeneratorsAndSchedules) {
 // schedule=auto: the autoscheduler's choice is compiled, and its directives are written as C++
 // beside the kernel (NAME.schedule.cpp).
 TEST(SpyreGen, ScheduleAutoWritesTheChosenDirectivesAsCpp) {
-    fs::path dir = scratch_dir("auto");
+    fs::path dir = scratch_dir("tools_test", "auto");
     CommandResult r = run_command(quote(kGen) + " -g layernorm -o " + quote(dir.string()) +
                                   " -n ln schedule=auto cols=256 rows=64");
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -55,7 +48,7 @@ TEST(SpyreGen, ScheduleAutoWritesTheChosenDirectivesAsCpp) {
 // --free-layouts: the search may choose the named arguments' layouts; the program and the report
 // record the ones compiled, and spyre-run checks the kernel against the CPU in them.
 TEST(SpyreGen, FreeLayoutsAreRecordedAndTheKernelMatchesTheCpu) {
-    fs::path dir = scratch_dir("free_layouts");
+    fs::path dir = scratch_dir("tools_test", "free_layouts");
     CommandResult r = run_command(quote(kGen) + " -g bmm -o " + quote(dir.string()) +
                                   " --free-layouts a,bmm batch=4 rows=64 inner=256 cols=512 schedule=auto");
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -71,7 +64,7 @@ TEST(SpyreGen, FreeLayoutsAreRecordedAndTheKernelMatchesTheCpu) {
 }
 
 TEST(SpyreGen, FreeLayoutsNamingNoArgumentNoneOrWithANamedScheduleAreErrors) {
-    fs::path dir = scratch_dir("free_layouts_errors");
+    fs::path dir = scratch_dir("tools_test", "free_layouts_errors");
     CommandResult r = run_command(quote(kGen) + " -g bmm -o " + quote(dir.string()) + " --free-layouts nope schedule=auto");
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("free_layouts names 'nope', which is not an argument of the pipeline (its arguments: a, w, bmm)"),
@@ -102,7 +95,7 @@ class GenerateEach : public ::testing::TestWithParam<GenCase> {};
 
 TEST_P(GenerateEach, WritesAllFilesAndTheProgramReadsBack) {
     const GenCase &c = GetParam();
-    fs::path dir = scratch_dir(c.generator + "_" + c.schedule);
+    fs::path dir = scratch_dir("tools_test", c.generator + "_" + c.schedule);
     CommandResult r = run_command(quote(kGen) + " -g " + c.generator + " -o " + quote(dir.string()) +
                                   " schedule=" + c.schedule + " cols=" + std::to_string(c.cols) +
                                   " rows=" + std::to_string(c.rows));
@@ -193,7 +186,7 @@ TEST(SpyreGenErrors, CpuScheduleIsNotASpyreSchedule) {
 }
 
 TEST(SpyreGenErrors, UnwritableOutputDir) {
-    fs::path dir = scratch_dir("unwritable");
+    fs::path dir = scratch_dir("tools_test", "unwritable");
     fs::path file = dir / "a_file";
     std::ofstream(file) << "x";
     CommandResult r = run_command(quote(kGen) + " -g softmax -o " + quote((file / "out").string()) +

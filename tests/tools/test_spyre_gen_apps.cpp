@@ -16,14 +16,7 @@ using namespace spyre::tools_testing;
 
 namespace {
 
-const std::string kGen = SPYRE_GEN;
 
-fs::path scratch_dir(const std::string &name) {
-    fs::path d = fs::temp_directory_path() / ("spyre_tools_apps_test_" + std::to_string(::getpid())) / name;
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-}
 
 TEST(SpyreGenApps, ListsGeneratorsWithTheirParams) {
     CommandResult r = run_command(quote(kGen) + " -l");
@@ -53,7 +46,7 @@ class GenerateApp : public ::testing::TestWithParam<AppCase> {};
 
 TEST_P(GenerateApp, ProgramHasTheCoresAndBuffersOfItsParams) {
     const AppCase &c = GetParam();
-    fs::path dir = scratch_dir(c.generator + "_" + c.schedule);
+    fs::path dir = scratch_dir("tools_apps_test", c.generator + "_" + c.schedule);
     CommandResult r = run_command(quote(kGen) + " -g " + c.generator + " -o " + quote(dir.string()) +
                                   " schedule=" + c.schedule + " " + c.params);
     ASSERT_EQ(r.exit_code, 0) << r.output;

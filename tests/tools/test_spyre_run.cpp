@@ -18,7 +18,6 @@ using namespace spyre::tools_testing;
 namespace {
 
 const std::string kRun = SPYRE_RUN;
-const std::string kGen = SPYRE_GEN;
 const std::string kSoftmax = SOFTMAX_STAGE4_SPYRE;  // 256 x 64 (tests/CMakeLists.txt)
 
 fs::path scratch(const std::string &name) {
