@@ -30,7 +30,6 @@ void Selector::emit(const Stmt &s) {
     } else if (const ProducerConsumer *op = s.as<ProducerConsumer>()) {
         emit(op->body);
     } else if (const Allocate *op = s.as<Allocate>()) {
-        released_.erase(op->name);
         emit(op->body);
         release_buffer(op->name);
     } else if (s.as<Free>()) {
@@ -55,21 +54,21 @@ void Selector::emit(const Stmt &s) {
         if_depth_++;
         // Each branch starts from what was in flight before the IF: the then-branch's waits do not
         // run when the else-branch does.
-        const std::vector<Pending> before_if = pending_;
+        const PendingSet before_if = hz_.pending();
         conditions_.push_back(op->condition);
         emit(op->then_case);
         conditions_.pop_back();
         drain();
         if (op->else_case.defined()) {
             b_.else_();
-            pending_ = before_if;
+            hz_.set_pending(before_if);
             conditions_.push_back(!op->condition);
             emit(op->else_case);
             conditions_.pop_back();
             drain();
         } else {
             // Skipped, the branch waits for nothing: what was in flight before the IF still is.
-            pending_ = before_if;
+            hz_.set_pending(before_if);
         }
         if_depth_--;
         b_.end_if();
@@ -122,7 +121,7 @@ void Selector::emit_for(const For *op) {
 // assumption is waited for at its end, so the assumption holds for every iteration. Nests deeper
 // than kMaxCarriedDepth carried loops are selected as plain loops, which bounds selection time.
 void Selector::emit_carried_loop(const For *op, int64_t n, bool counted) {
-    const std::vector<Pending> entry = pending_;
+    const PendingSet entry = hz_.pending();
     auto body = [&](Reg r) {
         if (counted) {
             Reg c = eval(op->extent);
@@ -139,38 +138,35 @@ void Selector::emit_carried_loop(const For *op, int64_t n, bool counted) {
     const State before = save_state();
     Reg r = b_.alloc();
     body(r);
-    std::vector<Pending> assumed = pending_;
-    const auto released = released_;  // the buffers whose LX the work left in flight may be on
+    // Pending on LX ranges, the work left in flight is still found when the next iteration's
+    // buffers take the LX of those whose scope ended.
+    PendingSet assumed = hz_.pending();
     restore_state(before);
-    for (auto &[name, range] : released) released_.emplace(name, range);
     // What was in flight before the loop and the first iteration waits for is waited for before
     // the loop, not in every iteration (the queries a tile's first MATMUL reads, say).
-    uint32_t first_waits = 0;
-    for (const Pending &p : entry)
-        if (!holds_work(assumed, p)) first_waits |= 1u << p.tag;
-    wait(first_waits);
-    for (const Pending &p : pending_)
-        if (!holds_work(assumed, p)) assumed.push_back(p);
-    pending_ = assumed;
+    wait(tags_not_in(entry, assumed));
+    for (const PendingWork &p : hz_.pending())
+        if (!holds(assumed, p)) assumed.push_back(p);
+    hz_.set_pending(assumed);
     r = b_.alloc();
     body(r);
-    uint32_t beyond = 0;
-    for (const Pending &p : pending_)
-        if (!holds_work(assumed, p)) beyond |= 1u << p.tag;
-    wait(beyond);
+    wait(tags_not_in(hz_.pending(), assumed));
     b_.end_loop();
     vars_.erase(op->name);
     b_.release(r);
     carried_depth_--;
     // A counted loop may run no iteration: then what was assumed in flight still is.
-    if (counted)
-        for (const Pending &p : assumed)
-            if (!holds_work(pending_, p)) pending_.push_back(p);
+    if (counted) {
+        PendingSet now = hz_.pending();
+        for (const PendingWork &p : assumed)
+            if (!holds(now, p)) now.push_back(p);
+        hz_.set_pending(std::move(now));
+    }
 }
 
 Selector::State Selector::save_state() const {
     return State{b_,      if_depth_, deferred_fill_stmt_, deferred_buf_, deferred_for_, vars_,
-                 parity_, skip_,     pending_,            released_,     temps_,        temp_base_,
+                 parity_, skip_,     hz_.pending(),       temps_,        temp_base_,
                  temp_peak_, descs_, func_,               extents_,      spans_,   deferred_prefetch_};
 }
 
@@ -183,8 +179,7 @@ void Selector::restore_state(const State &st) {
     vars_ = st.vars;
     parity_ = st.parity;
     skip_ = st.skip;
-    pending_ = st.pending;
-    released_ = st.released;
+    hz_.set_pending(st.pending);
     temps_ = st.temps;
     temp_base_ = st.temp_base;
     temp_peak_ = st.temp_peak;

@@ -79,23 +79,14 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
     {
         uint32_t own = (1u << load_tag[0]) | (1u << load_tag[1]) | (1u << store_tag[0]) | (1u << store_tag[1]) |
                        (3u << kTagForward) | (3u << kTagShared);
-        std::set<std::string> tile_set(tiles.begin(), tiles.end());
-        uint32_t mask = 0;
-        for (const Pending &p : pending_) {
-            bool hit = phased || ((own >> p.tag) & 1u);
-            for (const std::set<std::string> *names : {&p.reads, &p.writes})
-                for (const std::string &n : *names) hit |= tile_set.count(n) || reuses(n, {}, tile_set);
-            if (hit) mask |= 1u << p.tag;
-        }
+        uint32_t mask = hz_.touching(access(std::set<std::string>(tiles.begin(), tiles.end()), {}));
+        for (const PendingWork &p : hz_.pending())
+            if (phased || ((own >> p.tag) & 1u)) mask |= 1u << p.tag;
         wait(mask);
     }
-    const std::vector<Pending> before_loop = pending_;
-    auto drain_own = [&] {  // what this loop issued; what was in flight before it may stay
-        uint32_t mask = 0;
-        for (const Pending &p : pending_)
-            if (!holds_work(before_loop, p)) mask |= 1u << p.tag;
-        wait(mask);
-    };
+    const PendingSet before_loop = hz_.pending();
+    // What this loop issued; what was in flight before it may stay.
+    auto drain_own = [&] { wait(tags_not_in(hz_.pending(), before_loop)); };
     Reg i = b_.alloc(), next = b_.alloc(), pair = b_.alloc(), cond = b_.alloc();
     Reg guard;  // an odd count's last iteration runs under it
     if (n % 2) guard = b_.alloc();

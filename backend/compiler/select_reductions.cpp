@@ -101,9 +101,11 @@ void Selector::emit_ring_reduce(const RingReduceCall &rr) {
     o.index = rr.offset;
     std::vector<Reg> regs;
     Lx at = addr(o, regs);
-    constexpr int kTagRing = 7;
-    b_.ring_reduce(bi.type, kTagRing, RedOp(rr.op), at, int32_t(rr.elems * dtype_bytes(bi.type) / sb_));
-    b_.wait_tag(kTagRing);
+    // Waited for at once, so it needs no tracking; a tag of its own (not the ring queue's
+    // kTagRing) keeps the WAIT off any ring forwards in flight.
+    constexpr int kTagRingReduce = 7;
+    b_.ring_reduce(bi.type, kTagRingReduce, RedOp(rr.op), at, int32_t(rr.elems * dtype_bytes(bi.type) / sb_));
+    b_.wait_tag(kTagRingReduce);
     for (Reg r : regs) b_.release(r);
 }
 

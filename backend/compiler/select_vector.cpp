@@ -798,7 +798,7 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
     size_t k = 0;
     Domain d = domain(loops.size(), true, k);
     const size_t mark = b_.size();
-    const std::vector<Pending> pending = pending_;
+    const PendingSet pending = hz_.pending();
     const int64_t peak = temp_peak_;
     emit_step(d, k);
     size_t lanes = d.lane.size();
@@ -807,7 +807,7 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
         if (grouped) grouped = false;
         else lanes--;
         b_.truncate(mark);
-        pending_ = pending;
+        hz_.set_pending(pending);
         temp_peak_ = peak;
         d = domain(lanes, grouped, k);
         emit_step(d, k);

@@ -21,6 +21,7 @@
 #include "affine.h"
 #include "device/dtype_host.h"
 #include "device/error.h"
+#include "device/hazard_tracker.h"
 #include "device/program_builder.h"
 #include "kernel_plan.h"
 #include "map_cores.h"
@@ -34,25 +35,11 @@ namespace selection {
 using namespace Halide;
 using namespace Halide::Internal;
 
-// Tags: the general policy uses one tag per engine queue; pipelined loops own 0/1 (loads by
-// parity) and 3/4 (stores by parity).
-constexpr int kTagLoad = 5, kTagStore = 6, kTagVec = 2, kTagPE = 8;
-constexpr int kTagForward = 9;  // ring forwards of shared tiles: 9 and 10, by iteration parity
+// Tags beyond the general policy's one per queue (device/queues.h): pipelined loops own 0/1 (loads
+// by parity) and 3/4 (stores by parity).
+constexpr int kTagForward = kTagRing;  // ring forwards of shared tiles: 9 and 10, by iteration parity
 constexpr int kTagShared = 11;  // arrivals of shared tiles (read or received): 11 and 12, by parity
 constexpr int kTagInnerLoad = 13;  // loads of a pipelined loop inside another: 13 and 14, by parity
-enum Queue { QVec, QLoad, QStore, QPE, QRing };
-
-struct Pending {
-    int tag;
-    Queue queue;
-    std::set<std::string> reads, writes;
-};
-inline bool same_work(const Pending &a, const Pending &b) {
-    return a.tag == b.tag && a.queue == b.queue && a.reads == b.reads && a.writes == b.writes;
-}
-inline bool holds_work(const std::vector<Pending> &set, const Pending &p) {
-    return std::any_of(set.begin(), set.end(), [&](const Pending &q) { return same_work(p, q); });
-}
 
 // A value the vector unit can use: a run of sticks per group (Vec) or one element per group / one
 // element for all groups (Scal). Addresses stay symbolic until an instruction needs them.
@@ -114,14 +101,20 @@ private:
     Reg eval(const Expr &e0);
 
     // ---------------------------------------------------------------- hazards
-    void before(Queue q, const std::set<std::string> &reads, const std::set<std::string> &writes);
-    void after(int tag, Queue q, std::set<std::string> reads, std::set<std::string> writes);
-    void wait(uint32_t mask);
-    void drain();
+    // The hazard tracker sees what instructions touch by LX byte ranges (so that a buffer taking a
+    // released buffer's LX waits for the work still in flight there) and, for buffers outside LX,
+    // by an index per name.
+    Access access(const std::set<std::string> &reads, const std::set<std::string> &writes);
+    void before(Queue q, const std::set<std::string> &reads, const std::set<std::string> &writes) {
+        hz_.before(q, access(reads, writes));
+    }
+    void after(int tag, Queue q, const std::set<std::string> &reads, const std::set<std::string> &writes) {
+        hz_.after(tag, q, access(reads, writes));
+    }
+    void wait(uint32_t mask) { hz_.wait(mask); }
+    void drain() { hz_.drain(); }
     void release_buffer(const std::string &name);
-    bool reuses(const std::string &released, const std::set<std::string> &reads,
-                const std::set<std::string> &writes) const;
-    std::optional<std::pair<int64_t, int64_t>> lx_range(const std::string &name) const;  // bytes [lo, hi)
+    std::optional<LxSpan> lx_range(const std::string &name) const;
 
     // ---------------------------------------------------------------- LX addresses
     int32_t lx_base(const std::string &name);
@@ -290,8 +283,7 @@ private:
         std::map<std::string, Reg> vars;
         std::map<std::string, int> parity;
         std::set<const void *> skip;
-        std::vector<Pending> pending;
-        std::map<std::string, std::pair<int64_t, int64_t>> released;
+        PendingSet pending;
         std::vector<TempSlot> temps;
         int32_t temp_base;
         int64_t temp_peak;
@@ -328,8 +320,8 @@ private:
     // The enclosing pipeline's prefetch of its next iteration, issued by the pipelined loop inside
     // it, a piece per iteration of that loop (select_pipelines.cpp).
     std::function<void(const std::string &piece_var, int64_t pieces)> deferred_prefetch_;
-    std::vector<Pending> pending_;
-    std::map<std::string, std::pair<int64_t, int64_t>> released_;  // LX ranges of buffers out of scope
+    HazardTracker hz_{b_};
+    std::map<std::string, int> buffer_ids_;  // the tracker's indices of buffers outside LX
     std::vector<TempSlot> temps_;
     int32_t temp_base_ = 0;
     int64_t temp_peak_ = 0;

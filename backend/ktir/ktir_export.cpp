@@ -465,22 +465,20 @@ private:
         const DType t = DType(in.dtype);
         const int64_t eb = dtype_bytes(t), lanes = sb_ / eb;
         const char *name = op_info(in.op).name;
-        if (op_info(in.op).engine == Engine::Control) {
+        switch (op_info(in.op).engine) {
+        case Engine::Control:
             if (in.op == Opcode::NOP) return;
             return scalar(pc);
-        }
-        switch (in.op) {
-        case Opcode::WAIT:
-            line("\"spyre.wait\"() {tags = " + std::to_string(uint32_t(a[0])) + " : i32} : () -> ()");
+        case Engine::Sync:
+            if (in.op == Opcode::WAIT)
+                line("\"spyre.wait\"() {tags = " + std::to_string(uint32_t(a[0])) + " : i32} : () -> ()");
+            else
+                line("\"spyre.barrier\"() : () -> ()");
             return;
-        case Opcode::BARRIER: line("\"spyre.barrier\"() : () -> ()"); return;
-        case Opcode::DMA_LD:
-        case Opcode::DMA_ST: return dma(pc);
-        case Opcode::MATMUL: return matmul(pc);
-        case Opcode::RING_SEND:
-        case Opcode::RING_RECV:
-        case Opcode::RING_REDUCE: return ring(pc);
-        default: break;
+        case Engine::DMA: return dma(pc);
+        case Engine::PE: return matmul(pc);
+        case Engine::Ring: return ring(pc);
+        case Engine::Vector: break;
         }
         const int64_t sticks = a[7], groups = a[8];
         std::vector<int64_t> shape{groups, sticks * lanes}, dense{sticks * lanes, 1};

@@ -44,8 +44,8 @@ Tens Importer::new_tensor(DType t, const std::vector<int64_t> &shape, const Op &
     return x;
 }
 
-LxRange Importer::range_of(const Tens &x) const {
-    LxRange r;
+LxSpan Importer::range_of(const Tens &x) const {
+    LxSpan r;
     if (x.at.reg.id != 0) return r;
     int64_t lo = x.at.off, hi = x.at.off;
     for (size_t i = 0; i < x.shape.size(); i++) {
@@ -58,8 +58,8 @@ LxRange Importer::range_of(const Tens &x) const {
     return r;
 }
 
-LxRange Importer::range_at(Lx at, int64_t bytes) const {
-    LxRange r;
+LxSpan Importer::range_at(Lx at, int64_t bytes) const {
+    LxSpan r;
     if (at.reg.id != 0) return r;
     r.lo = at.off / sb_ * sb_;
     r.hi = round_up(at.off + bytes, sb_);
@@ -441,7 +441,7 @@ void Importer::dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &l
                     ", not at a stick boundary (", sb_ / eb, " elements)");
     auto da = dram_addr(addr, eb, op);
     Access acc;
-    LxRange lr = range_of(lx);
+    LxSpan lr = range_of(lx);
     if (store_to_hbm) {
         acc.reads.push_back(lr);
         acc.dram_writes.insert(t.v.buffer);
@@ -531,16 +531,16 @@ void Importer::check_row_end(const Tile &t, const Op &op) {
 }
 
 void Importer::check_clobber(const Tens &dst, const Op &op, const std::string &stored) {
-    LxRange w = range_of(dst);
-    if (w.hi < 0) return;  // a dynamic address: not checked
+    LxSpan w = range_of(dst);
+    if (!w.known()) return;  // a dynamic address: not checked
     const int at = info_.at(&op).index;
     for (const auto &kv : vals_) {
         const Val &v = kv.second;
         if (v.released || v.k != Val::T || v.x.kind != Tens::InLx || kv.first == stored) continue;
         auto du = du_.find(kv.first);
         if (du == du_.end() || du->second.last <= at || v.x.shape.empty()) continue;
-        LxRange r = range_of(v.x);
-        if (r.hi >= 0 && overlap(r, w))
+        LxSpan r = range_of(v.x);
+        if (r.known() && overlap(r, w))
             throw_error("line ", op.line, ": ", op.name, ": overwrites LX that %", kv.first,
                         " still holds (it is read later); store to another LX tile");
     }

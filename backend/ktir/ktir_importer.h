@@ -19,11 +19,11 @@
 #include "device/error.h"
 #include "device/fp8.h"
 #include "device/half.h"
+#include "device/hazard_tracker.h"
 #include "device/layout.h"
 #include "device/loop_registers.h"
 #include "device/program_builder.h"
 #include "device/program_verify.h"
-#include "ktir_hazards.h"
 #include "ktir_import.h"
 #include "ktir_ssa.h"
 
@@ -178,8 +178,8 @@ private:
     Tens new_tensor(DType t, const std::vector<int64_t> &shape, const Op &op, int64_t row_sticks = 0);
 
     // ================================================================== synchronisation
-    LxRange range_of(const Tens &x) const;
-    LxRange range_at(Lx at, int64_t bytes) const;
+    LxSpan range_of(const Tens &x) const;
+    LxSpan range_at(Lx at, int64_t bytes) const;
     // Automatic synchronisation only: an explicitly synchronised function carries its own waits.
     void before(Queue q, const Access &a);
     void after(int tag, Queue q, Access a);
@@ -399,7 +399,10 @@ private:
     std::vector<Block> blocks_;
     int64_t lx_base_ = 0, lx_next_ = 0;
 
-    HazardTracker hz_{b_};
+    // A core records a bounded number of unwaited instructions (the simulator faults past 4096): a
+    // long run of independent ones waits now and then.
+    static constexpr size_t kMaxPending = 1024;
+    HazardTracker hz_{b_, kMaxPending};
     std::vector<std::pair<DmaDesc, int>> descs_;
     std::vector<std::pair<MatmulDesc, int>> mm_descs_;
 

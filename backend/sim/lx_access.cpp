@@ -274,13 +274,14 @@ LxAccess lx_access(const DeviceProgram &program, const Instr &in, const int64_t 
     Resolver R(in, regs, machine, pc);
     LxAccess acc;
     if (!opcode_valid(int(in.op))) throw_error("instruction ", pc, ": invalid opcode ", int(in.op));
-    switch (in.op) {
-    case Opcode::MATMUL: return matmul_access(program, in, R);
-    case Opcode::DMA_LD: set_write(acc, dma_range(program, in, R, "dst")); return acc;
-    case Opcode::DMA_ST: add_read(acc, dma_range(program, in, R, "src")); return acc;
-    case Opcode::RING_SEND:
-    case Opcode::RING_RECV:
-    case Opcode::RING_REDUCE: {
+    switch (op_info(in.op).engine) {
+    case Engine::Vector: return vector_access(in, R);
+    case Engine::PE: return matmul_access(program, in, R);
+    case Engine::DMA:
+        if (in.op == Opcode::DMA_ST) add_read(acc, dma_range(program, in, R, "src"));
+        else set_write(acc, dma_range(program, in, R, "dst"));
+        return acc;
+    case Engine::Ring: {
         const char *what = in.op == Opcode::RING_SEND ? "src" : in.op == Opcode::RING_RECV ? "dst" : "buf";
         if (in.op == Opcode::RING_REDUCE && !dtype_valid(in.dtype))
             R.fail("invalid element type code ", int(in.dtype));
@@ -290,10 +291,10 @@ LxAccess lx_access(const DeviceProgram &program, const Instr &in, const int64_t 
         if (in.op != Opcode::RING_SEND) set_write(acc, r);
         return acc;
     }
-    default:
-        if (op_info(in.op).engine == Engine::Vector) return vector_access(in, R);
-        return acc;
+    case Engine::Control:
+    case Engine::Sync: break;
     }
+    return acc;
 }
 
 }  // namespace spyre

@@ -12,6 +12,7 @@
 #include "device/error.h"
 #include "device/program_builder.h"
 #include "device/program_verify.h"
+#include "device/queues.h"
 #include "dram_model.h"
 #include "lx_access.h"
 #include "op_cost.h"
@@ -24,10 +25,6 @@
 namespace spyre {
 
 namespace {
-
-// In-order queues of one core. Ops on the same queue are ordered by the hardware; ops on different
-// queues only by WAIT, which is what race detection checks.
-enum QueueId { kQVector = 0, kQPE, kQDmaLoad, kQDmaStore, kQRing, kNumQueues };
 
 struct Counters {
     int64_t instrs = 0, dram_r = 0, dram_w = 0, ring = 0, vsticks = 0, macs = 0;
@@ -73,7 +70,7 @@ struct DmaQueue {
 struct Unwaited {
     size_t pc;
     int tag;
-    int queue;
+    Queue queue;  // ops on one queue are ordered by the hardware, on different ones only by WAIT
     LxAccess lx;
     int buf = -1;
     int64_t lo = 0, hi = 0;
@@ -194,7 +191,7 @@ private:
     void end_loop_iteration(Core &c);
     void summarise(Core &c, LoopFrame &f, int64_t k);
 
-    void check_race(Core &c, int queue, const LxAccess &acc, int buf, int64_t lo, int64_t hi, bool dram_write,
+    void check_race(Core &c, Queue queue, const LxAccess &acc, int buf, int64_t lo, int64_t hi, bool dram_write,
                     int tag);
     void track_lx(Core &c, const LxAccess &acc);
     void schedule(double t, EventKind kind, int core, int arg, int gen);
@@ -365,7 +362,7 @@ void Simulator::track_lx(Core &c, const LxAccess &acc) {
     if (acc.has_write) c.lx_peak = std::max(c.lx_peak, acc.write.end);
 }
 
-void Simulator::check_race(Core &c, int queue, const LxAccess &acc, int buf, int64_t lo, int64_t hi,
+void Simulator::check_race(Core &c, Queue queue, const LxAccess &acc, int buf, int64_t lo, int64_t hi,
                            bool dram_write, int tag) {
     if (!opt_.check_races) return;
     for (const Unwaited &u : c.unwaited) {
@@ -401,7 +398,7 @@ void Simulator::check_race(Core &c, int queue, const LxAccess &acc, int buf, int
 void Simulator::issue_vector(Core &c, const Instr &in) {
     LxAccess acc = access(c, in);
     track_lx(c, acc);
-    check_race(c, kQVector, acc, -1, 0, 0, false, in.a[0]);
+    check_race(c, queue_of(in.op), acc, -1, 0, 0, false, in.a[0]);
     if (numeric_) {
         charge(c, sat_mul(vector_sticks(in, m_), m_.stick_bytes));
         exec_vector(in, c.regs.data(), c.lx.data(), m_);
@@ -419,7 +416,7 @@ void Simulator::issue_vector(Core &c, const Instr &in) {
 void Simulator::issue_matmul(Core &c, const Instr &in) {
     LxAccess acc = access(c, in);
     track_lx(c, acc);
-    check_race(c, kQPE, acc, -1, 0, 0, false, in.a[0]);
+    check_race(c, queue_of(in.op), acc, -1, 0, 0, false, in.a[0]);
     const MatmulDesc &d = prog_.mm[in.a[7]];
     if (numeric_) {
         charge(c, sat_mul(sat_mul(d.m, d.n), d.k));
@@ -463,7 +460,7 @@ void Simulator::issue_dma(Core &c, const Instr &in) {
     if (lo < 0 || hi > buf_bytes_[buf])
         fault(c, "device-memory range [" + std::to_string(lo) + ", " + std::to_string(hi) + ") is outside buffer '" +
                      prog_.buffers[buf].name + "' (" + std::to_string(buf_bytes_[buf]) + " bytes)");
-    check_race(c, store ? kQDmaStore : kQDmaLoad, acc, buf, lo, hi, store, in.a[0]);
+    check_race(c, queue_of(in.op), acc, buf, lo, hi, store, in.a[0]);
 
     int64_t run = d.sticks * sb;
     int64_t total = run * d.count[0] * d.count[1] * d.count[2];
@@ -570,7 +567,7 @@ void Simulator::do_wait(Core &c, uint32_t mask) {
 void Simulator::issue_ring(Core &c, const Instr &in) {
     LxAccess acc = access(c, in);
     track_lx(c, acc);
-    check_race(c, kQRing, acc, -1, 0, 0, false, in.a[0]);
+    check_race(c, queue_of(in.op), acc, -1, 0, 0, false, in.a[0]);
     int n = prog_.num_cores;
     bool send = in.op == Opcode::RING_SEND;
     int peer = ((c.id + in.a[1]) % n + n) % n;
@@ -615,7 +612,7 @@ void Simulator::issue_ring(Core &c, const Instr &in) {
 void Simulator::issue_reduce(Core &c, const Instr &in) {
     LxAccess acc = access(c, in);
     track_lx(c, acc);
-    check_race(c, kQRing, acc, -1, 0, 0, false, in.a[0]);
+    check_race(c, queue_of(in.op), acc, -1, 0, 0, false, in.a[0]);
     int n = prog_.num_cores;
     int64_t bytes = int64_t(in.a[4]) * m_.stick_bytes;
     int64_t addr = wrap_add(c.regs[in.a[2]], in.a[3]);
@@ -908,17 +905,9 @@ bool Simulator::step(Core &c) {
 // so they may run ahead of the other cores' time without changing any result.
 bool Simulator::shared_step(const Core &c) const {
     const Opcode op = prog_.code[c.pc].op;
-    switch (op) {
-    case Opcode::DMA_LD:
-    case Opcode::DMA_ST:
-    case Opcode::RING_SEND:
-    case Opcode::RING_RECV:
-    case Opcode::RING_REDUCE:
-    case Opcode::WAIT:
-    case Opcode::BARRIER: return true;
-    case Opcode::ENDLOOP: return !c.loops.empty() && c.loops.back().summarise;
-    default: return false;
-    }
+    if (op == Opcode::ENDLOOP) return !c.loops.empty() && c.loops.back().summarise;
+    const Engine e = op_info(op).engine;
+    return e == Engine::DMA || e == Engine::Ring || e == Engine::Sync;
 }
 
 // Runs the core while it is the earliest: a step that touches shared state runs only up to
