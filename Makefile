@@ -91,7 +91,7 @@ fuzz-ci: fuzz-build
 
 # N random pipelines with random Spyre schedules, compiled, simulated and compared with the CPU,
 # JOBS at a time; each failure prints its repro command and its pipeline and schedule as C++
-# (ctest runs 200 cases with seed 1).
+# (ctest runs 60 cases with seed 1, .ci/run 400).
 fuzz-diff: build
 	$(BUILD_DIR)/bin/spyre-fuzz-diff -n $(N) -s $(SEED) -j $(JOBS)
 

@@ -26,7 +26,8 @@ std::vector<std::string> small_shapes(const std::string &app) {
     if (app == "qlinear") return {"1x100x100", "7x64x100", "33x130x70", "5x200x300"};
     if (app == "mlp" || app == "gated_mlp") return {"100x200x1", "64x100x33", "130x64x7"};
     if (app == "attention") return {"64x100", "100x33", "128x1"};
-    if (app == "flash_attention" || app == "causal_attention") return {"64x100x3", "100x33x2", "128x1x1", "64x96x40"};  // 40 heads on 32 cores
+    // 40 heads on 32 cores; the compiler tests run more shapes of both (test_flash_attention.cpp)
+    if (app == "flash_attention" || app == "causal_attention") return {"100x33x2", "128x1x1", "64x96x40"};
     if (app == "transpose") return {"64x100", "128x33", "64x1", "192x8192"};  // rows whole sticks
     if (app == "rope" || app == "rope_interleaved") return {"1x64", "7x128", "33x192", "100x640"};  // whole heads
     return {"1x100", "7x33", "1x8192", "33x100", "100x130", "70x64"};
