@@ -172,7 +172,6 @@ TEST(SimErrors, DmaDeviceAddressNotStickAligned) {
 
 TEST(SimErrors, LxOutOfRangeAtRunTimeNamesTheCore) {
     // LX base = CORE_ID * 1 MiB: core 0 and 1 fit, core 2 runs past the 2 MiB LX.
-    const MachineDesc m;
     ProgramBuilder b("lx_oob", 4);
     Reg core = b.alloc(), base = b.alloc();
     b.core_id(core);
