@@ -192,6 +192,16 @@ TEST(Queues, EachAsyncOpcodeGoesToItsEnginesQueue) {
     EXPECT_THROW(queue_of(Opcode::ADD), Error);
 }
 
+TEST(Queues, AnOpcodeWithoutAQueueIsAnInternalErrorNamingIt) {
+    try {
+        queue_of(Opcode::WAIT);
+        ADD_FAILURE() << "expected spyre::Error";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Internal);
+        EXPECT_NE(std::string(e.what()).find("WAIT goes to no engine queue"), std::string::npos) << e.what();
+    }
+}
+
 TEST(Queues, TheGeneralPolicyGivesEachQueueItsOwnTag) {
     const Queue all[] = {QVec, QLoad, QStore, QPE, QRing};
     uint32_t seen = 0;
