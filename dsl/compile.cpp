@@ -3,6 +3,7 @@
 #include "compile_kernel.h"
 #include "device/dtype_host.h"
 #include "device/error.h"
+#include "device/image_pool.h"
 
 namespace spyre {
 
@@ -115,6 +116,7 @@ SpyreRun run_on_spyre(const DeviceProgram &program, const std::vector<Runtime::B
     r.stats = sim.stats;
     if (!options.timing_only && out < program.buffers.size())
         r.output = from_device(sim.buffers[out], program.buffers[out], machine);
+    give_back_images(sim.buffers);  // the next run's images start on resident pages
     return r;
 }
 

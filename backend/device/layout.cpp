@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "error.h"
+#include "image_pool.h"
 
 namespace spyre {
 
@@ -193,7 +194,7 @@ std::vector<uint8_t> stickify(const void *host, const std::vector<int64_t> &shap
                               const DeviceLayout &layout, int64_t stick_bytes) {
     DeviceGeometry g = device_geometry(layout, shape, type, stick_bytes);
     if (!host) throw_error("stickify: null host pointer");
-    std::vector<uint8_t> dev(size_t(g.total_bytes), 0);  // zero fill gives zero padding lanes
+    std::vector<uint8_t> dev = take_image(size_t(g.total_bytes));  // zero fill gives zero padding lanes
     copy_dispatch<true>(dev.data(), static_cast<uint8_t *>(const_cast<void *>(host)), g, shape, layout.stick_dim,
                         dtype_bytes(type));
     return dev;

@@ -10,6 +10,7 @@
 
 #include "device/checked_math.h"
 #include "device/error.h"
+#include "device/image_pool.h"
 #include "device/program_builder.h"
 #include "device/program_verify.h"
 #include "device/queues.h"
@@ -294,7 +295,7 @@ void Simulator::prepare(std::vector<std::vector<uint8_t>> images) {
                 throw_error("buffer ", i, " '", b.name, "' (inout): no initial image given; an in-out buffer's "
                             "initial contents are an input of the run");
             if (images[i].empty() && b.kind != BufferKind::Input) {
-                mem_[i].assign(size_t(buf_bytes_[i]), 0);
+                mem_[i] = take_image(size_t(buf_bytes_[i]));
             } else if (int64_t(images[i].size()) != buf_bytes_[i]) {
                 throw_error("buffer ", i, " '", b.name, "' (", buffer_kind_name(b.kind), "): image has ",
                             images[i].size(), " bytes, its device layout needs ", buf_bytes_[i]);
