@@ -2,7 +2,8 @@
 // shapes of its buffers, its device program for a schedule (compiled from schedules/, the same
 // kernels and schedules the Generators of apps/<name>/ apply), random inputs and Halide's CPU
 // reference (the generators' `schedule=cpu`), and the comparison with its tolerance (ULPs, or an
-// absolute bound for mlp and attention).
+// absolute bound for mlp and attention). Each app is one AppInfo entry (catalogue_apps.cpp); the
+// functions below by app name read it, and the tests loop over app_infos() and its shapes.
 //
 // Apps and shapes:
 //   softmax, layernorm, rmsnorm, gelu: {rows, cols}, an fp16 input of {cols, rows} (Halide order);
@@ -33,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -52,7 +54,7 @@ constexpr int kRopeHeadDim = 64;
 // causal_attention, transpose, qlinear, stencil, conv1d, rope, rope_interleaved.
 const std::vector<std::string> &app_names();
 // The app's Spyre schedules, in the order of schedules/ (the first is the report's baseline), then
-// "auto" (spyre::auto_schedule, schedules/auto_schedule.h) for every app but flash_attention and causal_attention (a
+// "auto" (spyre::auto_schedule, autoschedule/auto_schedule.h) for every app but flash_attention and causal_attention (a
 // Tuple stage, which the autoscheduler refuses).
 std::vector<std::string> app_schedules(const std::string &app);
 // The spyre-gen generator of the app (apps/<app>/: every app has one, of the app's name, but
@@ -70,6 +72,68 @@ struct Shape {
     int cores = 32;         // bmm and mlp only (app_takes_cores)
     std::string text() const;  // "512x1024", "4x128x512x1024"
 };
+
+// How far the device may be from the CPU (as the compiler tests check). Either in ULPs of the
+// output type (abs == 0): 2 for softmax (exp), 0 for layernorm, rmsnorm, gelu and bmm; or, when
+// abs > 0, in absolute value (ulp unused): 1e-3 for mlp and gated_mlp (tanh, exp), 1e-4
+// for attention (exp moving a probability by one fp16 ULP), 2.5e-4 for flash_attention and causal_attention (the same,
+// and the rescaling by the running maxima: one fp16 ULP below 0.5), where outputs near zero make ULPs
+// meaningless.
+struct Tolerance {
+    int64_t ulp = 0;
+    double abs = 0;
+    bool absolute() const { return abs > 0; }
+    std::string text() const;  // "2 ULP", "1e-03 abs"
+};
+
+// An app's algorithm at one shape: its output, its inputs in argument order, and how to schedule it
+// (a named Spyre schedule over Shape::cores, or the CPU reference schedule). Halide's handles are
+// shared, so the functions may outlive the call that built them.
+struct AppKernel {
+    Halide::Func out;
+    std::vector<Halide::ImageParam> inputs;
+    std::function<void(const std::string &schedule, const MachineDesc &machine)> schedule;
+    std::function<void()> schedule_cpu = [] {};
+};
+
+// The shapes the report and the tests use for an app, in its dims order (Shape::text form).
+struct AppShapes {
+    std::string report;  // spyre-report's default and the timing-summary test's shape
+    int report_cores = 32;
+    std::string small;  // a quick one: the KTIR round trips
+    int small_cores = 32;
+    std::vector<std::string> odd;        // not whole sticks, core shares or tiles: run and checked
+    std::vector<std::string> odd_large;  // model widths, odd too: compiled only
+};
+
+// Everything the catalogue knows of one app: the one place an app is described (catalogue_apps.cpp).
+// spyre-report, spyre-bench, the tests and the KTIR round trips loop over app_infos().
+struct AppInfo {
+    std::string name;
+    std::string generator;                 // spyre-gen's generator of the app (apps/<generator>/)
+    std::vector<std::string> dims;         // the shape's dims in order: {"rows", "cols"}, {"B", "M", "K", "N"}
+    bool takes_cores = false;              // split over Shape::cores (else its schedules choose)
+    std::string report_shape_option;       // spyre-report's option for its shape ("shape", "bmm-shape", ...)
+    std::string report_cores_option;       // and for its cores ("" when fixed at shapes.report_cores)
+    std::function<std::vector<std::string>()> schedules;  // named Spyre schedules, the baseline first
+    std::function<std::vector<std::string>(const Shape &)> generator_params;  // spyre-gen key=value
+    std::function<std::vector<std::vector<int>>(const Shape &)> inputs;       // Halide order
+    std::function<std::vector<int>(const Shape &)> output;
+    float input_range = 4;            // random float inputs are uniform in [-r, r]
+    std::vector<size_t> int8_inputs;  // inputs that are int8 (random ones take every code)
+    Tolerance tolerance;
+    std::function<AppKernel(const Shape &)> kernel;
+    AppShapes shapes;
+    // The most cores a shape can use (flash attention: its heads); Shape::cores beyond it idle.
+    std::function<int(const Shape &)> max_cores = [](const Shape &) { return 1 << 20; };
+
+    std::string shape_doc() const;  // dims joined by " x "
+};
+
+// Every app, in the order of app_names().
+const std::vector<AppInfo> &app_infos();
+// The app's entry; throws spyre::Error naming the known apps when there is none.
+const AppInfo &app_info(const std::string &app);
 // The generator's shape (and cores) parameters for `s`, as spyre-gen key=value arguments:
 // cols=, rows= for softmax, the norms and gelu; batch=, rows=, inner=, cols=, cores= for bmm;
 // dim=, hidden=, rows=, cores= for mlp; dim=, seq= for attention.
@@ -98,18 +162,6 @@ float input_range(const std::string &app);
 Halide::Runtime::Buffer<> cpu_reference(const std::string &app, const Shape &s,
                                         const std::vector<Halide::Runtime::Buffer<>> &inputs);
 
-// How far the device may be from the CPU (as the compiler tests check). Either in ULPs of the
-// output type (abs == 0): 2 for softmax (exp), 0 for layernorm, rmsnorm, gelu and bmm; or, when
-// abs > 0, in absolute value (ulp unused): 1e-3 for mlp and gated_mlp (tanh, exp), 1e-4
-// for attention (exp moving a probability by one fp16 ULP), 2.5e-4 for flash_attention and causal_attention (the same,
-// and the rescaling by the running maxima: one fp16 ULP below 0.5), where outputs near zero make ULPs
-// meaningless.
-struct Tolerance {
-    int64_t ulp = 0;
-    double abs = 0;
-    bool absolute() const { return abs > 0; }
-    std::string text() const;  // "2 ULP", "1e-03 abs"
-};
 Tolerance tolerance(const std::string &app);
 
 // The device's error against the CPU, in the tolerance's kind.

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -123,7 +124,7 @@ std::string title(const AppResult &a) {
     std::string cores;
     if (app_takes_cores(a.app)) cores = ", " + std::to_string(a.shape.cores) + (a.shape.cores == 1 ? " core" : " cores");
     return a.app + " " + a.shape.text() + " (" + shape_doc(a.app) + ")" + cores +
-           (a.app == "qlinear" ? ", fp16 x int8 weights" : ", fp16");
+           (app_info(a.app).int8_inputs.empty() ? ", fp16" : ", fp16 with int8 inputs");
 }
 
 // The `auto` row (spyre::auto_schedule) against the fastest hand schedule that ran: one line.
@@ -243,30 +244,34 @@ std::string svg_chart(const AppResult &a) {
 int main(int argc, char **argv) {
     CLI::App cli{"spyre-report: every app x Spyre schedule on the simulator, checked against Halide's CPU "
                  "reference; tables, SVG charts and Chrome traces"};
-    std::string out_dir = "report", spyre_gen, shape_text = "512x1024", bmm_text = "4x64x256x512",
-                mlp_text = "256x2048x256", gated_mlp_text = "256x1024x256", attention_text = "128x512",
-                flash_attention_text = "128x512x4",
-                linear_text = "64x192x256", qlinear_text = "32x1024x512";
+    // Each shape and cores option's default is the report shape (and cores) of the first app that
+    // reads it (AppInfo); std::map keeps the references CLI11 holds valid.
+    std::map<std::string, std::string> shape_opt;
+    std::map<std::string, int> cores_opt;
+    for (const AppInfo &a : app_infos()) {
+        shape_opt.emplace(a.report_shape_option, a.shapes.report);
+        if (!a.report_cores_option.empty()) cores_opt.emplace(a.report_cores_option, a.shapes.report_cores);
+    }
+    std::string out_dir = "report", spyre_gen;
     std::vector<std::string> apps;
-    int bmm_cores = 32, mlp_cores = 32;
     int64_t max_trace_events = 200000;
     bool no_traces = false;
     cli.add_option("-o,--out", out_dir, "output directory (report.md, <app>.svg, traces/, kernels/)");
     cli.add_option("--spyre-gen", spyre_gen, "generate every app's kernels with this spyre-gen binary");
-    cli.add_option("--shape", shape_text, "rows x cols of softmax, layernorm, rmsnorm, gelu, transpose (its rows whole sticks), stencil, conv1d "
+    cli.add_option("--shape", shape_opt["shape"], "rows x cols of softmax, layernorm, rmsnorm, gelu, transpose (its rows whole sticks), stencil, conv1d "
                    "(channels x sequence) and rope (cols whole heads of 64)")
         ->capture_default_str();
-    cli.add_option("--bmm-shape", bmm_text, "B x M x K x N of bmm")->capture_default_str();
-    cli.add_option("--bmm-cores", bmm_cores, "cores bmm is split over")->capture_default_str();
-    cli.add_option("--mlp-shape", mlp_text, "dim x hidden x rows of mlp")->capture_default_str();
-    cli.add_option("--gated-mlp-shape", gated_mlp_text, "dim x hidden x rows of gated_mlp (split like mlp)")
+    cli.add_option("--bmm-shape", shape_opt["bmm-shape"], "B x M x K x N of bmm")->capture_default_str();
+    cli.add_option("--bmm-cores", cores_opt["bmm-cores"], "cores bmm is split over")->capture_default_str();
+    cli.add_option("--mlp-shape", shape_opt["mlp-shape"], "dim x hidden x rows of mlp")->capture_default_str();
+    cli.add_option("--gated-mlp-shape", shape_opt["gated-mlp-shape"], "dim x hidden x rows of gated_mlp (split like mlp)")
         ->capture_default_str();
-    cli.add_option("--linear-shape", linear_text, "M x K x N of linear")->capture_default_str();
-    cli.add_option("--qlinear-shape", qlinear_text, "M x K x N of qlinear (int8 weights; split over 8 cores)")
+    cli.add_option("--linear-shape", shape_opt["linear-shape"], "M x K x N of linear")->capture_default_str();
+    cli.add_option("--qlinear-shape", shape_opt["qlinear-shape"], "M x K x N of qlinear (int8 weights; split over 8 cores)")
         ->capture_default_str();
-    cli.add_option("--mlp-cores", mlp_cores, "cores mlp and gated_mlp are split over")->capture_default_str();
-    cli.add_option("--attention-shape", attention_text, "dim x seq of attention (one core)")->capture_default_str();
-    cli.add_option("--flash-attention-shape", flash_attention_text,
+    cli.add_option("--mlp-cores", cores_opt["mlp-cores"], "cores mlp and gated_mlp are split over")->capture_default_str();
+    cli.add_option("--attention-shape", shape_opt["attention-shape"], "dim x seq of attention (one core)")->capture_default_str();
+    cli.add_option("--flash-attention-shape", shape_opt["flash-attention-shape"],
                    "dim x seq x heads of flash_attention and causal_attention (a head per core)")
         ->capture_default_str();
     cli.add_option("--apps", apps, "apps to run (default: all)")->delimiter(',');
@@ -285,19 +290,10 @@ int main(int argc, char **argv) {
         for (const std::string &app : apps) {
             AppResult a;
             a.app = app;
-            a.shape = parse_shape(app, app == "bmm"         ? bmm_text
-                                       : app == "linear"    ? linear_text
-                                       : app == "qlinear"   ? qlinear_text
-                                       : app == "mlp"       ? mlp_text
-                                       : app == "gated_mlp" ? gated_mlp_text
-                                       : app == "attention" ? attention_text
-                                       : app == "flash_attention" || app == "causal_attention" ? flash_attention_text
-                                                            : shape_text);
-            a.shape.cores = app == "mlp" || app == "gated_mlp" ? mlp_cores
-                            : app == "linear"                 ? 4
-                            : app == "qlinear"                ? 8
-                            : app == "flash_attention" || app == "causal_attention" ? std::min(bmm_cores, a.shape.dims[2])
-                                                              : bmm_cores;
+            const AppInfo &info = app_info(app);
+            a.shape = parse_shape(app, shape_opt.at(info.report_shape_option));
+            a.shape.cores = info.report_cores_option.empty() ? info.shapes.report_cores : cores_opt.at(info.report_cores_option);
+            a.shape.cores = std::min(a.shape.cores, info.max_cores(a.shape));
             std::vector<Halide::Runtime::Buffer<>> inputs = random_inputs(app, a.shape);
             Halide::Runtime::Buffer<> want = cpu_reference(app, a.shape, inputs);
             const std::string gen = app_generator(app);

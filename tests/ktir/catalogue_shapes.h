@@ -1,8 +1,7 @@
-// The small shape at which the KTIR tests compile each catalogue app (the shapes spyre-report's
-// own test uses), so that a round trip over the whole catalogue stays quick.
+// The small shape at which the KTIR tests compile each catalogue app (AppShapes::small), so that a
+// round trip over the whole catalogue stays quick.
 #pragma once
 
-#include <map>
 #include <string>
 
 #include "kernel_catalog.h"
@@ -10,13 +9,9 @@
 namespace spyre::ktir_testing {
 
 inline report::Shape small_shape(const std::string &app) {
-    static const std::map<std::string, std::string> shapes = {
-        {"bmm", "2x8x64x128"}, {"linear", "8x64x256"}, {"qlinear", "8x128x256"}, {"mlp", "64x256x64"},
-        {"gated_mlp", "64x256x64"}, {"attention", "64x128"},
-        {"flash_attention", "64x128x2"}, {"causal_attention", "64x128x2"}};
-    auto it = shapes.find(app);
-    report::Shape s = report::parse_shape(app, it == shapes.end() ? "64x128" : it->second);
-    if (app == "mlp" || app == "gated_mlp") s.cores = 2;
+    const report::AppInfo &info = report::app_info(app);
+    report::Shape s = report::parse_shape(app, info.shapes.small);
+    s.cores = info.shapes.small_cores;
     return s;
 }
 

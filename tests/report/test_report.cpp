@@ -4,13 +4,16 @@
 // catalogue's tolerances are ULPs for the elementwise apps and bmm, absolute for mlp and attention.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
 
+#include "device/error.h"
 #include "device/half.h"
 #include "kernel_catalog.h"
 #include "test_paths.h"
@@ -169,6 +172,57 @@ TEST(Report, CatalogTolerancesAreUlpOrAbsolute) {
     EXPECT_FALSE(n.ok);
     EXPECT_EQ(n.text, "NaN");
     EXPECT_TRUE(check_error("mlp", want, want).ok);
+}
+
+// Each AppInfo entry is whole and agrees with itself: its shapes parse in its dims' order, its
+// algorithm takes as many inputs as its buffer list has and writes an output of the listed rank, and
+// its generator parameters name every dim's value. The sweeps trust these entries for their cases.
+TEST(Report, EveryCatalogueEntryIsConsistent) {
+    using namespace spyre::report;
+    ASSERT_EQ(app_infos().size(), app_names().size());
+    for (const AppInfo &a : app_infos()) {
+        SCOPED_TRACE(a.name);
+        EXPECT_FALSE(a.generator.empty());
+        EXPECT_FALSE(a.schedules().empty());
+        EXPECT_FALSE(a.report_shape_option.empty());
+        EXPECT_GT(a.input_range, 0.0f);
+        for (const std::string &text : {a.shapes.report, a.shapes.small}) EXPECT_NO_THROW(parse_shape(a.name, text)) << text;
+        for (const std::string &text : a.shapes.odd) EXPECT_NO_THROW(parse_shape(a.name, text)) << text;
+        for (const std::string &text : a.shapes.odd_large) EXPECT_NO_THROW(parse_shape(a.name, text)) << text;
+        const Shape s = parse_shape(a.name, a.shapes.small);
+        const AppKernel k = a.kernel(s);
+        EXPECT_EQ(k.inputs.size(), a.inputs(s).size());
+        for (size_t i = 0; i < k.inputs.size() && i < a.inputs(s).size(); i++)
+            EXPECT_EQ(size_t(k.inputs[i].dimensions()), a.inputs(s)[i].size()) << "input " << i;
+        EXPECT_EQ(size_t(k.out.dimensions()), a.output(s).size());
+        for (size_t i : a.int8_inputs) EXPECT_LT(i, k.inputs.size());
+        const std::vector<std::string> params = a.generator_params(s);
+        for (int d : s.dims) {
+            const bool named = std::any_of(params.begin(), params.end(), [&](const std::string &p) {
+                return p.size() > std::to_string(d).size() && p.substr(p.find('=') + 1) == std::to_string(d);
+            });
+            EXPECT_TRUE(named) << "no generator parameter has the value " << d;
+        }
+    }
+    EXPECT_THROW(app_info("nosuch"), spyre::Error);
+}
+
+// The catalogue's entry and spyre-gen's GeneratorInfo describe the same generator: each app's
+// generator is registered and offers every schedule the catalogue runs it with.
+TEST(Report, EveryAppsGeneratorOffersItsSchedules) {
+    CommandResult r = run(std::string("'") + SPYRE_GEN + "' -l");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (const spyre::report::AppInfo &a : spyre::report::app_infos()) {
+        const size_t at = r.output.find("\n" + a.generator + ": ");
+        const size_t line = at == std::string::npos && r.output.rfind(a.generator + ": ", 0) == 0 ? 0 : at;
+        ASSERT_NE(line, std::string::npos) << a.name << ": spyre-gen has no generator " << a.generator;
+        const size_t s = r.output.find("schedules:", line), e = r.output.find('\n', s);
+        std::stringstream listed(r.output.substr(s, e - s));
+        std::set<std::string> names;
+        for (std::string w; listed >> w;) names.insert(w.back() == ',' ? w.substr(0, w.size() - 1) : w);
+        for (const std::string &sched : spyre::report::app_schedules(a.name))
+            EXPECT_TRUE(names.count(sched)) << a.name << "/" << sched << " in: " << r.output.substr(s, e - s);
+    }
 }
 
 TEST(Report, UnknownAppIsAnError) {

@@ -19,37 +19,12 @@ struct OddCase {
 };
 void PrintTo(const OddCase &c, std::ostream *os) { *os << c.app << "/" << c.schedule << "/" << c.shape; }
 
-// The odd shapes of each app, in its shape_doc order.
-std::vector<std::string> small_shapes(const std::string &app) {
-    if (app == "bmm") return {"1x1x100x100", "1x7x64x100", "3x33x130x70", "2x1x64x8192"};
-    if (app == "linear") return {"1x100x100", "7x64x100", "33x130x70"};
-    if (app == "qlinear") return {"1x100x100", "7x64x100", "33x130x70", "5x200x300"};
-    if (app == "mlp" || app == "gated_mlp") return {"100x200x1", "64x100x33", "130x64x7"};
-    if (app == "attention") return {"64x100", "100x33", "128x1"};
-    // 40 heads on 32 cores; the compiler tests run more shapes of both (test_flash_attention.cpp)
-    if (app == "flash_attention" || app == "causal_attention") return {"100x33x2", "128x1x1", "64x96x40"};
-    if (app == "transpose") return {"64x100", "128x33", "64x1", "192x8192"};  // rows whole sticks
-    if (app == "rope" || app == "rope_interleaved") return {"1x64", "7x128", "33x192", "100x640"};  // whole heads
-    return {"1x100", "7x33", "1x8192", "33x100", "100x130", "70x64"};
-}
-
-std::vector<std::string> large_shapes(const std::string &app) {
-    if (app == "bmm") return {"2x1151x100x8192"};
-    if (app == "linear" || app == "qlinear") return {"1151x100x8192"};
-    if (app == "mlp" || app == "gated_mlp") return {"64x100x1151"};
-    if (app == "attention") return {"128x1151"};
-    if (app == "flash_attention" || app == "causal_attention") return {"128x2048x32", "128x1152x7"};
-    if (app == "transpose") return {"1152x8192", "4096x8192"};
-    if (app == "rope" || app == "rope_interleaved") return {"1151x4096", "4096x4096"};
-    return {"1151x8192", "4096x8192", "1151x100"};
-}
-
 std::vector<OddCase> odd_cases(bool large) {
     std::vector<OddCase> v;
     for (const std::string &app : app_names())
         for (const std::string &sched : app_schedules(app))
             if (sched != "auto")  // the autoscheduler's own tests cover it (its search is slow here)
-                for (const std::string &shape : large ? large_shapes(app) : small_shapes(app))
+                for (const std::string &shape : large ? app_info(app).shapes.odd_large : app_info(app).shapes.odd)
                     v.push_back({app, sched, shape});
     return v;
 }

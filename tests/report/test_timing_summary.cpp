@@ -18,22 +18,11 @@ struct SummaryCase {
 };
 void PrintTo(const SummaryCase &c, std::ostream *os) { *os << c.app << "/" << c.schedule << "/" << c.shape; }
 
-std::string report_shape(const std::string &app) {
-    if (app == "bmm") return "4x64x256x512";
-    if (app == "linear") return "64x192x256";
-    if (app == "qlinear") return "32x1024x512";
-    if (app == "mlp") return "256x2048x256";
-    if (app == "gated_mlp") return "256x1024x256";
-    if (app == "attention") return "128x512";
-    if (app == "flash_attention" || app == "causal_attention") return "128x512x4";
-    return "512x1024";
-}
-
 std::vector<SummaryCase> summary_cases() {
     std::vector<SummaryCase> v;
     for (const std::string &app : app_names())
         for (const std::string &sched : app_schedules(app))
-            if (sched != "auto") v.push_back({app, sched, report_shape(app)});
+            if (sched != "auto") v.push_back({app, sched, app_info(app).shapes.report});
     // The autoscheduler's layernorm: each core prefetches its next tile while a loop of vector
     // work runs, which a summary once paused (18% slower than exact timing).
     v.push_back({"layernorm", "auto", "512x1024"});
