@@ -1,6 +1,6 @@
 # `cmake --install build --prefix P`: the libraries and public headers a kernel author and a host
 # program need (under P/include/spyre), the tools, the docs and a CMake package, SpyreHalide, that
-# gives SpyreHalide::dsl, ::host and ::schedules, add_spyre_kernel() and add_spyre_generator().
+# gives SpyreHalide::dsl, ::host, ::schedules and ::autoschedule, add_spyre_kernel() and add_spyre_generator().
 # `make package` builds the same tree as a Debian package (CPack).
 include_guard(GLOBAL)
 include(GNUInstallDirs)
@@ -15,11 +15,13 @@ file(GLOB _device_h ${PROJECT_SOURCE_DIR}/backend/device/*.h)
 file(GLOB _sim_h ${PROJECT_SOURCE_DIR}/backend/sim/*.h)
 set(_gen_h spyre_host.h spyre_generator.h generator_info.h generator_pipeline.h rebind.h)
 list(TRANSFORM _gen_h PREPEND ${PROJECT_SOURCE_DIR}/apps/gen/)
-install(FILES ${_dsl_h} ${_sched_h} ${_gen_h} DESTINATION ${SPYRE_INCLUDE_ROOT})
+# The autoscheduler's one public header; its auto_*.h internals stay in the source tree.
+install(FILES ${_dsl_h} ${_sched_h} ${_gen_h} ${PROJECT_SOURCE_DIR}/autoschedule/auto_schedule.h
+        DESTINATION ${SPYRE_INCLUDE_ROOT})
 install(FILES ${_device_h} DESTINATION ${SPYRE_INCLUDE_ROOT}/device)
 install(FILES ${_sim_h} DESTINATION ${SPYRE_INCLUDE_ROOT}/sim)
 
-install(TARGETS spyre_device spyre_sim spyre_compiler spyre_dsl spyre_schedules spyre_host spyre_gen_info
+install(TARGETS spyre_device spyre_sim spyre_compiler spyre_dsl spyre_schedules spyre_autoschedule spyre_host spyre_gen_info
                 spyre_gen_pipeline spyre_gen_driver spyre_ktir spyre-gen
         EXPORT SpyreHalideTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

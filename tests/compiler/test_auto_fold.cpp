@@ -1,4 +1,4 @@
-// The autoscheduler's fold family (schedules/auto_fold.h) on Tuple states folded over a reduction:
+// The autoscheduler's fold family (autoschedule/auto_fold.h) on Tuple states folded over a reduction:
 // what it derives from flash attention's structure (per-iteration Funcs at the update's loop, the
 // scores cloned for the causal diagonal update), how it prints, and the errors for Tuple pipelines
 // it cannot fold. Numerics of the schedules it picks: test_flash_attention.cpp ("auto" cases).

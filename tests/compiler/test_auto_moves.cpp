@@ -1,4 +1,4 @@
-// The local search's moves (schedules/auto_moves.h): one choice changed, added or dropped; moves
+// The local search's moves (autoschedule/auto_moves.h): one choice changed, added or dropped; moves
 // that cost a lowering go one value at a time along a numeric choice.
 #include <gtest/gtest.h>
 

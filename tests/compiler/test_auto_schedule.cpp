@@ -1,4 +1,4 @@
-// spyre::auto_schedule (schedules/auto_schedule.h) on pipelines written here without a directive:
+// spyre::auto_schedule (autoschedule/auto_schedule.h) on pipelines written here without a directive:
 // the schedules it picks match Halide's CPU realisation, stay within the machine's cores and LX,
 // are the same for a seed, come within 5% of exhaustive search on a small space, print as C++, and
 // bad input gets an error naming what is wrong.

@@ -1,4 +1,4 @@
-// The autoscheduler's worker pool (schedules/auto_workers.h): every task's result comes back once,
+// The autoscheduler's worker pool (autoschedule/auto_workers.h): every task's result comes back once,
 // a worker keeps its state from one run to the next, a worker that dies strands only the task it was
 // on, and a pool past its time bound does no more work.
 #include <gtest/gtest.h>

@@ -49,7 +49,7 @@ TEST_P(FlashAttention, MatchesCpu) {
         },
         [&](Kernel &k) {
             if (c.schedule != "auto") return schedule_flash_attention(*spyre_instance, c.schedule, c.cores);
-            // No directive: the autoscheduler's fold family (schedules/auto_fold.h).
+            // No directive: the autoscheduler's fold family (autoschedule/auto_fold.h).
             CompileOptions o;
             for (int i = 0; i < 3; i++) o.inputs.push_back(TensorSpec{{c.dim, c.seq, c.heads}, {}});
             o.output = TensorSpec{{c.dim, c.seq, c.heads}, {}};

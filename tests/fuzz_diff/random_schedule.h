@@ -2,7 +2,7 @@
 // vectorised in sticks, split with tails (factors that do not divide), reordered and divided over
 // cores (ring_split, extents that do not divide); every other Func inlined, in device memory, in LX
 // for the whole kernel or at any of the output's loops; inputs staged in LX at a loop. Or the
-// autoscheduler (schedules/auto_schedule.h) chooses. The schedule is applied to the Pipe's Funcs
+// autoscheduler (autoschedule/auto_schedule.h) chooses. The schedule is applied to the Pipe's Funcs
 // and returned as C++ text; Halide or the directives may refuse it on the spot (they throw).
 #pragma once
 
