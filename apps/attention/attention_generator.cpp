@@ -12,12 +12,10 @@ using namespace Halide;
 
 const spyre::gen::GeneratorInfo &info();
 
-class AttentionGenerator : public Generator<AttentionGenerator> {
+class AttentionGenerator : public spyre::gen::SpyreGenerator<AttentionGenerator> {
 public:
     GeneratorParam<int> dim{"dim", 128, 1, 1 << 20};
     GeneratorParam<int> seq{"seq", 512, 1, 1 << 20};
-    GeneratorParam<std::string> schedule{"schedule", "cpu"};
-    GeneratorParam<std::string> machine{"machine", ""};
 
     Input<Buffer<>> q{"q", Float(16), 2};
     Input<Buffer<>> k{"k", Float(16), 2};
@@ -30,8 +28,8 @@ public:
         spyre::gen::rebind_input(a.k, k, a.out);
         spyre::gen::rebind_input(a.v, v, a.out);
         output = a.out;
-        spyre::gen::apply_schedule(
-            info(), spyre::gen::ParamValues{{"dim", dim}, {"seq", seq}}, schedule, machine, {a.q, a.k, a.v}, a.out,
+        apply_schedule(
+            info(), spyre::gen::ParamValues{{"dim", dim}, {"seq", seq}}, {a.q, a.k, a.v}, a.out,
             [&] { spyre::schedule_attention(a, "cpu"); },
             [&](const spyre::MachineDesc &m) { spyre::schedule_attention(a, schedule, m); });
     }

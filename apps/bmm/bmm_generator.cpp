@@ -12,15 +12,13 @@ using namespace Halide;
 
 const spyre::gen::GeneratorInfo &info();
 
-class BmmGenerator : public Generator<BmmGenerator> {
+class BmmGenerator : public spyre::gen::SpyreGenerator<BmmGenerator> {
 public:
     GeneratorParam<int> batch{"batch", 4, 1, 1 << 20};
     GeneratorParam<int> rows{"rows", 64, 1, 1 << 20};
     GeneratorParam<int> inner{"inner", 256, 1, 1 << 20};
     GeneratorParam<int> cols{"cols", 512, 1, 1 << 20};
     GeneratorParam<int> cores{"cores", 32, 1, 1 << 20};
-    GeneratorParam<std::string> schedule{"schedule", "cpu"};
-    GeneratorParam<std::string> machine{"machine", ""};
 
     Input<Buffer<>> a{"a", Float(16), 3};
     Input<Buffer<>> w{"w", Float(16), 2};
@@ -31,8 +29,8 @@ public:
         spyre::gen::rebind_input(k.a, a, k.out);
         spyre::gen::rebind_input(k.w, w, k.out);
         output = k.out;
-        spyre::gen::apply_schedule(
-            info(), values(), schedule, machine, {k.a, k.w}, k.out, [&] { spyre::schedule_bmm(k, "cpu"); },
+        apply_schedule(
+            info(), values(), {k.a, k.w}, k.out, [&] { spyre::schedule_bmm(k, "cpu"); },
             [&](const spyre::MachineDesc &m) { spyre::schedule_bmm(k, schedule, cores, m); });
     }
 

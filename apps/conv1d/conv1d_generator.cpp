@@ -13,14 +13,12 @@ using namespace Halide;
 
 const spyre::gen::GeneratorInfo &info();
 
-class Conv1dGenerator : public Generator<Conv1dGenerator> {
+class Conv1dGenerator : public spyre::gen::SpyreGenerator<Conv1dGenerator> {
 public:
     GeneratorParam<int> cols{"cols", 1024, 1, 1 << 20};
     GeneratorParam<int> rows{"rows", 512, 1, 1 << 20};
     GeneratorParam<int> taps{"taps", 4, 1, 16};
     GeneratorParam<std::string> padding{"padding", "causal"};
-    GeneratorParam<std::string> schedule{"schedule", "cpu"};
-    GeneratorParam<std::string> machine{"machine", ""};
 
     Input<Buffer<>> in{"in", Float(16), 2};
     Input<Buffer<>> w{"w", Float(16), 2};
@@ -33,7 +31,7 @@ public:
         spyre::gen::rebind_input(k.in, in, k.out);
         spyre::gen::rebind_input(k.w, w, k.out);
         output = k.out;
-        spyre::gen::apply_schedule(info(), values(), schedule, machine, {k.in, k.w}, k.out, [] {},
+        apply_schedule(info(), values(), {k.in, k.w}, k.out, [] {},
                                    [&](const spyre::MachineDesc &m) { spyre::schedule_conv1d(k, schedule, m); });
     }
 

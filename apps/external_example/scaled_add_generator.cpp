@@ -9,12 +9,10 @@ using namespace Halide;
 
 const spyre::gen::GeneratorInfo &info();
 
-class ScaledAdd : public Generator<ScaledAdd> {
+class ScaledAdd : public spyre::gen::SpyreGenerator<ScaledAdd> {
 public:
     GeneratorParam<int> cols{"cols", 1024, 1, 1 << 20};
     GeneratorParam<int> rows{"rows", 512, 1, 1 << 20};
-    GeneratorParam<std::string> schedule{"schedule", "cpu"};
-    GeneratorParam<std::string> machine{"machine", ""};
 
     Input<Buffer<>> a{"a", Float(16), 2};
     Input<Buffer<>> b{"b", Float(16), 2};
@@ -25,8 +23,8 @@ public:
         Func f("scaled_add");
         f(x, y) = cast<float16_t>(2.0f) * a(x, y) + b(x, y);
         out = f;
-        spyre::gen::apply_schedule(
-            info(), spyre::gen::ParamValues{{"cols", cols}, {"rows", rows}}, schedule, machine, {a, b}, f, [] {},
+        apply_schedule(
+            info(), spyre::gen::ParamValues{{"cols", cols}, {"rows", rows}}, {a, b}, f, [] {},
             [&](const spyre::MachineDesc &m) {
                 if (schedule != "cores2") throw std::runtime_error("scaled_add: unknown schedule " + std::string(schedule));
                 spyre::schedule(f, m).stick_vectorize(x).ring_split(y, 2, rows);

@@ -16,15 +16,13 @@ using namespace Halide;
 
 const spyre::gen::GeneratorInfo &info();
 
-class FlashAttentionGenerator : public Generator<FlashAttentionGenerator> {
+class FlashAttentionGenerator : public spyre::gen::SpyreGenerator<FlashAttentionGenerator> {
 public:
     GeneratorParam<int> dim{"dim", 128, 1, 1 << 20};
     GeneratorParam<int> seq{"seq", 2048, 1, 1 << 20};
     GeneratorParam<int> heads{"heads", 32, 1, 1 << 20};
     GeneratorParam<int> cores{"cores", 32, 1, 1 << 20};
     GeneratorParam<std::string> mask{"mask", "none"};
-    GeneratorParam<std::string> schedule{"schedule", "cpu"};
-    GeneratorParam<std::string> machine{"machine", ""};
 
     Input<Buffer<>> q{"q", Float(16), 3};
     Input<Buffer<>> k{"k", Float(16), 3};
@@ -41,10 +39,10 @@ public:
         spyre::gen::rebind_input(a.k, k, a.out);
         spyre::gen::rebind_input(a.v, v, a.out);
         output = a.out;
-        spyre::gen::apply_schedule(
+        apply_schedule(
             info(),
             spyre::gen::ParamValues{{"dim", dim}, {"seq", seq}, {"heads", heads}, {"cores", cores}},
-            schedule, machine, {a.q, a.k, a.v}, a.out, [&] { spyre::schedule_flash_attention(a, "cpu", cores); },
+            {a.q, a.k, a.v}, a.out, [&] { spyre::schedule_flash_attention(a, "cpu", cores); },
             [&](const spyre::MachineDesc &m) { spyre::schedule_flash_attention(a, schedule, cores, m); });
     }
 };

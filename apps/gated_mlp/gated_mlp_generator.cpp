@@ -12,14 +12,12 @@ using namespace Halide;
 
 const spyre::gen::GeneratorInfo &info();
 
-class GatedMlpGenerator : public Generator<GatedMlpGenerator> {
+class GatedMlpGenerator : public spyre::gen::SpyreGenerator<GatedMlpGenerator> {
 public:
     GeneratorParam<int> dim{"dim", 256, 1, 1 << 20};
     GeneratorParam<int> hidden{"hidden", 1024, 1, 1 << 20};
     GeneratorParam<int> rows{"rows", 256, 1, 1 << 20};
     GeneratorParam<int> cores{"cores", 32, 1, 1 << 20};
-    GeneratorParam<std::string> schedule{"schedule", "cpu"};
-    GeneratorParam<std::string> machine{"machine", ""};
 
     Input<Buffer<>> x{"x", Float(16), 2};
     Input<Buffer<>> w1{"w1", Float(16), 2};
@@ -34,9 +32,9 @@ public:
         spyre::gen::rebind_input(k.w3, w3, k.out);
         spyre::gen::rebind_input(k.w2, w2, k.out);
         output = k.out;
-        spyre::gen::apply_schedule(
+        apply_schedule(
             info(), spyre::gen::ParamValues{{"dim", dim}, {"hidden", hidden}, {"rows", rows}, {"cores", cores}},
-            schedule, machine, {k.x, k.w1, k.w3, k.w2}, k.out, [&] { spyre::schedule_gated_mlp(k, "cpu"); },
+            {k.x, k.w1, k.w3, k.w2}, k.out, [&] { spyre::schedule_gated_mlp(k, "cpu"); },
             [&](const spyre::MachineDesc &m) { spyre::schedule_gated_mlp(k, schedule, cores, m); });
     }
 };

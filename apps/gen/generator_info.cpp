@@ -48,6 +48,22 @@ std::map<std::string, std::string> param_defaults(const GeneratorInfo &info) {
     return p;
 }
 
+GeneratorInfo rows_generator_info(const std::string &name, const std::string &description,
+                                  std::function<std::vector<std::string>()> schedules, const std::string &output_name,
+                                  const std::vector<std::string> &row_vectors) {
+    GeneratorInfo g;
+    g.name = name;
+    g.description = description;
+    g.schedules = std::move(schedules);
+    g.inputs = [row_vectors](int64_t c, int64_t r) {
+        std::vector<BufferShape> in = {{"in", {c, r}}};
+        for (const std::string &v : row_vectors) in.push_back({v, {c}});
+        return in;
+    };
+    g.output = [output_name](int64_t c, int64_t r) { return BufferShape{output_name, {c, r}}; };
+    return g;
+}
+
 Registrar::Registrar(GeneratorInfo info) {
     std::string name = info.name;
     if (info.schedules) {
@@ -59,21 +75,6 @@ Registrar::Registrar(GeneratorInfo info) {
         };
     }
     registry()[name] = std::move(info);
-}
-
-std::string &last_auto_schedule_source() {
-    static std::string source;
-    return source;
-}
-
-std::vector<std::string> &auto_free_layouts() {
-    static std::vector<std::string> names;
-    return names;
-}
-
-std::vector<DeviceLayout> &last_auto_layouts() {
-    static std::vector<DeviceLayout> layouts;
-    return layouts;
 }
 
 }  // namespace spyre::gen

@@ -59,6 +59,13 @@ struct GeneratorInfo {
     ParamValues with_defaults(const ParamValues &values) const;
 };
 
+// The info of a generator over rows of an fp16 {cols, rows} tensor (SpyreRowsGenerator): the input
+// "in" of {cols, rows}, then `row_vectors` of {cols} each (a norm's gamma and beta), and the output
+// `output_name` of {cols, rows}.
+GeneratorInfo rows_generator_info(const std::string &name, const std::string &description,
+                                  std::function<std::vector<std::string>()> schedules, const std::string &output_name,
+                                  const std::vector<std::string> &row_vectors = {});
+
 // Every registered generator, by name.
 const std::map<std::string, GeneratorInfo> &generator_infos();
 // nullptr when `name` is not registered.
@@ -70,13 +77,23 @@ struct Registrar {
     explicit Registrar(GeneratorInfo info);
 };
 
-// The C++ of the schedule the last `schedule=auto` in this process chose (spyre-gen writes it next
-// to the kernel as NAME.schedule.cpp); empty before one.
-std::string &last_auto_schedule_source();
-// The arguments whose device layouts `schedule=auto` may choose (AutoOptions::free_layouts; spyre-gen
-// --free-layouts), and the layouts the last one chose: per input, then the output (empty before one).
-std::vector<std::string> &auto_free_layouts();
-std::vector<DeviceLayout> &last_auto_layouts();
+// What a driver asks of a generator's `schedule=auto`, and what it chose, carried by the generator
+// object itself (SpyreGenerator<T> in spyre_generator.h derives from it): build_generator() sets
+// `auto_request` before it builds the pipeline and returns `auto_choice` with it.
+struct AutoRequest {
+    // The arguments whose device layouts the search may choose (AutoOptions::free_layouts; spyre-gen
+    // --free-layouts).
+    std::vector<std::string> free_layouts;
+};
+struct AutoChoice {
+    std::string schedule_source;          // the C++ of the schedule it chose (NAME.schedule.cpp)
+    std::vector<DeviceLayout> layouts;    // per input, then the output
+};
+struct SpyreGeneratorState {
+    AutoRequest auto_request;
+    AutoChoice auto_choice;  // empty unless the build ran schedule=auto
+    virtual ~SpyreGeneratorState() = default;
+};
 
 // The string GeneratorParams every Spyre generator has, with their defaults (the integer ones are
 // GeneratorInfo::integer_params()).

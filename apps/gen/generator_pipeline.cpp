@@ -5,14 +5,17 @@ namespace spyre::gen {
 using namespace Halide;
 
 BuiltGenerator build_generator(const std::string &name, const Target &target,
-                               const std::map<std::string, std::string> &params) {
+                               const std::map<std::string, std::string> &params, const AutoRequest &request) {
     BuiltGenerator b;
     GeneratorContext context(target);
     b.generator = Internal::GeneratorRegistry::create(name, context);
     Internal::GeneratorParamsMap gp;
     for (const auto &p : params) gp[p.first] = p.second;
     b.generator->set_generator_param_values(gp);
+    auto *state = dynamic_cast<SpyreGeneratorState *>(b.generator.get());
+    if (state) state->auto_request = request;
     b.pipeline = GeneratorAccess::build(*b.generator);
+    if (state) b.auto_choice = state->auto_choice;
     return b;
 }
 

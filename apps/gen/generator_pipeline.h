@@ -7,6 +7,7 @@
 #include <string>
 
 #include "Halide.h"
+#include "generator_info.h"
 
 namespace spyre::gen {
 
@@ -21,16 +22,19 @@ struct GeneratorAccess : Halide::Internal::GeneratorBase {
     }
 };
 
-// A generator instance and its built pipeline (the generator is kept alive with it).
+// A generator instance and its built pipeline (the generator is kept alive with it), and what its
+// schedule=auto chose (empty otherwise, and for a generator that is not a SpyreGenerator).
 struct BuiltGenerator {
     std::unique_ptr<Halide::Internal::GeneratorBase> generator;
     Halide::Pipeline pipeline;
+    AutoChoice auto_choice;
 };
 
 // Creates the registered generator `name` for `target`, sets `params` (GeneratorParam name ->
-// value as text) and builds its pipeline. Throws Halide::Error on an unknown generator or param.
+// value as text), hands a SpyreGenerator `request` and builds its pipeline. Throws Halide::Error on
+// an unknown generator or param.
 BuiltGenerator build_generator(const std::string &name, const Halide::Target &target,
-                               const std::map<std::string, std::string> &params);
+                               const std::map<std::string, std::string> &params, const AutoRequest &request = {});
 
 // The buffer parameters (ImageParams, a generator's Input<Buffer<>>s) that `p` reads, by name.
 // Parameter::set_buffer() on one of them is ImageParam::set(): what Pipeline::realize() reads.

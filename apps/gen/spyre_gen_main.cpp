@@ -222,7 +222,6 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
         throw Usage("generator " + generator + " has no schedule '" + schedule + "' (known: " + join(schedules) + ")");
     if (!free_layouts.empty() && schedule != "auto")
         throw Usage("--free-layouts lets schedule=auto choose layouts; schedule=" + schedule + " is a named schedule");
-    spyre::gen::auto_free_layouts() = free_layouts;
     for (const auto &d : defaults)
         if (!params.count(d.first)) params[d.first] = d.second;
     spyre::gen::ParamValues values;
@@ -257,7 +256,8 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
     }
 
     // Build the generator's pipeline, then compile it for Spyre.
-    spyre::gen::BuiltGenerator built = spyre::gen::build_generator(generator, Halide::get_host_target(), params);
+    spyre::gen::BuiltGenerator built =
+        spyre::gen::build_generator(generator, Halide::get_host_target(), params, spyre::gen::AutoRequest{free_layouts});
     Halide::Pipeline pipeline = built.pipeline;
 
     std::vector<spyre::gen::BufferShape> in_shapes = info->input_shapes(values);
@@ -277,7 +277,7 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
                                  " arguments, the generator info names " + std::to_string(args.size()));
     opt.output = spyre::TensorSpec{info->output_shape(values).shape, {}};
     // schedule=auto with --free-layouts: the layouts the search chose.
-    const std::vector<spyre::DeviceLayout> &chosen = spyre::gen::last_auto_layouts();
+    const std::vector<spyre::DeviceLayout> &chosen = built.auto_choice.layouts;
     if (schedule == "auto" && chosen.size() == opt.inputs.size() + 1) {
         for (size_t i = 0; i < opt.inputs.size(); i++) opt.inputs[i].layout = chosen[i];
         opt.output.layout = chosen.back();
@@ -324,8 +324,8 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
     r["timing"] = "timing-only simulation (modelled, loops summarised)";
     write_text(base.string() + ".json", r.dump(2) + "\n");
     // schedule=auto: the directives the autoscheduler chose, as C++ to paste into schedules/.
-    const bool auto_sched = schedule == "auto" && !spyre::gen::last_auto_schedule_source().empty();
-    if (auto_sched) write_text(base.string() + ".schedule.cpp", spyre::gen::last_auto_schedule_source());
+    const bool auto_sched = schedule == "auto" && !built.auto_choice.schedule_source.empty();
+    if (auto_sched) write_text(base.string() + ".schedule.cpp", built.auto_choice.schedule_source);
 
     std::cout << name << ": " << generator << " schedule=" << schedule << " " << shape_desc << ", "
               << program.num_cores << " core(s), LX peak " << stats.lx_peak_bytes << " B, DMA "

@@ -1,6 +1,8 @@
-// Helpers shared by the Spyre generators (apps/<name>/<name>_generator.cpp): the machine
-// description named by the `machine` GeneratorParam, and fixing a generator's buffers to their
-// device layouts when it targets Spyre. Needs Halide.h: include from generator translation units only.
+// What every Spyre generator (apps/<name>/<name>_generator.cpp) shares: the SpyreGenerator<T> base
+// with the `schedule` and `machine` GeneratorParams, and apply_schedule(), the end of generate()
+// that fixes the buffers to their device layouts and applies the named schedule, the CPU reference
+// schedule or the autoscheduler (whose choice stays on the generator: SpyreGeneratorState). Needs
+// Halide.h: include from generator translation units only.
 #pragma once
 
 #include <stdexcept>
@@ -32,14 +34,14 @@ inline void fix_device_shapes(const GeneratorInfo &info, const ParamValues &valu
     fix_device_shape(output.output_buffer(), TensorSpec{info.output_shape(values).shape, {}}, m);
 }
 
-// The same for a generator shaped by cols x rows.
 // The end of every Spyre generator's generate(): with schedule=cpu the CPU reference schedule;
 // otherwise the buffers fixed to their device layouts and the named Spyre schedule, for the
-// machine the `machine` param names.
+// machine the `machine` param names; schedule=auto records its choice in `state.auto_choice`.
 template <typename CpuSchedule, typename SpyreSchedule>
-void apply_schedule(const GeneratorInfo &info, const ParamValues &values, const std::string &schedule,
-                    const std::string &machine_path, const std::vector<Halide::ImageParam> &inputs, Halide::Func output,
-                    CpuSchedule cpu, SpyreSchedule spyre) {
+void apply_schedule(SpyreGeneratorState &state, const GeneratorInfo &info, const ParamValues &values,
+                    const std::string &schedule, const std::string &machine_path,
+                    const std::vector<Halide::ImageParam> &inputs, Halide::Func output, CpuSchedule cpu,
+                    SpyreSchedule spyre) {
     if (schedule == "cpu") return cpu();
     MachineDesc m = machine_from_param(machine_path);
     fix_device_shapes(info, values, inputs, output, m);
@@ -54,20 +56,66 @@ void apply_schedule(const GeneratorInfo &info, const ParamValues &values, const 
         AutoOptions ao;
         auto cores = values.find("cores");
         if (cores != values.end()) ao.max_cores = int(cores->second);
-        ao.free_layouts = auto_free_layouts();
+        ao.free_layouts = state.auto_request.free_layouts;
         AutoResult r = auto_schedule(output, inputs, o, ao);
-        last_auto_schedule_source() = r.cpp;
+        state.auto_choice = AutoChoice{r.cpp, {}};
         // The buffers in the layouts it chose (the caller's where it chose none).
-        last_auto_layouts().clear();
         for (size_t i = 0; i < inputs.size(); i++) {
             fix_device_shape(inputs[i], r.options.inputs[i], m);
-            last_auto_layouts().push_back(r.options.inputs[i].layout);
+            state.auto_choice.layouts.push_back(r.options.inputs[i].layout);
         }
         fix_device_shape(output.output_buffer(), r.options.output, m);
-        last_auto_layouts().push_back(r.options.output.layout);
+        state.auto_choice.layouts.push_back(r.options.output.layout);
         return;
     }
     spyre(m);
 }
+
+// The base of every Spyre generator: `class MyGenerator : public spyre::gen::SpyreGenerator<MyGenerator>`
+// declares its shape GeneratorParams and its buffers, builds its pipeline in generate() and ends it
+// with apply_schedule(info(), values, inputs, output, cpu_schedule, spyre_schedule).
+template <typename T>
+class SpyreGenerator : public Halide::Generator<T>, public SpyreGeneratorState {
+public:
+    // One of the generator's Spyre schedules, "auto", or "cpu" (the CPU reference schedule).
+    Halide::GeneratorParam<std::string> schedule{"schedule", "cpu"};
+    // A machine description file; "" is the default machine.
+    Halide::GeneratorParam<std::string> machine{"machine", ""};
+
+protected:
+    template <typename CpuSchedule, typename SpyreSchedule>
+    void apply_schedule(const GeneratorInfo &info, const ParamValues &values, const std::vector<Halide::ImageParam> &inputs,
+                        Halide::Func output, CpuSchedule cpu, SpyreSchedule spyre) {
+        gen::apply_schedule(*this, info, values, schedule, machine, inputs, output, cpu, spyre);
+    }
+};
+
+// The base of a generator over rows of an fp16 {cols, rows} tensor (softmax, layernorm, rmsnorm,
+// gelu, stencil, transpose): the cols and rows GeneratorParams, the input `in` (its first input;
+// the derived class declares any others after it) and the output. Its info is rows_generator_info.
+template <typename T>
+class SpyreRowsGenerator : public SpyreGenerator<T> {
+public:
+    Halide::GeneratorParam<int> cols{"cols", 1024, 1, 1 << 20};
+    Halide::GeneratorParam<int> rows{"rows", 512, 1, 1 << 20};
+    Halide::GeneratorInput<Halide::Buffer<>> in{"in", Halide::Float(16), 2};
+    Halide::GeneratorOutput<Halide::Buffer<>> output{"output", Halide::Float(16), 2};
+
+protected:
+    // The end of generate() for a schedules/ kernel built at cols x rows: its ImageParams
+    // (`kernel_inputs`) read the generator's `inputs` instead (rebind_input), `out` is the output,
+    // and apply_schedule schedules it.
+    template <typename CpuSchedule, typename SpyreSchedule>
+    void finish(const GeneratorInfo &info, const std::vector<Halide::ImageParam *> &kernel_inputs,
+                const std::vector<Halide::ImageParam> &inputs, Halide::Func out, CpuSchedule cpu, SpyreSchedule spyre) {
+        std::vector<Halide::ImageParam> params;
+        for (size_t i = 0; i < kernel_inputs.size(); i++) {
+            rebind_input(*kernel_inputs[i], inputs.at(i), out);
+            params.push_back(*kernel_inputs[i]);
+        }
+        output = out;
+        this->apply_schedule(info, ParamValues{{"cols", cols}, {"rows", rows}}, params, out, cpu, spyre);
+    }
+};
 
 }  // namespace spyre::gen

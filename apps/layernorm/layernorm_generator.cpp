@@ -11,26 +11,15 @@ using namespace Halide;
 
 const spyre::gen::GeneratorInfo &info();
 
-class LayernormGenerator : public Generator<LayernormGenerator> {
+class LayernormGenerator : public spyre::gen::SpyreRowsGenerator<LayernormGenerator> {
 public:
-    GeneratorParam<int> cols{"cols", 1024, 1, 1 << 20};
-    GeneratorParam<int> rows{"rows", 512, 1, 1 << 20};
-    GeneratorParam<std::string> schedule{"schedule", "cpu"};
-    GeneratorParam<std::string> machine{"machine", ""};
-
-    Input<Buffer<>> in{"in", Float(16), 2};
     Input<Buffer<>> gamma{"gamma", Float(16), 1};
     Input<Buffer<>> beta{"beta", Float(16), 1};
-    Output<Buffer<>> output{"output", Float(16), 2};
 
     void generate() {
         spyre::NormKernel k = spyre::make_norm("layernorm", cols, rows);
-        std::vector<ImageParam> inputs = {in, gamma, beta};
-        for (size_t i = 0; i < inputs.size(); i++) spyre::gen::rebind_input(k.inputs[i], inputs[i], k.out);
-        output = k.out;
-        spyre::gen::apply_schedule(
-            info(), spyre::gen::ParamValues{{"cols", cols}, {"rows", rows}}, schedule, machine, k.inputs, k.out,
-            [&] {
+        finish(
+            info(), {&k.inputs[0], &k.inputs[1], &k.inputs[2]}, {in, gamma, beta}, k.out, [&] {
                 for (auto &stat : k.stats) stat.second.compute_root();
             },
             [&](const spyre::MachineDesc &m) { spyre::schedule_norm(k, schedule, m); });
@@ -38,13 +27,10 @@ public:
 };
 
 const spyre::gen::GeneratorInfo &info() {
-    static const spyre::gen::GeneratorInfo i{
+    static const spyre::gen::GeneratorInfo i = spyre::gen::rows_generator_info(
         "layernorm",
         "layernorm over rows of an fp16 {cols, rows} tensor, gamma and beta of {cols} (schedules/norms.h)",
-        [] { return spyre::norm_schedules(); },
-        {},
-        [](int64_t c, int64_t r) { return std::vector<spyre::gen::BufferShape>{{"in", {c, r}}, {"gamma", {c}}, {"beta", {c}}}; },
-        [](int64_t c, int64_t r) { return spyre::gen::BufferShape{"layernorm", {c, r}}; }};
+        [] { return spyre::norm_schedules(); }, "layernorm", {"gamma", "beta"});
     return i;
 }
 const spyre::gen::Registrar registrar(info());

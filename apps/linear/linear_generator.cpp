@@ -13,14 +13,12 @@ using namespace Halide;
 
 const spyre::gen::GeneratorInfo &info();
 
-class LinearGenerator : public Generator<LinearGenerator> {
+class LinearGenerator : public spyre::gen::SpyreGenerator<LinearGenerator> {
 public:
     GeneratorParam<int> rows{"rows", 64, 1, 1 << 20};
     GeneratorParam<int> inner{"inner", 192, 1, 1 << 20};
     GeneratorParam<int> cols{"cols", 256, 1, 1 << 20};
     GeneratorParam<int> cores{"cores", 4, 1, 1 << 20};
-    GeneratorParam<std::string> schedule{"schedule", "cpu"};
-    GeneratorParam<std::string> machine{"machine", ""};
 
     Input<Buffer<>> x{"x", Float(16), 3};
     Input<Buffer<>> w{"w", Float(16), 2};
@@ -33,9 +31,9 @@ public:
         spyre::gen::rebind_input(k.w, w, k.out);
         spyre::gen::rebind_input(k.bias, bias, k.out);
         output = k.out;
-        spyre::gen::apply_schedule(
+        apply_schedule(
             info(), spyre::gen::ParamValues{{"rows", rows}, {"inner", inner}, {"cols", cols}, {"cores", cores}},
-            schedule, machine, {k.a, k.w, k.bias}, k.out, [&] { spyre::schedule_bmm(k, "cpu"); },
+            {k.a, k.w, k.bias}, k.out, [&] { spyre::schedule_bmm(k, "cpu"); },
             [&](const spyre::MachineDesc &m) { spyre::schedule_bmm(k, schedule, cores, m); });
     }
 };

@@ -12,14 +12,12 @@ using namespace Halide;
 
 const spyre::gen::GeneratorInfo &info();
 
-class QLinearGenerator : public Generator<QLinearGenerator> {
+class QLinearGenerator : public spyre::gen::SpyreGenerator<QLinearGenerator> {
 public:
     GeneratorParam<int> rows{"rows", 64, 1, 1 << 20};
     GeneratorParam<int> inner{"inner", 256, 1, 1 << 20};
     GeneratorParam<int> cols{"cols", 256, 1, 1 << 20};
     GeneratorParam<int> cores{"cores", 4, 1, 1 << 20};
-    GeneratorParam<std::string> schedule{"schedule", "cpu"};
-    GeneratorParam<std::string> machine{"machine", ""};
 
     Input<Buffer<>> a{"a", Float(16), 2};
     Input<Buffer<>> w{"w", Int(8), 2};
@@ -32,9 +30,9 @@ public:
         spyre::gen::rebind_input(k.w, w, k.out);
         spyre::gen::rebind_input(k.scale, scale, k.out);
         output = k.out;
-        spyre::gen::apply_schedule(
+        apply_schedule(
             info(), spyre::gen::ParamValues{{"rows", rows}, {"inner", inner}, {"cols", cols}, {"cores", cores}},
-            schedule, machine, {k.a, k.w, k.scale}, k.out, [&] { spyre::schedule_qlinear(k, "cpu"); },
+            {k.a, k.w, k.scale}, k.out, [&] { spyre::schedule_qlinear(k, "cpu"); },
             [&](const spyre::MachineDesc &m) { spyre::schedule_qlinear(k, schedule, cores, m); });
     }
 };

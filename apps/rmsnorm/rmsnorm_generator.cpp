@@ -11,26 +11,14 @@ using namespace Halide;
 
 const spyre::gen::GeneratorInfo &info();
 
-class RmsnormGenerator : public Generator<RmsnormGenerator> {
+class RmsnormGenerator : public spyre::gen::SpyreRowsGenerator<RmsnormGenerator> {
 public:
-    GeneratorParam<int> cols{"cols", 1024, 1, 1 << 20};
-    GeneratorParam<int> rows{"rows", 512, 1, 1 << 20};
-    GeneratorParam<std::string> schedule{"schedule", "cpu"};
-    GeneratorParam<std::string> machine{"machine", ""};
-
-    Input<Buffer<>> in{"in", Float(16), 2};
     Input<Buffer<>> gamma{"gamma", Float(16), 1};
-
-    Output<Buffer<>> output{"output", Float(16), 2};
 
     void generate() {
         spyre::NormKernel k = spyre::make_norm("rmsnorm", cols, rows);
-        std::vector<ImageParam> inputs = {in, gamma};
-        for (size_t i = 0; i < inputs.size(); i++) spyre::gen::rebind_input(k.inputs[i], inputs[i], k.out);
-        output = k.out;
-        spyre::gen::apply_schedule(
-            info(), spyre::gen::ParamValues{{"cols", cols}, {"rows", rows}}, schedule, machine, k.inputs, k.out,
-            [&] {
+        finish(
+            info(), {&k.inputs[0], &k.inputs[1]}, {in, gamma}, k.out, [&] {
                 for (auto &stat : k.stats) stat.second.compute_root();
             },
             [&](const spyre::MachineDesc &m) { spyre::schedule_norm(k, schedule, m); });
@@ -38,13 +26,10 @@ public:
 };
 
 const spyre::gen::GeneratorInfo &info() {
-    static const spyre::gen::GeneratorInfo i{
+    static const spyre::gen::GeneratorInfo i = spyre::gen::rows_generator_info(
         "rmsnorm",
         "rmsnorm over rows of an fp16 {cols, rows} tensor, gamma of {cols} (schedules/norms.h)",
-        [] { return spyre::norm_schedules(); },
-        {},
-        [](int64_t c, int64_t r) { return std::vector<spyre::gen::BufferShape>{{"in", {c, r}}, {"gamma", {c}}}; },
-        [](int64_t c, int64_t r) { return spyre::gen::BufferShape{"rmsnorm", {c, r}}; }};
+        [] { return spyre::norm_schedules(); }, "rmsnorm", {"gamma"});
     return i;
 }
 const spyre::gen::Registrar registrar(info());

@@ -16,13 +16,11 @@ template <spyre::RopeStyle Style>
 const spyre::gen::GeneratorInfo &info();
 
 template <spyre::RopeStyle Style>
-class RopeGeneratorOf : public Generator<RopeGeneratorOf<Style>> {
+class RopeGeneratorOf : public spyre::gen::SpyreGenerator<RopeGeneratorOf<Style>> {
 public:
     GeneratorParam<int> cols{"cols", 1024, 1, 1 << 20};
     GeneratorParam<int> rows{"rows", 512, 1, 1 << 20};
     GeneratorParam<int> head_dim{"head_dim", 64, 1, 1 << 20};
-    GeneratorParam<std::string> schedule{"schedule", "cpu"};
-    GeneratorParam<std::string> machine{"machine", ""};
 
     GeneratorInput<Buffer<>> in{"in", Float(16), 2};
     GeneratorInput<Buffer<>> cos{"cos", Float(16), 2};
@@ -35,8 +33,8 @@ public:
         spyre::gen::rebind_input(k.cos, cos, k.out);
         spyre::gen::rebind_input(k.sin, sin, k.out);
         output = k.out;
-        spyre::gen::apply_schedule(info<Style>(), values(), schedule, machine, {k.in, k.cos, k.sin}, k.out, [] {},
-                                   [&](const spyre::MachineDesc &m) { spyre::schedule_rope(k, schedule, m); });
+        this->apply_schedule(info<Style>(), values(), {k.in, k.cos, k.sin}, k.out, [] {},
+                                   [&](const spyre::MachineDesc &m) { spyre::schedule_rope(k, this->schedule, m); });
     }
 
 private:

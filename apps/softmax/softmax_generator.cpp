@@ -12,34 +12,21 @@ using namespace Halide;
 
 const spyre::gen::GeneratorInfo &info();
 
-class SoftmaxGenerator : public Generator<SoftmaxGenerator> {
+class SoftmaxGenerator : public spyre::gen::SpyreRowsGenerator<SoftmaxGenerator> {
 public:
-    GeneratorParam<int> cols{"cols", 1024, 1, 1 << 20};
-    GeneratorParam<int> rows{"rows", 512, 1, 1 << 20};
-    GeneratorParam<std::string> schedule{"schedule", "cpu"};
-    GeneratorParam<std::string> machine{"machine", ""};
-
-    Input<Buffer<>> in{"in", Float(16), 2};
-    Output<Buffer<>> output{"output", Float(16), 2};
-
     void generate() {
         spyre::SoftmaxKernel k = spyre::make_softmax(cols, rows);
-        spyre::gen::rebind_input(k.in, in, k.out);
-        output = k.out;
-        spyre::gen::apply_schedule(
-            info(), spyre::gen::ParamValues{{"cols", cols}, {"rows", rows}}, schedule, machine, {k.in}, k.out, [&] { spyre::schedule_softmax_cpu(k); },
+        finish(
+            info(), {&k.in}, {in}, k.out, [&] { spyre::schedule_softmax_cpu(k); },
             [&](const spyre::MachineDesc &m) { spyre::schedule_softmax(k, schedule, m); });
     }
 };
 
 const spyre::gen::GeneratorInfo &info() {
-    static const spyre::gen::GeneratorInfo i{
+    static const spyre::gen::GeneratorInfo i = spyre::gen::rows_generator_info(
         "softmax",
         "softmax over rows of an fp16 {cols, rows} tensor (schedules/softmax.h)",
-        [] { return spyre::softmax_schedules(); },
-        {},
-        [](int64_t c, int64_t r) { return std::vector<spyre::gen::BufferShape>{{"in", {c, r}}}; },
-        [](int64_t c, int64_t r) { return spyre::gen::BufferShape{"softmax", {c, r}}; }};
+        [] { return spyre::softmax_schedules(); }, "softmax");
     return i;
 }
 const spyre::gen::Registrar registrar(info());

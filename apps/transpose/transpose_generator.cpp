@@ -11,35 +11,27 @@ using namespace Halide;
 
 const spyre::gen::GeneratorInfo &info();
 
-class TransposeGenerator : public Generator<TransposeGenerator> {
+class TransposeGenerator : public spyre::gen::SpyreRowsGenerator<TransposeGenerator> {
 public:
-    GeneratorParam<int> cols{"cols", 1024, 1, 1 << 20};
-    GeneratorParam<int> rows{"rows", 512, 1, 1 << 20};
-    GeneratorParam<std::string> schedule{"schedule", "cpu"};
-    GeneratorParam<std::string> machine{"machine", ""};
-
-    Input<Buffer<>> in{"in", Float(16), 2};
-    Output<Buffer<>> output{"output", Float(16), 2};
-
     void generate() {
         spyre::TransposeKernel k = spyre::make_transpose(cols, rows);
-        spyre::gen::rebind_input(k.in, in, k.out);
-        output = k.out;
-        spyre::gen::apply_schedule(
-            info(), spyre::gen::ParamValues{{"cols", cols}, {"rows", rows}}, schedule, machine, {k.in}, k.out, [] {},
+        finish(
+            info(), {&k.in}, {in}, k.out, [] {},
             [&](const spyre::MachineDesc &m) { spyre::schedule_transpose(k, schedule, m); });
     }
 };
 
 const spyre::gen::GeneratorInfo &info() {
-    static const spyre::gen::GeneratorInfo i{
-        "transpose",
-        "transpose of an fp16 {cols, rows} tensor into {rows, cols}, restickified on the vector unit "
-        "(schedules/transpose.h)",
-        [] { return spyre::gen::spyre_schedules(spyre::transpose_schedules()); },
-        {},
-        [](int64_t c, int64_t r) { return std::vector<spyre::gen::BufferShape>{{"in", {c, r}}}; },
-        [](int64_t c, int64_t r) { return spyre::gen::BufferShape{"transpose", {r, c}}; }};
+    static const spyre::gen::GeneratorInfo i = [] {
+        spyre::gen::GeneratorInfo g = spyre::gen::rows_generator_info(
+            "transpose",
+            "transpose of an fp16 {cols, rows} tensor into {rows, cols}, restickified on the vector unit "
+            "(schedules/transpose.h)",
+            [] { return spyre::gen::spyre_schedules(spyre::transpose_schedules()); }, "transpose");
+        // The input's rows become sticks: {rows, cols}.
+        g.output = [](int64_t c, int64_t r) { return spyre::gen::BufferShape{"transpose", {r, c}}; };
+        return g;
+    }();
     return i;
 }
 const spyre::gen::Registrar registrar(info());
