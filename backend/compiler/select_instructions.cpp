@@ -51,7 +51,6 @@ void Selector::emit(const Stmt &s) {
         Reg c = eval(op->condition);
         b_.if_(c);
         b_.release(c);
-        if_depth_++;
         // Each branch starts from what was in flight before the IF: the then-branch's waits do not
         // run when the else-branch does.
         const PendingSet before_if = hz_.pending();
@@ -70,7 +69,6 @@ void Selector::emit(const Stmt &s) {
             // Skipped, the branch waits for nothing: what was in flight before the IF still is.
             hz_.set_pending(before_if);
         }
-        if_depth_--;
         b_.end_if();
     } else if (const Store *op = s.as<Store>()) {
         emit_nest({}, op);
@@ -165,14 +163,13 @@ void Selector::emit_carried_loop(const For *op, int64_t n, bool counted) {
 }
 
 Selector::State Selector::save_state() const {
-    return State{b_,      if_depth_, deferred_fill_stmt_, deferred_buf_, deferred_for_, vars_,
+    return State{b_,      deferred_fill_stmt_, deferred_buf_, deferred_for_, vars_,
                  parity_, skip_,     hz_.pending(),       temps_,        temp_base_,
                  temp_peak_, descs_, func_,               extents_,      spans_,   deferred_prefetch_};
 }
 
 void Selector::restore_state(const State &st) {
     b_ = st.b;
-    if_depth_ = st.if_depth;
     deferred_fill_stmt_ = st.deferred_fill_stmt;
     deferred_buf_ = st.deferred_buf;
     deferred_for_ = st.deferred_for;

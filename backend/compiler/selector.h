@@ -206,8 +206,9 @@ private:
     void emit_vector_store(const std::vector<Loop> &loops, const Store *st);
 
     static bool ends_with(const std::string &s, const std::string &suffix);
-    int if_depth_ = 0;  // IfThenElse blocks around the statement being emitted
-    std::vector<Expr> conditions_;  // their conditions (negated in an else), innermost last
+    // The conditions of the IfThenElse blocks around the statement being emitted (negated in an
+    // else), innermost last.
+    std::vector<Expr> conditions_;
 
     // C[n + ldc*m] += f32(A[k + lda*m]) * f32(B[n + ldb*k]) over loops (..., m, n, k_pe) in any order of
     // m and n: one MATMUL per iteration of the loops outside them.
@@ -276,7 +277,6 @@ private:
     // Everything instruction selection has decided so far, so that a body can be selected again.
     struct State {
         ProgramBuilder b;
-        int if_depth;
         Halide::Internal::Stmt deferred_fill_stmt;
         std::string deferred_buf;
         const Halide::Internal::For *deferred_for;
