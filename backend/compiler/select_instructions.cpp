@@ -132,7 +132,7 @@ void Selector::emit_carried_loop(const For *op, int64_t n, bool counted) {
         extents_[op->name] = n;
         emit(op->body);
     };
-    carried_depth_++;
+    Nested in_carried_loop(carried_depth_);
     const State before = save_state();
     Reg r = b_.alloc();
     body(r);
@@ -152,7 +152,6 @@ void Selector::emit_carried_loop(const For *op, int64_t n, bool counted) {
     b_.end_loop();
     vars_.erase(op->name);
     b_.release(r);
-    carried_depth_--;
     // A counted loop may run no iteration: then what was assumed in flight still is.
     if (counted) {
         PendingSet now = hz_.pending();

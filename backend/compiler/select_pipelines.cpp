@@ -229,9 +229,10 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
         // another takes its LX (which then waits for its readers); the tiles' DMAs are issued here
         // instead.
         for (size_t s : issued_here) skip_.insert(seq[s].get());
-        pipe_depth_++;
-        emit(op->body);
-        pipe_depth_--;
+        {
+            Nested in_pipeline(pipe_depth_);
+            emit(op->body);
+        }
         if (deferred_prefetch_) {  // no inner loop took it
             auto f = std::move(deferred_prefetch_);
             deferred_prefetch_ = nullptr;

@@ -86,6 +86,18 @@ inline DType dtype_of(Type t) {
     throw_error("type ", t, " has no Spyre vector form");
 }
 
+// Counts an emission around the statements emitted while it lives (the depth counters of Selector).
+class Nested {
+public:
+    explicit Nested(int &depth) : depth_(depth) { depth_++; }
+    ~Nested() { depth_--; }
+    Nested(const Nested &) = delete;
+    Nested &operator=(const Nested &) = delete;
+
+private:
+    int &depth_;
+};
+
 class Selector {
 public:
     Selector(KernelPlan &p, ProgramBuilder &b) : plan_(p), b_(b), sb_(p.machine.stick_bytes) {
@@ -270,7 +282,7 @@ private:
     // body is selected twice, the second time assuming what the first left in flight at its end.
     // `counted`: the trip count is op->extent at run time, at most n (emit_dynamic_for).
     void emit_carried_loop(const For *op, int64_t n, bool counted);
-    int carried_depth_ = 0;  // carried loops around the statement being emitted
+    int carried_depth_ = 0;  // carried loops around the statement being emitted (Nested)
     // Each carried loop selects its body twice; nests deeper than this are selected as plain loops.
     static constexpr int kMaxCarriedDepth = 3;
 
@@ -316,7 +328,7 @@ private:
     std::map<std::string, Reg> vars_;
     std::map<std::string, int> parity_;
     std::set<const void *> skip_;  // a pipelined loop's tile DMAs, issued by emit_pipeline
-    int pipe_depth_ = 0;           // pipelined loops being emitted around the current statement
+    int pipe_depth_ = 0;           // pipelined loops around the statement being emitted (Nested)
     // The enclosing pipeline's prefetch of its next iteration, issued by the pipelined loop inside
     // it, a piece per iteration of that loop (select_pipelines.cpp).
     std::function<void(const std::string &piece_var, int64_t pieces)> deferred_prefetch_;
