@@ -10,7 +10,7 @@ namespace selection {
 
 void Selector::emit_dma(const DmaCall &d, int tag, bool managed) {
     const BufferInfo &dev = plan_.buffer(d.dram);
-    func_ = dev.func;
+    st_.func = dev.func;
     int eb = dtype_bytes(dev.type);
     DmaDesc desc;
     desc.sticks = int32_t((d.run * eb + sb_ - 1) / sb_);
@@ -46,7 +46,7 @@ Lx Selector::dma_lx(const DmaCall &d, std::vector<Reg> &regs) {
 
 void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
     Scope<Interval> scope;
-    for (auto &kv : extents_) scope.push(kv.first, Interval(Expr(0), Expr(int32_t(kv.second - 1))));
+    for (auto &kv : st_.extents) scope.push(kv.first, Interval(Expr(0), Expr(int32_t(kv.second - 1))));
     int64_t extra = (d.run * eb + sb_ - 1) / sb_ * sb_;
     for (const DmaDim &dim : d.dims) extra += (dim.count - 1) * dim.dram_stride * eb;
     const int64_t image = dev.shape.empty() ? 0
@@ -72,7 +72,7 @@ void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
             lo = const_int(in.min), hi = const_int(in.max);
         }
         if (!lo || !hi) continue;
-        auto &span = spans_[{c, d.dram}];
+        auto &span = st_.spans[{c, d.dram}];
         int64_t a = *lo * eb, b2 = *hi * eb + extra;
         // Halide's bounds checks are host code the back end drops: a transfer that reaches past
         // the device image (vectors rounded up past the end of the rows) is refused here, when
@@ -96,7 +96,7 @@ void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
 }
 
 void Selector::check_spans() const {
-    for (const auto &kv : spans_) {
+    for (const auto &kv : st_.spans) {
         int64_t span = kv.second.second - kv.second.first;
         if (span > plan_.machine.max_span_bytes) {
             const BufferInfo &b = plan_.buffer(kv.first.second);
@@ -108,13 +108,13 @@ void Selector::check_spans() const {
 }
 
 int Selector::descriptor(const DmaDesc &d) {
-    for (size_t i = 0; i < descs_.size(); i++) {
-        const DmaDesc &e = descs_[i].first;
+    for (size_t i = 0; i < st_.descs.size(); i++) {
+        const DmaDesc &e = st_.descs[i].first;
         if (e.sticks == d.sticks && e.count == d.count && e.dram_stride == d.dram_stride && e.lx_stride == d.lx_stride)
-            return descs_[i].second;
+            return st_.descs[i].second;
     }
     int idx = b_.dma_desc(d);
-    descs_.push_back({d, idx});
+    st_.descs.push_back({d, idx});
     return idx;
 }
 

@@ -10,15 +10,15 @@ void Selector::run(const Stmt &s) {
     if (uses_core_id(s)) {
         Reg r = b_.alloc();
         b_.core_id(r);
-        vars_[kCoreIdVar] = r;
+        st_.vars[kCoreIdVar] = r;
     }
     emit(s);
     drain();
-    int64_t peak = temp_base_ + temp_peak_;
+    int64_t peak = temp_base_ + st_.temp_peak;
     plan_.lx_peak_bytes = std::max<int64_t>(plan_.lx_peak_bytes, peak);
     if (peak > plan_.machine.lx_usable_bytes)
         throw_error_of(ErrorKind::LxOverflow, "kernel ", plan_.kernel_name, ": LX overflow: buffers need ", temp_base_,
-                    " bytes and expression temporaries ", temp_peak_, " more, the usable LX is ",
+                    " bytes and expression temporaries ", st_.temp_peak, " more, the usable LX is ",
                     plan_.machine.lx_usable_bytes, " bytes; tile the Funcs (split) so that each step is smaller");
 }
 
@@ -34,7 +34,7 @@ void Selector::emit(const Stmt &s) {
         release_buffer(op->name);
     } else if (s.as<Free>()) {
     } else if (const Evaluate *op = s.as<Evaluate>()) {
-        if (skip_.count(op)) return;  // a pipeline issues it itself
+        if (st_.skip.count(op)) return;  // a pipeline issues it itself
         if (auto d = as_dma(s)) {
             auto shared = plan_.ring_shared_loads.find(op);
             if (shared != plan_.ring_shared_loads.end()) emit_shared_load(*d, shared->second);
@@ -51,7 +51,6 @@ void Selector::emit(const Stmt &s) {
         Reg c = eval(op->condition);
         b_.if_(c);
         b_.release(c);
-        if_depth_++;
         // Each branch starts from what was in flight before the IF: the then-branch's waits do not
         // run when the else-branch does.
         const PendingSet before_if = hz_.pending();
@@ -70,7 +69,6 @@ void Selector::emit(const Stmt &s) {
             // Skipped, the branch waits for nothing: what was in flight before the IF still is.
             hz_.set_pending(before_if);
         }
-        if_depth_--;
         b_.end_if();
     } else if (const Store *op = s.as<Store>()) {
         emit_nest({}, op);
@@ -82,7 +80,7 @@ void Selector::emit(const Stmt &s) {
 }
 
 void Selector::emit_for(const For *op) {
-    if (deferred_for_ && op != deferred_for_) flush_deferred_fill();
+    if (st_.deferred_for && op != st_.deferred_for) flush_deferred_fill();
     auto ext = const_int(op->extent);
     if (!ext) return emit_dynamic_for(op);
     if (plan_.pipelines.count(op)) return emit_pipeline(op, *ext);
@@ -103,13 +101,13 @@ void Selector::emit_for(const For *op) {
     // A general loop.
     Reg r = b_.alloc();
     b_.loop(r, int32_t(*ext));
-    vars_[op->name] = r;
-    extents_[op->name] = *ext;
+    st_.vars[op->name] = r;
+    st_.extents[op->name] = *ext;
     emit(op->body);
     drain();
     if (phased) b_.barrier();
     b_.end_loop();
-    vars_.erase(op->name);
+    st_.vars.erase(op->name);
     b_.release(r);
 }
 
@@ -130,18 +128,18 @@ void Selector::emit_carried_loop(const For *op, int64_t n, bool counted) {
         } else {
             b_.loop(r, int32_t(n));
         }
-        vars_[op->name] = r;
-        extents_[op->name] = n;
+        st_.vars[op->name] = r;
+        st_.extents[op->name] = n;
         emit(op->body);
     };
-    carried_depth_++;
-    const State before = save_state();
+    Nested in_carried_loop(carried_depth_);
+    const SelectionState before = st_;
     Reg r = b_.alloc();
     body(r);
     // Pending on LX ranges, the work left in flight is still found when the next iteration's
     // buffers take the LX of those whose scope ended.
     PendingSet assumed = hz_.pending();
-    restore_state(before);
+    st_ = before;
     // What was in flight before the loop and the first iteration waits for is waited for before
     // the loop, not in every iteration (the queries a tile's first MATMUL reads, say).
     wait(tags_not_in(entry, assumed));
@@ -152,9 +150,8 @@ void Selector::emit_carried_loop(const For *op, int64_t n, bool counted) {
     body(r);
     wait(tags_not_in(hz_.pending(), assumed));
     b_.end_loop();
-    vars_.erase(op->name);
+    st_.vars.erase(op->name);
     b_.release(r);
-    carried_depth_--;
     // A counted loop may run no iteration: then what was assumed in flight still is.
     if (counted) {
         PendingSet now = hz_.pending();
@@ -164,39 +161,13 @@ void Selector::emit_carried_loop(const For *op, int64_t n, bool counted) {
     }
 }
 
-Selector::State Selector::save_state() const {
-    return State{b_,      if_depth_, deferred_fill_stmt_, deferred_buf_, deferred_for_, vars_,
-                 parity_, skip_,     hz_.pending(),       temps_,        temp_base_,
-                 temp_peak_, descs_, func_,               extents_,      spans_,   deferred_prefetch_};
-}
-
-void Selector::restore_state(const State &st) {
-    b_ = st.b;
-    if_depth_ = st.if_depth;
-    deferred_fill_stmt_ = st.deferred_fill_stmt;
-    deferred_buf_ = st.deferred_buf;
-    deferred_for_ = st.deferred_for;
-    vars_ = st.vars;
-    parity_ = st.parity;
-    skip_ = st.skip;
-    hz_.set_pending(st.pending);
-    temps_ = st.temps;
-    temp_base_ = st.temp_base;
-    temp_peak_ = st.temp_peak;
-    descs_ = st.descs;
-    func_ = st.func;
-    extents_ = st.extents;
-    spans_ = st.spans;
-    deferred_prefetch_ = st.deferred_prefetch;
-}
-
 // A loop whose trip count depends on the loops around it (Halide tightens an RDom to its
 // predicate, e.g. the key tiles a causal query tile sees): LOOP takes the count from a register.
 // Its largest count, over the ranges of the loops around it, bounds what it reaches.
 void Selector::emit_dynamic_for(const For *op) {
     Scope<Interval> scope;
-    for (auto &[name, extent] : extents_)
-        if (vars_.count(name)) scope.push(name, Interval(Expr(int32_t(0)), Expr(int32_t(extent - 1))));
+    for (auto &[name, extent] : st_.extents)
+        if (st_.vars.count(name)) scope.push(name, Interval(Expr(int32_t(0)), Expr(int32_t(extent - 1))));
     // A core's share of a ring split that does not divide (the last cores take fewer rows, or none).
     if (!scope.contains(kCoreIdVar))
         scope.push(kCoreIdVar, Interval(Expr(int32_t(0)), Expr(int32_t(std::max(plan_.num_cores, 1) - 1))));
@@ -218,12 +189,12 @@ void Selector::emit_dynamic_for(const For *op) {
     Reg r = b_.alloc();
     b_.loop(r, 0, n);
     b_.release(n);
-    vars_[op->name] = r;
-    extents_[op->name] = std::max<int64_t>(*most, 0);
+    st_.vars[op->name] = r;
+    st_.extents[op->name] = std::max<int64_t>(*most, 0);
     emit(op->body);
     drain();
     b_.end_loop();
-    vars_.erase(op->name);
+    st_.vars.erase(op->name);
     b_.release(r);
 }
 
@@ -247,10 +218,10 @@ DeviceProgram select_instructions(const Halide::Internal::Stmt &s, KernelPlan &p
     add(output, BufferKind::Output);
     for (auto &kv : plan.buffers)
         if (kv.second.place == Place::DeviceTemp) add(kv.first, BufferKind::Temp);
-    selection::Selector sel(plan, b);
+    selection::Selector sel(plan, std::move(b));
     sel.run(s);
     sel.check_spans();
-    return b.finish();
+    return sel.finish();
 }
 
 }  // namespace spyre

@@ -56,20 +56,20 @@ bool Selector::defer_zero_fill(const Stmt &fill, const Stmt &next) {
         if (plan_.pipelines.count(f) || ends_with(f->name, kDmaPhasesSuffix)) return false;
     // Constant extents throughout (emit_for collects the whole nest) and m x n covering it.
     if (const_extent_product(ml, ml.size()) < 0 || const_extent_product(ml, ml.size() - 1) != elems) return false;
-    deferred_fill_stmt_ = fill;
-    deferred_buf_ = fs->name;
-    deferred_for_ = ml.front();
+    st_.deferred_fill_stmt = fill;
+    st_.deferred_buf = fs->name;
+    st_.deferred_for = ml.front();
     return true;
 }
 
 Stmt Selector::take_deferred_fill() {
-    Stmt fill = deferred_fill_stmt_;
-    deferred_for_ = nullptr, deferred_buf_.clear(), deferred_fill_stmt_ = Stmt();
+    Stmt fill = st_.deferred_fill_stmt;
+    st_.deferred_for = nullptr, st_.deferred_buf.clear(), st_.deferred_fill_stmt = Stmt();
     return fill;
 }
 
 void Selector::flush_deferred_fill() {
-    if (deferred_for_) emit(take_deferred_fill());
+    if (st_.deferred_for) emit(take_deferred_fill());
 }
 
 void Selector::emit_matmul(const std::vector<Loop> &loops, const Store *st) {
@@ -145,7 +145,8 @@ void Selector::emit_matmul(const std::vector<Loop> &loops, const Store *st) {
     md.m = int32_t(m_ext), md.n = int32_t(n_ext), md.k = int32_t(k_ext);
     md.lda = int32_t(lda), md.ldb = int32_t(ldb), md.ldc = int32_t(ldc);
     // The accumulator's zero fill was held back (defer_zero_fill): the one MATMUL overwrites it.
-    const bool overwrite = deferred_for_ && deferred_buf_ == st->name && first == 0 && loops.front().name == deferred_for_->name;
+    const bool overwrite = st_.deferred_for && st_.deferred_buf == st->name && first == 0 &&
+                           loops.front().name == st_.deferred_for->name;
     if (overwrite) take_deferred_fill();  // not emitted
     else flush_deferred_fill();
     int di = b_.mm_desc(md);

@@ -134,8 +134,8 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
     // With `piece_var`, piece `piece_var` of `pieces` of each load (dma_piece), or the whole load
     // at piece 0 when it does not divide.
     auto issue_loads = [&](Reg at, int parity, const std::string &piece_var = "", int64_t pieces = 1) {
-        vars_[op->name] = at;
-        for (const std::string &t : doubled) parity_[t] = parity;
+        st_.vars[op->name] = at;
+        for (const std::string &t : doubled) st_.parity[t] = parity;
         if (!piece_var.empty() && pieces > 1) {
             for (const DmaCall &d : loads) {
                 reload(d);
@@ -144,7 +144,7 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
                     continue;
                 }
                 Reg first = b_.alloc();
-                b_.op3(Opcode::CMPEQ, first, vars_.at(piece_var), kZero);
+                b_.op3(Opcode::CMPEQ, first, st_.vars.at(piece_var), kZero);
                 b_.if_(first);
                 emit_dma(d, load_tag[parity], true);
                 b_.end_if();
@@ -168,12 +168,12 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
             b_.end_if();
         }
     };
-    extents_[op->name] = n;
+    st_.extents[op->name] = n;
     // The enclosing pipeline's next loads, in pieces, one per iteration of this loop after this
     // loop's own next tile: a core's loads run in order, and this loop's tiles would otherwise wait
     // behind the whole of them.
-    std::function<void(const std::string &, int64_t)> outer_loads = std::move(deferred_prefetch_);
-    deferred_prefetch_ = nullptr;
+    std::function<void(const std::string &, int64_t)> outer_loads = std::move(st_.deferred_prefetch);
+    st_.deferred_prefetch = nullptr;
     b_.li(i, 0);
     issue_loads(i, 0);
     b_.loop(pair, int32_t((n + 1) / 2));
@@ -205,14 +205,14 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
             b_.if_(cond);
             issue_loads(next, 1 - p, piece_var, pieces);
             b_.end_if();
-            vars_[op->name] = i;
-            for (const std::string &t : doubled) parity_[t] = p;
+            st_.vars[op->name] = i;
+            for (const std::string &t : doubled) st_.parity[t] = p;
         };
         // Around a pipelined loop, that loop issues the next iteration's loads (outer_loads above).
-        if (!loads.empty() && inner) deferred_prefetch_ = prefetch;
+        if (!loads.empty() && inner) st_.deferred_prefetch = prefetch;
         else if (!loads.empty()) prefetch("", 1);
-        vars_[op->name] = i;
-        for (const std::string &t : doubled) parity_[t] = p;
+        st_.vars[op->name] = i;
+        for (const std::string &t : doubled) st_.parity[t] = p;
         if (outer_loads) outer_loads(op->name, n);
         if (share) {
             // The shared tiles go on as soon as they arrive, before this core's own tiles do: the
@@ -228,16 +228,17 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
         // The body in its own structure, so that a buffer allocated inside it is released before
         // another takes its LX (which then waits for its readers); the tiles' DMAs are issued here
         // instead.
-        for (size_t s : issued_here) skip_.insert(seq[s].get());
-        pipe_depth_++;
-        emit(op->body);
-        pipe_depth_--;
-        if (deferred_prefetch_) {  // no inner loop took it
-            auto f = std::move(deferred_prefetch_);
-            deferred_prefetch_ = nullptr;
+        for (size_t s : issued_here) st_.skip.insert(seq[s].get());
+        {
+            Nested in_pipeline(pipe_depth_);
+            emit(op->body);
+        }
+        if (st_.deferred_prefetch) {  // no inner loop took it
+            auto f = std::move(st_.deferred_prefetch);
+            st_.deferred_prefetch = nullptr;
             f("", 1);
         }
-        for (const Stmt &st : seq) skip_.erase(st.get());
+        for (const Stmt &st : seq) st_.skip.erase(st.get());
         drain_own();
         if (phased) {
             if (!loads.empty()) b_.wait(1u << load_tag[1 - p]);  // the next iteration's loads
@@ -252,8 +253,8 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
     }
     b_.end_loop();
     b_.wait((1u << store_tag[0]) | (1u << store_tag[1]) | forward_tags);
-    for (const std::string &t : doubled) parity_.erase(t);
-    vars_.erase(op->name);
+    for (const std::string &t : doubled) st_.parity.erase(t);
+    st_.vars.erase(op->name);
     for (Reg r : {i, next, pair, cond}) b_.release(r);
     if (n % 2) b_.release(guard);
     if (share) {

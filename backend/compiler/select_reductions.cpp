@@ -93,7 +93,7 @@ void Selector::emit_reduction(const std::vector<Loop> &loops, const Store *st, c
 
 void Selector::emit_ring_reduce(const RingReduceCall &rr) {
     const BufferInfo &bi = plan_.buffer(rr.lx);
-    func_ = bi.func;
+    st_.func = bi.func;
     drain();
     Operand o;
     o.type = bi.type;

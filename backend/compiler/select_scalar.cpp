@@ -12,8 +12,8 @@ Reg Selector::eval(const Expr &e0) {
         return r;
     }
     if (const Variable *v = e.as<Variable>()) {
-        auto it = vars_.find(v->name);
-        if (it == vars_.end())
+        auto it = st_.vars.find(v->name);
+        if (it == st_.vars.end())
             throw_error("kernel ", plan_.kernel_name, ": the device code needs '", v->name,
                         "', which is not known at compile time (buffer metadata or a parameter); shapes and "
                         "parameters must be fixed when compiling for Spyre");
@@ -85,8 +85,8 @@ int32_t Selector::lx_base(const std::string &name) {
     const BufferInfo &bi = plan_.buffer(name);
     if (bi.place != Place::LX) throw_internal("kernel ", plan_.kernel_name, ": internal: ", name, " is not in LX");
     int32_t off = bi.lx_offset;
-    auto it = parity_.find(name);
-    if (it != parity_.end() && it->second) off += int32_t((bi.bytes() + sb_ - 1) / sb_ * sb_);
+    auto it = st_.parity.find(name);
+    if (it != st_.parity.end() && it->second) off += int32_t((bi.bytes() + sb_ - 1) / sb_ * sb_);
     return off;
 }
 

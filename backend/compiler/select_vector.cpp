@@ -14,16 +14,16 @@ int64_t Selector::sticks_per_group(const Domain &d, DType t) const {
 Operand Selector::new_temp(DType t, int64_t bytes) {
     bytes = (bytes + sb_ - 1) / sb_ * sb_;
     // First fit among free slots, else a new slot on top.
-    for (size_t i = 0; i < temps_.size(); i++) {
-        if (!temps_[i].used && temps_[i].bytes >= bytes) {
-            temps_[i].used = true;
+    for (size_t i = 0; i < st_.temps.size(); i++) {
+        if (!st_.temps[i].used && st_.temps[i].bytes >= bytes) {
+            st_.temps[i].used = true;
             return temp_operand(int(i), t);
         }
     }
-    int64_t top = temps_.empty() ? 0 : temps_.back().offset + temps_.back().bytes;
-    temps_.push_back(TempSlot{top, bytes, true});
-    temp_peak_ = std::max(temp_peak_, top + bytes);
-    return temp_operand(int(temps_.size()) - 1, t);
+    int64_t top = st_.temps.empty() ? 0 : st_.temps.back().offset + st_.temps.back().bytes;
+    st_.temps.push_back(TempSlot{top, bytes, true});
+    st_.temp_peak = std::max(st_.temp_peak, top + bytes);
+    return temp_operand(int(st_.temps.size()) - 1, t);
 }
 
 Operand Selector::temp_operand(int slot, DType t) {
@@ -31,14 +31,14 @@ Operand Selector::temp_operand(int slot, DType t) {
     o.kind = Operand::Vec;
     o.type = t;
     o.buf = "$temp";  // tracked like a buffer: the PE array reads restickified operands from it
-    o.base = int32_t(temp_base_ + temps_[slot].offset);
+    o.base = int32_t(temp_base_ + st_.temps[slot].offset);
     o.index = Expr(0);
     o.temp = slot;
     return o;
 }
 
 void Selector::free_temp(const Operand &o) {
-    if (o.temp >= 0) temps_[o.temp].used = false;
+    if (o.temp >= 0) st_.temps[o.temp].used = false;
 }
 
 void Selector::vinstr(Opcode op, DType t, const Operand &dst, const Operand *a, const Operand *b2, int64_t sticks,
@@ -65,7 +65,7 @@ void Selector::vinstr(Opcode op, DType t, const Operand &dst, const Operand *a, 
         auto d = const_int(simplify(o->index - dst.index));
         const int64_t span = sticks * groups * plan_.lanes(dst.type);
         if (d && *d != 0 && std::llabs(*d) < span)
-            internal("internal: a vector step reads " + func_.substr(0, func_.find('$')) +
+            internal("internal: a vector step reads " + st_.func.substr(0, st_.func.find('$')) +
                         " where it also writes it (an update reading values that an earlier iteration of its loop "
                         "wrote, merged into one instruction)");
     }
@@ -118,7 +118,7 @@ Operand Selector::shifted_load(const ShiftCall &s, const Domain &d, const Operan
     int32_t shift = s.shift;
     {
         Scope<Interval> scope;
-        for (auto &kv : extents_) scope.push(kv.first, Interval(Expr(0), Expr(int32_t(kv.second - 1))));
+        for (auto &kv : st_.extents) scope.push(kv.first, Interval(Expr(0), Expr(int32_t(kv.second - 1))));
         Interval b = bounds_of_expr_in_scope(src.index, scope);
         std::optional<int64_t> first = b.has_lower_bound() ? const_int(simplify(b.min)) : std::nullopt;
         // (An LX index is far inside int32; past a quarter of it the read is left as it is, and
@@ -144,11 +144,11 @@ Operand Selector::shifted_load(const ShiftCall &s, const Domain &d, const Operan
 }
 
 void Selector::unsupported(const std::string &what) const {
-    throw_error("Func ", func_, ": ", what);
+    throw_error("Func ", st_.func, ": ", what);
 }
 
 void Selector::internal(const std::string &what) const {
-    throw_internal("Func ", func_, ": ", what);
+    throw_internal("Func ", st_.func, ": ", what);
 }
 
 Operand Selector::load(const Load *op, const Domain &d) {
@@ -344,7 +344,7 @@ Operand Selector::result_for(const Domain &d, DType t, const Operand *into, std:
     if (into) return *into;
     for (const Operand *r : reuse)
         if (r && r->temp >= 0 && r->type == t && r->kind == Operand::Vec &&
-            temps_[r->temp].bytes >= sticks_per_group(d, t) * d.groups * sb_)
+            st_.temps[r->temp].bytes >= sticks_per_group(d, t) * d.groups * sb_)
             return *r;
     return new_temp(t, sticks_per_group(d, t) * d.groups * sb_);
 }
@@ -628,8 +628,8 @@ void Selector::emit_loops(const std::vector<Loop> &loops, size_t n, const std::f
         Reg r = b_.alloc();
         regs.push_back(r);
         b_.loop(r, int32_t(loops[i].extent));
-        vars_[loops[i].name] = r;
-        extents_[loops[i].name] = loops[i].extent;
+        st_.vars[loops[i].name] = r;
+        st_.extents[loops[i].name] = loops[i].extent;
     }
     inner();
     for (size_t i = n; i-- > 0;) {
@@ -637,13 +637,13 @@ void Selector::emit_loops(const std::vector<Loop> &loops, size_t n, const std::f
         // device keeps no unbounded list of unwaited operations.
         drain();
         b_.end_loop();
-        vars_.erase(loops[i].name);
+        st_.vars.erase(loops[i].name);
         b_.release(regs[i]);
     }
 }
 
 void Selector::emit_nest(const std::vector<Loop> &loops, const Store *st) {
-    func_ = plan_.has(st->name) ? plan_.buffer(st->name).func : st->name;
+    st_.func = plan_.has(st->name) ? plan_.buffer(st->name).func : st->name;
     if (!plan_.has(st->name) || plan_.buffer(st->name).place != Place::LX)
         internal("internal: store to " + st->name + " was not staged into LX");
     if (!is_const_one(st->predicate)) unsupported("predicated stores have no Spyre form");
@@ -659,7 +659,7 @@ void Selector::emit_nest(const std::vector<Loop> &loops, const Store *st) {
         // The reduction loop's values are computed together, before any is accumulated: a value
         // that reads the accumulator's buffer would miss what the loop accumulates (carried_reads.h).
         if (reads_buffer(red->value, st->name))
-            unsupported("its update reads " + func_ + " inside its reduction over loop " +
+            unsupported("its update reads " + st_.func + " inside its reduction over loop " +
                         user_loop_name(loops.back().name) + ", besides the element it accumulates into; the "
                         "vector unit reduces the loop's values together and cannot feed a partial result back "
                         "into them");
@@ -799,16 +799,16 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
     Domain d = domain(loops.size(), true, k);
     const size_t mark = b_.size();
     const PendingSet pending = hz_.pending();
-    const int64_t peak = temp_peak_;
+    const int64_t peak = st_.temp_peak;
     emit_step(d, k);
     size_t lanes = d.lane.size();
     bool grouped = d.groups > 1;
-    while (temp_base_ + temp_peak_ > plan_.machine.lx_usable_bytes && (grouped || lanes > 0)) {
+    while (temp_base_ + st_.temp_peak > plan_.machine.lx_usable_bytes && (grouped || lanes > 0)) {
         if (grouped) grouped = false;
         else lanes--;
         b_.truncate(mark);
         hz_.set_pending(pending);
-        temp_peak_ = peak;
+        st_.temp_peak = peak;
         d = domain(lanes, grouped, k);
         emit_step(d, k);
     }
@@ -850,7 +850,7 @@ void Selector::emit_element_store(const std::vector<Loop> &loops, const Store *s
     }
     // No loop over consecutive elements: one element (a stick whose other lanes must be free).
     if (d.lane.empty() && carried)
-        unsupported("its update reads " + func_ + " where the previous iterations of loop " +
+        unsupported("its update reads " + st_.func + " where the previous iterations of loop " +
                     user_loop_name(loops[k - 1].name) + " wrote it, along its stick dimension (a scan along the "
                     "elements of a stick): the vector unit computes a stick's elements together and cannot carry "
                     "a value from one element to the next; scan along another dimension (the rows), e.g. over the "
@@ -882,7 +882,7 @@ void Selector::emit_element_store(const std::vector<Loop> &loops, const Store *s
 }
 
 void Selector::reset_temps() {
-    for (TempSlot &t : temps_) t.used = false;
+    for (TempSlot &t : st_.temps) t.used = false;
 }
 
 }  // namespace selection

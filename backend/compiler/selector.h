@@ -1,10 +1,11 @@
-// Instruction selection's working state, shared by the files that hold its concerns: one Selector
+// Instruction selection, shared by the files that hold its concerns: one Selector
 // per kernel walks the final Stmt (select_instructions.cpp) and emits scalar code and addresses
 // (select_scalar.cpp), waits for hazards between engine queues (select_hazards.cpp), vector
 // expressions, temporaries and loop nests (select_vector.cpp), masks by lane index
 // (select_masks.cpp), MATMUL (select_matmul.cpp),
 // reductions (select_reductions.cpp), DMA (select_dma.cpp) and double-buffered, ring-shared loops
-// (select_pipelines.cpp). Internal to the pass: its one entry point is select_instructions.h.
+// (select_pipelines.cpp). What it has decided so far is one value, SelectionState
+// (selection_state.h). Internal to the pass: its one entry point is select_instructions.h.
 #pragma once
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "map_cores.h"
 #include "plan_pipelines.h"
 #include "select_instructions.h"
+#include "selection_state.h"
 #include "spyre_intrinsics.h"
 
 namespace spyre {
@@ -86,13 +88,27 @@ inline DType dtype_of(Type t) {
     throw_error("type ", t, " has no Spyre vector form");
 }
 
+// Counts an emission around the statements emitted while it lives (the depth counters of Selector).
+class Nested {
+public:
+    explicit Nested(int &depth) : depth_(depth) { depth_++; }
+    ~Nested() { depth_--; }
+    Nested(const Nested &) = delete;
+    Nested &operator=(const Nested &) = delete;
+
+private:
+    int &depth_;
+};
+
 class Selector {
 public:
-    Selector(KernelPlan &p, ProgramBuilder &b) : plan_(p), b_(b), sb_(p.machine.stick_bytes) {
-        temp_base_ = int32_t((plan_.lx_peak_bytes + sb_ - 1) / sb_ * sb_);
-    }
+    // `b` holds the kernel's buffers; the selector emits its code into it (finish() returns the program).
+    Selector(KernelPlan &p, ProgramBuilder b)
+        : plan_(p), sb_(p.machine.stick_bytes), temp_base_(int32_t((p.lx_peak_bytes + sb_ - 1) / sb_ * sb_)),
+          st_(std::move(b)) {}
 
     void run(const Stmt &s);
+    DeviceProgram finish() { return b_.finish(); }
 
 private:
     // ---------------------------------------------------------------- scalar code
@@ -206,19 +222,12 @@ private:
     void emit_vector_store(const std::vector<Loop> &loops, const Store *st);
 
     static bool ends_with(const std::string &s, const std::string &suffix);
-    int if_depth_ = 0;  // IfThenElse blocks around the statement being emitted
-    std::vector<Expr> conditions_;  // their conditions (negated in an else), innermost last
 
     // C[n + ldc*m] += f32(A[k + lda*m]) * f32(B[n + ldb*k]) over loops (..., m, n, k_pe) in any order of
     // m and n: one MATMUL per iteration of the loops outside them.
     void emit_matmul(const std::vector<Loop> &loops, const Store *st);
 
-    // A matmul accumulator's zero fill right before the matmul nest that writes all of it: held
-    // back so that the MATMUL overwrites instead of accumulating (one vector pass over the tile
-    // saved). Emitted as it is if anything else comes first.
-    Halide::Internal::Stmt deferred_fill_stmt_;
-    std::string deferred_buf_;
-    const Halide::Internal::For *deferred_for_ = nullptr;
+    // A matmul accumulator's zero fill (SelectionState::deferred_fill_stmt), held back for the nest.
     bool defer_zero_fill(const Halide::Internal::Stmt &fill, const Halide::Internal::Stmt &next);
     Halide::Internal::Stmt take_deferred_fill();  // and forget it
     void flush_deferred_fill();                   // emit it, if one is held
@@ -257,11 +266,6 @@ private:
     // ---------------------------------------------------------------- statements
     void emit(const Stmt &s);
 
-    struct TempSlot {
-        int64_t offset, bytes;
-        bool used;
-    };
-
     void emit_for(const For *op);
     void emit_dynamic_for(const For *op);
 
@@ -269,32 +273,8 @@ private:
     // body is selected twice, the second time assuming what the first left in flight at its end.
     // `counted`: the trip count is op->extent at run time, at most n (emit_dynamic_for).
     void emit_carried_loop(const For *op, int64_t n, bool counted);
-    int carried_depth_ = 0;  // carried loops around the statement being emitted
     // Each carried loop selects its body twice; nests deeper than this are selected as plain loops.
     static constexpr int kMaxCarriedDepth = 3;
-
-    // Everything instruction selection has decided so far, so that a body can be selected again.
-    struct State {
-        ProgramBuilder b;
-        int if_depth;
-        Halide::Internal::Stmt deferred_fill_stmt;
-        std::string deferred_buf;
-        const Halide::Internal::For *deferred_for;
-        std::map<std::string, Reg> vars;
-        std::map<std::string, int> parity;
-        std::set<const void *> skip;
-        PendingSet pending;
-        std::vector<TempSlot> temps;
-        int32_t temp_base;
-        int64_t temp_peak;
-        std::vector<std::pair<DmaDesc, int>> descs;
-        std::string func;
-        std::map<std::string, int64_t> extents;
-        std::map<std::pair<int, std::string>, std::pair<int64_t, int64_t>> spans;
-        std::function<void(const std::string &, int64_t)> deferred_prefetch;
-    };
-    State save_state() const;
-    void restore_state(const State &st);
 
     // Double-buffered loop: loads for the next iteration are issued before this one computes.
     void emit_pipeline(const For *op, int64_t n);
@@ -309,26 +289,29 @@ private:
     // contiguous.
     void emit_ring_tile(const DmaCall &d, int tag, bool send);
 
-
+    // Constant during selection (run() writes the LX peak into the plan once it is done).
     KernelPlan &plan_;
-    ProgramBuilder &b_;
-    int64_t sb_;
-    std::map<std::string, Reg> vars_;
-    std::map<std::string, int> parity_;
-    std::set<const void *> skip_;  // a pipelined loop's tile DMAs, issued by emit_pipeline
-    int pipe_depth_ = 0;           // pipelined loops being emitted around the current statement
-    // The enclosing pipeline's prefetch of its next iteration, issued by the pipelined loop inside
-    // it, a piece per iteration of that loop (select_pipelines.cpp).
-    std::function<void(const std::string &piece_var, int64_t pieces)> deferred_prefetch_;
-    HazardTracker hz_{b_};
-    std::map<std::string, int> buffer_ids_;  // the tracker's indices of buffers outside LX
-    std::vector<TempSlot> temps_;
-    int32_t temp_base_ = 0;
-    int64_t temp_peak_ = 0;
-    std::vector<std::pair<DmaDesc, int>> descs_;
-    std::string func_;
-    std::map<std::string, int64_t> extents_;
-    std::map<std::pair<int, std::string>, std::pair<int64_t, int64_t>> spans_;
+    const int64_t sb_;
+    const int32_t temp_base_;  // where the expression temporaries start in LX, above the buffers
+
+    // What selection has decided so far (selection_state.h): saved and restored as one value.
+    SelectionState st_;
+    // st_'s builder and tracker by the short names every emission uses (st_ is assigned, never
+    // replaced, so these stay bound to it).
+    ProgramBuilder &b_ = st_.out.b;
+    HazardTracker &hz_ = st_.out.hz;
+
+    // Scoped around an emission: a body selected twice leaves every scope it enters, so these are
+    // the same whenever st_ is saved and restored, and need no place in it.
+    int pipe_depth_ = 0;     // pipelined loops around the statement being emitted (Nested)
+    int carried_depth_ = 0;  // carried loops around it (Nested)
+    // The conditions of the IfThenElse blocks around it (negated in an else), innermost last.
+    std::vector<Expr> conditions_;
+
+    // The tracker's indices of buffers outside LX. Not restored with st_: an index only ever gets
+    // added, and the work a carried loop assumes in flight, kept across a restore, names buffers
+    // by the indices the first selection gave them.
+    std::map<std::string, int> buffer_ids_;
 };
 
 }  // namespace selection
