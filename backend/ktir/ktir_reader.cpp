@@ -6,17 +6,15 @@
 #include <sstream>
 
 #include "device/error.h"
-#include "ktir_lexer.h"
+#include "ktir_parser.h"
 
 namespace spyre::ktir {
 
+namespace parsing {
+
 namespace {
 
-using parsing::parse_i64;
-using parsing::Token;
-
 constexpr int64_t kMaxExtent = int64_t(1) << 31;
-constexpr size_t kMaxRank = 8;
 
 Type index_type() {
     Type t;
@@ -25,971 +23,963 @@ Type index_type() {
     return t;
 }
 
-class Reader : public parsing::TokenCursor {
-public:
-    explicit Reader(const std::string &src) : TokenCursor(src) {}
+}  // namespace
 
-    Module module() {
-        Module m;
-        while (!at_eof()) {
-            if (peek().kind == Token::Hash && peek(1).text == "=") {
-                alias_def(true);
-            } else if (peek().kind == Token::Bang && peek(1).text == "=") {
-                alias_def(false);
-            } else if (is_word("module")) {
+Module Parser::module() {
+    Module m;
+    while (!at_eof()) {
+        if (peek().kind == Token::Hash && peek(1).text == "=") {
+            alias_def(true);
+        } else if (peek().kind == Token::Bang && peek(1).text == "=") {
+            alias_def(false);
+        } else if (is_word("module")) {
+            next();
+            if (peek().kind == Token::Sym) next();
+            if (is_word("attributes")) {
                 next();
-                if (peek().kind == Token::Sym) next();
-                if (is_word("attributes")) {
-                    next();
-                    attr_dict();
-                }
-                expect("{");
-                while (!is_punct("}")) {
-                    if (at_eof()) fail("module is not closed by '}'");
-                    if (peek().kind == Token::Hash && peek(1).text == "=") alias_def(true);
-                    else m.funcs.push_back(function());
-                }
-                next();
-                skip_loc();
-            } else if (is_word("func.func")) {
-                m.funcs.push_back(function());
-            } else {
-                fail("expected 'module', 'func.func' or an alias definition, found '" + peek().text + "'");
+                attr_dict();
             }
-        }
-        return m;
-    }
-
-private:
-    // ------------------------------------------------------------------ aliases
-    void alias_def(bool attr) {
-        std::string name = next().text;
-        expect("=");
-        if (attr) {
-            attr_aliases_[name] = attribute();
+            expect("{");
+            while (!is_punct("}")) {
+                if (at_eof()) fail("module is not closed by '}'");
+                if (peek().kind == Token::Hash && peek(1).text == "=") alias_def(true);
+                else m.funcs.push_back(function());
+            }
+            next();
+            skip_loc();
+        } else if (is_word("func.func")) {
+            m.funcs.push_back(function());
         } else {
-            type_aliases_[name] = type();
+            fail("expected 'module', 'func.func' or an alias definition, found '" + peek().text + "'");
         }
     }
+    return m;
+}
 
-    // ------------------------------------------------------------------ types
-    static bool elem_type(const std::string &w, Type *t) {
-        if (w == "index") {
-            t->kind = Type::Index;
-            t->bits = 64;
-            return true;
-        }
-        if (w.size() > 1 && (w[0] == 'i' || w[0] == 'f' || w[0] == 'u' || w[0] == 's') &&
-            w.find_first_not_of("0123456789", w[0] == 's' || w[0] == 'u' ? 2 : 1) == std::string::npos) {
-            size_t at = 1;
-            if (w[0] == 's' || w[0] == 'u') {
-                if (w[1] != 'i') return false;
-                at = 2;
-            }
-            if (at >= w.size()) return false;
-            int64_t b;
-            if (!parse_i64(w.substr(at), &b) || b <= 0 || b > 64) return false;
-            t->kind = w[0] == 'f' ? Type::Float : Type::Int;
-            t->bits = int(b);
-            return true;
-        }
-        if (w == "bf16") {
-            t->kind = Type::Float;
-            t->bits = -16;  // marks bfloat16, which no device type holds
-            return true;
-        }
-        return false;
+void Parser::alias_def(bool attr) {
+    std::string name = next().text;
+    expect("=");
+    if (attr) {
+        attr_aliases_[name] = attribute();
+    } else {
+        type_aliases_[name] = type();
     }
+}
 
-    // dims 'x' element, from the text of a shaped type's body.
-    Type shaped(Type::Kind kind, const std::string &body0, int at) {
-        auto fail = [at](const std::string &m) { fail_at(at, m); };
-        std::string body = body0;
-        size_t comma = body.find(',');  // memref layout / memory space: ignored
-        if (comma != std::string::npos) body = body.substr(0, comma);
-        std::string b;
-        for (char c : body)
-            if (!std::isspace((unsigned char)c)) b += c;
-        Type t;
-        t.kind = kind;
-        size_t i = 0;
-        while (i < b.size() && (std::isdigit((unsigned char)b[i]) || b[i] == '?')) {
-            if (b[i] == '?') fail("dynamic dimension '?' in type '" + body0 + "' is not supported");
-            size_t j = i;
-            while (j < b.size() && std::isdigit((unsigned char)b[j])) j++;
-            if (j >= b.size() || b[j] != 'x') break;  // a bare number is the element type (error below)
-            int64_t v;
-            if (!parse_i64(b.substr(i, j - i), &v) || v >= kMaxExtent)
-                fail("dimension '" + b.substr(i, j - i) + "' in type '" + body0 + "' is too large");
-            t.shape.push_back(v);
-            if (t.shape.size() > kMaxRank) fail("type '" + body0 + "' has more than 8 dimensions");
-            i = j + 1;
-        }
-        Type e;
-        if (!elem_type(b.substr(i), &e)) fail("unknown element type '" + b.substr(i) + "' in '" + body0 + "'");
-        if (kind == Type::Tile && e.kind != Type::Index) fail("access tile type '" + body0 + "' must hold index");
-        t.elem = e.kind;
-        t.bits = e.bits;
-        return t;
+bool Parser::elem_type(const std::string &w, Type *t) {
+    if (w == "index") {
+        t->kind = Type::Index;
+        t->bits = 64;
+        return true;
     }
+    if (w.size() > 1 && (w[0] == 'i' || w[0] == 'f' || w[0] == 'u' || w[0] == 's') &&
+        w.find_first_not_of("0123456789", w[0] == 's' || w[0] == 'u' ? 2 : 1) == std::string::npos) {
+        size_t at = 1;
+        if (w[0] == 's' || w[0] == 'u') {
+            if (w[1] != 'i') return false;
+            at = 2;
+        }
+        if (at >= w.size()) return false;
+        int64_t b;
+        if (!parse_i64(w.substr(at), &b) || b <= 0 || b > 64) return false;
+        t->kind = w[0] == 'f' ? Type::Float : Type::Int;
+        t->bits = int(b);
+        return true;
+    }
+    if (w == "bf16") {
+        t->kind = Type::Float;
+        t->bits = -16;  // marks bfloat16, which no device type holds
+        return true;
+    }
+    return false;
+}
 
-    Type type() {
-        DepthGuard g(depth_, *this);
-        const Token &t = peek();
-        const int at = t.line;
-        if (t.kind == Token::Bang) {
-            std::string name = t.text;
-            next();
-            if (name == "ktdp.tile" || name == "ktdp.access_tile") return shaped(Type::Tile, angle_body(), at);
-            auto it = type_aliases_.find(name);
-            if (it != type_aliases_.end()) return it->second;
-            fail("unknown type '!" + name + "'");
-        }
-        if (t.kind == Token::Word) {
-            std::string w = t.text;
-            next();
-            if (w == "tensor") return shaped(Type::Tensor, angle_body(), at);
-            if (w == "memref") return shaped(Type::MemRef, angle_body(), at);
-            if (w == "vector") fail("vector types are not supported");
-            Type s;
-            if (elem_type(w, &s)) return s;
-            fail("unknown type '" + w + "'");
-        }
-        if (t.kind == Token::Punct && t.text == "<") {
-            // MLIR prints a dialect's own type without its name where the op's format fixes the
-            // dialect (`ktdp.load %t : <1x64xindex> -> ...`); in ktdp that is the access tile.
-            return shaped(Type::Tile, angle_body(), at);
-        }
-        if (t.kind == Token::Punct && t.text == "(") {  // a function type in generic form: (a, b) -> c
-            fail("expected a type, found '('");
-        }
-        fail("expected a type, found " + describe(t));
+Type Parser::shaped(Type::Kind kind, const std::string &body0, int at) {
+    auto fail = [at](const std::string &m) { fail_at(at, m); };
+    std::string body = body0;
+    size_t comma = body.find(',');  // memref layout / memory space: ignored
+    if (comma != std::string::npos) body = body.substr(0, comma);
+    std::string b;
+    for (char c : body)
+        if (!std::isspace((unsigned char)c)) b += c;
+    Type t;
+    t.kind = kind;
+    size_t i = 0;
+    while (i < b.size() && (std::isdigit((unsigned char)b[i]) || b[i] == '?')) {
+        if (b[i] == '?') fail("dynamic dimension '?' in type '" + body0 + "' is not supported");
+        size_t j = i;
+        while (j < b.size() && std::isdigit((unsigned char)b[j])) j++;
+        if (j >= b.size() || b[j] != 'x') break;  // a bare number is the element type (error below)
+        int64_t v;
+        if (!parse_i64(b.substr(i, j - i), &v) || v >= kMaxExtent)
+            fail("dimension '" + b.substr(i, j - i) + "' in type '" + body0 + "' is too large");
+        t.shape.push_back(v);
+        if (t.shape.size() > kMaxRank) fail("type '" + body0 + "' has more than 8 dimensions");
+        i = j + 1;
     }
-    std::vector<Type> type_list() {
-        std::vector<Type> v;
-        if (accept("(")) {
-            if (!accept(")")) {
-                do v.push_back(type());
-                while (accept(","));
-                expect(")");
-            }
-            return v;
+    Type e;
+    if (!elem_type(b.substr(i), &e)) fail("unknown element type '" + b.substr(i) + "' in '" + body0 + "'");
+    if (kind == Type::Tile && e.kind != Type::Index) fail("access tile type '" + body0 + "' must hold index");
+    t.elem = e.kind;
+    t.bits = e.bits;
+    return t;
+}
+
+Type Parser::type() {
+    DepthGuard g(depth_, *this);
+    const Token &t = peek();
+    const int at = t.line;
+    if (t.kind == Token::Bang) {
+        std::string name = t.text;
+        next();
+        if (name == "ktdp.tile" || name == "ktdp.access_tile") return shaped(Type::Tile, angle_body(), at);
+        auto it = type_aliases_.find(name);
+        if (it != type_aliases_.end()) return it->second;
+        fail("unknown type '!" + name + "'");
+    }
+    if (t.kind == Token::Word) {
+        std::string w = t.text;
+        next();
+        if (w == "tensor") return shaped(Type::Tensor, angle_body(), at);
+        if (w == "memref") return shaped(Type::MemRef, angle_body(), at);
+        if (w == "vector") fail("vector types are not supported");
+        Type s;
+        if (elem_type(w, &s)) return s;
+        fail("unknown type '" + w + "'");
+    }
+    if (t.kind == Token::Punct && t.text == "<") {
+        // MLIR prints a dialect's own type without its name where the op's format fixes the
+        // dialect (`ktdp.load %t : <1x64xindex> -> ...`); in ktdp that is the access tile.
+        return shaped(Type::Tile, angle_body(), at);
+    }
+    if (t.kind == Token::Punct && t.text == "(") {  // a function type in generic form: (a, b) -> c
+        fail("expected a type, found '('");
+    }
+    fail("expected a type, found " + describe(t));
+}
+
+std::vector<Type> Parser::type_list() {
+    std::vector<Type> v;
+    if (accept("(")) {
+        if (!accept(")")) {
+            do v.push_back(type());
+            while (accept(","));
+            expect(")");
         }
-        do v.push_back(type());
-        while (accept(","));
         return v;
     }
+    do v.push_back(type());
+    while (accept(","));
+    return v;
+}
 
-    // ------------------------------------------------------------------ affine expressions
-    // names: dimension / symbol identifiers of a map or set; SSA values (%x) are always allowed.
-    struct Names {
-        std::vector<std::string> dims, syms;
-    };
-    IExpr iexpr(const Names &n) {
-        DepthGuard g(depth_, *this);
-        IExpr lhs = iterm(n);
-        while (is_punct("+") || is_punct("-")) {
-            bool sub = next().text == "-";
-            IExpr rhs = iterm(n);
-            if (sub) {
-                IExpr neg;
-                neg.kind = IExpr::Neg;
-                neg.args.push_back(std::move(rhs));
-                rhs = std::move(neg);
-            }
-            IExpr add;
-            add.kind = IExpr::Add;
-            add.args.push_back(std::move(lhs));
-            add.args.push_back(std::move(rhs));
-            lhs = std::move(add);
+IExpr Parser::iexpr(const Names &n) {
+    DepthGuard g(depth_, *this);
+    IExpr lhs = iterm(n);
+    while (is_punct("+") || is_punct("-")) {
+        bool sub = next().text == "-";
+        IExpr rhs = iterm(n);
+        if (sub) {
+            IExpr neg;
+            neg.kind = IExpr::Neg;
+            neg.args.push_back(std::move(rhs));
+            rhs = std::move(neg);
         }
-        return lhs;
+        IExpr add;
+        add.kind = IExpr::Add;
+        add.args.push_back(std::move(lhs));
+        add.args.push_back(std::move(rhs));
+        lhs = std::move(add);
     }
-    IExpr iterm(const Names &n) {
-        DepthGuard g(depth_, *this);
-        IExpr lhs = ifactor(n);
-        while (true) {
-            IExpr::Kind k;
-            if (is_punct("*")) k = IExpr::Mul;
-            else if (is_word("floordiv")) k = IExpr::FloorDiv;
-            else if (is_word("ceildiv")) k = IExpr::CeilDiv;
-            else if (is_word("mod")) k = IExpr::Mod;
-            else break;
-            next();
-            IExpr rhs = ifactor(n);
-            IExpr e;
-            e.kind = k;
-            e.args.push_back(std::move(lhs));
-            e.args.push_back(std::move(rhs));
-            lhs = std::move(e);
-        }
-        return lhs;
-    }
-    IExpr ifactor(const Names &n) {
-        DepthGuard g(depth_, *this);
+    return lhs;
+}
+
+IExpr Parser::iterm(const Names &n) {
+    DepthGuard g(depth_, *this);
+    IExpr lhs = ifactor(n);
+    while (true) {
+        IExpr::Kind k;
+        if (is_punct("*")) k = IExpr::Mul;
+        else if (is_word("floordiv")) k = IExpr::FloorDiv;
+        else if (is_word("ceildiv")) k = IExpr::CeilDiv;
+        else if (is_word("mod")) k = IExpr::Mod;
+        else break;
+        next();
+        IExpr rhs = ifactor(n);
         IExpr e;
-        if (accept("-")) {
-            e.kind = IExpr::Neg;
-            e.args.push_back(ifactor(n));
-            return e;
-        }
-        if (accept("(")) {
-            e = iexpr(n);
-            expect(")");
-            return e;
-        }
-        if (peek().kind == Token::Int) {
-            e.kind = IExpr::Const;
-            e.c = integer();
-            return e;
-        }
-        if (peek().kind == Token::Value) {
-            e.kind = IExpr::Value;
-            e.name = next().text;
-            return e;
-        }
-        if (peek().kind == Token::Word) {
-            const std::string &w = peek().text;
-            for (size_t i = 0; i < n.dims.size(); i++)
-                if (n.dims[i] == w) {
-                    next();
-                    e.kind = IExpr::Dim;
-                    e.c = int64_t(i);
-                    return e;
-                }
-            for (size_t i = 0; i < n.syms.size(); i++)
-                if (n.syms[i] == w) {
-                    next();
-                    e.kind = IExpr::Sym;
-                    e.c = int64_t(i);
-                    return e;
-                }
-        }
-        fail("expected an index expression, found " + describe(peek()));
+        e.kind = k;
+        e.args.push_back(std::move(lhs));
+        e.args.push_back(std::move(rhs));
+        lhs = std::move(e);
     }
-    Names dim_sym_lists(int *dims, int *syms) {
-        Names n;
-        expect("(");
-        if (!is_punct(")")) {
-            do {
-                if (peek().kind != Token::Word) fail("expected a dimension name, found " + describe(peek()));
-                n.dims.push_back(next().text);
-            } while (accept(","));
-        }
-        expect(")");
-        if (accept("[")) {
-            if (!is_punct("]")) {
-                do {
-                    if (peek().kind != Token::Word) fail("expected a symbol name, found " + describe(peek()));
-                    n.syms.push_back(next().text);
-                } while (accept(","));
-            }
-            expect("]");
-        }
-        *dims = int(n.dims.size());
-        *syms = int(n.syms.size());
-        return n;
-    }
-    std::shared_ptr<AffineMap> affine_map() {
-        expect("<");
-        auto m = std::make_shared<AffineMap>();
-        Names n = dim_sym_lists(&m->dims, &m->syms);
-        expect("->");
-        expect("(");
-        if (!is_punct(")")) {
-            do m->results.push_back(iexpr(n));
-            while (accept(","));
-        }
-        expect(")");
-        expect(">");
-        return m;
-    }
-    std::shared_ptr<IntegerSet> affine_set() {
-        expect("<");
-        auto s = std::make_shared<IntegerSet>();
-        Names n = dim_sym_lists(&s->dims, &s->syms);
-        expect(":");
-        expect("(");
-        if (!is_punct(")")) {
-            do {
-                IExpr lhs = iexpr(n);
-                std::string op = peek().text;
-                if (!(is_punct(">=") || is_punct("<=") || is_punct("==")))
-                    fail("expected '>=', '<=' or '==' in an affine_set constraint, found " + describe(peek()));
-                next();
-                IExpr rhs = iexpr(n);
-                // lhs op rhs  ->  (lhs - rhs) >= 0, (rhs - lhs) >= 0 or (lhs - rhs) == 0
-                IExpr neg, e;
-                neg.kind = IExpr::Neg;
-                e.kind = IExpr::Add;
-                if (op == "<=") {
-                    neg.args.push_back(std::move(lhs));
-                    e.args.push_back(std::move(rhs));
-                } else {
-                    neg.args.push_back(std::move(rhs));
-                    e.args.push_back(std::move(lhs));
-                }
-                e.args.push_back(std::move(neg));
-                s->exprs.push_back(std::move(e));
-                s->equality.push_back(op == "==");
-            } while (accept(","));
-        }
-        expect(")");
-        expect(">");
-        return s;
-    }
+    return lhs;
+}
 
-    // ------------------------------------------------------------------ attributes
-    Attr attribute() {
-        DepthGuard g(depth_, *this);
-        Attr a;
-        const Token &t = peek();
-        if (t.kind == Token::Hash) {
-            std::string name = t.text;
-            next();
-            if (is_punct("<")) {
-                a.kind = Attr::Dialect;
-                a.s = name;
-                a.body = angle_body();
-                return a;
+IExpr Parser::ifactor(const Names &n) {
+    DepthGuard g(depth_, *this);
+    IExpr e;
+    if (accept("-")) {
+        e.kind = IExpr::Neg;
+        e.args.push_back(ifactor(n));
+        return e;
+    }
+    if (accept("(")) {
+        e = iexpr(n);
+        expect(")");
+        return e;
+    }
+    if (peek().kind == Token::Int) {
+        e.kind = IExpr::Const;
+        e.c = integer();
+        return e;
+    }
+    if (peek().kind == Token::Value) {
+        e.kind = IExpr::Value;
+        e.name = next().text;
+        return e;
+    }
+    if (peek().kind == Token::Word) {
+        const std::string &w = peek().text;
+        for (size_t i = 0; i < n.dims.size(); i++)
+            if (n.dims[i] == w) {
+                next();
+                e.kind = IExpr::Dim;
+                e.c = int64_t(i);
+                return e;
             }
-            auto it = attr_aliases_.find(name);
-            if (it == attr_aliases_.end()) fail("unknown attribute alias '#" + name + "'");
-            return it->second;
+        for (size_t i = 0; i < n.syms.size(); i++)
+            if (n.syms[i] == w) {
+                next();
+                e.kind = IExpr::Sym;
+                e.c = int64_t(i);
+                return e;
+            }
+    }
+    fail("expected an index expression, found " + describe(peek()));
+}
+
+Parser::Names Parser::dim_sym_lists(int *dims, int *syms) {
+    Names n;
+    expect("(");
+    if (!is_punct(")")) {
+        do {
+            if (peek().kind != Token::Word) fail("expected a dimension name, found " + describe(peek()));
+            n.dims.push_back(next().text);
+        } while (accept(","));
+    }
+    expect(")");
+    if (accept("[")) {
+        if (!is_punct("]")) {
+            do {
+                if (peek().kind != Token::Word) fail("expected a symbol name, found " + describe(peek()));
+                n.syms.push_back(next().text);
+            } while (accept(","));
         }
-        if (t.kind == Token::String) {
-            a.kind = Attr::String;
-            a.s = next().text;
+        expect("]");
+    }
+    *dims = int(n.dims.size());
+    *syms = int(n.syms.size());
+    return n;
+}
+
+std::shared_ptr<AffineMap> Parser::affine_map() {
+    expect("<");
+    auto m = std::make_shared<AffineMap>();
+    Names n = dim_sym_lists(&m->dims, &m->syms);
+    expect("->");
+    expect("(");
+    if (!is_punct(")")) {
+        do m->results.push_back(iexpr(n));
+        while (accept(","));
+    }
+    expect(")");
+    expect(">");
+    return m;
+}
+
+std::shared_ptr<IntegerSet> Parser::affine_set() {
+    expect("<");
+    auto s = std::make_shared<IntegerSet>();
+    Names n = dim_sym_lists(&s->dims, &s->syms);
+    expect(":");
+    expect("(");
+    if (!is_punct(")")) {
+        do {
+            IExpr lhs = iexpr(n);
+            std::string op = peek().text;
+            if (!(is_punct(">=") || is_punct("<=") || is_punct("==")))
+                fail("expected '>=', '<=' or '==' in an affine_set constraint, found " + describe(peek()));
+            next();
+            IExpr rhs = iexpr(n);
+            // lhs op rhs  ->  (lhs - rhs) >= 0, (rhs - lhs) >= 0 or (lhs - rhs) == 0
+            IExpr neg, e;
+            neg.kind = IExpr::Neg;
+            e.kind = IExpr::Add;
+            if (op == "<=") {
+                neg.args.push_back(std::move(lhs));
+                e.args.push_back(std::move(rhs));
+            } else {
+                neg.args.push_back(std::move(rhs));
+                e.args.push_back(std::move(lhs));
+            }
+            e.args.push_back(std::move(neg));
+            s->exprs.push_back(std::move(e));
+            s->equality.push_back(op == "==");
+        } while (accept(","));
+    }
+    expect(")");
+    expect(">");
+    return s;
+}
+
+Attr Parser::attribute() {
+    DepthGuard g(depth_, *this);
+    Attr a;
+    const Token &t = peek();
+    if (t.kind == Token::Hash) {
+        std::string name = t.text;
+        next();
+        if (is_punct("<")) {
+            a.kind = Attr::Dialect;
+            a.s = name;
+            a.body = angle_body();
             return a;
         }
-        if (t.kind == Token::Int || t.kind == Token::Float || (t.kind == Token::Punct && t.text == "-")) {
-            bool neg = accept("-");
-            if (peek().kind == Token::Int) {
-                a.kind = Attr::Int;
-                a.hex = peek().text.size() > 2 && peek().text[1] == 'x';
-                if (!parse_i64(peek().text, &a.i)) fail("integer '" + peek().text + "' is out of range");
-                if (neg) a.i = -a.i;
-                a.f = double(a.i);
-            } else if (peek().kind == Token::Float) {
-                a.kind = Attr::Float;
-                a.f = std::strtod(peek().text.c_str(), nullptr);
-                if (neg) a.f = -a.f;
-            } else {
-                fail("expected a number after '-', found " + describe(peek()));
-            }
+        auto it = attr_aliases_.find(name);
+        if (it == attr_aliases_.end()) fail("unknown attribute alias '#" + name + "'");
+        return it->second;
+    }
+    if (t.kind == Token::String) {
+        a.kind = Attr::String;
+        a.s = next().text;
+        return a;
+    }
+    if (t.kind == Token::Int || t.kind == Token::Float || (t.kind == Token::Punct && t.text == "-")) {
+        bool neg = accept("-");
+        if (peek().kind == Token::Int) {
+            a.kind = Attr::Int;
+            a.hex = peek().text.size() > 2 && peek().text[1] == 'x';
+            if (!parse_i64(peek().text, &a.i)) fail("integer '" + peek().text + "' is out of range");
+            if (neg) a.i = -a.i;
+            a.f = double(a.i);
+        } else if (peek().kind == Token::Float) {
+            a.kind = Attr::Float;
+            a.f = std::strtod(peek().text.c_str(), nullptr);
+            if (neg) a.f = -a.f;
+        } else {
+            fail("expected a number after '-', found " + describe(peek()));
+        }
+        next();
+        if (accept(":")) a.type = type();
+        return a;
+    }
+    if (t.kind == Token::Punct && t.text == "[") {
+        next();
+        a.kind = Attr::Array;
+        if (!is_punct("]")) {
+            do a.items.push_back(attribute());
+            while (accept(","));
+        }
+        expect("]");
+        return a;
+    }
+    if (t.kind == Token::Punct && t.text == "{") {
+        a.kind = Attr::Dict;
+        a.dict = attr_dict();
+        return a;
+    }
+    if (t.kind == Token::Word) {
+        std::string w = t.text;
+        if (w == "affine_map") {
             next();
+            a.kind = Attr::Map;
+            a.map = affine_map();
+            return a;
+        }
+        if (w == "affine_set") {
+            next();
+            a.kind = Attr::Set;
+            a.set = affine_set();
+            return a;
+        }
+        if (w == "true" || w == "false") {
+            next();
+            a.kind = Attr::Int;
+            a.i = a.f = w == "true";
+            a.type.kind = Type::Int;
+            a.type.bits = 1;
             if (accept(":")) a.type = type();
             return a;
         }
-        if (t.kind == Token::Punct && t.text == "[") {
+        if (w == "unit") {
             next();
+            return a;
+        }
+        if (w == "array") {  // array<i64: 1, 2>
+            next();
+            expect("<");
+            type();
             a.kind = Attr::Array;
-            if (!is_punct("]")) {
-                do a.items.push_back(attribute());
-                while (accept(","));
+            if (accept(":")) {
+                do {
+                    Attr x;
+                    x.kind = Attr::Int;
+                    x.i = integer();
+                    a.items.push_back(x);
+                } while (accept(","));
             }
-            expect("]");
+            expect(">");
             return a;
         }
-        if (t.kind == Token::Punct && t.text == "{") {
-            a.kind = Attr::Dict;
-            a.dict = attr_dict();
-            return a;
-        }
-        if (t.kind == Token::Word) {
-            std::string w = t.text;
-            if (w == "affine_map") {
-                next();
-                a.kind = Attr::Map;
-                a.map = affine_map();
-                return a;
-            }
-            if (w == "affine_set") {
-                next();
-                a.kind = Attr::Set;
-                a.set = affine_set();
-                return a;
-            }
-            if (w == "true" || w == "false") {
-                next();
-                a.kind = Attr::Int;
-                a.i = a.f = w == "true";
-                a.type.kind = Type::Int;
-                a.type.bits = 1;
-                if (accept(":")) a.type = type();
-                return a;
-            }
-            if (w == "unit") {
-                next();
-                return a;
-            }
-            if (w == "array") {  // array<i64: 1, 2>
-                next();
-                expect("<");
-                type();
-                a.kind = Attr::Array;
-                if (accept(":")) {
-                    do {
-                        Attr x;
-                        x.kind = Attr::Int;
-                        x.i = integer();
-                        a.items.push_back(x);
-                    } while (accept(","));
-                }
-                expect(">");
-                return a;
-            }
-            if (w == "dense") {  // dense<splat value> or dense<[values]> : type
-                next();
-                expect("<");
-                Attr v = attribute();
-                expect(">");
-                if (v.kind != Attr::Int && v.kind != Attr::Float && v.kind != Attr::Array)
-                    fail("dense<...> holds a number or a list of numbers");
-                v.type = Type();
-                if (accept(":")) v.type = type();
-                return v;
-            }
-            if (w == "loc") {
-                next();
-                skip_balanced();
-                a.kind = Attr::Other;
-                return a;
-            }
-            // A type used as an attribute (e.g. `kind = f32`), or a bare keyword.
-            Type ty;
-            if (elem_type(w, &ty) || w == "tensor" || w == "memref") {
-                a.kind = Attr::TypeAttr;
-                a.type = type();
-                return a;
-            }
+        if (w == "dense") {  // dense<splat value> or dense<[values]> : type
             next();
+            expect("<");
+            Attr v = attribute();
+            expect(">");
+            if (v.kind != Attr::Int && v.kind != Attr::Float && v.kind != Attr::Array)
+                fail("dense<...> holds a number or a list of numbers");
+            v.type = Type();
+            if (accept(":")) v.type = type();
+            return v;
+        }
+        if (w == "loc") {
+            next();
+            skip_balanced();
             a.kind = Attr::Other;
-            a.s = w;
-            if (is_punct("<")) a.body = angle_body();
             return a;
         }
-        if (t.kind == Token::Bang) {
+        // A type used as an attribute (e.g. `kind = f32`), or a bare keyword.
+        Type ty;
+        if (elem_type(w, &ty) || w == "tensor" || w == "memref") {
             a.kind = Attr::TypeAttr;
             a.type = type();
             return a;
         }
-        fail("expected an attribute value, found " + describe(t));
+        next();
+        a.kind = Attr::Other;
+        a.s = w;
+        if (is_punct("<")) a.body = angle_body();
+        return a;
     }
-    std::map<std::string, Attr> attr_dict() {
-        DepthGuard g(depth_, *this);
-        std::map<std::string, Attr> d;
-        expect("{");
-        if (!is_punct("}")) {
-            do {
-                std::string key;
-                if (peek().kind == Token::Word || peek().kind == Token::String) key = next().text;
-                else fail("expected an attribute name, found " + describe(peek()));
-                if (accept("=")) d[key] = attribute();
-                else d[key] = Attr();
-            } while (accept(","));
-        }
-        expect("}");
-        return d;
+    if (t.kind == Token::Bang) {
+        a.kind = Attr::TypeAttr;
+        a.type = type();
+        return a;
     }
-    void opt_attr_dict(Op &op) {
-        if (is_punct("{")) {
-            for (auto &kv : attr_dict()) op.attrs[kv.first] = kv.second;
-        }
-    }
+    fail("expected an attribute value, found " + describe(t));
+}
 
-    // ------------------------------------------------------------------ functions and regions
-    Function function() {
-        Function f;
-        f.line = line();
-        expect_word("func.func");
-        if (is_word("private") || is_word("public") || is_word("nested")) next();
-        if (peek().kind != Token::Sym) fail("expected the function name (@name), found " + describe(peek()));
-        f.name = next().text;
-        expect("(");
-        if (!is_punct(")")) {
-            do {
-                f.args.push_back(value_name());
-                expect(":");
-                f.arg_types.push_back(type());
-                if (is_punct("{")) attr_dict();
-                skip_loc();
-            } while (accept(","));
-        }
-        expect(")");
-        if (accept("->")) {
-            if (is_punct("(")) {
-                skip_balanced();
-            } else {
-                type();
-            }
-        }
-        if (is_word("attributes")) {
-            next();
-            f.attrs = attr_dict();
-        }
-        f.body = region();
-        skip_loc();
-        return f;
+std::map<std::string, Attr> Parser::attr_dict() {
+    DepthGuard g(depth_, *this);
+    std::map<std::string, Attr> d;
+    expect("{");
+    if (!is_punct("}")) {
+        do {
+            std::string key;
+            if (peek().kind == Token::Word || peek().kind == Token::String) key = next().text;
+            else fail("expected an attribute name, found " + describe(peek()));
+            if (accept("=")) d[key] = attribute();
+            else d[key] = Attr();
+        } while (accept(","));
     }
+    expect("}");
+    return d;
+}
 
-    Region region() {
-        DepthGuard g(depth_, *this);
-        Region r;
-        expect("{");
-        if (peek().kind == Token::Word && peek().text.rfind("^", 0) == 0) {  // ^bb0(%a: t, ...):
-            next();
-            if (accept("(")) {
-                if (!is_punct(")")) {
-                    do {
-                        r.args.push_back(value_name());
-                        expect(":");
-                        r.arg_types.push_back(type());
-                        skip_loc();
-                    } while (accept(","));
-                }
-                expect(")");
-            }
+void Parser::opt_attr_dict(Op &op) {
+    if (is_punct("{")) {
+        for (auto &kv : attr_dict()) op.attrs[kv.first] = kv.second;
+    }
+}
+
+Function Parser::function() {
+    Function f;
+    f.line = line();
+    expect_word("func.func");
+    if (is_word("private") || is_word("public") || is_word("nested")) next();
+    if (peek().kind != Token::Sym) fail("expected the function name (@name), found " + describe(peek()));
+    f.name = next().text;
+    expect("(");
+    if (!is_punct(")")) {
+        do {
+            f.args.push_back(value_name());
             expect(":");
+            f.arg_types.push_back(type());
+            if (is_punct("{")) attr_dict();
+            skip_loc();
+        } while (accept(","));
+    }
+    expect(")");
+    if (accept("->")) {
+        if (is_punct("(")) {
+            skip_balanced();
+        } else {
+            type();
         }
-        while (!is_punct("}")) {
-            if (at_eof()) fail("region is not closed by '}'");
-            r.ops.push_back(operation());
+    }
+    if (is_word("attributes")) {
+        next();
+        f.attrs = attr_dict();
+    }
+    f.body = region();
+    skip_loc();
+    return f;
+}
+
+Region Parser::region() {
+    DepthGuard g(depth_, *this);
+    Region r;
+    expect("{");
+    if (peek().kind == Token::Word && peek().text.rfind("^", 0) == 0) {  // ^bb0(%a: t, ...):
+        next();
+        if (accept("(")) {
+            if (!is_punct(")")) {
+                do {
+                    r.args.push_back(value_name());
+                    expect(":");
+                    r.arg_types.push_back(type());
+                    skip_loc();
+                } while (accept(","));
+            }
+            expect(")");
+        }
+        expect(":");
+    }
+    while (!is_punct("}")) {
+        if (at_eof()) fail("region is not closed by '}'");
+        r.ops.push_back(operation());
+    }
+    next();
+    return r;
+}
+
+void Parser::ins_outs(Op &op) {
+    for (const char *kw : {"ins", "outs"}) {
+        if (!is_word(kw)) {
+            if (std::string(kw) == "ins") continue;
+            fail(op.name + ": expected 'outs(...)', found " + describe(peek()));
         }
         next();
-        return r;
+        expect("(");
+        std::vector<std::string> vals;
+        if (!is_punct(":")) {
+            do vals.push_back(value_name());
+            while (accept(","));
+        }
+        expect(":");
+        std::vector<Type> types;
+        do types.push_back(type());
+        while (accept(","));
+        expect(")");
+        if (types.size() != vals.size())
+            fail_at(op.line, op.name + ": " + kw + " has " + std::to_string(vals.size()) + " values but " +
+                 std::to_string(types.size()) + " types");
+        if (std::string(kw) == "ins") op.n_ins = int(vals.size());
+        op.operands.insert(op.operands.end(), vals.begin(), vals.end());
+        op.operand_types.insert(op.operand_types.end(), types.begin(), types.end());
     }
+}
 
-    // ------------------------------------------------------------------ operations
-    void ins_outs(Op &op) {
-        for (const char *kw : {"ins", "outs"}) {
-            if (!is_word(kw)) {
-                if (std::string(kw) == "ins") continue;
-                fail(op.name + ": expected 'outs(...)', found " + describe(peek()));
+std::vector<int64_t> Parser::int_list() {
+    std::vector<int64_t> v;
+    expect("[");
+    if (!is_punct("]")) {
+        do v.push_back(integer());
+        while (accept(","));
+    }
+    expect("]");
+    if (v.size() > 64) fail("list of more than 64 integers");
+    return v;
+}
+
+void Parser::results_from(Op &op, const std::vector<Type> &types) {
+    if (op.results.size() != types.size())
+        fail_at(op.line, op.name + " defines " + std::to_string(op.results.size()) + " values but has " +
+             std::to_string(types.size()) + " result types");
+    op.result_types = types;
+}
+
+void Parser::same_type_op(Op &op) {
+    if (!is_punct(":") && !is_punct("{")) {
+        do op.operands.push_back(value_name());
+        while (accept(","));
+    }
+    // fastmath<...>, overflow<...>, rounding modes: no effect on our numerics.
+    while (peek().kind == Token::Word && (peek().text == "fastmath" || peek().text == "overflow") &&
+           peek(1).text == "<") {
+        next();
+        angle_body();
+    }
+    opt_attr_dict(op);
+    expect(":");
+    std::vector<Type> ts;
+    do ts.push_back(type());
+    while (accept(","));
+    Type t = ts.back();
+    op.operand_types.assign(op.operands.size(), t);
+    if (op.name == "arith.select" && ts.size() == 2) op.operand_types[0] = ts[0];
+    if (!op.results.empty()) {
+        Type rt = t;
+        if (op.name == "arith.cmpi" || op.name == "arith.cmpf") {
+            if (t.kind == Type::Tensor) {
+                rt.elem = Type::Int;
+                rt.bits = 1;
+            } else {
+                rt = Type();
+                rt.kind = Type::Int;
+                rt.bits = 1;
             }
-            next();
-            expect("(");
-            std::vector<std::string> vals;
-            if (!is_punct(":")) {
-                do vals.push_back(value_name());
-                while (accept(","));
+        }
+        results_from(op, {rt});
+    }
+}
+
+Op Parser::generic_op(Op op) {
+    op.name = next().text;
+    expect("(");
+    if (!is_punct(")")) {
+        do op.operands.push_back(value_name());
+        while (accept(","));
+    }
+    expect(")");
+    if (is_punct("(")) {  // regions
+        next();
+        do op.regions.push_back(region());
+        while (accept(","));
+        expect(")");
+    }
+    opt_attr_dict(op);
+    expect(":");
+    expect("(");
+    std::vector<Type> in;
+    if (!is_punct(")")) {
+        do in.push_back(type());
+        while (accept(","));
+    }
+    expect(")");
+    expect("->");
+    std::vector<Type> out = type_list();
+    if (in.size() != op.operands.size())
+        fail_at(op.line, op.name + " has " + std::to_string(op.operands.size()) + " operands but " + std::to_string(in.size()) +
+             " operand types");
+    op.operand_types = in;
+    results_from(op, out);
+    return op;
+}
+
+Op Parser::operation() {
+    DepthGuard g(depth_, *this);
+    Op op;
+    op.line = line();
+    if (peek().kind == Token::Value) {
+        do {
+            std::string n = value_name();
+            if (accept(":")) {  // %r:2 = ...
+                int64_t k = integer();
+                if (k <= 0 || k > 16) fail("result count " + std::to_string(k) + " is out of range");
+                for (int64_t i = 0; i < k; i++) op.results.push_back(n + "#" + std::to_string(i));
+            } else {
+                op.results.push_back(n);
             }
-            expect(":");
-            std::vector<Type> types;
-            do types.push_back(type());
-            while (accept(","));
-            expect(")");
-            if (types.size() != vals.size())
-                fail_at(op.line, op.name + ": " + kw + " has " + std::to_string(vals.size()) + " values but " +
-                     std::to_string(types.size()) + " types");
-            if (std::string(kw) == "ins") op.n_ins = int(vals.size());
-            op.operands.insert(op.operands.end(), vals.begin(), vals.end());
-            op.operand_types.insert(op.operand_types.end(), types.begin(), types.end());
-        }
+        } while (accept(","));
+        expect("=");
     }
-    std::vector<int64_t> int_list() {
-        std::vector<int64_t> v;
-        expect("[");
-        if (!is_punct("]")) {
-            do v.push_back(integer());
-            while (accept(","));
-        }
-        expect("]");
-        if (v.size() > 64) fail("list of more than 64 integers");
-        return v;
+    if (peek().kind == Token::String) {
+        op = generic_op(op);
+        skip_loc();
+        return op;
     }
-    void results_from(Op &op, const std::vector<Type> &types) {
-        if (op.results.size() != types.size())
-            fail_at(op.line, op.name + " defines " + std::to_string(op.results.size()) + " values but has " +
-                 std::to_string(types.size()) + " result types");
-        op.result_types = types;
-    }
-    // `%a, %b` operands then `: type` (one type for all operands and the result).
-    void same_type_op(Op &op) {
-        if (!is_punct(":") && !is_punct("{")) {
-            do op.operands.push_back(value_name());
-            while (accept(","));
+    if (peek().kind != Token::Word) fail("expected an operation name, found " + describe(peek()));
+    op.name = next().text;
+    const std::string &n = op.name;
+    auto starts = [&](const char *p) { return n.rfind(p, 0) == 0; };
+
+    if (n == "arith.constant") {
+        op.value = attribute();
+        opt_attr_dict(op);
+        if (op.value.kind != Attr::Int && op.value.kind != Attr::Float &&
+            !(op.value.kind == Attr::Array && op.value.type.kind == Type::Tensor))
+            fail("arith.constant: expected a number, true/false or dense<...>");
+        if (op.value.type.kind == Type::None) {
+            if (accept(":")) op.value.type = type();
+            else fail("arith.constant: missing ': type'");
         }
-        // fastmath<...>, overflow<...>, rounding modes: no effect on our numerics.
-        while (peek().kind == Token::Word && (peek().text == "fastmath" || peek().text == "overflow") &&
-               peek(1).text == "<") {
+        results_from(op, {op.value.type});
+    } else if (n == "arith.cmpi" || n == "arith.cmpf") {
+        if (peek().kind != Token::Word) fail(n + ": expected a predicate, found " + describe(peek()));
+        op.predicate = next().text;
+        expect(",");
+        same_type_op(op);
+    } else if (n == "arith.index_cast" || n == "arith.index_castui" || n == "arith.extf" ||
+               n == "arith.truncf" || n == "arith.sitofp" || n == "arith.uitofp" || n == "arith.fptosi" ||
+               n == "arith.fptoui" || n == "arith.extsi" || n == "arith.extui" || n == "arith.trunci" ||
+               n == "arith.bitcast") {
+        op.operands.push_back(value_name());
+        while (is_word("fastmath") || is_word("overflow")) {
             next();
             angle_body();
         }
         opt_attr_dict(op);
         expect(":");
+        op.operand_types.push_back(type());
+        expect_word("to");
+        results_from(op, {type()});
+    } else if (starts("arith.") || starts("math.")) {
+        same_type_op(op);
+    } else if (n == "ktdp.get_compute_tile_id") {
+        opt_attr_dict(op);
+        expect(":");
         std::vector<Type> ts;
         do ts.push_back(type());
         while (accept(","));
-        Type t = ts.back();
-        op.operand_types.assign(op.operands.size(), t);
-        if (op.name == "arith.select" && ts.size() == 2) op.operand_types[0] = ts[0];
-        if (!op.results.empty()) {
-            Type rt = t;
-            if (op.name == "arith.cmpi" || op.name == "arith.cmpf") {
-                if (t.kind == Type::Tensor) {
-                    rt.elem = Type::Int;
-                    rt.bits = 1;
-                } else {
-                    rt = Type();
-                    rt.kind = Type::Int;
-                    rt.bits = 1;
-                }
+        results_from(op, ts);
+    } else if (n == "ktdp.construct_memory_view") {
+        op.operands.push_back(value_name());
+        expect(",");
+        for (const char *kw : {"sizes", "strides"}) {
+            expect_word(kw);
+            expect(":");
+            std::vector<int64_t> v;
+            expect("[");
+            if (!is_punct("]")) {
+                do {
+                    if (peek().kind == Token::Value)
+                        fail(std::string("ktdp.construct_memory_view: dynamic ") + kw + " are not supported");
+                    v.push_back(integer());
+                } while (accept(","));
             }
-            results_from(op, {rt});
+            expect("]");
+            if (v.size() > kMaxRank) fail(std::string("ktdp.construct_memory_view: more than 8 ") + kw);
+            (std::string(kw) == "sizes" ? op.sizes : op.strides) = v;
+            if (std::string(kw) == "sizes") expect(",");
         }
-    }
-
-    Op generic_op(Op op) {
-        op.name = next().text;
+        opt_attr_dict(op);
+        expect(":");
+        op.operand_types.push_back(index_type());
+        results_from(op, {type()});
+    } else if (n == "ktdp.construct_access_tile") {
+        op.operands.push_back(value_name());
+        expect("[");
+        if (!is_punct("]")) {
+            do op.indices.push_back(iexpr(Names{}));
+            while (accept(","));
+        }
+        expect("]");
+        opt_attr_dict(op);
+        expect(":");
+        op.operand_types.push_back(type());
+        expect("->");
+        results_from(op, {type()});
+    } else if (n == "ktdp.load") {
+        op.operands.push_back(value_name());
+        opt_attr_dict(op);
+        expect(":");
+        op.operand_types.push_back(type());
+        expect("->");
+        results_from(op, {type()});
+    } else if (n == "ktdp.store") {
+        op.operands.push_back(value_name());
+        expect(",");
+        op.operands.push_back(value_name());
+        opt_attr_dict(op);
+        expect(":");
+        op.operand_types.push_back(type());
+        expect(",");
+        op.operand_types.push_back(type());
+        results_from(op, {});
+    } else if (n == "ktdp.reduce") {
+        op.operands.push_back(value_name());
+        opt_attr_dict(op);
+        expect(":");
+        op.operand_types.push_back(type());
+        expect("->");
+        results_from(op, {type()});
+    } else if (n == "scf.for") {
+        std::string iv = value_name();
+        expect("=");
+        op.operands.push_back(value_name());
+        expect_word("to");
+        op.operands.push_back(value_name());
+        expect_word("step");
+        op.operands.push_back(value_name());
+        std::vector<std::string> iter;
+        std::vector<Type> rtypes;
+        if (is_word("iter_args")) {
+            next();
+            expect("(");
+            do {
+                iter.push_back(value_name());
+                expect("=");
+                op.operands.push_back(value_name());
+            } while (accept(","));
+            expect(")");
+            expect("->");
+            rtypes = type_list();
+            if (rtypes.size() != iter.size()) fail("scf.for: iter_args and result types differ in number");
+        }
+        if (accept(":")) type();  // the induction variable's type
+        op.regions.push_back(region());
+        Region &r = op.regions.back();
+        if (!r.args.empty()) fail("scf.for: unexpected block arguments");
+        r.args.push_back(iv);
+        r.arg_types.push_back(index_type());
+        for (size_t i = 0; i < iter.size(); i++) {
+            r.args.push_back(iter[i]);
+            r.arg_types.push_back(rtypes[i]);
+        }
+        opt_attr_dict(op);
+        results_from(op, rtypes);
+    } else if (n == "scf.if") {
+        op.operands.push_back(value_name());
+        std::vector<Type> rtypes;
+        if (accept("->")) rtypes = type_list();
+        op.regions.push_back(region());
+        if (is_word("else")) {
+            next();
+            op.regions.push_back(region());
+        }
+        opt_attr_dict(op);
+        results_from(op, rtypes);
+    } else if (n == "scf.yield" || n == "linalg.yield" || n == "func.return" || n == "return") {
+        if (peek().kind == Token::Value) {
+            do op.operands.push_back(value_name());
+            while (accept(","));
+            expect(":");
+            do op.operand_types.push_back(type());
+            while (accept(","));
+            if (op.operand_types.size() != op.operands.size()) fail(n + ": values and types differ in number");
+        }
+        opt_attr_dict(op);
+    } else if (n == "linalg.reduce") {
+        if (is_punct("{")) {  // short form: { arith.addf }
+            next();
+            if (peek().kind != Token::Word) fail("linalg.reduce: expected the combining op, found " + describe(peek()));
+            op.combiner = next().text;
+            opt_attr_dict(op);
+            expect("}");
+        }
+        ins_outs(op);
+        expect_word("dimensions");
+        expect("=");
+        op.dims = int_list();
+        if (is_punct("(")) {  // long form: (%in: t, %init: t) { ... }
+            next();
+            std::vector<std::string> args;
+            std::vector<Type> types;
+            do {
+                args.push_back(value_name());
+                expect(":");
+                types.push_back(type());
+            } while (accept(","));
+            expect(")");
+            op.regions.push_back(region());
+            op.regions.back().args = args;
+            op.regions.back().arg_types = types;
+        }
+        opt_attr_dict(op);
+        if (op.operand_types.size() < 2) fail("linalg.reduce: needs ins and outs");
+        results_from(op, {op.operand_types.back()});
+    } else if (starts("linalg.")) {
+        opt_attr_dict(op);
+        ins_outs(op);
+        while (is_word("dimensions") || is_word("permutation")) {
+            next();
+            expect("=");
+            op.dims = int_list();
+        }
+        opt_attr_dict(op);
+        std::vector<Type> rt;
+        if (accept("->")) rt = type_list();
+        if (op.operand_types.empty()) fail(n + ": needs outs");
+        if (rt.empty() && !op.results.empty()) rt = {op.operand_types.back()};
+        results_from(op, rt);
+    } else if (n == "tensor.empty") {
+        expect("(");
+        expect(")");
+        opt_attr_dict(op);
+        expect(":");
+        results_from(op, {type()});
+    } else if (n == "tensor.splat") {
+        op.operands.push_back(value_name());
+        opt_attr_dict(op);
+        expect(":");
+        results_from(op, {type()});
+    } else if (n == "tensor.extract") {
+        op.operands.push_back(value_name());
+        expect("[");
+        if (!is_punct("]")) {
+            do op.indices.push_back(iexpr(Names{}));
+            while (accept(","));
+        }
+        expect("]");
+        opt_attr_dict(op);
+        expect(":");
+        op.operand_types.push_back(type());
+        Type e;
+        e.kind = op.operand_types[0].elem;
+        e.bits = op.operand_types[0].bits;
+        results_from(op, {e});
+    } else if (n == "tensor.reshape") {  // %y = tensor.reshape %x(%shape) : (t, shape t) -> t
+        op.operands.push_back(value_name());
+        expect("(");
+        op.operands.push_back(value_name());
+        expect(")");
+        opt_attr_dict(op);
+        expect(":");
+        expect("(");
+        op.operand_types.push_back(type());
+        expect(",");
+        op.operand_types.push_back(type());
+        expect(")");
+        expect("->");
+        results_from(op, {type()});
+    } else if (n == "tensor.collapse_shape" || n == "tensor.expand_shape") {
+        op.operands.push_back(value_name());
+        expect("[");
+        if (!is_punct("]")) {  // `[]`: to or from a rank-0 tensor
+            do {
+                op.reassoc.push_back(int_list());
+                if (op.reassoc.size() > kMaxRank) fail(n + ": more than 8 groups");
+            } while (accept(","));
+        }
+        expect("]");
+        if (is_word("output_shape")) {
+            next();
+            int_list();
+        }
+        opt_attr_dict(op);
+        expect(":");
+        op.operand_types.push_back(type());
+        expect_word("into");
+        results_from(op, {type()});
+    } else if (n == "affine.apply") {
+        Attr m = attribute();
+        if (m.kind != Attr::Map) fail("affine.apply: expected an affine map");
+        op.attrs["map"] = m;
         expect("(");
         if (!is_punct(")")) {
             do op.operands.push_back(value_name());
             while (accept(","));
         }
         expect(")");
-        if (is_punct("(")) {  // regions
-            next();
-            do op.regions.push_back(region());
-            while (accept(","));
-            expect(")");
+        if (accept("[")) {
+            if (!is_punct("]")) {
+                do op.operands.push_back(value_name());
+                while (accept(","));
+            }
+            expect("]");
         }
         opt_attr_dict(op);
-        expect(":");
-        expect("(");
-        std::vector<Type> in;
-        if (!is_punct(")")) {
-            do in.push_back(type());
-            while (accept(","));
-        }
-        expect(")");
-        expect("->");
-        std::vector<Type> out = type_list();
-        if (in.size() != op.operands.size())
-            fail_at(op.line, op.name + " has " + std::to_string(op.operands.size()) + " operands but " + std::to_string(in.size()) +
-                 " operand types");
-        op.operand_types = in;
-        results_from(op, out);
-        return op;
+        op.operand_types.assign(op.operands.size(), index_type());
+        results_from(op, {index_type()});
+    } else {
+        fail("unsupported operation '" + n + "'");
     }
+    skip_loc();
+    return op;
+}
 
-    Op operation() {
-        DepthGuard g(depth_, *this);
-        Op op;
-        op.line = line();
-        if (peek().kind == Token::Value) {
-            do {
-                std::string n = value_name();
-                if (accept(":")) {  // %r:2 = ...
-                    int64_t k = integer();
-                    if (k <= 0 || k > 16) fail("result count " + std::to_string(k) + " is out of range");
-                    for (int64_t i = 0; i < k; i++) op.results.push_back(n + "#" + std::to_string(i));
-                } else {
-                    op.results.push_back(n);
-                }
-            } while (accept(","));
-            expect("=");
-        }
-        if (peek().kind == Token::String) {
-            op = generic_op(op);
-            skip_loc();
-            return op;
-        }
-        if (peek().kind != Token::Word) fail("expected an operation name, found " + describe(peek()));
-        op.name = next().text;
-        const std::string &n = op.name;
-        auto starts = [&](const char *p) { return n.rfind(p, 0) == 0; };
-
-        if (n == "arith.constant") {
-            op.value = attribute();
-            opt_attr_dict(op);
-            if (op.value.kind != Attr::Int && op.value.kind != Attr::Float &&
-                !(op.value.kind == Attr::Array && op.value.type.kind == Type::Tensor))
-                fail("arith.constant: expected a number, true/false or dense<...>");
-            if (op.value.type.kind == Type::None) {
-                if (accept(":")) op.value.type = type();
-                else fail("arith.constant: missing ': type'");
-            }
-            results_from(op, {op.value.type});
-        } else if (n == "arith.cmpi" || n == "arith.cmpf") {
-            if (peek().kind != Token::Word) fail(n + ": expected a predicate, found " + describe(peek()));
-            op.predicate = next().text;
-            expect(",");
-            same_type_op(op);
-        } else if (n == "arith.index_cast" || n == "arith.index_castui" || n == "arith.extf" ||
-                   n == "arith.truncf" || n == "arith.sitofp" || n == "arith.uitofp" || n == "arith.fptosi" ||
-                   n == "arith.fptoui" || n == "arith.extsi" || n == "arith.extui" || n == "arith.trunci" ||
-                   n == "arith.bitcast") {
-            op.operands.push_back(value_name());
-            while (is_word("fastmath") || is_word("overflow")) {
-                next();
-                angle_body();
-            }
-            opt_attr_dict(op);
-            expect(":");
-            op.operand_types.push_back(type());
-            expect_word("to");
-            results_from(op, {type()});
-        } else if (starts("arith.") || starts("math.")) {
-            same_type_op(op);
-        } else if (n == "ktdp.get_compute_tile_id") {
-            opt_attr_dict(op);
-            expect(":");
-            std::vector<Type> ts;
-            do ts.push_back(type());
-            while (accept(","));
-            results_from(op, ts);
-        } else if (n == "ktdp.construct_memory_view") {
-            op.operands.push_back(value_name());
-            expect(",");
-            for (const char *kw : {"sizes", "strides"}) {
-                expect_word(kw);
-                expect(":");
-                std::vector<int64_t> v;
-                expect("[");
-                if (!is_punct("]")) {
-                    do {
-                        if (peek().kind == Token::Value)
-                            fail(std::string("ktdp.construct_memory_view: dynamic ") + kw + " are not supported");
-                        v.push_back(integer());
-                    } while (accept(","));
-                }
-                expect("]");
-                if (v.size() > kMaxRank) fail(std::string("ktdp.construct_memory_view: more than 8 ") + kw);
-                (std::string(kw) == "sizes" ? op.sizes : op.strides) = v;
-                if (std::string(kw) == "sizes") expect(",");
-            }
-            opt_attr_dict(op);
-            expect(":");
-            op.operand_types.push_back(index_type());
-            results_from(op, {type()});
-        } else if (n == "ktdp.construct_access_tile") {
-            op.operands.push_back(value_name());
-            expect("[");
-            if (!is_punct("]")) {
-                do op.indices.push_back(iexpr(Names{}));
-                while (accept(","));
-            }
-            expect("]");
-            opt_attr_dict(op);
-            expect(":");
-            op.operand_types.push_back(type());
-            expect("->");
-            results_from(op, {type()});
-        } else if (n == "ktdp.load") {
-            op.operands.push_back(value_name());
-            opt_attr_dict(op);
-            expect(":");
-            op.operand_types.push_back(type());
-            expect("->");
-            results_from(op, {type()});
-        } else if (n == "ktdp.store") {
-            op.operands.push_back(value_name());
-            expect(",");
-            op.operands.push_back(value_name());
-            opt_attr_dict(op);
-            expect(":");
-            op.operand_types.push_back(type());
-            expect(",");
-            op.operand_types.push_back(type());
-            results_from(op, {});
-        } else if (n == "ktdp.reduce") {
-            op.operands.push_back(value_name());
-            opt_attr_dict(op);
-            expect(":");
-            op.operand_types.push_back(type());
-            expect("->");
-            results_from(op, {type()});
-        } else if (n == "scf.for") {
-            std::string iv = value_name();
-            expect("=");
-            op.operands.push_back(value_name());
-            expect_word("to");
-            op.operands.push_back(value_name());
-            expect_word("step");
-            op.operands.push_back(value_name());
-            std::vector<std::string> iter;
-            std::vector<Type> rtypes;
-            if (is_word("iter_args")) {
-                next();
-                expect("(");
-                do {
-                    iter.push_back(value_name());
-                    expect("=");
-                    op.operands.push_back(value_name());
-                } while (accept(","));
-                expect(")");
-                expect("->");
-                rtypes = type_list();
-                if (rtypes.size() != iter.size()) fail("scf.for: iter_args and result types differ in number");
-            }
-            if (accept(":")) type();  // the induction variable's type
-            op.regions.push_back(region());
-            Region &r = op.regions.back();
-            if (!r.args.empty()) fail("scf.for: unexpected block arguments");
-            r.args.push_back(iv);
-            r.arg_types.push_back(index_type());
-            for (size_t i = 0; i < iter.size(); i++) {
-                r.args.push_back(iter[i]);
-                r.arg_types.push_back(rtypes[i]);
-            }
-            opt_attr_dict(op);
-            results_from(op, rtypes);
-        } else if (n == "scf.if") {
-            op.operands.push_back(value_name());
-            std::vector<Type> rtypes;
-            if (accept("->")) rtypes = type_list();
-            op.regions.push_back(region());
-            if (is_word("else")) {
-                next();
-                op.regions.push_back(region());
-            }
-            opt_attr_dict(op);
-            results_from(op, rtypes);
-        } else if (n == "scf.yield" || n == "linalg.yield" || n == "func.return" || n == "return") {
-            if (peek().kind == Token::Value) {
-                do op.operands.push_back(value_name());
-                while (accept(","));
-                expect(":");
-                do op.operand_types.push_back(type());
-                while (accept(","));
-                if (op.operand_types.size() != op.operands.size()) fail(n + ": values and types differ in number");
-            }
-            opt_attr_dict(op);
-        } else if (n == "linalg.reduce") {
-            if (is_punct("{")) {  // short form: { arith.addf }
-                next();
-                if (peek().kind != Token::Word) fail("linalg.reduce: expected the combining op, found " + describe(peek()));
-                op.combiner = next().text;
-                opt_attr_dict(op);
-                expect("}");
-            }
-            ins_outs(op);
-            expect_word("dimensions");
-            expect("=");
-            op.dims = int_list();
-            if (is_punct("(")) {  // long form: (%in: t, %init: t) { ... }
-                next();
-                std::vector<std::string> args;
-                std::vector<Type> types;
-                do {
-                    args.push_back(value_name());
-                    expect(":");
-                    types.push_back(type());
-                } while (accept(","));
-                expect(")");
-                op.regions.push_back(region());
-                op.regions.back().args = args;
-                op.regions.back().arg_types = types;
-            }
-            opt_attr_dict(op);
-            if (op.operand_types.size() < 2) fail("linalg.reduce: needs ins and outs");
-            results_from(op, {op.operand_types.back()});
-        } else if (starts("linalg.")) {
-            opt_attr_dict(op);
-            ins_outs(op);
-            while (is_word("dimensions") || is_word("permutation")) {
-                next();
-                expect("=");
-                op.dims = int_list();
-            }
-            opt_attr_dict(op);
-            std::vector<Type> rt;
-            if (accept("->")) rt = type_list();
-            if (op.operand_types.empty()) fail(n + ": needs outs");
-            if (rt.empty() && !op.results.empty()) rt = {op.operand_types.back()};
-            results_from(op, rt);
-        } else if (n == "tensor.empty") {
-            expect("(");
-            expect(")");
-            opt_attr_dict(op);
-            expect(":");
-            results_from(op, {type()});
-        } else if (n == "tensor.splat") {
-            op.operands.push_back(value_name());
-            opt_attr_dict(op);
-            expect(":");
-            results_from(op, {type()});
-        } else if (n == "tensor.extract") {
-            op.operands.push_back(value_name());
-            expect("[");
-            if (!is_punct("]")) {
-                do op.indices.push_back(iexpr(Names{}));
-                while (accept(","));
-            }
-            expect("]");
-            opt_attr_dict(op);
-            expect(":");
-            op.operand_types.push_back(type());
-            Type e;
-            e.kind = op.operand_types[0].elem;
-            e.bits = op.operand_types[0].bits;
-            results_from(op, {e});
-        } else if (n == "tensor.reshape") {  // %y = tensor.reshape %x(%shape) : (t, shape t) -> t
-            op.operands.push_back(value_name());
-            expect("(");
-            op.operands.push_back(value_name());
-            expect(")");
-            opt_attr_dict(op);
-            expect(":");
-            expect("(");
-            op.operand_types.push_back(type());
-            expect(",");
-            op.operand_types.push_back(type());
-            expect(")");
-            expect("->");
-            results_from(op, {type()});
-        } else if (n == "tensor.collapse_shape" || n == "tensor.expand_shape") {
-            op.operands.push_back(value_name());
-            expect("[");
-            if (!is_punct("]")) {  // `[]`: to or from a rank-0 tensor
-                do {
-                    op.reassoc.push_back(int_list());
-                    if (op.reassoc.size() > kMaxRank) fail(n + ": more than 8 groups");
-                } while (accept(","));
-            }
-            expect("]");
-            if (is_word("output_shape")) {
-                next();
-                int_list();
-            }
-            opt_attr_dict(op);
-            expect(":");
-            op.operand_types.push_back(type());
-            expect_word("into");
-            results_from(op, {type()});
-        } else if (n == "affine.apply") {
-            Attr m = attribute();
-            if (m.kind != Attr::Map) fail("affine.apply: expected an affine map");
-            op.attrs["map"] = m;
-            expect("(");
-            if (!is_punct(")")) {
-                do op.operands.push_back(value_name());
-                while (accept(","));
-            }
-            expect(")");
-            if (accept("[")) {
-                if (!is_punct("]")) {
-                    do op.operands.push_back(value_name());
-                    while (accept(","));
-                }
-                expect("]");
-            }
-            opt_attr_dict(op);
-            op.operand_types.assign(op.operands.size(), index_type());
-            results_from(op, {index_type()});
-        } else {
-            fail("unsupported operation '" + n + "'");
-        }
-        skip_loc();
-        return op;
-    }
-
-    std::map<std::string, Attr> attr_aliases_;
-    std::map<std::string, Type> type_aliases_;
-};
-
-}  // namespace
+}  // namespace parsing
 
 std::string Type::text() const {
     auto elem_text = [](Kind k, int bits) -> std::string {
@@ -1016,7 +1006,7 @@ int64_t eval_const(const IExpr &e) {
 
 Module read_ktir(const std::string &text) {
     if (text.size() > (size_t(64) << 20)) throw_error("KTIR text of ", text.size(), " bytes is larger than 64 MiB");
-    Reader r(text);
+    parsing::Parser r(text);
     return r.module();
 }
 
