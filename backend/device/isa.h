@@ -1,6 +1,8 @@
 // The Spyre device instruction set: opcodes, the fixed instruction record, and a table that says
-// what each operand slot of each opcode means. The table drives the file reader's validation, the
-// disassembler and the assembler helpers, so an opcode is described in exactly one place.
+// what each operand slot of each opcode means, its engine, and for vector opcodes their form (how
+// they touch LX) and throughput class. The table drives the file reader's validation, the
+// disassembler, the assembler helpers, the simulator's LX ranges, execution and cost, and the KTIR
+// exporter, so an opcode is described in exactly one place.
 //
 // Execution model (see docs/device_model.md): one SPMD program runs on every core; a core's
 // control unit issues instructions in order. Scalar and control instructions complete at issue.
@@ -108,10 +110,32 @@ constexpr uint8_t kEdgeModes = kEdgeClamp | kEdgeZero | kEdgeMirrorImage | kEdge
 //   block width w: element e of a group takes src0 where (e / w) is even, src1 where it is odd.
 //   VSELIDX uses a9 = a register holding the limit L: element e of group g takes src0 where
 //   e <= L (+ g with kLimitPerGroup), src1 (one element per group with kSrc1Scalar) elsewhere.
+// How a vector instruction touches LX and what it computes, by kind: lx_access reads its ranges,
+// vector_exec runs it and ktir_export writes it from this, so an opcode's class is said once (here,
+// in op_info).
+enum class VecForm : uint8_t {
+    None,         // not a vector instruction
+    Map2,         // element-wise of src0 and src1 (src1 one element per group with kSrc1Scalar): VADD ... VFMA
+    Map1,         // element-wise of src0: VEXP ... VROUND
+    Copy,         // VCOPY: the bits of src0
+    Convert,      // VCVT, VCVTF8: src0 into the element type a9
+    Broadcast,    // VBCAST: src0's element of each group to all of the group's lanes
+    Fill,         // VFILL: the constant a9
+    Reduce,       // VREDSUM, VREDMAX, VREDMIN: one element per group
+    Transpose,    // VTRANSPOSE
+    Shift,        // VSHIFT
+    LaneSelect,   // VLSEL
+    IndexSelect,  // VSELIDX
+};
+// A vector opcode's throughput class, as the machine description names its rates (op_cost.h).
+enum class VecClass : uint8_t { AddMul, MinMax, Transcendental, Reduce, Convert, Restickify };
+
 struct OpInfo {
     const char *name;
     Engine engine;
     std::array<Operand, kNumOperands> operands;
+    VecForm form = VecForm::None;         // vector instructions only
+    VecClass rate = VecClass::AddMul;     // vector instructions only
 };
 
 const OpInfo &op_info(Opcode op);

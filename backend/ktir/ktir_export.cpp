@@ -500,14 +500,9 @@ private:
             for (auto &p : fops)
                 if (p.first == in.op) mlir = p.second;
         }
-        switch (in.op) {
-        case Opcode::VADD:
-        case Opcode::VSUB:
-        case Opcode::VMUL:
-        case Opcode::VDIV:
-        case Opcode::VMAX:
-        case Opcode::VMIN: {
-            if (!mlir) break;
+        switch (op_info(in.op).form) {
+        case VecForm::Map2: {
+            if (!mlir) break;  // VFMA, and the fp ops on int32
             std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
             std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
             std::string y;
@@ -526,15 +521,19 @@ private:
             store(r, dt, shape, t, a[0]);
             return;
         }
-        case Opcode::VEXP:
-        case Opcode::VLOG:
-        case Opcode::VTANH:
-        case Opcode::VRSQRT:
-        case Opcode::VSQRT:
-        case Opcode::VNEG:
-        case Opcode::VABS:
-        case Opcode::VROUND: {
+        case VecForm::Map1: {
             if (in.op == Opcode::VNEG && t == DType::I32) return neg_i32(pc);
+            if (in.op == Opcode::VRECIP) {
+                if (t == DType::I32) break;
+                std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
+                std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
+                std::string one = fresh(), s = fresh(), r = fresh();
+                line(one + " = arith.constant 1.0 : " + type_name(t));
+                line(s + " = tensor.splat " + one + " : " + tt);
+                line(r + " = arith.divf " + s + ", " + x + " : " + tt);
+                store(r, dt, shape, t, a[0]);
+                return;
+            }
             if (!mlir) break;
             std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
             std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
@@ -543,25 +542,26 @@ private:
             store(r, dt, shape, t, a[0]);
             return;
         }
-        case Opcode::VRECIP: {
-            if (t == DType::I32) break;
-            std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
-            std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
-            std::string one = fresh(), s = fresh(), r = fresh();
-            line(one + " = arith.constant 1.0 : " + type_name(t));
-            line(s + " = tensor.splat " + one + " : " + tt);
-            line(r + " = arith.divf " + s + ", " + x + " : " + tt);
-            store(r, dt, shape, t, a[0]);
-            return;
-        }
-        case Opcode::VCOPY: {
+        case VecForm::Copy: {
             std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
             std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
             store(x, dt, shape, t, a[0]);
             return;
         }
-        case Opcode::VCVT: {
+        case VecForm::Convert: {
             const DType to = DType(a[9]);
+            if (in.op == Opcode::VCVTF8) {
+                // MLIR's f8 truncf has no saturating mode and the device holds codes as bytes: a
+                // generic op of our own, with the format as an attribute (docs/ktir.md).
+                if (!fp8_format_valid(a[5]) || !vcvtf8_types_valid(t, to)) break;
+                std::string dt = lx_tile(in, 1, to, shape, dense, pc, "dst");
+                std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
+                std::string r = fresh();
+                line(r + " = \"" + (t == DType::U8 ? "spyre.from_fp8" : "spyre.to_fp8") + "\"(" + x + ") {format = \"" +
+                     fp8_format_name(Fp8Format(a[5])) + "\"} : (" + tt + ") -> " + tensor_type(shape, to));
+                store(r, dt, shape, to, a[0]);
+                return;
+            }
             const char *cv = t == to ? nullptr : convert_op(t, to);
             if (!cv) break;
             std::string dt = lx_tile(in, 1, to, shape, dense, pc, "dst");
@@ -571,20 +571,7 @@ private:
             store(r, dt, shape, to, a[0]);
             return;
         }
-        case Opcode::VCVTF8: {
-            // MLIR's f8 truncf has no saturating mode and the device holds codes as bytes: a
-            // generic op of our own, with the format as an attribute (docs/ktir.md).
-            const DType to = DType(a[9]);
-            if (!fp8_format_valid(a[5]) || !vcvtf8_types_valid(t, to)) break;
-            std::string dt = lx_tile(in, 1, to, shape, dense, pc, "dst");
-            std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
-            std::string r = fresh();
-            line(r + " = \"" + (t == DType::U8 ? "spyre.from_fp8" : "spyre.to_fp8") + "\"(" + x + ") {format = \"" +
-                 fp8_format_name(Fp8Format(a[5])) + "\"} : (" + tt + ") -> " + tensor_type(shape, to));
-            store(r, dt, shape, to, a[0]);
-            return;
-        }
-        case Opcode::VBCAST: {
+        case VecForm::Broadcast: {
             std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
             std::string s = load(lx_tile(in, 3, t, {groups}, {1}, pc, "src0"), {groups}, t);
             std::string e = fresh(), r = fresh();
@@ -594,7 +581,7 @@ private:
             store(r, dt, shape, t, a[0]);
             return;
         }
-        case Opcode::VFILL: {
+        case VecForm::Fill: {
             std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
             float v;
             uint32_t bits = uint32_t(a[9]);
@@ -605,9 +592,7 @@ private:
             store(s, dt, shape, t, a[0]);
             return;
         }
-        case Opcode::VREDSUM:
-        case Opcode::VREDMAX:
-        case Opcode::VREDMIN: {
+        case VecForm::Reduce: {
             // KTIR's f16 reductions import as fp32 accumulation (docs/ktir.md); an fp16 accumulator has
             // no spelling the importer reads back as itself.
             if (in.mode & kAccF16)
@@ -649,7 +634,7 @@ private:
             store(r, dt, out, ot, a[0]);
             return;
         }
-        case Opcode::VSHIFT: {
+        case VecForm::Shift: {
             // The elements read, as a 1-D tile from the first one; `origin` places it before the rows.
             const ShiftSpan span = vshift_read_span(in, lanes);
             const int64_t first = span.empty() ? 0 : span.first, n = span.empty() ? 1 : span.last - span.first + 1;
@@ -671,7 +656,7 @@ private:
             store(r, dt, shape, t, a[0]);
             return;
         }
-        case Opcode::VLSEL: {
+        case VecForm::LaneSelect: {
             std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
             std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
             std::string y = load(lx_tile(in, 5, t, shape, dense, pc, "src1"), shape, t);
@@ -681,7 +666,7 @@ private:
             store(r, dt, shape, t, a[0]);
             return;
         }
-        case Opcode::VSELIDX: {
+        case VecForm::IndexSelect: {
             // The limit is an index value (the register's); src1 is {groups} when one per group.
             const bool scalar = in.mode & kSrc1Scalar;
             const std::vector<int64_t> s1 = scalar ? std::vector<int64_t>{groups} : shape;
@@ -697,7 +682,7 @@ private:
             store(r, dt, shape, t, a[0]);
             return;
         }
-        case Opcode::VTRANSPOSE: {
+        case VecForm::Transpose: {
             const int64_t R = a[7], C = a[8];
             auto up = [&](int64_t v) { return (v + lanes - 1) / lanes * lanes; };
             std::vector<int64_t> s{R, C}, d{C, R};

@@ -93,12 +93,13 @@ void set_write(LxAccess &acc, LxRange r) {
 LxAccess vector_access(const Instr &in, const Resolver &R) {
     LxAccess acc;
     const Opcode op = in.op;
+    const VecForm form = op_info(op).form;
     const DType t = R.dtype();
     const int64_t eb = dtype_bytes(t);
     const int64_t stick = R.stick();
     const int64_t lanes = stick / eb;
 
-    if (op == Opcode::VTRANSPOSE) {
+    if (form == VecForm::Transpose) {
         // R x C source with rows padded to whole sticks; C x R destination likewise.
         int64_t rows = R.count(7, "rows");
         int64_t cols = R.count(8, "cols");
@@ -113,7 +114,7 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
     const int64_t groups = R.count(8, "groups");
     const int64_t stick_span = smul(smul(sticks, groups), stick);  // groups of sticks, back to back
 
-    if (op == Opcode::VSHIFT) {
+    if (form == VecForm::Shift) {
         // The source base is a stick; the elements read start anywhere around it (vector_shift.h).
         const int64_t base = R.addr(3, 4);
         R.range("src0", base, 0, stick, true);
@@ -126,7 +127,7 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         return acc;
     }
 
-    if (op == Opcode::VLSEL) {
+    if (form == VecForm::LaneSelect) {
         if (in.a[9] < 1) R.fail("lane block width ", in.a[9], " is not positive");
         add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
         add_read(acc, R.range("src1", R.addr(5, 6), stick_span, stick, true));
@@ -134,7 +135,7 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         return acc;
     }
 
-    if (op == Opcode::VSELIDX) {
+    if (form == VecForm::IndexSelect) {
         add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
         if (in.mode & kSrc1Scalar)
             add_read(acc, R.range("src1", R.addr(5, 6), smul(groups, eb), eb, false));
@@ -144,14 +145,8 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         return acc;
     }
 
-    switch (op) {
-    case Opcode::VADD:
-    case Opcode::VSUB:
-    case Opcode::VMUL:
-    case Opcode::VDIV:
-    case Opcode::VMAX:
-    case Opcode::VMIN:
-    case Opcode::VFMA: {
+    switch (form) {
+    case VecForm::Map2: {
         add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
         if (in.mode & kSrc1Scalar)
             add_read(acc, R.range("src1", R.addr(5, 6), smul(groups, eb), eb, false));
@@ -162,21 +157,12 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         set_write(acc, dst);
         return acc;
     }
-    case Opcode::VEXP:
-    case Opcode::VLOG:
-    case Opcode::VTANH:
-    case Opcode::VRECIP:
-    case Opcode::VRSQRT:
-    case Opcode::VSQRT:
-    case Opcode::VNEG:
-    case Opcode::VABS:
-    case Opcode::VROUND:
-    case Opcode::VCOPY:
+    case VecForm::Map1:
+    case VecForm::Copy:
         add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
         set_write(acc, R.range("dst", R.addr(1, 2), stick_span, stick, true));
         return acc;
-    case Opcode::VCVT:
-    case Opcode::VCVTF8: {
+    case VecForm::Convert: {
         int32_t to = in.a[9];
         if (!dtype_valid(to)) R.fail("invalid destination element type code ", to);
         if (op == Opcode::VCVTF8 && !vcvtf8_types_valid(t, DType(to)))
@@ -192,16 +178,14 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         set_write(acc, R.range("dst", R.addr(1, 2), smul(group_dst, groups), stick, true));
         return acc;
     }
-    case Opcode::VBCAST:
+    case VecForm::Broadcast:
         add_read(acc, R.range("src0", R.addr(3, 4), smul(groups, eb), eb, false));
         set_write(acc, R.range("dst", R.addr(1, 2), stick_span, stick, true));
         return acc;
-    case Opcode::VFILL:
+    case VecForm::Fill:
         set_write(acc, R.range("dst", R.addr(1, 2), stick_span, stick, true));
         return acc;
-    case Opcode::VREDSUM:
-    case Opcode::VREDMAX:
-    case Opcode::VREDMIN: {
+    case VecForm::Reduce: {
         int32_t valid = in.a[9];
         if (valid < 0 || valid > sticks * lanes)
             R.fail("valid element count ", valid, " is outside [0, ", sticks * lanes, "]");

@@ -5,30 +5,6 @@
 
 namespace spyre {
 
-VecClass vec_class(Opcode op) {
-    switch (op) {
-    case Opcode::VMAX:
-    case Opcode::VMIN:
-    case Opcode::VROUND: return VecClass::MinMax;
-    case Opcode::VDIV:
-    case Opcode::VEXP:
-    case Opcode::VLOG:
-    case Opcode::VTANH:
-    case Opcode::VRECIP:
-    case Opcode::VRSQRT:
-    case Opcode::VSQRT: return VecClass::Transcendental;
-    case Opcode::VREDSUM:
-    case Opcode::VREDMAX:
-    case Opcode::VREDMIN: return VecClass::Reduce;
-    case Opcode::VCVT:
-    case Opcode::VCVTF8:  // no published fp8 rate: costed as VCVT (docs/device_model.md)
-    case Opcode::VBCAST:
-    case Opcode::VFILL: return VecClass::Convert;
-    case Opcode::VTRANSPOSE: return VecClass::Restickify;
-    default: return VecClass::AddMul;
-    }
-}
-
 int64_t vector_sticks(const Instr &in, const MachineDesc &m) {
     int64_t groups = in.a[8], sticks = in.a[7];
     if (in.op == Opcode::VTRANSPOSE) {

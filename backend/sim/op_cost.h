@@ -8,9 +8,8 @@
 
 namespace spyre {
 
-// The throughput class of a vector opcode, as the machine description names them.
-enum class VecClass { AddMul, MinMax, Transcendental, Reduce, Convert, Restickify };
-VecClass vec_class(Opcode op);
+// The throughput class of a vector opcode, as the machine description names them (OpInfo::rate).
+inline VecClass vec_class(Opcode op) { return op_info(op).rate; }
 
 // Sticks a vector instruction streams through the unit (the larger of input and output).
 int64_t vector_sticks(const Instr &in, const MachineDesc &m);

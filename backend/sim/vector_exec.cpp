@@ -519,9 +519,10 @@ void exec_index_select(const Instr &in, const int64_t *regs, uint8_t *lx, const 
 }
 
 void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
-    if (in.op == Opcode::VSHIFT) return exec_shift(in, regs, lx, machine);
-    if (in.op == Opcode::VLSEL) return exec_lane_select(in, regs, lx, machine);
-    if (in.op == Opcode::VSELIDX) return exec_index_select(in, regs, lx, machine);
+    const VecForm form = op_info(in.op).form;
+    if (form == VecForm::Shift) return exec_shift(in, regs, lx, machine);
+    if (form == VecForm::LaneSelect) return exec_lane_select(in, regs, lx, machine);
+    if (form == VecForm::IndexSelect) return exec_index_select(in, regs, lx, machine);
     const DType t = DType(in.dtype);
     const int64_t eb = dtype_bytes(t);
     const int64_t lanes = machine.stick_bytes / eb;
@@ -532,44 +533,31 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
     const uint8_t *src1 = lx_at(lx, regs, in.a[5], in.a[6], machine.lx_bytes);
     const bool f16 = t == DType::F16;
 
-    switch (in.op) {
-    case Opcode::VADD:
-    case Opcode::VSUB:
-    case Opcode::VMUL:
-    case Opcode::VDIV:
-    case Opcode::VMAX:
-    case Opcode::VMIN:
-    case Opcode::VFMA: {
+    switch (form) {
+    case VecForm::Map2: {
         const bool scalar = in.mode & kSrc1Scalar;
         if (t == DType::I32) exec_i32(in.op, dst, src0, src1, scalar, groups, per_group);
         else if (f16) exec_binary<F16E>(in.op, dst, src0, src1, scalar, groups, per_group);
         else exec_binary<F32E>(in.op, dst, src0, src1, scalar, groups, per_group);
         break;
     }
-    case Opcode::VEXP:
-    case Opcode::VLOG:
-    case Opcode::VTANH:
-    case Opcode::VRECIP:
-    case Opcode::VRSQRT:
-    case Opcode::VSQRT:
-    case Opcode::VNEG:
-    case Opcode::VABS:
-    case Opcode::VROUND:
+    case VecForm::Map1:
         if (t == DType::I32) exec_i32(in.op, dst, src0, src0, false, 1, groups * per_group);
         else if (f16) exec_unary<F16E>(in.op, dst, src0, groups * per_group);
         else exec_unary<F32E>(in.op, dst, src0, groups * per_group);
         break;
-    case Opcode::VCOPY:  // bitwise, any type
+    case VecForm::Copy:  // bitwise, any type
         std::memmove(dst, src0, size_t(groups * sticks * machine.stick_bytes));
         break;
-    case Opcode::VCVT:
+    case VecForm::Convert:
+        if (in.op == Opcode::VCVTF8) {
+            exec_cvt_fp8(t, DType(in.a[9]), Fp8Format(in.a[5]), dst, src0, groups * per_group);
+            break;
+        }
         // Source and destination groups are both back to back, so the groups form one flat run.
         exec_cvt(t, DType(in.a[9]), dst, src0, groups * per_group);
         break;
-    case Opcode::VCVTF8:
-        exec_cvt_fp8(t, DType(in.a[9]), Fp8Format(in.a[5]), dst, src0, groups * per_group);
-        break;
-    case Opcode::VFILL: {
+    case VecForm::Fill: {
         const float v = bits_to_float(uint32_t(in.a[9]));
         uint8_t elem[4];
         if (t == DType::F16) F16E::store(elem, v);
@@ -579,16 +567,14 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
         fill_elems(dst, elem, eb, groups * per_group);
         break;
     }
-    case Opcode::VBCAST:
+    case VecForm::Broadcast:
         for (int64_t g = 0; g < groups; g++) {
             uint8_t elem[4];
             std::memcpy(elem, src0 + g * eb, size_t(eb));  // copy first: dst may cover the source
             fill_elems(dst + g * per_group * eb, elem, eb, per_group);
         }
         break;
-    case Opcode::VREDSUM:
-    case Opcode::VREDMAX:
-    case Opcode::VREDMIN: {
+    case VecForm::Reduce: {
         const int64_t valid = in.a[9] > 0 ? in.a[9] : per_group;
         const bool accumulate = in.mode & kAccumulate;
         const bool dst_f32 = (in.mode & kDstF32) || t == DType::F32;
@@ -597,7 +583,7 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
         else exec_reduce<F32E>(in.op, dst, src0, groups, per_group, valid, accumulate, dst_f32, false);
         break;
     }
-    case Opcode::VTRANSPOSE: {
+    case VecForm::Transpose: {
         const int64_t rows = in.a[7], cols = in.a[8];
         const int64_t rs_src = round_up(cols, lanes), rs_dst = round_up(rows, lanes);
         if (eb == 1) transpose<uint8_t>(dst, src0, rows, cols, rs_src, rs_dst);
