@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 JOBS      ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-DEB_PACKAGES := cmake g++ make ccache libhalide14-0-dev nlohmann-json3-dev libgtest-dev \
+DEB_PACKAGES := cmake g++ make ccache libhalide14-0-dev nlohmann-json3-dev libsqlite3-dev libgtest-dev \
                 libgmock-dev libbenchmark-dev libcli11-dev libjemalloc-dev
 # clang-14 with libFuzzer and the sanitizer runtimes, for fuzz, fuzz-ci and sanitize.
 CLANG_PACKAGES := clang-14 libclang-rt-14-dev
@@ -14,7 +14,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_RUNS    ?= 20000
 FUZZ_DIR     ?= build-fuzz
 ASAN_DIR     ?= build-asan
-FUZZERS      := program:program machine_json:machine layout:layout ktir:ktir
+FUZZERS      := program:program machine_json:machine layout:layout ktir:ktir tuned_schedule:tuned
 
 # fuzz-diff: random pipelines x random schedules against the CPU (tests/fuzz_diff).
 N    ?= 1000

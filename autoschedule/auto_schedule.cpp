@@ -3,13 +3,17 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 
+#include "auto_fingerprint.h"
 #include "auto_layouts.h"
 #include "auto_print.h"
 #include "auto_search.h"
 #include "auto_space.h"
 #include "auto_structure.h"
 #include "device/error.h"
+#include "tuned_schedule.h"
+#include "tuning_db.h"
 #include "prove_bounds.h"
 #include "user_terms.h"
 
@@ -40,6 +44,81 @@ std::vector<LayoutArg> layout_args(const Func &output, const std::vector<ImagePa
     return args;
 }
 
+
+// The C++ of a chosen schedule, headed by where it came from.
+std::string result_cpp(const AutoResult &r, const Func &output, const AutoOptions &ao, const std::vector<Directive> &ds,
+                       const PipelineInfo &info, const std::string &origin) {
+    char head[1024];
+    std::snprintf(head, sizeof head,
+                  "// Spyre schedule of %s chosen by spyre::auto_schedule (seed %u): %.2f us modelled%s%s.\n"
+                  "// %s\n// %lld candidates, %lld timed by the simulator (%lld refused), %.1f s%s.\n",
+                  display_name(output.name()).c_str(), ao.seed, r.us, r.exact ? "" : " (loops summarised)", origin.c_str(),
+                  r.summary.c_str(), (long long)r.candidates, (long long)r.timed, (long long)r.failed, r.search_seconds,
+                  r.stopped_by_time_limit ? "; the time limit (time_budget_s) cut the search short, so another run may choose "
+                                            "otherwise"
+                                          : "");
+    std::string layouts = layouts_cpp(r.options, "options", "// ");
+    if (!layouts.empty()) layouts = "// The device layouts it chose (AutoOptions::free_layouts), for the CompileOptions:\n" + layouts;
+    return std::string(head) + layouts + print_cpp(ds, info, "m");
+}
+
+TunedSchedule tuned_of(const AutoResult &r, const std::vector<Directive> &ds, const Fingerprint &fp) {
+    TunedSchedule t;
+    t.directives = rename_directives(ds, fp.names, true);
+    for (const TensorSpec &in : r.options.inputs) t.layouts.push_back(in.layout);
+    t.layouts.push_back(r.options.output.layout);
+    t.us = r.us;
+    t.exact = r.exact;
+    t.family = r.family;
+    t.summary = r.summary;
+    t.candidates = r.candidates;
+    t.timed = r.timed;
+    t.failed = r.failed;
+    t.search_seconds = r.search_seconds;
+    return t;
+}
+
+// A stored result applied to the caller's Funcs. An entry that does not decode or apply is an error
+// naming the database and the entry: searching instead would hide a stale or damaged file.
+AutoResult from_tuning_db(const std::string &json_text, const Fingerprint &fp, const PipelineInfo &info,
+                          const Func &output, const std::vector<ImageParam> &inputs,
+                          const std::map<std::string, Func> &funcs, const std::map<std::string, Func> &input_funcs,
+                          const CompileOptions &options, const AutoOptions &ao) {
+    const std::string where = "auto_schedule: kernel " + options.kernel_name + ": tuning database '" + ao.tuning_db +
+                              "', entry " + fp.key + ": ";
+    AutoResult r;
+    std::vector<Directive> ds;
+    try {
+        TunedSchedule t = decode_tuned_schedule(json_text);
+        if (t.layouts.size() != inputs.size() + 1)
+            throw_error("tuning database entry: ", t.layouts.size(), " layouts for ", inputs.size() + 1, " arguments");
+        r.options = options;
+        for (size_t i = 0; i < inputs.size(); i++) {
+            check_layout(t.layouts[i], options.inputs[i].shape, "layout of input " + inputs[i].name());
+            r.options.inputs[i].layout = t.layouts[i];
+        }
+        check_layout(t.layouts.back(), options.output.shape, "layout of the output");
+        r.options.output.layout = t.layouts.back();
+        ds = rename_directives(t.directives, fp.names, false);
+        apply_directives(ds, funcs, input_funcs, options.machine);
+        r.us = t.us;
+        r.exact = t.exact;
+        r.family = t.family;
+        r.summary = t.summary;
+        r.candidates = t.candidates;
+        r.timed = t.timed;
+        r.failed = t.failed;
+        r.search_seconds = t.search_seconds;
+    } catch (const Error &e) {
+        throw_error_of(e.kind(), where, e.what());
+    } catch (const std::exception &e) {  // Halide's errors on records that name no loop of this pipeline
+        throw_error(where, "its schedule does not apply: ", e.what());
+    }
+    r.from_tuning_db = true;
+    r.fingerprint = fp.key;
+    r.cpp = result_cpp(r, output, ao, ds, info, ", from the tuning database " + ao.tuning_db);
+    return r;
+}
 }  // namespace
 
 AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, const CompileOptions &options,
@@ -58,8 +137,19 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
     } catch (const Error &e) {
         throw_error_of(e.kind(), "auto_schedule: kernel ", options.kernel_name, ": ", in_user_terms(e.what()));
     }
-    const auto t0 = std::chrono::steady_clock::now();
     PipelineInfo info = analyse_pipeline(output, inputs);
+    // The caller's Funcs, by name, for the chosen directives.
+    std::map<std::string, Func> funcs, input_funcs;
+    for (const auto &e : pipeline_env(output)) funcs[e.first] = Func(e.second);
+    funcs[output.name()] = output;
+    for (const ImageParam &p : inputs) input_funcs[p.name()] = Func(p);
+    const Fingerprint fp = fingerprint(info, inputs, options, ao);
+    // The database is open only to look up and to store: the search forks its workers in between.
+    if (!ao.tuning_db.empty())
+        if (std::optional<std::string> hit = TuningDb(ao.tuning_db).find(fp.key))
+            return from_tuning_db(*hit, fp, info, output, inputs, funcs, input_funcs, options, ao);
+
+    const auto t0 = std::chrono::steady_clock::now();
     SpaceShapes shapes;
     for (const TensorSpec &t : options.inputs) shapes.inputs.push_back(t.shape);
     shapes.output = options.output.shape;
@@ -82,10 +172,6 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
     const Candidate &best = space.candidates[sr.best];
 
     // The winner on the caller's Funcs.
-    std::map<std::string, Func> funcs, input_funcs;
-    for (const auto &e : pipeline_env(output)) funcs[e.first] = Func(e.second);
-    funcs[output.name()] = output;
-    for (const ImageParam &p : inputs) input_funcs[p.name()] = Func(p);
     apply_directives(best.directives, funcs, input_funcs, options.machine);
 
     AutoResult r;
@@ -101,19 +187,12 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
     r.stopped_by_time_limit = sr.stopped_by_time;
     r.timed_per_second = sr.seconds > 0 ? double(sr.timed.size()) / sr.seconds : 0;
     r.estimated_per_second = space_s > 0 ? double(space.candidates.size() + space.pruned_lx) / space_s : 0;
-    char head[1024];
-    std::snprintf(head, sizeof head,
-                  "// Spyre schedule of %s chosen by spyre::auto_schedule (seed %u): %.2f us modelled%s.\n"
-                  "// %s\n// %lld candidates, %lld timed by the simulator (%lld refused), %.1f s%s.\n",
-                  display_name(output.name()).c_str(), ao.seed, r.us, r.exact ? "" : " (loops summarised)", r.summary.c_str(),
-                  (long long)r.candidates, (long long)r.timed, (long long)r.failed, r.search_seconds,
-                  r.stopped_by_time_limit ? "; the time limit (time_budget_s) cut the search short, so another run may choose "
-                                            "otherwise"
-                                          : "");
+    r.fingerprint = fp.key;
     r.options = with_layouts(options, best);
-    std::string layouts = layouts_cpp(r.options, "options", "// ");
-    if (!layouts.empty()) layouts = "// The device layouts it chose (AutoOptions::free_layouts), for the CompileOptions:\n" + layouts;
-    r.cpp = std::string(head) + layouts + print_cpp(best.directives, info, "m");
+    r.cpp = result_cpp(r, output, ao, best.directives, info, "");
+    // A search a time limit cut short depends on the machine's speed: not stored.
+    if (!ao.tuning_db.empty() && !r.stopped_by_time_limit)
+        TuningDb(ao.tuning_db).store(fp.key, options.kernel_name, encode_tuned_schedule(tuned_of(r, best.directives, fp)));
     return r;
 }
 

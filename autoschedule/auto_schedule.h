@@ -46,6 +46,11 @@ struct AutoOptions {
     // The caller then gives and takes those buffers in AutoResult::options' layouts. "*": every
     // argument. Empty: the layouts of CompileOptions, as given.
     std::vector<std::string> free_layouts;
+    // A tuning database (an SQLite file; created if missing): a search's result is stored under a
+    // fingerprint of the pipeline's definitions, argument shapes, types and layouts, the machine
+    // description and these options (but `workers` and `progress`, which do not change the result),
+    // and a later call with the same fingerprint applies it without searching. Empty: none.
+    std::string tuning_db;
 };
 
 struct AutoResult {
@@ -65,6 +70,9 @@ struct AutoResult {
     bool stopped_by_time_limit = false;  // AutoOptions::time_budget_s cut the search short
     double timed_per_second = 0;     // candidates compiled and simulated per second
     double estimated_per_second = 0; // candidates built and ranked by the pre-filter per second
+    bool from_tuning_db = false;     // applied from AutoOptions::tuning_db without a search (the
+                                     // figures above are the stored search's)
+    std::string fingerprint;         // the search's key in a tuning database (32 hex digits)
 };
 
 // Schedules `output` (and every Func it reads) for the shapes and machine of `options`; `inputs`

@@ -84,10 +84,15 @@ struct AutoRequest {
     // The arguments whose device layouts the search may choose (AutoOptions::free_layouts; spyre-gen
     // --free-layouts).
     std::vector<std::string> free_layouts;
+    // The tuning database the search reads first and stores its result in (AutoOptions::tuning_db;
+    // spyre-gen --tuning-db); empty: none.
+    std::string tuning_db;
 };
 struct AutoChoice {
     std::string schedule_source;          // the C++ of the schedule it chose (NAME.schedule.cpp)
     std::vector<DeviceLayout> layouts;    // per input, then the output
+    bool from_tuning_db = false;          // applied from the tuning database without a search
+    std::string fingerprint;              // its key there
 };
 struct SpyreGeneratorState {
     AutoRequest auto_request;

@@ -61,6 +61,10 @@ options:
                 their dims with the stick count innermost (AutoOptions::free_layouts). The
                 program records the layouts; NAME.json lists them; the host function takes and
                 gives dense Halide buffers as before
+  --tuning-db[=FILE]  with schedule=auto: look the search up in the tuning database FILE (an
+                SQLite file, default spyre-tune.db, created if missing) and apply the stored
+                schedule without searching; otherwise search and store the result there. The key
+                is a fingerprint of the pipeline, shapes, layouts, machine and search options
   -h, --help    this text
 
 parameters (key=value):
@@ -195,7 +199,8 @@ int gengen(int argc, char **argv) {
 
 int generate(const std::string &generator, const std::string &out_dir, std::string name,
              const std::vector<std::string> &kv, const std::string &command, bool emit_ktir,
-             const std::vector<std::string> &free_layouts) {
+             const spyre::gen::AutoRequest &request) {
+    const std::vector<std::string> &free_layouts = request.free_layouts;
     const GeneratorInfo *info = spyre::gen::find_generator_info(generator);
     if (!info) throw Usage("unknown generator '" + generator + "' (known: " + join(generator_names()) + ")");
     if (name.empty()) name = generator;
@@ -222,6 +227,8 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
         throw Usage("generator " + generator + " has no schedule '" + schedule + "' (known: " + join(schedules) + ")");
     if (!free_layouts.empty() && schedule != "auto")
         throw Usage("--free-layouts lets schedule=auto choose layouts; schedule=" + schedule + " is a named schedule");
+    if (!request.tuning_db.empty() && schedule != "auto")
+        throw Usage("--tuning-db stores and reuses schedule=auto's searches; schedule=" + schedule + " is a named schedule");
     for (const auto &d : defaults)
         if (!params.count(d.first)) params[d.first] = d.second;
     spyre::gen::ParamValues values;
@@ -257,7 +264,7 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
 
     // Build the generator's pipeline, then compile it for Spyre.
     spyre::gen::BuiltGenerator built =
-        spyre::gen::build_generator(generator, Halide::get_host_target(), params, spyre::gen::AutoRequest{free_layouts});
+        spyre::gen::build_generator(generator, Halide::get_host_target(), params, request);
     Halide::Pipeline pipeline = built.pipeline;
 
     std::vector<spyre::gen::BufferShape> in_shapes = info->input_shapes(values);
@@ -332,6 +339,9 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
               << stats.dram_read_bytes << " B in / " << stats.dram_write_bytes << " B out, modelled " << stats.us
               << " us -> " << base.string() << ".{spyre,h,s,json" << (emit_ktir ? ",ktir" : "")
               << (auto_sched ? ",schedule.cpp}\n" : "}\n");
+    if (auto_sched && !request.tuning_db.empty())
+        std::cout << name << ": schedule=auto " << (built.auto_choice.from_tuning_db ? "from" : "searched, stored in")
+                  << " the tuning database " << request.tuning_db << " (entry " << built.auto_choice.fingerprint << ")\n";
     return 0;
 }
 
@@ -351,7 +361,8 @@ int main(int argc, char **argv) {
         if (a == "-e" || a == "-r") return gengen(argc, argv);
     try {
         std::string generator, out_dir, name;
-        std::vector<std::string> free_layouts;
+        spyre::gen::AutoRequest request;
+        std::vector<std::string> &free_layouts = request.free_layouts;
         bool list = false;
         std::vector<std::string> kv;
         std::string command = "spyre-gen";
@@ -379,6 +390,9 @@ int main(int argc, char **argv) {
                 for (std::string n; std::getline(names, n, ',');)
                     if (!n.empty()) free_layouts.push_back(n);
                 if (free_layouts.empty()) throw Usage("--free-layouts: no argument named");
+            } else if (a == "--tuning-db" || a.rfind("--tuning-db=", 0) == 0) {
+                request.tuning_db = a == "--tuning-db" ? "spyre-tune.db" : a.substr(std::string("--tuning-db=").size());
+                if (request.tuning_db.empty()) throw Usage("--tuning-db=: no file named");
             } else if (!a.empty() && a[0] != '-' && a.find('=') != std::string::npos && a.find('=') > 0) {
                 kv.push_back(a);
             } else {
@@ -388,7 +402,7 @@ int main(int argc, char **argv) {
         if (list) return list_generators();
         if (generator.empty()) throw Usage("missing -g GENERATOR (spyre-gen -l lists them)");
         if (out_dir.empty()) throw Usage("missing -o DIR");
-        return generate(generator, out_dir, name, kv, command, emit_ktir, free_layouts);
+        return generate(generator, out_dir, name, kv, command, emit_ktir, request);
     } catch (const Usage &e) {
         std::cerr << "spyre-gen: error: " << e.what() << "\n(spyre-gen --help for usage)\n";
         return 2;

@@ -57,8 +57,9 @@ void apply_schedule(SpyreGeneratorState &state, const GeneratorInfo &info, const
         auto cores = values.find("cores");
         if (cores != values.end()) ao.max_cores = int(cores->second);
         ao.free_layouts = state.auto_request.free_layouts;
+        ao.tuning_db = state.auto_request.tuning_db;
         AutoResult r = auto_schedule(output, inputs, o, ao);
-        state.auto_choice = AutoChoice{r.cpp, {}};
+        state.auto_choice = AutoChoice{r.cpp, {}, r.from_tuning_db, r.fingerprint};
         // The buffers in the layouts it chose (the caller's where it chose none).
         for (size_t i = 0; i < inputs.size(); i++) {
             fix_device_shape(inputs[i], r.options.inputs[i], m);

@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     fs::path out = argv[1];
-    for (const char *d : {"program", "machine", "layout", "ktir"}) fs::create_directories(out / d);
+    for (const char *d : {"program", "machine", "layout", "ktir", "tuned"}) fs::create_directories(out / d);
     int n = 0;
     for (const DeviceProgram &p : {streaming(1), streaming(4), matmul(), ring(4), quantize(), fp8()}) {
         std::vector<uint8_t> bytes = serialize_program(p);
@@ -167,5 +167,16 @@ int main(int argc, char **argv) {
     write(out / "machine" / "typo.json", R"({"corse": 8})");
     write(out / "layout" / "rank2", std::string("\x01\x00\x40\x10\x01\x02\x01\x00\x05", 9));
     write(out / "layout" / "rank3", std::string("\x02\x01\x20\x08\x03\x00\x03\x02\x01\x00\x03", 11));
+    // Tuning database entries as auto_schedule stores them: a row schedule and a matmul's layouts.
+    write(out / "tuned" / "rows",
+          R"({"directives":[{"kind":0,"func":"F3","vars":["A1"],"ints":[16,0],"at_func":"","update":0,"fixed":false},)"
+          R"({"kind":1,"func":"F3","vars":["A1","yo","yi"],"ints":[2],"at_func":"","update":0,"fixed":false},)"
+          R"({"kind":7,"func":"P0","vars":["yo"],"ints":[],"at_func":"F3","update":0,"fixed":false}],)"
+          R"("layouts":[{"stick_dim":0,"order":[]},{"stick_dim":0,"order":[]}],"us":1.19,"exact":false,)"
+          R"("family":"rows","summary":"rows cores=16","candidates":1848,"timed":573,"failed":36,"search_seconds":2.6})");
+    write(out / "tuned" / "layouts",
+          R"({"directives":[{"kind":9,"func":"F1","vars":["R0"],"ints":[],"at_func":"","update":0,"fixed":false}],)"
+          R"("layouts":[{"stick_dim":0,"order":[1,2,0]},{"stick_dim":0,"order":[]},{"stick_dim":0,"order":[2,1,0]}],)"
+          R"("us":12.5,"exact":true,"family":"matmul","summary":"m","candidates":9,"timed":9,"failed":0,"search_seconds":1})");
     return 0;
 }

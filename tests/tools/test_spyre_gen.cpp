@@ -78,6 +78,35 @@ TEST(SpyreGen, FreeLayoutsNamingNoArgumentNoneOrWithANamedScheduleAreErrors) {
               std::string::npos) << r.output;
 }
 
+// --tuning-db: the first schedule=auto searches and stores its result; the second, in another
+// process, applies it from the file and writes the same program.
+TEST(SpyreGen, TuningDbSearchesOnceThenAppliesTheStoredSchedule) {
+    fs::path dir = scratch_dir("tools_test", "tuning_db");
+    const std::string db = (dir / "tune.db").string();
+    auto gen = [&](const std::string &out) {
+        return run_command(quote(kGen) + " -g softmax -o " + quote((dir / out).string()) + " --tuning-db=" + quote(db) +
+                           " schedule=auto cols=256 rows=64");
+    };
+    CommandResult first = gen("first");
+    ASSERT_EQ(first.exit_code, 0) << first.output;
+    EXPECT_NE(first.output.find("schedule=auto searched, stored in the tuning database " + db), std::string::npos)
+        << first.output;
+    CommandResult second = gen("second");
+    ASSERT_EQ(second.exit_code, 0) << second.output;
+    EXPECT_NE(second.output.find("schedule=auto from the tuning database " + db), std::string::npos) << second.output;
+    auto bytes = [](const fs::path &p) {
+        std::ifstream f(p, std::ios::binary);
+        std::stringstream s;
+        s << f.rdbuf();
+        return s.str();
+    };
+    EXPECT_EQ(bytes(dir / "second" / "softmax.spyre"), bytes(dir / "first" / "softmax.spyre"));
+    CommandResult named = run_command(quote(kGen) + " -g softmax -o " + quote(dir.string()) + " --tuning-db schedule=stage4");
+    EXPECT_EQ(named.exit_code, 2) << named.output;
+    EXPECT_NE(named.output.find("--tuning-db stores and reuses schedule=auto's searches; schedule=stage4 is a named schedule"),
+              std::string::npos) << named.output;
+}
+
 TEST(SpyreGen, Help) {
     CommandResult r = run_command(quote(kGen) + " --help");
     EXPECT_EQ(r.exit_code, 0);
