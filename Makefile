@@ -5,7 +5,7 @@ JOBS      ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
 DEB_PACKAGES := cmake g++ make ccache libhalide14-0-dev nlohmann-json3-dev libsqlite3-dev libgtest-dev \
-                libgmock-dev libbenchmark-dev libcli11-dev libjemalloc-dev
+                libgmock-dev libbenchmark-dev libcli11-dev libjemalloc-dev parallel
 # clang-14 with libFuzzer and the sanitizer runtimes, for fuzz, fuzz-ci and sanitize.
 CLANG_PACKAGES := clang-14 libclang-rt-14-dev
 

@@ -23,7 +23,20 @@ public:
 
 protected:
     using IRPrinter::visit;
-    void visit(const Variable *op) override { stream << names_.canonical(op->name); }
+    void visit(const Variable *op) override {
+        auto it = lets_.find(op->name);
+        stream << (it != lets_.end() ? it->second : names_.canonical(op->name));
+    }
+    // Halide names the lets its simplifier makes uniquely too ("t0", "t2"): by order of appearance.
+    void visit(const Let *op) override {
+        const std::string name = "L" + std::to_string(lets_.size());
+        stream << "(let " << name << " = ";
+        print(op->value);
+        lets_[op->name] = name;
+        stream << " in ";
+        print(op->body);
+        stream << ")";
+    }
     void visit(const Call *op) override {
         if (op->call_type != Call::Halide && op->call_type != Call::Image) return IRPrinter::visit(op);
         stream << names_.canonical(op->name) << "[" << op->value_index << "](";
@@ -36,6 +49,7 @@ protected:
 
 private:
     const CanonicalNames &names_;
+    std::map<std::string, std::string> lets_;
 };
 
 uint64_t fnv1a(const std::string &s, uint64_t h) {

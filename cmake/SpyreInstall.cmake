@@ -26,7 +26,7 @@ install(TARGETS spyre_device spyre_sim spyre_compiler spyre_dsl spyre_schedules 
         EXPORT SpyreHalideTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS spyre-run spyre-bench spyre-report spyre-machine spyre-calibrate
+install(TARGETS spyre-run spyre-tune spyre-bench spyre-report spyre-machine spyre-calibrate
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(EXPORT SpyreHalideTargets NAMESPACE SpyreHalide:: DESTINATION ${SPYRE_CMAKE_DIR})
 
