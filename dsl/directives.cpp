@@ -248,7 +248,7 @@ SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int
         throw_error("Func ", user_name(f_), ": ", d, ": each core would reduce ", extent / cores,
                     " values, not whole sticks of ", lanes);
     guarded(f_, d, [&] {
-        RVar ro(r.name() + "_core"), ri(r.name() + (on_pe ? std::string("_in") + kPeLoopSuffix : "_in"));
+        RVar ro(r.name() + "_core"), ri = on_pe ? pe_loop(RVar(r.name() + "_in")) : RVar(r.name() + "_in");
         Var u(r.name() + "_part");
         f_.update().split(r, ro, ri, extent / cores);
         Func partial = f_.update().rfactor(ro, u);
@@ -264,12 +264,16 @@ SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int
     return *this;
 }
 
+RVar pe_loop(const RVar &k) { return RVar(k.name() + kPeLoopSuffix); }
+
+RVar ring_share_loop(const RVar &r, int cores) { return RVar(r.name() + kRingShareSuffix + std::to_string(cores)); }
+
 SpyreSchedule &SpyreSchedule::pe_matmul(const RVar &k) {
     std::string d = "pe_matmul(" + user_name(k) + ")";
     if (f_.num_update_definitions() < 1)
         throw_error("Func ", user_name(f_), ": ", d, ": needs an update definition (f(...) = 0; f(...) += a * b)");
     guarded(f_, d, [&] {
-        RVar pe(k.name() + kPeLoopSuffix);
+        RVar pe = pe_loop(k);
         std::vector<VarOrRVar> order{pe};
         for (const Var &v : f_.args()) order.push_back(v);
         f_.update().rename(k, pe).reorder(order);
@@ -283,7 +287,7 @@ SpyreSchedule &SpyreSchedule::ring_share(const RVar &r, int cores) {
         throw_error("Func ", user_name(f_), ": ", d, ": a run of sharing cores is 2 to ", machine_.cores, " cores");
     if (f_.num_update_definitions() < 1)
         throw_error("Func ", user_name(f_), ": ", d, ": needs an update definition whose loop stages the tiles");
-    guarded(f_, d, [&] { f_.update().rename(r, RVar(r.name() + kRingShareSuffix + std::to_string(cores))); });
+    guarded(f_, d, [&] { f_.update().rename(r, ring_share_loop(r, cores)); });
     return *this;
 }
 

@@ -100,6 +100,13 @@ private:
 
 inline SpyreSchedule schedule(Halide::Func f, const MachineDesc &machine = {}) { return SpyreSchedule(f, machine); }
 
+// The names the directives give loops, for a schedule that places work at them (reorder,
+// compute_at) or arranges a matmul nest by hand: pe_matmul(k) renames k to pe_loop(k), the loop the
+// PE array runs; ring_share(r, cores) renames r to ring_share_loop(r, cores). Use these rather than
+// spelling the back end's marks.
+Halide::RVar pe_loop(const Halide::RVar &k);
+Halide::RVar ring_share_loop(const Halide::RVar &r, int cores);
+
 // Stages `producer` (an input or a Func) through LX for `consumer`: a copy of the tile that
 // consumer's loop v needs, computed at (consumer, v), stick vectorized, in LX. The back end turns
 // the copy into DMA. Returns the wrapper Func.

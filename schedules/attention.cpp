@@ -6,7 +6,6 @@
 #include "device/error.h"
 #include "directives.h"
 #include "known_names.h"
-#include "spyre_intrinsics.h"
 #include "tile_rows.h"
 
 namespace spyre {
@@ -62,7 +61,7 @@ void schedule_attention(AttentionKernel &a, const std::string &name, const Machi
         return;
     }
     auto pe = [&](Func f, const RDom &r, const Var &n, const Var &row) {
-        RVar k(r.x.name() + kPeLoopSuffix);
+        RVar k = pe_loop(r.x);
         f.update().rename(r.x, k).reorder(k, n, row);
     };
     // Query tiles of up to 64 rows, fewer when a tile's scores over the whole sequence (fp32 scores

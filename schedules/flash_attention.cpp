@@ -6,7 +6,6 @@
 #include "device/error.h"
 #include "directives.h"
 #include "known_names.h"
-#include "spyre_intrinsics.h"
 
 namespace spyre {
 
@@ -153,7 +152,7 @@ void schedule_flash_attention(FlashAttentionKernel &a, const std::string &name, 
         for (Func g : {f.tile_max, f.tile_sum}) g.compute_at(at).store_in(MemoryType::VTCM);
         f.pv.compute_at(at).store_in(MemoryType::VTCM);
         f.pv.vectorize(a.d, lanes32, TailStrategy::RoundUp);
-        RVar kd(a.rd.x.name() + kPeLoopSuffix), kt(a.rt.x.name() + kPeLoopSuffix);
+        RVar kd = pe_loop(a.rd.x), kt = pe_loop(a.rt.x);
         scores.update().rename(a.rd.x, kd).reorder(kd, a.t, a.qi);
         f.pv.update().rename(a.rt.x, kt).reorder(kt, a.d, a.qi);
     };

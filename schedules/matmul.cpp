@@ -6,7 +6,6 @@
 #include "directives.h"
 #include "known_names.h"
 #include "matmul_stage.h"
-#include "spyre_intrinsics.h"
 
 namespace spyre {
 

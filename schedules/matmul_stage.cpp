@@ -6,7 +6,6 @@
 #include "device/error.h"
 #include "directives.h"
 #include "matmul_tiles.h"
-#include "spyre_intrinsics.h"
 
 namespace spyre {
 
@@ -106,13 +105,13 @@ std::string schedule_matmul_stage(const MatmulStage &s, const std::string &mode,
         RVar ko("ko"), ki("ki");
         std::vector<VarOrRVar> order;
         if (mode == "pe" || wants_ring) {
-            RVar pe(std::string("ki") + kPeLoopSuffix);
+            RVar pe = pe_loop(ki);
             order = {pe, n, m, ko};
             if (s.b) order.push_back(*s.b);
             acc.update().split(s.k.x, ko, ki, t.k).rename(ki, pe).reorder(order);
             if (ring) {
                 spyre::schedule(acc, machine).ring_share(ko, share);
-                k_panel = ko.name() + kRingShareSuffix + std::to_string(share);
+                k_panel = ring_share_loop(ko, share).name();
             }
         } else {
             order = {ki, n, m, ko};

@@ -6,7 +6,6 @@
 #include "directives.h"
 #include "known_names.h"
 #include "matmul_stage.h"
-#include "spyre_intrinsics.h"
 #include "tile_rows.h"
 
 namespace spyre {
@@ -77,7 +76,7 @@ void schedule_mlp(MlpKernel &k, const std::string &name, int cores, const Machin
     }
     const int lanes = int(machine.stick_bytes / 2);
     auto pe = [&](Func f, const RDom &r) {
-        RVar kk(r.x.name() + kPeLoopSuffix);
+        RVar kk = pe_loop(r.x);
         f.update().rename(r.x, kk).reorder(kk, n, m);
     };
     // Rows split over at most `cores` cores (unevenly when they do not divide); the row tile divides
