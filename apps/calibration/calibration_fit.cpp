@@ -3,6 +3,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "device/error.h"
+
 namespace spyre {
 
 double fit_objective(const std::vector<PointResult> &r) {
@@ -39,7 +41,8 @@ MachineDesc fit_machine(const CalibrationSuite &suite, const MachineDesc &start,
                 try {
                     trial.validate();
                     obj = fit_objective(suite.run(trial));
-                } catch (const std::exception &) {
+                } catch (const Error &e) {
+                    if (e.kind() == ErrorKind::Internal) throw;  // a bug, not a bad candidate
                     continue;  // an invalid description is not a candidate
                 }
                 if (obj < best_obj - 1e-12) {
