@@ -486,8 +486,12 @@ private:
             for (const std::string &v : g.run_vars) rows_merged |= !v.empty() && g.coeff.count(v) && g.coeff.at(v) >= row;
             int64_t start = -g.front * lanes_t, end = home_run + g.back * lanes_t;  // relative to rest
             if (provably_multiple(g.rest, row)) {
-                start = std::max<int64_t>(start, 0);
-                end = std::min(end, rows_merged ? home_run : row);
+                // The row the read starts in: the one at rest, or a later one when the read begins
+                // past it (a clamped read shifted back across a row boundary: rest is rounded down
+                // into the previous row, and the elements read are all in the next).
+                const int64_t row_lo = start > 0 ? start / row * row : 0;
+                start = std::max<int64_t>(start, row_lo);
+                end = std::min(end, row_lo + (rows_merged ? home_run : row));
             }
             g.dma_front = -start / lanes_t;
             g.dma_run = end - start;
