@@ -62,19 +62,25 @@ std::string result_cpp(const AutoResult &r, const Func &output, const AutoOption
     return std::string(head) + layouts + print_cpp(ds, info, "m");
 }
 
+// The search's figures, between an AutoResult and the database's TunedSchedule (same field names).
+template <typename From, typename To>
+void copy_figures(const From &f, To &t) {
+    t.us = f.us;
+    t.exact = f.exact;
+    t.family = f.family;
+    t.summary = f.summary;
+    t.candidates = f.candidates;
+    t.timed = f.timed;
+    t.failed = f.failed;
+    t.search_seconds = f.search_seconds;
+}
+
 TunedSchedule tuned_of(const AutoResult &r, const std::vector<Directive> &ds, const Fingerprint &fp) {
     TunedSchedule t;
     t.directives = rename_directives(ds, fp.names, true);
     for (const TensorSpec &in : r.options.inputs) t.layouts.push_back(in.layout);
     t.layouts.push_back(r.options.output.layout);
-    t.us = r.us;
-    t.exact = r.exact;
-    t.family = r.family;
-    t.summary = r.summary;
-    t.candidates = r.candidates;
-    t.timed = r.timed;
-    t.failed = r.failed;
-    t.search_seconds = r.search_seconds;
+    copy_figures(r, t);
     return t;
 }
 
@@ -101,14 +107,7 @@ AutoResult from_tuning_db(const std::string &json_text, const Fingerprint &fp, c
         r.options.output.layout = t.layouts.back();
         ds = rename_directives(t.directives, fp.names, false);
         apply_directives(ds, funcs, input_funcs, options.machine);
-        r.us = t.us;
-        r.exact = t.exact;
-        r.family = t.family;
-        r.summary = t.summary;
-        r.candidates = t.candidates;
-        r.timed = t.timed;
-        r.failed = t.failed;
-        r.search_seconds = t.search_seconds;
+        copy_figures(t, r);
     } catch (const Error &e) {
         throw_error_of(e.kind(), where, e.what());
     } catch (const std::exception &e) {  // Halide's errors on records that name no loop of this pipeline
