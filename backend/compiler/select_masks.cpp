@@ -1,5 +1,6 @@
 // Instruction selection: select() on a comparison of the stick index with a limit (a causal mask,
-// a tail mask) as one VSELIDX. Halide vectorizes `select(t <= q, a, b)`, t along the stick and q a
+// a tail mask), or on a condition of the loops outside alone (a concatenation along the rows), as
+// one VSELIDX. Halide vectorizes `select(t <= q, a, b)`, t along the stick and q a
 // row, into a comparison of a ramp with a broadcast; over an instruction's groups the condition is
 // "element e of group g is at most L (+ g)", with L from the loops outside the instruction.
 #include "selector.h"
@@ -71,10 +72,17 @@ std::optional<Selector::LaneMask> Selector::lane_mask(const Expr &cond, const Do
         if (!s && c) s = c / l.second;
         if (c != s * l.second) return std::nullopt;
     }
-    if (s != 1 && s != -1) return std::nullopt;
     // E = s e + cg g + rest <= k.
     const int64_t cg = d.group_var.empty() ? 0 : a->of(d.group_var);
     LaneMask m;
+    if (s == 0 && cg == 0) {
+        // No element index in E: the condition is the same for every element of the instruction
+        // (a row index against a bound: a concatenation along the rows). Every element takes src0
+        // when it holds (a limit past any element), none when it does not.
+        m.limit = simplify(select(a->rest <= int32_t(k), Expr(int32_t(1) << 30), Expr(int32_t(-1))));
+        return m;
+    }
+    if (s != 1 && s != -1) return std::nullopt;
     if (s == 1) {  // e <= k - rest - cg g
         m.limit = simplify(int32_t(k) - a->rest);
         m.per_group = cg == -1;
@@ -93,8 +101,8 @@ Operand Selector::index_select(const Select *op, const Domain &d, const Operand 
     auto m = lane_mask(op->condition, d);
     if (!m)
         unsupported("a select() whose condition is not a comparison of the stick index with a row index or a "
-                    "value of the loops outside (t <= q + c, t < c, t >= q, ...): only those, and the select of "
-                    "a boundary condition, have a vector form");
+                    "value of the loops outside (t <= q + c, t < c, t >= q, ...), nor a comparison of the loops "
+                    "outside alone (y < c): only those, and the select of a boundary condition, have a vector form");
     const DType t = vector_type(op->true_value);
     Operand x = to_vec(gen(m->swap ? op->false_value : op->true_value, d, nullptr), d);
     Operand y = gen(m->swap ? op->true_value : op->false_value, d, nullptr);

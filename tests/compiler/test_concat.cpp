@@ -17,7 +17,7 @@ struct ConcatCase {
     int wa, wb, rows, cores;
     bool along_x;
     // Compiles and runs (else refused with an error that names the Func): b's padded rows narrower
-    // than the output's vectors, and a select on the row index, have no vector form yet.
+    // than the output's vectors have no vector form yet.
     bool runs = true;
 };
 void PrintTo(const ConcatCase &c, std::ostream *os) {
@@ -82,7 +82,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Concat,
                                            ConcatCase{100, 92, 64, 32, true}, ConcatCase{100, 92, 7, 1, true},
                                            ConcatCase{70, 130, 33, 32, true}, ConcatCase{96, 160, 64, 32, true},
                                            ConcatCase{30, 34, 128, 32, true}, ConcatCase{4000, 96, 64, 32, true},
-                                           ConcatCase{64, 64, 64, 1, false, false}, ConcatCase{33, 31, 64, 32, false, false}),
+                                           ConcatCase{64, 64, 64, 1, false}, ConcatCase{33, 31, 64, 32, false},
+                                           ConcatCase{7, 121, 100, 32, false}),
                          [](const ::testing::TestParamInfo<ConcatCase> &i) {
                              const ConcatCase &c = i.param;
                              return std::string(c.along_x ? "AlongX_" : "AlongRows_") + std::to_string(c.wa) + "_" +
