@@ -54,8 +54,9 @@ TEST_P(FlashAttention, MatchesCpu) {
             for (int i = 0; i < 3; i++) o.inputs.push_back(TensorSpec{{c.dim, c.seq, c.heads}, {}});
             o.output = TensorSpec{{c.dim, c.seq, c.heads}, {}};
             AutoOptions ao;
-            ao.max_evaluations = 24;
-            ao.time_budget_s = 10;  // correctness of what it picks, not the best pick
+            // Correctness of what it picks, not the best pick: a few candidates, and no wall-clock
+            // bound, so that the pick does not depend on the machine's load.
+            ao.max_evaluations = 6;
             ao.max_cores = c.cores;
             ao.progress = false;
             auto_result = auto_schedule(k.output, k.inputs, o, ao);
@@ -121,7 +122,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FlashAttention,
                                            FlashAttentionCase{"kv_chunked", 128, 512, 4, 32, 128, 2, true},
                                            // No directive: the autoscheduler folds the state too.
                                            FlashAttentionCase{"auto", 64, 256, 1, 64, 64, 1}, FlashAttentionCase{"auto", 128, 512, 4, 64, 256, 2},
-                                           FlashAttentionCase{"auto", 64, 192, 3, 32, 64, 2, true}),
+                                           FlashAttentionCase{"auto", 64, 128, 2, 32, 64, 2, true}),
                          [](const auto &info) {
                              const FlashAttentionCase &c = info.param;
                              return c.schedule + "_" + std::to_string(c.dim) + "x" + std::to_string(c.seq) + "x" +
