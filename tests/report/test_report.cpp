@@ -205,6 +205,14 @@ TEST(Report, EveryCatalogueEntryIsConsistent) {
         }
     }
     EXPECT_THROW(app_info("nosuch"), spyre::Error);
+    // The CPU reference given fewer inputs than the app takes names both counts.
+    try {
+        cpu_reference("layernorm", parse_shape("layernorm", "4x64"), random_inputs("softmax", parse_shape("softmax", "4x64")));
+        ADD_FAILURE() << "no error";
+    } catch (const spyre::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("layernorm: 1 inputs given for the CPU reference, it takes 3"), std::string::npos)
+            << e.what();
+    }
 }
 
 // The catalogue's entry and spyre-gen's GeneratorInfo describe the same generator: each app's

@@ -101,6 +101,9 @@ TEST(SpyreGen, TuningDbSearchesOnceThenAppliesTheStoredSchedule) {
         return s.str();
     };
     EXPECT_EQ(bytes(dir / "second" / "softmax.spyre"), bytes(dir / "first" / "softmax.spyre"));
+    CommandResult empty = run_command(quote(kGen) + " -g softmax -o " + quote(dir.string()) + " --tuning-db= schedule=auto");
+    EXPECT_EQ(empty.exit_code, 2) << empty.output;
+    EXPECT_NE(empty.output.find("--tuning-db=: no file named"), std::string::npos) << empty.output;
     CommandResult named = run_command(quote(kGen) + " -g softmax -o " + quote(dir.string()) + " --tuning-db schedule=stage4");
     EXPECT_EQ(named.exit_code, 2) << named.output;
     EXPECT_NE(named.output.find("--tuning-db stores and reuses schedule=auto's searches; schedule=stage4 is a named schedule"),
