@@ -118,6 +118,46 @@ public:
 
     Stmt visit(const For *op) override {
         Stmt body = mutate(op->body);
+        if (const Allocate *acc = body.as<Allocate>(); acc && expandable(op, acc)) {
+            // One accumulator slot per iteration, allocated outside the loop: the body then splits
+            // into loop nests (init, reduction, the computation of its result) like a folded one.
+            const int64_t extent = *const_int(op->extent);
+            plan_.buffer(acc->name).elems = extent;
+            Redirect slot(acc->name, acc->name, Variable::make(Int(32), op->name) - op->min);
+            Stmt loop = fission(op, slot.mutate(acc->body));
+            return Allocate::make(acc->name, acc->type, acc->memory_type, {Expr(int(extent))}, acc->condition, loop);
+        }
+        return fission(op, body);
+    }
+
+private:
+    // A one-element LX accumulator allocated in each iteration of a serial loop, whose result is
+    // computed into a device or LX buffer one element an iteration (mean[y] = sum[0] / n: the copy
+    // folding cannot remove, and the vector unit cannot store one element at a time). Expanding
+    // it to one slot per iteration costs `extent` elements of LX, kept within an eighth of it.
+    bool expandable(const For *op, const Allocate *acc) const {
+        auto extent = const_int(op->extent);
+        auto it = plan_.buffers.find(acc->name);
+        if (!extent || !is_const(op->min) || op->for_type != ForType::Serial || it == plan_.buffers.end() ||
+            it->second.elems != 1 || it->second.place != Place::LX ||
+            *extent * dtype_bytes(it->second.type) > plan_.machine.lx_usable_bytes / 8)
+            return false;
+        std::vector<Stmt> parts;
+        flatten(acc->body, parts);
+        if (parts.size() < 2) return false;
+        const Store *result = parts.back().as<Store>();
+        if (!result || result->name == acc->name || result->value.type().is_vector()) return false;
+        // One element an iteration: an update of an outer accumulator (sum[0] += f(inner[0]),
+        // the same element every iteration) gains nothing.
+        auto at = affine_in(result->index, {op->name});
+        if (!at || at->of(op->name) == 0) return false;
+        LoadsOf reads(acc->name);
+        result->value.accept(&reads);
+        return reads.count > 0;
+    }
+
+    // Splits the loop into one loop per statement of its body where that is safe (see visit(For)).
+    Stmt fission(const For *op, const Stmt &body) {
         std::vector<Stmt> parts;
         flatten(body, parts);
         // Bodies that mix a bare store with loops (an inline reduction's init and its loop) are

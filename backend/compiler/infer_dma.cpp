@@ -175,6 +175,20 @@ private:
         return v.ok;
     }
 
+    // Halide names the Func of an inline reduction after it (sum, sum$1, maximum, ...). One that a
+    // nest cannot stage is usually computed inside a consumer's reduction loop, once per element,
+    // because the Func that holds it has no schedule and was inlined (Halide's default).
+    static std::string inline_reduction_hint(const std::string &func) {
+        const std::string base = func.substr(0, func.find('$'));
+        for (const char *r : {"sum", "product", "maximum", "minimum", "argmax", "argmin"})
+            if (base == r)
+                return "; " + base + " is an inline reduction, computed wherever its Func is used: a Func "
+                       "with no schedule is inlined (Halide's default), so a reduction inside it is "
+                       "recomputed for every element that reads it; give that Func device_root() or "
+                       "scratchpad_root()";
+        return "";
+    }
+
     // Splits s into a chain of perfectly nested loops and the statement inside them.
     static void chain(const Stmt &s, std::vector<Loop> &loops, Stmt &leaf, std::vector<const For *> &fors) {
         Stmt cur = s;
@@ -238,7 +252,8 @@ private:
         if (chosen < 0 && must) chosen = fallback;
         if (chosen < 0) {
             if (!must) return Stmt();
-            throw_error("Func ", plan_.has(func) ? plan_.buffer(func).func : func, ": ", last_why);
+            const std::string name = plan_.has(func) ? plan_.buffer(func).func : func;
+            throw_error("Func ", name, ": ", last_why, inline_reduction_hint(name));
         }
         return stage(fors, size_t(chosen), levels[chosen], leaf, func);
     }
