@@ -1,6 +1,7 @@
-// The target for CPU reference realisations: the host, with StrictFloat so that Halide computes
-// float expressions op by op as written (no fused multiply-add, no reassociated reductions) like
-// the device does, and without Sapphire Rapids' AVX512-FP16 on CPUs that lack it (Halide 14
+// The target for CPU reference realisations: the host (on x86, its SSE4.1 and F16C only, which
+// LLVM compiles faster; HL_JIT_TARGET, when set, is taken as it is), with StrictFloat so that Halide
+// computes float expressions op by op as written (no fused multiply-add, no reassociated
+// reductions) like the device does, and without Sapphire Rapids' AVX512-FP16 on CPUs that lack it (Halide 14
 // mistakes AMD Zen 4 for Sapphire Rapids, and its fp16 code would then die with SIGILL).
 #pragma once
 

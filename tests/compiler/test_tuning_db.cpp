@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "auto_schedule.h"
 #include "compiler_test_util.h"
 #include "device/error.h"
@@ -38,7 +40,8 @@ Algorithm row_scale_by_sum(int cols) {
 }
 
 fs::path fresh_tuning_db(const std::string &name) {
-    fs::path p = fs::path(::testing::TempDir()) / ("tuning_db_" + name + ".db");
+    // The process id keeps two runs of the tests (ctest's shards, a developer's second run) apart.
+    fs::path p = fs::path(::testing::TempDir()) / ("tuning_db_" + name + "_" + std::to_string(::getpid()) + ".db");
     fs::remove(p);
     return p;
 }
@@ -106,7 +109,7 @@ TEST(TuningDb, MergeCopiesTheEntriesTheOtherDatabaseLacks) {
     EXPECT_EQ(da.merge(b.string()), 1);
     EXPECT_EQ(da.size(), 2);
     EXPECT_EQ(da.merge(b.string()), 0);
-    const fs::path not_db = fs::path(::testing::TempDir()) / "tuning_db_not_a_db.txt";
+    const fs::path not_db = fresh_tuning_db("not_a_db");
     {
         std::ofstream f(not_db);
         f << "this is not an SQLite file, it is text long enough to have a header's worth of bytes in it";
