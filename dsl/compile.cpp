@@ -34,6 +34,52 @@ DeviceProgram compile_for_spyre(Func output, const std::vector<ImageParam> &inpu
     return compile_kernel(output, inputs, kernel_signature(output, inputs, options), options.machine, bo).program;
 }
 
+namespace {
+
+// Each output's spec: options.outputs when given (one per output), else options.output for a
+// pipeline of one output.
+std::vector<TensorSpec> output_specs(const Pipeline &pipeline, const CompileOptions &options) {
+    const size_t n = pipeline.outputs().size();
+    if (options.outputs.empty()) {
+        if (n > 1)
+            throw_error("kernel ", options.kernel_name, ": the pipeline has ", n, " outputs; give one shape each in "
+                        "CompileOptions::outputs");
+        if (options.output.shape.empty()) throw_error("kernel ", options.kernel_name, ": CompileOptions::output has no shape");
+        return {options.output};
+    }
+    if (options.outputs.size() != n)
+        throw_error("kernel ", options.kernel_name, ": the pipeline has ", n, " outputs but CompileOptions::outputs "
+                    "gives ", options.outputs.size(), " shapes");
+    for (size_t i = 0; i < n; i++)
+        if (options.outputs[i].shape.empty())
+            throw_error("kernel ", options.kernel_name, ": CompileOptions::outputs[", i, "] ('",
+                        pipeline.outputs()[i].name(), "') has no shape");
+    return options.outputs;
+}
+
+}  // namespace
+
+DeviceProgram compile_for_spyre(Pipeline pipeline, const std::vector<ImageParam> &inputs, const CompileOptions &options) {
+    if (pipeline.outputs().empty()) throw_error("kernel ", options.kernel_name, ": the pipeline has no output");
+    if (options.inputs.size() != inputs.size())
+        throw_error("kernel ", options.kernel_name, ": ", inputs.size(), " ImageParams but ", options.inputs.size(),
+                    " input shapes in CompileOptions::inputs");
+    const std::vector<TensorSpec> specs = output_specs(pipeline, options);
+    std::vector<Argument> args;
+    for (size_t i = 0; i < inputs.size(); i++) {
+        fix_device_shape(inputs[i], options.inputs[i], options.machine);
+        args.push_back(inputs[i]);
+    }
+    for (size_t i = 0; i < specs.size(); i++) {
+        Func f = pipeline.outputs()[i];
+        if (f.outputs() != 1)
+            throw_error("output '", f.name(), "': Funcs with several values (a Tuple) cannot be outputs; make each "
+                        "value a Func of its own and give the pipeline both (Pipeline({a, b}))");
+        fix_device_shape(f.output_buffer(), specs[i], options.machine);
+    }
+    return compile_pipeline_for_spyre(pipeline, args, options);
+}
+
 DeviceProgram compile_pipeline_for_spyre(Pipeline pipeline, const std::vector<Argument> &args,
                                          const CompileOptions &options) {
     KernelSignature sig;
@@ -43,9 +89,13 @@ DeviceProgram compile_pipeline_for_spyre(Pipeline pipeline, const std::vector<Ar
                     " input shapes in CompileOptions::inputs");
     for (size_t i = 0; i < args.size(); i++)
         sig.inputs.push_back(ArgSpec{args[i].name, options.inputs[i].shape, options.inputs[i].layout});
-    if (options.output.shape.empty()) throw_error("kernel ", options.kernel_name, ": CompileOptions::output has no shape");
-    sig.output = ArgSpec{pipeline.outputs().empty() ? "" : pipeline.outputs()[0].name(), options.output.shape,
-                         options.output.layout};
+    if (pipeline.outputs().empty()) throw_error("kernel ", options.kernel_name, ": the pipeline has no output");
+    const std::vector<TensorSpec> specs = output_specs(pipeline, options);
+    for (size_t i = 0; i < specs.size(); i++) {
+        ArgSpec a{pipeline.outputs()[i].name(), specs[i].shape, specs[i].layout};
+        if (i == 0) sig.output = a;
+        else sig.more_outputs.push_back(a);
+    }
     BackendOptions bo;
     bo.staging_budget_bytes = options.staging_budget_bytes;
     return compile_kernel(pipeline, args, sig, options.machine, bo).program;
@@ -95,7 +145,8 @@ Runtime::Buffer<> from_device(const std::vector<uint8_t> &image, const BufferDec
 SpyreRun run_on_spyre(const DeviceProgram &program, const std::vector<Runtime::Buffer<>> &inputs,
                       const MachineDesc &machine, const SimOptions &options) {
     std::vector<std::vector<uint8_t>> images(program.buffers.size());
-    size_t next = 0, out = program.buffers.size();
+    size_t next = 0;
+    std::vector<size_t> outs;
     for (size_t i = 0; i < program.buffers.size(); i++) {
         const BufferDecl &b = program.buffers[i];
         if (b.kind == BufferKind::Input || b.kind == BufferKind::InOut) {
@@ -104,9 +155,7 @@ SpyreRun run_on_spyre(const DeviceProgram &program, const std::vector<Runtime::B
             if (!options.timing_only) images[i] = to_device(inputs[next], b, machine);
             next++;
         }
-        if ((b.kind == BufferKind::Output || b.kind == BufferKind::InOut) && out == program.buffers.size()) {
-            out = i;
-        }
+        if (b.kind == BufferKind::Output || b.kind == BufferKind::InOut) outs.push_back(i);
     }
     if (next != inputs.size())
         throw_error("kernel ", program.kernel_name, ": ", inputs.size(), " input buffers given, it takes ", next);
@@ -114,8 +163,10 @@ SpyreRun run_on_spyre(const DeviceProgram &program, const std::vector<Runtime::B
     if (options.timing_only) images.clear();
     SimResult sim = simulate(program, machine, std::move(images), options);
     r.stats = sim.stats;
-    if (!options.timing_only && out < program.buffers.size())
-        r.output = from_device(sim.buffers[out], program.buffers[out], machine);
+    if (!options.timing_only) {
+        for (size_t i : outs) r.outputs.push_back(from_device(sim.buffers[i], program.buffers[i], machine));
+        if (!r.outputs.empty()) r.output = r.outputs[0];
+    }
     give_back_images(sim.buffers);  // the next run's images start on resident pages
     return r;
 }

@@ -6,6 +6,9 @@
 //   opt.output = {{1024, 512}};
 //   spyre::DeviceProgram p = spyre::compile_for_spyre(out, {in}, opt);
 //   spyre::SpyreRun r = spyre::run_on_spyre(p, {input_buffer});   // r.output, r.stats
+//
+// A pipeline with several outputs (Pipeline({sum, norm})) takes one shape per output in
+// CompileOptions::outputs and returns each in SpyreRun::outputs.
 #pragma once
 
 #include <string>
@@ -29,12 +32,19 @@ struct CompileOptions {
     MachineDesc machine;
     std::vector<TensorSpec> inputs;  // one per ImageParam, in order
     TensorSpec output;
+    // A pipeline with several outputs: one per output, in the pipeline's order (`output` unused).
+    std::vector<TensorSpec> outputs;
     int64_t staging_budget_bytes = 0;  // LX one DMA staging level may use; 0 = half of the free LX
 };
 
 // Lowers `output` with its Spyre schedule and returns the verified device program. Throws
 // spyre::Error naming the Func and directive for a schedule the back end cannot compile.
 DeviceProgram compile_for_spyre(Halide::Func output, const std::vector<Halide::ImageParam> &inputs,
+                                const CompileOptions &options);
+
+// The same for a pipeline of several outputs (Pipeline({a, b})), one shape each in options.outputs;
+// every output is a device buffer of the program, in the pipeline's order after the inputs.
+DeviceProgram compile_for_spyre(Halide::Pipeline pipeline, const std::vector<Halide::ImageParam> &inputs,
                                 const CompileOptions &options);
 
 // The back end's view of a compile's arguments (backend/compiler/capture_stmt.h), for callers that
@@ -58,12 +68,13 @@ std::vector<std::pair<std::string, std::string>> spyre_pass_dumps(Halide::Func o
                                                                   const CompileOptions &options);
 
 struct SpyreRun {
-    Halide::Runtime::Buffer<> output;  // dense, Halide order
+    Halide::Runtime::Buffer<> output;  // dense, Halide order: the first output
+    std::vector<Halide::Runtime::Buffer<>> outputs;  // every output (and in-out buffer), in program order
     SimStats stats;
 };
 
 // Runs a compiled program on the simulator: inputs are stickified into their device layouts,
-// the output (the first output or in-out buffer) unstickified back. An in-out buffer takes its
+// the outputs (and in-out buffers) unstickified back. An in-out buffer takes its
 // initial contents from `inputs`, in buffer order with the inputs. Shapes and types must match the program's buffers (error names the
 // argument otherwise).
 SpyreRun run_on_spyre(const DeviceProgram &program, const std::vector<Halide::Runtime::Buffer<>> &inputs,

@@ -14,9 +14,9 @@ bool cpu_has_avx512_fp16() {
 }
 }  // namespace
 
-Halide::Target cpu_reference_target() {
+Halide::Target cpu_reference_target(bool all_host_features) {
     Halide::Target t = Halide::get_jit_target_from_environment();
-    if (t.arch == Halide::Target::X86 && !std::getenv("HL_JIT_TARGET")) {
+    if (t.arch == Halide::Target::X86 && !all_host_features && !std::getenv("HL_JIT_TARGET")) {
         // A reference is an oracle, not a speed measurement: with no schedule its code is scalar,
         // and LLVM compiles it about a third faster without the AVX family (measured on the
         // compiler tests' mirror-boundary suite: 31 s with the host's AVX2 and FMA, 20 s with

@@ -9,6 +9,8 @@
 
 namespace spyre {
 
-Halide::Target cpu_reference_target();
+// all_host_features: keep the host's whole ISA (for references compiled ahead of time, once, like
+// spyre-gen's gengen `target=host`, whose code users may also run for speed).
+Halide::Target cpu_reference_target(bool all_host_features = false);
 
 }  // namespace spyre

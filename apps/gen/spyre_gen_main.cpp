@@ -8,7 +8,7 @@
 //   spyre-gen -l          lists the generators, their parameters and Spyre schedules.
 //   spyre-gen -e ... / -r ...  Halide's own generator command line (GenGen), used by
 //       add_halide_library for the CPU reference (schedule=cpu); `target=host` means
-//       spyre::cpu_reference_target().
+//       spyre::cpu_reference_target(true) (the host's whole ISA).
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -183,7 +183,7 @@ int gengen(int argc, char **argv) {
         std::string t;
         while (std::getline(ss, t, ',')) {
             if (t == "host" || t.rfind("host-", 0) == 0) {
-                Halide::Target ref = spyre::cpu_reference_target().without_feature(Halide::Target::JIT);
+                Halide::Target ref = spyre::cpu_reference_target(true).without_feature(Halide::Target::JIT);
                 std::string rest = t.substr(4);  // "" or "-feature-..."
                 t = Halide::Target(ref.to_string() + rest).to_string();
             }

@@ -1,6 +1,7 @@
 #include "capture_stmt.h"
 
 #include <limits>
+#include <set>
 
 #include "device/dtype_host.h"
 #include "device/error.h"
@@ -128,11 +129,11 @@ void check_split_names(const Function &out) {
 // A split factor of an intermediate Func that reads that Func's own output buffer (the two-argument
 // ring_split(v, n), which takes v's extent from it) names a buffer only the pipeline's output has:
 // Halide would fail on it inside its simplifier. Refused, saying to give the extent.
-void check_output_extents(const Function &out) {
+void check_output_extents(const Function &out, const std::set<std::string> &outputs) {
     std::map<std::string, Function> env = find_transitive_calls(out);
     for (const auto &kv : env) {
         const Function &f = kv.second;
-        if (f.name() == out.name()) continue;
+        if (f.name() == out.name() || outputs.count(f.name())) continue;
         const std::string user = f.name().substr(0, f.name().find('$'));
         auto check = [&](const Definition &d) {
             for (const Split &sp : d.schedule().splits()) {
@@ -176,7 +177,9 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
     if (args.size() != sig.inputs.size())
         throw_error("kernel ", sig.kernel_name, ": ", args.size(), " inputs but ", sig.inputs.size(),
                     " input shapes given");
-    if (p.outputs().size() != 1) throw_error("kernel ", sig.kernel_name, ": pipelines with several outputs are not supported");
+    if (p.outputs().size() != 1 + sig.more_outputs.size())
+        throw_error("kernel ", sig.kernel_name, ": the pipeline has ", p.outputs().size(), " outputs but ",
+                    1 + sig.more_outputs.size(), " output shapes were given (CompileOptions::outputs)");
     for (size_t i = 0; i < args.size(); i++) {
         if (!args[i].is_buffer())
             throw_error("kernel ", sig.kernel_name, ": argument '", args[i].name,
@@ -184,13 +187,20 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
         plan.buffers[args[i].name] = device_buffer(args[i].name, args[i].type, sig.inputs[i], Place::DeviceInput, m,
                                                    "input '" + args[i].name + "'");
     }
-    Func output = p.outputs()[0];
-    if (output.outputs() != 1) throw_error("output '", output.name(), "': Funcs with several outputs are not supported");
-    plan.buffers[output.name()] = device_buffer(output.name(), output.output_types()[0], sig.output, Place::DeviceOutput,
-                                                m, "output '" + output.name() + "'");
-
-    check_split_names(output.function());
-    check_output_extents(output.function());
+    const std::vector<Func> outputs = p.outputs();  // a copy: outputs() returns one
+    std::set<std::string> output_names;
+    for (const Func &f : outputs) output_names.insert(f.name());
+    for (size_t i = 0; i < outputs.size(); i++) {
+        const Func &f = outputs[i];
+        const ArgSpec &spec = i == 0 ? sig.output : sig.more_outputs[i - 1];
+        if (f.outputs() != 1)
+            throw_error("output '", f.name(), "': Funcs with several values (a Tuple) cannot be outputs; make each "
+                        "value a Func of its own and give the pipeline both (Pipeline({a, b}))");
+        plan.buffers[f.name()] = device_buffer(f.name(), f.output_types()[0], spec, Place::DeviceOutput, m,
+                                               "output '" + f.name() + "'");
+        check_split_names(f.function());
+        check_output_extents(f.function(), output_names);
+    }
     std::vector<Argument> all = args;
     for (const Argument &f : factors) {
         if (f.is_buffer() || f.type != Int(32))
@@ -199,8 +209,10 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
     }
     std::map<std::string, std::vector<int64_t>> input_shapes;
     for (size_t i = 0; i < args.size(); i++) input_shapes[args[i].name] = sig.inputs[i].shape;
-    with_halide_errors(sig.kernel_name, "proving the algorithm's bounds",
-                       [&] { prove_bounds(output.function(), input_shapes, sig.output.shape); });
+    with_halide_errors(sig.kernel_name, "proving the algorithm's bounds", [&] {
+        for (size_t i = 0; i < outputs.size(); i++)
+            prove_bounds(outputs[i].function(), input_shapes, (i == 0 ? sig.output : sig.more_outputs[i - 1]).shape);
+    });
     Stmt captured = with_halide_errors(sig.kernel_name, "lowering the schedule",
                                        [&] { return lower_halide(p, all, sig.kernel_name, spyre_lowering_target()); });
     if (!captured.defined()) throw_internal("kernel ", sig.kernel_name, ": internal: lowering produced no statement");

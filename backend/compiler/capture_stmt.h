@@ -22,6 +22,7 @@ struct KernelSignature {
     std::string kernel_name;
     std::vector<ArgSpec> inputs;  // in the order of the ImageParams
     ArgSpec output;
+    std::vector<ArgSpec> more_outputs;  // a pipeline's outputs after the first, in its order
 };
 
 // Fixes an argument's bounds and strides to its device layout (dim 0 sticked, its stick count the

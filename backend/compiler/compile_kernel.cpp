@@ -42,7 +42,7 @@ auto in_user_terms_on_error(F &&f) -> decltype(f()) {
 
 // Runs the passes after capture; `capture` lowers with Halide and fills the plan's arguments.
 BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const std::vector<std::string> &order,
-                         const std::string &output, const KernelSignature &sig, const MachineDesc &machine,
+                         const std::vector<std::string> &outputs, const KernelSignature &sig, const MachineDesc &machine,
                          const BackendOptions &opts) {
     BackendResult r;
     KernelPlan &plan = r.plan;
@@ -89,7 +89,7 @@ BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const
             plan_pipelines(s, plan, extended);
             allocate_lx(s, plan);
             plan_ring_shares(s, plan);
-            r.program = select_instructions(s, plan, order, output);
+            r.program = select_instructions(s, plan, order, outputs);
             check_barriers(r.program, plan.kernel_name);
         };
         // The extended pipelines (plan_pipelines.h) hold more tiles in LX than the plain ones; a
@@ -125,7 +125,7 @@ BackendResult compile_kernel(Func output, const std::vector<ImageParam> &inputs,
     for (const ImageParam &p : inputs) order.push_back(p.name());
     return in_user_terms_on_error([&] {
         return run_passes([&](KernelPlan &plan) { return capture_stmt(output, inputs, sig, plan); }, order,
-                          output.name(), sig, machine, opts);
+                          {output.name()}, sig, machine, opts);
     });
 }
 
@@ -134,9 +134,11 @@ BackendResult compile_kernel(Pipeline pipeline, const std::vector<Argument> &arg
     std::vector<std::string> order;
     for (const Argument &a : args) order.push_back(a.name);
     if (pipeline.outputs().empty()) throw_error("kernel ", sig.kernel_name, ": the pipeline has no output");
+    std::vector<std::string> outputs;
+    for (const Func &f : pipeline.outputs()) outputs.push_back(f.name());
     return in_user_terms_on_error([&] {
-        return run_passes([&](KernelPlan &plan) { return capture_stmt(pipeline, args, sig, plan); }, order,
-                          pipeline.outputs()[0].name(), sig, machine, opts);
+        return run_passes([&](KernelPlan &plan) { return capture_stmt(pipeline, args, sig, plan); }, order, outputs,
+                          sig, machine, opts);
     });
 }
 
@@ -177,7 +179,7 @@ BackendResult finish_kernel(const CapturedKernel &k, const std::map<std::string,
         return run_passes([&](KernelPlan &plan) {
             plan = k.plan;
             return s;
-        }, k.order, k.output, k.sig, k.machine, k.opts);
+        }, k.order, {k.output}, k.sig, k.machine, k.opts);
     });
 }
 

@@ -201,7 +201,7 @@ void Selector::emit_dynamic_for(const For *op) {
 }  // namespace selection
 
 DeviceProgram select_instructions(const Halide::Internal::Stmt &s, KernelPlan &plan, const std::vector<std::string> &input_order,
-                                  const std::string &output) {
+                                  const std::vector<std::string> &outputs) {
     ProgramBuilder b(plan.kernel_name, plan.num_cores);
     // Halide makes Func names unique per process ("softmax$1"); the program shows the name the
     // author wrote unless two buffers of this kernel would then share it.
@@ -215,7 +215,7 @@ DeviceProgram select_instructions(const Halide::Internal::Stmt &s, KernelPlan &p
         bi.program_buffer = b.buffer(shown, kind, bi.type, bi.shape, bi.layout);
     };
     for (const std::string &n : input_order) add(n, BufferKind::Input);
-    add(output, BufferKind::Output);
+    for (const std::string &o : outputs) add(o, BufferKind::Output);
     for (auto &kv : plan.buffers)
         if (kv.second.place == Place::DeviceTemp) add(kv.first, BufferKind::Temp);
     selection::Selector sel(plan, std::move(b));

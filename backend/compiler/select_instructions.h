@@ -12,8 +12,9 @@
 
 namespace spyre {
 
-// Device buffer table order: the plan's inputs (in `input_order`), the output, then temporaries.
+// Device buffer table order: the plan's inputs (in `input_order`), the outputs (in the pipeline's
+// order), then temporaries.
 DeviceProgram select_instructions(const Halide::Internal::Stmt &s, KernelPlan &plan,
-                                  const std::vector<std::string> &input_order, const std::string &output);
+                                  const std::vector<std::string> &input_order, const std::vector<std::string> &outputs);
 
 }  // namespace spyre

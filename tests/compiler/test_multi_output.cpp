@@ -1,0 +1,109 @@
+// Pipelines with several outputs, as vLLM's fused_add_rms_norm has them: the residual sum
+// s = x + res and the normalised rows of s, both results of one kernel (Pipeline({s, norm})). Each
+// output matches Halide's CPU realisation of the same pipeline; a wrong number of output shapes and
+// a Tuple output are refused by name.
+#include <gtest/gtest.h>
+
+#include "compiler_test_util.h"
+#include "device/error.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+// The fused residual add and RMSNorm over rows of `cols`, one fresh instance per call.
+struct AddRmsNorm {
+    ImageParam x{Float(16), 2, "x"}, res{Float(16), 2, "res"}, w{Float(16), 1, "w"};
+    Var c{"c"}, r{"r"};
+    Func resid{"resid"}, ss{"ss"}, norm{"norm"};
+    explicit AddRmsNorm(int cols) {
+        RDom k(0, cols, "k");
+        resid(c, r) = x(c, r) + res(c, r);
+        Expr v = cast<float>(resid(k, r));
+        ss(r) = sum(v * v);
+        Expr scale = 1.0f / sqrt(ss(r) / float(cols) + 1e-5f);
+        norm(c, r) = cast<float16_t>(cast<float>(resid(c, r)) * scale) * w(c);
+    }
+    Pipeline pipeline() { return Pipeline({resid, norm}); }
+};
+
+struct MultiOutputCase {
+    std::string schedule;  // "rows": every stage at root; "cores": 32 cores, ss in LX per tile
+    int cols, rows;
+};
+
+void schedule_add_rms_norm(AddRmsNorm &k, const MultiOutputCase &c) {
+    Var ro("ro"), ri("ri");
+    spyre::schedule(k.resid).stick_vectorize(k.c);
+    if (c.schedule == "rows") {
+        spyre::schedule(k.ss).scratchpad_root();
+        spyre::schedule(k.norm).stick_vectorize(k.c);
+    } else {
+        spyre::schedule(k.resid).ring_split(k.r, 32);
+        spyre::schedule(k.norm).ring_split(k.r, 32).split(k.r, ro, ri, 2).stick_vectorize(k.c);
+        spyre::schedule(k.ss).scratchpad_store_at(k.norm, ro);
+    }
+}
+
+class MultiOutput : public ::testing::TestWithParam<MultiOutputCase> {};
+
+TEST_P(MultiOutput, FusedAddRmsNormMatchesCpuOnBothOutputs) {
+    const MultiOutputCase c = GetParam();
+    std::vector<Runtime::Buffer<>> in = {random_buffer(halide_type_of<float16_t>(), {c.cols, c.rows}, -2, 2, 1),
+                                         random_buffer(halide_type_of<float16_t>(), {c.cols, c.rows}, -2, 2, 2),
+                                         random_buffer(halide_type_of<float16_t>(), {c.cols}, 0.5f, 1.5f, 3)};
+    AddRmsNorm cpu(c.cols);
+    cpu.x.set(Buffer<>(*in[0].raw_buffer())), cpu.res.set(Buffer<>(*in[1].raw_buffer())), cpu.w.set(Buffer<>(*in[2].raw_buffer()));
+    cpu.ss.compute_root();
+    Buffer<float16_t> want_sum(c.cols, c.rows), want_norm(c.cols, c.rows);
+    cpu.pipeline().realize(Realization(want_sum, want_norm), cpu_reference_target());
+
+    AddRmsNorm dev(c.cols);
+    schedule_add_rms_norm(dev, c);
+    CompileOptions opt = kernel_options({{c.cols, c.rows}, {c.cols, c.rows}, {c.cols}}, {});
+    opt.outputs = {TensorSpec{{c.cols, c.rows}, {}}, TensorSpec{{c.cols, c.rows}, {}}};
+    DeviceProgram p = compile_for_spyre(dev.pipeline(), {dev.x, dev.res, dev.w}, opt);
+    int outputs = 0;
+    for (const BufferDecl &b : p.buffers) outputs += b.kind == BufferKind::Output;
+    EXPECT_EQ(outputs, 2);
+    SpyreRun run = run_on_spyre(p, in);
+    ASSERT_EQ(run.outputs.size(), 2u);
+    const Comparison s = compare(run.outputs[0], *want_sum.get()), n = compare(run.outputs[1], *want_norm.get());
+    EXPECT_EQ(s.mismatches, 0) << "resid: " << s.first_mismatch;
+    EXPECT_LE(n.max_ulp, 1) << "norm: " << n.first_mismatch;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MultiOutput,
+                         ::testing::Values(MultiOutputCase{"rows", 256, 8}, MultiOutputCase{"rows", 100, 3},
+                                           MultiOutputCase{"cores", 4096, 64}, MultiOutputCase{"cores", 1000, 70}),
+                         [](const auto &info) {
+                             const MultiOutputCase &c = info.param;
+                             return c.schedule + "_" + std::to_string(c.cols) + "x" + std::to_string(c.rows);
+                         });
+
+TEST(MultiOutput, OutputShapesMustMatchTheOutputs) {
+    AddRmsNorm k(64);
+    schedule_add_rms_norm(k, {"rows", 64, 4});
+    CompileOptions opt = kernel_options({{64, 4}, {64, 4}, {64}}, {64, 4});
+    EXPECT_NE(error_of([&] { compile_for_spyre(k.pipeline(), {k.x, k.res, k.w}, opt); })
+                  .find("the pipeline has 2 outputs; give one shape each in CompileOptions::outputs"),
+              std::string::npos);
+    opt.outputs = {TensorSpec{{64, 4}, {}}};
+    EXPECT_NE(error_of([&] { compile_for_spyre(k.pipeline(), {k.x, k.res, k.w}, opt); })
+                  .find("the pipeline has 2 outputs but CompileOptions::outputs gives 1 shapes"),
+              std::string::npos);
+}
+
+TEST(MultiOutput, TupleOutputsAreRefusedByName) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func pair("pair");
+    pair(x, y) = Tuple(in(x, y), in(x, y) * 2);
+    CompileOptions opt = kernel_options({{64, 4}}, {64, 4});
+    const std::string e = error_of([&] { compile_for_spyre(Pipeline(pair), {in}, opt); });
+    EXPECT_NE(e.find("output 'pair': Funcs with several values"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace spyre::testing
