@@ -20,7 +20,7 @@ FUZZERS      := program:program machine_json:machine layout:layout ktir:ktir tun
 N    ?= 1000
 SEED ?= 1
 
-.PHONY: all deps clang-deps install-packages configure build test demo package fuzz fuzz-ci fuzz-build fuzz-diff fuzz-ktir sanitize clean
+.PHONY: all deps clang-deps install-packages configure build test sweep demo package fuzz fuzz-ci fuzz-build fuzz-diff fuzz-ktir sanitize clean
 
 all: build
 
@@ -48,8 +48,14 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# The whole suite but the rest of two sweeps whose representative cases it runs (label `sweep`).
 test: build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE sweep
+
+# The rest of those sweeps (more odd shapes of every catalogue app x schedule, more mirror-boundary
+# shapes); CI runs it after `make test`.
+sweep: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L sweep
 
 # The calibration suite (also written to $(BUILD_DIR)/report/calibration.{md,svg,json}), the tour,
 # then every generator x schedule through spyre-gen, run against the CPU reference, as tables here
