@@ -38,8 +38,9 @@ public:
 
     // Divide loop v (of extent `extent`) over `cores` cores of the ring: v is split into an outer
     // loop over cores, marked parallel, and an inner loop named v. The inner loop keeps v's name,
-    // so later directives can still use v. Each core takes ceil(extent / cores) iterations; when
-    // that does not divide, the last cores take fewer, or none.
+    // so later directives can still use v. Each core takes ceil(extent / cores) iterations, rounded
+    // up to whole sticks when v is the Func's stick dimension (dim 0); when that does not divide,
+    // the last cores take fewer, or none.
     SpyreSchedule &ring_split(const Halide::Var &v, int cores, int extent);
     // The same for a dimension of an output Func whose extent is given at compile time (the core
     // share is computed from the output buffer's extent). Only the pipeline's output has one: on
@@ -94,6 +95,7 @@ public:
 
 private:
     int lanes() const;
+    Halide::Expr core_share(const Halide::Var &v, const Halide::Expr &extent, int cores) const;
     Halide::Func f_;
     MachineDesc machine_;
 };

@@ -80,7 +80,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, RowStats,
                                            RowStatsCase{"var", "mean_root", 4096, 7, 1},
                                            RowStatsCase{"var", "mean_lx", 1000, 70, 1},
                                            RowStatsCase{"var", "cores", 4096, 1024, 32},
-                                           RowStatsCase{"mean", "cores", 4096, 1024, 32}),
+                                           RowStatsCase{"mean", "cores", 4096, 1024, 32},
+                                           RowStatsCase{"mean", "cores", 4096, 100, 32},
+                                           RowStatsCase{"var", "cores", 1000, 100, 32}),
                          [](const auto &info) {
                              const RowStatsCase &c = info.param;
                              return c.stat + "_" + c.schedule + "_" + std::to_string(c.cols) + "x" +
