@@ -3,6 +3,7 @@
 // Each case matches the CPU exactly (a copy), or the compiler refuses it with an error naming the
 // Func; never an invalid program (a+b of 100+92 columns on 32 cores once reached the verifier with
 // "dma descriptor 1: sticks 0").
+// Slices along either dimension (a window of columns from any offset, or of rows) match exactly too.
 #include <gtest/gtest.h>
 
 #include "compiler_test_util.h"
@@ -89,6 +90,48 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Concat,
                              return std::string(c.along_x ? "AlongX_" : "AlongRows_") + std::to_string(c.wa) + "_" +
                                     std::to_string(c.wb) + "_rows" + std::to_string(c.rows) + "_cores" +
                                     std::to_string(c.cores);
+                         });
+
+// Slices as a user writes them: a window of `w` columns from column `off` of each row, or of
+// `h` rows from row `off`, stick vectorized and split over the cores. A slice is a copy: exact.
+struct SliceCase {
+    bool along_x;
+    int off, w, h, in_w, in_h, cores;
+};
+
+class Slice : public ::testing::TestWithParam<SliceCase> {};
+
+TEST_P(Slice, MatchesCpuExactly) {
+    const SliceCase c = GetParam();
+    auto alg = [=] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        Func out("slice");
+        out(x, y) = c.along_x ? in(x + c.off, y) : in(x, y + c.off);
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    auto sched = [=](Kernel &k) {
+        SpyreSchedule s = spyre::schedule(k.output);
+        s.stick_vectorize(k.vars.at("x"));
+        if (c.cores > 1) s.ring_split(k.vars.at("y"), c.cores);
+    };
+    DiffResult r = run_differential(alg, sched, {{c.in_w, c.in_h}}, {c.w, c.h});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Slice,
+                         ::testing::Values(SliceCase{true, 3, 100, 8, 103, 8, 1}, SliceCase{true, 64, 128, 64, 256, 64, 32},
+                                           SliceCase{true, 37, 200, 40, 300, 40, 32}, SliceCase{false, 5, 128, 64, 128, 80, 32},
+                                           SliceCase{false, 1, 100, 7, 100, 8, 1}),
+                         [](const ::testing::TestParamInfo<SliceCase> &i) {
+                             const SliceCase &c = i.param;
+                             return std::string(c.along_x ? "Columns" : "Rows") + std::to_string(c.off) + "_" +
+                                    std::to_string(c.w) + "x" + std::to_string(c.h) + "_of_" + std::to_string(c.in_w) +
+                                    "x" + std::to_string(c.in_h) + "_cores" + std::to_string(c.cores);
                          });
 
 }  // namespace
