@@ -197,8 +197,9 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
 
 AutoResult auto_schedule(Pipeline pipeline, const std::vector<ImageParam> &inputs, const CompileOptions &options,
                          const AutoOptions &ao) {
-    if (pipeline.outputs().size() != 1)
-        throw_error("auto_schedule: kernel ", options.kernel_name, ": the pipeline has ", pipeline.outputs().size(),
+    const size_t n = pipeline.defined() ? pipeline.outputs().size() : 0;  // Pipeline() has none
+    if (n != 1)
+        throw_error("auto_schedule: kernel ", options.kernel_name, ": the pipeline has ", n,
                     " outputs; the autoscheduler takes one");
     return auto_schedule(pipeline.outputs()[0], inputs, options, ao);
 }

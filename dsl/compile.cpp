@@ -1,6 +1,7 @@
 #include "compile.h"
 
 #include "compile_kernel.h"
+#include "user_terms.h"
 #include "device/dtype_host.h"
 #include "device/error.h"
 #include "device/image_pool.h"
@@ -39,7 +40,9 @@ namespace {
 // Each output's spec: options.outputs when given (one per output), else options.output for a
 // pipeline of one output.
 std::vector<TensorSpec> output_specs(const Pipeline &pipeline, const CompileOptions &options) {
-    const size_t n = pipeline.outputs().size();
+    // An undefined Pipeline (Pipeline()) has no outputs to ask for: Halide would dereference null.
+    const size_t n = pipeline.defined() ? pipeline.outputs().size() : 0;
+    if (n == 0) throw_error("kernel ", options.kernel_name, ": the pipeline has no output");
     if (options.outputs.empty()) {
         if (n > 1)
             throw_error("kernel ", options.kernel_name, ": the pipeline has ", n, " outputs; give one shape each in "
@@ -53,14 +56,13 @@ std::vector<TensorSpec> output_specs(const Pipeline &pipeline, const CompileOpti
     for (size_t i = 0; i < n; i++)
         if (options.outputs[i].shape.empty())
             throw_error("kernel ", options.kernel_name, ": CompileOptions::outputs[", i, "] ('",
-                        pipeline.outputs()[i].name(), "') has no shape");
+                        in_user_terms(pipeline.outputs()[i].name()), "') has no shape");
     return options.outputs;
 }
 
 }  // namespace
 
 DeviceProgram compile_for_spyre(Pipeline pipeline, const std::vector<ImageParam> &inputs, const CompileOptions &options) {
-    if (pipeline.outputs().empty()) throw_error("kernel ", options.kernel_name, ": the pipeline has no output");
     if (options.inputs.size() != inputs.size())
         throw_error("kernel ", options.kernel_name, ": ", inputs.size(), " ImageParams but ", options.inputs.size(),
                     " input shapes in CompileOptions::inputs");
@@ -72,9 +74,7 @@ DeviceProgram compile_for_spyre(Pipeline pipeline, const std::vector<ImageParam>
     }
     for (size_t i = 0; i < specs.size(); i++) {
         Func f = pipeline.outputs()[i];
-        if (f.outputs() != 1)
-            throw_error("output '", f.name(), "': Funcs with several values (a Tuple) cannot be outputs; make each "
-                        "value a Func of its own and give the pipeline both (Pipeline({a, b}))");
+        check_single_valued_output(f);  // before output_buffer(), which a Tuple's Func does not have
         fix_device_shape(f.output_buffer(), specs[i], options.machine);
     }
     return compile_pipeline_for_spyre(pipeline, args, options);
@@ -89,7 +89,6 @@ DeviceProgram compile_pipeline_for_spyre(Pipeline pipeline, const std::vector<Ar
                     " input shapes in CompileOptions::inputs");
     for (size_t i = 0; i < args.size(); i++)
         sig.inputs.push_back(ArgSpec{args[i].name, options.inputs[i].shape, options.inputs[i].layout});
-    if (pipeline.outputs().empty()) throw_error("kernel ", options.kernel_name, ": the pipeline has no output");
     const std::vector<TensorSpec> specs = output_specs(pipeline, options);
     for (size_t i = 0; i < specs.size(); i++) {
         ArgSpec a{pipeline.outputs()[i].name(), specs[i].shape, specs[i].layout};

@@ -71,6 +71,12 @@ void fix_device_shape(OutputImageParam p, const ArgSpec &a, const MachineDesc &m
     for (int d = 0; d < p.dimensions(); d++) constrain(p.dim(d), a.shape[d], st[d]);
 }
 
+void check_single_valued_output(const Func &output) {
+    if (output.outputs() != 1)
+        throw_error("output '", output.name(), "': Funcs with several values (a Tuple) cannot be outputs; make each "
+                    "value a Func of its own and give the pipeline both (Pipeline({a, b}))");
+}
+
 namespace {
 
 BufferInfo device_buffer(const std::string &name, Type type, const ArgSpec &a, Place place, const MachineDesc &m,
@@ -193,9 +199,7 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
     for (size_t i = 0; i < outputs.size(); i++) {
         const Func &f = outputs[i];
         const ArgSpec &spec = i == 0 ? sig.output : sig.more_outputs[i - 1];
-        if (f.outputs() != 1)
-            throw_error("output '", f.name(), "': Funcs with several values (a Tuple) cannot be outputs; make each "
-                        "value a Func of its own and give the pipeline both (Pipeline({a, b}))");
+        check_single_valued_output(f);
         plan.buffers[f.name()] = device_buffer(f.name(), f.output_types()[0], spec, Place::DeviceOutput, m,
                                                "output '" + f.name() + "'");
         check_split_names(f.function());

@@ -29,6 +29,10 @@ struct KernelSignature {
 // innermost outer dimension). `what` names the argument in errors.
 void fix_device_shape(Halide::OutputImageParam p, const ArgSpec &a, const MachineDesc &m, const std::string &what);
 
+// Throws spyre::Error naming `output` when it computes several values (a Tuple): each output of a
+// kernel is one device buffer.
+void check_single_valued_output(const Halide::Func &output);
+
 // Lowers `output` for Spyre, fixing the inputs' and the output's shapes first. Throws spyre::Error
 // naming the argument on a shape or layout the back end cannot take, and wraps Halide's own
 // compile errors.

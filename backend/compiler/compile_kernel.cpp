@@ -133,7 +133,7 @@ BackendResult compile_kernel(Pipeline pipeline, const std::vector<Argument> &arg
                              const MachineDesc &machine, const BackendOptions &opts) {
     std::vector<std::string> order;
     for (const Argument &a : args) order.push_back(a.name);
-    if (pipeline.outputs().empty()) throw_error("kernel ", sig.kernel_name, ": the pipeline has no output");
+    if (!pipeline.defined() || pipeline.outputs().empty()) throw_error("kernel ", sig.kernel_name, ": the pipeline has no output");
     std::vector<std::string> outputs;
     for (const Func &f : pipeline.outputs()) outputs.push_back(f.name());
     return in_user_terms_on_error([&] {

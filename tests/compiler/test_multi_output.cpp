@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler_test_util.h"
+#include "compile_kernel.h"
 #include "device/error.h"
 
 namespace spyre::testing {
@@ -93,6 +94,34 @@ TEST(MultiOutput, OutputShapesMustMatchTheOutputs) {
     EXPECT_NE(error_of([&] { compile_for_spyre(k.pipeline(), {k.x, k.res, k.w}, opt); })
                   .find("the pipeline has 2 outputs but CompileOptions::outputs gives 1 shapes"),
               std::string::npos);
+}
+
+TEST(MultiOutput, AnOutputWithoutAShapeOrAPipelineWithoutOutputsIsRefused) {
+    AddRmsNorm k(64);
+    schedule_add_rms_norm(k, {"rows", 64, 4});
+    CompileOptions opt = kernel_options({{64, 4}, {64, 4}, {64}}, {});
+    opt.outputs = {TensorSpec{{64, 4}, {}}, TensorSpec{}};
+    EXPECT_NE(error_of([&] { compile_for_spyre(k.pipeline(), {k.x, k.res, k.w}, opt); })
+                  .find("CompileOptions::outputs[1] ('norm') has no shape"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] { compile_for_spyre(Pipeline(), {}, kernel_options({}, {64})); }).find("the pipeline has no output"),
+              std::string::npos);
+}
+
+// The back end's own check, for callers that build a KernelSignature themselves.
+TEST(MultiOutput, ASignatureWithTooFewOutputShapesIsRefused) {
+    AddRmsNorm k(64);
+    schedule_add_rms_norm(k, {"rows", 64, 4});
+    const MachineDesc m;
+    for (ImageParam p : {k.x, k.res}) fix_device_shape(p, TensorSpec{{64, 4}, {}}, m);
+    fix_device_shape(k.w, TensorSpec{{64}, {}}, m);
+    for (Func f : {k.resid, k.norm}) fix_device_shape(f.output_buffer(), TensorSpec{{64, 4}, {}}, m);
+    KernelSignature sig;
+    sig.kernel_name = "k";
+    sig.inputs = {{"x", {64, 4}, {}}, {"res", {64, 4}, {}}, {"w", {64}, {}}};
+    sig.output = {k.resid.name(), {64, 4}, {}};
+    const std::string e = error_of([&] { compile_kernel(k.pipeline(), {k.x, k.res, k.w}, sig, m); });
+    EXPECT_NE(e.find("the pipeline has 2 outputs but 1 output shapes were given"), std::string::npos) << e;
 }
 
 TEST(MultiOutput, TupleOutputsAreRefusedByName) {

@@ -17,7 +17,7 @@ using namespace Halide;
 
 struct RowStatsCase {
     std::string stat;      // "mean" or "var"
-    std::string schedule;  // "none", "cores"
+    std::string schedule;  // "none", "cores", "mean_root", "mean_lx" (the mean's placement), "auto"
     int cols, rows, cores;
 };
 void PrintTo(const RowStatsCase &c, std::ostream *os) {
