@@ -96,8 +96,16 @@ public:
         if (it == plan_.buffers.end() || it->second.elems != 1 || it->second.place != Place::LX)
             return Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition, body,
                                   op->new_expr, op->free_function);
+        // A Tuple's accumulators (argmax's index and value) are allocated one inside the other: the
+        // copy of this one may end the innermost body.
+        std::vector<const Allocate *> inner;
+        Stmt rest = body;
+        while (const Allocate *a = rest.as<Allocate>()) {
+            inner.push_back(a);
+            rest = a->body;
+        }
         std::vector<Stmt> parts;
-        flatten(body, parts);
+        flatten(rest, parts);
         if (parts.size() < 2) return rebuild(op, body);
         const Store *last = parts.back().as<Store>();
         const Load *src = last ? last->value.as<Load>() : nullptr;
@@ -112,6 +120,7 @@ public:
             Stmt s = redirect.mutate(parts[i]);
             folded = folded.defined() ? Block::make(folded, s) : s;
         }
+        for (size_t i = inner.size(); i-- > 0;) folded = rebuild(inner[i], folded);
         plan_.buffers.erase(op->name);
         return folded;
     }
@@ -145,6 +154,7 @@ private:
         std::vector<Stmt> parts;
         flatten(acc->body, parts);
         if (parts.size() < 2) return false;
+        if (tuple_partner(op->name, acc)) return true;
         const Store *result = parts.back().as<Store>();
         if (!result || result->name == acc->name || result->value.type().is_vector()) return false;
         // One element an iteration: an update of an outer accumulator (sum[0] += f(inner[0]),
@@ -154,6 +164,37 @@ private:
         LoadsOf reads(acc->name);
         result->value.accept(&reads);
         return reads.count > 0;
+    }
+
+    // The other element of a Tuple reduction (argmax's value beside its index) whose partner was
+    // folded into a buffer that moves with loop v: the reduction's loop body is the pair of their
+    // stores, one reading the other's element (out[v] = select(acc[0] < x, r, out[v])).
+    // One slot per iteration lets the pair run over all the rows at once, like the partner.
+    static bool tuple_partner(const std::string &v, const Allocate *acc) {
+        class V : public IRVisitor {
+        public:
+            const std::string &v, &acc;
+            bool found = false;
+            V(const std::string &v, const std::string &acc) : v(v), acc(acc) {}
+            using IRVisitor::visit;
+            void visit(const Block *b) override {
+                // Two stores of a loop body, each reading the other's element and its own.
+                const Store *s0 = b->first.as<Store>(), *s1 = b->rest.as<Store>();
+                if (!s0 || !s1 || s0->value.type().is_vector() || s1->value.type().is_vector())
+                    return IRVisitor::visit(b);
+                for (const Store *s : {s0, s1}) {
+                    const Store *o = s == s0 ? s1 : s0;
+                    if (s->name != acc || o->name == acc) continue;
+                    auto at = affine_in(o->index, {v});
+                    LoadsOf partner(o->name), own(acc);
+                    s->value.accept(&partner);
+                    o->value.accept(&own);
+                    found |= at && at->of(v) != 0 && partner.count + own.count > 0;
+                }
+            }
+        } vis(v, acc->name);
+        acc->body.accept(&vis);
+        return vis.found;
     }
 
     // Splits the loop into one loop per statement of its body where that is safe (see visit(For)).

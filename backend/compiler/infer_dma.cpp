@@ -189,6 +189,11 @@ private:
         return "";
     }
 
+    static bool only_stores(const Stmt &s) {
+        if (const Block *b = s.as<Block>()) return only_stores(b->first) && only_stores(b->rest);
+        return s.as<Store>() != nullptr;
+    }
+
     // Splits s into a chain of perfectly nested loops and the statement inside them.
     static void chain(const Stmt &s, std::vector<Loop> &loops, Stmt &leaf, std::vector<const For *> &fors) {
         Stmt cur = s;
@@ -212,7 +217,9 @@ private:
             // Several nests in one loop body: stage them together when their accesses fit one
             // level; otherwise each nest on its own.
             if (!fors.empty() && plain_body(leaf)) {
-                Stmt staged = choose(s, loops, fors, leaf, fors.back()->name, false);
+                // Stores with no loop between them (a Tuple update, argmax's index and value) are
+                // one nest: staged somewhere even over the budget, as a single store would be.
+                Stmt staged = choose(s, loops, fors, leaf, fors.back()->name, only_stores(leaf));
                 if (staged.defined()) return staged;
             }
             if (fors.empty()) return IRMutator::visit(s.as<For>());

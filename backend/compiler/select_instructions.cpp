@@ -97,6 +97,8 @@ void Selector::emit_for(const For *op) {
         cur = f->body;
     }
     if (const Store *st = cur.as<Store>()) return emit_nest(loops, st);
+    if (const Block *b = cur.as<Block>(); b && !loops.empty())
+        if (auto arg = arg_reduction_of(b)) return emit_arg_reduction(loops, *arg);
     if (*ext >= 2 && !phased && carried_depth_ < kMaxCarriedDepth) return emit_carried_loop(op, *ext, false);
     // A general loop.
     Reg r = b_.alloc();

@@ -1,6 +1,8 @@
 // Instruction selection: reductions on the vector unit (VRED*) and ring reductions across cores.
 #include "selector.h"
 
+#include <sstream>
+
 namespace spyre {
 namespace selection {
 
@@ -25,13 +27,13 @@ auto Selector::reduction_of(const Store *st) -> std::optional<Reduction> {
     return std::nullopt;
 }
 
-void Selector::emit_reduction(const std::vector<Loop> &loops, const Store *st, const Reduction &red) {
-    const BufferInfo &dst = plan_.buffer(st->name);
+Domain Selector::reduction_domain(const std::vector<Loop> &loops, const Expr &index, const Expr &v, DType vt,
+                                  size_t &k) {
     std::set<std::string> all = var_set(loops);
-    auto ai = affine_in(st->index, all);
+    auto ai = affine_in(index, all);
     if (!ai) unsupported("reduction destination index is not affine");
     // Reduction loops: the innermost loops the destination does not depend on.
-    size_t k = loops.size();
+    k = loops.size();
     Domain d;
     d.padded = true;
     while (k > 0 && ai->of(loops[k - 1].name) == 0) {
@@ -41,18 +43,6 @@ void Selector::emit_reduction(const std::vector<Loop> &loops, const Store *st, c
         k--;
     }
     if (d.lane.empty()) unsupported("a reduction without a reduction loop");
-    Expr v = red.value;
-    DType vt = dtype_of(v.type());
-    uint8_t mode = kAccumulate;
-    if (dst.type == DType::F32 && vt == DType::F16) mode |= kDstF32;
-    if (const Cast *c = v.as<Cast>(); c && dst.type == DType::F32 && dtype_of(c->value.type()) == DType::F16) {
-        v = c->value;  // accumulate the fp16 values in fp32 directly
-        vt = DType::F16;
-        mode |= kDstF32;
-    }
-    if (dst.type != vt && !(mode & kDstF32)) unsupported("reduces " + std::string(dtype_name(vt)) + " values into " + dtype_name(dst.type));
-    // Halide adds fp16 values in fp16, rounding every step; so does the device when told to.
-    if (red.op == Opcode::VREDSUM && dst.type == DType::F16 && vt == DType::F16) mode |= kAccF16;
     // A group: the next loop out, when destinations are consecutive and source rows back to back.
     if (k > 0 && ai->of(loops[k - 1].name) == 1) {
         const Loop &l = loops[k - 1];
@@ -74,6 +64,25 @@ void Selector::emit_reduction(const std::vector<Loop> &loops, const Store *st, c
             k--;
         }
     }
+    return d;
+}
+
+void Selector::emit_reduction(const std::vector<Loop> &loops, const Store *st, const Reduction &red) {
+    const BufferInfo &dst = plan_.buffer(st->name);
+    Expr v = red.value;
+    DType vt = dtype_of(v.type());
+    uint8_t mode = kAccumulate;
+    if (dst.type == DType::F32 && vt == DType::F16) mode |= kDstF32;
+    if (const Cast *c = v.as<Cast>(); c && dst.type == DType::F32 && dtype_of(c->value.type()) == DType::F16) {
+        v = c->value;  // accumulate the fp16 values in fp32 directly
+        vt = DType::F16;
+        mode |= kDstF32;
+    }
+    if (dst.type != vt && !(mode & kDstF32)) unsupported("reduces " + std::string(dtype_name(vt)) + " values into " + dtype_name(dst.type));
+    // Halide adds fp16 values in fp16, rounding every step; so does the device when told to.
+    if (red.op == Opcode::VREDSUM && dst.type == DType::F16 && vt == DType::F16) mode |= kAccF16;
+    size_t k = 0;
+    Domain d = reduction_domain(loops, st->index, v, vt, k);
     emit_loops(loops, k, [&] {
         Operand o;
         o.kind = Operand::Scal;
@@ -86,6 +95,100 @@ void Selector::emit_reduction(const std::vector<Loop> &loops, const Store *st, c
         if (src.kind != Operand::Vec) unsupported("reduces a value that does not vary along the reduction");
         int64_t sticks = sticks_per_group(d, vt);
         vinstr(red.op, vt, o, &src, nullptr, sticks, d.groups, mode, int32_t(d.elems));
+        free_temp(src);
+        reset_temps();
+    });
+}
+
+// a < b, written either way round (Halide's argmax() writes it both ways in one update).
+static bool strict_less(const Expr &c, Expr &a, Expr &b) {
+    if (const LT *lt = c.as<LT>()) return a = lt->a, b = lt->b, true;
+    if (const GT *gt = c.as<GT>()) return a = gt->b, b = gt->a, true;
+    return false;
+}
+
+// Halide lowers argmax(x) over r, a Tuple (index, value), to a loop body of two stores:
+//   I[i] = select(V[j] < x, r, I[i]);  V[j] = select(x > V[j], x, V[j])
+// (argmin: x < V[j]). The index store comes first, so both see the value before this element: an
+// element replaces the running pair only when strictly beyond it, and the first extreme wins.
+auto Selector::arg_reduction_of(const Block *body) -> std::optional<ArgReduction> {
+    const Store *is = body->first.as<Store>(), *vs = body->rest.as<Store>();
+    if (!is || !vs || is->name == vs->name || is->value.type().is_vector() || vs->value.type().is_vector())
+        return std::nullopt;
+    auto is_own = [](const Expr &e, const Store *st) {
+        const Load *l = e.as<Load>();
+        return l && l->name == st->name && equal(l->index, st->index);
+    };
+    const Select *isel = is->value.as<Select>();
+    if (!isel || !is_own(isel->false_value, is)) return std::nullopt;
+    Expr lo, hi;  // the index store's condition: lo < hi
+    if (!strict_less(isel->condition, lo, hi)) return std::nullopt;
+    Opcode op;
+    Expr x;
+    if (is_own(lo, vs)) op = Opcode::VREDARGMAX, x = hi;
+    else if (is_own(hi, vs)) op = Opcode::VREDARGMIN, x = lo;
+    else return std::nullopt;
+    // The value store keeps the extreme by the same comparison; Halide simplifies it to max() or
+    // min() for integers, where that is the same.
+    const bool max = op == Opcode::VREDARGMAX;
+    auto pair_is = [&](const Expr &a, const Expr &b) {
+        return (equal(a, x) && is_own(b, vs)) || (is_own(a, vs) && equal(b, x));
+    };
+    bool value_ok = false;
+    if (const Select *vsel = vs->value.as<Select>()) {
+        Expr a, b;
+        value_ok = is_own(vsel->false_value, vs) && equal(vsel->true_value, x) && strict_less(vsel->condition, a, b) &&
+                   equal(a, lo) && equal(b, hi);
+    } else if (const Max *m = vs->value.as<Max>(); m && max && !x.type().is_float()) {
+        value_ok = pair_is(m->a, m->b);
+    } else if (const Min *m = vs->value.as<Min>(); m && !max && !x.type().is_float()) {
+        value_ok = pair_is(m->a, m->b);
+    }
+    if (!value_ok) return std::nullopt;
+    return ArgReduction{op, is, vs, x, isel->true_value};
+}
+
+void Selector::emit_arg_reduction(const std::vector<Loop> &loops, const ArgReduction &red) {
+    const BufferInfo &vb = plan_.buffer(red.value->name), &ib = plan_.buffer(red.index->name);
+    st_.func = ib.func;
+    const char *name = red.op == Opcode::VREDARGMAX ? "argmax" : "argmin";
+    if (vb.place != Place::LX || ib.place != Place::LX)
+        internal("internal: an " + std::string(name) + " accumulator was not staged into LX");
+    const DType vt = dtype_of(red.x.type());
+    if (vb.type != vt || ib.type != DType::I32)
+        unsupported(std::string(name) + " keeps a " + dtype_name(vb.type) + " value of " + dtype_name(vt) +
+                    " elements and a " + dtype_name(ib.type) + " index; the device keeps the elements' type and int32");
+    size_t k = 0;
+    Domain d = reduction_domain(loops, red.value->index, red.x, vt, k);
+    // The device counts the index from the row's first element: one reduction loop, whose variable
+    // (from 0) is the index.
+    const Variable *rv = red.r.as<Variable>();
+    if (d.lane.size() != 1 || !rv || rv->name != d.lane[0].first) {
+        std::ostringstream r;
+        r << red.r;
+        unsupported(std::string(name) + " over " + std::to_string(d.lane.size()) + " reduction loops with the index " +
+                    r.str() + "; the vector unit gives the position in one row, so take the " +
+                    name + " of a one-dimensional RDom that starts at 0");
+    }
+    auto ia = affine_in(red.index->index, var_set(loops)), va = affine_in(red.value->index, var_set(loops));
+    bool same_rows = ia && va;
+    for (const Loop &l : loops) same_rows = same_rows && ia->of(l.name) == va->of(l.name);
+    if (!same_rows)
+        unsupported("the index and the value of an " + std::string(name) + " are kept at different rows");
+    emit_loops(loops, k, [&] {
+        auto slot = [&](const Store *st, DType t) {
+            Operand o;
+            o.kind = Operand::Scal;
+            o.type = t;
+            o.buf = st->name;
+            o.base = lx_base(st->name);
+            o.index = simplify(affine_in(st->index, d.vars())->rest);
+            return o;
+        };
+        const Operand values = slot(red.value, vt), indices = slot(red.index, DType::I32);
+        Operand src = gen(red.x, d, nullptr);
+        if (src.kind != Operand::Vec) unsupported("an " + std::string(name) + " of a value that does not vary along its row");
+        vinstr(red.op, vt, values, &src, &indices, sticks_per_group(d, vt), d.groups, 0, int32_t(d.elems));
         free_temp(src);
         reset_temps();
     });

@@ -53,6 +53,11 @@ void Selector::vinstr(Opcode op, DType t, const Operand &dst, const Operand *a, 
         if (o && !o->buf.empty()) reads.insert(o->buf);
     if (!dst.buf.empty()) writes.insert(dst.buf);
     if (mode & kAccumulate) reads.insert(dst.buf);
+    if (op_info(op).form == VecForm::ArgReduce) {  // the running values and indices, read and written
+        reads.insert(dst.buf);
+        reads.insert(b2->buf);
+        writes.insert(b2->buf);
+    }
     // An instruction reads its sources before it writes: a source that overlaps its destination
     // other than element for element would miss the values the instruction itself writes (an
     // update reading what an earlier iteration of its loop wrote, carried_reads.h). The loop
@@ -323,8 +328,9 @@ Operand Selector::as_src1(Operand s, const Domain &d) {
 
 Operand Selector::constant(double v, DType t, const Domain &d) {
     // VFILL carries an fp32 value: an int32 constant must be exact in it (|v| <= 2^24, or a
-    // power-of-two multiple such as INT32_MIN).
-    if (t == DType::I32 && double(float(v)) != v)
+    // power-of-two multiple such as INT32_MIN), or be INT32_MAX, which the fill's saturating
+    // conversion makes of 2^31 (the start of an int32 argmin or minimum).
+    if (t == DType::I32 && double(float(v)) != v && v != double(INT32_MAX))
         unsupported("the integer constant " + std::to_string(int64_t(v)) +
                     " is not exact in fp32, which a vector fill carries");
     Domain g;

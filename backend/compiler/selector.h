@@ -239,6 +239,19 @@ private:
     std::optional<Reduction> reduction_of(const Store *st);
 
     void emit_reduction(const std::vector<Loop> &loops, const Store *st, const Reduction &red);
+    // The lane loops (the innermost loops `index` does not move with) and the group loop of a
+    // reduction of `v` into the element at `index`; k is left at the number of loops outside them.
+    Domain reduction_domain(const std::vector<Loop> &loops, const Expr &index, const Expr &v, DType vt, size_t &k);
+    // A Tuple argmax or argmin (select_reductions.cpp): the loop body that keeps the index of the
+    // first extreme element and its value, as Halide's argmax() and argmin() lower.
+    struct ArgReduction {
+        Opcode op;               // VREDARGMAX or VREDARGMIN
+        const Store *index;      // I[i] = select(better, r, I[i])
+        const Store *value;      // V[j] = select(better, x, V[j])
+        Expr x, r;
+    };
+    std::optional<ArgReduction> arg_reduction_of(const Block *body);
+    void emit_arg_reduction(const std::vector<Loop> &loops, const ArgReduction &red);
 
     void emit_element_store(const std::vector<Loop> &loops, const Store *st);
 

@@ -18,6 +18,8 @@ constexpr std::array<O, kNumOperands> kVecBin{O::Tag,    O::RegSrc, O::Imm,   O:
 constexpr std::array<O, kNumOperands> kVecUn{O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, N, N, O::Count, O::Count, N};
 constexpr std::array<O, kNumOperands> kVecRed{O::Tag, O::RegSrc, O::Imm,   O::RegSrc, O::Imm,
                                               N,      N,         O::Count, O::Count,  O::CountOpt};
+constexpr std::array<O, kNumOperands> kVecArgRed{O::Tag,    O::RegSrc, O::Imm,   O::RegSrc, O::Imm,
+                                                 O::RegSrc, O::Imm,    O::Count, O::Count,  O::CountOpt};
 constexpr std::array<O, kNumOperands> kDma{O::Tag, O::Buffer, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::DmaDesc, N, N, N};
 constexpr std::array<O, kNumOperands> kRing{O::Tag, O::Dir, O::RegSrc, O::Imm, O::Count, N, N, N, N, N};
 
@@ -90,6 +92,9 @@ const OpInfo kOps[kNumOpcodes] = {
     {"", Engine::Control, kNone},  // reserved 59
     {"VLSEL", Engine::Vector, {O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::Count, O::Count, O::Count},
      VecForm::LaneSelect, VecClass::AddMul},
+    // No published rate for an argmax: priced as the other reductions (docs/device_model.md).
+    {"VREDARGMAX", Engine::Vector, kVecArgRed, VecForm::ArgReduce, VecClass::Reduce},
+    {"VREDARGMIN", Engine::Vector, kVecArgRed, VecForm::ArgReduce, VecClass::Reduce},
 };
 
 }  // namespace
@@ -143,6 +148,8 @@ bool dtype_supported(Opcode op, DType t) {
     case Opcode::VREDSUM:
     case Opcode::VREDMAX:
     case Opcode::VREDMIN:
+    case Opcode::VREDARGMAX:
+    case Opcode::VREDARGMIN:
     case Opcode::RING_REDUCE: return t == DType::F16 || t == DType::F32 || t == DType::I32;
     default: return t == DType::F16 || t == DType::F32;
     }

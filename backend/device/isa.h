@@ -54,6 +54,10 @@ enum class Opcode : uint16_t {
     RESERVED_59,
     // vector unit: select between two sources by lane block (vector_shift.h), e.g. even and odd lanes
     VLSEL = 60,
+    // vector unit: the first extreme element of each group, its value and its lane index (an argmax
+    // or argmin reduction); appended in format version 6
+    VREDARGMAX = 61,
+    VREDARGMIN = 62,
     NUM_OPCODES
 };
 constexpr int kNumOpcodes = int(Opcode::NUM_OPCODES);
@@ -102,7 +106,7 @@ constexpr uint8_t kEdgeModes = kEdgeClamp | kEdgeZero | kEdgeMirrorImage | kEdge
 
 // Uniform operand slots of vector instructions (groups = a[8] sets of n = a[7] sticks each).
 //   a0 tag, a1/a2 dst base reg + byte offset, a3/a4 src0, a5/a6 src1, a7 sticks per group,
-//   a8 groups, a9 op-specific: VFILL float bits, VCVT destination type, VRED* valid elements per
+//   a8 groups, a9 op-specific: VFILL float bits (int32 and byte destinations convert with saturation), VCVT destination type, VRED* valid elements per
 //   group (0 = all lanes). VTRANSPOSE uses a7 = rows, a8 = cols of the source matrix. VSHIFT uses
 //   a5 = element shift, a6 = lo, a9 = hi (its edge window; vector_shift.h). VCVTF8 converts like
 //   VCVT (a9 the destination type) between fp8 codes (u8) and f16 or f32, in the fp8 format a5:
@@ -110,6 +114,11 @@ constexpr uint8_t kEdgeModes = kEdgeClamp | kEdgeZero | kEdgeMirrorImage | kEdge
 //   block width w: element e of a group takes src0 where (e / w) is even, src1 where it is odd.
 //   VSELIDX uses a9 = a register holding the limit L: element e of group g takes src0 where
 //   e <= L (+ g with kLimitPerGroup), src1 (one element per group with kSrc1Scalar) elsewhere.
+//   VREDARGMAX/VREDARGMIN use a1/a2 = the running extreme values (one element per group, of the
+//   source's type, read and written), a5/a6 = the running indices (one int32 per group, read and
+//   written), a9 = valid elements per group (0 = all lanes): for each group, element by element
+//   in lane order, an element strictly above (below) the running value replaces it and its lane
+//   index e replaces the running index, so the first of equal extremes wins (Halide's argmax).
 // How a vector instruction touches LX and what it computes, by kind: lx_access reads its ranges,
 // vector_exec runs it and ktir_export writes it from this, so an opcode's class is said once (here,
 // in op_info).
@@ -126,6 +135,7 @@ enum class VecForm : uint8_t {
     Shift,        // VSHIFT
     LaneSelect,   // VLSEL
     IndexSelect,  // VSELIDX
+    ArgReduce,    // VREDARGMAX, VREDARGMIN: one value and one int32 index per group
 };
 // A vector opcode's throughput class, as the machine description names its rates (op_cost.h).
 enum class VecClass : uint8_t { AddMul, MinMax, Transcendental, Reduce, Convert, Restickify };

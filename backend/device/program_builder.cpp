@@ -119,6 +119,12 @@ void ProgramBuilder::vred(Opcode op, DType t, int tag, Lx dst, Lx src, int32_t s
     emit(make(op, {tag, dst.reg.id, dst.off, src.reg.id, src.off, 0, 0, sticks, groups, valid_elems}, uint8_t(t),
               mode));
 }
+void ProgramBuilder::vargred(Opcode op, DType t, int tag, Lx values, Lx src, Lx indices, int32_t sticks,
+                             int32_t groups, int32_t valid_elems) {
+    emit(make(op, {tag, values.reg.id, values.off, src.reg.id, src.off, indices.reg.id, indices.off, sticks, groups,
+                   valid_elems},
+              uint8_t(t)));
+}
 void ProgramBuilder::vtranspose(DType t, int tag, Lx dst, Lx src, int32_t rows, int32_t cols) {
     vun(Opcode::VTRANSPOSE, t, tag, dst, src, rows, cols);
 }

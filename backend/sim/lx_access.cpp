@@ -86,9 +86,10 @@ private:
 
 void add_read(LxAccess &acc, LxRange r) { acc.reads[acc.num_reads++] = r; }
 void set_write(LxAccess &acc, LxRange r) {
-    acc.write = r;
-    acc.has_write = true;
+    acc.writes[0] = r;
+    acc.num_writes = 1;
 }
+void add_write(LxAccess &acc, LxRange r) { acc.writes[acc.num_writes++] = r; }
 
 LxAccess vector_access(const Instr &in, const Resolver &R) {
     LxAccess acc;
@@ -194,6 +195,19 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         LxRange dst = R.range("dst", R.addr(1, 2), smul(groups, db), db, false);
         if (in.mode & kAccumulate) add_read(acc, dst);
         set_write(acc, dst);
+        return acc;
+    }
+    case VecForm::ArgReduce: {
+        int32_t valid = in.a[9];
+        if (valid < 0 || valid > sticks * lanes)
+            R.fail("valid element count ", valid, " is outside [0, ", sticks * lanes, "]");
+        add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
+        LxRange values = R.range("values", R.addr(1, 2), smul(groups, eb), eb, false);
+        LxRange indices = R.range("indices", R.addr(5, 6), smul(groups, 4), 4, false);
+        add_read(acc, values);
+        add_read(acc, indices);
+        set_write(acc, values);
+        add_write(acc, indices);
         return acc;
     }
     default: return acc;

@@ -20,8 +20,8 @@ struct LxRange {
 struct LxAccess {
     std::array<LxRange, 3> reads{};
     int num_reads = 0;
-    LxRange write{};
-    bool has_write = false;
+    std::array<LxRange, 2> writes{};  // two for VREDARGMAX/VREDARGMIN (values and indices)
+    int num_writes = 0;
 };
 
 // Ranges of a vector, MATMUL, DMA or ring instruction (empty for others). Throws spyre::Error naming

@@ -360,7 +360,7 @@ void Simulator::schedule(double t, EventKind kind, int core, int arg, int gen) {
 
 void Simulator::track_lx(Core &c, const LxAccess &acc) {
     for (int i = 0; i < acc.num_reads; i++) c.lx_peak = std::max(c.lx_peak, acc.reads[i].end);
-    if (acc.has_write) c.lx_peak = std::max(c.lx_peak, acc.write.end);
+    for (int i = 0; i < acc.num_writes; i++) c.lx_peak = std::max(c.lx_peak, acc.writes[i].end);
 }
 
 void Simulator::check_race(Core &c, Queue queue, const LxAccess &acc, int buf, int64_t lo, int64_t hi,
@@ -370,15 +370,15 @@ void Simulator::check_race(Core &c, Queue queue, const LxAccess &acc, int buf, i
         if (u.queue == queue) continue;
         const char *what = nullptr;
         LxRange r{};
-        if (u.lx.has_write) {
+        for (int w = 0; w < u.lx.num_writes && !what; w++) {
             for (int i = 0; i < acc.num_reads && !what; i++)
-                if (acc.reads[i].overlaps(u.lx.write)) what = "reads", r = acc.reads[i];
-            if (!what && acc.has_write && acc.write.overlaps(u.lx.write)) what = "writes", r = acc.write;
+                if (acc.reads[i].overlaps(u.lx.writes[w])) what = "reads", r = acc.reads[i];
+            for (int i = 0; i < acc.num_writes && !what; i++)
+                if (acc.writes[i].overlaps(u.lx.writes[w])) what = "writes", r = acc.writes[i];
         }
-        if (!what && acc.has_write) {
+        for (int w = 0; w < acc.num_writes && !what; w++)
             for (int i = 0; i < u.lx.num_reads && !what; i++)
-                if (acc.write.overlaps(u.lx.reads[i])) what = "overwrites", r = acc.write;
-        }
+                if (acc.writes[w].overlaps(u.lx.reads[i])) what = "overwrites", r = acc.writes[w];
         if (what) {
             fault(c, "race: " + std::string(what) + " LX [" + std::to_string(r.begin) + ", " + std::to_string(r.end) +
                          ") while " + describe(prog_, u.pc) + " on tag " + std::to_string(u.tag) +

@@ -436,6 +436,42 @@ void exec_reduce(Opcode op, uint8_t *dst, const uint8_t *src, int64_t groups, in
     }
 }
 
+// VREDARGMAX / VREDARGMIN (isa.h): per group, element by element in lane order, an element strictly
+// beyond the running value replaces it and its lane replaces the running index, so the first of
+// equal extremes wins and a NaN never does (its comparisons are false), as in Halide's argmax().
+// Values are compared exactly: an fp16 or fp32 value widens to float without rounding.
+template <class E>
+void exec_arg_reduce(bool max, uint8_t *values, uint8_t *indices, const uint8_t *src, int64_t groups,
+                     int64_t group_elems, int64_t valid) {
+    for (int64_t g = 0; g < groups; g++) {
+        uint8_t *v = values + g * E::bytes;
+        float best = E::load(v);
+        int32_t at = load_i32(indices + g * 4);
+        const uint8_t *s = src + g * group_elems * E::bytes;
+        bool changed = false;
+        for (int64_t i = 0; i < valid; i++) {
+            const float x = E::load(s + i * E::bytes);
+            if (max ? x > best : x < best) best = x, at = int32_t(i), changed = true;
+        }
+        if (changed) E::store(v, best);  // the element's own bits: exact in its type
+        store_i32(indices + g * 4, at);
+    }
+}
+
+void exec_arg_reduce_i32(bool max, uint8_t *values, uint8_t *indices, const uint8_t *src, int64_t groups,
+                         int64_t group_elems, int64_t valid) {
+    for (int64_t g = 0; g < groups; g++) {
+        int32_t best = load_i32(values + g * 4), at = load_i32(indices + g * 4);
+        const uint8_t *s = src + g * group_elems * 4;
+        for (int64_t i = 0; i < valid; i++) {
+            const int32_t x = load_i32(s + i * 4);
+            if (max ? x > best : x < best) best = x, at = int32_t(i);
+        }
+        store_i32(values + g * 4, best);
+        store_i32(indices + g * 4, at);
+    }
+}
+
 // dst (C x R, rows padded to rs_dst elements) = transpose(src (R x C, rows padded to rs_src)).
 template <class T>
 void transpose(uint8_t *dst, const uint8_t *src, int64_t rows, int64_t cols, int64_t rs_src, int64_t rs_dst) {
@@ -581,6 +617,15 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
         if (t == DType::I32) exec_reduce_i32(in.op, dst, src0, groups, per_group, valid, accumulate);
         else if (f16) exec_reduce<F16E>(in.op, dst, src0, groups, per_group, valid, accumulate, dst_f32, in.mode & kAccF16);
         else exec_reduce<F32E>(in.op, dst, src0, groups, per_group, valid, accumulate, dst_f32, false);
+        break;
+    }
+    case VecForm::ArgReduce: {
+        const int64_t valid = in.a[9] > 0 ? in.a[9] : per_group;
+        const bool max = in.op == Opcode::VREDARGMAX;
+        uint8_t *indices = lx_at(lx, regs, in.a[5], in.a[6], machine.lx_bytes);
+        if (t == DType::I32) exec_arg_reduce_i32(max, dst, indices, src0, groups, per_group, valid);
+        else if (f16) exec_arg_reduce<F16E>(max, dst, indices, src0, groups, per_group, valid);
+        else exec_arg_reduce<F32E>(max, dst, indices, src0, groups, per_group, valid);
         break;
     }
     case VecForm::Transpose: {

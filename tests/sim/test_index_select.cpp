@@ -90,7 +90,7 @@ TEST_F(IndexSelect, LxAccessReadsOneElementPerRowOfAScalarSource) {
     LxAccess acc = lx_access(prog, in, regs, m, 0);
     ASSERT_EQ(acc.num_reads, 2);
     EXPECT_EQ(acc.reads[1].end - acc.reads[1].begin, 4 * 4);  // 4 int32 values
-    EXPECT_EQ(acc.write.end - acc.write.begin, 4 * m.stick_bytes);
+    EXPECT_EQ(acc.writes[0].end - acc.writes[0].begin, 4 * m.stick_bytes);
 }
 
 DeviceProgram one(const Instr &in) { return simtest::one_instruction(in); }

@@ -55,8 +55,8 @@ TEST_F(LxAccessTest, BinaryStickOperands) {
     ASSERT_EQ(2, a.num_reads);
     expect_range(a.reads[0], 4096, 4096 + 768, "src0");
     expect_range(a.reads[1], 8192, 8192 + 768, "src1");
-    ASSERT_TRUE(a.has_write);
-    expect_range(a.write, 0, 768, "dst");
+    ASSERT_EQ(a.num_writes, 1);
+    expect_range(a.writes[0], 0, 768, "dst");
 }
 
 TEST_F(LxAccessTest, ScalarSrc1IsOneElementPerGroup) {
@@ -65,7 +65,7 @@ TEST_F(LxAccessTest, ScalarSrc1IsOneElementPerGroup) {
     });
     ASSERT_EQ(2, a.num_reads);
     expect_range(a.reads[1], 8196, 8196 + 3 * 4, "src1");
-    expect_range(a.write, 0, 768, "dst");
+    expect_range(a.writes[0], 0, 768, "dst");
 }
 
 TEST_F(LxAccessTest, FmaAlsoReadsDst) {
@@ -76,7 +76,7 @@ TEST_F(LxAccessTest, FmaAlsoReadsDst) {
     expect_range(a.reads[0], 4096, 4096 + 256, "src0");
     expect_range(a.reads[1], 8194, 8194 + 4, "src1");
     expect_range(a.reads[2], 1024, 1024 + 256, "dst read");
-    expect_range(a.write, 1024, 1024 + 256, "dst");
+    expect_range(a.writes[0], 1024, 1024 + 256, "dst");
 }
 
 TEST_F(LxAccessTest, RegisterPlusImmediate) {
@@ -87,7 +87,7 @@ TEST_F(LxAccessTest, RegisterPlusImmediate) {
     });
     ASSERT_EQ(1, a.num_reads);
     expect_range(a.reads[0], (1 << 20) - 256, (1 << 20) - 256 + 512, "src0");
-    expect_range(a.write, 1152, 1152 + 512, "dst");
+    expect_range(a.writes[0], 1152, 1152 + 512, "dst");
 }
 
 TEST_F(LxAccessTest, ConvertDestinationSize) {
@@ -95,42 +95,42 @@ TEST_F(LxAccessTest, ConvertDestinationSize) {
     LxAccess a = access([](ProgramBuilder &b) { b.vcvt(DType::F16, DType::F32, 0, Lx(0), Lx(8192), 1, 3); });
     ASSERT_EQ(1, a.num_reads);
     expect_range(a.reads[0], 8192, 8192 + 384, "src0");
-    expect_range(a.write, 0, 768, "dst");
+    expect_range(a.writes[0], 0, 768, "dst");
     // f32 -> f16: 2 sticks (64 elements) become 128 bytes.
     a = access([](ProgramBuilder &b) { b.vcvt(DType::F32, DType::F16, 0, Lx(0), Lx(8192), 2, 2); });
     expect_range(a.reads[0], 8192, 8192 + 512, "src0");
-    expect_range(a.write, 0, 256, "dst");
+    expect_range(a.writes[0], 0, 256, "dst");
     // i32 -> f32: same size.
     a = access([](ProgramBuilder &b) { b.vcvt(DType::I32, DType::F32, 0, Lx(0), Lx(8192), 3, 1); });
-    expect_range(a.write, 0, 384, "dst");
+    expect_range(a.writes[0], 0, 384, "dst");
 }
 
 TEST_F(LxAccessTest, BroadcastFillAndReductions) {
     LxAccess a = access([](ProgramBuilder &b) { b.vbcast(DType::F16, 0, Lx(0), Lx(4102), 2, 4); });
     ASSERT_EQ(1, a.num_reads);
     expect_range(a.reads[0], 4102, 4102 + 8, "bcast src0");
-    expect_range(a.write, 0, 4 * 2 * 128, "bcast dst");
+    expect_range(a.writes[0], 0, 4 * 2 * 128, "bcast dst");
 
     a = access([](ProgramBuilder &b) { b.vfill(DType::F32, 0, Lx(256), 1.0f, 3, 2); });
     EXPECT_EQ(0, a.num_reads);
-    expect_range(a.write, 256, 256 + 768, "fill dst");
+    expect_range(a.writes[0], 256, 256 + 768, "fill dst");
 
     a = access([](ProgramBuilder &b) { b.vred(Opcode::VREDSUM, DType::F16, 0, Lx(6), Lx(4096), 2, 5); });
     ASSERT_EQ(1, a.num_reads);
     expect_range(a.reads[0], 4096, 4096 + 5 * 256, "red src0");
-    expect_range(a.write, 6, 6 + 10, "red f16 dst");
+    expect_range(a.writes[0], 6, 6 + 10, "red f16 dst");
 
     a = access([](ProgramBuilder &b) {
         b.vred(Opcode::VREDMAX, DType::F16, 0, Lx(8), Lx(4096), 2, 5, 3, kDstF32);
     });
-    expect_range(a.write, 8, 8 + 20, "red f16->f32 dst");
+    expect_range(a.writes[0], 8, 8 + 20, "red f16->f32 dst");
 
     a = access([](ProgramBuilder &b) {
         b.vred(Opcode::VREDMIN, DType::F32, 0, Lx(12), Lx(4096), 1, 2, 0, kAccumulate);
     });
     ASSERT_EQ(2, a.num_reads);
     expect_range(a.reads[1], 12, 20, "accumulated dst read");
-    expect_range(a.write, 12, 20, "red f32 dst");
+    expect_range(a.writes[0], 12, 20, "red f32 dst");
 }
 
 TEST_F(LxAccessTest, TransposeRanges) {
@@ -138,11 +138,11 @@ TEST_F(LxAccessTest, TransposeRanges) {
     LxAccess a = access([](ProgramBuilder &b) { b.vtranspose(DType::F16, 0, Lx(0), Lx(65536), 5, 70); });
     ASSERT_EQ(1, a.num_reads);
     expect_range(a.reads[0], 65536, 65536 + 5 * 128 * 2, "src0");
-    expect_range(a.write, 0, 70 * 64 * 2, "dst");
+    expect_range(a.writes[0], 0, 70 * 64 * 2, "dst");
     // f32 33 x 3: source rows of 32 elements, destination 3 rows of 64.
     a = access([](ProgramBuilder &b) { b.vtranspose(DType::F32, 0, Lx(0), Lx(65536), 33, 3); });
     expect_range(a.reads[0], 65536, 65536 + 33 * 32 * 4, "src0");
-    expect_range(a.write, 0, 3 * 64 * 4, "dst");
+    expect_range(a.writes[0], 0, 3 * 64 * 4, "dst");
 }
 
 TEST_F(LxAccessTest, MatmulRanges) {
@@ -161,7 +161,7 @@ TEST_F(LxAccessTest, MatmulRanges) {
         ASSERT_EQ(acc ? 3 : 2, a.num_reads);
         expect_range(a.reads[0], 0, 2 * 384 + 384, "A");                // k*2 = 260 -> 384
         expect_range(a.reads[1], 65536, 65536 + 129 * 256 + 256, "B");  // n*2 = 140 -> 256
-        expect_range(a.write, 204800, 204800 + 2 * 512 + 384, "C");     // n*4 = 280 -> 384
+        expect_range(a.writes[0], 204800, 204800 + 2 * 512 + 384, "C");     // n*4 = 280 -> 384
         if (acc) expect_range(a.reads[2], 204800, 204800 + 2 * 512 + 384, "C read");
     }
 }
@@ -180,8 +180,8 @@ TEST_F(LxAccessTest, DmaBoundingRange) {
         b.dma_ld(0, buf, kZero, 0, Lx(Reg{7}, 128), desc);
     });
     EXPECT_EQ(0, a.num_reads);
-    ASSERT_TRUE(a.has_write);
-    expect_range(a.write, 4224 - 1024, 4224 + 512 + 256, "dma_ld");
+    ASSERT_EQ(a.num_writes, 1);
+    expect_range(a.writes[0], 4224 - 1024, 4224 + 512 + 256, "dma_ld");
 
     a = access([&](ProgramBuilder &b) {
         int buf = b.buffer("y", BufferKind::Output, DType::F16, {1 << 16});
@@ -189,7 +189,7 @@ TEST_F(LxAccessTest, DmaBoundingRange) {
         b.dma_st(0, buf, kZero, 0, Lx(Reg{7}, 128), desc);
     });
     ASSERT_EQ(1, a.num_reads);
-    EXPECT_FALSE(a.has_write);
+    EXPECT_EQ(a.num_writes, 0);
     expect_range(a.reads[0], 4224 - 1024, 4224 + 512 + 256, "dma_st");
 }
 
@@ -197,17 +197,17 @@ TEST_F(LxAccessTest, RingRanges) {
     regs[9] = 1024;
     LxAccess a = access([](ProgramBuilder &b) { b.ring_send(0, 1, Lx(Reg{9}, 256), 3); });
     ASSERT_EQ(1, a.num_reads);
-    EXPECT_FALSE(a.has_write);
+    EXPECT_EQ(a.num_writes, 0);
     expect_range(a.reads[0], 1280, 1280 + 384, "send");
 
     a = access([](ProgramBuilder &b) { b.ring_recv(0, -1, Lx(Reg{9}, 256), 3); });
     EXPECT_EQ(0, a.num_reads);
-    expect_range(a.write, 1280, 1280 + 384, "recv");
+    expect_range(a.writes[0], 1280, 1280 + 384, "recv");
 
     a = access([](ProgramBuilder &b) { b.ring_reduce(DType::F16, 0, RedOp::Max, Lx(Reg{9}, 256), 3); });
     ASSERT_EQ(1, a.num_reads);
     expect_range(a.reads[0], 1280, 1280 + 384, "reduce read");
-    expect_range(a.write, 1280, 1280 + 384, "reduce write");
+    expect_range(a.writes[0], 1280, 1280 + 384, "reduce write");
 }
 
 TEST_F(LxAccessTest, OtherOpcodesTouchNothing) {
@@ -219,7 +219,7 @@ TEST_F(LxAccessTest, OtherOpcodesTouchNothing) {
          }) {
         LxAccess a = access(f);
         EXPECT_EQ(0, a.num_reads);
-        EXPECT_FALSE(a.has_write);
+        EXPECT_EQ(a.num_writes, 0);
     }
 }
 

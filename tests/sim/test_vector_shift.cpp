@@ -194,7 +194,7 @@ TEST_F(VShift, LxAccessCoversOnlyTheElementsRead) {
     ASSERT_EQ(a.num_reads, 1);
     EXPECT_EQ(a.reads[0].begin, kShiftSrc - 2);
     EXPECT_EQ(a.reads[0].end, kShiftSrc + 3 * 256 - 2);
-    EXPECT_EQ(a.write.end - a.write.begin, 3 * 256);
+    EXPECT_EQ(a.writes[0].end - a.writes[0].begin, 3 * 256);
     in = build([](ProgramBuilder &b) { b.vshift(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), -1, 2, 3, kEdgeClamp, 0, 99); });
     a = lx_access(prog, in, regs, m, 0);
     EXPECT_EQ(a.reads[0].begin, kShiftSrc);

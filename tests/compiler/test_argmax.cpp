@@ -1,0 +1,141 @@
+// argmax and argmin over a row, written as the docs write them: Halide's inline argmax(...) or
+// argmin(...) (a Tuple of the index and the value), one output Func taking the index and another the
+// value. Each matches Halide's CPU realisation exactly, including ties (the first extreme element
+// wins) and odd row lengths, on one core and with the rows split over the cores.
+#include <gtest/gtest.h>
+
+#include "auto_schedule.h"
+#include "compiler_test_util.h"
+#include "device/error.h"
+#include "ktir/ktir_export.h"
+#include "user_terms.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+struct ArgCase {
+    std::string op;     // "argmax" or "argmin"
+    std::string take;   // "index" or "value"
+    std::string type;   // "f16", "f32" or "i32"
+    int cols, rows, cores;
+};
+void PrintTo(const ArgCase &c, std::ostream *os) {
+    *os << c.op << "_" << c.take << "_" << c.type << "_" << c.cols << "x" << c.rows << "c" << c.cores;
+}
+std::string case_name(const ::testing::TestParamInfo<ArgCase> &i) {
+    std::ostringstream os;
+    PrintTo(i.param, &os);
+    return os.str();
+}
+
+Type type_of(const std::string &t) { return t == "f16" ? Float(16) : t == "f32" ? Float(32) : Int(32); }
+
+Algorithm arg_alg(const ArgCase &c) {
+    return [=] {
+        Kernel k;
+        ImageParam in(type_of(c.type), 2, "in");
+        Var y("y");
+        RDom r(0, c.cols, "r");
+        Func out("out");
+        Tuple t = c.op == "argmax" ? argmax(in(r, y)) : argmin(in(r, y));
+        out(y) = c.take == "index" ? t[0] : t[1];
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"y", y}};
+        return k;
+    };
+}
+
+Schedule arg_sched(const ArgCase &c) {
+    return [=](Kernel &k) {
+        if (c.cores > 1) spyre::schedule(k.output).ring_split(k.vars.at("y"), c.cores);
+    };
+}
+
+class ArgReduce : public ::testing::TestWithParam<ArgCase> {};
+
+// Inputs on a coarse grid (-4 .. 4 in steps of 1/4), so that rows have ties: the first of equal
+// extremes must win, as Halide's strict comparison keeps it.
+TEST_P(ArgReduce, MatchesCpu) {
+    const ArgCase c = GetParam();
+    Halide::Runtime::Buffer<> in(type_of(c.type), c.cols, c.rows);
+    uint32_t s = 12345;
+    auto next = [&] { s = s * 1664525u + 1013904223u; return int((s >> 8) % 33) - 16; };
+    for (int y = 0; y < c.rows; y++)
+        for (int x = 0; x < c.cols; x++) {
+            int v = next();
+            if (c.type == "f16") in.as<float16_t>()(x, y) = float16_t(v / 4.0f);
+            else if (c.type == "f32") in.as<float>()(x, y) = v / 4.0f;
+            else in.as<int32_t>()(x, y) = v;
+        }
+    DiffResult r = run_differential_on(arg_alg(c), arg_sched(c), {in}, {c.rows});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ArgReduce,
+                         ::testing::Values(ArgCase{"argmax", "index", "f16", 1000, 16, 1},
+                                           ArgCase{"argmax", "value", "f16", 1000, 16, 1},
+                                           ArgCase{"argmin", "index", "f16", 64, 3, 1},
+                                           ArgCase{"argmax", "index", "f32", 77, 5, 1},
+                                           ArgCase{"argmin", "index", "i32", 130, 7, 1},
+                                           ArgCase{"argmax", "index", "f16", 4096, 64, 32},
+                                           ArgCase{"argmin", "value", "f32", 300, 40, 8},
+                                           // greedy sampling over Llama-3.1-8B's vocabulary
+                                           ArgCase{"argmax", "index", "f16", 128256, 3, 1},
+                                           ArgCase{"argmax", "index", "f16", 128256, 4, 4}),
+                         case_name);
+
+// The same update written by hand with tuple_select, as Halide's tutorials write an argmax.
+TEST(ArgReduceByHand, TupleSelectUpdateMatchesCpu) {
+    Algorithm alg = [] {
+        Kernel k;
+        ImageParam in(Float(32), 2, "in");
+        Var y("y");
+        RDom r(0, 200, "r");
+        Func best("best"), out("out");
+        best(y) = Tuple(0, Float(32).min());
+        best(y) = tuple_select(in(r, y) > best(y)[1], Tuple(r, in(r, y)), best(y));
+        out(y) = best(y)[0];
+        k.inputs = {in};
+        k.output = out;
+        k.funcs = {{"best", best}};
+        k.vars = {{"y", y}};
+        return k;
+    };
+    DiffResult r = run_differential(alg, [](Kernel &) {}, {{200, 9}}, {9});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+// An RDom that does not start at 0: the device's index counts from the row's first element, so
+// the compiler refuses it, naming the Func and what to write instead.
+TEST(ArgReduceErrors, AnRDomNotStartingAtZeroIsRefusedWithAHint) {
+    Algorithm alg = [] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var y("y");
+        RDom r(64, 128, "r");  // whole sticks from the row's second stick
+        Func out("out");
+        out(y) = argmax(in(r, y))[0];
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"y", y}};
+        return k;
+    };
+    const std::string e = error_of([&] { run_differential(alg, [](Kernel &) {}, {{192, 8}}, {8}); });
+    EXPECT_NE(e.find("of a one-dimensional RDom that starts at 0"), std::string::npos) << e;
+    EXPECT_NE(e.find("Func out"), std::string::npos) << e;
+    EXPECT_EQ(generated_name_in(e), "") << e;
+}
+
+// KTIR has no argmax the importer reads back: the export refuses the kernel, naming the instruction.
+TEST(ArgReduceErrors, KtirExportNamesTheArgmaxInstruction) {
+    const ArgCase c{"argmax", "index", "f16", 256, 4, 1};
+    DiffResult r = run_differential(arg_alg(c), arg_sched(c), {{c.cols, c.rows}}, {c.rows});
+    const std::string e = error_of([&] { ktir::export_ktir(r.program); });
+    EXPECT_NE(e.find("(VREDARGMAX, f16): no KTIR form"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace spyre::testing
