@@ -793,6 +793,19 @@ void split_k_family(const PipelineInfo &info, const SpaceShapes &shapes, const M
     }
 }
 
+// Halide's argmax()/argmin() (or a tuple_select update of that form): an inline Tuple reduction of
+// an index and a value, updated as select(better, r, index) and the value kept likewise, which the
+// back end selects as one VREDARGMAX/VREDARGMIN (select_reductions.cpp).
+bool arg_reduction_stage(const StageInfo &s) {
+    using namespace Halide::Internal;
+    if (!s.folded || s.values != 2 || s.updates != 1) return false;
+    std::vector<Halide::Expr> v = s.function.update(0).values();
+    for (Halide::Expr &e : v)
+        while (const Let *l = e.as<Let>()) e = l->body;  // Halide names the compared values
+    const Select *index = v[0].as<Select>();
+    return index && index->true_value.as<Variable>() && (v[1].as<Select>() || v[1].as<Max>() || v[1].as<Min>());
+}
+
 }  // namespace
 
 SpaceResult candidate_space(const PipelineInfo &info, const SpaceShapes &shapes, const MachineDesc &m, int max_cores,
@@ -812,9 +825,14 @@ SpaceResult candidate_space(const PipelineInfo &info, const SpaceShapes &shapes,
     for (const StageInfo &s : info.stages)
         if (s.values > 1 && !tuple) tuple = &s;
     if (tuple) {
-        // A Tuple state folded over a reduction: the fold family alone (auto_fold.h).
-        if (std::string why = fold_family(info, shapes, m, max_cores, r); !why.empty())
+        // A Tuple state folded over a reduction: the fold family (auto_fold.h); an argmax, which
+        // the back end selects as it stands, the rows family (it splits the rows).
+        if (arg_reduction_stage(*tuple)) {
+            std::set<std::string> seen;
+            rows_family(info, shapes, m, max_cores, r, seen);
+        } else if (std::string why = fold_family(info, shapes, m, max_cores, r); !why.empty()) {
             throw_error("auto_schedule: Func ", display_name(tuple->name), " is a Tuple state the autoscheduler cannot fold: ", why);
+        }
     } else {
         std::set<std::string> seen;
         columns_family(info, shapes, m, max_cores, r, seen);

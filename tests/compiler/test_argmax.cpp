@@ -137,5 +137,32 @@ TEST(ArgReduceErrors, KtirExportNamesTheArgmaxInstruction) {
     EXPECT_NE(e.find("(VREDARGMAX, f16): no KTIR form"), std::string::npos) << e;
 }
 
+// schedule=auto on an argmax the catalogue does not have: what it picks matches the CPU, and is
+// no slower than the hand schedule of one row per core.
+class AutoArgReduce : public ::testing::TestWithParam<ArgCase> {};
+
+TEST_P(AutoArgReduce, MatchesCpuAndTheHandSchedule) {
+    const ArgCase c = GetParam();
+    AutoResult result;
+    auto sched = [&](Kernel &k) {
+        CompileOptions o;
+        o.inputs = {TensorSpec{{c.cols, c.rows}, {}}};
+        o.output = TensorSpec{{c.rows}, {}};
+        AutoOptions ao;
+        ao.max_evaluations = 8;
+        ao.progress = false;
+        result = auto_schedule(k.output, k.inputs, o, ao);
+    };
+    DiffResult got = run_differential(arg_alg(c), sched, {{c.cols, c.rows}}, {c.rows});
+    EXPECT_EQ(got.cmp.mismatches, 0) << got.cmp.first_mismatch << "\n" << result.cpp;
+    DiffResult hand = run_differential(arg_alg(c), arg_sched(c), {{c.cols, c.rows}}, {c.rows});
+    EXPECT_LE(got.stats.us, hand.stats.us) << result.cpp;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AutoArgReduce,
+                         ::testing::Values(ArgCase{"argmax", "index", "f16", 4096, 64, 32},
+                                           ArgCase{"argmin", "value", "f32", 1000, 7, 1}),
+                         case_name);
+
 }  // namespace
 }  // namespace spyre::testing
