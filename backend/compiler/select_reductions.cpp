@@ -1,5 +1,6 @@
 // Instruction selection: reductions on the vector unit (VRED*) and ring reductions across cores.
 #include "selector.h"
+#include "carried_reads.h"
 
 #include <sstream>
 
@@ -189,6 +190,77 @@ void Selector::emit_arg_reduction(const std::vector<Loop> &loops, const ArgReduc
         Operand src = gen(red.x, d, nullptr);
         if (src.kind != Operand::Vec) unsupported("an " + std::string(name) + " of a value that does not vary along its row");
         vinstr(red.op, vt, values, &src, &indices, sticks_per_group(d, vt), d.groups, 0, int32_t(d.elems));
+        free_temp(src);
+        reset_temps();
+    });
+}
+
+auto Selector::scan_of(const std::vector<Loop> &loops, const Store *st) -> std::optional<Expr> {
+    if (loops.empty() || st->value.type().is_vector()) return std::nullopt;
+    const Add *add = st->value.as<Add>();
+    if (!add) return std::nullopt;
+    auto ai = affine_in(st->index, var_set(loops));
+    if (!ai || ai->of(loops.back().name) != 1) return std::nullopt;
+    auto previous = [&](const Expr &e) {
+        const Load *l = e.as<Load>();
+        if (!l || l->name != st->name) return false;
+        auto d = const_int(simplify(l->index - st->index));
+        return d && *d == -1;
+    };
+    Expr x = previous(add->a) ? add->b : previous(add->b) ? add->a : Expr();
+    if (!x.defined() || reads_buffer(x, st->name)) return std::nullopt;
+    return x;
+}
+
+// One VSCANSUM per step of rows. The loop over the row starts at the scan's second element (Halide's
+// RDom from 1); shifted back by one, the step covers the whole row from its first element, which
+// the instruction keeps, so both operands start on a stick.
+void Selector::emit_scan(const std::vector<Loop> &loops, const Store *st, const Expr &x) {
+    const BufferInfo &dst = plan_.buffer(st->name);
+    const DType t = dtype_of(x.type());
+    if (dst.type != t) unsupported("adds " + std::string(dtype_name(t)) + " values into a running sum of " + dtype_name(dst.type));
+    const Loop &l = loops.back();
+    const Expr back = Variable::make(Int(32), l.name) - 1;
+    const Expr index = simplify(substitute(l.name, back, st->index)), value = simplify(substitute(l.name, back, x));
+    Domain d;
+    d.padded = true;
+    d.lane.push_back({l.name, 1});
+    d.elems = l.extent + 1;
+    size_t k = loops.size() - 1;
+    // A group: the next loop out, when the rows of the sum and of every value lie a padded row apart.
+    if (k > 0) {
+        const Loop &g = loops[k - 1];
+        const std::set<std::string> all = var_set(loops);
+        const int64_t row = sticks_per_group(d, t) * plan_.lanes(t);
+        auto ai = affine_in(index, all);
+        bool ok = ai && ai->of(g.name) == row;
+        AccessCoeffs acc;
+        collect(value, false, acc);
+        for (auto &s : acc.scal) {
+            auto a = affine_in(s.first, all);
+            if (!a) continue;
+            const int64_t c = a->of(g.name);
+            ok &= a->of(l.name) != 0 ? c == row : (c == 0 || c == 1);
+        }
+        if (ok) {
+            d.group_var = g.name;
+            d.groups = g.extent;
+            k--;
+        }
+    }
+    emit_loops(loops, k, [&] {
+        Operand o;
+        o.kind = Operand::Vec;
+        o.type = t;
+        o.buf = st->name;
+        o.base = lx_base(st->name);
+        o.index = simplify(affine_in(index, d.vars())->rest);
+        if (!provably_multiple(o.index, plan_.lanes(t)))
+            unsupported("runs a sum along a row that does not start on a stick boundary (the scan's first element, "
+                        "the one before its RDom's first, must start a stick)");
+        Operand src = gen(value, d, nullptr);
+        if (src.kind != Operand::Vec) unsupported("a running sum of a value that does not vary along its row");
+        vinstr(Opcode::VSCANSUM, t, o, &src, nullptr, sticks_per_group(d, t), d.groups, 0, int32_t(d.elems));
         free_temp(src);
         reset_temps();
     });

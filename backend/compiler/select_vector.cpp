@@ -53,6 +53,7 @@ void Selector::vinstr(Opcode op, DType t, const Operand &dst, const Operand *a, 
         if (o && !o->buf.empty()) reads.insert(o->buf);
     if (!dst.buf.empty()) writes.insert(dst.buf);
     if (mode & kAccumulate) reads.insert(dst.buf);
+    if (op_info(op).form == VecForm::Scan) reads.insert(dst.buf);  // each element reads the one before
     if (op_info(op).form == VecForm::ArgReduce) {  // the running values and indices, read and written
         reads.insert(dst.buf);
         reads.insert(b2->buf);
@@ -661,6 +662,7 @@ void Selector::emit_nest(const std::vector<Loop> &loops, const Store *st) {
         auto a = affine_in(st->index, var_set(loops));
         has_reduction_loop = a && a->of(loops.back().name) == 0;
     }
+    if (auto x = scan_of(loops, st)) return emit_scan(loops, st, *x);
     if (auto red = reduction_of(st); red && has_reduction_loop) {
         // The reduction loop's values are computed together, before any is accumulated: a value
         // that reads the accumulator's buffer would miss what the loop accumulates (carried_reads.h).
@@ -858,9 +860,9 @@ void Selector::emit_element_store(const std::vector<Loop> &loops, const Store *s
     if (d.lane.empty() && carried)
         unsupported("its update reads " + st_.func + " where the previous iterations of loop " +
                     user_loop_name(loops[k - 1].name) + " wrote it, along its stick dimension (a scan along the "
-                    "elements of a stick): the vector unit computes a stick's elements together and cannot carry "
-                    "a value from one element to the next; scan along another dimension (the rows), e.g. over the "
-                    "transposed data");
+                    "elements of a stick): the vector unit computes a stick's elements together; of the scans along "
+                    "them only a running sum, acc(r, y) = acc(r - 1, y) + x, has a vector form (VSCANSUM); scan "
+                    "along another dimension (the rows), e.g. over the transposed data");
     if (d.lane.empty() && k != 0)
         unsupported("stores one element at a time; stick_vectorize it or make its innermost loop run over "
                     "consecutive elements");

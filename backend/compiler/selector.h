@@ -251,6 +251,10 @@ private:
         Expr x, r;
     };
     std::optional<ArgReduction> arg_reduction_of(const Block *body);
+    // A running sum along the innermost loop, acc[i] = acc[i - 1] + x (a scan along a row): the
+    // value x added, when `st` is one (select_reductions.cpp).
+    std::optional<Expr> scan_of(const std::vector<Loop> &loops, const Store *st);
+    void emit_scan(const std::vector<Loop> &loops, const Store *st, const Expr &x);
     void emit_arg_reduction(const std::vector<Loop> &loops, const ArgReduction &red);
 
     void emit_element_store(const std::vector<Loop> &loops, const Store *st);

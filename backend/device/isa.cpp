@@ -20,6 +20,8 @@ constexpr std::array<O, kNumOperands> kVecRed{O::Tag, O::RegSrc, O::Imm,   O::Re
                                               N,      N,         O::Count, O::Count,  O::CountOpt};
 constexpr std::array<O, kNumOperands> kVecArgRed{O::Tag,    O::RegSrc, O::Imm,   O::RegSrc, O::Imm,
                                                  O::RegSrc, O::Imm,    O::Count, O::Count,  O::CountOpt};
+constexpr std::array<O, kNumOperands> kVecScan{O::Tag, O::RegSrc, O::Imm,   O::RegSrc, O::Imm,
+                                               N,      N,         O::Count, O::Count,  O::CountOpt};
 constexpr std::array<O, kNumOperands> kDma{O::Tag, O::Buffer, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::DmaDesc, N, N, N};
 constexpr std::array<O, kNumOperands> kRing{O::Tag, O::Dir, O::RegSrc, O::Imm, O::Count, N, N, N, N, N};
 
@@ -95,6 +97,8 @@ const OpInfo kOps[kNumOpcodes] = {
     // No published rate for an argmax: priced as the other reductions (docs/device_model.md).
     {"VREDARGMAX", Engine::Vector, kVecArgRed, VecForm::ArgReduce, VecClass::Reduce},
     {"VREDARGMIN", Engine::Vector, kVecArgRed, VecForm::ArgReduce, VecClass::Reduce},
+    // No published scan rate: priced as a reduction over the same sticks (docs/device_model.md).
+    {"VSCANSUM", Engine::Vector, kVecScan, VecForm::Scan, VecClass::Reduce},
 };
 
 }  // namespace
@@ -150,6 +154,7 @@ bool dtype_supported(Opcode op, DType t) {
     case Opcode::VREDMIN:
     case Opcode::VREDARGMAX:
     case Opcode::VREDARGMIN:
+    case Opcode::VSCANSUM:
     case Opcode::RING_REDUCE: return t == DType::F16 || t == DType::F32 || t == DType::I32;
     default: return t == DType::F16 || t == DType::F32;
     }

@@ -58,6 +58,8 @@ enum class Opcode : uint16_t {
     // or argmin reduction); appended in format version 6
     VREDARGMAX = 61,
     VREDARGMIN = 62,
+    // vector unit: a running sum along each group, in place (a scan); appended in format version 6
+    VSCANSUM = 63,
     NUM_OPCODES
 };
 constexpr int kNumOpcodes = int(Opcode::NUM_OPCODES);
@@ -119,6 +121,9 @@ constexpr uint8_t kEdgeModes = kEdgeClamp | kEdgeZero | kEdgeMirrorImage | kEdge
 //   written), a9 = valid elements per group (0 = all lanes): for each group, element by element
 //   in lane order, an element strictly above (below) the running value replaces it and its lane
 //   index e replaces the running index, so the first of equal extremes wins (Halide's argmax).
+//   VSCANSUM uses a9 = valid elements per group (0 = all lanes): for each group, in lane order,
+//   dst[e] = dst[e - 1] + src0[e] for 1 <= e < valid, each sum rounded to the type (fp16 after every
+//   element, int32 wrapping); dst[0] is kept (the scan's first value, written before it).
 // How a vector instruction touches LX and what it computes, by kind: lx_access reads its ranges,
 // vector_exec runs it and ktir_export writes it from this, so an opcode's class is said once (here,
 // in op_info).
@@ -136,6 +141,7 @@ enum class VecForm : uint8_t {
     LaneSelect,   // VLSEL
     IndexSelect,  // VSELIDX
     ArgReduce,    // VREDARGMAX, VREDARGMIN: one value and one int32 index per group
+    Scan,         // VSCANSUM: dst read and written along each group
 };
 // A vector opcode's throughput class, as the machine description names its rates (op_cost.h).
 enum class VecClass : uint8_t { AddMul, MinMax, Transcendental, Reduce, Convert, Restickify };

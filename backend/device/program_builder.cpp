@@ -125,6 +125,10 @@ void ProgramBuilder::vargred(Opcode op, DType t, int tag, Lx values, Lx src, Lx 
                    valid_elems},
               uint8_t(t)));
 }
+void ProgramBuilder::vscansum(DType t, int tag, Lx dst, Lx src, int32_t sticks, int32_t groups, int32_t valid_elems) {
+    emit(make(Opcode::VSCANSUM, {tag, dst.reg.id, dst.off, src.reg.id, src.off, 0, 0, sticks, groups, valid_elems},
+              uint8_t(t)));
+}
 void ProgramBuilder::vtranspose(DType t, int tag, Lx dst, Lx src, int32_t rows, int32_t cols) {
     vun(Opcode::VTRANSPOSE, t, tag, dst, src, rows, cols);
 }

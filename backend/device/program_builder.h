@@ -75,6 +75,8 @@ public:
     // size) and its lane index into indices (+ g * 4, int32), both compared with and updated in place.
     void vargred(Opcode op, DType t, int tag, Lx values, Lx src, Lx indices, int32_t sticks, int32_t groups = 1,
                  int32_t valid_elems = 0);
+    // VSCANSUM (isa.h): per group, dst[e] = dst[e - 1] + src[e] for 1 <= e < valid (0 = all lanes).
+    void vscansum(DType t, int tag, Lx dst, Lx src, int32_t sticks, int32_t groups = 1, int32_t valid_elems = 0);
     void vtranspose(DType t, int tag, Lx dst, Lx src, int32_t rows, int32_t cols);
     // Select by lane block (vector_shift.h): element e from a where (e / block) is even, else from b.
     void vlsel(DType t, int tag, Lx dst, Lx a, Lx b, int32_t block, int32_t sticks, int32_t groups = 1);

@@ -365,6 +365,15 @@ void check_vector_machine(size_t pc, const Instr &in, const MachineDesc &m) {
             check_lx_span(pc, in, "src0", 3, Span{sat_mul(r.first, eb), sat_mul(sat_add(r.last, 1), eb)}, m);
         return;
     }
+    if (op == Opcode::VSCANSUM) {
+        int64_t lanes = sb / eb;
+        if (in.a[9] > sat_mul(sticks, lanes))
+            throw_error(where(pc, op), ": valid element count ", in.a[9], " exceeds the ", sat_mul(sticks, lanes),
+                        " lanes of a group");
+        check_lx(pc, in, "dst", 1, full, m);
+        check_lx(pc, in, "src0", 3, full, m);
+        return;
+    }
     if (op_info(op).form == VecForm::ArgReduce) {
         int64_t lanes = sb / eb;
         if (in.a[9] > sat_mul(sticks, lanes))

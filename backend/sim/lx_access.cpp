@@ -197,6 +197,16 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         set_write(acc, dst);
         return acc;
     }
+    case VecForm::Scan: {
+        int32_t valid = in.a[9];
+        if (valid < 0 || valid > sticks * lanes)
+            R.fail("valid element count ", valid, " is outside [0, ", sticks * lanes, "]");
+        add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
+        LxRange dst = R.range("dst", R.addr(1, 2), stick_span, stick, true);
+        add_read(acc, dst);
+        set_write(acc, dst);
+        return acc;
+    }
     case VecForm::ArgReduce: {
         int32_t valid = in.a[9];
         if (valid < 0 || valid > sticks * lanes)

@@ -472,6 +472,35 @@ void exec_arg_reduce_i32(bool max, uint8_t *values, uint8_t *indices, const uint
     }
 }
 
+// VSCANSUM (isa.h): element by element along each group, each sum rounded to the element type, as
+// Halide's sequential update acc(r) = acc(r - 1) + in(r) computes it.
+template <class E>
+void exec_scan_sum(uint8_t *dst, const uint8_t *src, int64_t groups, int64_t group_elems, int64_t valid) {
+    for (int64_t g = 0; g < groups; g++) {
+        uint8_t *d = dst + g * group_elems * E::bytes;
+        const uint8_t *s = src + g * group_elems * E::bytes;
+        if (valid < 1) continue;
+        float acc = E::load(d);
+        for (int64_t e = 1; e < valid; e++) {
+            acc = E::round(acc + E::load(s + e * E::bytes));
+            E::store(d + e * E::bytes, acc);
+        }
+    }
+}
+
+void exec_scan_sum_i32(uint8_t *dst, const uint8_t *src, int64_t groups, int64_t group_elems, int64_t valid) {
+    for (int64_t g = 0; g < groups; g++) {
+        uint8_t *d = dst + g * group_elems * 4;
+        const uint8_t *s = src + g * group_elems * 4;
+        if (valid < 1) continue;
+        int32_t acc = load_i32(d);
+        for (int64_t e = 1; e < valid; e++) {
+            acc = wrap32(int64_t(acc) + load_i32(s + e * 4));
+            store_i32(d + e * 4, acc);
+        }
+    }
+}
+
 // dst (C x R, rows padded to rs_dst elements) = transpose(src (R x C, rows padded to rs_src)).
 template <class T>
 void transpose(uint8_t *dst, const uint8_t *src, int64_t rows, int64_t cols, int64_t rs_src, int64_t rs_dst) {
@@ -617,6 +646,13 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
         if (t == DType::I32) exec_reduce_i32(in.op, dst, src0, groups, per_group, valid, accumulate);
         else if (f16) exec_reduce<F16E>(in.op, dst, src0, groups, per_group, valid, accumulate, dst_f32, in.mode & kAccF16);
         else exec_reduce<F32E>(in.op, dst, src0, groups, per_group, valid, accumulate, dst_f32, false);
+        break;
+    }
+    case VecForm::Scan: {
+        const int64_t valid = in.a[9] > 0 ? in.a[9] : per_group;
+        if (t == DType::I32) exec_scan_sum_i32(dst, src0, groups, per_group, valid);
+        else if (f16) exec_scan_sum<F16E>(dst, src0, groups, per_group, valid);
+        else exec_scan_sum<F32E>(dst, src0, groups, per_group, valid);
         break;
     }
     case VecForm::ArgReduce: {

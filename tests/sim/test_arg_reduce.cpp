@@ -21,7 +21,7 @@
 namespace spyre {
 namespace {
 
-constexpr int64_t kSrc = 64 * 1024, kVal = 0, kIdx = 4096;
+constexpr int64_t kArgSrc = 64 * 1024, kArgVal = 0, kArgIdx = 4096;
 
 class ArgReduce : public ::testing::Test {
 protected:
@@ -31,9 +31,9 @@ protected:
     DeviceProgram prog;
 
     ArgReduce() : lx(size_t(m.lx_bytes), 0) {}
-    void run(Opcode op, DType t, int32_t sticks, int32_t groups, int32_t valid = 0, int64_t src = kSrc) {
+    void run(Opcode op, DType t, int32_t sticks, int32_t groups, int32_t valid = 0, int64_t src = kArgSrc) {
         ProgramBuilder b("t", 1);
-        b.vargred(op, t, 0, Lx(kVal), Lx(src), Lx(kIdx), sticks, groups, valid);
+        b.vargred(op, t, 0, Lx(kArgVal), Lx(src), Lx(kArgIdx), sticks, groups, valid);
         prog = b.finish();
         lx_access(prog, prog.code.back(), regs, m, 0);
         exec_vector(prog.code.back(), regs, lx.data(), m);
@@ -64,74 +64,74 @@ protected:
 TEST_F(ArgReduce, FirstOfEqualMaximaWinsInEveryGroup) {
     // 3 groups of 32 f32 lanes: group g holds its maximum 5 + g at lanes 7 and 20.
     for (int g = 0; g < 3; g++) {
-        set_f32(kVal, g, -1e30f);
-        for (int e = 0; e < 32; e++) set_f32(kSrc, g * 32 + e, float(e % 5));
-        set_f32(kSrc, g * 32 + 7, 5.0f + float(g));
-        set_f32(kSrc, g * 32 + 20, 5.0f + float(g));
+        set_f32(kArgVal, g, -1e30f);
+        for (int e = 0; e < 32; e++) set_f32(kArgSrc, g * 32 + e, float(e % 5));
+        set_f32(kArgSrc, g * 32 + 7, 5.0f + float(g));
+        set_f32(kArgSrc, g * 32 + 20, 5.0f + float(g));
     }
     run(Opcode::VREDARGMAX, DType::F32, 1, 3);
     for (int g = 0; g < 3; g++) {
-        EXPECT_EQ(i32(kIdx, g), 7) << g;
-        EXPECT_EQ(f32(kVal, g), 5.0f + float(g)) << g;
+        EXPECT_EQ(i32(kArgIdx, g), 7) << g;
+        EXPECT_EQ(f32(kArgVal, g), 5.0f + float(g)) << g;
     }
 }
 
 TEST_F(ArgReduce, ARunningValueNoElementBeatsKeepsItsIndex) {
     // Halide's initial state (index 0, the lowest value) and a row that never beats it; then a
     // second instruction over the same row from a running value it does beat.
-    set_f32(kVal, 0, 10.0f);
-    set_i32(kIdx, 0, 99);
-    for (int e = 0; e < 32; e++) set_f32(kSrc, e, float(e % 10));
+    set_f32(kArgVal, 0, 10.0f);
+    set_i32(kArgIdx, 0, 99);
+    for (int e = 0; e < 32; e++) set_f32(kArgSrc, e, float(e % 10));
     run(Opcode::VREDARGMAX, DType::F32, 1, 1);
-    EXPECT_EQ(i32(kIdx, 0), 99);
-    EXPECT_EQ(f32(kVal, 0), 10.0f);
-    set_f32(kVal, 0, 9.0f);  // equal to the maximum: strict comparison keeps the running index
+    EXPECT_EQ(i32(kArgIdx, 0), 99);
+    EXPECT_EQ(f32(kArgVal, 0), 10.0f);
+    set_f32(kArgVal, 0, 9.0f);  // equal to the maximum: strict comparison keeps the running index
     run(Opcode::VREDARGMAX, DType::F32, 1, 1);
-    EXPECT_EQ(i32(kIdx, 0), 99);
-    set_f32(kVal, 0, 8.5f);
+    EXPECT_EQ(i32(kArgIdx, 0), 99);
+    set_f32(kArgVal, 0, 8.5f);
     run(Opcode::VREDARGMAX, DType::F32, 1, 1);
-    EXPECT_EQ(i32(kIdx, 0), 9);
-    EXPECT_EQ(f32(kVal, 0), 9.0f);
+    EXPECT_EQ(i32(kArgIdx, 0), 9);
+    EXPECT_EQ(f32(kArgVal, 0), 9.0f);
 }
 
 TEST_F(ArgReduce, ArgminOfHalvesStopsAtTheValidElements) {
     // 2 sticks of f16 per group (128 lanes), 100 valid: the padding's -100 is not seen.
-    set_f16(kVal, 0, 65504.0f);
-    for (int e = 0; e < 128; e++) set_f16(kSrc, e, e < 100 ? float((e * 37) % 101) / 4.0f : -100.0f);
+    set_f16(kArgVal, 0, 65504.0f);
+    for (int e = 0; e < 128; e++) set_f16(kArgSrc, e, e < 100 ? float((e * 37) % 101) / 4.0f : -100.0f);
     run(Opcode::VREDARGMIN, DType::F16, 2, 1, 100);
     int want = 0;
     for (int e = 1; e < 100; e++)
         if ((e * 37) % 101 < (want * 37) % 101) want = e;
-    EXPECT_EQ(i32(kIdx, 0), want);
-    EXPECT_EQ(f16(kVal, 0), float((want * 37) % 101) / 4.0f);
+    EXPECT_EQ(i32(kArgIdx, 0), want);
+    EXPECT_EQ(f16(kArgVal, 0), float((want * 37) % 101) / 4.0f);
 }
 
 TEST_F(ArgReduce, NanNeverWinsAndIntegersCompareExactly) {
-    set_f32(kVal, 0, -1e30f);
-    for (int e = 0; e < 32; e++) set_f32(kSrc, e, e == 3 ? std::nanf("") : float(e == 12));
+    set_f32(kArgVal, 0, -1e30f);
+    for (int e = 0; e < 32; e++) set_f32(kArgSrc, e, e == 3 ? std::nanf("") : float(e == 12));
     run(Opcode::VREDARGMAX, DType::F32, 1, 1);
-    EXPECT_EQ(i32(kIdx, 0), 12);
+    EXPECT_EQ(i32(kArgIdx, 0), 12);
     // int32 values 2^31 - 1 and 2^31 - 2 (not exact in a float): the larger is found.
-    set_i32(kVal, 0, INT32_MIN);
-    set_i32(kIdx, 0, 0);
-    for (int e = 0; e < 32; e++) set_i32(kSrc, e, e == 5 ? INT32_MAX - 1 : e == 6 ? INT32_MAX : 0);
+    set_i32(kArgVal, 0, INT32_MIN);
+    set_i32(kArgIdx, 0, 0);
+    for (int e = 0; e < 32; e++) set_i32(kArgSrc, e, e == 5 ? INT32_MAX - 1 : e == 6 ? INT32_MAX : 0);
     run(Opcode::VREDARGMAX, DType::I32, 1, 1);
-    EXPECT_EQ(i32(kIdx, 0), 6);
-    EXPECT_EQ(i32(kVal, 0), INT32_MAX);
+    EXPECT_EQ(i32(kArgIdx, 0), 6);
+    EXPECT_EQ(i32(kArgVal, 0), INT32_MAX);
 }
 
 TEST_F(ArgReduce, LxAccessReadsAndWritesBothRunningVectors) {
     ProgramBuilder b("t", 1);
-    b.vargred(Opcode::VREDARGMAX, DType::F16, 0, Lx(kVal), Lx(kSrc), Lx(kIdx), 2, 5);
+    b.vargred(Opcode::VREDARGMAX, DType::F16, 0, Lx(kArgVal), Lx(kArgSrc), Lx(kArgIdx), 2, 5);
     prog = b.finish();
     LxAccess acc = lx_access(prog, prog.code.back(), regs, m, 0);
     ASSERT_EQ(acc.num_reads, 3);
     ASSERT_EQ(acc.num_writes, 2);
     EXPECT_EQ(acc.reads[0].end - acc.reads[0].begin, 10 * m.stick_bytes);
-    EXPECT_EQ(acc.writes[0].begin, kVal);
-    EXPECT_EQ(acc.writes[0].end, kVal + 5 * 2);  // 5 f16 values
-    EXPECT_EQ(acc.writes[1].begin, kIdx);
-    EXPECT_EQ(acc.writes[1].end, kIdx + 5 * 4);  // 5 int32 indices
+    EXPECT_EQ(acc.writes[0].begin, kArgVal);
+    EXPECT_EQ(acc.writes[0].end, kArgVal + 5 * 2);  // 5 f16 values
+    EXPECT_EQ(acc.writes[1].begin, kArgIdx);
+    EXPECT_EQ(acc.writes[1].end, kArgIdx + 5 * 4);  // 5 int32 indices
 }
 
 Instr argmax_instr(DType t = DType::F16) {
