@@ -286,7 +286,28 @@ SpyreSchedule &SpyreSchedule::pe_matmul(const RVar &k) {
         RVar pe = pe_loop(k);
         std::vector<VarOrRVar> order{pe};
         for (const Var &v : f_.args()) order.push_back(v);
-        f_.update().rename(k, pe).reorder(order);
+        f_.update().rename(k, pe);
+        // Other reduction loops among the matmul's (a K split into panels, split(k, ko, ki, 512)
+        // then pe_matmul(ki), leaves ko between ki and the pure loops) move just outside them: the
+        // PE array takes one (k, n, m) nest per panel. Any other loop there is left for the
+        // back end to name.
+        const std::vector<Halide::Internal::Dim> &dims = f_.update().get_schedule().dims();
+        std::set<std::string> named;
+        for (const Var &v : f_.args()) named.insert(v.name());
+        size_t last = 0;
+        for (size_t i = 0; i < dims.size(); i++)
+            if (named.count(dims[i].var)) last = i;
+        std::vector<VarOrRVar> between;
+        bool only_rvars = true;
+        for (size_t i = 0; i < last; i++) {
+            if (named.count(dims[i].var) || dims[i].var == pe.name() || Internal::ends_with(dims[i].var, "." + pe.name()))
+                continue;
+            // reorder() takes the loop's own name, the last part of the qualified one (k$x.ko).
+            if (dims[i].is_rvar()) between.push_back(RVar(dims[i].var.substr(dims[i].var.rfind('.') + 1)));
+            else only_rvars = false;
+        }
+        if (only_rvars) order.insert(order.end(), between.begin(), between.end());
+        f_.update().reorder(order);
     });
     return *this;
 }
