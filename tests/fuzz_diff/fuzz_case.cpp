@@ -114,16 +114,8 @@ CaseResult run_case(uint32_t seed, int index, const std::function<void(const Cas
     DeviceProgram program;
     const CompileOptions opt = compile_options(dev);
     ok = guarded(r, "compile", [&] {
-        if (dev.outputs.size() == 1) {
-            program = compile_for_spyre(dev.outputs[0], dev.inputs, opt);
-        } else {
-            std::vector<Argument> args;
-            for (size_t i = 0; i < dev.inputs.size(); i++) {
-                fix_device_shape(dev.inputs[i], opt.inputs[i], opt.machine);
-                args.push_back(dev.inputs[i]);
-            }
-            program = compile_pipeline_for_spyre(Pipeline(dev.outputs), args, opt);
-        }
+        if (dev.outputs.size() == 1) program = compile_for_spyre(dev.outputs[0], dev.inputs, opt);
+        else program = compile_for_spyre(Pipeline(dev.outputs), dev.inputs, opt);
     });
     if (!ok) return r;
     if (dev.expect_refusal) {
@@ -148,27 +140,34 @@ CaseResult run_case(uint32_t seed, int index, const std::function<void(const Cas
     // device computes).
     std::mt19937 prng2 = stream(seed, index, 0);
     Pipe ref = random_pipeline(prng2);
-    Runtime::Buffer<> want(ref.outputs[0].output_types()[0], ref.out_shape);
+    std::vector<Runtime::Buffer<>> want;
     try {
         for (Stage &s : ref.stages) s.f.compute_root();
         for (size_t i = 0; i < inputs.size(); i++) ref.inputs[i].set(Buffer<>(*inputs[i].raw_buffer()));
-        if (ref.outputs.size() == 1) {
-            ref.outputs[0].realize(Pipeline::RealizationArg(want), cpu_reference_target());
-        } else {
-            std::vector<Buffer<>> outs;
-            for (const Func &o : ref.outputs) outs.emplace_back(o.output_types()[0], ref.out_shape);
-            Pipeline(ref.outputs).realize(Realization(outs), cpu_reference_target());
-            want = *outs[0].get();
-        }
+        std::vector<Buffer<>> outs;
+        for (const Func &o : ref.outputs) outs.emplace_back(o.output_types()[0], ref.out_shape);
+        if (ref.outputs.size() == 1) ref.outputs[0].realize(Pipeline::RealizationArg(outs[0]), cpu_reference_target());
+        else Pipeline(ref.outputs).realize(Realization(outs), cpu_reference_target());
+        for (Buffer<> &b : outs) want.push_back(*b.get());
     } catch (const Halide::Error &e) {
         r.verdict = Verdict::FuzzerBug;
         r.message = std::string("the CPU reference fails: ") + e.what();
         return r;
     }
-    std::string diff = compare_outputs(run.output, want, ref.transcendental ? kTranscendentalUlp : 0);
-    if (!diff.empty()) {
+    // Every output, in the pipeline's order (the program's outputs come in that order).
+    if (run.outputs.size() != want.size()) {
         r.verdict = Verdict::Mismatch;
-        r.message = diff;
+        r.message = "the program gives " + std::to_string(run.outputs.size()) + " outputs, the pipeline has " +
+                    std::to_string(want.size());
+        return r;
+    }
+    for (size_t i = 0; i < want.size(); i++) {
+        std::string diff = compare_outputs(run.outputs[i], want[i], ref.transcendental ? kTranscendentalUlp : 0);
+        if (!diff.empty()) {
+            r.verdict = Verdict::Mismatch;
+            r.message = (want.size() > 1 ? "output " + std::to_string(i) + ": " : std::string()) + diff;
+            return r;
+        }
     }
     return r;
 }

@@ -202,6 +202,8 @@ CompileOptions compile_options(const Pipe &p) {
     opt.kernel_name = "fuzz";
     for (const InputSpec &s : p.specs) opt.inputs.push_back(TensorSpec{std::vector<int64_t>(s.shape.begin(), s.shape.end()), {}});
     opt.output.shape = std::vector<int64_t>(p.out_shape.begin(), p.out_shape.end());
+    // A pipeline of several outputs (all of the output's shape): one shape each.
+    if (p.outputs.size() > 1) opt.outputs.assign(p.outputs.size(), opt.output);
     return opt;
 }
 
