@@ -140,6 +140,36 @@ DeviceProgram fp8() {
     return b.finish();
 }
 
+// Per-row argmax and argmin (value and index beside each other) and a running sum along the rows:
+// VREDARGMAX, VREDARGMIN and VSCANSUM, which have no KTIR form (so no exported seed).
+DeviceProgram row_scans() {
+    ProgramBuilder b("row_scans", 2);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {200, 8});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {200, 8});
+    DmaDesc d;
+    d.sticks = 4;
+    d.count[0] = 4;
+    d.dram_stride[0] = 256;
+    d.lx_stride[0] = 256;
+    int desc = b.dma_desc(d);
+    Reg core = b.alloc(), off = b.alloc(), t = b.alloc();
+    b.core_id(core);
+    b.li(t, 1024);
+    b.mul(off, core, t);
+    b.dma_ld(0, in, off, 0, Lx(0), desc);
+    b.wait_tag(0);
+    b.vfill(DType::F16, 1, Lx(4096), -65504.0f, 1);
+    b.vfill(DType::I32, 1, Lx(8192), 0.0f, 1);
+    b.vargred(Opcode::VREDARGMAX, DType::F16, 1, Lx(4096), Lx(0), Lx(8192), 4, 4, 200);
+    b.vargred(Opcode::VREDARGMIN, DType::F16, 1, Lx(4096), Lx(0), Lx(8192), 4, 4, 200);
+    b.vun(Opcode::VCOPY, DType::F16, 1, Lx(12288), Lx(0), 16);
+    b.vscansum(DType::F16, 1, Lx(12288), Lx(0), 4, 4, 200);
+    b.wait_tag(1);
+    b.dma_st(2, out, off, 0, Lx(12288), desc);
+    b.wait_tag(2);
+    return b.finish();
+}
+
 void write(const fs::path &p, const std::string &bytes) {
     std::ofstream(p, std::ios::binary) << bytes;
 }
@@ -158,6 +188,10 @@ int main(int argc, char **argv) {
         std::vector<uint8_t> bytes = serialize_program(p);
         write(out / "program" / (std::to_string(n) + ".spyre"), std::string(bytes.begin(), bytes.end()));
         write(out / "ktir" / ("exported" + std::to_string(n++) + ".ktir"), ktir::export_ktir(p));
+    }
+    {
+        std::vector<uint8_t> bytes = serialize_program(row_scans());
+        write(out / "program" / (std::to_string(n++) + ".spyre"), std::string(bytes.begin(), bytes.end()));
     }
     for (const auto &e : fs::directory_iterator(KTIR_KERNELS))
         if (e.path().extension() == ".ktir") fs::copy_file(e.path(), out / "ktir" / e.path().filename(),
