@@ -164,5 +164,46 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AutoArgReduce,
                                            ArgCase{"argmin", "value", "f32", 1000, 7, 1}),
                          case_name);
 
+// Greedy sampling after the model's head, written from the docs: logits = x W on the PE array (fp32
+// accumulation), then the argmax of each row, in one pipeline; decode at batch 8 over a reduced
+// vocabulary, and at Llama-3.1-8B's hidden size with W in K panels. The token ids match the CPU's
+// exactly.
+TEST(LmHeadArgmax, GreedyTokensMatchCpu) {
+    struct Shape {
+        int hidden, vocab, batch;
+        std::string logits;  // "device" (device_root) or "lx" (scratchpad_root)
+        int k_panel;         // 0: the whole of K at once
+    };
+    for (Shape s : {Shape{256, 1024, 8, "device", 0}, Shape{4096, 512, 8, "lx", 512}}) {
+        Algorithm alg = [=] {
+            Kernel k;
+            ImageParam x(Float(16), 2, "x"), w(Float(16), 2, "w");
+            Var v("v"), y("y");
+            RDom kk(0, s.hidden, "k"), r(0, s.vocab, "r");
+            Func logits("logits"), next("next");
+            logits(v, y) = 0.0f;
+            logits(v, y) += cast<float>(x(kk, y)) * cast<float>(w(v, kk));
+            next(y) = argmax(logits(r, y))[0];
+            k.inputs = {x, w};
+            k.output = next;
+            k.funcs = {{"logits", logits}};
+            k.vars = {{"v", v}, {"y", y}};
+            return k;
+        };
+        Schedule sched = [=](Kernel &k) {
+            Func logits = k.funcs.at("logits");
+            RVar rk(logits.update(0).get_schedule().rvars()[0].var), ko("ko"), ki("ki");
+            if (s.k_panel) logits.update().split(rk, ko, ki, s.k_panel);  // W in K panels, to fit LX
+            auto ls = spyre::schedule(logits);
+            if (s.logits == "device") ls.device_root();
+            else ls.scratchpad_root();
+            ls.stick_vectorize(k.vars.at("v")).pe_matmul(s.k_panel ? ki : rk);
+        };
+        DiffResult r = run_differential(alg, sched, {{s.hidden, s.batch}, {s.vocab, s.hidden}}, {s.batch}, -1, 1);
+        EXPECT_EQ(r.cmp.mismatches, 0) << s.hidden << "x" << s.vocab << ": " << r.cmp.first_mismatch;
+        EXPECT_EQ(r.stats.pe_macs, int64_t(s.hidden) * s.vocab * s.batch);
+    }
+}
+
 }  // namespace
 }  // namespace spyre::testing
