@@ -146,6 +146,11 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         return acc;
     }
 
+    // The valid elements per group of the reductions and scans (a9): 0 (all lanes) up to a group.
+    auto check_valid_elements = [&] {
+        if (in.a[9] < 0 || in.a[9] > sticks * lanes)
+            R.fail("valid element count ", in.a[9], " is outside [0, ", sticks * lanes, "]");
+    };
     switch (form) {
     case VecForm::Map2: {
         add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
@@ -187,9 +192,7 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         set_write(acc, R.range("dst", R.addr(1, 2), stick_span, stick, true));
         return acc;
     case VecForm::Reduce: {
-        int32_t valid = in.a[9];
-        if (valid < 0 || valid > sticks * lanes)
-            R.fail("valid element count ", valid, " is outside [0, ", sticks * lanes, "]");
+        check_valid_elements();
         int64_t db = ((in.mode & kDstF32) || t == DType::F32) ? 4 : 2;
         add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
         LxRange dst = R.range("dst", R.addr(1, 2), smul(groups, db), db, false);
@@ -198,9 +201,7 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         return acc;
     }
     case VecForm::Scan: {
-        int32_t valid = in.a[9];
-        if (valid < 0 || valid > sticks * lanes)
-            R.fail("valid element count ", valid, " is outside [0, ", sticks * lanes, "]");
+        check_valid_elements();
         add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
         LxRange dst = R.range("dst", R.addr(1, 2), stick_span, stick, true);
         add_read(acc, dst);
@@ -208,9 +209,7 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         return acc;
     }
     case VecForm::ArgReduce: {
-        int32_t valid = in.a[9];
-        if (valid < 0 || valid > sticks * lanes)
-            R.fail("valid element count ", valid, " is outside [0, ", sticks * lanes, "]");
+        check_valid_elements();
         add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
         LxRange values = R.range("values", R.addr(1, 2), smul(groups, eb), eb, false);
         LxRange indices = R.range("indices", R.addr(5, 6), smul(groups, 4), 4, false);

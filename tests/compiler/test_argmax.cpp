@@ -145,9 +145,7 @@ TEST_P(AutoArgReduce, MatchesCpuAndTheHandSchedule) {
     const ArgCase c = GetParam();
     AutoResult result;
     auto sched = [&](Kernel &k) {
-        CompileOptions o;
-        o.inputs = {TensorSpec{{c.cols, c.rows}, {}}};
-        o.output = TensorSpec{{c.rows}, {}};
+        const CompileOptions o = kernel_options({{c.cols, c.rows}}, {c.rows});
         AutoOptions ao;
         ao.max_evaluations = 8;
         ao.progress = false;
