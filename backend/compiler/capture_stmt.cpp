@@ -220,6 +220,13 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
     Stmt captured = with_halide_errors(sig.kernel_name, "lowering the schedule",
                                        [&] { return lower_halide(p, all, sig.kernel_name, spyre_lowering_target()); });
     if (!captured.defined()) throw_internal("kernel ", sig.kernel_name, ": internal: lowering produced no statement");
+    // After lowering, which locks the loop levels it reads.
+    for (const Func &f : outputs)
+        for (const auto &kv : find_transitive_calls(f.function())) {
+            const Function &g = kv.second;
+            if (!output_names.count(g.name()) && g.has_update_definition() && g.schedule().compute_level().is_inlined())
+                plan.per_element_updates.insert(g.name());
+        }
     return captured;
 }
 

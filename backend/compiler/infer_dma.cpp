@@ -178,7 +178,7 @@ private:
     // Halide names the Func of an inline reduction after it (sum, sum$1, maximum, ...). One that a
     // nest cannot stage is usually computed inside a consumer's reduction loop, once per element,
     // because the Func that holds it has no schedule and was inlined (Halide's default).
-    static std::string inline_reduction_hint(const std::string &func) {
+    std::string inline_reduction_hint(const std::string &func) const {
         const std::string base = func.substr(0, func.find('$'));
         for (const char *r : {"sum", "product", "maximum", "minimum", "argmax", "argmin"})
             if (base == r)
@@ -186,6 +186,12 @@ private:
                        "with no schedule is inlined (Halide's default), so a reduction inside it is "
                        "recomputed for every element that reads it; give that Func device_root() or "
                        "scratchpad_root()";
+        // A Func of the user's with an update and no schedule (a running sum left to Halide's default).
+        for (const std::string &f : plan_.per_element_updates)
+            if (f == func || f.substr(0, f.find('$')) == base)
+                return "; " + base + " has an update definition and no schedule, so Halide computes it inside the "
+                       "innermost loop of its consumer, all of it again for every element the consumer reads; give "
+                       + base + " device_root(), scratchpad_root() or scratchpad_store_at(consumer, loop)";
         return "";
     }
 

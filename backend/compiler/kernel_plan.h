@@ -60,6 +60,10 @@ struct KernelPlan {
     // length G (set by plan_ring_shares when the marked loop is not double-buffered).
     std::map<const void *, int> ring_shared_loads;
 
+    // Funcs with an update definition and no compute level of their own (set by capture_stmt):
+    // Halide computes each inside the innermost loop of its consumer, once per element read.
+    std::set<std::string> per_element_updates;
+
     BufferInfo &buffer(const std::string &name);  // throws spyre::Error if unknown
     const BufferInfo &buffer(const std::string &name) const;
     bool has(const std::string &name) const { return buffers.count(name) != 0; }

@@ -7,6 +7,7 @@
 #include "auto_schedule.h"
 #include "compiler_test_util.h"
 #include "device/error.h"
+#include "user_terms.h"
 
 namespace spyre::testing {
 namespace {
@@ -210,6 +211,16 @@ TEST(RowScanErrors, ARunningProductAlongTheStickDimensionIsRefusedNamingFuncAndL
     EXPECT_NE(msg.find("Func acc"), std::string::npos) << msg;
     EXPECT_NE(msg.find("loop r.x"), std::string::npos) << msg;
     EXPECT_NE(msg.find("stick dimension"), std::string::npos) << msg;
+}
+
+// The running sum with no schedule at all: Halide computes acc inside out's innermost loop, the
+// whole row again for every element out reads. The refusal says so and what to write instead.
+TEST(RowScanErrors, AnUnscheduledRunningSumSaysWhereHalideComputesIt) {
+    const std::string msg = error_of([&] { run_differential(row_scan(100), [](Kernel &) {}, {{100, 37}}, {100, 37}); });
+    EXPECT_NE(msg.find("Func acc"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("acc has an update definition and no schedule"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("scratchpad_store_at(consumer, loop)"), std::string::npos) << msg;
+    EXPECT_EQ(generated_name_in(msg), "") << msg;
 }
 
 }  // namespace
