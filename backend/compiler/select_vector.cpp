@@ -712,8 +712,14 @@ void Selector::collect(const Expr &e, bool under_broadcast, AccessCoeffs &out) {
             } else {
                 out->scal.push_back({op->index, bc > 0});
             }
+            loads++;
             IRVisitor::visit(op);
+            loads--;
         }
+        void visit(const Variable *op) override {
+            if (bc > 0 && loads == 0) out->scalar_vars.insert(op->name);
+        }
+        int loads = 0;
     } v;
     v.out = &out;
     v.bc = under_broadcast;
@@ -752,6 +758,7 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
             bool ok = own_ok(d, l);
             for (auto &a : acc.vec) ok &= coeff(a.first, l.name) == d.elems;
             for (auto &s : acc.scal) ok &= coeff(s.first, l.name) == 0;
+            ok &= !acc.scalar_vars.count(l.name);
             // A transposed read's lanes walk the input's rows; a loop merges into them when it
             // continues down those rows (the output row's next stick is the next rows of input).
             for (auto &a : acc.trans) ok &= a.second > 1 && coeff(a.first, l.name) == d.elems * a.second;

@@ -216,6 +216,9 @@ private:
         std::vector<std::pair<Expr, int64_t>> trans;   // strided (transposed) vector reads: base, stride
         std::vector<Expr> windows;                     // edge window bounds of shifted reads (home-relative)
         std::vector<MaskForm> masks;                   // selects on the stick index (select_masks.cpp)
+        // Loop variables a broadcast scalar computes with, outside any load (x64(select(y >= 10, a,
+        // b))): the scalar is evaluated once per group, so such a loop cannot be merged into lanes.
+        std::set<std::string> scalar_vars;
     };
     void collect(const Expr &e, bool under_broadcast, AccessCoeffs &out);
 

@@ -140,5 +140,30 @@ TEST(MaskErrors, StickIndexScaledIsRefused) {
     EXPECT_NE(msg.find("a select() whose condition is not a comparison of the stick index"), std::string::npos) << msg;
 }
 
+// A select on the row alone, as a scalar (Halide broadcasts select(y >= 10, a, b) over the
+// vector), where a core's rows are back to back: the rows cannot be merged into one step's
+// lanes, which evaluate the scalar once. Found by fuzz-diff (seed 2, case 387): rows 10 and 11 of
+// core 2 took the value of row 8.
+TEST(RowSelect, AScalarSelectOnTheRowIsEvaluatedForEveryRow) {
+    Algorithm alg = [] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        Func out("out");
+        out(x, y) = min(in(x, y), select(y >= 10, cast<float16_t>(3.0f), cast<float16_t>(1.5f)));
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    for (int cores : {1, 4}) {
+        Schedule sched = [=](Kernel &k) {
+            spyre::schedule(k.output).stick_vectorize(k.vars.at("x")).ring_split(k.vars.at("y"), cores, 16);
+        };
+        DiffResult r = run_differential(alg, sched, {{192, 16}}, {192, 16});
+        EXPECT_EQ(r.cmp.mismatches, 0) << cores << " cores: " << r.cmp.first_mismatch;
+    }
+}
+
 }  // namespace
 }  // namespace spyre::testing
