@@ -109,6 +109,11 @@ struct Footprint {
     std::map<std::string, int64_t> coeff;  // inner-variable coefficients (the group's identity)
     std::map<std::string, int64_t> ext;    // the extents of those variables' loops (identity too)
     Expr rest;                             // device element offset of the footprint's origin
+    // A load at a constant offset into a stick (in[r + 1] of a running sum): the footprint starts
+    // `skew` elements early, at the stick, so that the DMA does; key_rest is the accesses' own
+    // offset (rest + skew), which identifies the group.
+    Expr key_rest;
+    int64_t skew = 0;
     int64_t run = 1;                       // contiguous elements
     std::vector<std::string> run_vars;     // inner variables merged into the run
     std::vector<std::pair<std::string, DmaDim>> outer;  // strided dimensions, innermost first
@@ -330,6 +335,15 @@ private:
             }
             f.coeff = af->coeff;
             f.rest = simplify(af->rest);
+            f.key_rest = f.rest;
+            // A plain load at a constant offset into a stick starts its footprint at the stick.
+            if (!a.store && !a.shift && a.lanes == 1 && !provably_multiple(f.rest, lanes_t)) {
+                auto m = const_int(simplify(f.rest % int(lanes_t)));
+                if (m && *m > 0 && *m < lanes_t && provably_multiple(simplify(f.rest - int(*m)), lanes_t)) {
+                    f.skew = *m;
+                    f.rest = simplify(f.rest - int(*m));
+                }
+            }
             for (auto &kv : af->coeff) {
                 auto it = a.loop_ext.find(kv.first);
                 f.ext[kv.first] = it != a.loop_ext.end() ? it->second : extent[kv.first];
@@ -357,6 +371,7 @@ private:
                     i++;
                 }
             }
+            f.run += f.skew;
             if (f.run < lanes_t && !(a.lanes == 1 && dims.empty())) {
                 // Runs shorter than a stick cannot be moved on their own.
             }
@@ -393,7 +408,12 @@ private:
             bool merged = false;
             for (Footprint &g : lv.groups) {
                 if (g.buf == f.buf && g.coeff == f.coeff && g.ext == f.ext && g.lanes == f.lanes &&
-                    g.lane_stride == f.lane_stride && equal(g.rest, f.rest)) {
+                    g.lane_stride == f.lane_stride && equal(g.key_rest, f.key_rest)) {
+                    if (a.store && g.skew) {
+                        lv.why = "access to " + a.buf + " does not start on a stick boundary (" +
+                                 std::to_string(lanes_t) + " elements); stick_vectorize or tile it in whole sticks";
+                        return lv;
+                    }
                     (a.store ? g.store : g.load) = true;
                     g.front = std::max(g.front, f.front);
                     g.back = std::max(g.back, f.back);
@@ -540,7 +560,7 @@ private:
             if (st.buf != buf || !st.store) continue;
             for (const Footprint &ld : groups) {
                 if (ld.buf != buf || &ld == &st || ld.coeff != st.coeff) continue;
-                auto d = const_int(ld.rest - st.rest);
+                auto d = const_int(ld.key_rest - st.key_rest);
                 auto outer = affine_in(st.rest, names);  // the loops outside the staging level
                 if (!d || *d == 0 || !outer) continue;
                 std::map<std::string, int64_t> coeff = st.coeff;
@@ -623,7 +643,7 @@ private:
             if (!af) return nullptr;
             for (const Footprint &g : groups) {
                 if (g.buf != name || g.coeff != af->coeff || g.lanes != lanes || g.lane_stride != lane_stride ||
-                    !equal(g.rest, simplify(af->rest)))
+                    !equal(g.key_rest, simplify(af->rest)))
                     continue;
                 bool same = true;
                 for (auto &kv : g.ext) {
@@ -642,7 +662,7 @@ private:
                 if (od.first == kLanesDim) lane_lx_stride = od.second.lx_stride;
                 else b = b + Variable::make(Int(32), od.first) * int(od.second.lx_stride);
             }
-            b = simplify(b + int(g.front * g.lanes_per_stick));
+            b = simplify(b + int(g.front * g.lanes_per_stick + g.skew));
             if (const Ramp *r = index.as<Ramp>())
                 return Ramp::make(b, g.lane_stride > 1 ? Expr(int(lane_lx_stride)) : r->stride, r->lanes);
             return b;

@@ -162,9 +162,10 @@ Schedule row_scan_rows(int rows, int cores) {
 struct RowScanCase {
     std::string type;  // "f16", "f32", "i32"
     int cols, rows, cores;
+    bool lx_root = false;  // acc scratchpad_root, the input staged by the back end (read from element 1)
 };
 void PrintTo(const RowScanCase &c, std::ostream *os) {
-    *os << c.type << "_" << c.cols << "x" << c.rows << "c" << c.cores;
+    *os << c.type << "_" << c.cols << "x" << c.rows << "c" << c.cores << (c.lx_root ? "_lx_root" : "");
 }
 
 class RowScan : public ::testing::TestWithParam<RowScanCase> {};
@@ -174,7 +175,11 @@ class RowScan : public ::testing::TestWithParam<RowScanCase> {};
 TEST_P(RowScan, RunningSumAlongTheStickDimensionMatchesCpu) {
     const RowScanCase c = GetParam();
     const Type t = c.type == "f16" ? Float(16) : c.type == "f32" ? Float(32) : Int(32);
-    DiffResult r = run_differential(row_scan(c.cols, t), row_scan_rows(c.rows, c.cores), {{c.cols, c.rows}}, {c.cols, c.rows}, -4, 4);
+    Schedule lx_root = [](Kernel &k) {
+        spyre::schedule(k.output).stick_vectorize(k.vars.at("x"));
+        spyre::schedule(k.funcs.at("acc")).scratchpad_root().stick_vectorize(k.vars.at("x"));
+    };
+    DiffResult r = run_differential(row_scan(c.cols, t), c.lx_root ? lx_root : row_scan_rows(c.rows, c.cores), {{c.cols, c.rows}}, {c.cols, c.rows}, -4, 4);
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
     EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
 }
@@ -182,7 +187,8 @@ TEST_P(RowScan, RunningSumAlongTheStickDimensionMatchesCpu) {
 INSTANTIATE_TEST_SUITE_P(Shapes, RowScan,
                          ::testing::Values(RowScanCase{"f16", 100, 37, 1}, RowScanCase{"f16", 100, 37, 32},
                                            RowScanCase{"f16", 64, 16, 1}, RowScanCase{"f32", 4096, 8, 1},
-                                           RowScanCase{"f32", 300, 5, 4}, RowScanCase{"i32", 65, 3, 1}),
+                                           RowScanCase{"f32", 300, 5, 4}, RowScanCase{"i32", 65, 3, 1},
+                                           RowScanCase{"f16", 64, 16, 1, true}, RowScanCase{"f32", 300, 5, 1, true}),
                          [](const auto &info) {
                              std::ostringstream os;
                              PrintTo(info.param, &os);
