@@ -203,5 +203,29 @@ TEST(LmHeadArgmax, GreedyTokensMatchCpu) {
     }
 }
 
+// Batch-8 greedy sampling over Llama-3.1-8B's whole vocabulary, a row per core: a 1-D output would
+// give each core 32 int32 rows (whole sticks), all 8 rows' logits on one core, past its LX. An
+// output of one column per row, next(c, y) over c in [0, 1), keeps each row's index in a stick of
+// its own, so ring_split gives a row to each core.
+TEST(ArgReduceVocabulary, OneColumnPerRowSplitsTheBatchOverTheCores) {
+    const int vocab = 128256, batch = 8;
+    Algorithm alg = [=] {
+        Kernel k;
+        ImageParam logits(Float(16), 2, "logits");
+        Var c("c"), y("y");
+        RDom r(0, vocab, "r");
+        Func next("next");
+        next(c, y) = argmax(logits(r, y))[0];
+        k.inputs = {logits};
+        k.output = next;
+        k.vars = {{"c", c}, {"y", y}};
+        return k;
+    };
+    Schedule sched = [=](Kernel &k) { spyre::schedule(k.output).ring_split(k.vars.at("y"), batch, batch); };
+    DiffResult r = run_differential(alg, sched, {{vocab, batch}}, {1, batch});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    EXPECT_EQ(r.program.num_cores, batch);
+}
+
 }  // namespace
 }  // namespace spyre::testing
