@@ -80,6 +80,12 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
         uint32_t own = (1u << load_tag[0]) | (1u << load_tag[1]) | (1u << store_tag[0]) | (1u << store_tag[1]) |
                        (3u << kTagForward) | (3u << kTagShared);
         uint32_t mask = hz_.touching(access(std::set<std::string>(tiles.begin(), tiles.end()), {}));
+        // Nor may it write device memory the loop's loads read or its stores write (a Func stored
+        // to device memory just before a loop that prefetches it back).
+        std::set<std::string> read_dram, written_dram;
+        for (const DmaCall &d : loads) read_dram.insert(d.dram);
+        for (const DmaCall &d : stores) written_dram.insert(d.dram);
+        mask |= hz_.conflicts(QLoad, access(read_dram, {})) | hz_.conflicts(QStore, access({}, written_dram));
         for (const PendingWork &p : hz_.pending())
             if (phased || ((own >> p.tag) & 1u)) mask |= 1u << p.tag;
         wait(mask);

@@ -150,5 +150,31 @@ TEST(Reductions, Fp16SumRoundsEveryAdditionAsHalideDoes) {
     EXPECT_EQ(n.cmp.max_ulp, 0) << n.cmp.first_mismatch;
 }
 
+// Row sums stored to device memory just before the loop that prefetches them back (the minimum
+// over rows of max(in, m)): the loop's first load waits for the store. Found by fuzz-diff (seed 9,
+// case 195): the simulator caught the load racing the store.
+TEST(Reductions, AFuncStoredToDeviceMemoryIsWaitedForBeforeAPipelinedLoopReadsIt) {
+    Algorithm alg = [] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        Func m("m"), out("out");
+        RDom r(0, 130, "r"), ry(0, 3, "ry");
+        m(y) = sum(cast<float>(in(r, y)));
+        out(x) = minimum(max(in(x, ry), cast<float16_t>(m(ry))));
+        k.inputs = {in};
+        k.output = out;
+        k.funcs = {{"m", m}};
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    Schedule sched = [](Kernel &k) {
+        spyre::schedule(k.output).stick_vectorize(k.vars.at("x"));
+        spyre::schedule(k.funcs.at("m")).device_root();
+    };
+    DiffResult r = run_differential(alg, sched, {{130, 3}}, {130});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
 }  // namespace
 }  // namespace spyre::testing
