@@ -130,8 +130,9 @@ TEST(ColumnScanErrors, AccumulatorInDeviceMemoryIsRefusedNamingFuncAndLoop) {
     EXPECT_NE(msg.find("keep acc in LX"), std::string::npos) << msg;
 }
 
-// A running sum along each row, the stick dimension: acc(r, y) = acc(r - 1, y) + in(r, y).
-Algorithm row_scan(int cols, Type t = Float(16)) {
+// A running sum along each row, the stick dimension: acc(r, y) = acc(r - 1, y) + in(r, y) (with
+// `product`, a running product).
+Algorithm row_scan(int cols, Type t = Float(16), bool product = false) {
     return [=] {
         Kernel k;
         ImageParam in(t, 2, "in");
@@ -139,7 +140,7 @@ Algorithm row_scan(int cols, Type t = Float(16)) {
         RDom r(1, cols - 1, "r");
         Func acc("acc"), out("out");
         acc(x, y) = in(x, y);
-        acc(r, y) = acc(r - 1, y) + in(r, y);
+        acc(r, y) = product ? acc(r - 1, y) * in(r, y) : acc(r - 1, y) + in(r, y);
         out(x, y) = acc(x, y);
         k.inputs = {in};
         k.output = out;
@@ -198,21 +199,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, RowScan,
 // A running product along the row has no vector form: refused, naming the Func and the loop, never
 // run with the running value dropped.
 TEST(RowScanErrors, ARunningProductAlongTheStickDimensionIsRefusedNamingFuncAndLoop) {
-    Algorithm alg = [] {
-        Kernel k;
-        ImageParam in(Float(32), 2, "in");
-        Var x("x"), y("y");
-        RDom r(1, 99, "r");
-        Func acc("acc"), out("out");
-        acc(x, y) = in(x, y);
-        acc(r, y) = acc(r - 1, y) * in(r, y);
-        out(x, y) = acc(x, y);
-        k.inputs = {in};
-        k.output = out;
-        k.funcs = {{"acc", acc}};
-        k.vars = {{"x", x}, {"y", y}};
-        return k;
-    };
+    Algorithm alg = row_scan(100, Float(32), true);
     const std::string msg = error_of([&] { run_differential(alg, row_scan_rows(37, 1), {{100, 37}}, {100, 37}); });
     EXPECT_NE(msg.find("Func acc"), std::string::npos) << msg;
     EXPECT_NE(msg.find("loop r.x"), std::string::npos) << msg;
