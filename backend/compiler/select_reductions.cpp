@@ -45,27 +45,27 @@ Domain Selector::reduction_domain(const std::vector<Loop> &loops, const Expr &in
     }
     if (d.lane.empty()) unsupported("a reduction without a reduction loop");
     // A group: the next loop out, when destinations are consecutive and source rows back to back.
-    if (k > 0 && ai->of(loops[k - 1].name) == 1) {
-        const Loop &l = loops[k - 1];
-        AccessCoeffs acc;
-        collect(v, false, acc);
-        int64_t row = sticks_per_group(d, vt) * plan_.lanes(vt);
-        bool ok = true;
-        for (auto &s : acc.scal) {
-            auto a = affine_in(s.first, all);
-            if (!a) continue;
-            bool lane = false;
-            for (auto &lv : d.lane) lane |= a->of(lv.first) != 0;
-            int64_t c = a->of(l.name);
-            ok &= lane ? c == row : (c == 0 || c == 1);
-        }
-        if (ok) {
-            d.group_var = l.name;
-            d.groups = l.extent;
-            k--;
-        }
-    }
+    if (k > 0 && ai->of(loops[k - 1].name) == 1) group_rows(loops, v, vt, d, k);
     return d;
+}
+
+void Selector::group_rows(const std::vector<Loop> &loops, const Expr &v, DType vt, Domain &d, size_t &k) {
+    const Loop &g = loops[k - 1];
+    const std::set<std::string> all = var_set(loops);
+    AccessCoeffs acc;
+    collect(v, false, acc);
+    const int64_t row = sticks_per_group(d, vt) * plan_.lanes(vt);
+    for (auto &s : acc.scal) {
+        auto a = affine_in(s.first, all);
+        if (!a) continue;
+        bool lane = false;
+        for (auto &lv : d.lane) lane |= a->of(lv.first) != 0;
+        const int64_t c = a->of(g.name);
+        if (lane ? c != row : (c != 0 && c != 1)) return;
+    }
+    d.group_var = g.name;
+    d.groups = g.extent;
+    k--;
 }
 
 void Selector::emit_reduction(const std::vector<Loop> &loops, const Store *st, const Reduction &red) {
@@ -174,8 +174,7 @@ void Selector::emit_arg_reduction(const std::vector<Loop> &loops, const ArgReduc
     auto ia = affine_in(red.index->index, var_set(loops)), va = affine_in(red.value->index, var_set(loops));
     bool same_rows = ia && va;
     for (const Loop &l : loops) same_rows = same_rows && ia->of(l.name) == va->of(l.name);
-    if (!same_rows)
-        unsupported("the index and the value of an " + std::string(name) + " are kept at different rows");
+    if (!same_rows) internal("internal: the index and the value of an " + std::string(name) + " are at different rows");
     emit_loops(loops, k, [&] {
         auto slot = [&](const Store *st, DType t) {
             Operand o;
@@ -218,7 +217,7 @@ auto Selector::scan_of(const std::vector<Loop> &loops, const Store *st) -> std::
 void Selector::emit_scan(const std::vector<Loop> &loops, const Store *st, const Expr &x) {
     const BufferInfo &dst = plan_.buffer(st->name);
     const DType t = dtype_of(x.type());
-    if (dst.type != t) unsupported("adds " + std::string(dtype_name(t)) + " values into a running sum of " + dtype_name(dst.type));
+    if (dst.type != t) internal("internal: a running sum of " + std::string(dtype_name(dst.type)) + " adds " + dtype_name(t));
     const Loop &l = loops.back();
     const Expr back = Variable::make(Int(32), l.name) - 1;
     const Expr index = simplify(substitute(l.name, back, st->index)), value = simplify(substitute(l.name, back, x));
@@ -229,24 +228,8 @@ void Selector::emit_scan(const std::vector<Loop> &loops, const Store *st, const 
     size_t k = loops.size() - 1;
     // A group: the next loop out, when the rows of the sum and of every value lie a padded row apart.
     if (k > 0) {
-        const Loop &g = loops[k - 1];
-        const std::set<std::string> all = var_set(loops);
-        const int64_t row = sticks_per_group(d, t) * plan_.lanes(t);
-        auto ai = affine_in(index, all);
-        bool ok = ai && ai->of(g.name) == row;
-        AccessCoeffs acc;
-        collect(value, false, acc);
-        for (auto &s : acc.scal) {
-            auto a = affine_in(s.first, all);
-            if (!a) continue;
-            const int64_t c = a->of(g.name);
-            ok &= a->of(l.name) != 0 ? c == row : (c == 0 || c == 1);
-        }
-        if (ok) {
-            d.group_var = g.name;
-            d.groups = g.extent;
-            k--;
-        }
+        auto ai = affine_in(index, var_set(loops));
+        if (ai && ai->of(loops[k - 1].name) == sticks_per_group(d, t) * plan_.lanes(t)) group_rows(loops, value, t, d, k);
     }
     emit_loops(loops, k, [&] {
         Operand o;

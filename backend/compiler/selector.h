@@ -245,6 +245,9 @@ private:
     // The lane loops (the innermost loops `index` does not move with) and the group loop of a
     // reduction of `v` into the element at `index`; k is left at the number of loops outside them.
     Domain reduction_domain(const std::vector<Loop> &loops, const Expr &index, const Expr &v, DType vt, size_t &k);
+    // Takes loops[k - 1] as the groups of `d` (k--) when every row of `v` it reads lies a padded row
+    // of `d` after the last (a per-row scalar: the next element); the caller checks the destination.
+    void group_rows(const std::vector<Loop> &loops, const Expr &v, DType vt, Domain &d, size_t &k);
     // A Tuple argmax or argmin (select_reductions.cpp): the loop body that keeps the index of the
     // first extreme element and its value, as Halide's argmax() and argmin() lower.
     struct ArgReduction {

@@ -129,6 +129,35 @@ TEST(ArgReduceErrors, AnRDomNotStartingAtZeroIsRefusedWithAHint) {
     EXPECT_EQ(generated_name_in(e), "") << e;
 }
 
+// An argmax of a value that does not change along the RDom, and one whose index is kept as a float:
+// refused, each naming what the device cannot do.
+TEST(ArgReduceErrors, AValueConstantAlongTheRowOrAFloatIndexIsRefused) {
+    auto refused = [](bool float_index) {
+        Algorithm alg = [=] {
+            Kernel k;
+            ImageParam in(Float(32), 2, "in");
+            Var y("y");
+            RDom r(0, 64, "r");
+            Func best("best"), out("out");
+            if (float_index) {
+                best(y) = Tuple(0.0f, Float(32).min());
+                best(y) = tuple_select(in(r, y) > best(y)[1], Tuple(cast<float>(r), in(r, y)), best(y));
+                out(y) = best(y)[0];
+            } else {
+                out(y) = argmax(r, in(0, y))[0];
+            }
+            k.inputs = {in};
+            k.output = out;
+            k.vars = {{"y", y}};
+            return k;
+        };
+        return error_of([&] { run_differential(alg, [](Kernel &) {}, {{64, 8}}, {8}); });
+    };
+    const std::string constant = refused(false), floating = refused(true);
+    EXPECT_NE(constant.find("an argmax of a value that does not vary along its row"), std::string::npos) << constant;
+    EXPECT_NE(floating.find("argmax keeps a f32 value of f32 elements and a f32 index"), std::string::npos) << floating;
+}
+
 // KTIR has no argmax the importer reads back: the export refuses the kernel, naming the instruction.
 TEST(ArgReduceErrors, KtirExportNamesTheArgmaxInstruction) {
     const ArgCase c{"argmax", "index", "f16", 256, 4, 1};

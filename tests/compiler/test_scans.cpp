@@ -206,6 +206,33 @@ TEST(RowScanErrors, ARunningProductAlongTheStickDimensionIsRefusedNamingFuncAndL
     EXPECT_NE(msg.find("stick dimension"), std::string::npos) << msg;
 }
 
+// A running sum whose first element is not a stick's first (an RDom from 2), and one that adds a
+// value constant along the row: refused, each saying why.
+TEST(RowScanErrors, ASumStartingInsideAStickOrAddingAConstantIsRefused) {
+    auto refused = [](bool from_two) {
+        Algorithm alg = [=] {
+            Kernel k;
+            ImageParam in(Float(32), 2, "in");
+            Var x("x"), y("y");
+            RDom r(from_two ? 2 : 1, from_two ? 98 : 99, "r");
+            Func acc("acc"), out("out");
+            acc(x, y) = in(x, y);
+            acc(r, y) = acc(r - 1, y) + (from_two ? in(r, y) : in(0, y));
+            out(x, y) = acc(x, y);
+            k.inputs = {in};
+            k.output = out;
+            k.funcs = {{"acc", acc}};
+            k.vars = {{"x", x}, {"y", y}};
+            return k;
+        };
+        return error_of([&] { run_differential(alg, row_scan_rows(37, 1), {{100, 37}}, {100, 37}); });
+    };
+    const std::string inside = refused(true), constant = refused(false);
+    EXPECT_NE(inside.find("runs a sum along a row that does not start on a stick boundary"), std::string::npos) << inside;
+    EXPECT_NE(constant.find("a running sum of a value that does not vary along its row"), std::string::npos) << constant;
+    EXPECT_EQ(generated_name_in(inside) + generated_name_in(constant), "");
+}
+
 // The running sum with no schedule at all: Halide computes acc inside out's innermost loop, the
 // whole row again for every element out reads. The refusal says so and what to write instead.
 TEST(RowScanErrors, AnUnscheduledRunningSumSaysWhereHalideComputesIt) {
