@@ -50,17 +50,25 @@ TEST_P(Conv1d, MatchesCpuBitExactly) {
     }
 }
 
-std::vector<ConvCase> conv1d_cases() {
+// `make test` runs the first three shapes (rows and channels not whole sticks, one tap); the
+// sweep (`make sweep`) the others.
+std::vector<ConvCase> conv1d_cases(bool sweep) {
     std::vector<ConvCase> v;
+    const std::vector<std::tuple<int, int, int>> shapes = {{100, 7, 4}, {130, 3, 3}, {256, 5, 1},
+                                                           {64, 33, 7}, {1000, 2, 4}, {16, 1, 2}};
     for (const char *s : {"root", "tiles", "cores32"})
         for (bool causal : {true, false})
-            for (auto [seq, ch, k] : std::vector<std::tuple<int, int, int>>{
-                     {100, 7, 4}, {130, 3, 3}, {64, 33, 7}, {1000, 2, 4}, {16, 1, 2}, {256, 5, 1}})
-                v.push_back({s, seq, ch, k, causal});
+            for (size_t i = 0; i < shapes.size(); i++)
+                if (sweep == (i >= 3)) {
+                    const auto [seq, ch, k] = shapes[i];
+                    v.push_back({s, seq, ch, k, causal});
+                }
     return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Conv1d, ::testing::ValuesIn(conv1d_cases()),
+INSTANTIATE_TEST_SUITE_P(Shapes, Conv1d, ::testing::ValuesIn(conv1d_cases(false)),
+                         [](const ::testing::TestParamInfo<ConvCase> &i) { return conv_name(i.param); });
+INSTANTIATE_TEST_SUITE_P(Sweep, Conv1d, ::testing::ValuesIn(conv1d_cases(true)),
                          [](const ::testing::TestParamInfo<ConvCase> &i) { return conv_name(i.param); });
 
 TEST(Conv1dErrors, TapsOutOfRangeNameTheParameter) {

@@ -105,30 +105,38 @@ TEST_P(FlashAttention, MatchesCpu) {
     }
 }
 
+std::string flash_case_name(const ::testing::TestParamInfo<FlashAttentionCase> &info) {
+    const FlashAttentionCase &c = info.param;
+    return c.schedule + "_" + std::to_string(c.dim) + "x" + std::to_string(c.seq) + "x" + std::to_string(c.heads) + "_q" +
+           std::to_string(c.q_tile) + "_k" + std::to_string(c.k_tile) + "_cores" + std::to_string(c.cores) +
+           (c.causal ? "_causal" : "");
+}
+
+// `make test`: each schedule once, causal and not, one and several cores and query tiles.
 INSTANTIATE_TEST_SUITE_P(Shapes, FlashAttention,
-                         ::testing::Values(FlashAttentionCase{"kv_stream", 64, 256, 1, 64, 64, 1}, FlashAttentionCase{"kv_resident", 64, 256, 1, 64, 64, 1},
-                                           FlashAttentionCase{"kv_stream", 128, 256, 4, 64, 128, 4},
-                                           FlashAttentionCase{"kv_resident", 128, 512, 4, 64, 256, 2},
-                                           FlashAttentionCase{"kv_stream", 64, 192, 3, 32, 64, 2},
+                         ::testing::Values(FlashAttentionCase{"kv_stream", 64, 256, 1, 64, 64, 1},
+                                           FlashAttentionCase{"kv_resident", 64, 256, 1, 64, 64, 1},
                                            // Causal: key tiles after the query tile skipped, the
                                            // diagonal tiles masked; tiles of one or several query tiles.
+                                           FlashAttentionCase{"kv_stream", 64, 192, 3, 32, 64, 2, true},
+                                           // Causal, K and V a key tile at a time.
+                                           FlashAttentionCase{"kv_chunked", 64, 256, 2, 64, 64, 2, true},
+                                           // No directive: the autoscheduler folds the state too.
+                                           FlashAttentionCase{"auto", 64, 256, 1, 64, 64, 1}),
+                         flash_case_name);
+
+// The rest (`make sweep`): wider heads, four cores, segments of two and four query tiles.
+INSTANTIATE_TEST_SUITE_P(Sweep, FlashAttention,
+                         ::testing::Values(FlashAttentionCase{"kv_stream", 128, 256, 4, 64, 128, 4},
+                                           FlashAttentionCase{"kv_resident", 128, 512, 4, 64, 256, 2},
+                                           FlashAttentionCase{"kv_stream", 64, 192, 3, 32, 64, 2},
                                            FlashAttentionCase{"kv_resident", 64, 256, 1, 64, 64, 1, true},
                                            FlashAttentionCase{"kv_resident", 128, 512, 4, 64, 256, 2, true},
-                                           FlashAttentionCase{"kv_stream", 64, 192, 3, 32, 64, 2, true},
-                                           // Causal, K and V a key tile at a time: segments of one,
-                                           // two and four query tiles.
-                                           FlashAttentionCase{"kv_chunked", 64, 256, 2, 64, 64, 2, true},
                                            FlashAttentionCase{"kv_chunked", 64, 384, 3, 32, 64, 2, true},
                                            FlashAttentionCase{"kv_chunked", 128, 512, 4, 32, 128, 2, true},
-                                           // No directive: the autoscheduler folds the state too.
-                                           FlashAttentionCase{"auto", 64, 256, 1, 64, 64, 1}, FlashAttentionCase{"auto", 128, 512, 4, 64, 256, 2},
+                                           FlashAttentionCase{"auto", 128, 512, 4, 64, 256, 2},
                                            FlashAttentionCase{"auto", 64, 128, 2, 32, 64, 2, true}),
-                         [](const auto &info) {
-                             const FlashAttentionCase &c = info.param;
-                             return c.schedule + "_" + std::to_string(c.dim) + "x" + std::to_string(c.seq) + "x" +
-                                    std::to_string(c.heads) + "_q" + std::to_string(c.q_tile) + "_k" + std::to_string(c.k_tile) + "_cores" +
-                                    std::to_string(c.cores) + (c.causal ? "_causal" : "");
-                         });
+                         flash_case_name);
 
 TEST(FlashAttentionErrors, SequenceNotWholeTilesNamesTheTile) {
     try {

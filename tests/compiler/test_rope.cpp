@@ -55,17 +55,25 @@ TEST_P(Rope, MatchesCpuBitExactly) {
     }
 }
 
-std::vector<RopeCase> rope_cases() {
+// `make test` runs the first three shapes (odd rows, one row, three-stick heads); the sweep
+// (`make sweep`) the others.
+std::vector<RopeCase> rope_cases(bool sweep) {
     std::vector<RopeCase> v;
+    const std::vector<std::tuple<int, int, int>> shapes = {{2, 64, 7}, {1, 64, 1}, {3, 192, 5},
+                                                           {4, 128, 33}, {8, 64, 100}, {16, 64, 8}};
     for (RopeStyle style : {RopeStyle::RotateHalf, RopeStyle::Interleaved})
         for (const char *s : {"root", "tiles", "cores32"})
-            for (auto [heads, d, seq] : std::vector<std::tuple<int, int, int>>{
-                     {2, 64, 7}, {4, 128, 33}, {1, 64, 1}, {3, 192, 5}, {8, 64, 100}, {16, 64, 8}})
-                v.push_back({s, heads, d, seq, style});
+            for (size_t i = 0; i < shapes.size(); i++)
+                if (sweep == (i >= 3)) {
+                    const auto [heads, d, seq] = shapes[i];
+                    v.push_back({s, heads, d, seq, style});
+                }
     return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Rope, ::testing::ValuesIn(rope_cases()),
+INSTANTIATE_TEST_SUITE_P(Shapes, Rope, ::testing::ValuesIn(rope_cases(false)),
+                         [](const ::testing::TestParamInfo<RopeCase> &i) { return rope_name(i.param); });
+INSTANTIATE_TEST_SUITE_P(Sweep, Rope, ::testing::ValuesIn(rope_cases(true)),
                          [](const ::testing::TestParamInfo<RopeCase> &i) { return rope_name(i.param); });
 
 TEST(RopeErrors, HeadDimNotWholeSticksNamesTheParameter) {

@@ -141,6 +141,7 @@ TEST(SpyreRunReference, SpyreGenKernelsMatchCpu) {
         ASSERT_EQ(r.exit_code, 0) << c.name << ": " << r.output;
         EXPECT_NE(r.output.find("reference: max error "), std::string::npos) << c.name << ": " << r.output;
         EXPECT_NE(r.output.find("(tolerance " + c.tolerance + "): ok"), std::string::npos) << c.name << ": " << r.output;
+        if (c.name != "ref_qlinear") continue;  // the JSON report once: it states what the text does
 
         r = run_command("(" + quote(kRun) + " " + quote(k.string()) + " --json 2>/dev/null)");
         ASSERT_EQ(r.exit_code, 0) << r.output;
