@@ -149,6 +149,9 @@ Fingerprint fingerprint(const PipelineInfo &info, const std::vector<ImageParam> 
     os << "seed " << ao.seed << " evaluations " << ao.max_evaluations << " max_cores " << ao.max_cores
        << " reassociation " << ao.allow_reassociation << " time_budget_s " << ao.time_budget_s << " free_layouts";
     for (const std::string &f : ao.free_layouts) os << " " << (f == "*" ? f : n.canonical(f));
+    // A stopped search's order depends on its workers' count too (the keys of searches without a stop
+    // are as they were before the option).
+    if (ao.stop_after_timing > 0) os << " stop_after_timing " << ao.stop_after_timing << " workers " << ao.workers;
     os << "\n";
     fp.text = os.str();
     char key[33];

@@ -48,15 +48,21 @@ std::vector<LayoutArg> layout_args(const Func &output, const std::vector<ImagePa
 // The C++ of a chosen schedule, headed by where it came from.
 std::string result_cpp(const AutoResult &r, const Func &output, const AutoOptions &ao, const std::vector<Directive> &ds,
                        const PipelineInfo &info, const std::string &origin) {
-    char head[1024];
+    char stop[512] = "";
+    if (r.stopped_by_time_limit)
+        std::snprintf(stop, sizeof stop,
+                      "; the time limit (time_budget_s) stopped the search after %lld candidates of its order, which "
+                      "AutoOptions::stop_after_timing = %lld with workers = %d repeats",
+                      (long long)r.stopped_at, (long long)r.stopped_at, r.workers);
+    else if (r.stopped_at > 0)
+        std::snprintf(stop, sizeof stop, "; stopped after %lld candidates of its order (stop_after_timing, %d workers)",
+                      (long long)r.stopped_at, r.workers);
+    char head[1536];
     std::snprintf(head, sizeof head,
                   "// Spyre schedule of %s chosen by spyre::auto_schedule (seed %u): %.2f us modelled%s%s.\n"
                   "// %s\n// %lld candidates, %lld timed by the simulator (%lld refused), %.1f s%s.\n",
                   display_name(output.name()).c_str(), ao.seed, r.us, r.exact ? "" : " (loops summarised)", origin.c_str(),
-                  r.summary.c_str(), (long long)r.candidates, (long long)r.timed, (long long)r.failed, r.search_seconds,
-                  r.stopped_by_time_limit ? "; the time limit (time_budget_s) cut the search short, so another run may choose "
-                                            "otherwise"
-                                          : "");
+                  r.summary.c_str(), (long long)r.candidates, (long long)r.timed, (long long)r.failed, r.search_seconds, stop);
     std::string layouts = layouts_cpp(r.options, "options", "// ");
     if (!layouts.empty()) layouts = "// The device layouts it chose (AutoOptions::free_layouts), for the CompileOptions:\n" + layouts;
     return std::string(head) + layouts + print_cpp(ds, info, "m");
@@ -127,6 +133,12 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
                     " ImageParams but ", options.inputs.size(), " input shapes in CompileOptions::inputs");
     if (options.output.shape.empty())
         throw_error("auto_schedule: kernel ", options.kernel_name, ": CompileOptions::output has no shape");
+    if (ao.stop_after_timing < 0)
+        throw_error("auto_schedule: kernel ", options.kernel_name, ": AutoOptions::stop_after_timing is ", ao.stop_after_timing,
+                    "; it counts candidates (0: no stop)");
+    if (ao.time_budget_s < 0 || !(ao.time_budget_s == ao.time_budget_s))
+        throw_error("auto_schedule: kernel ", options.kernel_name, ": AutoOptions::time_budget_s is ", ao.time_budget_s,
+                    "; it is seconds of wall time (0: no limit)");
     options.machine.validate();
     // An algorithm that reads outside its inputs has no schedule: say so once, not per candidate.
     std::map<std::string, std::vector<int64_t>> input_shapes;
@@ -164,6 +176,7 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
     so.seed = ao.seed;
     so.max_evaluations = ao.max_evaluations;
     so.time_budget_s = ao.time_budget_s;
+    so.stop_after_timing = ao.stop_after_timing;
     so.workers = ao.workers;
     so.progress = ao.progress;
     so.max_cores = ao.max_cores;
@@ -184,6 +197,8 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
     r.failed = sr.failed;
     r.search_seconds = sr.seconds;
     r.stopped_by_time_limit = sr.stopped_by_time;
+    r.stopped_at = sr.stopped_at;
+    r.workers = sr.workers;
     r.timed_per_second = sr.seconds > 0 ? double(sr.timed.size()) / sr.seconds : 0;
     r.estimated_per_second = space_s > 0 ? double(space.candidates.size() + space.pruned_lx) / space_s : 0;
     r.fingerprint = fp.key;

@@ -32,6 +32,14 @@ struct AutoOptions {
     // max_evaluations bounds the work. With a bound the result depends on the machine's speed and
     // load, and AutoResult::stopped_by_time_limit says when it cut the search.
     double time_budget_s = 0;
+    // Stops the search, as the time limit does, after the first `stop_after_timing` candidates of its
+    // timing order, which depends only on what the time limit's absence leaves it (the pipeline,
+    // shapes, these options, the seed, the machine description) and on `workers`. A stopped search
+    // ranks those candidates by their search times (loops summarised where they were) and checks
+    // its winner's own lowering. A run the time limit stopped reports its count in
+    // AutoResult::stopped_at: the same call with stop_after_timing = stopped_at (and the same
+    // workers) chooses its schedule again, without a time limit. 0, the default: no such stop.
+    int64_t stop_after_timing = 0;
     int workers = 0;            // processes timing candidates; 0: one per core
     int max_cores = 0;          // most cores a schedule may use; 0: the machine's
     bool progress = true;       // a progress bar on stderr, when it is a terminal
@@ -68,6 +76,10 @@ struct AutoResult {
     int64_t failed = 0;         // of those, refused by the back end or the simulator
     double search_seconds = 0;  // wall time of the timing
     bool stopped_by_time_limit = false;  // AutoOptions::time_budget_s cut the search short
+    // A search stopped early (by the time limit or AutoOptions::stop_after_timing): the candidates of
+    // its order it ranked, which replay it (AutoOptions::stop_after_timing); 0: not stopped.
+    int64_t stopped_at = 0;
+    int workers = 0;                 // the processes that timed candidates
     double timed_per_second = 0;     // candidates compiled and simulated per second
     double estimated_per_second = 0; // candidates built and ranked by the pre-filter per second
     bool from_tuning_db = false;     // applied from AutoOptions::tuning_db without a search (the

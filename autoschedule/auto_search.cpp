@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <random>
@@ -325,8 +326,11 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     const auto deadline = so.time_budget_s > 0
                               ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(so.time_budget_s))
                               : Clock::time_point::max();
-    bool cut = false;  // a deadline check fired: some candidate or phase was skipped
+    bool cut = false;  // a deadline check fired, or stop_after_timing: some candidate or phase was skipped
     auto past_deadline = [&] { return cut = cut || Clock::now() > deadline; };
+    // A stopped search (by the deadline or stop_after_timing) keeps the first positions of `list` it
+    // timed without a gap: what a replay with stop_after_timing at their count times the same way.
+    const size_t stop_at = so.stop_after_timing > 0 ? size_t(so.stop_after_timing) : std::numeric_limits<size_t>::max();
     // The candidates handed to the workers so far, in order; records[pos] is list[pos]'s result.
     std::vector<size_t> list;
     std::vector<WorkResult> records;
@@ -349,6 +353,23 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
                         " cores, more than the ", so.max_cores, " allowed (AutoOptions::max_cores)");
         return p;
     };
+    // The winner's check: its own lowering; where that is the program the shared lowering gave
+    // (most kernels), the times measured stand and it is not simulated again. A candidate the search
+    // lowered on its own was timed on that program already.
+    auto verify = [&](const Candidate &c, WorkResult &r) {
+        if (cache.holds_own_program(c)) {
+            r.same_program = 1;
+            return;
+        }
+        const DeviceProgram own = within_cores(c, lower_candidate(output, inputs, c, opt, nullptr));
+        if (serialize_program(own) == serialize_program(lower_candidate(output, inputs, c, opt, &cache)))
+            r.same_program = 1;
+        else {
+            bool exact = false;
+            r.us = time_program(own, opt, int64_t(1) << 22, false, 0, &exact);
+            r.exact = exact;
+        }
+    };
     auto evaluate = [&](const WorkTask &t) {
         WorkResult r;
         r.pos = t.pos;
@@ -360,22 +381,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
             if (t.kind == kExact) {
                 r.us = time_candidate(output, inputs, c, opt, int64_t(1) << 22, true, &cache);
             } else if (t.kind == kVerify) {
-                // Its own lowering; where that is the program the shared lowering gave (most
-                // kernels), the times measured stand and it is not simulated again. A candidate
-                // the search lowered on its own was timed on that program already.
-                if (cache.holds_own_program(c)) {
-                    r.same_program = 1;
-                    r.status = 1;
-                    return r;
-                }
-                const DeviceProgram own = within_cores(c, lower_candidate(output, inputs, c, opt, nullptr));
-                if (serialize_program(own) == serialize_program(lower_candidate(output, inputs, c, opt, &cache)))
-                    r.same_program = 1;
-                else {
-                    bool exact = false;
-                    r.us = time_program(own, opt, int64_t(1) << 22, false, 0, &exact);
-                    r.exact = exact;
-                }
+                verify(c, r);
             } else {
                 bool exact = false;
                 r.us = time_program(within_cores(c, lower_candidate(output, inputs, c, opt, &cache)), opt,
@@ -415,7 +421,9 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         if (r.status == 1 && (best_so_far == 0 || r.us < best_so_far)) best_so_far = r.us;
         bar.update(std::min(done, budget), best_so_far);
     };
-    // Runs list[begin, end) on the pool (kind kSearch) and then learns the round's best.
+    // Runs list[begin, end) on the pool (kind kSearch) and then learns the round's best. The
+    // workers are assigned for the whole round, also where stop_at leaves part of it out, so that
+    // each worker times what it timed in the run a deadline stopped there, in the same order.
     auto run_listed = [&](size_t begin) {
         std::vector<WorkTask> tasks;
         std::vector<std::string> group;
@@ -428,7 +436,14 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
             tasks.push_back(t);
             group.push_back(key[list[pos]]);
         }
-        pool.run(tasks, assign_workers(group, pool.size(), owner), deadline, note);
+        std::vector<int> worker_of = assign_workers(group, pool.size(), owner);
+        if (list.size() > stop_at) {
+            cut = true;
+            const size_t keep = stop_at > begin ? stop_at - begin : 0;
+            tasks.resize(keep);
+            worker_of.resize(keep);
+        }
+        if (!tasks.empty()) pool.run(tasks, worker_of, deadline, note);
         for (size_t pos = begin; pos < list.size(); pos++)
             if (records[pos].status == 1 && (round_best == 0 || records[pos].us < round_best)) round_best = records[pos].us;
     };
@@ -493,8 +508,21 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     }
     bar.done();
     SearchResult res;
+    res.workers = pool.size();
+    // Stopped early: the ranking is of the positions before the first untimed one (a deadline stops
+    // the workers mid-round, each at its own place in the list).
+    const bool stopped = cut || pool.spent() || so.stop_after_timing > 0;
+    size_t ranked_end = list.size();
+    if (stopped) {
+        for (size_t pos = 0; pos < list.size(); pos++)
+            if (records[pos].status == 2) {
+                ranked_end = pos;
+                break;
+            }
+        res.stopped_at = int64_t(ranked_end);
+    }
     std::vector<std::pair<double, size_t>> ok;  // (us, position in list)
-    for (size_t pos = 0; pos < list.size(); pos++) {
+    for (size_t pos = 0; pos < ranked_end; pos++) {
         const WorkResult &r = records[pos];
         if (r.status == 2) continue;
         Timed t;
@@ -523,6 +551,34 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     std::stable_sort(ok.begin(), ok.end());
     res.best = list[ok[0].second];
     res.best_us = ok[0].first;
+    // A stopped search's result: no finalists' exact runs (a deadline may have stopped some), and
+    // the winner's check here, whatever the deadline: the caller compiles the winner next, so it
+    // must be one that compiles. A deadline past the search's last round stops it here too, with
+    // every position ranked: a replay at that count runs every round and stops here.
+    auto finish_stopped = [&]() {
+        res.stopped_at = int64_t(ranked_end);
+        res.stopped_by_time = pool.spent() || Clock::now() > deadline;
+        res.best = list[ok[0].second];
+        res.best_us = ok[0].first;
+        res.exact = false;
+        for (size_t i = 0; i < ok.size(); i++) {
+            const size_t cand = list[ok[i].second];
+            WorkResult got;
+            try {
+                verify(cs[cand], got);
+            } catch (const std::exception &x) {
+                if (is_our_bug(x)) throw;
+                continue;
+            }
+            res.best = cand;
+            res.best_us = got.same_program ? ok[i].first : got.us;
+            res.exact = got.same_program ? records[ok[i].second].exact != 0 : got.exact != 0;
+            break;
+        }
+        res.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        return res;
+    };
+    if (stopped) return finish_stopped();
     // The finalists again without loop summaries (the exact model) where that is cheap and their
     // search run summarised a loop; a finalist too long to run exactly keeps everyone on the
     // summarised figures.
@@ -577,6 +633,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         if (size_t(r.pos) == nf) first_check = r;
         else finals[size_t(r.pos)] = r;
     });
+    if (pool.spent() || past_deadline()) return finish_stopped();
     std::vector<std::pair<double, size_t>> exact;
     bool all_exact = true;
     for (size_t i = 0; i < nf; i++) {
@@ -597,13 +654,15 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         // The finalists in their exact order, then the others timed (in theirs).
         std::vector<std::pair<double, size_t>> ranked = res.exact ? exact : ok;
         if (res.exact) ranked.insert(ranked.end(), ok.begin() + std::ptrdiff_t(nf), ok.end());
-        for (size_t i = 0; i < ranked.size() && !past_deadline(); i++) {
+        for (size_t i = 0; i < ranked.size(); i++) {
+            if (past_deadline()) return finish_stopped();
             const size_t cand = list[ranked[i].second];
             WorkResult got = first_check;
             if (cand != list[ok[0].second] || got.status == 2) {
                 auto [t, w] = check_task(cand, 0);
                 got = WorkResult{};
                 pool.run({t}, {w}, deadline, [&](const WorkResult &r) { got = r; });
+                if (pool.spent()) return finish_stopped();
             }
             if (got.status != 1) continue;
             res.best = cand;
@@ -614,7 +673,6 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         }
     }
     res.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    res.stopped_by_time = cut || pool.spent();
     return res;
 }
 

@@ -33,6 +33,9 @@ struct SearchOptions {
     uint32_t seed = 1;
     int max_evaluations = 128;  // candidates timed by the simulator
     double time_budget_s = 0;   // wall time of the timing; past it, untimed candidates are skipped. 0: no bound
+    // Stops the search as a time limit does once it would time candidate number stop_after_timing
+    // + 1 of its order (AutoOptions::stop_after_timing). 0: no such stop.
+    int64_t stop_after_timing = 0;
     int workers = 0;            // processes; 0: one per core
     bool progress = true;       // on stderr, when it is a terminal
     int finalists = 4;          // the best few re-timed without loop summaries, when that is cheap
@@ -54,6 +57,10 @@ struct SearchResult {
     int failed = 0;            // candidates the back end or the simulator refused
     double seconds = 0;        // wall time of the timing
     bool stopped_by_time = false;  // time_budget_s cut the search short: the result depends on load
+    // A search stopped early (by the time limit or stop_after_timing) ranks the first `stopped_at`
+    // candidates of its order, all timed, on their search times; 0: it was not stopped.
+    int64_t stopped_at = 0;
+    int workers = 1;               // the processes that timed (the order depends on their number)
     std::string first_error;   // why the pre-filter's favourite failed, when every candidate did
 };
 

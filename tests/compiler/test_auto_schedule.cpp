@@ -467,6 +467,75 @@ TEST(AutoScheduleSearch, AWallTimeLimitThatCutsTheSearchIsReported) {
     EXPECT_NE(e.find("no candidate was timed within the time budget"), std::string::npos) << e;
 }
 
+// stop_after_timing stops the search after that many candidates of its order, the same ones each
+// time: two runs agree, and say where they stopped.
+TEST(AutoScheduleSearch, AStopAfterTimingRunIsRepeatable) {
+    std::vector<std::vector<int>> ins{{1024, 64}, {1024, 64}, {1024}};
+    auto run = [&] {
+        Kernel k = residual_norm(1024)();
+        AutoOptions ao = quick();
+        ao.stop_after_timing = 5;
+        return auto_schedule(k.output, k.inputs, auto_schedule_options_for(ins, {1024, 64}), ao);
+    };
+    const AutoResult a = run(), b = run();
+    EXPECT_EQ(a.stopped_at, 5);
+    EXPECT_EQ(a.timed, 5);
+    EXPECT_FALSE(a.stopped_by_time_limit);
+    EXPECT_EQ(a.summary, b.summary);
+    EXPECT_EQ(a.us, b.us);
+    EXPECT_NE(a.cpp.find("stopped after 5 candidates of its order"), std::string::npos) << a.cpp;
+}
+
+// A run a wall-time limit stops reports how far it got (AutoResult::stopped_at), and a run without a
+// limit that stops there (stop_after_timing, the same workers) chooses the same schedule: the
+// limit's result can be repeated on any machine at any load. The limit is hit at a place that
+// depends on the load; whichever place, the replay agrees.
+TEST(AutoScheduleSearch, ARunATimeLimitStoppedIsRepeatedByItsCount) {
+    std::vector<std::vector<int>> ins{{4096, 64}, {4096, 64}, {4096}};
+    const CompileOptions o = auto_schedule_options_for(ins, {4096, 64});
+    AutoOptions ao = quick();
+    ao.max_evaluations = 128;
+    AutoResult cut;
+    for (double budget : {0.6, 1.2, 2.4}) {  // the first that leaves a candidate timed
+        Kernel k = residual_norm(4096)();
+        ao.time_budget_s = budget;
+        try {
+            cut = auto_schedule(k.output, k.inputs, o, ao);
+            break;
+        } catch (const Error &e) {
+            ASSERT_NE(std::string(e.what()).find("no candidate was timed within the time budget"), std::string::npos) << e.what();
+        }
+    }
+    ASSERT_GT(cut.timed, 0);
+    ASSERT_TRUE(cut.stopped_by_time_limit) << "the search ended within its time limit (" << cut.search_seconds << " s)";
+    EXPECT_EQ(cut.stopped_at, cut.timed);
+    EXPECT_NE(cut.cpp.find("AutoOptions::stop_after_timing = " + std::to_string(cut.stopped_at)), std::string::npos) << cut.cpp;
+
+    Kernel k = residual_norm(4096)();
+    AutoOptions replay = quick();
+    replay.max_evaluations = 128;
+    replay.stop_after_timing = cut.stopped_at;
+    replay.workers = cut.workers;
+    const AutoResult again = auto_schedule(k.output, k.inputs, o, replay);
+    EXPECT_FALSE(again.stopped_by_time_limit);
+    EXPECT_EQ(again.stopped_at, cut.stopped_at);
+    EXPECT_EQ(again.summary, cut.summary);
+    EXPECT_EQ(again.us, cut.us);
+}
+
+TEST(AutoScheduleSearch, ANegativeStopOrTimeLimitIsRefusedByName) {
+    std::vector<std::vector<int>> ins{{1024, 64}, {1024, 64}, {1024}};
+    Kernel k = residual_norm(1024)();
+    AutoOptions ao = quick();
+    ao.stop_after_timing = -1;
+    std::string e = error_of([&] { auto_schedule(k.output, k.inputs, auto_schedule_options_for(ins, {1024, 64}), ao); });
+    EXPECT_NE(e.find("AutoOptions::stop_after_timing is -1"), std::string::npos) << e;
+    ao = quick();
+    ao.time_budget_s = -2;
+    e = error_of([&] { auto_schedule(k.output, k.inputs, auto_schedule_options_for(ins, {1024, 64}), ao); });
+    EXPECT_NE(e.find("AutoOptions::time_budget_s is -2"), std::string::npos) << e;
+}
+
 struct CacheCase {
     const char *name;
     Algorithm alg;
