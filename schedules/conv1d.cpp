@@ -10,10 +10,9 @@ namespace spyre {
 using namespace Halide;
 
 namespace {
-constexpr int kTileRows = 64;
 // LX per element of a tile row: the double-buffered fp16 input and output, and the shifted reads'
 // and products' fp16 temporaries (from the compiler's LX plan at 8192 columns, rounded up).
-constexpr int64_t kLxBytesPerElem = 20;
+constexpr int64_t kConv1dLxBytesPerElem = 20;
 constexpr int kMaxTaps = 16;
 }  // namespace
 
@@ -62,7 +61,7 @@ void schedule_conv1d(Conv1dKernel &k, const std::string &name, const MachineDesc
         s.ring_split(c, cores);
     }
     // Whole sequences per tile: the zero padding is inside the tile, so it needs no halo DMA.
-    const int tile = fit_tile_rows(k.channels, k.seq, cores, kTileRows, kLxBytesPerElem, m);
+    const int tile = fit_tile_rows(k.channels, k.seq, cores, kMaxTileRows, kConv1dLxBytesPerElem, m);
     s.split(c, co, ci, tile).stick_vectorize(t);
     stage_all_in_lx(k.in, k.out, co, m);
 }

@@ -82,7 +82,7 @@ void schedule_mlp(MlpKernel &k, const std::string &name, int cores, const Machin
     // Rows split over at most `cores` cores (unevenly when they do not divide); the row tile divides
     // every core's share and fits the hidden and model widths of a row in LX.
     const int row_cores = std::min(cores, k.rows);
-    const int row_tile = fit_tile_rows(k.rows, k.hidden + k.dim, row_cores, 64, kRowLxBytesPerElem, machine);
+    const int row_tile = fit_tile_rows(k.rows, k.hidden + k.dim, row_cores, kMaxTileRows, kRowLxBytesPerElem, machine);
     if (name == "matched") {
         // The output's rows are split over cores; each core computes h for those rows into its LX,
         // which is exactly what its second matmul reads.

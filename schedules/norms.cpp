@@ -14,8 +14,7 @@ using namespace Halide;
 namespace {
 
 
-constexpr int kTileRows = 64;
-constexpr int64_t kLxBytesPerElem = 20;
+constexpr int64_t kNormsLxBytesPerElem = 20;
 
 }  // namespace
 
@@ -79,9 +78,9 @@ void schedule_norm(NormKernel &k, const std::string &name, const MachineDesc &m)
         s.ring_split(y, 32);
         cores = 32;
     }
-    // A tile row costs about kLxBytesPerElem bytes of LX per column (the double-buffered fp16 input
+    // A tile row costs about kNormsLxBytesPerElem bytes of LX per column (the double-buffered fp16 input
     // and output, fp32 expression temporaries; measured from the compiler's LX plan at 8192 columns).
-    const int tile = fit_tile_rows(k.rows, k.cols, cores, kTileRows, kLxBytesPerElem, m);
+    const int tile = fit_tile_rows(k.rows, k.cols, cores, kMaxTileRows, kNormsLxBytesPerElem, m);
     s.split(y, yo, yi, tile).stick_vectorize(x);
     // phased: cores32 with the cores loading, computing and storing each tile in lockstep
     // (dma_phases), where every core meets as many barriers as the others (tile_rows.h).

@@ -1,4 +1,5 @@
 #include "pointwise.h"
+#include "tile_rows.h"
 
 #include <algorithm>
 
@@ -13,7 +14,6 @@ using namespace Halide;
 namespace {
 
 
-constexpr int kTileRows = 64;
 
 }  // namespace
 
@@ -81,7 +81,7 @@ void schedule_pointwise(PointwiseKernel &k, const std::string &name, const Machi
             s.ring_split(y, 32);
             rows = (k.rows + 31) / 32;  // each core's share
         }
-        const int tile = std::max(1, std::min(kTileRows, rows));
+        const int tile = std::max(1, std::min(kMaxTileRows, rows));
         s.split(y, yo, yi, tile).stick_vectorize(x);
         // phased: cores32 with the cores loading, computing and storing each tile in lockstep
         // (dma_phases), where every core runs the same number of whole tiles.

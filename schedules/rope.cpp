@@ -10,10 +10,9 @@ namespace spyre {
 using namespace Halide;
 
 namespace {
-constexpr int kTileRows = 64;
 // LX per element of a tile row: the double-buffered input and output, the tables' rows and the
 // rotation's temporaries (fp16; from the compiler's LX plan, rounded up).
-constexpr int64_t kLxBytesPerElem = 20;
+constexpr int64_t kRopeLxBytesPerElem = 20;
 }  // namespace
 
 RopeKernel make_rope(int cols, int seq, int head_dim, RopeStyle style) {
@@ -64,7 +63,7 @@ void schedule_rope(RopeKernel &k, const std::string &name, const MachineDesc &m)
         cores = std::min<int>(32, int(m.cores));
         s.ring_split(p, cores);
     }
-    const int tile = fit_tile_rows(k.seq, k.heads * k.head_dim, cores, kTileRows, kLxBytesPerElem, m);
+    const int tile = fit_tile_rows(k.seq, k.heads * k.head_dim, cores, kMaxTileRows, kRopeLxBytesPerElem, m);
     s.split(p, po, pi, tile).stick_vectorize(i);
     for (ImageParam in : {k.in, k.cos, k.sin}) stage_all_in_lx(in, k.out, po, m);
 }

@@ -43,9 +43,8 @@ void schedule_softmax_cpu(SoftmaxKernel &k) {
 }
 
 namespace {
-constexpr int kTileRows = 64;  // 64 rows: one stick of fp16 row maxima per tile
 // LX per element of a stage-4 tile: the double-buffered fp16 input and output and e.
-constexpr int64_t kLxBytesPerElem = 16;
+constexpr int64_t kSoftmaxLxBytesPerElem = 16;
 }
 
 void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDesc &m, int cores) {
@@ -61,8 +60,8 @@ void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDe
     const bool stage3_tiled = name == "stage3" && !e_fits;
     // IBM's placements (stage1-3) keep their 64-row tiles; the LX-tiled schedules fit the width.
     const bool lx_tiled = name == "stage4" || name == "cores32" || name == "phased" || stage3_tiled;
-    const int tile = lx_tiled ? fit_tile_rows(k.rows, k.cols, cores, kTileRows, kLxBytesPerElem, m)
-                              : std::max(1, std::min(kTileRows, k.rows / cores));
+    const int tile = lx_tiled ? fit_tile_rows(k.rows, k.cols, cores, kMaxTileRows, kSoftmaxLxBytesPerElem, m)
+                              : std::max(1, std::min(kMaxTileRows, k.rows / cores));
     // A 64-row tile of a wide row is more than LX holds for one op's input and output tiles, double
     // buffered: the passes of stage1-3 then take column chunks of whole sticks (the row maxima and
     // sums stay whole rows, which is what keeps their tiles whole sticks of rows in device memory).

@@ -9,10 +9,9 @@ namespace spyre {
 using namespace Halide;
 
 namespace {
-constexpr int kTileRows = 64;
 // LX per column of a tile row: the double-buffered fp16 input and output and the three shifted
 // reads' fp16 temporaries (measured from the compiler's LX plan at 8192 columns, rounded up).
-constexpr int64_t kLxBytesPerElem = 16;
+constexpr int64_t kStencilLxBytesPerElem = 16;
 }  // namespace
 
 StencilKernel make_stencil(int cols, int rows) {
@@ -47,7 +46,7 @@ void schedule_stencil(StencilKernel &k, const std::string &name, const MachineDe
         s.ring_split(y, cores);
     }
     // Whole rows per tile: a row's edges are inside the tile, so the boundary needs no halo DMA.
-    const int tile = fit_tile_rows(k.rows, k.cols, cores, kTileRows, kLxBytesPerElem, m);
+    const int tile = fit_tile_rows(k.rows, k.cols, cores, kMaxTileRows, kStencilLxBytesPerElem, m);
     s.split(y, yo, yi, tile).stick_vectorize(x);
     stage_all_in_lx(k.in, k.out, yo, m);
 }

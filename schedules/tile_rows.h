@@ -8,6 +8,10 @@
 
 namespace spyre {
 
+// The most rows a tile of the row-tiled schedules takes: 64 rows make one stick of fp16 per-row
+// values (a row maximum, a mean) per tile.
+constexpr int kMaxTileRows = 64;
+
 // Rows per tile: at most `max_rows` and each core's share of `rows` (split over `cores`), and small
 // enough that `cols` columns at `lx_bytes_per_elem` bytes of LX per element fit the usable LX.
 // When the split is uneven and a tile is shorter than a core's share, it divides every core's

@@ -20,6 +20,8 @@ namespace spyre {
 enum class BufferKind : uint8_t { Input = 0, Output = 1, Temp = 2, InOut = 3 };
 const char *buffer_kind_name(BufferKind k);
 
+constexpr int kMaxBufferRank = 4;  // dimensions of a device buffer (the file format's limit too)
+
 struct BufferDecl {
     std::string name;
     BufferKind kind = BufferKind::Input;

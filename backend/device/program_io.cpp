@@ -20,7 +20,6 @@ constexpr char kMagic[4] = {'S', 'P', 'Y', 'R'};
 constexpr size_t kHeaderBytes = 12;        // magic, version, section count
 constexpr size_t kSectionHeaderBytes = 12; // id, payload length
 constexpr uint32_t kMaxStringBytes = 256;  // names; verify_program enforces the same bound
-constexpr uint8_t kMaxRank = 4;
 constexpr size_t kInstrBytes = 2 + 1 + 1 + 4 * kNumOperands;
 constexpr size_t kDmaBytes = 4 + 3 * 4 + 3 * 8 + 3 * 4;
 constexpr size_t kMmBytes = 6 * 4;
@@ -174,13 +173,13 @@ void read_bufs(Reader &r, DeviceProgram &p) {
         b.type = DType(dt);
         at = r.pos();
         uint8_t rank = r.u8("buffer rank");
-        if (rank < 1 || rank > kMaxRank) r.fail_at(at, "buffer ", i, ": rank ", int(rank), " out of range 1..", int(kMaxRank));
+        if (rank < 1 || rank > kMaxBufferRank) r.fail_at(at, "buffer ", i, ": rank ", int(rank), " out of range 1..", int(kMaxBufferRank));
         for (int d = 0; d < rank; d++) b.shape.push_back(r.i64("buffer extent"));
         b.layout.stick_dim = r.i32("buffer stick_dim");
         at = r.pos();
         uint8_t order_len = r.u8("buffer order length");
-        if (order_len > kMaxRank)
-            r.fail_at(at, "buffer ", i, ": layout order length ", int(order_len), " exceeds ", int(kMaxRank));
+        if (order_len > kMaxBufferRank)
+            r.fail_at(at, "buffer ", i, ": layout order length ", int(order_len), " exceeds ", int(kMaxBufferRank));
         for (int d = 0; d < order_len; d++) b.layout.order.push_back(r.i32("buffer order"));
         p.buffers.push_back(std::move(b));
     }

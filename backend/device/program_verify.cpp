@@ -21,7 +21,6 @@ constexpr int64_t kMaxBufferBytes = int64_t(1) << 40;
 constexpr int64_t kMaxDmaSticks = int64_t(1) << 31;
 constexpr size_t kMaxNameLength = 256;
 constexpr int kMaxCores = 1024;
-constexpr int kMaxRank = 4;
 constexpr int64_t kMatmulRowAlign = 128;
 
 bool printable(const std::string &s) {
@@ -92,8 +91,8 @@ void check_buffers(const DeviceProgram &p) {
         if (!names.insert(b.name).second) throw_error(w, ": duplicate buffer name");
         if (uint8_t(b.kind) > uint8_t(BufferKind::InOut)) throw_error(w, ": invalid kind ", int(b.kind));
         if (!dtype_valid(int(b.type))) throw_error(w, ": invalid element type ", int(b.type));
-        if (b.shape.empty() || int(b.shape.size()) > kMaxRank)
-            throw_error(w, ": rank ", b.shape.size(), " out of range 1..", kMaxRank);
+        if (b.shape.empty() || int(b.shape.size()) > kMaxBufferRank)
+            throw_error(w, ": rank ", b.shape.size(), " out of range 1..", kMaxBufferRank);
         int64_t bytes = dtype_bytes(b.type);
         for (size_t d = 0; d < b.shape.size(); d++) {
             if (b.shape[d] < 1) throw_error(w, ": extent of dim ", d, " is ", b.shape[d], " (must be >= 1)");
