@@ -47,9 +47,9 @@ bool same_across_runs(const DmaCall &d, int g, int cores) {
     return true;
 }
 
-class Planner : public IRVisitor {
+class RingSharePlanner : public IRVisitor {
 public:
-    Planner(KernelPlan &p, const Stmt &r) : plan(p), root(r) {}
+    RingSharePlanner(KernelPlan &p, const Stmt &r) : plan(p), root(r) {}
     KernelPlan &plan;
     Stmt root;
     using IRVisitor::visit;
@@ -172,7 +172,7 @@ private:
 }  // namespace
 
 void plan_ring_shares(const Stmt &s, KernelPlan &plan) {
-    Planner p(plan, s);
+    RingSharePlanner p(plan, s);
     s.accept(&p);
 }
 
