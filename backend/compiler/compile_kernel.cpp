@@ -13,6 +13,7 @@
 #include "infer_dma.h"
 #include "lower_ring_reductions.h"
 #include "lower_shifted_loads.h"
+#include "lower_gathers.h"
 #include "map_cores.h"
 #include "normalize_stmt.h"
 #include "plan_pipelines.h"
@@ -71,6 +72,8 @@ BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const
         keep("lower_ring_reductions", s);
         s = map_cores(s, plan);
         keep("map_cores", s);
+        s = lower_gathers(s, plan);
+        keep("lower_gathers", s);
         s = infer_dma(s, plan, opts.staging_budget_bytes);
         keep("infer_dma", s);
         // Rotated producers hold two copies of their buffer; a kernel that then does not fit LX

@@ -75,6 +75,24 @@ Reg Selector::eval(const Expr &e0) {
         return c;
     }
     if (const Cast *op = e.as<Cast>(); op && op->type.is_int_or_uint()) return eval(op->value);
+    // An int32 read from LX (a gather's id, staged by lower_gathers): LDLX, once whatever writes the
+    // buffer is done.
+    if (const Load *op = e.as<Load>()) {
+        if (!plan_.has(op->name) || plan_.buffer(op->name).place != Place::LX || op->type != Halide::Int(32))
+            throw_internal("kernel ", plan_.kernel_name, ": internal: index expression ", e,
+                           " reads ", op->name, ", which is not an int32 LX buffer (lower_gathers stages the ids)");
+        wait(hz_.touching(access({op->name}, {})));
+        Operand o;
+        o.type = DType::I32;
+        o.base = lx_base(op->name);
+        o.index = op->index;
+        std::vector<Reg> regs;
+        const Lx at = addr(o, regs);
+        Reg r = b_.alloc();
+        b_.ldlx(r, at);
+        for (Reg x : regs) b_.release(x);
+        return r;
+    }
     // |x| (mirror_interior of a row index): max(x, -x).
     if (const Call *op = e.as<Call>(); op && op->is_intrinsic(Call::abs) && op->type.is_int_or_uint())
         return bin(op->args[0], make_zero(op->args[0].type()) - op->args[0], Opcode::MAX);

@@ -99,6 +99,8 @@ const OpInfo kOps[kNumOpcodes] = {
     {"VREDARGMIN", Engine::Vector, kVecArgRed, VecForm::ArgReduce, VecClass::Reduce},
     // No published scan rate: priced as a reduction over the same sticks (docs/device_model.md).
     {"VSCANSUM", Engine::Vector, kVecScan, VecForm::Scan, VecClass::Reduce},
+    // A scalar read of LX: no published latency, so it costs the scalar step (docs/device_model.md).
+    {"LDLX", Engine::Control, kScalarImm},
 };
 
 }  // namespace

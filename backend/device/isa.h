@@ -60,6 +60,9 @@ enum class Opcode : uint16_t {
     VREDARGMIN = 62,
     // vector unit: a running sum along each group, in place (a scan); appended in format version 6
     VSCANSUM = 63,
+    // scalar: rd = the int32 at LX byte address rs + imm, sign-extended (a gather's row index, read
+    // after a WAIT on what wrote it); appended in format version 7
+    LDLX = 64,
     NUM_OPCODES
 };
 constexpr int kNumOpcodes = int(Opcode::NUM_OPCODES);

@@ -65,6 +65,7 @@ void ProgramBuilder::mov(Reg d, Reg s) { emit(make(Opcode::MOV, {d.id, s.id})); 
 void ProgramBuilder::op3(Opcode op, Reg d, Reg a, Reg b) { emit(make(op, {d.id, a.id, b.id})); }
 void ProgramBuilder::addi(Reg d, Reg a, int32_t imm) { emit(make(Opcode::ADDI, {d.id, a.id, imm})); }
 void ProgramBuilder::muli(Reg d, Reg a, int32_t imm) { emit(make(Opcode::MULI, {d.id, a.id, imm})); }
+void ProgramBuilder::ldlx(Reg d, Lx src) { emit(make(Opcode::LDLX, {d.id, src.reg.id, src.off})); }
 void ProgramBuilder::core_id(Reg d) { emit(make(Opcode::CORE_ID, {d.id})); }
 
 void ProgramBuilder::truncate(size_t n) {

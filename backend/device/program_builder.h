@@ -50,6 +50,8 @@ public:
     void mul(Reg d, Reg a, Reg b) { op3(Opcode::MUL, d, a, b); }
     void addi(Reg d, Reg a, int32_t imm);
     void muli(Reg d, Reg a, int32_t imm);
+    // LDLX (isa.h): d = the int32 at LX address src, sign-extended.
+    void ldlx(Reg d, Lx src);
     void core_id(Reg d);
 
     // Structured control: count = R[count_reg] + count_imm iterations, iv = 0, 1, ...

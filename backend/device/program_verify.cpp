@@ -439,6 +439,13 @@ void check_machine_instr(const DeviceProgram &p, size_t pc, const Instr &in, con
         break;
     }
     case Engine::Ring: check_lx(pc, in, "buf", 2, sat_mul(in.a[4], sb), m); break;
+    case Engine::Control:
+        if (in.op == Opcode::LDLX) {
+            check_lx(pc, in, "src", 1, 4, m);
+            if (in.a[1] == 0 && in.a[2] % 4 != 0)
+                throw_error(where(pc, in.op), ": src LX address ", in.a[2], " is not a multiple of 4 (an int32)");
+        }
+        break;
     default: break;
     }
 }

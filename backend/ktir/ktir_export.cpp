@@ -457,6 +457,8 @@ private:
         case Opcode::NUM_CORES: set("arith.constant " + std::to_string(p_.num_cores)); return;
         default: break;
         }
+        // LDLX (an index read from LX) and any later scalar opcode: say so rather than drop it.
+        throw_error("instruction ", pc, " (", op_info(in.op).name, "): no KTIR form (docs/ktir.md lists what exports)");
     }
 
     void instr(size_t pc) {

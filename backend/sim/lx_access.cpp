@@ -299,6 +299,8 @@ LxAccess lx_access(const DeviceProgram &program, const Instr &in, const int64_t 
         return acc;
     }
     case Engine::Control:
+        if (in.op == Opcode::LDLX) add_read(acc, R.range("src", R.addr(1, 2), 4, 4, false));
+        break;
     case Engine::Sync: break;
     }
     return acc;

@@ -117,6 +117,9 @@ private:
         switch (op_info(in.op).engine) {
         case Engine::Control:
             if (is_scalar_op(in.op)) scalar(in, r);
+            // A value read from LX: unknown here, and it may differ between cores (a gathered row's
+            // address is not a replicated read).
+            if (in.op == Opcode::LDLX && in.a[0] > 0 && in.a[0] < kNumRegs) r[size_t(in.a[0])] = Value{false, 0, true};
             break;
         case Engine::Vector:
             w.vec = sat_mul(vector_sticks(in, m_), sb);

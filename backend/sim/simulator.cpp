@@ -686,6 +686,8 @@ void Simulator::mark_changing_paths() {
                     int64_t v = 0;
                     if (in.a[0] > 0 && in.a[0] < kNumRegs && eval_scalar(in, regs.data(), 0, prog_.num_cores, &v))
                         regs[size_t(in.a[0])] = v;
+                } else if (in.op == Opcode::LDLX && in.a[0] > 0 && in.a[0] < kNumRegs) {
+                    regs[size_t(in.a[0])] = 0;  // what a timing-only run reads
                 } else if (in.op == Opcode::IF) {
                     taken.push_back(regs[size_t(in.a[0])] != 0);
                 }
@@ -866,6 +868,23 @@ bool Simulator::step(Core &c) {
         f.summarise = opt_.timing_only && opt_.summarize_loops && !no_summary_[c.pc];
         c.loops.push_back(f);
         R[in.a[0]] = 0;
+        break;
+    }
+    case Opcode::LDLX: {
+        // A read at issue: whatever writes those bytes must have been waited for. Timing-only runs
+        // hold no LX data and read 0 (a gathered row's DMA costs the same whichever row it is).
+        const LxAccess acc = access(c, in);
+        track_lx(c, acc);
+        if (opt_.check_races)
+            for (const Unwaited &u : c.unwaited)
+                for (int w = 0; w < u.lx.num_writes; w++)
+                    if (acc.reads[0].overlaps(u.lx.writes[w]))
+                        fault(c, "race: LDLX reads LX [" + std::to_string(acc.reads[0].begin) + ", " +
+                                     std::to_string(acc.reads[0].end) + ") while " + describe(prog_, u.pc) + " on tag " +
+                                     std::to_string(u.tag) + " may still be writing it; WAIT on that tag first");
+        int32_t v = 0;
+        if (numeric_) std::memcpy(&v, c.lx.data() + acc.reads[0].begin, sizeof v);
+        set(in.a[0], v);
         break;
     }
     case Opcode::ENDLOOP: end_loop_iteration(c); return true;

@@ -56,7 +56,8 @@ TEST(ProveBounds, GatherThroughAnUnclampedIndexIsRefused) {
     EXPECT_TRUE(has(msg, "clamp(i, 0, 99)")) << msg;
 }
 
-TEST(ProveBounds, GatherThroughAClampedIndexPassesTheProof) {
+// It passes the proof and compiles (tests/compiler/test_gather.cpp runs such gathers).
+TEST(ProveBounds, GatherThroughAClampedIndexPassesTheProofAndCompiles) {
     ImageParam table(Float(16), 2, "table");
     ImageParam ids(Int(32), 1, "ids");
     Var x("x"), y("y");
@@ -64,8 +65,7 @@ TEST(ProveBounds, GatherThroughAClampedIndexPassesTheProof) {
     out(x, y) = table(x, clamp(ids(y), 0, 99));
     spyre::schedule(out).stick_vectorize(x);
     std::string msg = error_of([&] { compile_for_spyre(out, {table, ids}, kernel_options({{64, 100}, {8}}, {64, 8})); });
-    EXPECT_FALSE(has(msg, "cannot bound")) << msg;
-    EXPECT_FALSE(has(msg, "outside its extent")) << msg;
+    EXPECT_EQ(msg, "(no error)");
 }
 
 TEST(ProveBounds, UpdateWritingPastTheOutputIsRefused) {

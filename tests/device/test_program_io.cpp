@@ -312,8 +312,10 @@ TEST(ProgramIO, RejectsBadMagic) {
 
 TEST(ProgramIO, RejectsUnsupportedVersion) {
     std::vector<uint8_t> bytes = serialize_program(sample_program());
-    put_u32(bytes, 4, 7);
-    EXPECT_THAT(program_parse_error(bytes), AllOf(HasSubstr("header " + at(4)), HasSubstr("unsupported format version 7")));
+    put_u32(bytes, 4, DeviceProgram::kFormatVersion + 1);
+    EXPECT_THAT(program_parse_error(bytes),
+                AllOf(HasSubstr("header " + at(4)),
+                      HasSubstr("unsupported format version " + std::to_string(DeviceProgram::kFormatVersion + 1))));
 }
 
 TEST(ProgramIO, RejectsSectionCountBeyondFile) {

@@ -170,6 +170,35 @@ DeviceProgram row_scans() {
     return b.finish();
 }
 
+// An embedding lookup: the ids into LX, then per token an id read with LDLX, clamped, and its table
+// row loaded at that offset and stored (LDLX has no KTIR form either).
+DeviceProgram gather() {
+    ProgramBuilder b("gather", 1);
+    int table = b.buffer("table", BufferKind::Input, DType::F16, {64, 100});
+    int ids = b.buffer("ids", BufferKind::Input, DType::I32, {8});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64, 8});
+    DmaDesc row;
+    row.sticks = 1;
+    int desc = b.dma_desc(row);
+    b.dma_ld(0, ids, kZero, 0, Lx(0), desc);
+    b.wait_tag(0);
+    Reg t = b.alloc(), addr = b.alloc(), id = b.alloc(), hi = b.alloc();
+    b.li(hi, 99);
+    b.loop(t, 8);
+    b.muli(addr, t, 4);
+    b.ldlx(id, Lx(addr, 0));
+    b.op3(Opcode::MIN, id, id, hi);
+    b.op3(Opcode::MAX, id, id, kZero);
+    b.muli(id, id, 128);
+    b.dma_ld(1, table, id, 0, Lx(4096), desc);
+    b.wait_tag(1);
+    b.muli(addr, t, 128);
+    b.dma_st(2, out, addr, 0, Lx(4096), desc);
+    b.wait_tag(2);
+    b.end_loop();
+    return b.finish();
+}
+
 void write(const fs::path &p, const std::string &bytes) {
     std::ofstream(p, std::ios::binary) << bytes;
 }
@@ -189,8 +218,8 @@ int main(int argc, char **argv) {
         write(out / "program" / (std::to_string(n) + ".spyre"), std::string(bytes.begin(), bytes.end()));
         write(out / "ktir" / ("exported" + std::to_string(n++) + ".ktir"), ktir::export_ktir(p));
     }
-    {
-        std::vector<uint8_t> bytes = serialize_program(row_scans());
+    for (const DeviceProgram &p : {row_scans(), gather()}) {
+        std::vector<uint8_t> bytes = serialize_program(p);
         write(out / "program" / (std::to_string(n++) + ".spyre"), std::string(bytes.begin(), bytes.end()));
     }
     for (const auto &e : fs::directory_iterator(KTIR_KERNELS))

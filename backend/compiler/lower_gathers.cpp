@@ -1,0 +1,213 @@
+#include "lower_gathers.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "device/error.h"
+#include "device/layout.h"
+#include "spyre_intrinsics.h"
+
+namespace spyre {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+// One read of an id buffer inside another access's index.
+struct IndexRead {
+    const Load *id = nullptr;
+    std::string outer;  // the buffer the index addresses
+    Expr outer_index;
+    bool outer_store = false;
+};
+
+bool reads_memory(const Expr &e) {
+    class Find : public IRVisitor {
+    public:
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const Load *) override { found = true; }
+    } f;
+    e.accept(&f);
+    return f.found;
+}
+
+// e with every load replaced by the variable gather$id.
+Expr ids_as_variable(const Expr &e) {
+    class Sub : public IRMutator {
+    public:
+        using IRMutator::visit;
+        Expr visit(const Load *op) override { return Variable::make(op->type, "gather$id"); }
+    } sub;
+    return sub.mutate(e);
+}
+
+// The loads of device buffers that appear in the index of another load or store.
+class FindIndexReads : public IRVisitor {
+public:
+    explicit FindIndexReads(const KernelPlan &p) : plan_(p) {}
+    std::vector<IndexRead> reads;
+
+private:
+    using IRVisitor::visit;
+    const KernelPlan &plan_;
+    IndexRead where_;  // the access whose index is being visited (outer empty: none)
+
+    void index_of(const std::string &name, const Expr &index, bool store) {
+        const IndexRead saved = where_;
+        where_.outer = name;
+        where_.outer_index = index;
+        where_.outer_store = store;
+        index.accept(this);
+        where_ = saved;
+    }
+    void visit(const Load *op) override {
+        if (!where_.outer.empty() && plan_.has(op->name) && plan_.buffer(op->name).in_device_memory()) {
+            IndexRead r = where_;
+            r.id = op;
+            reads.push_back(r);
+        }
+        index_of(op->name, op->index, false);
+        op->predicate.accept(this);
+    }
+    void visit(const Store *op) override {
+        op->value.accept(this);
+        index_of(op->name, op->index, true);
+        op->predicate.accept(this);
+    }
+};
+
+// The additive terms of e (through Add and Sub; a subtracted term is negated).
+void terms_of(const Expr &e, std::vector<Expr> &out) {
+    if (const Add *a = e.as<Add>()) {
+        terms_of(a->a, out);
+        terms_of(a->b, out);
+    } else if (const Sub *s = e.as<Sub>()) {
+        terms_of(s->a, out);
+        std::vector<Expr> neg;
+        terms_of(s->b, neg);
+        for (const Expr &t : neg) out.push_back(simplify(-t));
+    } else {
+        out.push_back(e);
+    }
+}
+
+class RedirectIds : public IRMutator {
+public:
+    explicit RedirectIds(const std::map<std::string, std::string> &to) : to_(to) {}
+
+private:
+    using IRMutator::visit;
+    const std::map<std::string, std::string> &to_;
+    Expr visit(const Load *op) override {
+        auto it = to_.find(op->name);
+        if (it == to_.end()) return IRMutator::visit(op);
+        return Load::make(op->type, it->second, mutate(op->index), Buffer<>(), Parameter(), mutate(op->predicate),
+                          ModulusRemainder());
+    }
+};
+
+}  // namespace
+
+Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
+    FindIndexReads find(plan);
+    s.accept(&find);
+    if (find.reads.empty()) return s;
+
+    std::set<std::string> id_buffers;
+    for (const IndexRead &r : find.reads) {
+        const BufferInfo &ids = plan.buffer(r.id->name);
+        const std::string func = plan.has(r.outer) ? plan.buffer(r.outer).func : r.outer;
+        auto refuse = [&](const auto &...why) {
+            throw_error("kernel ", plan.kernel_name, ": reading '", func, "' at a position given by '", ids.func, "': ", why...);
+        };
+        if (r.outer_store) refuse("a store at positions given by another buffer (a scatter) has no form on Spyre");
+        if (r.id->type != Int(32))
+            refuse("the positions are ", r.id->type, (r.id->type.is_vector() ? " vectors" : ""),
+                   "; a gather reads one int32 position at a time (cast the ids to int32, and do not vectorize the loop "
+                   "that reads them)");
+        if (reads_memory(r.id->index))
+            refuse("the position of '", ids.func, "' is itself read from memory; one level of indirection has a form");
+        const BufferInfo &table = plan.buffer(r.outer);
+        if (!table.in_device_memory())
+            refuse("'", func, "' is in LX; a gather reads rows of an input or of a Func stored in device memory");
+        if (table.shape.size() < 2)
+            refuse("'", func, "' has one dimension, its stick dimension: a gather fetches whole rows (index a dimension "
+                   "other than the first by the ids)");
+        // The term of the row offset that holds the id must be the id's row times whole padded rows.
+        const int64_t lanes = plan.lanes(table.type);
+        const int64_t row = (table.shape[0] + lanes - 1) / lanes * lanes;
+        const Ramp *ramp = r.outer_index.as<Ramp>();
+        if (ramp && reads_memory(ramp->stride)) refuse("the vector's stride depends on the ids");
+        std::vector<Expr> terms;
+        terms_of(ramp ? ramp->base : r.outer_index, terms);
+        for (const Expr &t : terms) {
+            if (!reads_memory(t)) continue;
+            const Mul *m = t.as<Mul>();
+            const Expr scaled = m ? (reads_memory(m->a) ? m->a : m->b) : t;
+            const Expr scale = m ? (reads_memory(m->a) ? m->b : m->a) : Expr(1);
+            const auto k = as_const_int(scale);
+            if (!m || !k || reads_memory(scale) || *k % row != 0 || *k == 0)
+                refuse("the ids give a position in the stick dimension (dimension 0) of '", func,
+                       "'; a gather fetches whole rows: index a dimension other than the first by the ids");
+            // The rows it reaches: the clamp's bounds, inside the table.
+            const int64_t rows = table.elems / row;
+            // The id may be any int32: bounded only by what the index does with it.
+            Scope<Interval> any_id;
+            any_id.push("gather$id", Interval(Int(32).min(), Int(32).max()));
+            const Interval in = bounds_of_expr_in_scope(ids_as_variable(scaled), any_id);
+            const auto lo = in.has_lower_bound() ? as_const_int(simplify(in.min)) : nullptr;
+            const auto hi = in.has_upper_bound() ? as_const_int(simplify(in.max)) : nullptr;
+            if (!lo || !hi || *lo < 0 || (*hi + 1) * (*k / row) > rows)
+                refuse("the rows it reaches are not bounded by the table's ", rows,
+                       "; clamp the position (clamp(ids(t), 0, ", rows - 1, "))");
+        }
+        const DeviceLayout row_major = default_layout(int(ids.shape.size()));
+        if (ids.layout.stick_dim != 0 || (!ids.layout.order.empty() && ids.layout.order != row_major.order))
+            refuse("'", ids.func, "' has a device layout of its own; give the ids the default (row-major) layout");
+        id_buffers.insert(r.id->name);
+    }
+
+    // Each id buffer whole into LX, once, before the kernel's work.
+    std::map<std::string, std::string> staged;
+    std::vector<std::pair<std::string, int64_t>> order;
+    for (const std::string &name : id_buffers) {
+        const BufferInfo &ids = plan.buffer(name);
+        const int64_t image = device_geometry(ids.layout, ids.shape, ids.type, plan.machine.stick_bytes).total_bytes;
+        if (image > kGatherIdsLxBudget)
+            throw_error("kernel ", plan.kernel_name, ": the ids '", ids.func, "' take ", image,
+                        " bytes; a gather keeps them whole in LX, at most ", kGatherIdsLxBudget,
+                        " bytes (split the pipeline over fewer positions)");
+        BufferInfo b;
+        b.name = name + ".lxids";
+        b.func = ids.func;
+        b.type = ids.type;
+        b.place = Place::LX;
+        b.elems = image / dtype_bytes(ids.type);
+        b.staging = true;
+        plan.buffers[b.name] = b;
+        staged[name] = b.name;
+        order.push_back({name, b.elems});
+    }
+    Stmt body = RedirectIds(staged).mutate(s);
+    std::vector<Stmt> loads;
+    for (const auto &[name, elems] : order) {
+        DmaCall d;
+        d.dram = name;
+        d.lx = staged[name];
+        d.dram_offset = Expr(0);
+        d.lx_offset = Expr(0);
+        d.run = elems;
+        loads.push_back(make_dma(d));
+    }
+    loads.push_back(body);
+    body = Block::make(loads);
+    for (const auto &[name, elems] : order)
+        body = Allocate::make(staged[name], Int(32), MemoryType::VTCM, {Expr(elems)}, const_true(), body);
+    return body;
+}
+
+}  // namespace spyre

@@ -1,0 +1,20 @@
+// Gathers: a read of a device buffer at rows given by the elements of another (an embedding lookup,
+// `table(x, clamp(ids(t), 0, V - 1))`). The ids are copied whole into LX at the kernel's start, on
+// every core, and read from there: instruction selection loads each id into a register (LDLX) and
+// the table's row comes by a DMA at the offset it gives (infer_dma stages it like any row, its
+// offset an expression of the id). Refused by name: ids that are not int32 or not scalar, a gather
+// along the stick dimension (single elements, not rows), rows without a bound (no clamp), ids read
+// through other ids, a table in LX, and ids too large for their LX budget.
+#pragma once
+
+#include "Halide.h"
+#include "kernel_plan.h"
+
+namespace spyre {
+
+// LX bytes the whole ids of one gathered buffer may take on each core.
+constexpr int64_t kGatherIdsLxBudget = 64 * 1024;
+
+Halide::Internal::Stmt lower_gathers(const Halide::Internal::Stmt &s, KernelPlan &plan);
+
+}  // namespace spyre

@@ -1,0 +1,131 @@
+// Embedding lookup as the docs write it: rows of a table gathered by an int32 id tensor, the id
+// bounded by a clamp, `out(x, t) = table(x, clamp(ids(t), 0, V - 1))`. Each token's row is fetched by
+// a DMA whose device offset is the id read from LX (LDLX), on one core and with the tokens split
+// over the cores; the result matches Halide's CPU realisation exactly, also for ids outside the
+// table (the clamp) and token counts that are not whole sticks. What has no such form is refused
+// by name.
+#include <gtest/gtest.h>
+
+#include "compiler_test_util.h"
+#include "device/error.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+struct GatherCase {
+    std::string type;  // the table's: "f16" or "f32"
+    int hidden, vocab, tokens, cores;
+};
+void PrintTo(const GatherCase &c, std::ostream *os) {
+    *os << c.type << " " << c.hidden << "x" << c.vocab << " table, " << c.tokens << " ids, " << c.cores << " cores";
+}
+std::string gather_case_name(const ::testing::TestParamInfo<GatherCase> &i) {
+    const GatherCase &c = i.param;
+    return c.type + "_h" + std::to_string(c.hidden) + "_v" + std::to_string(c.vocab) + "_t" + std::to_string(c.tokens) +
+           "_c" + std::to_string(c.cores);
+}
+
+Algorithm embedding(Type type, int vocab) {
+    return [=] {
+        Kernel k;
+        ImageParam table(type, 2, "table"), ids(Int(32), 1, "ids");
+        Var x("x"), t("t");
+        Func out("out");
+        out(x, t) = table(x, clamp(ids(t), 0, vocab - 1));
+        k.inputs = {table, ids};
+        k.output = out;
+        k.vars = {{"x", x}, {"t", t}};
+        return k;
+    };
+}
+
+Schedule embedding_sched(int cores) {
+    return [=](Kernel &k) {
+        if (cores > 1) spyre::schedule(k.output).ring_split(k.vars.at("t"), cores);
+    };
+}
+
+// Ids in [-3, vocab + 3): most inside the table, a few past either end (the clamp's).
+Halide::Runtime::Buffer<> ids_for(int tokens, int vocab) {
+    Halide::Runtime::Buffer<int32_t> ids(tokens);
+    uint32_t s = 777;
+    for (int t = 0; t < tokens; t++) {
+        s = s * 1664525u + 1013904223u;
+        ids(t) = int32_t((s >> 8) % uint32_t(vocab + 6)) - 3;
+    }
+    return Halide::Runtime::Buffer<>(ids);
+}
+
+Halide::Runtime::Buffer<> table_for(const std::string &type, int hidden, int vocab) {
+    Halide::Runtime::Buffer<> table(type == "f16" ? Float(16) : Float(32), hidden, vocab);
+    for (int v = 0; v < vocab; v++)
+        for (int x = 0; x < hidden; x++) {
+            const float value = float((v * 131 + x * 7) % 509) / 64.0f - 4.0f;
+            if (type == "f16") table.as<float16_t>()(x, v) = float16_t(value);
+            else table.as<float>()(x, v) = value;
+        }
+    return table;
+}
+
+class Gather : public ::testing::TestWithParam<GatherCase> {};
+
+TEST_P(Gather, MatchesCpuExactly) {
+    const GatherCase &c = GetParam();
+    DiffResult r = run_differential_on(embedding(c.type == "f16" ? Float(16) : Float(32), c.vocab), embedding_sched(c.cores),
+                                       {table_for(c.type, c.hidden, c.vocab), ids_for(c.tokens, c.vocab)},
+                                       {c.hidden, c.tokens});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    bool reads_an_id = false;
+    for (const Instr &in : r.program.code) reads_an_id |= in.op == Opcode::LDLX;
+    EXPECT_TRUE(reads_an_id) << "each row's offset comes from an id read from LX";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Gather,
+                         ::testing::Values(GatherCase{"f16", 64, 100, 7, 1}, GatherCase{"f16", 256, 1000, 33, 1},
+                                           GatherCase{"f32", 64, 50, 40, 4}, GatherCase{"f16", 4096, 512, 64, 32},
+                                           GatherCase{"f16", 100, 77, 9, 3}),
+                         gather_case_name);
+
+// (An unclamped id is refused before lowering: ProveBounds.GatherThroughAnUnclampedIndexIsRefused.)
+
+// What lower_gathers refuses, through the public API: ids of another type, and ids read through ids.
+TEST(GatherErrors, IdsThatAreNotInt32AreRefusedByName) {
+    ImageParam table(Float(16), 2, "table"), ids(UInt(8), 1, "ids");
+    Var x("x"), t("t");
+    Func out("out");
+    out(x, t) = table(x, clamp(cast<int32_t>(ids(t)), 0, 9));
+    const std::string e = error_of([&] { compile_for_spyre(out, {table, ids}, kernel_options({{64, 10}, {8}}, {64, 8})); });
+    EXPECT_NE(e.find("reading 'table' at a position given by 'ids'"), std::string::npos) << e;
+    EXPECT_NE(e.find("int32"), std::string::npos) << e;
+}
+
+TEST(GatherErrors, IdsReadThroughOtherIdsAreRefusedByName) {
+    ImageParam table(Float(16), 2, "table"), ids(Int(32), 1, "ids"), perm(Int(32), 1, "perm");
+    Var x("x"), t("t");
+    Func out("out");
+    out(x, t) = table(x, clamp(ids(clamp(perm(t), 0, 7)), 0, 9));
+    const std::string e = error_of([&] { compile_for_spyre(out, {table, ids, perm}, kernel_options({{64, 10}, {8}, {8}}, {64, 8})); });
+    EXPECT_NE(e.find("itself read from memory"), std::string::npos) << e;
+}
+
+// A gather along the stick dimension moves single elements, not rows: refused by name.
+TEST(GatherErrors, AGatherAlongTheStickDimensionIsRefused) {
+    auto alg = [] {
+        Kernel k;
+        ImageParam table(Float(16), 2, "table"), ids(Int(32), 1, "ids");
+        Var x("x"), t("t");
+        Func out("out");
+        out(t, x) = table(clamp(ids(t), 0, 63), x);
+        k.inputs = {table, ids};
+        k.output = out;
+        return k;
+    };
+    const std::string e = error_of([&] { run_differential_on(alg, [](Kernel &) {}, {table_for("f16", 64, 10), ids_for(64, 64)}, {64, 10}); });
+    EXPECT_NE(e.find("reading 'table' at a position given by 'ids'"), std::string::npos) << e;
+    EXPECT_NE(e.find("stick dimension"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace spyre::testing
