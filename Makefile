@@ -48,7 +48,7 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# The whole suite but the rest of two sweeps whose representative cases it runs (label `sweep`).
+# The whole suite but the rest of the parameter sweeps whose representative cases it runs (label `sweep`).
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE sweep
 
