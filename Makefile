@@ -52,8 +52,8 @@ build: configure
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE sweep
 
-# The rest of those sweeps (more odd shapes of every catalogue app x schedule, more mirror-boundary
-# shapes); CI runs it after `make test`.
+# The rest of those sweeps (more odd shapes of every catalogue app x schedule, flash attention,
+# mirror-boundary, conv1d, RoPE and shifted-read shapes); CI runs it after `make test`.
 sweep: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L sweep
 
