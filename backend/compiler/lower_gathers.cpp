@@ -45,7 +45,8 @@ Expr ids_as_variable(const Expr &e) {
     return sub.mutate(e);
 }
 
-// The loads of device buffers that appear in the index of another load or store.
+// The loads of buffers (in device memory, or ids a schedule put in LX) that appear in the index of
+// another load or store.
 class FindIndexReads : public IRVisitor {
 public:
     explicit FindIndexReads(const KernelPlan &p) : plan_(p) {}
@@ -65,7 +66,7 @@ private:
         where_ = saved;
     }
     void visit(const Load *op) override {
-        if (!where_.outer.empty() && plan_.has(op->name) && plan_.buffer(op->name).in_device_memory()) {
+        if (!where_.outer.empty() && plan_.has(op->name)) {
             IndexRead r = where_;
             r.id = op;
             reads.push_back(r);
@@ -166,9 +167,10 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
                        "; clamp the position (clamp(ids(t), 0, ", rows - 1, "))");
         }
         const DeviceLayout row_major = default_layout(int(ids.shape.size()));
-        if (ids.layout.stick_dim != 0 || (!ids.layout.order.empty() && ids.layout.order != row_major.order))
+        if (ids.in_device_memory() &&
+            (ids.layout.stick_dim != 0 || (!ids.layout.order.empty() && ids.layout.order != row_major.order)))
             refuse("'", ids.func, "' has a device layout of its own; give the ids the default (row-major) layout");
-        id_buffers.insert(r.id->name);
+        if (ids.in_device_memory()) id_buffers.insert(r.id->name);  // in LX already: read in place
     }
 
     // Each id buffer whole into LX, once, before the kernel's work.
