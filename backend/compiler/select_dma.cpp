@@ -45,6 +45,14 @@ Lx Selector::dma_lx(const DmaCall &d, std::vector<Reg> &regs) {
 }
 
 void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
+    class ReadsMemory : public IRVisitor {
+    public:
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const Load *) override { found = true; }
+    } gather;
+    d.dram_offset.accept(&gather);
+    if (gather.found) st_.gathered.insert(d.dram);
     Scope<Interval> scope;
     for (auto &kv : st_.extents) scope.push(kv.first, Interval(Expr(0), Expr(int32_t(kv.second - 1))));
     int64_t extra = (d.run * eb + sb_ - 1) / sb_ * sb_;
@@ -100,6 +108,14 @@ void Selector::check_spans() const {
         int64_t span = kv.second.second - kv.second.first;
         if (span > plan_.machine.max_span_bytes) {
             const BufferInfo &b = plan_.buffer(kv.first.second);
+            if (st_.gathered.count(kv.first.second)) {
+                const int64_t lanes = plan_.lanes(b.type);
+                const int64_t row_bytes = b.shape.empty() ? 0 : (b.shape[0] + lanes - 1) / lanes * lanes * dtype_bytes(b.type);
+                throw_error("Func ", b.func, ": a gather may read any row of '", b.func, "', whose ", span,
+                            " bytes are more than one core may address (", plan_.machine.max_span_bytes,
+                            " bytes, max_span_bytes); split the table into parts of at most ",
+                            row_bytes > 0 ? plan_.machine.max_span_bytes / row_bytes : 0, " rows and gather from each");
+            }
             throw_error("Func ", b.func, ": core ", kv.first.first, " addresses ", span, " bytes of buffer '",
                         b.name, "', more than the per-core span limit of ", plan_.machine.max_span_bytes,
                         " bytes; ring_split the work over more cores");

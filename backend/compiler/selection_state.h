@@ -61,6 +61,8 @@ struct SelectionState {
     std::map<std::string, int64_t> extents;  // each loop's extent (its largest, for a dynamic one)
     // The device-memory bytes each core reaches in each buffer, by (core, buffer) (check_spans).
     std::map<std::pair<int, std::string>, std::pair<int64_t, int64_t>> spans;
+    // Of those buffers, the ones a gather reads (a DMA offset read from LX): any row, on every core.
+    std::set<std::string> gathered;
     // A matmul accumulator's zero fill right before the matmul nest that writes all of it: held
     // back so that the MATMUL overwrites instead of accumulating (one vector pass over the tile
     // saved). Emitted as it is if anything else comes first.

@@ -115,6 +115,17 @@ TEST(GatherErrors, IdsStagedInLxAreCheckedToo) {
     EXPECT_EQ(e.find("internal"), std::string::npos) << e;
 }
 
+// Llama-3.1-8B's 128256 x 4096 fp16 embedding is 1 GiB, past the 256 MiB one core may address
+// (max_span_bytes); any core's gather may read any row, so the message says how to split the table.
+TEST(GatherErrors, ATableWiderThanACoresSpanSaysHowToSplitIt) {
+    Kernel k = embedding(Float(16), 128256)();
+    embedding_sched(32)(k);
+    const std::string e =
+        error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{4096, 128256}, {2048}}, {4096, 2048})); });
+    EXPECT_NE(e.find("a gather may read any row of 'table'"), std::string::npos) << e;
+    EXPECT_NE(e.find("split the table into parts of at most 32768 rows"), std::string::npos) << e;
+}
+
 // (An unclamped id is refused before lowering: ProveBounds.GatherThroughAnUnclampedIndexIsRefused.)
 
 // What lower_gathers refuses, through the public API: ids of another type, and ids read through ids.
