@@ -371,7 +371,7 @@ void rows_family(const PipelineInfo &info, const SpaceShapes &shapes, const Mach
         std::map<std::string, Stage> st;
         for (const InputInfo &in : info.inputs) {
             const bool big = in.dims >= int(o.args.size());
-            if (variant == 3) st[in.name] = Stage::None;
+            if (variant == 3 || in.in_gather) st[in.name] = Stage::None;
             else if (big) st[in.name] = Stage::Tile;
             else st[in.name] = variant == 0 ? Stage::Core : variant == 1 ? Stage::Tile : Stage::None;
         }
@@ -435,7 +435,8 @@ void columns_family(const PipelineInfo &info, const SpaceShapes &shapes, const M
     const StageInfo &o = info.output();
     if (o.args.size() != 1) return;
     bool streams = false;
-    for (const StageInfo &s : info.stages) streams |= !s.folded && s.streams_x;
+    // An inline sum() along the sticks (out(x) = sum(in(x, r))) streams too: its folded stage's.
+    for (const StageInfo &s : info.stages) streams |= s.streams_x;
     if (!streams) return;
     const int64_t cols = shapes.output[0];
     const int lanes = int(m.stick_bytes / o.type.bytes());

@@ -220,6 +220,22 @@ PipelineInfo analyse_pipeline(const Func &output, const std::vector<ImageParam> 
             for (const Call *c : calls[name].all)
                 if (input_of_func.count(c->name) && !c->args.empty() && expr_uses_var(c->args[0], s.args.back()))
                     for (InputInfo &in : info.inputs) in.sticks_along_rows |= in.func == c->name;
+        // Gathers: a call whose args read a Func or an input (its table), and what they read (its ids).
+        for (const Call *c : calls[name].all) {
+            struct Reads : IRVisitor {
+                std::set<std::string> names;
+                using IRVisitor::visit;
+                void visit(const Call *op) override {
+                    if (op->call_type == Call::Halide || op->call_type == Call::Image) names.insert(op->name);
+                    IRVisitor::visit(op);
+                }
+            } positions;
+            for (const Expr &a : c->args) a.accept(&positions);
+            if (positions.names.empty()) continue;
+            for (InputInfo &in : info.inputs)
+                in.in_gather |= in.func == c->name || in.name == c->name || positions.names.count(in.func) ||
+                                positions.names.count(in.name);
+        }
         for (const auto &callee : calls[name].calls) {
             if (callee.first == name) continue;
             s.reads.push_back(callee.first);

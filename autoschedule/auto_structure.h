@@ -56,6 +56,10 @@ struct InputInfo {
     // A consumer reads it with its own rows (its last arg) on the input's stick dimension (conv1d's
     // per-channel taps w(c, j) in out(t, c)): a tile of a few rows holds part-sticks of it.
     bool sticks_along_rows = false;
+    // A gather: read at positions that are values of a Func or input (table(x, clamp(ids(t), ...))),
+    // or those values themselves (ids). Either stays in device memory: the back end copies the ids
+    // whole into LX and fetches the table's rows by their DMA (lower_gathers.h).
+    bool in_gather = false;
 };
 
 struct PipelineInfo {

@@ -1,10 +1,12 @@
 #include "lower_gathers.h"
 
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "affine.h"
 #include "device/error.h"
 #include "device/layout.h"
 #include "spyre_intrinsics.h"
@@ -81,20 +83,39 @@ private:
     }
 };
 
-// The additive terms of e (through Add and Sub; a subtracted term is negated).
-void terms_of(const Expr &e, std::vector<Expr> &out) {
-    if (const Add *a = e.as<Add>()) {
-        terms_of(a->a, out);
-        terms_of(a->b, out);
-    } else if (const Sub *s = e.as<Sub>()) {
-        terms_of(s->a, out);
-        std::vector<Expr> neg;
-        terms_of(s->b, neg);
-        for (const Expr &t : neg) out.push_back(simplify(-t));
-    } else {
-        out.push_back(e);
+// The parts of an index that read memory (a clamped id), each replaced by a variable gather$atom<i>
+// so that the index is affine in them: what multiplies each is its row stride, however Halide
+// distributed the products (((clamp(id) * 4) + xo) * 64 for a table of 256-wide rows in tiles).
+class Atoms : public IRMutator {
+public:
+    std::vector<Expr> atoms;
+
+private:
+    using IRMutator::visit;
+    Expr atom(const Expr &e) {
+        if (!reads_memory(e)) return e;
+        atoms.push_back(e);
+        return Variable::make(Int(32), "gather$atom" + std::to_string(atoms.size() - 1));
     }
-}
+    Expr visit(const Add *op) override { return Add::make(mutate(op->a), mutate(op->b)); }
+    Expr visit(const Sub *op) override { return Sub::make(mutate(op->a), mutate(op->b)); }
+    Expr visit(const Mul *op) override {
+        if (is_const(op->b)) return Mul::make(mutate(op->a), op->b);
+        if (is_const(op->a)) return Mul::make(op->a, mutate(op->b));
+        return atom(Expr(op));
+    }
+    Expr visit(const Cast *op) override {
+        if (op->type.is_int() && op->value.type().is_int()) return Cast::make(op->type, mutate(op->value));
+        return atom(Expr(op));
+    }
+    Expr visit(const Load *op) override { return atom(Expr(op)); }
+    Expr visit(const Min *op) override { return atom(Expr(op)); }
+    Expr visit(const Max *op) override { return atom(Expr(op)); }
+    Expr visit(const Select *op) override { return atom(Expr(op)); }
+    Expr visit(const Div *op) override { return atom(Expr(op)); }
+    Expr visit(const Mod *op) override { return atom(Expr(op)); }
+    Expr visit(const Call *op) override { return atom(Expr(op)); }
+};
 
 class RedirectIds : public IRMutator {
 public:
@@ -143,15 +164,14 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
         const int64_t row = (table.shape[0] + lanes - 1) / lanes * lanes;
         const Ramp *ramp = r.outer_index.as<Ramp>();
         if (ramp && reads_memory(ramp->stride)) refuse("the vector's stride depends on the ids");
-        std::vector<Expr> terms;
-        terms_of(ramp ? ramp->base : r.outer_index, terms);
-        for (const Expr &t : terms) {
-            if (!reads_memory(t)) continue;
-            const Mul *m = t.as<Mul>();
-            const Expr scaled = m ? (reads_memory(m->a) ? m->a : m->b) : t;
-            const Expr scale = m ? (reads_memory(m->a) ? m->b : m->a) : Expr(1);
-            const auto k = as_const_int(scale);
-            if (!m || !k || reads_memory(scale) || *k % row != 0 || *k == 0)
+        Atoms atoms;
+        const Expr base = atoms.mutate(ramp ? ramp->base : r.outer_index);
+        std::set<std::string> atom_vars;
+        for (size_t i = 0; i < atoms.atoms.size(); i++) atom_vars.insert("gather$atom" + std::to_string(i));
+        const std::optional<Affine> form = affine_in(base, atom_vars);
+        for (size_t i = 0; i < atoms.atoms.size(); i++) {
+            const int64_t k = form ? form->of("gather$atom" + std::to_string(i)) : 0;
+            if (k == 0 || k % row != 0)
                 refuse("the ids give a position in the stick dimension (dimension 0) of '", func,
                        "'; a gather fetches whole rows: index a dimension other than the first by the ids");
             // The rows it reaches: the clamp's bounds, inside the table.
@@ -159,10 +179,10 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
             // The id may be any int32: bounded only by what the index does with it.
             Scope<Interval> any_id;
             any_id.push("gather$id", Interval(Int(32).min(), Int(32).max()));
-            const Interval in = bounds_of_expr_in_scope(ids_as_variable(scaled), any_id);
+            const Interval in = bounds_of_expr_in_scope(ids_as_variable(atoms.atoms[i]), any_id);
             const auto lo = in.has_lower_bound() ? as_const_int(simplify(in.min)) : nullptr;
             const auto hi = in.has_upper_bound() ? as_const_int(simplify(in.max)) : nullptr;
-            if (!lo || !hi || *lo < 0 || (*hi + 1) * (*k / row) > rows)
+            if (!lo || !hi || *lo < 0 || (*hi + 1) * (std::abs(k) / row) > rows)
                 refuse("the rows it reaches are not bounded by the table's ", rows,
                        "; clamp the position (clamp(ids(t), 0, ", rows - 1, "))");
         }
