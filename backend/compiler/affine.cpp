@@ -52,6 +52,17 @@ std::optional<Affine> combine(std::optional<Affine> a, std::optional<Affine> b, 
 
 }  // namespace
 
+bool reads_memory(const Expr &e) {
+    class Find : public IRVisitor {
+    public:
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const Load *) override { found = true; }
+    } f;
+    e.accept(&f);
+    return f.found;
+}
+
 std::optional<Affine> affine_in(const Expr &e, const std::set<std::string> &vars) {
     if (!mentions(e, vars)) return Affine{{}, e};
     if (const Variable *v = e.as<Variable>()) {

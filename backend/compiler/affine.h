@@ -30,6 +30,9 @@ std::optional<Affine> affine_in(const Halide::Expr &e, const std::set<std::strin
 // True if `e` mentions any of `vars`.
 bool mentions(const Halide::Expr &e, const std::set<std::string> &vars);
 
+// True if `e` reads a buffer (an index that is data, as a gather's).
+bool reads_memory(const Halide::Expr &e);
+
 // True when `e` is a multiple of `k` for every value of its variables. Terms that are not affine
 // (a core index divided or taken modulo) count as unknown integers scaled by their coefficient.
 bool provably_multiple(const Halide::Expr &e, int64_t k);

@@ -26,17 +26,6 @@ struct IndexRead {
     bool outer_store = false;
 };
 
-bool reads_memory(const Expr &e) {
-    class Find : public IRVisitor {
-    public:
-        bool found = false;
-        using IRVisitor::visit;
-        void visit(const Load *) override { found = true; }
-    } f;
-    e.accept(&f);
-    return f.found;
-}
-
 // e with every load replaced by the variable gather$id.
 Expr ids_as_variable(const Expr &e) {
     class Sub : public IRMutator {
@@ -163,7 +152,6 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
         const int64_t lanes = plan.lanes(table.type);
         const int64_t row = (table.shape[0] + lanes - 1) / lanes * lanes;
         const Ramp *ramp = r.outer_index.as<Ramp>();
-        if (ramp && reads_memory(ramp->stride)) refuse("the vector's stride depends on the ids");
         Atoms atoms;
         const Expr base = atoms.mutate(ramp ? ramp->base : r.outer_index);
         std::set<std::string> atom_vars;
@@ -171,7 +159,7 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
         const std::optional<Affine> form = affine_in(base, atom_vars);
         for (size_t i = 0; i < atoms.atoms.size(); i++) {
             const int64_t k = form ? form->of("gather$atom" + std::to_string(i)) : 0;
-            if (k == 0 || k % row != 0)
+            if (k == 0 || k % row != 0 || (ramp && reads_memory(ramp->stride)))
                 refuse("the ids give a position in the stick dimension (dimension 0) of '", func,
                        "'; a gather fetches whole rows: index a dimension other than the first by the ids");
             // The rows it reaches: the clamp's bounds, inside the table.
@@ -182,9 +170,10 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
             const Interval in = bounds_of_expr_in_scope(ids_as_variable(atoms.atoms[i]), any_id);
             const auto lo = in.has_lower_bound() ? as_const_int(simplify(in.min)) : nullptr;
             const auto hi = in.has_upper_bound() ? as_const_int(simplify(in.max)) : nullptr;
+            // prove_bounds refused an unbounded read before lowering; this guards the DMA offsets.
             if (!lo || !hi || *lo < 0 || (*hi + 1) * (std::abs(k) / row) > rows)
-                refuse("the rows it reaches are not bounded by the table's ", rows,
-                       "; clamp the position (clamp(ids(t), 0, ", rows - 1, "))");
+                throw_internal("kernel ", plan.kernel_name, ": internal: the rows of '", func, "' read at positions given by '",
+                               ids.func, "' are not bounded by its ", rows, " rows after prove_bounds");
         }
         const DeviceLayout row_major = default_layout(int(ids.shape.size()));
         if (ids.in_device_memory() &&

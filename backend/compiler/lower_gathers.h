@@ -3,9 +3,10 @@
 // every core, and read from there: instruction selection loads each id into a register (LDLX) and
 // the table's row comes by a DMA at the offset it gives (infer_dma stages it like any row, its
 // offset an expression of the id); ids a schedule put in LX are checked the same and read in place.
-// Refused by name: ids that are not int32 or not scalar, a gather
-// along the stick dimension (single elements, not rows), rows without a bound (no clamp), ids read
-// through other ids, a table in LX, and ids too large for their LX budget.
+// Refused by name: ids that are not int32 or not scalar, a gather along the stick dimension (single
+// elements, not rows), a scatter, ids read through other ids, a table in LX or of one dimension, ids
+// in a layout of their own, and ids too large for their LX budget. (Rows without a bound, no
+// clamp, were refused by prove_bounds before lowering.)
 #pragma once
 
 #include "Halide.h"

@@ -45,14 +45,7 @@ Lx Selector::dma_lx(const DmaCall &d, std::vector<Reg> &regs) {
 }
 
 void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
-    class ReadsMemory : public IRVisitor {
-    public:
-        bool found = false;
-        using IRVisitor::visit;
-        void visit(const Load *) override { found = true; }
-    } gather;
-    d.dram_offset.accept(&gather);
-    if (gather.found) st_.gathered.insert(d.dram);
+    if (reads_memory(d.dram_offset)) st_.gathered.insert(d.dram);
     Scope<Interval> scope;
     for (auto &kv : st_.extents) scope.push(kv.first, Interval(Expr(0), Expr(int32_t(kv.second - 1))));
     int64_t extra = (d.run * eb + sb_ - 1) / sb_ * sb_;

@@ -8,6 +8,7 @@
 
 #include "compiler_test_util.h"
 #include "device/error.h"
+#include "ktir/ktir_export.h"
 
 namespace spyre::testing {
 namespace {
@@ -124,6 +125,63 @@ TEST(GatherErrors, ATableWiderThanACoresSpanSaysHowToSplitIt) {
         error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{4096, 128256}, {2048}}, {4096, 2048})); });
     EXPECT_NE(e.find("a gather may read any row of 'table'"), std::string::npos) << e;
     EXPECT_NE(e.find("split the table into parts of at most 32768 rows"), std::string::npos) << e;
+}
+
+// A 1-D table has only its stick dimension: single elements, not rows.
+TEST(GatherErrors, AOneDimensionalTableIsRefusedByName) {
+    ImageParam table(Float(16), 1, "table"), ids(Int(32), 1, "ids");
+    Var t("t");
+    Func out("out");
+    out(t) = table(clamp(ids(t), 0, 63));
+    const std::string e = error_of([&] { compile_for_spyre(out, {table, ids}, kernel_options({{64}, {64}}, {64})); });
+    EXPECT_NE(e.find("'table' has one dimension, its stick dimension"), std::string::npos) << e;
+}
+
+// Writing at positions given by ids (an update over an RDom) has no form.
+TEST(GatherErrors, AScatterIsRefusedByName) {
+    ImageParam src(Float(16), 2, "src"), ids(Int(32), 1, "ids");
+    Var x("x"), t("t");
+    RDom r(0, 8, "r");
+    Func out("out");
+    out(x, t) = cast<float16_t>(0.0f);
+    out(x, clamp(ids(r), 0, 15)) = src(x, r);
+    const std::string e = error_of([&] { compile_for_spyre(out, {src, ids}, kernel_options({{64, 8}, {8}}, {64, 16})); });
+    EXPECT_NE(e.find("a scatter"), std::string::npos) << e;
+}
+
+// A table staged in LX by the schedule: a gather fetches its rows from device memory.
+TEST(GatherErrors, ATableStagedInLxIsRefusedByName) {
+    Kernel k = embedding(Float(16), 10)();
+    stage_all_in_lx(k.inputs[0], k.output, k.vars.at("t"));
+    const std::string e = error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{64, 10}, {8}}, {64, 8})); });
+    EXPECT_NE(e.find("is in LX; a gather reads rows of an input or of a Func stored in device memory"), std::string::npos) << e;
+}
+
+// Ids in a device layout of their own are not copied as they are laid out.
+TEST(GatherErrors, IdsInALayoutOfTheirOwnAreRefusedByName) {
+    ImageParam table(Float(16), 2, "table"), ids(Int(32), 3, "ids");
+    Var x("x"), t("t"), b("b"), c("c");
+    Func out("out");
+    out(x, t, b, c) = table(x, clamp(ids(t, b, c), 0, 9));
+    CompileOptions o = kernel_options({{64, 10}, {32, 2, 2}}, {64, 32, 2, 2});
+    o.inputs[1].layout.order = {1, 2, 0};  // b outermost, then c (the default is c, b)
+    const std::string e = error_of([&] { compile_for_spyre(out, {table, ids}, o); });
+    EXPECT_NE(e.find("'ids' has a device layout of its own"), std::string::npos) << e;
+}
+
+// The ids are kept whole in LX: more than 64 KiB of them is refused with the budget.
+TEST(GatherErrors, IdsOverTheirLxBudgetAreRefusedByName) {
+    Kernel k = embedding(Float(16), 10)();
+    const std::string e = error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{64, 10}, {16416}}, {64, 16416})); });
+    EXPECT_NE(e.find("the ids 'ids' take 65664 bytes; a gather keeps them whole in LX, at most 65536"), std::string::npos) << e;
+}
+
+// LDLX has no KTIR form: the exporter names it rather than dropping it.
+TEST(GatherErrors, TheKtirExporterNamesLdlx) {
+    Kernel k = embedding(Float(16), 10)();
+    const DeviceProgram p = compile_for_spyre(k.output, k.inputs, kernel_options({{64, 10}, {8}}, {64, 8}));
+    const std::string e = error_of([&] { ktir::export_ktir(p); });
+    EXPECT_NE(e.find("(LDLX): no KTIR form"), std::string::npos) << e;
 }
 
 // (An unclamped id is refused before lowering: ProveBounds.GatherThroughAnUnclampedIndexIsRefused.)
