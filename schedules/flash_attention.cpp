@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "device/error.h"
 #include "directives.h"
@@ -12,20 +13,37 @@ namespace spyre {
 using namespace Halide;
 
 FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_tile, int k_tile, bool causal) {
-    if (dim <= 0 || seq <= 0 || heads <= 0 || q_tile <= 0 || k_tile <= 0)
-        throw_error("flash_attention: dim, seq, heads, q_tile and k_tile must be positive (got ", dim, ", ", seq, ", ",
-                    heads, ", ", q_tile, ", ", k_tile, ")");
-    for (auto [what, tile] : {std::pair<const char *, int>{"q_tile", q_tile}, {"k_tile", k_tile}})
-        if (seq % tile)
-            throw_error("flash_attention: seq ", seq, " is not a whole number of ", what, "s of ", tile,
+    return make_flash_attention(AttentionShape{dim, seq, heads, seq, heads, q_tile, k_tile, causal});
+}
+
+FlashAttentionKernel make_flash_attention(const AttentionShape &shape) {
+    const int dim = shape.dim, seq = shape.seq, heads = shape.heads, q_tile = shape.q_tile, k_tile = shape.k_tile;
+    const int kv_seq = shape.kv_seq ? shape.kv_seq : seq, kv_heads = shape.kv_heads ? shape.kv_heads : heads;
+    const bool causal = shape.causal;
+    if (dim <= 0 || seq <= 0 || heads <= 0 || q_tile <= 0 || k_tile <= 0 || kv_seq <= 0 || kv_heads <= 0)
+        throw_error("flash_attention: dim, seq, heads, kv_seq, kv_heads, q_tile and k_tile must be positive (got ", dim,
+                    ", ", seq, ", ", heads, ", ", kv_seq, ", ", kv_heads, ", ", q_tile, ", ", k_tile, ")");
+    if (heads % kv_heads)
+        throw_error("flash_attention: ", heads, " query heads do not share ", kv_heads,
+                    " KV heads evenly; heads must be a multiple of kv_heads");
+    if (seq > kv_seq)
+        throw_error("flash_attention: ", seq, " queries against ", kv_seq,
+                    " keys; the queries are the last positions of the keys, so seq may not exceed kv_seq");
+    for (auto [what, tile, of, n] : {std::tuple<const char *, int, const char *, int>{"q_tile", q_tile, "seq", seq},
+                                     {"k_tile", k_tile, "kv_seq", kv_seq}})
+        if (n % tile)
+            throw_error("flash_attention: ", of, " ", n, " is not a whole number of ", what, "s of ", tile,
                         " positions; pick a ", what, " that divides it");
-    // Each query tile then lies inside one key tile, so every key tile it sees holds a key at or
-    // before each of its rows: no row's tile maximum is over masked scores alone.
+    const int offset = kv_seq - seq;  // the first query's position
+    // Each query tile then lies inside one key tile (the queries start at kv_seq - seq, whole key
+    // tiles less whole query tiles), so every key tile it sees holds a key at or before each of its
+    // rows: no row's tile maximum is over masked scores alone.
     if (causal && k_tile % q_tile)
         throw_error("flash_attention: causal attention needs k_tile (", k_tile, ") a multiple of q_tile (", q_tile,
                     "), so that no query row sees a key tile of masked scores only");
     FlashAttentionKernel a;
     a.dim = dim, a.seq = seq, a.heads = heads, a.q_tile = q_tile, a.k_tile = k_tile;
+    a.kv_seq = kv_seq, a.kv_heads = kv_heads;
     a.q = ImageParam(Float(16), 3, "q");
     a.k = ImageParam(Float(16), 3, "k");
     a.v = ImageParam(Float(16), 3, "v");
@@ -33,8 +51,10 @@ FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_til
     a.h = Var("h");
     a.rd = RDom(0, dim, "rd");
     a.rt = RDom(0, k_tile, "rt");
-    a.rj = RDom(0, seq / k_tile, "rj");
+    a.rj = RDom(0, kv_seq / k_tile, "rj");
     Var d = a.d, t = a.t, qi = a.qi, j = a.j, i = a.i, sq = a.sq, h = a.h;
+    // The KV head of query head h (GQA); h itself for plain multi-head attention.
+    const Expr kvh = heads == kv_heads ? Expr(h) : h / (heads / kv_heads);
     const int Tq = q_tile, Tk = k_tile;
     const float scale = 1.0f / std::sqrt(float(dim));
     a.scores = Func("fa_scores");
@@ -48,7 +68,7 @@ FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_til
     // K by key tiles with the keys along the sticks: a tile is the PE array's B operand as it is,
     // restickified once per head (kv_resident) instead of at every pair of tiles.
     a.kt = Func("fa_kt");
-    a.kt(t, d, j, h) = a.k(d, j * Tk + t, h);
+    a.kt(t, d, j, h) = a.k(d, j * Tk + t, kvh);
     a.scores(t, qi, j, i, h) += cast<float>(a.qs(a.rd, i * Tq + qi, h)) * cast<float>(a.kt(t, a.rd, j, h));
     // What one key tile gives, from its scores: the tile maximum, the fp16 probabilities, their
     // row sums (of the fp16 values that P V multiplies, so the normaliser matches them and the
@@ -64,7 +84,7 @@ FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_til
         f.probs(t, qi, j, i, h) = cast<float16_t>(f.exps(t, qi, j, i, h));
         f.tile_sum(qi, j, i, h) = sum(cast<float>(f.probs(a.rt, qi, j, i, h)));
         f.pv(d, qi, j, i, h) = 0.0f;
-        f.pv(d, qi, j, i, h) += cast<float>(f.probs(a.rt, qi, j, i, h)) * cast<float>(a.v(d, j * Tk + a.rt, h));
+        f.pv(d, qi, j, i, h) += cast<float>(f.probs(a.rt, qi, j, i, h)) * cast<float>(a.v(d, j * Tk + a.rt, kvh));
     };
     FlashTileFuncs whole;
     tile_funcs(a.scores, "", whole);
@@ -91,12 +111,12 @@ FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_til
         // are folded in whole (rj's predicate, which Halide makes the loop's bound; none after it
         // is visited), then the one tile that holds the query tile (k_tile is a multiple of
         // q_tile), whose later keys score the lowest float and weigh 0.
-        a.rj.where(a.rj * Tk + (Tk - 1) <= i * Tq);
+        a.rj.where(a.rj * Tk + (Tk - 1) <= offset + i * Tq);
         fold(whole, a.rj);
         a.rdiag = RDom(0, 1, "rdiag");
-        Expr jd = (i * Tq) / Tk + a.rdiag;
+        Expr jd = (offset + i * Tq) / Tk + a.rdiag;
         a.masked = Func("fa_masked");
-        a.masked(t, qi, j, i, h) = select(j * Tk + t <= i * Tq + qi, a.scores(t, qi, j, i, h), Float(32).min());
+        a.masked(t, qi, j, i, h) = select(j * Tk + t <= offset + i * Tq + qi, a.scores(t, qi, j, i, h), Float(32).min());
         tile_funcs(a.masked, "_diag", a.diag);
         fold(a.diag, jd);
     }
@@ -132,6 +152,10 @@ void schedule_flash_attention(FlashAttentionKernel &a, const std::string &name, 
     if (chunked && !a.masked.defined())
         throw_error("flash_attention: schedule kv_chunked needs the causal mask (mask=causal): without it every "
                     "query tile reads every key tile, so there is nothing to load a key tile at a time");
+    if (chunked && a.kv_seq != a.seq)
+        throw_error("flash_attention: schedule kv_chunked loads a key tile per segment of query tiles, which needs "
+                    "a prefill (seq == kv_seq); a decode step of ", a.seq, " queries against ", a.kv_seq,
+                    " keys takes kv_stream or kv_resident");
     Var io("io"), ii("ii"), jo("jo"), ioi("ioi");
     // Heads over the cores, query tiles in order on each; the state of a query tile lives in LX
     // while its key tiles are folded in. kv_chunked takes the query tiles in segments, one per key

@@ -17,7 +17,7 @@
 //   "kv_resident" each core copies its head's K and V into LX once and reads them there, K by key
 //                 tiles with the keys along the sticks (restickified once per head) when a key
 //                 tile is whole sticks.
-//   "kv_chunked"  (causal only) kv_resident's K and V, loaded a key tile at a time: the query tiles
+//   "kv_chunked"  (causal prefill only) kv_resident's K and V, loaded a key tile at a time: the query tiles
 //                 go in segments, one per key tile, and each segment loads its key tile (Halide's
 //                 sliding window over K and V stored per head) while the previous one computes.
 //                 The first query tiles start once their key tile has arrived, not the head's.
@@ -51,6 +51,19 @@ struct FlashAttentionKernel {
     Halide::Var d, t, qi, j, i, sq, h;  // head dim, key in tile, query in tile, key tile, query tile, position, head
     Halide::RDom rd, rt, rj;             // over dim, over a key tile, over the key tiles
     int dim = 128, seq = 2048, heads = 32, q_tile = 64, k_tile = 512;
+    int kv_seq = 2048, kv_heads = 32;    // keys and values: {dim, kv_seq, kv_heads}
+};
+
+// Grouped-query attention (GQA, as in Llama 3): `heads` query heads share `kv_heads` heads of K
+// and V, query head h reading K and V head h / (heads / kv_heads); and queries that are the last
+// `seq` of `kv_seq` positions (a decode step: its new tokens against a KV cache holding them and
+// every earlier position; seq == kv_seq is a prefill). q and out are {dim, seq, heads}, k and v
+// {dim, kv_seq, kv_heads}. Causal, query s sits at position kv_seq - seq + s.
+struct AttentionShape {
+    int dim = 128, seq = 2048, heads = 32;
+    int kv_seq = 0, kv_heads = 0;  // 0: seq, heads (plain multi-head attention)
+    int q_tile = 64, k_tile = 256;
+    bool causal = false;
 };
 
 // The tiles the catalogue and the generator take by default: the largest that divide seq, up to 64
@@ -70,6 +83,9 @@ FlashTiles flash_attention_tiles(int seq, bool causal = false);
 // Throws spyre::Error naming the parameter when seq is not a whole number of tiles, a size is not
 // positive, or (causal) k_tile is not a multiple of q_tile.
 FlashAttentionKernel make_flash_attention(int dim, int seq, int heads, int q_tile, int k_tile, bool causal = false);
+// The same for GQA and decode steps (AttentionShape). Also throws when heads is not a multiple of
+// kv_heads, seq exceeds kv_seq or kv_seq is not whole key tiles.
+FlashAttentionKernel make_flash_attention(const AttentionShape &shape);
 const std::vector<std::string> &flash_attention_schedules();
 void schedule_flash_attention(FlashAttentionKernel &k, const std::string &name, int cores, const MachineDesc &machine = {});
 

@@ -138,6 +138,85 @@ INSTANTIATE_TEST_SUITE_P(Sweep, FlashAttention,
                                            FlashAttentionCase{"auto", 64, 128, 2, 32, 64, 2, true}),
                          flash_case_name);
 
+// Grouped-query attention (Llama 3's: query heads share KV heads) and decode steps (a few new
+// queries against a cache of every earlier position), with the layouts a decoder gives them: q and
+// out as the projections write them, {dim, seq, heads} stored head by head within a position (one
+// {heads * dim, seq} matrix), and K and V as the KV cache holds them, {dim, kv_seq, kv_heads}
+// stored the same way, so that a step appends its positions at the end.
+struct GqaCase {
+    std::string schedule;
+    int dim, seq, heads, kv_seq, kv_heads, q_tile, k_tile, cores;
+    bool causal;
+};
+
+class GqaAttention : public ::testing::TestWithParam<GqaCase> {};
+
+TEST_P(GqaAttention, MatchesCpuInTheDecoderLayouts) {
+    const GqaCase c = GetParam();
+    const AttentionShape shape{c.dim, c.seq, c.heads, c.kv_seq, c.kv_heads, c.q_tile, c.k_tile, c.causal};
+    std::shared_ptr<FlashAttentionKernel> spyre_instance;
+    std::vector<Runtime::Buffer<>> inputs = {
+        random_buffer(Float(16), {c.dim, c.seq, c.heads}, -1, 1, 1),
+        random_buffer(Float(16), {c.dim, c.kv_seq, c.kv_heads}, -1, 1, 2),
+        random_buffer(Float(16), {c.dim, c.kv_seq, c.kv_heads}, -1, 1, 3)};
+    const DeviceLayout heads_inside{0, {1, 2, 0}};  // position outermost, then head, then d's sticks
+    DiffResult r = run_differential_with_options(
+        [&] {
+            auto a = std::make_shared<FlashAttentionKernel>(make_flash_attention(shape));
+            spyre_instance = a;
+            Kernel k;
+            k.inputs = {a->q, a->k, a->v};
+            k.output = a->out;
+            k.funcs = {{"scores", a->scores}, {"tile_max", a->tile_max}, {"exps", a->exps}, {"tile_sum", a->tile_sum},
+                       {"probs", a->probs}, {"pv", a->pv}, {"state", a->state}};
+            if (c.causal)
+                for (auto [n, f] : {std::pair{"diag_tile_max", a->diag.tile_max}, {"diag_exps", a->diag.exps},
+                                    {"diag_probs", a->diag.probs}, {"diag_tile_sum", a->diag.tile_sum},
+                                    {"diag_pv", a->diag.pv}})
+                    k.funcs[n] = f;
+            return k;
+        },
+        [&](Kernel &, const CompileOptions &given) {
+            schedule_flash_attention(*spyre_instance, c.schedule, c.cores);
+            CompileOptions o = given;
+            for (TensorSpec &t : o.inputs) t.layout = heads_inside;
+            o.output.layout = heads_inside;
+            return o;
+        },
+        inputs, {c.dim, c.seq, c.heads});
+    EXPECT_LE(r.cmp.max_abs_error, 2.5e-4) << r.cmp.first_mismatch;
+}
+
+std::string gqa_case_name(const ::testing::TestParamInfo<GqaCase> &info) {
+    const GqaCase &c = info.param;
+    return c.schedule + "_" + std::to_string(c.dim) + "_q" + std::to_string(c.seq) + "x" + std::to_string(c.heads) +
+           "_kv" + std::to_string(c.kv_seq) + "x" + std::to_string(c.kv_heads) + "_tiles" + std::to_string(c.q_tile) +
+           "x" + std::to_string(c.k_tile) + "_cores" + std::to_string(c.cores) + (c.causal ? "_causal" : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GqaAttention,
+                         ::testing::Values(
+                             // Prefill: causal over its own positions, two query heads per KV head.
+                             GqaCase{"kv_resident", 64, 128, 4, 128, 2, 32, 64, 4, true},
+                             // Decode: one new token against 192 cached positions (three key
+                             // tiles, the last holding the query), four heads per KV head.
+                             GqaCase{"kv_resident", 128, 1, 8, 192, 2, 1, 64, 8, true},
+                             // Eight new tokens, streamed K and V, an odd cache length.
+                             GqaCase{"kv_stream", 64, 8, 4, 72, 1, 8, 72, 2, true}),
+                         gqa_case_name);
+
+TEST(FlashAttentionErrors, GqaShapesThatCannotWorkAreRefusedByName) {
+    auto msg = [](AttentionShape s) { return error_of([&] { make_flash_attention(s); }); };
+    EXPECT_NE(msg({64, 8, 6, 64, 4, 8, 64, true}).find("6 query heads do not share 4 KV heads evenly"),
+              std::string::npos);
+    EXPECT_NE(msg({64, 128, 4, 64, 2, 32, 64, true}).find("128 queries against 64 keys"), std::string::npos);
+    EXPECT_NE(msg({64, 8, 4, 100, 2, 8, 64, true}).find("kv_seq 100 is not a whole number of k_tiles of 64"),
+              std::string::npos);
+    FlashAttentionKernel a = make_flash_attention(AttentionShape{64, 32, 2, 64, 2, 32, 64, true});
+    EXPECT_NE(error_of([&] { schedule_flash_attention(a, "kv_chunked", 2); }).find("needs a prefill (seq == kv_seq)"),
+              std::string::npos);
+}
+
 TEST(FlashAttentionErrors, SequenceNotWholeTilesNamesTheTile) {
     try {
         make_flash_attention(64, 200, 1, 64, 100);

@@ -1,0 +1,83 @@
+#include "llama_config.h"
+
+#include <cmath>
+
+#include "device/error.h"
+
+namespace spyre::llama {
+
+int64_t LlamaConfig::layer_weight_bytes() const {
+    const int64_t h = hidden;
+    const int64_t attention = h * q_width() * 2 + h * kv_width() * 2;  // wq and wo, wk and wv
+    const int64_t mlp = 3 * h * intermediate;
+    return 2 * (attention + mlp + 2 * h);  // + the two norms' gains
+}
+
+int64_t LlamaConfig::head_weight_bytes() const { return 2 * (int64_t(hidden) * vocab + hidden); }
+
+LlamaConfig llama31_8b() {
+    LlamaConfig c;
+    c.name = "8b";
+    return c;
+}
+
+LlamaConfig llama_tiny() {
+    LlamaConfig c;
+    c.name = "tiny";
+    c.hidden = 256, c.heads = 4, c.kv_heads = 2, c.head_dim = 64, c.intermediate = 704, c.vocab = 1024, c.layers = 2;
+    return c;
+}
+
+LlamaConfig llama_config(const std::string &name) {
+    if (name == "8b") return llama31_8b();
+    if (name == "tiny") return llama_tiny();
+    throw_error("llama: unknown configuration '", name, "'; known: 8b, tiny");
+}
+
+int vocab_parts(const LlamaConfig &c, const MachineDesc &m) {
+    const int lanes = int(m.stick_bytes / 2);
+    for (int p = 1; p <= c.vocab; p++) {
+        if (c.vocab % p || (c.vocab / p) % lanes) continue;
+        if (int64_t(c.vocab / p) * c.hidden * 2 <= m.max_span_bytes) return p;
+    }
+    throw_error("llama: a vocabulary of ", c.vocab, " splits into no parts of whole sticks of ", lanes,
+                " whose ", c.hidden, "-wide rows fit one core's span of ", m.max_span_bytes, " bytes");
+}
+
+std::vector<double> rope_inverse_frequencies(const LlamaConfig &c) {
+    const double pi = std::acos(-1.0);
+    const double low_wavelen = c.rope_original_context / double(c.rope_low_freq_factor);
+    const double high_wavelen = c.rope_original_context / double(c.rope_high_freq_factor);
+    std::vector<double> inv(c.head_dim / 2);
+    for (size_t i = 0; i < inv.size(); i++) {
+        const double f = std::pow(double(c.rope_theta), -2.0 * double(i) / c.head_dim);
+        const double wavelen = 2 * pi / f;
+        if (wavelen > low_wavelen) {
+            inv[i] = f / c.rope_factor;  // long wavelengths: stretched to the longer context
+        } else if (wavelen < high_wavelen) {
+            inv[i] = f;  // short ones: as trained
+        } else {
+            const double smooth = (c.rope_original_context / wavelen - c.rope_low_freq_factor) /
+                                  (c.rope_high_freq_factor - c.rope_low_freq_factor);
+            inv[i] = (1 - smooth) * f / c.rope_factor + smooth * f;
+        }
+    }
+    return inv;
+}
+
+RopeTables rope_tables(const LlamaConfig &c, const std::vector<int> &positions) {
+    const std::vector<double> inv = rope_inverse_frequencies(c);
+    const int d = c.head_dim, half = d / 2;
+    RopeTables t;
+    t.cos.resize(size_t(d) * positions.size());
+    t.sin.resize(t.cos.size());
+    for (size_t p = 0; p < positions.size(); p++)
+        for (int i = 0; i < d; i++) {
+            const double angle = positions[p] * inv[i % half];
+            t.cos[p * d + i] = float(std::cos(angle));
+            t.sin[p * d + i] = float(std::sin(angle));
+        }
+    return t;
+}
+
+}  // namespace spyre::llama

@@ -1,0 +1,63 @@
+// The shape of a Llama decoder model (Llama-3.1-8B, or a reduced one with the same structure for
+// checking numerics) and the rotary position tables it takes, with Llama 3.1's frequency scaling.
+// Host-side facts only: no Halide, no device.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "device/machine_desc.h"
+
+namespace spyre::llama {
+
+struct LlamaConfig {
+    std::string name;
+    int hidden = 4096;         // model width
+    int heads = 32;            // query heads
+    int kv_heads = 8;          // key and value heads (grouped-query attention)
+    int head_dim = 128;
+    int intermediate = 14336;  // the SwiGLU MLP's width
+    int vocab = 128256;
+    int layers = 32;
+    float norm_eps = 1e-5f;
+    // Rotary embedding: base and Llama 3.1's scaling of the low frequencies (rope_scaling in the
+    // model's config.json: factor 8, low_freq_factor 1, high_freq_factor 4, original context 8192).
+    float rope_theta = 500000.0f;
+    float rope_factor = 8.0f, rope_low_freq_factor = 1.0f, rope_high_freq_factor = 4.0f;
+    int rope_original_context = 8192;
+
+    int q_width() const { return heads * head_dim; }
+    int kv_width() const { return kv_heads * head_dim; }
+    // Bytes of one layer's weights (fp16), and of the head's (final norm and lm_head).
+    int64_t layer_weight_bytes() const;
+    int64_t head_weight_bytes() const;
+};
+
+// Llama-3.1-8B (Meta's published configuration).
+LlamaConfig llama31_8b();
+// The same structure at hidden 256, 4 query and 2 KV heads of 64, intermediate 704, vocabulary
+// 1024, 2 layers: small enough to run with numerics on the simulator.
+LlamaConfig llama_tiny();
+// "8b" or "tiny"; spyre::Error naming the known ones otherwise.
+LlamaConfig llama_config(const std::string &name);
+
+// The rotary inverse frequencies, head_dim / 2 of them: theta^(-2i / head_dim), with Llama 3.1's
+// scaling (wavelengths above original_context / low_freq_factor divided by `factor`, those below
+// original_context / high_freq_factor kept, and a smooth blend between).
+std::vector<double> rope_inverse_frequencies(const LlamaConfig &c);
+
+// The vocabulary in parts whose embedding rows and lm_head columns one core can address (the
+// machine's max_span_bytes): the fewest parts of whole sticks that divide it. 1 for a small model;
+// 4 parts of 32064 for Llama-3.1-8B's 128256 (a part's 4096-wide fp16 rows take 262.7 MB of 268.4).
+int vocab_parts(const LlamaConfig &c, const MachineDesc &m);
+
+// cos and sin tables for the rotate-half RoPE kernel (schedules/rope.h), {head_dim, positions.size()}
+// in Halide order, as fp32 values (the caller rounds them to fp16): row t holds position
+// positions[t]'s angles, each frequency twice (element i and i + head_dim / 2).
+struct RopeTables {
+    std::vector<float> cos, sin;
+};
+RopeTables rope_tables(const LlamaConfig &c, const std::vector<int> &positions);
+
+}  // namespace spyre::llama

@@ -1,0 +1,312 @@
+#include "llama_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "device/error.h"
+#include "device/half.h"
+#include "device/layout.h"
+#include "llama_stages.h"
+
+namespace spyre::llama {
+
+namespace {
+
+// Bytes of a row of `cols` fp16 elements, padded to whole sticks.
+int64_t row_bytes(int cols, const MachineDesc &m) {
+    const int64_t lanes = m.stick_bytes / 2;
+    return (cols + lanes - 1) / lanes * m.stick_bytes;
+}
+
+std::string layer_tensor(int l, const std::string &what) { return "L" + std::to_string(l) + "." + what; }
+
+}  // namespace
+
+// The CPU backend's kernels, built once per key (Halide JIT-compiles each once).
+struct LlamaModel::Kernels {
+    std::map<std::string, StageKernel> cpu;
+};
+
+LlamaModel::LlamaModel(const LlamaConfig &config, const ModelOptions &options)
+    : config_(config), options_(options), mem_(options.timing_only, options.machine),
+      positions_(size_t(std::max(options.batch, 1)), 0), kernels_(std::make_unique<Kernels>()) {
+    if (options.batch < 1) throw_error("llama: batch ", options.batch, " (at least one sequence)");
+    if (options.max_context < 1) throw_error("llama: max_context ", options.max_context);
+    if (options.layers < 0 || options.layers > config.layers)
+        throw_error("llama: layers ", options.layers, " of a model of ", config.layers);
+    if (options.cpu && options.timing_only) throw_error("llama: the CPU backend has no timing-only mode");
+    const MachineDesc &m = options.machine;
+    const LlamaConfig &c = config_;
+    auto matrix = [&](const std::string &name, int cols, int rows) {
+        mem_.allocate(name, row_bytes(cols, m) * rows);
+    };
+    // The embedding table, in parts a core can address (max_span_bytes) if it is larger.
+    matrix("embed", c.hidden, c.vocab);
+    for (int l = 0; l < c.layers; l++) {
+        matrix(layer_tensor(l, "attn_norm"), c.hidden, 1);
+        matrix(layer_tensor(l, "wq"), c.q_width(), c.hidden);
+        matrix(layer_tensor(l, "wk"), c.kv_width(), c.hidden);
+        matrix(layer_tensor(l, "wv"), c.kv_width(), c.hidden);
+        matrix(layer_tensor(l, "wo"), c.hidden, c.q_width());
+        matrix(layer_tensor(l, "ffn_norm"), c.hidden, 1);
+        matrix(layer_tensor(l, "w1"), c.intermediate, c.hidden);
+        matrix(layer_tensor(l, "w3"), c.intermediate, c.hidden);
+        matrix(layer_tensor(l, "w2"), c.hidden, c.intermediate);
+        for (int b = 0; b < options.batch; b++) {
+            matrix(layer_tensor(l, "kc" + std::to_string(b)), c.kv_width(), options.max_context);
+            matrix(layer_tensor(l, "vc" + std::to_string(b)), c.kv_width(), options.max_context);
+        }
+    }
+    matrix("final_norm", c.hidden, 1);
+    matrix("lm_head", c.vocab, c.hidden);
+    init_weights();
+}
+
+LlamaModel::~LlamaModel() = default;
+
+void LlamaModel::write_f16(const std::string &tensor, const std::vector<float> &values, int cols) {
+    // Rows of `cols` values, each padded to whole sticks (the padding stays zero).
+    const int64_t rb = row_bytes(cols, options_.machine), n_rows = int64_t(values.size()) / cols;
+    if (n_rows * rb != mem_.size(tensor))
+        throw_error("llama: ", n_rows, " rows of ", cols, " values for tensor ", tensor, " of ", mem_.size(tensor),
+                    " bytes");
+    std::vector<uint8_t> image(size_t(mem_.size(tensor)), 0);
+    for (size_t i = 0; i < values.size(); i++) {
+        const uint16_t h = float_to_half(values[i]);
+        std::memcpy(image.data() + int64_t(i / size_t(cols)) * rb + 2 * int64_t(i % size_t(cols)), &h, 2);
+    }
+    mem_.write(mem_.whole(tensor), image);
+}
+
+void LlamaModel::init_weights() {
+    if (options_.timing_only) return;
+    const LlamaConfig &c = config_;
+    uint32_t state = options_.seed * 2654435761u + 12345u;
+    auto uniform = [&](size_t n, float scale, float centre) {
+        std::vector<float> v(n);
+        for (float &x : v) {
+            state = state * 1664525u + 1013904223u;
+            x = centre + scale * (float((state >> 8) & 0xFFFFFF) / float(1 << 23) - 1.0f);
+        }
+        return v;
+    };
+    // Projections scaled by 1/sqrt(inner) so that activations keep their size through the layers;
+    // the embedding and lm_head wide enough that the logits separate (distinct greedy tokens).
+    auto proj = [&](int cols, int inner) { return uniform(size_t(cols) * inner, 1.0f / std::sqrt(float(inner)), 0); };
+    write_f16("embed", uniform(size_t(c.hidden) * c.vocab, 1.0f, 0), c.hidden);
+    for (int l = 0; l < c.layers; l++) {
+        write_f16(layer_tensor(l, "attn_norm"), uniform(size_t(c.hidden), 0.2f, 1.0f), c.hidden);
+        write_f16(layer_tensor(l, "wq"), proj(c.q_width(), c.hidden), c.q_width());
+        write_f16(layer_tensor(l, "wk"), proj(c.kv_width(), c.hidden), c.kv_width());
+        write_f16(layer_tensor(l, "wv"), proj(c.kv_width(), c.hidden), c.kv_width());
+        write_f16(layer_tensor(l, "wo"), proj(c.hidden, c.q_width()), c.hidden);
+        write_f16(layer_tensor(l, "ffn_norm"), uniform(size_t(c.hidden), 0.2f, 1.0f), c.hidden);
+        write_f16(layer_tensor(l, "w1"), proj(c.intermediate, c.hidden), c.intermediate);
+        write_f16(layer_tensor(l, "w3"), proj(c.intermediate, c.hidden), c.intermediate);
+        write_f16(layer_tensor(l, "w2"), proj(c.hidden, c.intermediate), c.hidden);
+    }
+    write_f16("final_norm", uniform(size_t(c.hidden), 0.2f, 1.0f), c.hidden);
+    // lm_head in the vocabulary's parts, one {vocab / parts, hidden} matrix after another.
+    write_f16("lm_head", proj(c.vocab, c.hidden), c.vocab / vocab_parts(c, options_.machine));
+}
+
+std::vector<float> LlamaModel::weights(const std::string &name) const {
+    const std::vector<uint8_t> image = mem_.read(mem_.whole(name));
+    std::vector<float> v(image.size() / 2);
+    for (size_t i = 0; i < v.size(); i++) v[i] = half_to_float(uint16_t(image[2 * i] | image[2 * i + 1] << 8));
+    return v;
+}
+
+void LlamaModel::launch(StepResult &r, const std::string &key, int layer,
+                        const std::function<StageKernel(Backend)> &build, const std::vector<TensorView> &args) {
+    try {
+        launch_kernel(r, key, layer, build, args);
+    } catch (const spyre::Error &e) {
+        throw_error("llama: kernel ", key, layer >= 0 ? " of layer " + std::to_string(layer) : std::string(), ": ",
+                    e.what());
+    }
+}
+
+void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
+                               const std::function<StageKernel(Backend)> &build, const std::vector<TensorView> &args) {
+    if (options_.cpu) {
+        auto it = kernels_->cpu.find(key);
+        if (it == kernels_->cpu.end()) it = kernels_->cpu.emplace(key, build(Backend::Cpu)).first;
+        realize_on_cpu(it->second, mem_, args);
+        r.runs.push_back({it->second.name, layer, {}});
+        return;
+    }
+    auto it = programs_.find(key);
+    if (it == programs_.end()) {
+        StageKernel k = build(Backend::Spyre);
+        CompileOptions o = k.options;
+        o.kernel_name = k.name;
+        o.machine = options_.machine;
+        it = programs_.emplace(key, compile_for_spyre(k.output, k.inputs, o)).first;
+    }
+    SimResult s = mem_.run(it->second, args);
+    r.runs.push_back({it->second.kernel_name, layer, s.stats});
+    r.us += s.stats.us;
+}
+
+void LlamaModel::set_context(int positions) {
+    if (!options_.timing_only)
+        throw_error("llama: set_context stands in for a prefill only in timing-only mode; run prefill() instead");
+    if (positions < 0 || positions >= options_.max_context)
+        throw_error("llama: context ", positions, " outside the cache of ", options_.max_context, " positions");
+    for (int &p : positions_) p = positions;
+}
+
+StepResult LlamaModel::prefill(const std::vector<int> &prompt) {
+    if (options_.batch != 1)
+        throw_error("llama: prefill takes one sequence; this model decodes ", options_.batch, " together");
+    return step(prompt, int(prompt.size()));
+}
+
+StepResult LlamaModel::decode(const std::vector<int> &tokens) {
+    if (int(tokens.size()) != options_.batch)
+        throw_error("llama: decode takes one token per sequence (", options_.batch, "), got ", tokens.size());
+    return step(tokens, 1);
+}
+
+std::vector<float> LlamaModel::logits(int b) const {
+    if (b < 0 || b >= last_rows_) throw_error("llama: no logits for sequence ", b);
+    const int64_t rb = row_bytes(config_.vocab, options_.machine);
+    const std::vector<uint8_t> row = mem_.read(mem_.window("logits", b * rb, rb));
+    std::vector<float> v(size_t(config_.vocab));
+    for (size_t i = 0; i < v.size(); i++) v[i] = half_to_float(uint16_t(row[2 * i] | row[2 * i + 1] << 8));
+    return v;
+}
+
+StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
+    const LlamaConfig &c = config_;
+    const MachineDesc &m = options_.machine;
+    const int T = int(ids.size()), B = T / n;
+    if (T < 1) throw_error("llama: a step of no tokens");
+    for (int b = 0; b < B; b++)
+        if (positions_[size_t(b)] + n > options_.max_context)
+            throw_error("llama: sequence ", b, " at position ", positions_[size_t(b)], " has no room for ", n,
+                        " more in a cache of ", options_.max_context);
+    StepResult r;
+    const int64_t hrow = row_bytes(c.hidden, m), qrow = row_bytes(c.q_width(), m), kvrow = row_bytes(c.kv_width(), m);
+    const int64_t drow = row_bytes(c.head_dim, m), vrow = row_bytes(c.vocab, m);
+    for (auto [name, bytes] : std::initializer_list<std::pair<const char *, int64_t>>{
+             {"x", hrow}, {"xn", hrow}, {"h", hrow}, {"hn", hrow}, {"q", qrow}, {"qr", qrow}, {"attn", qrow},
+             {"k", kvrow}, {"kr", kvrow}, {"v", kvrow}, {"cos", drow}, {"sin", drow}})
+        mem_.ensure(name, bytes * T);
+    mem_.ensure("ids", (T + 31) / 32 * m.stick_bytes);
+    auto rows = [&](const std::string &t, int64_t row, int first, int count) {
+        return mem_.window(t, first * row, count * row);
+    };
+    auto all = [&](const std::string &t, int64_t row) { return rows(t, row, 0, T); };
+
+    // Host inputs: the ids and the rotary tables of each token's position.
+    std::vector<int> pos;
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < n; i++) pos.push_back(positions_[size_t(b)] + i);
+    if (!options_.timing_only) {
+        const RopeTables tables = rope_tables(c, pos);
+        auto table = [&](const std::string &name, const std::vector<float> &v) {
+            std::vector<uint8_t> img(size_t(drow * T), 0);
+            for (int t = 0; t < T; t++)
+                for (int i = 0; i < c.head_dim; i++) {
+                    const uint16_t h = float_to_half(v[size_t(t) * c.head_dim + i]);
+                    std::memcpy(img.data() + t * drow + 2 * i, &h, 2);
+                }
+            mem_.write(all(name, drow), img);
+        };
+        table("cos", tables.cos);
+        table("sin", tables.sin);
+    }
+    const std::string ts = "/" + std::to_string(T);
+    // The embedding: each run of consecutive tokens whose ids lie in one part of the vocabulary
+    // (vocab_parts) gathers from that part, with its ids rebased into it.
+    const int parts = vocab_parts(c, m), part_rows = c.vocab / parts;
+    for (int t0 = 0; t0 < T;) {
+        const int part = std::clamp(ids[size_t(t0)], 0, c.vocab - 1) / part_rows;
+        int t1 = t0 + 1;
+        while (t1 < T && std::clamp(ids[size_t(t1)], 0, c.vocab - 1) / part_rows == part) t1++;
+        const int count = t1 - t0;
+        const int64_t id_bytes = (count + 31) / 32 * m.stick_bytes;
+        if (!options_.timing_only) {
+            std::vector<uint8_t> img(size_t(id_bytes), 0);
+            for (int t = t0; t < t1; t++) {
+                const int id = ids[size_t(t)] - part * part_rows;
+                std::memcpy(img.data() + 4 * (t - t0), &id, 4);
+            }
+            mem_.write(mem_.window("ids", 0, id_bytes), img);
+        }
+        launch(r, "embedding/" + std::to_string(count), -1,
+               [&](Backend be) { return embedding_stage(c, count, part_rows, be); },
+               {mem_.window("embed", part * part_rows * hrow, part_rows * hrow), mem_.window("ids", 0, id_bytes),
+                rows("x", hrow, t0, count)});
+        t0 = t1;
+    }
+    const int layers = options_.layers ? options_.layers : c.layers;
+    for (int l = 0; l < layers; l++) {
+        auto w = [&](const std::string &what) { return mem_.whole(layer_tensor(l, what)); };
+        auto proj = [&](const std::string &name, int inner, int cols, bool residual) {
+            return [=](Backend be) { return projection_stage(name, T, inner, cols, residual, be); };
+        };
+        launch(r, "attn_norm" + ts, l, [&](Backend be) { return rmsnorm_stage("attn_norm", c, T, be); },
+               {all("x", hrow), w("attn_norm"), all("xn", hrow)});
+        launch(r, "q_proj" + ts, l, proj("q_proj", c.hidden, c.q_width(), false),
+               {all("xn", hrow), w("wq"), all("q", qrow)});
+        launch(r, "k_proj" + ts, l, proj("k_proj", c.hidden, c.kv_width(), false),
+               {all("xn", hrow), w("wk"), all("k", kvrow)});
+        // One sequence: V and the rotated K go straight to their place in the cache.
+        const int p0 = positions_[0];
+        auto cache = [&](const std::string &what, int b, int first, int count) {
+            return rows(layer_tensor(l, what + std::to_string(b)), kvrow, first, count);
+        };
+        launch(r, "v_proj" + ts, l, proj("v_proj", c.hidden, c.kv_width(), false),
+               {all("xn", hrow), w("wv"), B == 1 ? cache("vc", 0, p0, T) : all("v", kvrow)});
+        launch(r, "rope_q" + ts, l, [&](Backend be) { return rope_stage("rope_q", c, c.q_width(), T, be); },
+               {all("q", qrow), all("cos", drow), all("sin", drow), all("qr", qrow)});
+        launch(r, "rope_k" + ts, l, [&](Backend be) { return rope_stage("rope_k", c, c.kv_width(), T, be); },
+               {all("k", kvrow), all("cos", drow), all("sin", drow), B == 1 ? cache("kc", 0, p0, T) : all("kr", kvrow)});
+        if (B > 1)
+            for (int b = 0; b < B; b++)
+                for (auto [from, to] : {std::pair{"kr", "kc"}, {"v", "vc"}})
+                    launch(r, std::string("kv_append") + "/1", l,
+                           [&](Backend be) { return copy_stage("kv_append", c.kv_width(), 1, be); },
+                           {rows(from, kvrow, b, 1), cache(to, b, positions_[size_t(b)], 1)});
+        for (int b = 0; b < B; b++) {
+            const int context = positions_[size_t(b)] + n;
+            launch(r, "attention/" + std::to_string(n) + "/" + std::to_string(context), l,
+                   [&](Backend be) { return attention_stage(c, n, context, be); },
+                   {rows("qr", qrow, b * n, n), cache("kc", b, 0, context), cache("vc", b, 0, context),
+                    rows("attn", qrow, b * n, n)});
+        }
+        launch(r, "o_proj" + ts, l, proj("o_proj", c.q_width(), c.hidden, true),
+               {all("attn", qrow), w("wo"), all("x", hrow), all("h", hrow)});
+        launch(r, "ffn_norm" + ts, l, [&](Backend be) { return rmsnorm_stage("ffn_norm", c, T, be); },
+               {all("h", hrow), w("ffn_norm"), all("hn", hrow)});
+        launch(r, "mlp" + ts, l, [&](Backend be) { return mlp_stage(c, T, be); },
+               {all("hn", hrow), w("w1"), w("w3"), w("w2"), all("h", hrow), all("x", hrow)});
+    }
+    // The head, on each sequence's last token: one row per sequence.
+    const int H = B;
+    mem_.ensure("xf", hrow * H);
+    mem_.ensure("logits", vrow * H);
+    mem_.ensure("next", (H + 31) / 32 * m.stick_bytes);
+    const TensorView last = B == 1 ? rows("x", hrow, T - 1, 1) : all("x", hrow);
+    const std::string hs = "/" + std::to_string(H);
+    launch(r, "final_norm" + hs, -1, [&](Backend be) { return rmsnorm_stage("final_norm", c, H, be); },
+           {last, mem_.whole("final_norm"), mem_.window("xf", 0, hrow * H)});
+    launch(r, "lm_head" + hs, -1, [&](Backend be) { return lm_head_stage(c, H, parts, be); },
+           {mem_.window("xf", 0, hrow * H), mem_.whole("lm_head"), mem_.window("logits", 0, vrow * H)});
+    launch(r, "argmax" + hs, -1, [&](Backend be) { return argmax_stage(c, H, be); },
+           {mem_.window("logits", 0, vrow * H), mem_.window("next", 0, (H + 31) / 32 * m.stick_bytes)});
+    last_rows_ = H;
+    r.tokens.assign(size_t(H), 0);
+    if (!options_.timing_only) {
+        const std::vector<uint8_t> img = mem_.read(mem_.whole("next"));
+        for (int b = 0; b < H; b++) std::memcpy(&r.tokens[size_t(b)], img.data() + 4 * b, 4);
+    }
+    for (int b = 0; b < B; b++) positions_[size_t(b)] += n;
+    return r;
+}
+
+}  // namespace spyre::llama

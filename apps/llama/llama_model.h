@@ -1,0 +1,95 @@
+// A Llama decoder run on one simulated Spyre device (or, for reference, the same kernels realised
+// by Halide on the CPU): embedding, the decoder layers and the head (final RMSNorm, lm_head,
+// argmax), each a kernel of llama_stages.h launched in order on one DeviceMemory. The layers'
+// weights and the KV caches stay resident there between steps; a prefill fills a sequence's cache
+// and a decode step appends one position to each sequence's cache, in place.
+//
+//   LlamaModel m(llama_tiny(), {});           // random weights (a seed), numerics on
+//   int next = m.prefill(prompt).tokens[0];   // the greedy next token
+//   next = m.decode({next}).tokens[0];
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device_memory.h"
+#include "llama_config.h"
+#include "sim/sim_stats.h"
+
+namespace spyre::llama {
+
+enum class Backend;
+struct StageKernel;
+
+struct ModelOptions {
+    bool cpu = false;           // Halide's CPU realisation of every kernel instead of the simulator
+    bool timing_only = false;   // modelled time only: no weights, no numerics (tokens come back 0)
+    int batch = 1;              // sequences decoded together (a prefill takes one)
+    int max_context = 2048;     // positions each sequence's KV cache holds
+    // Layers run per step; 0: all. The layers are the same kernels on the same shapes, so in
+    // timing-only mode one layer's time is every layer's (see LlamaModel::layer_us).
+    int layers = 0;
+    uint32_t seed = 1;          // the random weights
+    MachineDesc machine;
+};
+
+// One kernel launch of a step.
+struct KernelRun {
+    std::string stage;  // "q_proj", "attention", ...
+    int layer = -1;     // -1: outside the layers (embedding, head)
+    SimStats stats;     // zero for the CPU backend
+};
+
+struct StepResult {
+    std::vector<int> tokens;  // the greedy next token of each sequence (0 in timing-only mode)
+    std::vector<KernelRun> runs;
+    double us = 0;            // modelled time of the step as run (the layers run, not all)
+};
+
+class LlamaModel {
+public:
+    LlamaModel(const LlamaConfig &config, const ModelOptions &options);
+    ~LlamaModel();
+
+    // The prompt of one sequence (batch 1): fills its cache from position 0 (or where it is).
+    StepResult prefill(const std::vector<int> &prompt);
+    // One new token per sequence (options.batch of them), each at its sequence's next position.
+    StepResult decode(const std::vector<int> &tokens);
+    // Timing-only: every sequence's cache holds `positions` earlier positions (as after a prefill).
+    void set_context(int positions);
+
+    // The last step's logits of sequence b's last token (fp16 values as floats); not in timing-only mode.
+    std::vector<float> logits(int b) const;
+    // The weights as the model holds them (fp16 values as floats), by tensor name: "embed",
+    // "L<l>.attn_norm", "L<l>.wq" ({cols, inner} row-major, Halide order), ..., "final_norm", "lm_head".
+    std::vector<float> weights(const std::string &name) const;
+    const LlamaConfig &config() const { return config_; }
+    const ModelOptions &options() const { return options_; }
+    int position(int b) const { return positions_.at(size_t(b)); }
+    int programs_compiled() const { return int(programs_.size()); }
+
+private:
+    struct Kernels;
+    StepResult step(const std::vector<int> &ids, int per_sequence);
+    // Runs the kernel `build` makes (compiled once per key) on `args`, and records it in r.
+    void launch(StepResult &r, const std::string &key, int layer, const std::function<StageKernel(Backend)> &build,
+                const std::vector<TensorView> &args);
+    void launch_kernel(StepResult &r, const std::string &key, int layer, const std::function<StageKernel(Backend)> &build,
+                       const std::vector<TensorView> &args);
+    void init_weights();
+    void write_f16(const std::string &tensor, const std::vector<float> &values, int cols);
+
+    LlamaConfig config_;
+    ModelOptions options_;
+    DeviceMemory mem_;
+    std::vector<int> positions_;
+    std::map<std::string, DeviceProgram> programs_;
+    std::unique_ptr<Kernels> kernels_;
+    int last_rows_ = 0;
+};
+
+}  // namespace spyre::llama

@@ -1,0 +1,60 @@
+// The kernels of a Llama decoder, each a Halide pipeline written once and scheduled either for
+// Spyre (compiled to a device program) or for the CPU (Halide's own realisation, the reference),
+// with the argument shapes and layouts under which consecutive kernels share device memory:
+// activations are {width, tokens} fp16 matrices, the queries, attention output and KV cache are
+// the same bytes seen as {head_dim, tokens, heads} stored head by head within a position.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "compile.h"
+#include "device_memory.h"
+#include "llama_config.h"
+
+namespace spyre::llama {
+
+enum class Backend { Spyre, Cpu };
+
+struct StageKernel {
+    std::string name;  // the kernel's, e.g. "q_proj"
+    Halide::Func output;
+    std::vector<Halide::ImageParam> inputs;
+    CompileOptions options;  // the arguments' shapes and layouts
+};
+
+// RMSNorm of {hidden, rows} with a gain of {hidden} (schedules/norms.h).
+StageKernel rmsnorm_stage(const std::string &name, const LlamaConfig &c, int rows, Backend b);
+// x {inner, rows} times w {cols, inner} -> {cols, rows} (schedules/matmul.h), fp32 accumulation;
+// with `residual`, a third argument {cols, rows} added in fp32 before the one rounding to fp16.
+StageKernel projection_stage(const std::string &name, int rows, int inner, int cols, bool residual, Backend b);
+// Rotate-half RoPE of {width, rows} with cos and sin tables of {head_dim, rows} (schedules/rope.h).
+StageKernel rope_stage(const std::string &name, const LlamaConfig &c, int width, int rows, Backend b);
+// Causal grouped-query attention of `tokens` new queries against the first `context` positions of
+// the KV cache (the new ones last): q {head_dim, tokens, heads}, k and v {head_dim, context,
+// kv_heads}, out {head_dim, tokens, heads} (schedules/flash_attention.h).
+StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backend b);
+// The SwiGLU MLP with the residual added: x {hidden, rows}, w1 and w3 {intermediate, hidden}, w2
+// {hidden, intermediate}, residual {hidden, rows} (schedules/gated_mlp.h).
+StageKernel mlp_stage(const LlamaConfig &c, int rows, Backend b);
+// lm_head over the vocabulary in `parts`: x {hidden, rows} times w {vocab / parts, hidden, parts}
+// (the parts' {vocab / parts, hidden} weight matrices one after the other) -> logits {vocab / parts,
+// rows, parts}, stored as one {vocab, rows} matrix (each row the parts' columns in order).
+StageKernel lm_head_stage(const LlamaConfig &c, int rows, int parts, Backend b);
+// Rows of an embedding table {hidden, table_rows} gathered by int32 ids {rows}, clamped into it.
+StageKernel embedding_stage(const LlamaConfig &c, int rows, int table_rows, Backend b);
+// The index of each row's largest logit (the first, on ties): {vocab, rows} -> int32 {rows}.
+StageKernel argmax_stage(const LlamaConfig &c, int rows, Backend b);
+// A copy of {width, rows} (a decode step's new K or V row into one sequence's cache).
+StageKernel copy_stage(const std::string &name, int width, int rows, Backend b);
+
+// Bytes of an argument's device image.
+int64_t argument_bytes(const TensorSpec &spec, Halide::Type type, const MachineDesc &m);
+
+// Runs a kernel on device memory: Spyre compiles it (compiled programs are kept by the caller) and
+// the simulator runs it; Cpu realises the pipeline with Halide, taking its inputs from the views'
+// device images and writing its output back as one (nothing happens in timing-only mode).
+void realize_on_cpu(StageKernel &k, DeviceMemory &mem, const std::vector<TensorView> &args);
+
+}  // namespace spyre::llama

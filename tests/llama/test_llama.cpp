@@ -1,0 +1,202 @@
+// The llama app (apps/llama): a reduced Llama decoder (llama_tiny: hidden 256, 4 query and 2 KV
+// heads of 64, intermediate 704, vocabulary 1024, 2 layers) prefilled with 64 tokens and decoded
+// greedily, kernel by kernel on one simulated device, against Halide's CPU realisation of the same
+// kernels on the same device memory and against a plain C++ decoder (llama_reference.h). Also the
+// device memory's windows, the driver's refusals, and Llama 3.1's RoPE frequencies.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "device/error.h"
+#include "device_memory.h"
+#include "llama_config.h"
+#include "llama_model.h"
+#include "llama_reference.h"
+
+namespace spyre::llama {
+namespace {
+
+std::string error_of(const std::function<void()> &f) {
+    try {
+        f();
+    } catch (const spyre::Error &e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+std::vector<int> prompt_ids(int n, int vocab) {
+    std::vector<int> ids;
+    for (int i = 0; i < n; i++) ids.push_back(int((uint32_t(i) * 2654435761u >> 7) % uint32_t(vocab)));
+    return ids;
+}
+
+double max_abs_diff(const std::vector<float> &a, const std::vector<float> &b) {
+    double worst = 0;
+    for (size_t i = 0; i < a.size(); i++) worst = std::max(worst, double(std::fabs(a[i] - b[i])));
+    return worst;
+}
+
+// A 64-token prefill then 8 greedy decode steps: the device's logits equal the CPU realisation's
+// (the same kernels: bit for bit on this model; the bound allows one fp16 ULP at the logits' size
+// should an exp round differently), and stay within two fp16 ULPs (4e-3 at the logits' size, about
+// 2) of the plain decoder's (its attention is the one-pass softmax in fp32; measured: 9.8e-4, one
+// ULP); the greedy tokens are the same in all three.
+TEST(LlamaTiny, PrefillAndGreedyDecodeMatchTheCpuAndThePlainDecoder) {
+    const LlamaConfig c = llama_tiny();
+    ModelOptions o;
+    o.max_context = 96;
+    LlamaModel device(c, o);
+    ModelOptions oc = o;
+    oc.cpu = true;
+    LlamaModel cpu(c, oc);
+    ReferenceLlama plain(c, device);
+    const std::vector<int> ids = prompt_ids(64, c.vocab);
+    std::vector<int> next = device.prefill(ids).tokens, cpu_next = cpu.prefill(ids).tokens;
+    std::vector<float> plain_logits = plain.step(ids);
+    double worst_cpu = 0, worst_plain = 0;
+    for (int s = 0; s <= 8; s++) {
+        const std::vector<float> logits = device.logits(0);
+        worst_cpu = std::max(worst_cpu, max_abs_diff(logits, cpu.logits(0)));
+        worst_plain = std::max(worst_plain, max_abs_diff(logits, plain_logits));
+        ASSERT_EQ(next.size(), 1u);
+        EXPECT_EQ(next[0], cpu_next[0]) << "step " << s;
+        EXPECT_EQ(next[0], argmax_of(plain_logits)) << "step " << s;
+        EXPECT_EQ(next[0], argmax_of(logits)) << "the device's argmax is its logits' (step " << s << ")";
+        if (s == 8) break;
+        plain_logits = plain.step({next[0]});
+        next = device.decode(next).tokens;
+        cpu_next = cpu.decode(cpu_next).tokens;
+    }
+    EXPECT_LE(worst_cpu, 2e-3);
+    EXPECT_LE(worst_plain, 4e-3);
+    EXPECT_EQ(device.position(0), 72);
+}
+
+// Two sequences decoded together: each token's K and V rows are appended to its own sequence's
+// cache and each attends to its own cache, as two decoders run alone would.
+TEST(LlamaTiny, ABatchOfTwoDecodesEachSequenceAsAloneWould) {
+    const LlamaConfig c = llama_tiny();
+    ModelOptions o;
+    o.max_context = 8;
+    o.batch = 2;
+    LlamaModel device(c, o);
+    ReferenceLlama first(c, device), second(c, device);
+    std::vector<int> tokens = {5, 900};
+    for (int s = 0; s < 4; s++) {
+        const std::vector<int> next = device.decode(tokens).tokens;
+        const std::vector<float> a = first.step({tokens[0]}), b = second.step({tokens[1]});
+        EXPECT_LE(max_abs_diff(device.logits(0), a), 4e-3) << "step " << s;
+        EXPECT_LE(max_abs_diff(device.logits(1), b), 4e-3) << "step " << s;
+        EXPECT_EQ(next[0], argmax_of(a)) << "step " << s;
+        EXPECT_EQ(next[1], argmax_of(b)) << "step " << s;
+        tokens = next;
+    }
+}
+
+// Timing-only runs hold no weights, compile the same kernels and report every launch.
+TEST(LlamaTiny, TimingOnlyStepsReportEveryKernelOfEveryLayer) {
+    const LlamaConfig c = llama_tiny();
+    ModelOptions o;
+    o.timing_only = true;
+    o.max_context = 128;
+    LlamaModel m(c, o);
+    const StepResult p = m.prefill(std::vector<int>(64, 0));
+    // embedding, 2 x (attn_norm, q, k, v, rope q, rope k, attention, o_proj, ffn_norm, mlp), head 3
+    EXPECT_EQ(p.runs.size(), 1u + 2 * 10 + 3);
+    double sum = 0;
+    for (const KernelRun &k : p.runs) {
+        EXPECT_GT(k.stats.us, 0) << k.stage;
+        sum += k.stats.us;
+    }
+    EXPECT_NEAR(p.us, sum, 1e-9 * sum);
+    m.set_context(100);
+    const StepResult d = m.decode({0});
+    EXPECT_EQ(d.runs.size(), p.runs.size());
+    EXPECT_EQ(m.position(0), 101);
+}
+
+TEST(DeviceMemory, WindowsAreCheckedAndWritesLandInPlace) {
+    DeviceMemory mem(false);
+    mem.allocate("t", 256);
+    mem.write(mem.window("t", 128, 2), {7, 9});
+    const std::vector<uint8_t> all = mem.read(mem.whole("t"));
+    EXPECT_EQ(all[128], 7);
+    EXPECT_EQ(all[129], 9);
+    EXPECT_EQ(all[0], 0);
+    EXPECT_NE(error_of([&] { mem.window("t", 200, 100); }).find("outside tensor 't' of 256 bytes"), std::string::npos);
+    EXPECT_NE(error_of([&] { mem.allocate("t", 8); }).find("'t' is allocated already"), std::string::npos);
+    EXPECT_NE(error_of([&] { mem.whole("u"); }).find("no tensor 'u'"), std::string::npos);
+    mem.ensure("t", 512);
+    EXPECT_EQ(mem.size("t"), 512);
+}
+
+TEST(DeviceMemory, AWindowOfTheWrongSizeForAnArgumentIsRefusedByName) {
+    DeviceProgram p;
+    p.kernel_name = "k";
+    p.buffers = {BufferDecl{"in", BufferKind::Input, DType::F16, {64, 2}, {}},
+                 BufferDecl{"out", BufferKind::Output, DType::F16, {64, 2}, {}}};
+    DeviceMemory mem(true);
+    mem.allocate("a", 1024);
+    const std::string e = error_of([&] { mem.run(p, {mem.window("a", 0, 256), mem.window("a", 256, 128)}); });
+    EXPECT_NE(e.find("kernel k: argument out needs 256 bytes"), std::string::npos) << e;
+    EXPECT_NE(error_of([&] { mem.run(p, {mem.window("a", 0, 256)}); }).find("1 tensors bound to its 2 arguments"),
+              std::string::npos);
+}
+
+TEST(LlamaModelErrors, MisuseIsRefusedByName) {
+    const LlamaConfig c = llama_tiny();
+    ModelOptions o;
+    o.timing_only = true;
+    o.max_context = 16;
+    o.batch = 2;
+    LlamaModel m(c, o);
+    EXPECT_NE(error_of([&] { m.prefill({1, 2}); }).find("prefill takes one sequence"), std::string::npos);
+    EXPECT_NE(error_of([&] { m.decode({1}); }).find("one token per sequence (2), got 1"), std::string::npos);
+    EXPECT_NE(error_of([&] { m.set_context(16); }).find("outside the cache of 16 positions"), std::string::npos);
+    m.set_context(15);
+    m.decode({1, 2});
+    EXPECT_NE(error_of([&] { m.decode({1, 2}); }).find("has no room for 1 more in a cache of 16"), std::string::npos);
+    EXPECT_NE(error_of([] { llama_config("70b"); }).find("known: 8b, tiny"), std::string::npos);
+    ModelOptions f;
+    f.max_context = 8;
+    LlamaModel functional(c, f);
+    EXPECT_NE(error_of([&] { functional.set_context(4); }).find("only in timing-only mode"), std::string::npos);
+    EXPECT_NE(error_of([&] { functional.logits(0); }).find("no logits for sequence 0"), std::string::npos);
+}
+
+// Llama 3.1's scaled frequencies (rope_scaling of its config.json): wavelengths under 2048
+// positions as trained, over 8192 divided by 8, a blend between; for head_dim 128 and theta 500000.
+TEST(LlamaRope, Llama31ScalingKeepsHighFrequenciesAndStretchesLowOnes) {
+    const LlamaConfig c = llama31_8b();
+    const std::vector<double> inv = rope_inverse_frequencies(c);
+    ASSERT_EQ(inv.size(), 64u);
+    const double pi = std::acos(-1.0);
+    for (size_t i = 0; i < inv.size(); i++) {
+        const double f = std::pow(500000.0, -2.0 * double(i) / 128), wavelen = 2 * pi / f;
+        if (wavelen < 2048) {
+            EXPECT_DOUBLE_EQ(inv[i], f) << i;
+        }
+        if (wavelen > 8192) {
+            EXPECT_DOUBLE_EQ(inv[i], f / 8) << i;
+        }
+        if (wavelen >= 2048 && wavelen <= 8192) {
+            EXPECT_LT(inv[i], f) << i;
+            EXPECT_GT(inv[i], f / 8) << i;
+        }
+    }
+    EXPECT_DOUBLE_EQ(inv[0], 1.0);
+    const RopeTables t = rope_tables(c, {0, 5});
+    EXPECT_EQ(t.cos[0], 1.0f);
+    EXPECT_FLOAT_EQ(t.cos[128 + 0], float(std::cos(5.0)));
+    EXPECT_FLOAT_EQ(t.sin[128 + 64], float(std::sin(5.0)));  // each frequency twice (rotate half)
+}
+
+TEST(LlamaConfigs, VocabularyPartsFitOneCoresSpan) {
+    EXPECT_EQ(vocab_parts(llama31_8b(), MachineDesc{}), 4);
+    EXPECT_EQ(vocab_parts(llama_tiny(), MachineDesc{}), 1);
+    EXPECT_EQ(llama31_8b().layer_weight_bytes(), 436224000);  // 218.1M fp16 weights and two gains
+}
+
+}  // namespace
+}  // namespace spyre::llama
