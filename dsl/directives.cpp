@@ -245,7 +245,7 @@ SpyreSchedule &SpyreSchedule::ring_split(const Var &v, int cores) {
     return *this;
 }
 
-SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int extent, bool on_pe) {
+SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int extent, bool on_pe, int k_panel) {
     std::string d = "ring_split_reduction(" + user_name(r) + ", " + std::to_string(cores) + ")";
     if (cores < 1 || cores > machine_.cores)
         throw_error("Func ", user_name(f_), ": ", d, ": the machine has ", machine_.cores, " cores");
@@ -257,6 +257,9 @@ SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int
     if ((extent / cores) % lanes)
         throw_error("Func ", user_name(f_), ": ", d, ": each core would reduce ", extent / cores,
                     " values, not whole sticks of ", lanes);
+    if (k_panel && (!on_pe || k_panel < 0 || (extent / cores) % k_panel || k_panel % lanes))
+        throw_error("Func ", user_name(f_), ": ", d, ": a K panel of ", k_panel, " needs the PE array (on_pe) and ",
+                    "whole sticks of ", lanes, " that divide each core's ", extent / cores);
     guarded(f_, d, [&] {
         RVar ro(r.name() + "_core"), ri = on_pe ? pe_loop(RVar(r.name() + "_in")) : RVar(r.name() + "_in");
         Var u(r.name() + "_part");
@@ -269,6 +272,14 @@ SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int
         pure.push_back(u);
         order.push_back(u);
         partial.reorder(pure).parallel(u);
+        if (k_panel && k_panel < extent / cores) {
+            // Panels of the core's share: ki on the PE array, the panel loop ko just outside the
+            // pure loops, where the back end stages (and double-buffers) each panel.
+            RVar ko(r.name() + "_ko"), ki = pe_loop(RVar(r.name() + "_ki"));
+            partial.update().split(ri, ko, ki, k_panel);
+            order[0] = ki;
+            order.insert(order.end() - 1, ko);
+        }
         partial.update().reorder(order).parallel(u);
     });
     return *this;

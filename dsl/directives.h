@@ -56,7 +56,11 @@ public:
     // and the partials are combined by a ring reduction, not through device memory. f must be an
     // update definition (f(...) = init; f(...) += ...). Each core's share must be whole sticks.
     // With on_pe, each core's share of a matmul update runs on its PE array (split-K matmul).
-    SpyreSchedule &ring_split_reduction(const Halide::RVar &r, int cores, int extent, bool on_pe = false);
+    // With k_panel > 0 (on_pe only), each core's share is streamed in panels of k_panel along r
+    // instead of staged whole, so that a share of W wider than LX still fits (the panel loop
+    // inside the pure loops, the back end double-buffers it).
+    SpyreSchedule &ring_split_reduction(const Halide::RVar &r, int cores, int extent, bool on_pe = false,
+                                        int k_panel = 0);
 
     // Run f's update (a matmul: f(n, m, ...) += A(k, m, ...) * B(n, k, ...), fp16 operands widened to
     // fp32) on the PE array: the reduction loop over k goes innermost and is marked for the back

@@ -34,14 +34,18 @@ LlamaConfig llama_config(const std::string &name) {
     throw_error("llama: unknown configuration '", name, "'; known: 8b, tiny");
 }
 
-int vocab_parts(const LlamaConfig &c, const MachineDesc &m) {
+VocabSplit vocab_split(const LlamaConfig &c, const MachineDesc &m) {
     const int lanes = int(m.stick_bytes / 2);
     for (int p = 1; p <= c.vocab; p++) {
-        if (c.vocab % p || (c.vocab / p) % lanes) continue;
-        if (int64_t(c.vocab / p) * c.hidden * 2 <= m.max_span_bytes) return p;
+        const int need = (c.vocab + p - 1) / p;
+        // The most cores (a power of two) whose whole sticks the part's columns can give each.
+        int g = 1;
+        while (g * 2 <= m.cores && int64_t(lanes) * g * 2 <= need) g *= 2;
+        const int unit = lanes * g, cols = (need + unit - 1) / unit * unit;
+        if (int64_t(cols) * c.hidden * 2 <= m.max_span_bytes) return VocabSplit{p, cols};
     }
-    throw_error("llama: a vocabulary of ", c.vocab, " splits into no parts of whole sticks of ", lanes,
-                " whose ", c.hidden, "-wide rows fit one core's span of ", m.max_span_bytes, " bytes");
+    throw_error("llama: a vocabulary of ", c.vocab, " has no part of ", c.hidden,
+                "-wide fp16 rows that fits one core's span of ", m.max_span_bytes, " bytes");
 }
 
 std::vector<double> rope_inverse_frequencies(const LlamaConfig &c) {

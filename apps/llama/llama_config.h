@@ -47,10 +47,17 @@ LlamaConfig llama_config(const std::string &name);
 // original_context / high_freq_factor kept, and a smooth blend between).
 std::vector<double> rope_inverse_frequencies(const LlamaConfig &c);
 
-// The vocabulary in parts whose embedding rows and lm_head columns one core can address (the
-// machine's max_span_bytes): the fewest parts of whole sticks that divide it. 1 for a small model;
-// 4 parts of 32064 for Llama-3.1-8B's 128256 (a part's 4096-wide fp16 rows take 262.7 MB of 268.4).
-int vocab_parts(const LlamaConfig &c, const MachineDesc &m);
+// The vocabulary in parts that one core can address (the machine's max_span_bytes): lm_head's
+// columns and the embedding's rows. Each part is `part_cols` wide, a multiple of the sticks the
+// cores split evenly (up to all of them), so that lm_head keeps every core busy; the last part's
+// columns past the vocabulary are zero weights whose logits no argmax reads. Llama-3.1-8B's 128256
+// take 4 parts of 32768 (each 4096-wide fp16 part is 256 MiB, the span exactly), padded to 131072
+// (2.2% more lm_head weights); a vocabulary of whole sticks that fits one span is one part, unpadded.
+struct VocabSplit {
+    int parts = 1, part_cols = 0;
+    int padded() const { return parts * part_cols; }
+};
+VocabSplit vocab_split(const LlamaConfig &c, const MachineDesc &m);
 
 // cos and sin tables for the rotate-half RoPE kernel (schedules/rope.h), {head_dim, positions.size()}
 // in Halide order, as fp32 values (the caller rounds them to fp16): row t holds position

@@ -18,17 +18,20 @@ using namespace spyre::llama;
 
 void print_runs(const StepResult &r, int layers_in_model, int layers_run) {
     // Per stage: the time of one layer's launches (layer 0) or of the launches outside the layers.
-    std::map<std::string, double> stage_us;
+    std::map<std::string, double> stage_us, stage_mb;
+    std::map<std::string, std::string> waits;
     std::vector<std::string> order;
     for (const KernelRun &k : r.runs) {
         if (k.layer > 0) continue;
         const std::string key = (k.layer < 0 ? "" : "layer.") + k.stage;
         if (!stage_us.count(key)) order.push_back(key);
         stage_us[key] += k.stats.us;
+        stage_mb[key] += double(k.stats.dram_read_bytes + k.stats.dram_write_bytes) / 1e6;
+        waits[key] = k.stats.top_waits(2);
     }
     double layer = 0, outside = 0;
     for (const std::string &s : order) {
-        std::printf("  %-22s %12.1f us\n", s.c_str(), stage_us[s]);
+        std::printf("  %-22s %12.1f us %10.1f MB   waits: %s\n", s.c_str(), stage_us[s], stage_mb[s], waits[s].c_str());
         (s.rfind("layer.", 0) == 0 ? layer : outside) += stage_us[s];
     }
     std::printf("  one layer %.1f us; embedding and head %.1f us; the step as run (%d layers) %.1f us; "

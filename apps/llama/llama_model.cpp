@@ -59,7 +59,8 @@ LlamaModel::LlamaModel(const LlamaConfig &config, const ModelOptions &options)
         }
     }
     matrix("final_norm", c.hidden, 1);
-    matrix("lm_head", c.vocab, c.hidden);
+    const VocabSplit v = vocab_split(c, m);
+    matrix("lm_head", v.part_cols, c.hidden * v.parts);
     init_weights();
 }
 
@@ -108,7 +109,15 @@ void LlamaModel::init_weights() {
     }
     write_f16("final_norm", uniform(size_t(c.hidden), 0.2f, 1.0f), c.hidden);
     // lm_head in the vocabulary's parts, one {vocab / parts, hidden} matrix after another.
-    write_f16("lm_head", proj(c.vocab, c.hidden), c.vocab / vocab_parts(c, options_.machine));
+    // lm_head in the vocabulary's parts, one {part_cols, hidden} matrix after another; the columns
+    // past the vocabulary stay zero.
+    const VocabSplit v = vocab_split(c, options_.machine);
+    std::vector<float> head = proj(v.padded(), c.hidden);
+    for (int p = 0; p < v.parts; p++)
+        for (int k = 0; k < c.hidden; k++)
+            for (int n = 0; n < v.part_cols; n++)
+                if (p * v.part_cols + n >= c.vocab) head[(size_t(p) * c.hidden + size_t(k)) * v.part_cols + size_t(n)] = 0;
+    write_f16("lm_head", head, v.part_cols);
 }
 
 std::vector<float> LlamaModel::weights(const std::string &name) const {
@@ -172,7 +181,7 @@ StepResult LlamaModel::decode(const std::vector<int> &tokens) {
 
 std::vector<float> LlamaModel::logits(int b) const {
     if (b < 0 || b >= last_rows_) throw_error("llama: no logits for sequence ", b);
-    const int64_t rb = row_bytes(config_.vocab, options_.machine);
+    const int64_t rb = row_bytes(vocab_split(config_, options_.machine).padded(), options_.machine);
     const std::vector<uint8_t> row = mem_.read(mem_.window("logits", b * rb, rb));
     std::vector<float> v(size_t(config_.vocab));
     for (size_t i = 0; i < v.size(); i++) v[i] = half_to_float(uint16_t(row[2 * i] | row[2 * i + 1] << 8));
@@ -190,10 +199,11 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
                         " more in a cache of ", options_.max_context);
     StepResult r;
     const int64_t hrow = row_bytes(c.hidden, m), qrow = row_bytes(c.q_width(), m), kvrow = row_bytes(c.kv_width(), m);
-    const int64_t drow = row_bytes(c.head_dim, m), vrow = row_bytes(c.vocab, m);
+    const VocabSplit vs = vocab_split(c, m);
+    const int64_t drow = row_bytes(c.head_dim, m), vrow = row_bytes(vs.padded(), m), irow = row_bytes(c.intermediate, m);
     for (auto [name, bytes] : std::initializer_list<std::pair<const char *, int64_t>>{
              {"x", hrow}, {"xn", hrow}, {"h", hrow}, {"hn", hrow}, {"q", qrow}, {"qr", qrow}, {"attn", qrow},
-             {"k", kvrow}, {"kr", kvrow}, {"v", kvrow}, {"cos", drow}, {"sin", drow}})
+             {"k", kvrow}, {"kr", kvrow}, {"v", kvrow}, {"cos", drow}, {"sin", drow}, {"mid", irow}})
         mem_.ensure(name, bytes * T);
     mem_.ensure("ids", (T + 31) / 32 * m.stick_bytes);
     auto rows = [&](const std::string &t, int64_t row, int first, int count) {
@@ -222,12 +232,12 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
     const std::string ts = "/" + std::to_string(T);
     // The embedding: each run of consecutive tokens whose ids lie in one part of the vocabulary
     // (vocab_parts) gathers from that part, with its ids rebased into it.
-    const int parts = vocab_parts(c, m), part_rows = c.vocab / parts;
+    const int part_rows = vs.part_cols;
     for (int t0 = 0; t0 < T;) {
         const int part = std::clamp(ids[size_t(t0)], 0, c.vocab - 1) / part_rows;
         int t1 = t0 + 1;
         while (t1 < T && std::clamp(ids[size_t(t1)], 0, c.vocab - 1) / part_rows == part) t1++;
-        const int count = t1 - t0;
+        const int count = t1 - t0, table_rows = std::min(part_rows, c.vocab - part * part_rows);
         const int64_t id_bytes = (count + 31) / 32 * m.stick_bytes;
         if (!options_.timing_only) {
             std::vector<uint8_t> img(size_t(id_bytes), 0);
@@ -237,9 +247,9 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
             }
             mem_.write(mem_.window("ids", 0, id_bytes), img);
         }
-        launch(r, "embedding/" + std::to_string(count), -1,
-               [&](Backend be) { return embedding_stage(c, count, part_rows, be); },
-               {mem_.window("embed", part * part_rows * hrow, part_rows * hrow), mem_.window("ids", 0, id_bytes),
+        launch(r, "embedding/" + std::to_string(count) + "/" + std::to_string(table_rows), -1,
+               [&](Backend be) { return embedding_stage(c, count, table_rows, be); },
+               {mem_.window("embed", part * part_rows * hrow, table_rows * hrow), mem_.window("ids", 0, id_bytes),
                 rows("x", hrow, t0, count)});
         t0 = t1;
     }
@@ -283,8 +293,16 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
                {all("attn", qrow), w("wo"), all("x", hrow), all("h", hrow)});
         launch(r, "ffn_norm" + ts, l, [&](Backend be) { return rmsnorm_stage("ffn_norm", c, T, be); },
                {all("h", hrow), w("ffn_norm"), all("hn", hrow)});
-        launch(r, "mlp" + ts, l, [&](Backend be) { return mlp_stage(c, T, be); },
-               {all("hn", hrow), w("w1"), w("w3"), w("w2"), all("h", hrow), all("x", hrow)});
+        if (T <= m.pe_pass_rows) {
+            // A decode step: the MLP's halves as two kernels, the down projection split by K.
+            launch(r, "mlp_up" + ts, l, [&](Backend be) { return mlp_up_stage(c, T, be); },
+                   {all("hn", hrow), w("w1"), w("w3"), all("mid", irow)});
+            launch(r, "mlp_down" + ts, l, proj("mlp_down", c.intermediate, c.hidden, true),
+                   {all("mid", irow), w("w2"), all("h", hrow), all("x", hrow)});
+        } else {
+            launch(r, "mlp" + ts, l, [&](Backend be) { return mlp_stage(c, T, be); },
+                   {all("hn", hrow), w("w1"), w("w3"), w("w2"), all("h", hrow), all("x", hrow)});
+        }
     }
     // The head, on each sequence's last token: one row per sequence.
     const int H = B;
@@ -295,9 +313,19 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
     const std::string hs = "/" + std::to_string(H);
     launch(r, "final_norm" + hs, -1, [&](Backend be) { return rmsnorm_stage("final_norm", c, H, be); },
            {last, mem_.whole("final_norm"), mem_.window("xf", 0, hrow * H)});
-    launch(r, "lm_head" + hs, -1, [&](Backend be) { return lm_head_stage(c, H, parts, be); },
-           {mem_.window("xf", 0, hrow * H), mem_.whole("lm_head"), mem_.window("logits", 0, vrow * H)});
-    launch(r, "argmax" + hs, -1, [&](Backend be) { return argmax_stage(c, H, be); },
+    if (H == 1) {
+        // One row: a launch per part of the vocabulary, each over every core.
+        const int64_t part_w = int64_t(c.hidden) * row_bytes(part_rows, m), part_out = row_bytes(part_rows, m);
+        for (int p = 0; p < vs.parts; p++)
+            launch(r, "lm_head_part/1", -1,
+                   [&](Backend be) { return projection_stage("lm_head", 1, c.hidden, part_rows, false, be); },
+                   {mem_.window("xf", 0, hrow), mem_.window("lm_head", p * part_w, part_w),
+                    mem_.window("logits", p * part_out, part_out)});
+    } else {
+        launch(r, "lm_head" + hs, -1, [&](Backend be) { return lm_head_stage(c, H, vs, be); },
+               {mem_.window("xf", 0, hrow * H), mem_.whole("lm_head"), mem_.window("logits", 0, vrow * H)});
+    }
+    launch(r, "argmax" + hs, -1, [&](Backend be) { return argmax_stage(c, H, vs.padded(), be); },
            {mem_.window("logits", 0, vrow * H), mem_.window("next", 0, (H + 31) / 32 * m.stick_bytes)});
     last_rows_ = H;
     r.tokens.assign(size_t(H), 0);

@@ -23,7 +23,7 @@ int argmax_of(const std::vector<float> &v) {
 }
 
 ReferenceLlama::ReferenceLlama(const LlamaConfig &c, const LlamaModel &model)
-    : c_(c), parts_(vocab_parts(c, model.options().machine)), k_cache_(size_t(c.layers)), v_cache_(size_t(c.layers)) {
+    : c_(c), split_(vocab_split(c, model.options().machine)), k_cache_(size_t(c.layers)), v_cache_(size_t(c.layers)) {
     std::vector<std::string> names = {"embed", "final_norm", "lm_head"};
     for (int l = 0; l < c.layers; l++)
         for (const char *w : {"attn_norm", "wq", "wk", "wv", "wo", "ffn_norm", "w1", "w3", "w2"})
@@ -124,13 +124,14 @@ std::vector<float> ReferenceLlama::step(const std::vector<int> &ids) {
     position_ += int(ids.size());
     // The head: lm_head's weights are stored in the vocabulary's parts (llama_stages.h).
     const std::vector<float> xf = rmsnorm(xs.back(), w_["final_norm"]);
-    const int cols = c.vocab / parts_;
+    const int cols = split_.part_cols;
     const std::vector<float> &w = w_["lm_head"];
-    std::vector<float> logits(size_t(c.vocab), 0.0f);
-    for (int p = 0; p < parts_; p++)
+    std::vector<float> logits(size_t(split_.padded()), 0.0f);
+    for (int p = 0; p < split_.parts; p++)
         for (int k = 0; k < H; k++)
             for (int n = 0; n < cols; n++)
                 logits[size_t(p * cols + n)] += xf[size_t(k)] * w[(size_t(p) * H + size_t(k)) * cols + size_t(n)];
+    logits.resize(size_t(c.vocab));
     for (float &v : logits) v = f16(v);
     return logits;
 }

@@ -32,7 +32,7 @@ private:
     std::vector<float> matvec(const std::vector<float> &x, const std::vector<float> &w, int cols) const;
 
     LlamaConfig c_;
-    int parts_ = 1;
+    VocabSplit split_;
     std::map<std::string, std::vector<float>> w_;
     std::vector<std::vector<std::vector<float>>> k_cache_, v_cache_;  // [layer][position]: {kv_width}
     int position_ = 0;

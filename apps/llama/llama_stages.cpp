@@ -37,6 +37,33 @@ int tile_dividing(int n, int most, int of) {
     return n;
 }
 
+// A decode step's projection (a few rows) split over the cores by N reads runs of N / cores
+// elements of each row of W, each paying the channel's per-run overhead (dram_read_run_overhead_bytes:
+// at N = 4096, 256-byte runs move at about 60% of the channel's rate). Split by K instead, each core
+// reads whole rows of W and the fp32 partials are added on the ring (split-K, ring_split_reduction).
+struct SplitK {
+    int cores = 0, panel = 0;  // cores 0: split N instead
+};
+// The most cores whose K shares are whole sticks; the K panel: the core's whole share when it fits
+// three quarters of LX beside the partial (one load), else the deepest whole sticks dividing it
+// whose W panel, double-buffered, does. None when not even one stick deep fits, or for more rows
+// than the PE array's pass (where W's reuse over the rows pays for the N split).
+SplitK split_k(int rows, int inner, int cols, const MachineDesc &m) {
+    const int lanes = int(m.stick_bytes / 2);
+    if (rows > m.pe_pass_rows || inner % lanes) return {};
+    int cores = std::min(int(m.cores), inner / lanes);
+    while (cores > 1 && inner % (cores * lanes)) cores--;
+    if (cores < 2) return {};
+    const int share = inner / cores;
+    const int64_t row_bytes = int64_t((cols + lanes - 1) / lanes) * m.stick_bytes;
+    const int64_t partial = int64_t(rows) * row_bytes * 2;  // fp32
+    const int64_t budget = m.lx_usable_bytes * 3 / 4 - partial;
+    if (share * row_bytes <= budget) return {cores, share};
+    for (int panel = share / 2 / lanes * lanes; panel >= lanes; panel -= lanes)
+        if (share % panel == 0 && 2 * panel * row_bytes <= budget) return {cores, panel};
+    return {};
+}
+
 }  // namespace
 
 StageKernel rmsnorm_stage(const std::string &name, const LlamaConfig &c, int rows, Backend b) {
@@ -60,7 +87,15 @@ StageKernel projection_stage(const std::string &name, int rows, int inner, int c
         k.out(k.n, k.m, k.b) = cast<float16_t>(k.acc(k.n, k.m, k.b) + cast<float>(res(k.n, k.m, k.b)));
         inputs.push_back(res);
     }
-    schedule_bmm(k, b == Backend::Spyre ? "pe" : "cpu", kCores);
+    if (b == Backend::Cpu) {
+        schedule_bmm(k, "cpu", kCores);
+    } else if (SplitK sk = split_k(rows, inner, cols, MachineDesc{}); sk.cores) {
+        schedule(k.acc).scratchpad_root();
+        schedule(k.acc).ring_split_reduction(k.k.x, sk.cores, inner, true, sk.panel);
+        schedule(k.out).stick_vectorize(k.n);
+    } else {
+        schedule_bmm(k, "pe", kCores);
+    }
     StageKernel s{name, k.out, inputs, {}};
     s.options.inputs = {TensorSpec{{inner, rows, 1}, {}}, matrix(cols, inner)};
     if (residual) s.options.inputs.push_back(TensorSpec{{cols, rows, 1}, {}});
@@ -78,6 +113,22 @@ StageKernel rope_stage(const std::string &name, const LlamaConfig &c, int width,
 }
 
 StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backend b) {
+    const int group = c.heads / c.kv_heads;
+    if (tokens == 1 && context > 1) {
+        // One new token: it sees every cached position, so no mask; and the query heads of a KV
+        // head are that head's query rows ({head_dim, group, kv_heads}: the same bytes as
+        // {heads * head_dim, 1}). Each core then reads its KV head's K and V once, where one query
+        // head per core would read each four times.
+        AttentionShape shape{c.head_dim, group, c.kv_heads, context, c.kv_heads, group,
+                             tile_dividing(context, 256, 1), false};
+        FlashAttentionKernel k = make_flash_attention(shape);
+        schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : "kv_resident", kCores);
+        StageKernel s{"attention", k.out, {k.q, k.k, k.v}, {}};
+        s.options.inputs = {TensorSpec{{c.head_dim, group, c.kv_heads}, {}},
+                            heads_inside(c.head_dim, context, c.kv_heads), heads_inside(c.head_dim, context, c.kv_heads)};
+        s.options.output = TensorSpec{{c.head_dim, group, c.kv_heads}, {}};
+        return s;
+    }
     AttentionShape shape{c.head_dim, tokens, c.heads, context, c.kv_heads, 0, 0, true};
     if (tokens == context) {
         const FlashTiles t = flash_attention_tiles(tokens, true);
@@ -109,8 +160,8 @@ StageKernel mlp_stage(const LlamaConfig &c, int rows, Backend b) {
     return s;
 }
 
-StageKernel lm_head_stage(const LlamaConfig &c, int rows, int parts, Backend b) {
-    const int cols = c.vocab / parts;
+StageKernel lm_head_stage(const LlamaConfig &c, int rows, const VocabSplit &v, Backend b) {
+    const int cols = v.part_cols, parts = v.parts;
     ImageParam x(Float(16), 2, "x"), w(Float(16), 3, "w");
     Var n("n"), m("m"), p("p");
     RDom k(0, c.hidden, "k");
@@ -134,6 +185,24 @@ StageKernel lm_head_stage(const LlamaConfig &c, int rows, int parts, Backend b) 
     return s;
 }
 
+StageKernel mlp_up_stage(const LlamaConfig &c, int rows, Backend b) {
+    GatedMlpKernel k = make_gated_mlp(c.hidden, c.intermediate, rows);
+    if (b == Backend::Spyre) {
+        MatmulStage st;
+        st.what = "mlp_up";
+        st.out = k.h, st.acc = k.gate, st.more_accs = {k.up}, st.k = k.r1, st.n = k.n, st.m = k.m;
+        st.rows = rows, st.inner = c.hidden, st.cols = c.intermediate;
+        schedule_matmul_stage(st, "pe", kCores, MachineDesc{});
+    } else {
+        k.gate.compute_root();
+        k.up.compute_root();
+    }
+    StageKernel s{"mlp_up", k.h, {k.x, k.w1, k.w3}, {}};
+    s.options.inputs = {matrix(c.hidden, rows), matrix(c.intermediate, c.hidden), matrix(c.intermediate, c.hidden)};
+    s.options.output = matrix(c.intermediate, rows);
+    return s;
+}
+
 StageKernel embedding_stage(const LlamaConfig &c, int rows, int table_rows, Backend b) {
     ImageParam table(Float(16), 2, "table"), ids(Int(32), 1, "ids");
     Var x("x"), t("t");
@@ -146,7 +215,7 @@ StageKernel embedding_stage(const LlamaConfig &c, int rows, int table_rows, Back
     return s;
 }
 
-StageKernel argmax_stage(const LlamaConfig &c, int rows, Backend b) {
+StageKernel argmax_stage(const LlamaConfig &c, int rows, int cols, Backend b) {
     ImageParam logits(Float(16), 2, "logits");
     Var y("y");
     RDom r(0, c.vocab, "r");
@@ -154,7 +223,7 @@ StageKernel argmax_stage(const LlamaConfig &c, int rows, Backend b) {
     out(y) = argmax(logits(r, y))[0];
     if (b == Backend::Spyre && rows > 1) schedule(out).ring_split(y, std::min(kCores, rows));
     StageKernel s{"argmax", out, {logits}, {}};
-    s.options.inputs = {matrix(c.vocab, rows)};
+    s.options.inputs = {matrix(cols, rows)};
     s.options.output = TensorSpec{{rows}, {}};
     return s;
 }

@@ -38,14 +38,19 @@ StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backe
 // The SwiGLU MLP with the residual added: x {hidden, rows}, w1 and w3 {intermediate, hidden}, w2
 // {hidden, intermediate}, residual {hidden, rows} (schedules/gated_mlp.h).
 StageKernel mlp_stage(const LlamaConfig &c, int rows, Backend b);
-// lm_head over the vocabulary in `parts`: x {hidden, rows} times w {vocab / parts, hidden, parts}
-// (the parts' {vocab / parts, hidden} weight matrices one after the other) -> logits {vocab / parts,
-// rows, parts}, stored as one {vocab, rows} matrix (each row the parts' columns in order).
-StageKernel lm_head_stage(const LlamaConfig &c, int rows, int parts, Backend b);
+// lm_head over the vocabulary's parts (vocab_split): x {hidden, rows} times w {part_cols, hidden,
+// parts} (the parts' {part_cols, hidden} weight matrices one after the other) -> logits {part_cols,
+// rows, parts}, stored as one {padded vocabulary, rows} matrix (each row the parts' columns in order).
+StageKernel lm_head_stage(const LlamaConfig &c, int rows, const VocabSplit &v, Backend b);
+// The SwiGLU MLP's first half: h = fp16(silu(x w1) * (x w3)), x {hidden, rows} -> h {intermediate,
+// rows}; the second half is projection_stage("mlp_down", ..., residual). A decode step runs the
+// MLP as these two kernels, each with its own split over the cores.
+StageKernel mlp_up_stage(const LlamaConfig &c, int rows, Backend b);
 // Rows of an embedding table {hidden, table_rows} gathered by int32 ids {rows}, clamped into it.
 StageKernel embedding_stage(const LlamaConfig &c, int rows, int table_rows, Backend b);
-// The index of each row's largest logit (the first, on ties): {vocab, rows} -> int32 {rows}.
-StageKernel argmax_stage(const LlamaConfig &c, int rows, Backend b);
+// The index of each row's largest logit (the first, on ties) among the vocabulary's: {cols, rows} ->
+// int32 {rows}, cols >= vocab (the padding is not read).
+StageKernel argmax_stage(const LlamaConfig &c, int rows, int cols, Backend b);
 // A copy of {width, rows} (a decode step's new K or V row into one sequence's cache).
 StageKernel copy_stage(const std::string &name, int width, int rows, Backend b);
 

@@ -112,7 +112,7 @@ TEST(LlamaTiny, TimingOnlyStepsReportEveryKernelOfEveryLayer) {
     EXPECT_NEAR(p.us, sum, 1e-9 * sum);
     m.set_context(100);
     const StepResult d = m.decode({0});
-    EXPECT_EQ(d.runs.size(), p.runs.size());
+    EXPECT_EQ(d.runs.size(), p.runs.size() + 2);  // a decode step's MLP is two kernels
     EXPECT_EQ(m.position(0), 101);
 }
 
@@ -192,9 +192,14 @@ TEST(LlamaRope, Llama31ScalingKeepsHighFrequenciesAndStretchesLowOnes) {
     EXPECT_FLOAT_EQ(t.sin[128 + 64], float(std::sin(5.0)));  // each frequency twice (rotate half)
 }
 
-TEST(LlamaConfigs, VocabularyPartsFitOneCoresSpan) {
-    EXPECT_EQ(vocab_parts(llama31_8b(), MachineDesc{}), 4);
-    EXPECT_EQ(vocab_parts(llama_tiny(), MachineDesc{}), 1);
+TEST(LlamaConfigs, VocabularyPartsFitOneCoresSpanAndSplitOverEveryCore) {
+    const VocabSplit big = vocab_split(llama31_8b(), MachineDesc{});
+    EXPECT_EQ(big.parts, 4);
+    EXPECT_EQ(big.part_cols, 32768);  // 512 sticks: 16 on each of 32 cores
+    EXPECT_EQ(int64_t(big.part_cols) * 4096 * 2, MachineDesc{}.max_span_bytes);
+    const VocabSplit tiny = vocab_split(llama_tiny(), MachineDesc{});
+    EXPECT_EQ(tiny.parts, 1);
+    EXPECT_EQ(tiny.padded(), 1024);
     EXPECT_EQ(llama31_8b().layer_weight_bytes(), 436224000);  // 218.1M fp16 weights and two gains
 }
 
