@@ -87,5 +87,88 @@ TEST(RingReduction, NeedsAnUpdateDefinition) {
     }
 }
 
+// A split-K matmul of one row (a decode step's projection): each core multiplies its K share of
+// x by its K rows of W on the PE array and the ring adds the partials; with a K panel the share is
+// streamed in double-buffered panels (a W share wider than LX), and the result is the same.
+struct SplitKCase {
+    int rows, inner, cols, cores, panel;
+};
+
+class SplitKMatmul : public ::testing::TestWithParam<SplitKCase> {};
+
+TEST_P(SplitKMatmul, MatchesCpu) {
+    const SplitKCase c = GetParam();
+    DiffResult res = run_differential(
+        [=] {
+            Kernel k;
+            ImageParam a(Float(16), 2, "a"), w(Float(16), 2, "w");
+            Var n("n"), m("m");
+            RDom r(0, c.inner, "r");
+            Func acc("acc"), out("out");
+            acc(n, m) = 0.0f;
+            acc(n, m) += cast<float>(a(r, m)) * cast<float>(w(n, r));
+            out(n, m) = cast<float16_t>(acc(n, m));
+            k.inputs = {a, w};
+            k.output = out;
+            k.funcs = {{"acc", acc}};
+            k.vars = {{"n", n}};
+            return k;
+        },
+        [=](Kernel &k) {
+            Func acc = k.funcs.at("acc");
+            spyre::schedule(acc).scratchpad_root();
+            RVar r(acc.update(0).get_schedule().rvars()[0].var);
+            spyre::schedule(acc).ring_split_reduction(r, c.cores, c.inner, true, c.panel);
+            spyre::schedule(k.output).stick_vectorize(k.vars.at("n"));
+        },
+        {{c.inner, c.rows}, {c.cols, c.inner}}, {c.cols, c.rows}, -1, 1);
+    // The partials are added in core order, not the CPU's: the fp32 sums differ by rounding (about
+    // 1e-5 on these sums of up to 2048 products), which an fp16 result near zero shows as several of
+    // its ULPs, and a larger one as at most one.
+    EXPECT_TRUE(res.cmp.max_ulp <= 1 || res.cmp.max_abs_error <= 2e-4)
+        << res.cmp.max_ulp << " ULP, " << res.cmp.max_abs_error << " " << res.cmp.first_mismatch;
+    EXPECT_EQ(res.program.num_cores, c.cores);
+    EXPECT_EQ(ring_reduction_count_op(res.program, Opcode::RING_REDUCE), 1);
+    // Panels: each core loads its share of W a panel at a time.
+    int w_loads = 0, w_index = -1;
+    for (size_t b = 0; b < res.program.buffers.size(); b++)
+        if (res.program.buffers[b].name == "w") w_index = int(b);
+    for (const Instr &in : res.program.code) w_loads += in.op == Opcode::DMA_LD && in.a[1] == w_index;
+    EXPECT_GE(w_loads, 1);
+    EXPECT_GE(res.stats.dram_read_bytes - int64_t(c.inner) * c.rows * 2, int64_t(c.inner) * c.cols * 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SplitKMatmul,
+                         ::testing::Values(SplitKCase{1, 2048, 256, 32, 0},     // the share whole
+                                           SplitKCase{1, 2048, 192, 8, 64},     // panels of a stick
+                                           SplitKCase{3, 1024, 320, 4, 128}),   // rows, two panels
+                         [](const ::testing::TestParamInfo<SplitKCase> &i) {
+                             const SplitKCase &c = i.param;
+                             return std::to_string(c.rows) + "x" + std::to_string(c.inner) + "x" +
+                                    std::to_string(c.cols) + "_cores" + std::to_string(c.cores) + "_panel" +
+                                    std::to_string(c.panel);
+                         });
+
+TEST(RingReduction, AKPanelMustBeWholeSticksOfTheShareOnThePe) {
+    ImageParam a(Float(16), 2, "a"), w(Float(16), 2, "w");
+    Var n("n"), m("m");
+    RDom r(0, 2048, "r");
+    Func acc("panel_acc");
+    acc(n, m) = 0.0f;
+    acc(n, m) += cast<float>(a(r, m)) * cast<float>(w(n, r));
+    auto msg = [&](bool pe, int panel) {
+        try {
+            Func f = acc;
+            spyre::schedule(f).ring_split_reduction(r.x, 8, 2048, pe, panel);
+        } catch (const spyre::Error &e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    EXPECT_NE(msg(true, 96).find("a K panel of 96 needs the PE array (on_pe) and whole sticks of 64 that divide each core's 256"),
+              std::string::npos) << msg(true, 96);
+    EXPECT_NE(msg(false, 64).find("a K panel of 64 needs the PE array"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace spyre::testing
