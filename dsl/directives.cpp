@@ -245,7 +245,8 @@ SpyreSchedule &SpyreSchedule::ring_split(const Var &v, int cores) {
     return *this;
 }
 
-SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int extent, bool on_pe, int k_panel) {
+SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int extent, bool on_pe, int k_panel,
+                                                   int n_tile) {
     std::string d = "ring_split_reduction(" + user_name(r) + ", " + std::to_string(cores) + ")";
     if (cores < 1 || cores > machine_.cores)
         throw_error("Func ", user_name(f_), ": ", d, ": the machine has ", machine_.cores, " cores");
@@ -260,6 +261,9 @@ SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int
     if (k_panel && (!on_pe || k_panel < 0 || (extent / cores) % k_panel || k_panel % lanes))
         throw_error("Func ", user_name(f_), ": ", d, ": a K panel of ", k_panel, " needs the PE array (on_pe) and ",
                     "whole sticks of ", lanes, " that divide each core's ", extent / cores);
+    if (n_tile && (!k_panel || n_tile < 0 || n_tile % lanes))
+        throw_error("Func ", user_name(f_), ": ", d, ": an N tile of ", n_tile, " needs a K panel and whole sticks of ",
+                    lanes);
     guarded(f_, d, [&] {
         RVar ro(r.name() + "_core"), ri = on_pe ? pe_loop(RVar(r.name() + "_in")) : RVar(r.name() + "_in");
         Var u(r.name() + "_part");
@@ -279,6 +283,14 @@ SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int
             partial.update().split(ri, ko, ki, k_panel);
             order[0] = ki;
             order.insert(order.end() - 1, ko);
+        }
+        if (n_tile) {
+            // Tiles of the first dimension outside the panels: each tile's panels are W's rows of
+            // that tile, runs of n_tile elements (the partial rounded up to whole tiles).
+            Var no(f_.args()[0].name() + "_no"), ni(f_.args()[0].name() + "_ni");
+            partial.update().split(f_.args()[0], no, ni, n_tile, TailStrategy::RoundUp);
+            order[1] = ni;
+            order.insert(order.end() - 1, no);
         }
         partial.update().reorder(order).parallel(u);
     });

@@ -58,9 +58,10 @@ public:
     // With on_pe, each core's share of a matmul update runs on its PE array (split-K matmul).
     // With k_panel > 0 (on_pe only), each core's share is streamed in panels of k_panel along r
     // instead of staged whole, so that a share of W wider than LX still fits (the panel loop
-    // inside the pure loops, the back end double-buffers it).
+    // inside the pure loops, the back end double-buffers it); with n_tile > 0 too, f's first
+    // dimension is taken in tiles of n_tile (whole sticks), each tile's panels in turn.
     SpyreSchedule &ring_split_reduction(const Halide::RVar &r, int cores, int extent, bool on_pe = false,
-                                        int k_panel = 0);
+                                        int k_panel = 0, int n_tile = 0);
 
     // Run f's update (a matmul: f(n, m, ...) += A(k, m, ...) * B(n, k, ...), fp16 operands widened to
     // fp32) on the PE array: the reduction loop over k goes innermost and is marked for the back

@@ -15,10 +15,13 @@ namespace {
 constexpr int64_t kRopeLxBytesPerElem = 20;
 }  // namespace
 
-RopeKernel make_rope(int cols, int seq, int head_dim, RopeStyle style) {
+RopeKernel make_rope(int cols, int seq, int head_dim, RopeStyle style, int in_cols, int in_offset) {
     if (head_dim < 64 || head_dim % 64)
         throw_error("rope: head_dim=", head_dim, " is not a positive multiple of 64 (whole sticks)");
     if (cols % head_dim) throw_error("rope: ", cols, " columns are not whole heads of head_dim=", head_dim);
+    if (in_cols && (in_offset < 0 || in_offset % head_dim || in_offset + cols > in_cols))
+        throw_error("rope: columns ", in_offset, " to ", in_offset + cols, " are not whole heads of an input of ",
+                    in_cols, " columns");
     RopeKernel k;
     k.heads = cols / head_dim, k.head_dim = head_dim, k.seq = seq;
     k.in = ImageParam(Float(16), 2, "in");
@@ -29,17 +32,18 @@ RopeKernel make_rope(int cols, int seq, int head_dim, RopeStyle style) {
     const int half = head_dim / 2;
     Expr i = x % head_dim;
     k.out = Func("rope");
+    // Column c of the rotated tensor (of the input's window).
+    auto in = [&](Expr c) { return k.in(in_offset + c, p); };
     if (style == RopeStyle::Interleaved) {
         // The partners clamped to the tensor, as below (cols is even, so they never bind).
-        Expr c = k.in(x, p) * k.cos(i, p);
-        k.out(x, p) = select(x % 2 == 0, c - k.in(min(x + 1, cols - 1), p) * k.sin(i, p),
-                             c + k.in(max(x - 1, 0), p) * k.sin(i, p));
+        Expr c = in(x) * k.cos(i, p);
+        k.out(x, p) = select(x % 2 == 0, c - in(min(x + 1, cols - 1)) * k.sin(i, p), c + in(max(x - 1, 0)) * k.sin(i, p));
         return k;
     }
     // The partners clamped to the tensor: Halide's bounds inference takes both sides of the select
     // (the clamps never bind where the select takes them).
-    Expr rot = select(i < half, -k.in(min(x + half, cols - 1), p), k.in(max(x - half, 0), p));
-    k.out(x, p) = k.in(x, p) * k.cos(i, p) + rot * k.sin(i, p);
+    Expr rot = select(i < half, -in(min(x + half, cols - 1)), in(max(x - half, 0)));
+    k.out(x, p) = in(x) * k.cos(i, p) + rot * k.sin(i, p);
     return k;
 }
 

@@ -38,7 +38,10 @@ struct RopeKernel {
 };
 
 // Throws spyre::Error when head_dim is not a positive multiple of 64 or cols is not whole heads.
-RopeKernel make_rope(int cols, int seq, int head_dim, RopeStyle style = RopeStyle::RotateHalf);
+// With in_cols > 0, `in` is a wider {in_cols, seq} tensor and the rotated columns are cols of it from
+// in_offset (a whole number of heads; a fused projection's queries or keys, say).
+RopeKernel make_rope(int cols, int seq, int head_dim, RopeStyle style = RopeStyle::RotateHalf, int in_cols = 0,
+                     int in_offset = 0);
 const std::vector<std::string> &rope_schedules();
 // Throws spyre::Error listing the names on an unknown one.
 void schedule_rope(RopeKernel &k, const std::string &name, const MachineDesc &machine = {});

@@ -27,7 +27,7 @@ void print_runs(const StepResult &r, int layers_in_model, int layers_run) {
         if (!stage_us.count(key)) order.push_back(key);
         stage_us[key] += k.stats.us;
         stage_mb[key] += double(k.stats.dram_read_bytes + k.stats.dram_write_bytes) / 1e6;
-        waits[key] = k.stats.top_waits(2);
+        waits[key] = k.stats.top_waits(2) + "  [" + k.schedule + "]";
     }
     double layer = 0, outside = 0;
     for (const std::string &s : order) {

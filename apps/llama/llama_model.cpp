@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "device/error.h"
 #include "device/half.h"
@@ -45,9 +46,7 @@ LlamaModel::LlamaModel(const LlamaConfig &config, const ModelOptions &options)
     matrix("embed", c.hidden, c.vocab);
     for (int l = 0; l < c.layers; l++) {
         matrix(layer_tensor(l, "attn_norm"), c.hidden, 1);
-        matrix(layer_tensor(l, "wq"), c.q_width(), c.hidden);
-        matrix(layer_tensor(l, "wk"), c.kv_width(), c.hidden);
-        matrix(layer_tensor(l, "wv"), c.kv_width(), c.hidden);
+        matrix(layer_tensor(l, "wqkv"), c.q_width() + 2 * c.kv_width(), c.hidden);
         matrix(layer_tensor(l, "wo"), c.hidden, c.q_width());
         matrix(layer_tensor(l, "ffn_norm"), c.hidden, 1);
         matrix(layer_tensor(l, "w1"), c.intermediate, c.hidden);
@@ -98,9 +97,8 @@ void LlamaModel::init_weights() {
     write_f16("embed", uniform(size_t(c.hidden) * c.vocab, 1.0f, 0), c.hidden);
     for (int l = 0; l < c.layers; l++) {
         write_f16(layer_tensor(l, "attn_norm"), uniform(size_t(c.hidden), 0.2f, 1.0f), c.hidden);
-        write_f16(layer_tensor(l, "wq"), proj(c.q_width(), c.hidden), c.q_width());
-        write_f16(layer_tensor(l, "wk"), proj(c.kv_width(), c.hidden), c.kv_width());
-        write_f16(layer_tensor(l, "wv"), proj(c.kv_width(), c.hidden), c.kv_width());
+        const int qkv = c.q_width() + 2 * c.kv_width();
+        write_f16(layer_tensor(l, "wqkv"), proj(qkv, c.hidden), qkv);
         write_f16(layer_tensor(l, "wo"), proj(c.hidden, c.q_width()), c.hidden);
         write_f16(layer_tensor(l, "ffn_norm"), uniform(size_t(c.hidden), 0.2f, 1.0f), c.hidden);
         write_f16(layer_tensor(l, "w1"), proj(c.intermediate, c.hidden), c.intermediate);
@@ -127,35 +125,55 @@ std::vector<float> LlamaModel::weights(const std::string &name) const {
     return v;
 }
 
-void LlamaModel::launch(StepResult &r, const std::string &key, int layer,
-                        const std::function<StageKernel(Backend)> &build, const std::vector<TensorView> &args) {
+void LlamaModel::launch(StepResult &r, const std::string &key, int layer, const std::vector<Builder> &builds,
+                        const std::vector<TensorView> &args) {
     try {
-        launch_kernel(r, key, layer, build, args);
+        launch_kernel(r, key, layer, builds, args);
     } catch (const spyre::Error &e) {
         throw_error("llama: kernel ", key, layer >= 0 ? " of layer " + std::to_string(layer) : std::string(), ": ",
                     e.what());
     }
 }
 
-void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
-                               const std::function<StageKernel(Backend)> &build, const std::vector<TensorView> &args) {
+void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer, const std::vector<Builder> &builds,
+                               const std::vector<TensorView> &args) {
     if (options_.cpu) {
         auto it = kernels_->cpu.find(key);
-        if (it == kernels_->cpu.end()) it = kernels_->cpu.emplace(key, build(Backend::Cpu)).first;
+        if (it == kernels_->cpu.end()) it = kernels_->cpu.emplace(key, builds.front()(Backend::Cpu)).first;
         realize_on_cpu(it->second, mem_, args);
-        r.runs.push_back({it->second.name, layer, {}});
+        r.runs.push_back({it->second.name, "cpu", layer, {}});
         return;
     }
     auto it = programs_.find(key);
     if (it == programs_.end()) {
-        StageKernel k = build(Backend::Spyre);
-        CompileOptions o = k.options;
-        o.kernel_name = k.name;
-        o.machine = options_.machine;
-        it = programs_.emplace(key, compile_for_spyre(k.output, k.inputs, o)).first;
+        // Each schedule compiled and timed alone; a schedule the back end refuses for this shape is
+        // passed over (the first refusal is reported if every one is).
+        std::optional<Compiled> best;
+        double best_us = 0;
+        std::string first_error;
+        for (const Builder &build : builds) {
+            try {
+                StageKernel k = build(Backend::Spyre);
+                CompileOptions o = k.options;
+                o.kernel_name = k.name;
+                o.machine = options_.machine;
+                Compiled c{compile_for_spyre(k.output, k.inputs, o), k.schedule};
+                double us = 0;
+                if (builds.size() > 1) {
+                    SimOptions so;
+                    so.timing_only = true;
+                    us = simulate(c.program, options_.machine, {}, so).stats.us;
+                }
+                if (!best || us < best_us) best = std::move(c), best_us = us;
+            } catch (const spyre::Error &e) {
+                if (first_error.empty()) first_error = e.what();
+            }
+        }
+        if (!best) throw Error(first_error);
+        it = programs_.emplace(key, std::move(*best)).first;
     }
-    SimResult s = mem_.run(it->second, args);
-    r.runs.push_back({it->second.kernel_name, layer, s.stats});
+    SimResult s = mem_.run(it->second.program, args);
+    r.runs.push_back({it->second.program.kernel_name, it->second.schedule, layer, s.stats});
     r.us += s.stats.us;
 }
 
@@ -198,12 +216,14 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
             throw_error("llama: sequence ", b, " at position ", positions_[size_t(b)], " has no room for ", n,
                         " more in a cache of ", options_.max_context);
     StepResult r;
+    const int qkv = c.q_width() + 2 * c.kv_width();
     const int64_t hrow = row_bytes(c.hidden, m), qrow = row_bytes(c.q_width(), m), kvrow = row_bytes(c.kv_width(), m);
+    const int64_t qkvrow = row_bytes(qkv, m);
     const VocabSplit vs = vocab_split(c, m);
     const int64_t drow = row_bytes(c.head_dim, m), vrow = row_bytes(vs.padded(), m), irow = row_bytes(c.intermediate, m);
     for (auto [name, bytes] : std::initializer_list<std::pair<const char *, int64_t>>{
-             {"x", hrow}, {"xn", hrow}, {"h", hrow}, {"hn", hrow}, {"q", qrow}, {"qr", qrow}, {"attn", qrow},
-             {"k", kvrow}, {"kr", kvrow}, {"v", kvrow}, {"cos", drow}, {"sin", drow}, {"mid", irow}})
+             {"x", hrow}, {"xn", hrow}, {"h", hrow}, {"hn", hrow}, {"qkv", qkvrow}, {"qr", qrow}, {"attn", qrow},
+             {"kr", kvrow}, {"cos", drow}, {"sin", drow}, {"gate", irow}, {"mid", irow}})
         mem_.ensure(name, bytes * T);
     mem_.ensure("ids", (T + 31) / 32 * m.stick_bytes);
     auto rows = [&](const std::string &t, int64_t row, int first, int count) {
@@ -256,32 +276,47 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
     const int layers = options_.layers ? options_.layers : c.layers;
     for (int l = 0; l < layers; l++) {
         auto w = [&](const std::string &what) { return mem_.whole(layer_tensor(l, what)); };
-        auto proj = [&](const std::string &name, int inner, int cols, bool residual) {
-            return [=](Backend be) { return projection_stage(name, T, inner, cols, residual, be); };
+        // A projection under each schedule that applies to its shape; launch keeps the fastest.
+        auto proj = [&](const std::string &name, int inner, int cols, Epilogue e) {
+            std::vector<Builder> v;
+            for (const std::string &sched : projection_schedules(T, inner, cols))
+                v.push_back([=](Backend be) { return projection_stage(name, T, inner, cols, e, be, sched); });
+            return v;
         };
         launch(r, "attn_norm" + ts, l, [&](Backend be) { return rmsnorm_stage("attn_norm", c, T, be); },
                {all("x", hrow), w("attn_norm"), all("xn", hrow)});
-        launch(r, "q_proj" + ts, l, proj("q_proj", c.hidden, c.q_width(), false),
-               {all("xn", hrow), w("wq"), all("q", qrow)});
-        launch(r, "k_proj" + ts, l, proj("k_proj", c.hidden, c.kv_width(), false),
-               {all("xn", hrow), w("wk"), all("k", kvrow)});
-        // One sequence: V and the rotated K go straight to their place in the cache.
+        // The queries, keys and values of every token by one projection: {q | k | v} per row.
+        launch(r, "qkv_proj" + ts, l, proj("qkv_proj", c.hidden, qkv, Epilogue::None),
+               {all("xn", hrow), w("wqkv"), all("qkv", qkvrow)});
         const int p0 = positions_[0];
         auto cache = [&](const std::string &what, int b, int first, int count) {
             return rows(layer_tensor(l, what + std::to_string(b)), kvrow, first, count);
         };
-        launch(r, "v_proj" + ts, l, proj("v_proj", c.hidden, c.kv_width(), false),
-               {all("xn", hrow), w("wv"), B == 1 ? cache("vc", 0, p0, T) : all("v", kvrow)});
-        launch(r, "rope_q" + ts, l, [&](Backend be) { return rope_stage("rope_q", c, c.q_width(), T, be); },
-               {all("q", qrow), all("cos", drow), all("sin", drow), all("qr", qrow)});
-        launch(r, "rope_k" + ts, l, [&](Backend be) { return rope_stage("rope_k", c, c.kv_width(), T, be); },
-               {all("k", kvrow), all("cos", drow), all("sin", drow), B == 1 ? cache("kc", 0, p0, T) : all("kr", kvrow)});
-        if (B > 1)
-            for (int b = 0; b < B; b++)
-                for (auto [from, to] : {std::pair{"kr", "kc"}, {"v", "vc"}})
-                    launch(r, std::string("kv_append") + "/1", l,
-                           [&](Backend be) { return copy_stage("kv_append", c.kv_width(), 1, be); },
-                           {rows(from, kvrow, b, 1), cache(to, b, positions_[size_t(b)], 1)});
+        launch(r, "rope_q" + ts, l,
+               [&](Backend be) { return rope_stage("rope_q", c, c.q_width(), T, qkv, 0, be); },
+               {all("qkv", qkvrow), all("cos", drow), all("sin", drow), all("qr", qrow)});
+        // One sequence: the rotated keys and the values go straight to their place in its cache.
+        launch(r, "rope_k" + ts, l,
+               [&](Backend be) { return rope_stage("rope_k", c, c.kv_width(), T, qkv, c.q_width(), be); },
+               {all("qkv", qkvrow), all("cos", drow), all("sin", drow), B == 1 ? cache("kc", 0, p0, T) : all("kr", kvrow)});
+        if (B == 1) {
+            launch(r, "v_to_cache" + ts, l,
+                   [&](Backend be) { return copy_stage("v_to_cache", c.kv_width(), T, qkv, c.q_width() + c.kv_width(), be); },
+                   {all("qkv", qkvrow), cache("vc", 0, p0, T)});
+        } else {
+            // Several sequences (a token each): each token's key and value rows into its own cache.
+            for (int b = 0; b < B; b++) {
+                const int at = positions_[size_t(b)];
+                launch(r, "k_to_cache/1", l,
+                       [&](Backend be) { return copy_stage("k_to_cache", c.kv_width(), 1, c.kv_width(), 0, be); },
+                       {rows("kr", kvrow, b, 1), cache("kc", b, at, 1)});
+                launch(r, "v_to_cache/1", l,
+                       [&](Backend be) {
+                           return copy_stage("v_to_cache", c.kv_width(), 1, qkv, c.q_width() + c.kv_width(), be);
+                       },
+                       {rows("qkv", qkvrow, b, 1), cache("vc", b, at, 1)});
+            }
+        }
         for (int b = 0; b < B; b++) {
             const int context = positions_[size_t(b)] + n;
             launch(r, "attention/" + std::to_string(n) + "/" + std::to_string(context), l,
@@ -289,20 +324,18 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
                    {rows("qr", qrow, b * n, n), cache("kc", b, 0, context), cache("vc", b, 0, context),
                     rows("attn", qrow, b * n, n)});
         }
-        launch(r, "o_proj" + ts, l, proj("o_proj", c.q_width(), c.hidden, true),
+        launch(r, "o_proj" + ts, l, proj("o_proj", c.q_width(), c.hidden, Epilogue::Residual),
                {all("attn", qrow), w("wo"), all("x", hrow), all("h", hrow)});
         launch(r, "ffn_norm" + ts, l, [&](Backend be) { return rmsnorm_stage("ffn_norm", c, T, be); },
                {all("h", hrow), w("ffn_norm"), all("hn", hrow)});
-        if (T <= m.pe_pass_rows) {
-            // A decode step: the MLP's halves as two kernels, the down projection split by K.
-            launch(r, "mlp_up" + ts, l, [&](Backend be) { return mlp_up_stage(c, T, be); },
-                   {all("hn", hrow), w("w1"), w("w3"), all("mid", irow)});
-            launch(r, "mlp_down" + ts, l, proj("mlp_down", c.intermediate, c.hidden, true),
-                   {all("mid", irow), w("w2"), all("h", hrow), all("x", hrow)});
-        } else {
-            launch(r, "mlp" + ts, l, [&](Backend be) { return mlp_stage(c, T, be); },
-                   {all("hn", hrow), w("w1"), w("w3"), w("w2"), all("h", hrow), all("x", hrow)});
-        }
+        // SwiGLU: the gate projection, the up projection times silu of the gate, the down
+        // projection plus the residual.
+        launch(r, "gate_proj" + ts, l, proj("gate_proj", c.hidden, c.intermediate, Epilogue::None),
+               {all("hn", hrow), w("w1"), all("gate", irow)});
+        launch(r, "up_proj" + ts, l, proj("up_proj", c.hidden, c.intermediate, Epilogue::SiluGate),
+               {all("hn", hrow), w("w3"), all("gate", irow), all("mid", irow)});
+        launch(r, "down_proj" + ts, l, proj("down_proj", c.intermediate, c.hidden, Epilogue::Residual),
+               {all("mid", irow), w("w2"), all("h", hrow), all("x", hrow)});
     }
     // The head, on each sequence's last token: one row per sequence.
     const int H = B;
@@ -318,7 +351,7 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
         const int64_t part_w = int64_t(c.hidden) * row_bytes(part_rows, m), part_out = row_bytes(part_rows, m);
         for (int p = 0; p < vs.parts; p++)
             launch(r, "lm_head_part/1", -1,
-                   [&](Backend be) { return projection_stage("lm_head", 1, c.hidden, part_rows, false, be); },
+                   Builder([&](Backend be) { return projection_stage("lm_head", 1, c.hidden, part_rows, Epilogue::None, be); }),
                    {mem_.window("xf", 0, hrow), mem_.window("lm_head", p * part_w, part_w),
                     mem_.window("logits", p * part_out, part_out)});
     } else {

@@ -39,7 +39,8 @@ struct ModelOptions {
 
 // One kernel launch of a step.
 struct KernelRun {
-    std::string stage;  // "q_proj", "attention", ...
+    std::string stage;     // "q_proj", "attention", ...
+    std::string schedule;  // the Spyre schedule it ran (of the variants timed, the fastest)
     int layer = -1;     // -1: outside the layers (embedding, head)
     SimStats stats;     // zero for the CPU backend
 };
@@ -65,7 +66,8 @@ public:
     // The last step's logits of sequence b's last token (fp16 values as floats); not in timing-only mode.
     std::vector<float> logits(int b) const;
     // The weights as the model holds them (fp16 values as floats), by tensor name: "embed",
-    // "L<l>.attn_norm", "L<l>.wq" ({cols, inner} row-major, Halide order), ..., "final_norm", "lm_head".
+    // "L<l>.attn_norm", "L<l>.wqkv" ({cols, inner} row-major, Halide order; the query, key and value
+    // projections' columns side by side), ..., "final_norm", "lm_head".
     std::vector<float> weights(const std::string &name) const;
     const LlamaConfig &config() const { return config_; }
     const ModelOptions &options() const { return options_; }
@@ -75,10 +77,17 @@ public:
 private:
     struct Kernels;
     StepResult step(const std::vector<int> &ids, int per_sequence);
-    // Runs the kernel `build` makes (compiled once per key) on `args`, and records it in r.
-    void launch(StepResult &r, const std::string &key, int layer, const std::function<StageKernel(Backend)> &build,
+    using Builder = std::function<StageKernel(Backend)>;
+    // Runs the kernel `build` makes (compiled once per key) on `args`, and records it in r. Given
+    // several builders (the same algorithm under different schedules), the Spyre backend compiles
+    // each, times it in timing-only mode and keeps the fastest for the key.
+    void launch(StepResult &r, const std::string &key, int layer, const std::vector<Builder> &builds,
                 const std::vector<TensorView> &args);
-    void launch_kernel(StepResult &r, const std::string &key, int layer, const std::function<StageKernel(Backend)> &build,
+    void launch(StepResult &r, const std::string &key, int layer, const Builder &build,
+                const std::vector<TensorView> &args) {
+        launch(r, key, layer, std::vector<Builder>{build}, args);
+    }
+    void launch_kernel(StepResult &r, const std::string &key, int layer, const std::vector<Builder> &builds,
                        const std::vector<TensorView> &args);
     void init_weights();
     void write_f16(const std::string &tensor, const std::vector<float> &values, int cols);
@@ -87,7 +96,11 @@ private:
     ModelOptions options_;
     DeviceMemory mem_;
     std::vector<int> positions_;
-    std::map<std::string, DeviceProgram> programs_;
+    struct Compiled {
+        DeviceProgram program;
+        std::string schedule;
+    };
+    std::map<std::string, Compiled> programs_;
     std::unique_ptr<Kernels> kernels_;
     int last_rows_ = 0;
 };

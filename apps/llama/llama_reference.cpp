@@ -26,7 +26,7 @@ ReferenceLlama::ReferenceLlama(const LlamaConfig &c, const LlamaModel &model)
     : c_(c), split_(vocab_split(c, model.options().machine)), k_cache_(size_t(c.layers)), v_cache_(size_t(c.layers)) {
     std::vector<std::string> names = {"embed", "final_norm", "lm_head"};
     for (int l = 0; l < c.layers; l++)
-        for (const char *w : {"attn_norm", "wq", "wk", "wv", "wo", "ffn_norm", "w1", "w3", "w2"})
+        for (const char *w : {"attn_norm", "wqkv", "wo", "ffn_norm", "w1", "w3", "w2"})
             names.push_back(layer_name(l, w));
     for (const std::string &n : names) w_[n] = model.weights(n);
 }
@@ -77,8 +77,11 @@ std::vector<float> ReferenceLlama::step(const std::vector<int> &ids) {
         std::vector<std::vector<float>> qs;
         for (size_t t = 0; t < xs.size(); t++) {
             const std::vector<float> xn = rmsnorm(xs[t], wl("attn_norm"));
-            std::vector<float> q = matvec(xn, wl("wq"), c.q_width()), k = matvec(xn, wl("wk"), c.kv_width()),
-                               v = matvec(xn, wl("wv"), c.kv_width());
+            // One projection of {q | k | v} (the weights' columns in that order).
+            const std::vector<float> qkv = matvec(xn, wl("wqkv"), c.q_width() + 2 * c.kv_width());
+            std::vector<float> q(qkv.begin(), qkv.begin() + c.q_width()),
+                k(qkv.begin() + c.q_width(), qkv.begin() + c.q_width() + c.kv_width()),
+                v(qkv.begin() + c.q_width() + c.kv_width(), qkv.end());
             for (auto *p : {&q, &k, &v})
                 for (float &e : *p) e = f16(e);
             rope(q, t);
@@ -114,9 +117,13 @@ std::vector<float> ReferenceLlama::step(const std::vector<int> &ids) {
             std::vector<float> h(static_cast<size_t>(H));
             for (int i = 0; i < H; i++) h[size_t(i)] = f16(o[size_t(i)] + xs[t][size_t(i)]);
             const std::vector<float> hn = rmsnorm(h, wl("ffn_norm"));
+            // The gate projection is stored in fp16 before its silu (llama_model.h).
             const std::vector<float> g = matvec(hn, wl("w1"), c.intermediate), u = matvec(hn, wl("w3"), c.intermediate);
             std::vector<float> m(static_cast<size_t>(c.intermediate));
-            for (size_t i = 0; i < m.size(); i++) m[i] = f16(g[i] / (1.0f + std::exp(-g[i])) * u[i]);
+            for (size_t i = 0; i < m.size(); i++) {
+                const float gi = f16(g[i]);
+                m[i] = f16(gi / (1.0f + std::exp(-gi)) * u[i]);
+            }
             const std::vector<float> down = matvec(m, wl("w2"), H);
             for (int i = 0; i < H; i++) xs[t][size_t(i)] = f16(down[size_t(i)] + h[size_t(i)]);
         }

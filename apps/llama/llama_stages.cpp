@@ -7,7 +7,6 @@
 #include "device/layout.h"
 #include "directives.h"
 #include "flash_attention.h"
-#include "gated_mlp.h"
 #include "matmul.h"
 #include "matmul_stage.h"
 #include "norms.h"
@@ -43,12 +42,16 @@ int tile_dividing(int n, int most, int of) {
 // reads whole rows of W and the fp32 partials are added on the ring (split-K, ring_split_reduction).
 struct SplitK {
     int cores = 0, panel = 0;  // cores 0: split N instead
+    int n_tile = 0;            // 0: all of N at once
+    std::string name() const {
+        return "split_k/" + std::to_string(panel) + (n_tile ? "x" + std::to_string(n_tile) : std::string());
+    }
 };
-// The most cores whose K shares are whole sticks; the K panel: the core's whole share when it fits
-// three quarters of LX beside the partial (one load), else the deepest whole sticks dividing it
-// whose W panel, double-buffered, does. None when not even one stick deep fits, or for more rows
-// than the PE array's pass (where W's reuse over the rows pays for the N split).
-SplitK split_k(int rows, int inner, int cols, const MachineDesc &m) {
+// The most cores whose K shares are whole sticks, and the K panels worth timing: the core's whole
+// share (one load) and the two deepest whole-stick divisors of it whose W panel, double-buffered,
+// fits the usable LX beside the partial (the back end refuses what does not fit after all). None
+// for more rows than the PE array's pass, where W's reuse over the rows pays for the N split.
+std::vector<SplitK> split_k(int rows, int inner, int cols, const MachineDesc &m) {
     const int lanes = int(m.stick_bytes / 2);
     if (rows > m.pe_pass_rows || inner % lanes) return {};
     int cores = std::min(int(m.cores), inner / lanes);
@@ -56,12 +59,20 @@ SplitK split_k(int rows, int inner, int cols, const MachineDesc &m) {
     if (cores < 2) return {};
     const int share = inner / cores;
     const int64_t row_bytes = int64_t((cols + lanes - 1) / lanes) * m.stick_bytes;
-    const int64_t partial = int64_t(rows) * row_bytes * 2;  // fp32
-    const int64_t budget = m.lx_usable_bytes * 3 / 4 - partial;
-    if (share * row_bytes <= budget) return {cores, share};
-    for (int panel = share / 2 / lanes * lanes; panel >= lanes; panel -= lanes)
-        if (share % panel == 0 && 2 * panel * row_bytes <= budget) return {cores, panel};
-    return {};
+    const int64_t budget = m.lx_usable_bytes - int64_t(rows) * row_bytes * 2;  // less the fp32 partial
+    std::vector<SplitK> out;
+    if (share * row_bytes <= budget) out.push_back({cores, share});
+    for (int panel = share / 2 / lanes * lanes; panel >= lanes && out.size() < 3; panel -= lanes)
+        if (share % panel == 0 && 2 * panel * row_bytes <= budget) out.push_back({cores, panel});
+    if (out.empty()) {
+        // W's rows too wide for even a stick-deep panel: tiles of N (whole sticks dividing it), the
+        // widest whose panels of the whole share, double-buffered, fit.
+        const int sticks = (cols + lanes - 1) / lanes;
+        for (int t = sticks / 2; t >= 1 && out.size() < 2; t--)
+            if (sticks % t == 0 && 2 * int64_t(share) * t * m.stick_bytes <= budget)
+                out.push_back({cores, share, t * lanes});
+    }
+    return out;
 }
 
 }  // namespace
@@ -72,42 +83,55 @@ StageKernel rmsnorm_stage(const std::string &name, const LlamaConfig &c, int row
         schedule_norm(k, "cores32");
     else
         for (auto &st : k.stats) st.second.compute_root();
-    StageKernel s{name, k.out, k.inputs, {}};
+    StageKernel s{name, k.out, k.inputs, {}, "cores32"};
     s.options.inputs = {matrix(c.hidden, rows), TensorSpec{{c.hidden}, {}}};
     s.options.output = matrix(c.hidden, rows);
     return s;
 }
 
-StageKernel projection_stage(const std::string &name, int rows, int inner, int cols, bool residual, Backend b) {
+std::vector<std::string> projection_schedules(int rows, int inner, int cols) {
+    std::vector<std::string> names = {"pe", "pe_ring"};
+    for (const SplitK &sk : split_k(rows, inner, cols, MachineDesc{})) names.push_back(sk.name());
+    return names;
+}
+
+StageKernel projection_stage(const std::string &name, int rows, int inner, int cols, Epilogue e, Backend b,
+                             const std::string &sched) {
     MatmulKernel k = make_bmm(1, rows, inner, cols);
     std::vector<ImageParam> inputs = {k.a, k.w};
-    if (residual) {
-        ImageParam res(Float(16), 3, "residual");
+    if (e != Epilogue::None) {
+        ImageParam extra(Float(16), 3, e == Epilogue::Residual ? "residual" : "gate");
+        Expr acc = k.acc(k.n, k.m, k.b), v = cast<float>(extra(k.n, k.m, k.b));
         k.out = Func(name);
-        k.out(k.n, k.m, k.b) = cast<float16_t>(k.acc(k.n, k.m, k.b) + cast<float>(res(k.n, k.m, k.b)));
-        inputs.push_back(res);
+        k.out(k.n, k.m, k.b) = cast<float16_t>(e == Epilogue::Residual ? acc + v : v / (1.0f + exp(-v)) * acc);
+        inputs.push_back(extra);
     }
     if (b == Backend::Cpu) {
         schedule_bmm(k, "cpu", kCores);
-    } else if (SplitK sk = split_k(rows, inner, cols, MachineDesc{}); sk.cores) {
+    } else if (sched.rfind("split_k/", 0) == 0) {
+        SplitK sk;
+        for (const SplitK &c : split_k(rows, inner, cols, MachineDesc{}))
+            if (c.name() == sched) sk = c;
+        if (!sk.cores) throw_error("llama: ", name, ": no schedule ", sched, " for ", rows, " rows of ", inner, " x ", cols);
         schedule(k.acc).scratchpad_root();
-        schedule(k.acc).ring_split_reduction(k.k.x, sk.cores, inner, true, sk.panel);
+        schedule(k.acc).ring_split_reduction(k.k.x, sk.cores, inner, true, sk.panel, sk.n_tile);
         schedule(k.out).stick_vectorize(k.n);
     } else {
-        schedule_bmm(k, "pe", kCores);
+        schedule_bmm(k, sched, kCores);
     }
-    StageKernel s{name, k.out, inputs, {}};
+    StageKernel s{name, k.out, inputs, {}, sched};
     s.options.inputs = {TensorSpec{{inner, rows, 1}, {}}, matrix(cols, inner)};
-    if (residual) s.options.inputs.push_back(TensorSpec{{cols, rows, 1}, {}});
+    if (e != Epilogue::None) s.options.inputs.push_back(TensorSpec{{cols, rows, 1}, {}});
     s.options.output = TensorSpec{{cols, rows, 1}, {}};
     return s;
 }
 
-StageKernel rope_stage(const std::string &name, const LlamaConfig &c, int width, int rows, Backend b) {
-    RopeKernel k = make_rope(width, rows, c.head_dim, RopeStyle::RotateHalf);
+StageKernel rope_stage(const std::string &name, const LlamaConfig &c, int width, int rows, int in_cols, int offset,
+                       Backend b) {
+    RopeKernel k = make_rope(width, rows, c.head_dim, RopeStyle::RotateHalf, in_cols, offset);
     if (b == Backend::Spyre) schedule_rope(k, "cores32");
-    StageKernel s{name, k.out, {k.in, k.cos, k.sin}, {}};
-    s.options.inputs = {matrix(width, rows), matrix(c.head_dim, rows), matrix(c.head_dim, rows)};
+    StageKernel s{name, k.out, {k.in, k.cos, k.sin}, {}, "cores32"};
+    s.options.inputs = {matrix(in_cols, rows), matrix(c.head_dim, rows), matrix(c.head_dim, rows)};
     s.options.output = matrix(width, rows);
     return s;
 }
@@ -123,7 +147,7 @@ StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backe
                              tile_dividing(context, 256, 1), false};
         FlashAttentionKernel k = make_flash_attention(shape);
         schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : "kv_resident", kCores);
-        StageKernel s{"attention", k.out, {k.q, k.k, k.v}, {}};
+        StageKernel s{"attention", k.out, {k.q, k.k, k.v}, {}, "kv_resident, a KV head's query heads as rows"};
         s.options.inputs = {TensorSpec{{c.head_dim, group, c.kv_heads}, {}},
                             heads_inside(c.head_dim, context, c.kv_heads), heads_inside(c.head_dim, context, c.kv_heads)};
         s.options.output = TensorSpec{{c.head_dim, group, c.kv_heads}, {}};
@@ -140,23 +164,10 @@ StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backe
     }
     FlashAttentionKernel k = make_flash_attention(shape);
     schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : tokens == context ? "kv_chunked" : "kv_resident", kCores);
-    StageKernel s{"attention", k.out, {k.q, k.k, k.v}, {}};
+    StageKernel s{"attention", k.out, {k.q, k.k, k.v}, {}, tokens == context ? "kv_chunked" : "kv_resident"};
     s.options.inputs = {heads_inside(c.head_dim, tokens, c.heads), heads_inside(c.head_dim, context, c.kv_heads),
                         heads_inside(c.head_dim, context, c.kv_heads)};
     s.options.output = heads_inside(c.head_dim, tokens, c.heads);
-    return s;
-}
-
-StageKernel mlp_stage(const LlamaConfig &c, int rows, Backend b) {
-    GatedMlpKernel k = make_gated_mlp(c.hidden, c.intermediate, rows);
-    ImageParam res(Float(16), 2, "residual");
-    k.out = Func("mlp");
-    k.out(k.n, k.m) = cast<float16_t>(k.down(k.n, k.m) + cast<float>(res(k.n, k.m)));
-    schedule_gated_mlp(k, b == Backend::Spyre ? "tiled" : "cpu", kCores);
-    StageKernel s{"mlp", k.out, {k.x, k.w1, k.w3, k.w2, res}, {}};
-    s.options.inputs = {matrix(c.hidden, rows), matrix(c.intermediate, c.hidden), matrix(c.intermediate, c.hidden),
-                        matrix(c.hidden, c.intermediate), matrix(c.hidden, rows)};
-    s.options.output = matrix(c.hidden, rows);
     return s;
 }
 
@@ -179,27 +190,9 @@ StageKernel lm_head_stage(const LlamaConfig &c, int rows, const VocabSplit &v, B
     } else {
         acc.compute_root();
     }
-    StageKernel s{"lm_head", out, {x, w}, {}};
+    StageKernel s{"lm_head", out, {x, w}, {}, "pe, a vocabulary part per group of cores"};
     s.options.inputs = {matrix(c.hidden, rows), TensorSpec{{cols, c.hidden, parts}, {}}};
     s.options.output = TensorSpec{{cols, rows, parts}, DeviceLayout{0, {1, 2, 0}}};
-    return s;
-}
-
-StageKernel mlp_up_stage(const LlamaConfig &c, int rows, Backend b) {
-    GatedMlpKernel k = make_gated_mlp(c.hidden, c.intermediate, rows);
-    if (b == Backend::Spyre) {
-        MatmulStage st;
-        st.what = "mlp_up";
-        st.out = k.h, st.acc = k.gate, st.more_accs = {k.up}, st.k = k.r1, st.n = k.n, st.m = k.m;
-        st.rows = rows, st.inner = c.hidden, st.cols = c.intermediate;
-        schedule_matmul_stage(st, "pe", kCores, MachineDesc{});
-    } else {
-        k.gate.compute_root();
-        k.up.compute_root();
-    }
-    StageKernel s{"mlp_up", k.h, {k.x, k.w1, k.w3}, {}};
-    s.options.inputs = {matrix(c.hidden, rows), matrix(c.intermediate, c.hidden), matrix(c.intermediate, c.hidden)};
-    s.options.output = matrix(c.intermediate, rows);
     return s;
 }
 
@@ -209,7 +202,7 @@ StageKernel embedding_stage(const LlamaConfig &c, int rows, int table_rows, Back
     Func out("embedding");
     out(x, t) = table(x, clamp(ids(t), 0, table_rows - 1));
     if (b == Backend::Spyre && rows > 1) schedule(out).ring_split(t, std::min(kCores, rows));
-    StageKernel s{"embedding", out, {table, ids}, {}};
+    StageKernel s{"embedding", out, {table, ids}, {}, "gather, tokens over the cores"};
     s.options.inputs = {matrix(c.hidden, table_rows), TensorSpec{{rows}, {}}};
     s.options.output = matrix(c.hidden, rows);
     return s;
@@ -222,19 +215,20 @@ StageKernel argmax_stage(const LlamaConfig &c, int rows, int cols, Backend b) {
     Func out("argmax");
     out(y) = argmax(logits(r, y))[0];
     if (b == Backend::Spyre && rows > 1) schedule(out).ring_split(y, std::min(kCores, rows));
-    StageKernel s{"argmax", out, {logits}, {}};
+    StageKernel s{"argmax", out, {logits}, {}, "rows over the cores"};
     s.options.inputs = {matrix(cols, rows)};
     s.options.output = TensorSpec{{rows}, {}};
     return s;
 }
 
-StageKernel copy_stage(const std::string &name, int width, int rows, Backend) {
+StageKernel copy_stage(const std::string &name, int width, int rows, int in_cols, int offset, Backend b) {
     ImageParam in(Float(16), 2, "in");
     Var x("x"), t("t");
     Func out(name);
-    out(x, t) = in(x, t);
-    StageKernel s{name, out, {in}, {}};
-    s.options.inputs = {matrix(width, rows)};
+    out(x, t) = in(x + offset, t);
+    if (b == Backend::Spyre && rows > 1) schedule(out).ring_split(t, std::min(kCores, rows));
+    StageKernel s{name, out, {in}, {}, "copy"};
+    s.options.inputs = {matrix(in_cols, rows)};
     s.options.output = matrix(width, rows);
     return s;
 }

@@ -22,37 +22,44 @@ struct StageKernel {
     Halide::Func output;
     std::vector<Halide::ImageParam> inputs;
     CompileOptions options;  // the arguments' shapes and layouts
+    std::string schedule;    // the Spyre schedule applied, for the reports
 };
 
 // RMSNorm of {hidden, rows} with a gain of {hidden} (schedules/norms.h).
 StageKernel rmsnorm_stage(const std::string &name, const LlamaConfig &c, int rows, Backend b);
-// x {inner, rows} times w {cols, inner} -> {cols, rows} (schedules/matmul.h), fp32 accumulation;
-// with `residual`, a third argument {cols, rows} added in fp32 before the one rounding to fp16.
-StageKernel projection_stage(const std::string &name, int rows, int inner, int cols, bool residual, Backend b);
-// Rotate-half RoPE of {width, rows} with cos and sin tables of {head_dim, rows} (schedules/rope.h).
-StageKernel rope_stage(const std::string &name, const LlamaConfig &c, int width, int rows, Backend b);
+// What a projection does with its fp32 product before the one rounding to fp16: nothing; add a
+// third argument {cols, rows} (the residual); or multiply by silu of a third argument g {cols,
+// rows}, silu(g) = g / (1 + exp(-g)) in fp32 (SwiGLU's up projection, g the gate projection's).
+enum class Epilogue { None, Residual, SiluGate };
+// x {inner, rows} times w {cols, inner} -> {cols, rows} (schedules/matmul.h), fp32 accumulation.
+// Schedules: "pe" and "pe_ring" (schedules/matmul_stage.h: split over the cores by N and M, pe_ring
+// sharing K panels over the ring), "split_k/<panel>" (a few rows: the cores split K and add their
+// partials on the ring, so that each reads whole rows of W, in K panels of <panel>).
+StageKernel projection_stage(const std::string &name, int rows, int inner, int cols, Epilogue e, Backend b,
+                             const std::string &schedule = "pe");
+// The schedules that apply to a projection of this shape, for the driver to time against each other.
+std::vector<std::string> projection_schedules(int rows, int inner, int cols);
+// Rotate-half RoPE of `width` columns from `offset` of an {in_cols, rows} input (the fused QKV
+// projection's queries or keys) with cos and sin tables of {head_dim, rows} (schedules/rope.h) ->
+// {width, rows}.
+StageKernel rope_stage(const std::string &name, const LlamaConfig &c, int width, int rows, int in_cols, int offset,
+                       Backend b);
 // Causal grouped-query attention of `tokens` new queries against the first `context` positions of
 // the KV cache (the new ones last): q {head_dim, tokens, heads}, k and v {head_dim, context,
 // kv_heads}, out {head_dim, tokens, heads} (schedules/flash_attention.h).
 StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backend b);
-// The SwiGLU MLP with the residual added: x {hidden, rows}, w1 and w3 {intermediate, hidden}, w2
-// {hidden, intermediate}, residual {hidden, rows} (schedules/gated_mlp.h).
-StageKernel mlp_stage(const LlamaConfig &c, int rows, Backend b);
 // lm_head over the vocabulary's parts (vocab_split): x {hidden, rows} times w {part_cols, hidden,
 // parts} (the parts' {part_cols, hidden} weight matrices one after the other) -> logits {part_cols,
 // rows, parts}, stored as one {padded vocabulary, rows} matrix (each row the parts' columns in order).
 StageKernel lm_head_stage(const LlamaConfig &c, int rows, const VocabSplit &v, Backend b);
-// The SwiGLU MLP's first half: h = fp16(silu(x w1) * (x w3)), x {hidden, rows} -> h {intermediate,
-// rows}; the second half is projection_stage("mlp_down", ..., residual). A decode step runs the
-// MLP as these two kernels, each with its own split over the cores.
-StageKernel mlp_up_stage(const LlamaConfig &c, int rows, Backend b);
 // Rows of an embedding table {hidden, table_rows} gathered by int32 ids {rows}, clamped into it.
 StageKernel embedding_stage(const LlamaConfig &c, int rows, int table_rows, Backend b);
 // The index of each row's largest logit (the first, on ties) among the vocabulary's: {cols, rows} ->
 // int32 {rows}, cols >= vocab (the padding is not read).
 StageKernel argmax_stage(const LlamaConfig &c, int rows, int cols, Backend b);
-// A copy of {width, rows} (a decode step's new K or V row into one sequence's cache).
-StageKernel copy_stage(const std::string &name, int width, int rows, Backend b);
+// A copy of `width` columns from `offset` of an {in_cols, rows} input -> {width, rows} (the fused
+// projection's values into the cache, a decode step's new K row into one sequence's cache).
+StageKernel copy_stage(const std::string &name, int width, int rows, int in_cols, int offset, Backend b);
 
 // Bytes of an argument's device image.
 int64_t argument_bytes(const TensorSpec &spec, Halide::Type type, const MachineDesc &m);

@@ -91,7 +91,7 @@ TEST(RingReduction, NeedsAnUpdateDefinition) {
 // x by its K rows of W on the PE array and the ring adds the partials; with a K panel the share is
 // streamed in double-buffered panels (a W share wider than LX), and the result is the same.
 struct SplitKCase {
-    int rows, inner, cols, cores, panel;
+    int rows, inner, cols, cores, panel, n_tile = 0;
 };
 
 class SplitKMatmul : public ::testing::TestWithParam<SplitKCase> {};
@@ -118,7 +118,7 @@ TEST_P(SplitKMatmul, MatchesCpu) {
             Func acc = k.funcs.at("acc");
             spyre::schedule(acc).scratchpad_root();
             RVar r(acc.update(0).get_schedule().rvars()[0].var);
-            spyre::schedule(acc).ring_split_reduction(r, c.cores, c.inner, true, c.panel);
+            spyre::schedule(acc).ring_split_reduction(r, c.cores, c.inner, true, c.panel, c.n_tile);
             spyre::schedule(k.output).stick_vectorize(k.vars.at("n"));
         },
         {{c.inner, c.rows}, {c.cols, c.inner}}, {c.cols, c.rows}, -1, 1);
@@ -141,12 +141,14 @@ TEST_P(SplitKMatmul, MatchesCpu) {
 INSTANTIATE_TEST_SUITE_P(Shapes, SplitKMatmul,
                          ::testing::Values(SplitKCase{1, 2048, 256, 32, 0},     // the share whole
                                            SplitKCase{1, 2048, 192, 8, 64},     // panels of a stick
-                                           SplitKCase{3, 1024, 320, 4, 128}),   // rows, two panels
+                                           SplitKCase{3, 1024, 320, 4, 128},    // rows, two panels
+                                           SplitKCase{2, 2048, 512, 8, 256, 128},  // N in tiles
+                                           SplitKCase{2, 1024, 384, 4, 64, 192}),  // tiles and panels
                          [](const ::testing::TestParamInfo<SplitKCase> &i) {
                              const SplitKCase &c = i.param;
                              return std::to_string(c.rows) + "x" + std::to_string(c.inner) + "x" +
                                     std::to_string(c.cols) + "_cores" + std::to_string(c.cores) + "_panel" +
-                                    std::to_string(c.panel);
+                                    std::to_string(c.panel) + (c.n_tile ? "_tile" + std::to_string(c.n_tile) : "");
                          });
 
 TEST(RingReduction, AKPanelMustBeWholeSticksOfTheShareOnThePe) {
@@ -168,6 +170,16 @@ TEST(RingReduction, AKPanelMustBeWholeSticksOfTheShareOnThePe) {
     EXPECT_NE(msg(true, 96).find("a K panel of 96 needs the PE array (on_pe) and whole sticks of 64 that divide each core's 256"),
               std::string::npos) << msg(true, 96);
     EXPECT_NE(msg(false, 64).find("a K panel of 64 needs the PE array"), std::string::npos);
+    const std::string tile = [&] {
+        try {
+            Func f = acc;
+            spyre::schedule(f).ring_split_reduction(r.x, 8, 2048, true, 64, 100);
+        } catch (const spyre::Error &e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    }();
+    EXPECT_NE(tile.find("an N tile of 100 needs a K panel and whole sticks of 64"), std::string::npos) << tile;
 }
 
 }  // namespace

@@ -8,10 +8,12 @@
 #include <cmath>
 
 #include "device/error.h"
+#include "device/half.h"
 #include "device_memory.h"
 #include "llama_config.h"
 #include "llama_model.h"
 #include "llama_reference.h"
+#include "llama_stages.h"
 
 namespace spyre::llama {
 namespace {
@@ -102,8 +104,9 @@ TEST(LlamaTiny, TimingOnlyStepsReportEveryKernelOfEveryLayer) {
     o.max_context = 128;
     LlamaModel m(c, o);
     const StepResult p = m.prefill(std::vector<int>(64, 0));
-    // embedding, 2 x (attn_norm, q, k, v, rope q, rope k, attention, o_proj, ffn_norm, mlp), head 3
-    EXPECT_EQ(p.runs.size(), 1u + 2 * 10 + 3);
+    // embedding; 2 x (attn_norm, qkv, rope q, rope k, v to the cache, attention, o_proj, ffn_norm,
+    // gate, up, down); final norm, lm_head, argmax
+    EXPECT_EQ(p.runs.size(), 1u + 2 * 11 + 3);
     double sum = 0;
     for (const KernelRun &k : p.runs) {
         EXPECT_GT(k.stats.us, 0) << k.stage;
@@ -112,8 +115,63 @@ TEST(LlamaTiny, TimingOnlyStepsReportEveryKernelOfEveryLayer) {
     EXPECT_NEAR(p.us, sum, 1e-9 * sum);
     m.set_context(100);
     const StepResult d = m.decode({0});
-    EXPECT_EQ(d.runs.size(), p.runs.size() + 2);  // a decode step's MLP is two kernels
+    EXPECT_EQ(d.runs.size(), p.runs.size());
     EXPECT_EQ(m.position(0), 101);
+}
+
+// Every schedule the driver may pick for a decode step's projection (split-K with the share whole,
+// in K panels, in N tiles; pe; pe_ring) computes what Halide's CPU realisation does, with each
+// epilogue, through the driver's own path (device memory, compile, simulate).
+TEST(LlamaProjections, EveryScheduleOfADecodeProjectionMatchesTheCpu) {
+    struct Shape {
+        int rows, inner, cols;
+    };
+    int split_k_tiles = 0;
+    for (Shape sh : {Shape{1, 1024, 14336}, Shape{1, 2048, 256}, Shape{2, 1024, 512}})
+        for (const std::string &sched : projection_schedules(sh.rows, sh.inner, sh.cols))
+            for (Epilogue e : {Epilogue::None, Epilogue::SiluGate}) {
+                // The wide shape is there for split-K's N tiles (pe and pe_ring have the others).
+                if (sh.cols > 4096 && (sched.rfind("split_k", 0) != 0 || e == Epilogue::None)) continue;
+                SCOPED_TRACE(sched + " " + std::to_string(sh.rows) + "x" + std::to_string(sh.inner) + "x" +
+                             std::to_string(sh.cols));
+                split_k_tiles += sched.find('x') != std::string::npos;
+                StageKernel dev = projection_stage("p", sh.rows, sh.inner, sh.cols, e, Backend::Spyre, sched);
+                StageKernel cpu = projection_stage("p", sh.rows, sh.inner, sh.cols, e, Backend::Cpu);
+                DeviceMemory mem(false);
+                std::vector<TensorView> args;
+                uint32_t state = 7;
+                for (size_t i = 0; i < dev.inputs.size(); i++) {
+                    const int64_t bytes = argument_bytes(dev.options.inputs[i], dev.inputs[i].type(), {});
+                    mem.allocate("in" + std::to_string(i), bytes);
+                    std::vector<uint8_t> img(static_cast<size_t>(bytes));
+                    for (size_t b = 0; b + 1 < img.size(); b += 2) {
+                        state = state * 1664525u + 1013904223u;
+                        const uint16_t h = float_to_half(float(int(state >> 9) % 2001 - 1000) / 1000.0f * 0.05f);
+                        img[b] = uint8_t(h), img[b + 1] = uint8_t(h >> 8);
+                    }
+                    mem.write(mem.whole("in" + std::to_string(i)), img);
+                    args.push_back(mem.whole("in" + std::to_string(i)));
+                }
+                const int64_t out_bytes = argument_bytes(dev.options.output, Halide::Float(16), {});
+                mem.allocate("dev", out_bytes);
+                mem.allocate("cpu", out_bytes);
+                CompileOptions o = dev.options;
+                o.kernel_name = "p";
+                std::vector<TensorView> dargs = args, cargs = args;
+                dargs.push_back(mem.whole("dev"));
+                cargs.push_back(mem.whole("cpu"));
+                mem.run(compile_for_spyre(dev.output, dev.inputs, o), dargs);
+                realize_on_cpu(cpu, mem, cargs);
+                const std::vector<uint8_t> a = mem.read(mem.whole("dev")), b = mem.read(mem.whole("cpu"));
+                double worst = 0;
+                for (size_t i = 0; i + 1 < a.size(); i += 2)
+                    worst = std::max(worst, double(std::fabs(half_to_float(uint16_t(a[i] | a[i + 1] << 8)) -
+                                                             half_to_float(uint16_t(b[i] | b[i + 1] << 8)))));
+                // Split-K adds the cores' partials in another order than the CPU's sum: at most a
+                // rounding of the fp16 result (values below 1 here: 1e-3 is an ULP).
+                EXPECT_LE(worst, 1e-3);
+            }
+    EXPECT_GE(split_k_tiles, 2) << "the wide projection takes split-K in N tiles";
 }
 
 TEST(DeviceMemory, WindowsAreCheckedAndWritesLandInPlace) {
