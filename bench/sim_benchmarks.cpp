@@ -11,6 +11,7 @@
 //                              IBM's full-size bmm layout experiment.
 //   calibration/...            the softmax calibration stages (modelled vs IBM's measured time).
 //   sim/bmm_timing_only/...    a hand-built full-size 32-core batched matmul.
+//   llama/...                  Llama-3.1-8B's stages, layer and model (llama_benchmarks.cpp).
 //   sim_speed/softmax/...      the functional simulator's host time on the compiled 32-core softmax,
 //                              next to sim_speed/softmax_native/..., Halide's JIT of the same
 //                              algorithm with a parallel, vectorized CPU schedule.
@@ -42,6 +43,7 @@
 #include "compile.h"
 #include "formula_check.h"
 #include "kernel_catalog.h"
+#include "llama_benchmarks.h"
 #include "matmul.h"
 #include "roofline.h"
 #include "softmax.h"
@@ -374,6 +376,7 @@ void register_benchmarks() {
         ->Args({4, 12800})
         ->Args({8, 25600})
         ->Unit(benchmark::kMillisecond);
+    register_llama_benchmarks();
 }
 
 }  // namespace

@@ -10,33 +10,28 @@
 #include <map>
 
 #include "device/error.h"
+#include "llama_figures.h"
 #include "llama_model.h"
 
 namespace {
 
 using namespace spyre::llama;
 
-void print_runs(const StepResult &r, int layers_in_model, int layers_run) {
-    // Per stage: the time of one layer's launches (layer 0) or of the launches outside the layers.
-    std::map<std::string, double> stage_us, stage_mb;
-    std::map<std::string, std::string> waits;
-    std::vector<std::string> order;
-    for (const KernelRun &k : r.runs) {
-        if (k.layer > 0) continue;
-        const std::string key = (k.layer < 0 ? "" : "layer.") + k.stage;
-        if (!stage_us.count(key)) order.push_back(key);
-        stage_us[key] += k.stats.us;
-        stage_mb[key] += double(k.stats.dram_read_bytes + k.stats.dram_write_bytes) / 1e6;
-        waits[key] = k.stats.top_waits(2) + "  [" + k.schedule + "]";
-    }
-    double layer = 0, outside = 0;
-    for (const std::string &s : order) {
-        std::printf("  %-22s %12.1f us %10.1f MB   waits: %s\n", s.c_str(), stage_us[s], stage_mb[s], waits[s].c_str());
-        (s.rfind("layer.", 0) == 0 ? layer : outside) += stage_us[s];
-    }
-    std::printf("  one layer %.1f us; embedding and head %.1f us; the step as run (%d layers) %.1f us; "
-                "with all %d layers %.1f us\n",
-                layer, outside, layers_run, r.us, layers_in_model, outside + layer * layers_in_model);
+void print_figures(const StepFigures &f, int layers, const std::string &phase, int batch) {
+    std::printf("  %-14s %10s %10s %6s  %-7s %s\n", "stage", "us", "sol_us", "sol", "bound", "schedule");
+    auto row = [](const Figure &g) {
+        std::printf("  %-14s %10.1f %10.1f %6.2f  %-7s %s%s\n", g.name.c_str(), g.us, g.sol_us, g.sol_frac(),
+                    g.bound.c_str(), g.schedule.c_str(),
+                    g.launches > 1 ? (" (" + std::to_string(g.launches) + " launches)").c_str() : "");
+    };
+    for (const Figure &g : f.layer_stages) row(g);
+    row(f.layer);
+    for (const Figure &g : f.outside) row(g);
+    std::printf("  model (%d layers, embedding and head): %.1f us", layers, f.model_us);
+    if (phase == "decode")
+        std::printf(" = %.1f tokens/s (batch %d)\n", batch / (f.model_us * 1e-6), batch);
+    else
+        std::printf(" to the first token\n");
 }
 
 }  // namespace
@@ -46,6 +41,7 @@ int main(int argc, char **argv) {
     std::string config = "tiny", phase = "both";
     int prompt = 64, steps = 8, context = 2048, batch = 1, layers = 0;
     bool timing_only = false, check_cpu = false;
+    std::string trace;
     app.add_option("--config", config, "model: tiny or 8b")->capture_default_str();
     app.add_option("--phase", phase, "prefill, decode or both (a prefill then decode steps)")->capture_default_str();
     app.add_option("--prompt", prompt, "prompt tokens of the prefill")->capture_default_str();
@@ -55,6 +51,7 @@ int main(int argc, char **argv) {
     app.add_option("--layers", layers, "layers run (0: all)")->capture_default_str();
     app.add_flag("--timing-only", timing_only, "modelled time only (no weights, no numerics)");
     app.add_flag("--check-cpu", check_cpu, "also run Halide's CPU realisation of the same kernels and compare");
+    app.add_option("--trace", trace, "write the last step's timeline (Chrome trace events, for Perfetto) here");
     CLI11_PARSE(app, argc, argv);
     try {
         const LlamaConfig c = llama_config(config);
@@ -63,19 +60,19 @@ int main(int argc, char **argv) {
         o.batch = batch;
         o.layers = layers;
         o.max_context = std::max(prompt + steps, context + steps);
+        o.trace_path = trace;
         LlamaModel model(c, o);
-        const int layers_run = layers ? layers : c.layers;
         if (timing_only) {
             if (phase == "prefill" || phase == "both") {
                 StepResult r = model.prefill(std::vector<int>(size_t(prompt), 0));
                 std::printf("prefill of %d tokens:\n", prompt);
-                print_runs(r, c.layers, layers_run);
+                print_figures(step_figures(c, {prompt, 1, prompt}, r, o.machine), c.layers, "prefill", 1);
             }
             if (phase == "decode" || phase == "both") {
                 model.set_context(context);
                 StepResult r = model.decode(std::vector<int>(size_t(batch), 0));
                 std::printf("decode step, batch %d, context %d:\n", batch, context + 1);
-                print_runs(r, c.layers, layers_run);
+                print_figures(step_figures(c, {1, batch, context + 1}, r, o.machine), c.layers, "decode", batch);
             }
             return 0;
         }

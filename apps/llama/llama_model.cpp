@@ -9,6 +9,7 @@
 #include "device/half.h"
 #include "device/layout.h"
 #include "llama_stages.h"
+#include "step_trace.h"
 
 namespace spyre::llama {
 
@@ -141,7 +142,7 @@ void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
         auto it = kernels_->cpu.find(key);
         if (it == kernels_->cpu.end()) it = kernels_->cpu.emplace(key, builds.front()(Backend::Cpu)).first;
         realize_on_cpu(it->second, mem_, args);
-        r.runs.push_back({it->second.name, "cpu", layer, {}});
+        r.runs.push_back({it->second.name, "cpu", layer, {}, nullptr});
         return;
     }
     auto it = programs_.find(key);
@@ -172,8 +173,13 @@ void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
         if (!best) throw Error(first_error);
         it = programs_.emplace(key, std::move(*best)).first;
     }
-    SimResult s = mem_.run(it->second.program, args);
-    r.runs.push_back({it->second.program.kernel_name, it->second.schedule, layer, s.stats});
+    SimOptions so;
+    if (trace_) so.trace_path = options_.trace_path + ".kernel";
+    SimResult s = mem_.run(it->second.program, args, so);
+    if (trace_)
+        trace_->add(so.trace_path, it->second.program.kernel_name + (layer >= 0 ? " L" + std::to_string(layer) : ""),
+                    r.us, s.stats.us);
+    r.runs.push_back({it->second.program.kernel_name, it->second.schedule, layer, s.stats, &it->second.program});
     r.us += s.stats.us;
 }
 
@@ -216,6 +222,12 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
             throw_error("llama: sequence ", b, " at position ", positions_[size_t(b)], " has no room for ", n,
                         " more in a cache of ", options_.max_context);
     StepResult r;
+    StepTrace trace;
+    if (!options_.trace_path.empty()) trace_ = &trace;
+    struct Clear {
+        StepTrace *&t;
+        ~Clear() { t = nullptr; }
+    } clear{trace_};
     const int qkv = c.q_width() + 2 * c.kv_width();
     const int64_t hrow = row_bytes(c.hidden, m), qrow = row_bytes(c.q_width(), m), kvrow = row_bytes(c.kv_width(), m);
     const int64_t qkvrow = row_bytes(qkv, m);
@@ -276,6 +288,12 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
     const int layers = options_.layers ? options_.layers : c.layers;
     for (int l = 0; l < layers; l++) {
         auto w = [&](const std::string &what) { return mem_.whole(layer_tensor(l, what)); };
+        auto attention_variants = [&](int tokens, int context) {
+            std::vector<Builder> v;
+            for (const std::string &sched : attention_schedules(tokens, context))
+                v.push_back([=](Backend be) { return attention_stage(c, tokens, context, be, sched); });
+            return v;
+        };
         // A projection under each schedule that applies to its shape; launch keeps the fastest.
         auto proj = [&](const std::string &name, int inner, int cols, Epilogue e) {
             std::vector<Builder> v;
@@ -320,7 +338,7 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
         for (int b = 0; b < B; b++) {
             const int context = positions_[size_t(b)] + n;
             launch(r, "attention/" + std::to_string(n) + "/" + std::to_string(context), l,
-                   [&](Backend be) { return attention_stage(c, n, context, be); },
+                   attention_variants(n, context),
                    {rows("qr", qrow, b * n, n), cache("kc", b, 0, context), cache("vc", b, 0, context),
                     rows("attn", qrow, b * n, n)});
         }
@@ -341,7 +359,7 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
     const int H = B;
     mem_.ensure("xf", hrow * H);
     mem_.ensure("logits", vrow * H);
-    mem_.ensure("next", (H + 31) / 32 * m.stick_bytes);
+    mem_.ensure("next", H * m.stick_bytes);
     const TensorView last = B == 1 ? rows("x", hrow, T - 1, 1) : all("x", hrow);
     const std::string hs = "/" + std::to_string(H);
     launch(r, "final_norm" + hs, -1, [&](Backend be) { return rmsnorm_stage("final_norm", c, H, be); },
@@ -358,15 +376,26 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
         launch(r, "lm_head" + hs, -1, [&](Backend be) { return lm_head_stage(c, H, vs, be); },
                {mem_.window("xf", 0, hrow * H), mem_.whole("lm_head"), mem_.window("logits", 0, vrow * H)});
     }
-    launch(r, "argmax" + hs, -1, [&](Backend be) { return argmax_stage(c, H, vs.padded(), be); },
-           {mem_.window("logits", 0, vrow * H), mem_.window("next", 0, (H + 31) / 32 * m.stick_bytes)});
+    // The greedy tokens: one launch for all rows, or one per row where a core's LX cannot hold them
+    // all (a row of 131072 fp16 logits is 256 KiB; its int32 result a stick of its own).
+    const int64_t stick = m.stick_bytes;
+    const bool per_row = H > 1 && H * vrow > m.lx_usable_bytes / 2;
+    for (int b = 0; b < (per_row ? H : 1); b++) {
+        const int n_rows = per_row ? 1 : H;
+        launch(r, "argmax/" + std::to_string(n_rows), -1,
+               [&](Backend be) { return argmax_stage(c, n_rows, vs.padded(), be); },
+               {mem_.window("logits", b * vrow, vrow * n_rows),
+                mem_.window("next", b * stick, (n_rows + 31) / 32 * stick)});
+    }
     last_rows_ = H;
     r.tokens.assign(size_t(H), 0);
     if (!options_.timing_only) {
         const std::vector<uint8_t> img = mem_.read(mem_.whole("next"));
-        for (int b = 0; b < H; b++) std::memcpy(&r.tokens[size_t(b)], img.data() + 4 * b, 4);
+        for (int b = 0; b < H; b++)
+            std::memcpy(&r.tokens[size_t(b)], img.data() + (per_row ? b * m.stick_bytes : 4 * b), 4);
     }
     for (int b = 0; b < B; b++) positions_[size_t(b)] += n;
+    if (trace_) trace.write(options_.trace_path);
     return r;
 }
 

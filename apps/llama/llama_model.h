@@ -24,6 +24,7 @@ namespace spyre::llama {
 
 enum class Backend;
 struct StageKernel;
+class StepTrace;
 
 struct ModelOptions {
     bool cpu = false;           // Halide's CPU realisation of every kernel instead of the simulator
@@ -34,6 +35,9 @@ struct ModelOptions {
     // timing-only mode one layer's time is every layer's (see LlamaModel::layer_us).
     int layers = 0;
     uint32_t seed = 1;          // the random weights
+    // Each step writes its timeline here (a Chrome trace event file for Perfetto: every kernel's
+    // cores and engines, one after another, and a track of the kernels); empty: none.
+    std::string trace_path;
     MachineDesc machine;
 };
 
@@ -43,6 +47,7 @@ struct KernelRun {
     std::string schedule;  // the Spyre schedule it ran (of the variants timed, the fastest)
     int layer = -1;     // -1: outside the layers (embedding, head)
     SimStats stats;     // zero for the CPU backend
+    const DeviceProgram *program = nullptr;  // the program run (Spyre backend), held by the model
 };
 
 struct StepResult {
@@ -102,6 +107,7 @@ private:
     };
     std::map<std::string, Compiled> programs_;
     std::unique_ptr<Kernels> kernels_;
+    StepTrace *trace_ = nullptr;  // the step's timeline while a step with a trace runs
     int last_rows_ = 0;
 };
 

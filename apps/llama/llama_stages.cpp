@@ -136,7 +136,12 @@ StageKernel rope_stage(const std::string &name, const LlamaConfig &c, int width,
     return s;
 }
 
-StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backend b) {
+std::vector<std::string> attention_schedules(int tokens, int context) {
+    if (tokens == context) return {"kv_chunked", "kv_resident", "kv_stream"};
+    return {"kv_resident", "kv_stream"};
+}
+
+StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backend b, const std::string &sched) {
     const int group = c.heads / c.kv_heads;
     if (tokens == 1 && context > 1) {
         // One new token: it sees every cached position, so no mask; and the query heads of a KV
@@ -146,8 +151,8 @@ StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backe
         AttentionShape shape{c.head_dim, group, c.kv_heads, context, c.kv_heads, group,
                              tile_dividing(context, 256, 1), false};
         FlashAttentionKernel k = make_flash_attention(shape);
-        schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : "kv_resident", kCores);
-        StageKernel s{"attention", k.out, {k.q, k.k, k.v}, {}, "kv_resident, a KV head's query heads as rows"};
+        schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : sched, kCores);
+        StageKernel s{"attention", k.out, {k.q, k.k, k.v}, {}, sched + ", a KV head's query heads as rows"};
         s.options.inputs = {TensorSpec{{c.head_dim, group, c.kv_heads}, {}},
                             heads_inside(c.head_dim, context, c.kv_heads), heads_inside(c.head_dim, context, c.kv_heads)};
         s.options.output = TensorSpec{{c.head_dim, group, c.kv_heads}, {}};
@@ -163,8 +168,8 @@ StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backe
         shape.k_tile = tile_dividing(context, 256, tokens);
     }
     FlashAttentionKernel k = make_flash_attention(shape);
-    schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : tokens == context ? "kv_chunked" : "kv_resident", kCores);
-    StageKernel s{"attention", k.out, {k.q, k.k, k.v}, {}, tokens == context ? "kv_chunked" : "kv_resident"};
+    schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : sched, kCores);
+    StageKernel s{"attention", k.out, {k.q, k.k, k.v}, {}, sched};
     s.options.inputs = {heads_inside(c.head_dim, tokens, c.heads), heads_inside(c.head_dim, context, c.kv_heads),
                         heads_inside(c.head_dim, context, c.kv_heads)};
     s.options.output = heads_inside(c.head_dim, tokens, c.heads);
@@ -214,8 +219,10 @@ StageKernel argmax_stage(const LlamaConfig &c, int rows, int cols, Backend b) {
     RDom r(0, c.vocab, "r");
     Func out("argmax");
     out(y) = argmax(logits(r, y))[0];
-    if (b == Backend::Spyre && rows > 1) schedule(out).ring_split(y, std::min(kCores, rows));
-    StageKernel s{"argmax", out, {logits}, {}, "rows over the cores"};
+    // The rows are the output's stick dimension, which ring_split gives the cores in whole sticks
+    // (32 rows): a few rows stay on one core (the driver launches one per row of a large vocabulary).
+    if (b == Backend::Spyre && rows > 32) schedule(out).ring_split(y, std::min(kCores, (rows + 31) / 32));
+    StageKernel s{"argmax", out, {logits}, {}, "rows in sticks over the cores"};
     s.options.inputs = {matrix(cols, rows)};
     s.options.output = TensorSpec{{rows}, {}};
     return s;

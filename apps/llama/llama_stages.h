@@ -47,7 +47,11 @@ StageKernel rope_stage(const std::string &name, const LlamaConfig &c, int width,
 // Causal grouped-query attention of `tokens` new queries against the first `context` positions of
 // the KV cache (the new ones last): q {head_dim, tokens, heads}, k and v {head_dim, context,
 // kv_heads}, out {head_dim, tokens, heads} (schedules/flash_attention.h).
-StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backend b);
+// Schedules "kv_chunked" (a prefill), "kv_resident" (the head's K and V in LX) or "kv_stream" (key
+// tiles streamed: a long cache); attention_schedules lists those that apply.
+StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backend b,
+                            const std::string &schedule = "kv_resident");
+std::vector<std::string> attention_schedules(int tokens, int context);
 // lm_head over the vocabulary's parts (vocab_split): x {hidden, rows} times w {part_cols, hidden,
 // parts} (the parts' {part_cols, hidden} weight matrices one after the other) -> logits {part_cols,
 // rows, parts}, stored as one {padded vocabulary, rows} matrix (each row the parts' columns in order).

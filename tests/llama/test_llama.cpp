@@ -11,6 +11,7 @@
 #include "device/half.h"
 #include "device_memory.h"
 #include "llama_config.h"
+#include "llama_figures.h"
 #include "llama_model.h"
 #include "llama_reference.h"
 #include "llama_stages.h"
@@ -117,6 +118,32 @@ TEST(LlamaTiny, TimingOnlyStepsReportEveryKernelOfEveryLayer) {
     const StepResult d = m.decode({0});
     EXPECT_EQ(d.runs.size(), p.runs.size());
     EXPECT_EQ(m.position(0), 101);
+    // The figures name the stages spyre-bench registers, each with a speed of light under its time.
+    for (auto [step, shape] : {std::pair{&p, StepShape{64, 1, 64}}, {&d, StepShape{1, 1, 101}}}) {
+        const StepFigures f = step_figures(c, shape, *step, o.machine);
+        std::vector<std::string> names;
+        for (const auto *list : {&f.layer_stages, &f.outside})
+            for (const Figure &g : *list) {
+                names.push_back(g.name);
+                EXPECT_GT(g.sol_us, 0) << g.name;
+                EXPECT_LE(g.sol_frac(), 1.0) << g.name;
+            }
+        EXPECT_EQ(names, step_stage_names(1, shape.tokens > 1));
+        EXPECT_LE(f.layer.sol_frac(), 1.0);
+        EXPECT_NEAR(f.model_us, f.layer.us * c.layers + f.outside[0].us + f.outside[1].us + f.outside[2].us +
+                                    f.outside[3].us, 1e-6 * f.model_us);
+    }
+}
+
+// A layer's speed of light at Llama-3.1-8B's decode step is streaming its weights once (and the
+// cache it reads): 436 MB at 150 GB/s under IBM's read law is 2.9 ms; a prefill's is its MACs.
+TEST(LlamaFigures, TheLayersSpeedOfLightIsItsWeightsAtDecodeAndItsMacsAtPrefill) {
+    const LlamaConfig c = llama31_8b();
+    const LayerWork decode = layer_work(c, {1, 1, 2048});
+    EXPECT_NEAR(decode.read_bytes, 436224000.0 + 8192 + 2047.0 * 1024 * 4, 1.0);
+    EXPECT_NEAR(decode.macs, 218103808.0 + 32.0 * 2048 * 128 * 2, 1.0);
+    const LayerWork prefill = layer_work(c, {2048, 1, 2048});
+    EXPECT_NEAR(prefill.macs, 2048.0 * 218103808 + 32.0 * 128 * 2 * (2048.0 * 2049 / 2), 1.0);
 }
 
 // Every schedule the driver may pick for a decode step's projection (split-K with the share whole,

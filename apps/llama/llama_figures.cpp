@@ -1,0 +1,95 @@
+#include "llama_figures.h"
+
+#include <map>
+
+#include "roofline.h"
+#include "sim/ibm_formula.h"
+#include "speed_of_light.h"
+
+namespace spyre::llama {
+
+LayerWork layer_work(const LlamaConfig &c, const StepShape &s) {
+    LayerWork w;
+    const double rows = double(s.tokens) * s.batch, kv = c.kv_width();
+    const double weights = double(c.layer_weight_bytes());
+    // The residual stream in and out, the cache read (the earlier positions) and appended to.
+    w.read_bytes = weights + rows * c.hidden * 2 + double(s.batch) * (s.context - s.tokens) * kv * 2 * 2;
+    w.write_bytes = rows * c.hidden * 2 + rows * kv * 2 * 2;
+    const double proj = double(c.hidden) * (c.q_width() + 2 * kv) + double(c.q_width()) * c.hidden +
+                        3.0 * c.hidden * c.intermediate;
+    // Attention: scores and P V, for each query the positions it sees (causal).
+    double seen = 0;
+    for (int t = 0; t < s.tokens; t++) seen += s.context - s.tokens + t + 1;
+    w.macs = rows * proj + double(s.batch) * seen * c.heads * c.head_dim * 2;
+    return w;
+}
+
+std::vector<std::string> step_stage_names(int batch, bool prefill) {
+    std::vector<std::string> s = {"attn_norm", "qkv_proj", "rope_q", "rope_k"};
+    if (batch > 1 && !prefill) s.push_back("k_to_cache");
+    s.push_back("v_to_cache");
+    for (const char *n : {"attention", "o_proj", "ffn_norm", "gate_proj", "up_proj", "down_proj", "embedding",
+                          "final_norm", "lm_head", "argmax"})
+        s.push_back(n);
+    return s;
+}
+
+namespace {
+
+Figure stage_figure(const KernelRun &k, const MachineDesc &m, int tokens) {
+    Figure f{k.stage, k.schedule, 1, k.stats.us, 0, "-"};
+    if (!k.program) return f;
+    report::SpeedOfLight sol = report::speed_of_light(*k.program, k.stats, m);
+    // The output: the last argument (every buffer after the inputs is the output or a temporary).
+    int64_t out_bytes = 0, other_in = 0;
+    for (size_t i = 0; i < k.program->buffers.size(); i++) {
+        const BufferDecl &b = k.program->buffers[i];
+        if (b.kind == BufferKind::Output) out_bytes = k.program->buffer_bytes(i, m.stick_bytes);
+        if (b.kind == BufferKind::Input && i > 0) other_in += k.program->buffer_bytes(i, m.stick_bytes);
+    }
+    if (k.stage == "embedding") {
+        // A gather reads the rows it fetches (and the ids), not its table; it writes them once.
+        sol = report::bound(ibm_channel_ns(double(out_bytes) + tokens * 4.0, double(out_bytes), m), 0, 0, m.cores, m,
+                            k.stats.us);
+    } else if (k.stage == "rope_q" || k.stage == "rope_k" || k.stage == "v_to_cache" || k.stage == "k_to_cache") {
+        // These read their columns of the fused QKV projection's rows (as many bytes as they
+        // write), not the whole rows; and the rotary tables.
+        sol = report::bound(ibm_channel_ns(double(out_bytes + other_in), double(out_bytes), m),
+                            double(k.stats.vector_sticks), 0, m.cores, m, k.stats.us);
+    }
+    f.sol_us = sol.bound_ns / 1000.0;
+    f.bound = sol.limiter;
+    return f;
+}
+
+void add_to(std::vector<Figure> &list, const Figure &f) {
+    for (Figure &g : list)
+        if (g.name == f.name) {
+            g.us += f.us, g.sol_us += f.sol_us, g.launches += f.launches;
+            return;
+        }
+    list.push_back(f);
+}
+
+}  // namespace
+
+StepFigures step_figures(const LlamaConfig &c, const StepShape &shape, const StepResult &r, const MachineDesc &m) {
+    StepFigures f;
+    for (const KernelRun &k : r.runs) {
+        if (k.layer > 0) continue;
+        add_to(k.layer < 0 ? f.outside : f.layer_stages, stage_figure(k, m, shape.tokens * shape.batch));
+    }
+    f.layer.name = "layer";
+    for (const Figure &s : f.layer_stages) f.layer.us += s.us, f.layer.launches += s.launches;
+    const LayerWork w = layer_work(c, shape);
+    const report::SpeedOfLight sol =
+        report::bound(ibm_channel_ns(w.read_bytes, w.write_bytes, m), 0, w.macs, m.cores, m, f.layer.us);
+    f.layer.sol_us = sol.bound_ns / 1000.0;
+    f.layer.bound = sol.limiter;
+    double outside = 0;
+    for (const Figure &s : f.outside) outside += s.us;
+    f.model_us = outside + f.layer.us * c.layers;
+    return f;
+}
+
+}  // namespace spyre::llama

@@ -1,0 +1,110 @@
+// Rows (each phase's model step is run once, on first use, outside the timed loop):
+//   llama/<stage>/<phase>   one layer's launches of a stage (or the embedding's and head's):
+//                           sim_us, sol_us, sol_frac, launches; the label names the term that binds
+//                           the speed of light and the schedule the driver chose
+//   llama/layer/<phase>     one decoder layer: the same counters, its speed of light the layer's
+//                           compulsory work as one (apps/llama/llama_figures.h)
+//   llama/model/<phase>     embedding, 32 layers and the head: sim_us, and tokens_per_s (decode) or
+//                           ttft_ms (prefill)
+// Phases: prefill (2048 tokens), decode (batch 1, context 2048), decode_b8 (batch 8, context 2048),
+// decode_8k (batch 1, context 8192). One layer is simulated: every layer is the same kernels on the
+// same shapes, and a timing-only run does not depend on the data.
+#include "llama_benchmarks.h"
+
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "llama_figures.h"
+#include "llama_model.h"
+
+namespace spyre {
+namespace {
+
+using namespace llama;
+
+struct Phase {
+    std::string name;
+    int tokens, batch, context;  // new tokens per sequence, sequences, positions after the step
+};
+
+const std::vector<Phase> &phases() {
+    static const std::vector<Phase> p = {
+        {"prefill", 2048, 1, 2048}, {"decode", 1, 1, 2048}, {"decode_b8", 1, 8, 2048}, {"decode_8k", 1, 1, 8192}};
+    return p;
+}
+
+const StepFigures &figures(const Phase &p) {
+    static std::map<std::string, StepFigures> cache;
+    auto it = cache.find(p.name);
+    if (it != cache.end()) return it->second;
+    const LlamaConfig c = llama31_8b();
+    ModelOptions o;
+    o.timing_only = true;
+    o.layers = 1;
+    o.batch = p.batch;
+    o.max_context = p.context;
+    LlamaModel model(c, o);
+    StepResult r;
+    if (p.tokens == p.context) {
+        r = model.prefill(std::vector<int>(size_t(p.tokens), 0));
+    } else {
+        model.set_context(p.context - p.tokens);
+        r = model.decode(std::vector<int>(size_t(p.batch), 0));
+    }
+    return cache.emplace(p.name, step_figures(c, {p.tokens, p.batch, p.context}, r, o.machine)).first->second;
+}
+
+void set_figure(benchmark::State &state, const Figure &f) {
+    state.counters["sim_us"] = f.us;
+    state.counters["sol_us"] = f.sol_us;
+    state.counters["sol_frac"] = f.sol_frac();
+    state.counters["launches"] = f.launches;
+    state.SetLabel("sol: " + f.bound + (f.schedule.empty() ? "" : "; " + f.schedule));
+}
+
+void BM_LlamaStage(benchmark::State &state, Phase p, std::string stage) {
+    const StepFigures *f = nullptr;
+    for (auto _ : state) f = &figures(p);
+    for (const std::vector<Figure> *list : {&f->layer_stages, &f->outside})
+        for (const Figure &g : *list)
+            if (g.name == stage) return set_figure(state, g);
+    state.SkipWithError(("no stage " + stage + " in this step").c_str());
+}
+
+void BM_LlamaLayer(benchmark::State &state, Phase p) {
+    const StepFigures *f = nullptr;
+    for (auto _ : state) f = &figures(p);
+    set_figure(state, f->layer);
+}
+
+void BM_LlamaModel(benchmark::State &state, Phase p) {
+    const StepFigures *f = nullptr;
+    for (auto _ : state) f = &figures(p);
+    state.counters["sim_us"] = f->model_us;
+    if (p.tokens == p.context)
+        state.counters["ttft_ms"] = f->model_us / 1000.0;
+    else
+        state.counters["tokens_per_s"] = p.batch / (f->model_us * 1e-6);
+}
+
+}  // namespace
+
+void register_llama_benchmarks() {
+    for (const Phase &p : phases()) {
+        for (const std::string &s : step_stage_names(p.batch, p.tokens == p.context))
+            benchmark::RegisterBenchmark(("llama/" + s + "/" + p.name).c_str(), BM_LlamaStage, p, s)
+                ->Iterations(1)
+                ->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark(("llama/layer/" + p.name).c_str(), BM_LlamaLayer, p)
+            ->Iterations(1)
+            ->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark(("llama/model/" + p.name).c_str(), BM_LlamaModel, p)
+            ->Iterations(1)
+            ->Unit(benchmark::kMillisecond);
+    }
+}
+
+}  // namespace spyre
