@@ -1,6 +1,6 @@
 // Instruction selection: select() on a comparison of the stick index with a limit (a causal mask,
 // a tail mask), or on a condition of the loops outside alone (a concatenation along the rows), as
-// one VSELIDX. Halide vectorizes `select(t <= q, a, b)`, t along the stick and q a
+// one VSELIDX; select() on the values as a mask (VCMPLT, VCMPLE, VCMPEQ) and one VSELM. Halide vectorizes `select(t <= q, a, b)`, t along the stick and q a
 // row, into a comparison of a ramp with a broadcast; over an instruction's groups the condition is
 // "element e of group g is at most L (+ g)", with L from the loops outside the instruction.
 #include "selector.h"
@@ -125,6 +125,88 @@ Operand Selector::index_select(const Select *op, const Domain &d, const Operand 
     if (r.temp != x.temp) free_temp(x);
     if (r.temp != y.temp) free_temp(y);
     return r;
+}
+
+Operand Selector::mask_of(const Expr &cond, const Domain &d, DType t) {
+    const int64_t sticks = sticks_per_group(d, t);
+    // Two masks combined element by element into the first.
+    auto combine = [&](Opcode op, const Expr &x, const Expr &y) {
+        Operand a = mask_of(x, d, t), b = mask_of(y, d, t);
+        vinstr(op, t, a, &a, &b, sticks, d.groups);
+        free_temp(b);
+        return a;
+    };
+    if (const And *o = cond.as<And>()) return combine(Opcode::VMIN, o->a, o->b);
+    if (const Or *o = cond.as<Or>()) return combine(Opcode::VMAX, o->a, o->b);
+    if (const Not *o = cond.as<Not>()) {
+        Operand a = mask_of(o->a, d, t), zero = as_src1(constant(0.0, t, d), d);
+        vinstr(Opcode::VCMPEQ, t, a, &a, &zero, sticks, d.groups, kSrc1Scalar);
+        free_temp(zero);
+        return a;
+    }
+    if (lane_mask(cond, d)) {
+        // A comparison of the stick index (or of the loops outside): 1 and 0 by one VSELIDX.
+        const Type ht = Type(t == DType::F16 ? halide_type_float : t == DType::F32 ? halide_type_float : halide_type_int,
+                             t == DType::F16 ? 16 : 32, cond.type().lanes());
+        Expr one = make_one(ht), zero = make_zero(ht);
+        Operand m = index_select(Select::make(cond, one, zero).as<Select>(), d, nullptr);
+        if (!m.temp) {  // a result outside the temporaries (it cannot be: both sides are constants)
+            Operand c = new_temp(t, sticks * d.groups * sb_);
+            vinstr(Opcode::VCOPY, t, c, &m, nullptr, sticks, d.groups);
+            return c;
+        }
+        return m;
+    }
+    // A comparison of values: a < b, a <= b and a == b directly, > and >= with the sides swapped,
+    // != as the negation of ==.
+    Expr a, b;
+    Opcode op = Opcode::VCMPLT;
+    bool negate = false;
+    if (const LT *o = cond.as<LT>()) a = o->a, b = o->b;
+    else if (const LE *o = cond.as<LE>()) a = o->a, b = o->b, op = Opcode::VCMPLE;
+    else if (const GT *o = cond.as<GT>()) a = o->b, b = o->a;
+    else if (const GE *o = cond.as<GE>()) a = o->b, b = o->a, op = Opcode::VCMPLE;
+    else if (const EQ *o = cond.as<EQ>()) a = o->a, b = o->b, op = Opcode::VCMPEQ;
+    else if (const NE *o = cond.as<NE>()) a = o->a, b = o->b, op = Opcode::VCMPEQ, negate = true;
+    else
+        unsupported("a select() whose condition " + describe(cond) +
+                    " is not a comparison of values (<, <=, ==, !=, >, >=), of the stick index against a row "
+                    "index, or &&, || and ! of those: only those have a vector form");
+    const DType ct = vector_type(a);
+    const int64_t csticks = sticks_per_group(d, ct);
+    Operand x = to_vec(gen(a, d, nullptr), d);
+    Operand y = gen(b, d, nullptr);
+    const uint8_t mode = y.kind == Operand::Scal ? kSrc1Scalar : 0;
+    if (mode) y = as_src1(y, d);
+    Operand m = new_temp(ct, csticks * d.groups * sb_);
+    vinstr(op, ct, m, &x, &y, csticks, d.groups, mode);
+    free_temp(x);
+    free_temp(y);
+    if (negate) {
+        Operand zero = as_src1(constant(0.0, ct, d), d);
+        vinstr(Opcode::VCMPEQ, ct, m, &m, &zero, csticks, d.groups, kSrc1Scalar);
+        free_temp(zero);
+    }
+    // Masks are 0 and 1: exact in every type.
+    return ct == t ? m : convert(m, t, d, nullptr);
+}
+
+Operand Selector::data_select(const Select *op, const Domain &d, const Operand *into) {
+    const DType t = vector_type(op->true_value);
+    const int64_t sticks = sticks_per_group(d, t);
+    Operand m = mask_of(op->condition, d, t);
+    Operand x = to_vec(gen(op->true_value, d, nullptr), d);
+    Operand y = gen(op->false_value, d, nullptr);
+    const uint8_t mode = y.kind == Operand::Scal ? kSrc1Scalar : 0;
+    if (mode) y = as_src1(y, d);
+    // VSELM reads its mask where it writes: the mask's temporary, then the destination.
+    vinstr(Opcode::VSELM, t, m, &x, &y, sticks, d.groups, mode);
+    free_temp(x);
+    free_temp(y);
+    if (!into) return m;
+    vinstr(Opcode::VCOPY, t, *into, &m, nullptr, sticks, d.groups);
+    free_temp(m);
+    return *into;
 }
 
 }  // namespace selection

@@ -465,7 +465,8 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         return r;
     };
     if (auto sh = as_shift(e)) return shifted_load(*sh, d, into);
-    if (const Select *sel = e.as<Select>()) return index_select(sel, d, into);
+    if (const Select *sel = e.as<Select>())
+        return lane_mask(sel->condition, d) ? index_select(sel, d, into) : data_select(sel, d, into);
     if (auto ls = as_lane_select(e)) {
         // Both sides whole, then one VLSEL picks each lane block from its side.
         Operand a = to_vec(gen(ls->even, d, nullptr), d);
@@ -613,8 +614,8 @@ std::string Selector::describe(const Expr &e) const {
                "constant_exterior with 0 and plain offsets)";
     }
     if (e.as<Select>())
-        return "a select() between vectors (only the select of a boundary condition, constant_exterior with 0, "
-               "and a select on the stick index against a row or a limit have a vector form)";
+        return "a select() between vectors (a select on comparisons of values or of the stick index, && and || of "
+               "them, or a boundary condition, has a vector form)";
     if (const Load *l = e.as<Load>())
         return "a gather from " + (plan_.has(l->name) ? plan_.buffer(l->name).func : l->name) +
                " (a data-dependent or non-affine index)";

@@ -158,6 +158,11 @@ private:
     };
     std::optional<LaneMask> lane_mask(const Expr &cond, const Domain &d);
     Operand index_select(const Select *op, const Domain &d, const Operand *into);
+    // select() on the values (x < v, x == v && t > q, ...): the condition as a mask of 1s and 0s in
+    // type t (VCMPLT, VCMPLE, VCMPEQ; && and || as VMIN and VMAX of masks, ! as a comparison with
+    // 0; a comparison of the stick index as a VSELIDX of 1 and 0), then one VSELM.
+    Operand mask_of(const Expr &cond, const Domain &d, DType t);
+    Operand data_select(const Select *op, const Domain &d, const Operand *into);
 
     // ---------------------------------------------------------------- expressions
     [[noreturn]] void unsupported(const std::string &what) const;

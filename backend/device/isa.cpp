@@ -101,6 +101,12 @@ const OpInfo kOps[kNumOpcodes] = {
     {"VSCANSUM", Engine::Vector, kVecScan, VecForm::Scan, VecClass::Reduce},
     // A scalar read of LX: no published latency, so it costs the scalar step (docs/device_model.md).
     {"LDLX", Engine::Control, kScalarImm},
+    // Comparisons and the mask select: no published rates; priced as VMAX and VMIN (a comparison)
+    // and as a copy (docs/device_model.md).
+    {"VCMPLT", Engine::Vector, kVecBin, VecForm::Map2, VecClass::MinMax},
+    {"VCMPLE", Engine::Vector, kVecBin, VecForm::Map2, VecClass::MinMax},
+    {"VCMPEQ", Engine::Vector, kVecBin, VecForm::Map2, VecClass::MinMax},
+    {"VSELM", Engine::Vector, kVecBin, VecForm::MaskSelect, VecClass::AddMul},
 };
 
 }  // namespace
@@ -141,7 +147,8 @@ bool dtype_supported(Opcode op, DType t) {
     case Opcode::VTRANSPOSE:
     case Opcode::VSHIFT:
     case Opcode::VLSEL:
-    case Opcode::VSELIDX: return true;
+    case Opcode::VSELIDX:
+    case Opcode::VSELM: return true;
     case Opcode::MATMUL: return t == DType::F16 || t == DType::I8;
     case Opcode::VCVTF8: return t == DType::F16 || t == DType::F32 || t == DType::U8;
     case Opcode::VADD:
@@ -157,6 +164,9 @@ bool dtype_supported(Opcode op, DType t) {
     case Opcode::VREDARGMAX:
     case Opcode::VREDARGMIN:
     case Opcode::VSCANSUM:
+    case Opcode::VCMPLT:
+    case Opcode::VCMPLE:
+    case Opcode::VCMPEQ:
     case Opcode::RING_REDUCE: return t == DType::F16 || t == DType::F32 || t == DType::I32;
     default: return t == DType::F16 || t == DType::F32;
     }

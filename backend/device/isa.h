@@ -63,6 +63,13 @@ enum class Opcode : uint16_t {
     // scalar: rd = the int32 at LX byte address rs + imm, sign-extended (a gather's row index, read
     // after a WAIT on what wrote it); appended in format version 7
     LDLX = 64,
+    // vector unit: element-wise comparisons giving 1 where they hold and 0 elsewhere, in the
+    // operands' type (a mask), and a select by a mask held in the destination (the
+    // destination's nonzero elements take src0, the others src1); appended in format version 8
+    VCMPLT = 65,
+    VCMPLE = 66,
+    VCMPEQ = 67,
+    VSELM = 68,
     NUM_OPCODES
 };
 constexpr int kNumOpcodes = int(Opcode::NUM_OPCODES);
@@ -124,6 +131,10 @@ constexpr uint8_t kEdgeModes = kEdgeClamp | kEdgeZero | kEdgeMirrorImage | kEdge
 //   written), a9 = valid elements per group (0 = all lanes): for each group, element by element
 //   in lane order, an element strictly above (below) the running value replaces it and its lane
 //   index e replaces the running index, so the first of equal extremes wins (Halide's argmax).
+//   VCMPLT, VCMPLE and VCMPEQ are element-wise like VADD (src1 one element per group with
+//   kSrc1Scalar): dst = 1 where src0 < (<=, ==) src1, else 0, in the instruction's type (a NaN
+//   compares false). VSELM: dst = src0 where dst is nonzero, else src1 (one element per group with
+//   kSrc1Scalar), element by element in the instruction's type.
 //   VSCANSUM uses a9 = valid elements per group (0 = all lanes): for each group, in lane order,
 //   dst[e] = dst[e - 1] + src0[e] for 1 <= e < valid, each sum rounded to the type (fp16 after every
 //   element, int32 wrapping); dst[0] is kept (the scan's first value, written before it).
@@ -145,6 +156,7 @@ enum class VecForm : uint8_t {
     IndexSelect,  // VSELIDX
     ArgReduce,    // VREDARGMAX, VREDARGMIN: one value and one int32 index per group
     Scan,         // VSCANSUM: dst read and written along each group
+    MaskSelect,   // VSELM: dst (the mask) read, then written from src0 or src1
 };
 // A vector opcode's throughput class, as the machine description names its rates (op_cost.h).
 enum class VecClass : uint8_t { AddMul, MinMax, Transcendental, Reduce, Convert, Restickify };

@@ -51,7 +51,9 @@ std::string hex(int64_t v) {
     return os.str();
 }
 
-bool is_binary(Opcode op) { return op >= Opcode::VADD && op <= Opcode::VFMA; }
+bool is_binary(Opcode op) {
+    return (op >= Opcode::VADD && op <= Opcode::VFMA) || (op >= Opcode::VCMPLT && op <= Opcode::VSELM);
+}
 bool is_reduction(Opcode op) { return op >= Opcode::VREDSUM && op <= Opcode::VREDMIN; }
 
 bool has_dtype(Opcode op) {

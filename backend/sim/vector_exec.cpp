@@ -142,6 +142,10 @@ void exec_binary(Opcode op, uint8_t *dst, const uint8_t *a, const uint8_t *b, bo
         case Opcode::VMAX: run([](float x, float y) { return fmax_rule(x, y); }); break;
         case Opcode::VMIN: run([](float x, float y) { return fmin_rule(x, y); }); break;
         case Opcode::VFMA: fma_run<E>(d, s0, s1, scalar, n); break;
+        // Masks: 1 or 0 in the type, exact in fp16 and fp32 (a NaN compares false).
+        case Opcode::VCMPLT: run([](float x, float y) { return x < y ? 1.0f : 0.0f; }); break;
+        case Opcode::VCMPLE: run([](float x, float y) { return x <= y ? 1.0f : 0.0f; }); break;
+        case Opcode::VCMPEQ: run([](float x, float y) { return x == y ? 1.0f : 0.0f; }); break;
         default: break;
         }
     }
@@ -225,6 +229,9 @@ void exec_i32(Opcode op, uint8_t *dst, const uint8_t *a, const uint8_t *b, bool 
     case Opcode::VMIN: run([](int32_t x, int32_t y) { return std::min(x, y); }); break;
     case Opcode::VNEG: run([](int32_t x, int32_t) { return wrap32(-int64_t(x)); }); break;
     case Opcode::VABS: run([](int32_t x, int32_t) { return wrap32(x < 0 ? -int64_t(x) : int64_t(x)); }); break;
+    case Opcode::VCMPLT: run([](int32_t x, int32_t y) { return int32_t(x < y); }); break;
+    case Opcode::VCMPLE: run([](int32_t x, int32_t y) { return int32_t(x <= y); }); break;
+    case Opcode::VCMPEQ: run([](int32_t x, int32_t y) { return int32_t(x == y); }); break;
     default: break;
     }
 }
@@ -583,8 +590,30 @@ void exec_index_select(const Instr &in, const int64_t *regs, uint8_t *lx, const 
     }
 }
 
+// VSELM: element by element, so a destination equal to a source is fine. An element's mask is
+// nonzero when any of its bits but the sign's is set (a -0.0 mask is 0; every type's 1 is nonzero).
+void exec_mask_select(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
+    const int64_t eb = dtype_bytes(DType(in.dtype));
+    const int64_t row = in.a[7] * (machine.stick_bytes / eb), groups = in.a[8];
+    const bool scalar = in.mode & kSrc1Scalar, is_float = DType(in.dtype) == DType::F16 || DType(in.dtype) == DType::F32;
+    uint8_t *dst = lx_at(lx, regs, in.a[1], in.a[2], machine.lx_bytes);
+    const uint8_t *s0 = lx_at(lx, regs, in.a[3], in.a[4], machine.lx_bytes);
+    const uint8_t *s1 = lx_at(lx, regs, in.a[5], in.a[6], machine.lx_bytes);
+    for (int64_t g = 0; g < groups; g++)
+        for (int64_t e = 0; e < row; e++) {
+            const int64_t at = (g * row + e) * eb;
+            bool set = false;
+            for (int64_t b = 0; b < eb; b++) {
+                const uint8_t byte = dst[at + b];
+                set = set || (is_float && b == eb - 1 ? (byte & 0x7F) != 0 : byte != 0);
+            }
+            std::memmove(dst + at, set ? s0 + at : s1 + (scalar ? g * eb : at), size_t(eb));
+        }
+}
+
 void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
     const VecForm form = op_info(in.op).form;
+    if (form == VecForm::MaskSelect) return exec_mask_select(in, regs, lx, machine);
     if (form == VecForm::Shift) return exec_shift(in, regs, lx, machine);
     if (form == VecForm::LaneSelect) return exec_lane_select(in, regs, lx, machine);
     if (form == VecForm::IndexSelect) return exec_index_select(in, regs, lx, machine);

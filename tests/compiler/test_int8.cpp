@@ -22,9 +22,9 @@ struct Int8Case {
 // Rows split over cores in whole sticks of the per-row fp16 scale (64 rows per core).
 const auto kInt8Shapes = ::testing::Values(Int8Case{"one_stick_1c", 128, 16, 1}, Int8Case{"part_stick_1c", 100, 7, 1},
                                        Int8Case{"rows_over_4c", 200, 256, 4}, Int8Case{"wide_rows_over_3c", 1000, 192, 3});
-std::string case_name(const ::testing::TestParamInfo<Int8Case> &info) { return info.param.name; }
+std::string int8_case_name(const ::testing::TestParamInfo<Int8Case> &info) { return info.param.name; }
 
-Expr f16c(double v) { return Internal::make_const(Float(16), v); }
+Expr int8_f16c(double v) { return Internal::make_const(Float(16), v); }
 
 // Splits y over the case's cores and vectorizes x by `sticks` sticks of the output.
 Schedule int8_rows_schedule(const Int8Case &c, int sticks = 1) {
@@ -52,15 +52,15 @@ TEST_P(QuantizeInt8, MatchesCpuExactly) {
         ImageParam in(Float(16), 2, "in"), s(Float(16), 1, "s");
         Var x("x"), y("y");
         Func out("quantize");
-        Expr scale = s(y) * s(y) + f16c(0.25);
-        out(x, y) = cast<int8_t>(clamp(round(in(x, y) * f16c(48) / scale), f16c(-128), f16c(127)));
+        Expr scale = s(y) * s(y) + int8_f16c(0.25);
+        out(x, y) = cast<int8_t>(clamp(round(in(x, y) * int8_f16c(48) / scale), int8_f16c(-128), int8_f16c(127)));
         return int8_two_d({in, s}, out, x, y);
     };
     DiffResult r = run_differential(alg, int8_rows_schedule(c), {{c.cols, c.rows}, {c.rows}}, {c.cols, c.rows});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
     EXPECT_EQ(r.program.num_cores, c.cores);
 }
-INSTANTIATE_TEST_SUITE_P(Shapes, QuantizeInt8, kInt8Shapes, case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, QuantizeInt8, kInt8Shapes, int8_case_name);
 
 // The asymmetric form: an fp32 computation, a zero point of 128 and uint8 codes.
 class QuantizeUint8 : public ::testing::TestWithParam<Int8Case> {};
@@ -77,7 +77,7 @@ TEST_P(QuantizeUint8, MatchesCpuExactly) {
     DiffResult r = run_differential(alg, int8_rows_schedule(c), {{c.cols, c.rows}}, {c.cols, c.rows});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
-INSTANTIATE_TEST_SUITE_P(Shapes, QuantizeUint8, kInt8Shapes, case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, QuantizeUint8, kInt8Shapes, int8_case_name);
 
 // Dequantize int8 codes with a per-row fp16 scale: an fp16 vector of two sticks reads one int8 stick.
 class DequantizeInt8 : public ::testing::TestWithParam<Int8Case> {};
@@ -87,14 +87,14 @@ TEST_P(DequantizeInt8, MatchesCpuExactly) {
         ImageParam q(Int(8), 2, "q"), s(Float(16), 1, "s");
         Var x("x"), y("y");
         Func out("dequantize");
-        out(x, y) = cast<float16_t>(q(x, y)) * (s(y) * f16c(0.015625));
+        out(x, y) = cast<float16_t>(q(x, y)) * (s(y) * int8_f16c(0.015625));
         return int8_two_d({q, s}, out, x, y);
     };
     DiffResult r =
         run_differential(alg, int8_rows_schedule(c, 2), {{c.cols, c.rows}, {c.rows}}, {c.cols, c.rows}, -128, 127);
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
-INSTANTIATE_TEST_SUITE_P(Shapes, DequantizeInt8, kInt8Shapes, case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, DequantizeInt8, kInt8Shapes, int8_case_name);
 
 // int32 arithmetic on widened bytes, narrowed back with Halide's wrapping integer cast.
 class Int8ThroughInt32 : public ::testing::TestWithParam<Int8Case> {};
@@ -112,14 +112,14 @@ TEST_P(Int8ThroughInt32, MatchesCpuExactly) {
                                     -128, 255);
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
-INSTANTIATE_TEST_SUITE_P(Shapes, Int8ThroughInt32, kInt8Shapes, case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, Int8ThroughInt32, kInt8Shapes, int8_case_name);
 
 Algorithm quantize_tiles() {
     return [] {
         ImageParam in(Float(16), 2, "in");
         Var x("x"), y("y");
         Func out("quantize_tiles");
-        out(x, y) = cast<int8_t>(clamp(round(in(x, y) * f16c(30)), f16c(-128), f16c(127)));
+        out(x, y) = cast<int8_t>(clamp(round(in(x, y) * int8_f16c(30)), int8_f16c(-128), int8_f16c(127)));
         return int8_two_d({in}, out, x, y);
     };
 }
@@ -185,7 +185,7 @@ TEST(Int8, DequantizeByOneFp16StickPerRowMatchesCpu) {
         ImageParam q(Int(8), 2, "q");
         Var x("x"), y("y");
         Func out("dequant_rows");
-        out(x, y) = cast<float16_t>(q(x, y)) * f16c(0.5);
+        out(x, y) = cast<float16_t>(q(x, y)) * int8_f16c(0.5);
         return int8_two_d({q}, out, x, y);
     };
     DiffResult r = run_differential(alg, int8_rows_schedule({"", 50, 7, 1}, 1), {{50, 7}}, {50, 7}, -128, 127);

@@ -170,6 +170,30 @@ DeviceProgram row_scans() {
     return b.finish();
 }
 
+// A leaky ReLU by a data select: a mask of the negative elements (VCMPLT against 0, one per row),
+// then VSELM between the scaled row and the row (neither has a KTIR form: no exported seed).
+DeviceProgram data_select() {
+    ProgramBuilder b("data_select", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64, 4});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64, 4});
+    DmaDesc d;
+    d.sticks = 4;
+    int desc = b.dma_desc(d);
+    b.dma_ld(0, in, kZero, 0, Lx(0), desc);
+    b.wait_tag(0);
+    b.vfill(DType::F16, 1, Lx(4096), 0.0f, 1);
+    b.vbin(Opcode::VCMPLT, DType::F16, 1, Lx(8192), Lx(0), Lx(4096), 1, 4, kSrc1Scalar);
+    b.vfill(DType::F16, 1, Lx(4224), 0.125f, 1);
+    b.vbin(Opcode::VMUL, DType::F16, 1, Lx(12288), Lx(0), Lx(4224), 1, 4, kSrc1Scalar);
+    b.vbin(Opcode::VCMPEQ, DType::F16, 1, Lx(16384), Lx(0), Lx(0), 1, 4);
+    b.vbin(Opcode::VSELM, DType::F16, 1, Lx(8192), Lx(12288), Lx(0), 1, 4);
+    b.vbin(Opcode::VCMPLE, DType::F16, 1, Lx(16384), Lx(8192), Lx(0), 1, 4);
+    b.wait_tag(1);
+    b.dma_st(2, out, kZero, 0, Lx(8192), desc);
+    b.wait_tag(2);
+    return b.finish();
+}
+
 // An embedding lookup: the ids into LX, then per token an id read with LDLX, clamped, and its table
 // row loaded at that offset and stored (LDLX has no KTIR form either).
 DeviceProgram gather() {
@@ -218,7 +242,7 @@ int main(int argc, char **argv) {
         write(out / "program" / (std::to_string(n) + ".spyre"), std::string(bytes.begin(), bytes.end()));
         write(out / "ktir" / ("exported" + std::to_string(n++) + ".ktir"), ktir::export_ktir(p));
     }
-    for (const DeviceProgram &p : {row_scans(), gather()}) {
+    for (const DeviceProgram &p : {row_scans(), gather(), data_select()}) {
         std::vector<uint8_t> bytes = serialize_program(p);
         write(out / "program" / (std::to_string(n++) + ".spyre"), std::string(bytes.begin(), bytes.end()));
     }

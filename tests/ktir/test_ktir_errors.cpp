@@ -424,6 +424,26 @@ TEST(KtirExport, OpcodeWithoutKtirFormIsNamed) {
     }
 }
 
+// The data select's comparisons and VSELM have no KTIR form yet: the export names them.
+TEST(KtirExport, MaskSelectIsNamed) {
+    for (Opcode op : {Opcode::VCMPLT, Opcode::VSELM}) {
+        DeviceProgram p;
+        p.kernel_name = "sel";
+        Instr in;
+        in.op = op;
+        in.a = {0, 0, 0, 0, 128, 0, 256, 1, 1, 0};
+        p.code.push_back(in);
+        try {
+            ktir::export_ktir(p);
+            FAIL();
+        } catch (const Error &e) {
+            EXPECT_NE(std::string(e.what()).find(std::string("(") + op_info(op).name + ", f16): no KTIR form"),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+}
+
 }  // namespace
 
 namespace {
