@@ -6,7 +6,8 @@
 //                           compulsory work as one (apps/llama/llama_figures.h)
 //   llama/model/<phase>     embedding, 32 layers and the head: sim_us, and tokens_per_s (decode) or
 //                           ttft_ms (prefill)
-// Phases: prefill (2048 tokens), decode (batch 1, context 2048), decode_b8 (batch 8, context 2048),
+// Each kernel runs the faster of spyre::auto_schedule's choice and the stage's named schedules (its
+// label says which). Phases: prefill (2048 tokens), decode (batch 1, context 2048), decode_b8 (batch 8, context 2048),
 // decode_8k (batch 1, context 8192). One layer is simulated: every layer is the same kernels on the
 // same shapes, and a timing-only run does not depend on the data.
 #include "llama_benchmarks.h"
@@ -46,6 +47,7 @@ const StepFigures &figures(const Phase &p) {
     o.layers = 1;
     o.batch = p.batch;
     o.max_context = p.context;
+    o.schedules = ModelOptions::Schedules::Fastest;  // each kernel's fastest of auto and the named
     LlamaModel model(c, o);
     StepResult r;
     if (p.tokens == p.context) {

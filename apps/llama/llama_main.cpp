@@ -51,6 +51,11 @@ int main(int argc, char **argv) {
     app.add_option("--layers", layers, "layers run (0: all)")->capture_default_str();
     app.add_flag("--timing-only", timing_only, "modelled time only (no weights, no numerics)");
     app.add_flag("--check-cpu", check_cpu, "also run Halide's CPU realisation of the same kernels and compare");
+    std::string schedules = "fastest";
+    app.add_option("--schedules", schedules,
+                   "named (the stages' named schedules), auto (spyre::auto_schedule's) or fastest (of both, "
+                   "by modelled time)")
+        ->capture_default_str();
     app.add_option("--trace", trace, "write the last step's timeline (Chrome trace events, for Perfetto) here");
     CLI11_PARSE(app, argc, argv);
     try {
@@ -61,6 +66,10 @@ int main(int argc, char **argv) {
         o.layers = layers;
         o.max_context = std::max(prompt + steps, context + steps);
         o.trace_path = trace;
+        if (schedules == "named") o.schedules = ModelOptions::Schedules::Named;
+        else if (schedules == "auto") o.schedules = ModelOptions::Schedules::Auto;
+        else if (schedules == "fastest") o.schedules = ModelOptions::Schedules::Fastest;
+        else throw spyre::Error("--schedules " + schedules + ": known: named, auto, fastest");
         LlamaModel model(c, o);
         if (timing_only) {
             if (phase == "prefill" || phase == "both") {

@@ -8,6 +8,7 @@
 #include "device/error.h"
 #include "device/half.h"
 #include "device/layout.h"
+#include "auto_schedule.h"
 #include "llama_stages.h"
 #include "step_trace.h"
 
@@ -151,26 +152,50 @@ void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
         // passed over (the first refusal is reported if every one is).
         std::optional<Compiled> best;
         double best_us = 0;
-        std::string first_error;
-        for (const Builder &build : builds) {
+        std::string first_error, auto_failure;
+        // Keeps the faster of `c` and the best so far (timed when there is a choice).
+        const bool choose = builds.size() > 1 || options_.schedules == ModelOptions::Schedules::Fastest;
+        auto consider = [&](Compiled c) {
+            double us = 0;
+            if (choose) {
+                SimOptions so;
+                so.timing_only = true;
+                us = simulate(c.program, options_.machine, {}, so).stats.us;
+            }
+            if (!best || us < best_us) best = std::move(c), best_us = us;
+        };
+        if (options_.schedules != ModelOptions::Schedules::Named) {
+            // One unscheduled instance (the builders differ only in their schedules).
+            StageKernel k = builds.front()(Backend::Auto);
+            CompileOptions o = k.options;
+            o.kernel_name = k.name;
+            o.machine = options_.machine;
+            AutoOptions ao;
+            ao.max_evaluations = options_.auto_evaluations;
+            ao.progress = false;
+            try {
+                const AutoResult a = auto_schedule(k.output, k.inputs, o, ao);
+                consider(Compiled{compile_for_spyre(k.output, k.inputs, a.options), "auto: " + a.summary});
+            } catch (const spyre::Error &e) {
+                // Said in the schedule's label (and so in every report): the named schedules run.
+                auto_failure = e.what();
+            }
+        }
+        const bool named = options_.schedules != ModelOptions::Schedules::Auto || !best;
+        for (const Builder &build : named ? builds : std::vector<Builder>{}) {
             try {
                 StageKernel k = build(Backend::Spyre);
                 CompileOptions o = k.options;
                 o.kernel_name = k.name;
                 o.machine = options_.machine;
-                Compiled c{compile_for_spyre(k.output, k.inputs, o), k.schedule};
-                double us = 0;
-                if (builds.size() > 1) {
-                    SimOptions so;
-                    so.timing_only = true;
-                    us = simulate(c.program, options_.machine, {}, so).stats.us;
-                }
-                if (!best || us < best_us) best = std::move(c), best_us = us;
+                consider(Compiled{compile_for_spyre(k.output, k.inputs, o), k.schedule});
             } catch (const spyre::Error &e) {
                 if (first_error.empty()) first_error = e.what();
             }
         }
         if (!best) throw Error(first_error);
+        if (!auto_failure.empty() && best->schedule.rfind("auto: ", 0) != 0)
+            best->schedule += " (auto found none: " + auto_failure.substr(0, 120) + ")";
         it = programs_.emplace(key, std::move(*best)).first;
     }
     SimOptions so;

@@ -28,6 +28,13 @@ class StepTrace;
 
 struct ModelOptions {
     bool cpu = false;           // Halide's CPU realisation of every kernel instead of the simulator
+    // How each kernel is scheduled: Named, the stages' named schedules (the fastest of those that
+    // apply, by modelled time); Auto, spyre::auto_schedule's choice (autoschedule/auto_schedule.h,
+    // timing at most `auto_evaluations` candidates, seed 1), or the named ones where it finds none
+    // (the schedule label says so); Fastest, whichever of those two is faster.
+    enum class Schedules { Named, Auto, Fastest };
+    Schedules schedules = Schedules::Named;
+    int auto_evaluations = 32;
     bool timing_only = false;   // modelled time only: no weights, no numerics (tokens come back 0)
     int batch = 1;              // sequences decoded together (a prefill takes one)
     int max_context = 2048;     // positions each sequence's KV cache holds

@@ -81,7 +81,7 @@ StageKernel rmsnorm_stage(const std::string &name, const LlamaConfig &c, int row
     NormKernel k = make_norm("rmsnorm", c.hidden, rows, c.norm_eps);
     if (b == Backend::Spyre)
         schedule_norm(k, "cores32");
-    else
+    else if (b == Backend::Cpu)
         for (auto &st : k.stats) st.second.compute_root();
     StageKernel s{name, k.out, k.inputs, {}, "cores32"};
     s.options.inputs = {matrix(c.hidden, rows), TensorSpec{{c.hidden}, {}}};
@@ -108,6 +108,7 @@ StageKernel projection_stage(const std::string &name, int rows, int inner, int c
     }
     if (b == Backend::Cpu) {
         schedule_bmm(k, "cpu", kCores);
+    } else if (b == Backend::Auto) {
     } else if (sched.rfind("split_k/", 0) == 0) {
         SplitK sk;
         for (const SplitK &c : split_k(rows, inner, cols, MachineDesc{}))
@@ -151,7 +152,7 @@ StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backe
         AttentionShape shape{c.head_dim, group, c.kv_heads, context, c.kv_heads, group,
                              tile_dividing(context, 256, 1), false};
         FlashAttentionKernel k = make_flash_attention(shape);
-        schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : sched, kCores);
+        if (b != Backend::Auto) schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : sched, kCores);
         StageKernel s{"attention", k.out, {k.q, k.k, k.v}, {}, sched + ", a KV head's query heads as rows"};
         s.options.inputs = {TensorSpec{{c.head_dim, group, c.kv_heads}, {}},
                             heads_inside(c.head_dim, context, c.kv_heads), heads_inside(c.head_dim, context, c.kv_heads)};
@@ -168,7 +169,7 @@ StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backe
         shape.k_tile = tile_dividing(context, 256, tokens);
     }
     FlashAttentionKernel k = make_flash_attention(shape);
-    schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : sched, kCores);
+    if (b != Backend::Auto) schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : sched, kCores);
     StageKernel s{"attention", k.out, {k.q, k.k, k.v}, {}, sched};
     s.options.inputs = {heads_inside(c.head_dim, tokens, c.heads), heads_inside(c.head_dim, context, c.kv_heads),
                         heads_inside(c.head_dim, context, c.kv_heads)};
@@ -192,7 +193,7 @@ StageKernel lm_head_stage(const LlamaConfig &c, int rows, const VocabSplit &v, B
         st.out = out, st.acc = acc, st.k = k, st.n = n, st.m = m, st.b = p;
         st.batch = parts, st.rows = rows, st.inner = c.hidden, st.cols = cols;
         schedule_matmul_stage(st, "pe", kCores, MachineDesc{});
-    } else {
+    } else if (b == Backend::Cpu) {
         acc.compute_root();
     }
     StageKernel s{"lm_head", out, {x, w}, {}, "pe, a vocabulary part per group of cores"};

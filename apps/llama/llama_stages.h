@@ -15,7 +15,9 @@
 
 namespace spyre::llama {
 
-enum class Backend { Spyre, Cpu };
+// Spyre: the stage's named schedule; Cpu: Halide's CPU realisation (the reference); Auto: no
+// schedule, for spyre::auto_schedule to choose one.
+enum class Backend { Spyre, Cpu, Auto };
 
 struct StageKernel {
     std::string name;  // the kernel's, e.g. "q_proj"

@@ -76,6 +76,34 @@ TEST(LlamaTiny, PrefillAndGreedyDecodeMatchTheCpuAndThePlainDecoder) {
     EXPECT_EQ(device.position(0), 72);
 }
 
+// Every kernel scheduled by the autoscheduler instead (label sweep: each of some 20 kernels is a
+// search): the same greedy tokens, and logits within an fp16 ULP of the CPU's. A kernel it finds
+// no schedule for (the decode step's attention over 65 keys) runs its named schedule, as its label
+// says.
+TEST(SweepLlamaTiny, AutoScheduledKernelsMatchTheCpu) {
+    const LlamaConfig c = llama_tiny();
+    ModelOptions o;
+    o.max_context = 96;
+    o.schedules = ModelOptions::Schedules::Auto;
+    o.auto_evaluations = 8;
+    LlamaModel device(c, o);
+    ModelOptions oc = o;
+    oc.cpu = true;
+    LlamaModel cpu(c, oc);
+    const std::vector<int> ids = prompt_ids(64, c.vocab);
+    StepResult d = device.prefill(ids);
+    std::vector<int> next = d.tokens, cpu_next = cpu.prefill(ids).tokens;
+    int auto_kernels = 0;
+    for (const KernelRun &k : d.runs) auto_kernels += k.schedule.rfind("auto: ", 0) == 0;
+    EXPECT_GE(auto_kernels, int(d.runs.size()) / 2);
+    for (int s = 0; s < 2; s++) {
+        EXPECT_EQ(next, cpu_next) << "step " << s;
+        EXPECT_LE(max_abs_diff(device.logits(0), cpu.logits(0)), 2e-3) << "step " << s;
+        next = device.decode(next).tokens;
+        cpu_next = cpu.decode(cpu_next).tokens;
+    }
+}
+
 // Two sequences decoded together: each token's K and V rows are appended to its own sequence's
 // cache and each attends to its own cache, as two decoders run alone would.
 TEST(LlamaTiny, ABatchOfTwoDecodesEachSequenceAsAloneWould) {
