@@ -136,25 +136,15 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         return acc;
     }
 
-    if (form == VecForm::MaskSelect) {
+    if (form == VecForm::IndexSelect || form == VecForm::MaskSelect) {
         add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
         if (in.mode & kSrc1Scalar)
             add_read(acc, R.range("src1", R.addr(5, 6), smul(groups, eb), eb, false));
         else
             add_read(acc, R.range("src1", R.addr(5, 6), stick_span, stick, true));
         LxRange dst = R.range("dst", R.addr(1, 2), stick_span, stick, true);
-        add_read(acc, dst);  // the mask
+        if (form == VecForm::MaskSelect) add_read(acc, dst);  // VSELM's mask is in its destination
         set_write(acc, dst);
-        return acc;
-    }
-
-    if (form == VecForm::IndexSelect) {
-        add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
-        if (in.mode & kSrc1Scalar)
-            add_read(acc, R.range("src1", R.addr(5, 6), smul(groups, eb), eb, false));
-        else
-            add_read(acc, R.range("src1", R.addr(5, 6), stick_span, stick, true));
-        set_write(acc, R.range("dst", R.addr(1, 2), stick_span, stick, true));
         return acc;
     }
 
