@@ -1,9 +1,10 @@
 // select() on data, as users write it from Halide's docs: a leaky ReLU, a NaN scrub, a choice
-// between inputs by their comparison. Each is a mask (VCMPLT/VCMPLE/VCMPEQ, && and || of masks)
-// and one VSELM, and matches Halide's CPU realisation exactly; a condition that also compares the
-// element index is refused by name.
+// between inputs by their comparison, and top-k over a row (argmax passes over masked rows). Each
+// select is a mask (VCMPLT/VCMPLE/VCMPEQ, && and || of masks) and one VSELM, and matches Halide's
+// CPU realisation exactly; a condition that also compares the element index is refused by name.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "compiler_test_util.h"
@@ -108,6 +109,84 @@ TEST(DataSelect, NaNScrubMatchesCpu) {
         },
         rows_sched(1), {in}, {64, 3});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+// Top-k of each row (values and indices, largest first, the first index among equal values), as
+// k argmax passes: pass j takes the largest element after pass j - 1's pick (value pv) in (value
+// descending, index ascending) order: those below pv, and those equal to pv past the c-th
+// occurrence of pv, c the picks so far of that value. The occurrences are counted by a running
+// sum along the row of the mask x == pv (a scan), so no condition compares the index with data.
+Algorithm topk(int cols, int k, bool values) {
+    return [=] {
+        Kernel kk;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y"), i("i");
+        RDom r(0, cols, "r"), rs(1, cols - 1, "rs");
+        std::vector<Func> picks;
+        for (int j = 0; j < k; j++) {
+            Func p("pick" + std::to_string(j));
+            if (j == 0) {
+                p(y) = argmax(in(r, y));
+            } else {
+                Expr pv = picks.back()(y)[1];
+                Func seen("seen" + std::to_string(j));  // occurrences of pv up to each element
+                seen(x, y) = select(in(x, y) == pv, 1.0f, 0.0f);
+                seen(rs, y) = seen(rs - 1, y) + select(in(rs, y) == pv, 1.0f, 0.0f);
+                Expr taken = 0.0f;  // picks so far of the value pv
+                for (int q = 0; q < j; q++) taken = taken + select(picks[size_t(q)](y)[1] == pv, 1.0f, 0.0f);
+                Expr v = in(r, y);
+                p(y) = argmax(select(v < pv || (v == pv && seen(r, y) > taken), v, Float(16).min()));
+                kk.funcs[seen.name()] = seen;
+            }
+            picks.push_back(p);
+            kk.funcs[p.name()] = p;
+        }
+        Func out("topk");
+        auto take = [&](int j) {
+            return values ? Expr(cast<float>(picks[size_t(j)](y)[1])) : Expr(cast<float>(picks[size_t(j)](y)[0]));
+        };
+        Expr e = take(k - 1);
+        for (int j = k - 2; j >= 0; j--) e = select(i <= j, take(j), e);  // i <= j: a lane mask
+        out(i, y) = e;
+        kk.inputs = {in};
+        kk.output = out;
+        kk.vars = {{"x", x}, {"y", y}, {"i", i}};
+        return kk;
+    };
+}
+
+// Rows of many ties (64 levels: the top value some 15 times, so the first picks are its first
+// occurrences in order) and of few (4096 levels), an odd row length.
+TEST(DataSelect, TopKIndicesAndValuesMatchCpuWithTies) {
+    const int cols = 1000, rows = 6, k = 5;
+    Runtime::Buffer<> in(halide_type_t(halide_type_float, 16), cols, rows);
+    uint32_t s = 99;
+    for (int y = 0; y < rows; y++)
+        for (int x = 0; x < cols; x++) {
+            s = s * 1664525u + 1013904223u;
+            const int levels = y < 3 ? 64 : 4096;
+            in.as<float16_t>()(x, y) = float16_t(float(int((s >> 8) % levels) - levels / 2) * 8.0f / levels);
+        }
+    for (bool values : {false, true}) {
+        DiffResult r = run_differential_on(topk(cols, k, values), [](Kernel &kk) {
+            for (auto &f : kk.funcs) {
+                spyre::SpyreSchedule sch = spyre::schedule(f.second);
+                sch.scratchpad_root();
+                if (f.first.rfind("seen", 0) == 0) sch.stick_vectorize(kk.vars.at("x"));
+            }
+        }, {in}, {k, rows});
+        EXPECT_EQ(r.cmp.mismatches, 0) << (values ? "values " : "indices ") << r.cmp.first_mismatch;
+        // And what top-k is: a stable sort of each row by value, descending.
+        for (int y = 0; y < rows; y++) {
+            std::vector<int> order(cols);
+            for (int x = 0; x < cols; x++) order[size_t(x)] = x;
+            auto v = [&](int x) { return float(in.as<float16_t>()(x, y)); };
+            std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return v(a) > v(b); });
+            for (int j = 0; j < k; j++)
+                EXPECT_EQ(r.got.as<float>()(j, y), values ? v(order[size_t(j)]) : float(order[size_t(j)]))
+                    << "row " << y << " pick " << j;
+        }
+    }
 }
 
 }  // namespace
