@@ -131,3 +131,31 @@ INSTANTIATE_TEST_SUITE_P(Sweep, ShiftedReads, ::testing::ValuesIn(shifted_reads_
 
 }  // namespace
 }  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+
+// A read a whole stick further along the row under a clamp (RoPE's rotate-half partner at
+// head_dim 128 is one): the last stick's lanes all read the row's last element, as on the CPU, on
+// rows of whole sticks and of part sticks.
+TEST(ShiftedReadsByAStick, ClampedReadOneStickOnMatchesCpu) {
+    for (int cols : {256, 200}) {
+        Algorithm alg = [=] {
+            Kernel k;
+            ImageParam in(Float(16), 2, "in");
+            Var x("x"), y("y");
+            Func out("out");
+            out(x, y) = in(min(x + 64, cols - 1), y) + in(max(x - 64, 0), y);
+            k.inputs = {in};
+            k.output = out;
+            k.vars = {{"x", x}, {"y", y}};
+            return k;
+        };
+        Schedule s = [](Kernel &k) { spyre::schedule(k.output).stick_vectorize(k.vars.at("x")); };
+        DiffResult r = run_differential(alg, s, {{cols, 5}}, {cols, 5});
+        EXPECT_EQ(r.cmp.mismatches, 0) << cols << ": " << r.cmp.first_mismatch;
+    }
+}
+
+}  // namespace
+}  // namespace spyre::testing
