@@ -401,23 +401,14 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
         launch(r, "lm_head" + hs, -1, [&](Backend be) { return lm_head_stage(c, H, vs, be); },
                {mem_.window("xf", 0, hrow * H), mem_.whole("lm_head"), mem_.window("logits", 0, vrow * H)});
     }
-    // The greedy tokens: one launch for all rows, or one per row where a core's LX cannot hold them
-    // all (a row of 131072 fp16 logits is 256 KiB; its int32 result a stick of its own).
-    const int64_t stick = m.stick_bytes;
-    const bool per_row = H > 1 && H * vrow > m.lx_usable_bytes / 2;
-    for (int b = 0; b < (per_row ? H : 1); b++) {
-        const int n_rows = per_row ? 1 : H;
-        launch(r, "argmax/" + std::to_string(n_rows), -1,
-               [&](Backend be) { return argmax_stage(c, n_rows, vs.padded(), be); },
-               {mem_.window("logits", b * vrow, vrow * n_rows),
-                mem_.window("next", b * stick, (n_rows + 31) / 32 * stick)});
-    }
+    // The greedy tokens, a row per core, each row's index in a stick of its own.
+    launch(r, "argmax" + hs, -1, [&](Backend be) { return argmax_stage(c, H, vs.padded(), be); },
+           {mem_.window("logits", 0, vrow * H), mem_.window("next", 0, H * m.stick_bytes)});
     last_rows_ = H;
     r.tokens.assign(size_t(H), 0);
     if (!options_.timing_only) {
         const std::vector<uint8_t> img = mem_.read(mem_.whole("next"));
-        for (int b = 0; b < H; b++)
-            std::memcpy(&r.tokens[size_t(b)], img.data() + (per_row ? b * m.stick_bytes : 4 * b), 4);
+        for (int b = 0; b < H; b++) std::memcpy(&r.tokens[size_t(b)], img.data() + b * m.stick_bytes, 4);
     }
     for (int b = 0; b < B; b++) positions_[size_t(b)] += n;
     if (trace_) trace.write(options_.trace_path);

@@ -216,16 +216,16 @@ StageKernel embedding_stage(const LlamaConfig &c, int rows, int table_rows, Back
 
 StageKernel argmax_stage(const LlamaConfig &c, int rows, int cols, Backend b) {
     ImageParam logits(Float(16), 2, "logits");
-    Var y("y");
+    Var k("k"), y("y");
     RDom r(0, c.vocab, "r");
     Func out("argmax");
-    out(y) = argmax(logits(r, y))[0];
-    // The rows are the output's stick dimension, which ring_split gives the cores in whole sticks
-    // (32 rows): a few rows stay on one core (the driver launches one per row of a large vocabulary).
-    if (b == Backend::Spyre && rows > 32) schedule(out).ring_split(y, std::min(kCores, (rows + 31) / 32));
-    StageKernel s{"argmax", out, {logits}, {}, "rows in sticks over the cores"};
+    // One column per row: each row's index in a stick of its own, so that the rows split over the
+    // cores a row each (a 1-D output's rows would go to the cores in whole sticks of 32).
+    out(k, y) = argmax(logits(r, y))[0];
+    if (b == Backend::Spyre && rows > 1) schedule(out).ring_split(y, std::min(kCores, rows));
+    StageKernel s{"argmax", out, {logits}, {}, "a row per core"};
     s.options.inputs = {matrix(cols, rows)};
-    s.options.output = TensorSpec{{rows}, {}};
+    s.options.output = TensorSpec{{1, rows}, {}};
     return s;
 }
 

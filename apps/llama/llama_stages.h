@@ -61,7 +61,7 @@ StageKernel lm_head_stage(const LlamaConfig &c, int rows, const VocabSplit &v, B
 // Rows of an embedding table {hidden, table_rows} gathered by int32 ids {rows}, clamped into it.
 StageKernel embedding_stage(const LlamaConfig &c, int rows, int table_rows, Backend b);
 // The index of each row's largest logit (the first, on ties) among the vocabulary's: {cols, rows} ->
-// int32 {rows}, cols >= vocab (the padding is not read).
+// int32 {1, rows} (each row's index in a stick of its own), cols >= vocab (the padding is not read).
 StageKernel argmax_stage(const LlamaConfig &c, int rows, int cols, Backend b);
 // A copy of `width` columns from `offset` of an {in_cols, rows} input -> {width, rows} (the fused
 // projection's values into the cache, a decode step's new K row into one sequence's cache).
