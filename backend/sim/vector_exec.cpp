@@ -571,44 +571,44 @@ void exec_lane_select(const Instr &in, const int64_t *regs, uint8_t *lx, const M
         }
 }
 
-// VSELIDX (vector_shift.h): element by element, so a destination equal to a source is fine. The
-// limit is the register's value at issue; 64-bit arithmetic, so no register value overflows.
-void exec_index_select(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
+// VSELIDX and VSELM: element e of group g from src0 where take(g, e, its byte offset) holds, else
+// from src1 (one element per group with kSrc1Scalar). Element by element, so a destination equal
+// to a source is fine (VSELM's mask is read from the element before it is overwritten).
+template <class Take>
+void exec_element_select(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine, Take take) {
     const int64_t eb = dtype_bytes(DType(in.dtype));
     const int64_t row = in.a[7] * (machine.stick_bytes / eb), groups = in.a[8];
-    const int64_t limit = regs[in.a[9]];
-    const bool per_group = in.mode & kLimitPerGroup, scalar = in.mode & kSrc1Scalar;
-    uint8_t *dst = lx_at(lx, regs, in.a[1], in.a[2], machine.lx_bytes);
-    const uint8_t *s0 = lx_at(lx, regs, in.a[3], in.a[4], machine.lx_bytes);
-    const uint8_t *s1 = lx_at(lx, regs, in.a[5], in.a[6], machine.lx_bytes);
-    for (int64_t g = 0; g < groups; g++) {
-        const int64_t lim = per_group ? sat_add(limit, g) : limit;
-        for (int64_t e = 0; e < row; e++) {
-            const int64_t at = (g * row + e) * eb;
-            std::memmove(dst + at, e <= lim ? s0 + at : s1 + (scalar ? g * eb : at), size_t(eb));
-        }
-    }
-}
-
-// VSELM: element by element, so a destination equal to a source is fine. An element's mask is
-// nonzero when any of its bits but the sign's is set (a -0.0 mask is 0; every type's 1 is nonzero).
-void exec_mask_select(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
-    const int64_t eb = dtype_bytes(DType(in.dtype));
-    const int64_t row = in.a[7] * (machine.stick_bytes / eb), groups = in.a[8];
-    const bool scalar = in.mode & kSrc1Scalar, is_float = DType(in.dtype) == DType::F16 || DType(in.dtype) == DType::F32;
+    const bool scalar = in.mode & kSrc1Scalar;
     uint8_t *dst = lx_at(lx, regs, in.a[1], in.a[2], machine.lx_bytes);
     const uint8_t *s0 = lx_at(lx, regs, in.a[3], in.a[4], machine.lx_bytes);
     const uint8_t *s1 = lx_at(lx, regs, in.a[5], in.a[6], machine.lx_bytes);
     for (int64_t g = 0; g < groups; g++)
         for (int64_t e = 0; e < row; e++) {
             const int64_t at = (g * row + e) * eb;
-            bool set = false;
-            for (int64_t b = 0; b < eb; b++) {
-                const uint8_t byte = dst[at + b];
-                set = set || (is_float && b == eb - 1 ? (byte & 0x7F) != 0 : byte != 0);
-            }
-            std::memmove(dst + at, set ? s0 + at : s1 + (scalar ? g * eb : at), size_t(eb));
+            std::memmove(dst + at, take(g, e, dst + at) ? s0 + at : s1 + (scalar ? g * eb : at), size_t(eb));
         }
+}
+
+// VSELIDX (vector_shift.h): the limit is the register's value at issue; 64-bit arithmetic, so no
+// register value overflows.
+void exec_index_select(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
+    const int64_t limit = regs[in.a[9]];
+    const bool per_group = in.mode & kLimitPerGroup;
+    exec_element_select(in, regs, lx, machine, [&](int64_t g, int64_t e, const uint8_t *) {
+        return e <= (per_group ? sat_add(limit, g) : limit);
+    });
+}
+
+// VSELM: an element's mask is nonzero when any of its bits but a float's sign is set (a -0.0 mask
+// is 0; every type's 1 is nonzero).
+void exec_mask_select(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
+    const int64_t eb = dtype_bytes(DType(in.dtype));
+    const bool is_float = DType(in.dtype) == DType::F16 || DType(in.dtype) == DType::F32;
+    exec_element_select(in, regs, lx, machine, [&](int64_t, int64_t, const uint8_t *mask) {
+        for (int64_t b = 0; b < eb; b++)
+            if (is_float && b == eb - 1 ? (mask[b] & 0x7F) != 0 : mask[b] != 0) return true;
+        return false;
+    });
 }
 
 void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
