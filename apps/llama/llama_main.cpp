@@ -66,10 +66,7 @@ int main(int argc, char **argv) {
         o.layers = layers;
         o.max_context = std::max(prompt + steps, context + steps);
         o.trace_path = trace;
-        if (schedules == "named") o.schedules = ModelOptions::Schedules::Named;
-        else if (schedules == "auto") o.schedules = ModelOptions::Schedules::Auto;
-        else if (schedules == "fastest") o.schedules = ModelOptions::Schedules::Fastest;
-        else throw spyre::Error("--schedules " + schedules + ": known: named, auto, fastest");
+        o.schedules = ModelOptions::schedules_by_name(schedules);
         LlamaModel model(c, o);
         if (timing_only) {
             if (phase == "prefill" || phase == "both") {

@@ -31,6 +31,13 @@ struct LlamaModel::Kernels {
     std::map<std::string, StageKernel> cpu;
 };
 
+ModelOptions::Schedules ModelOptions::schedules_by_name(const std::string &name) {
+    if (name == "named") return Schedules::Named;
+    if (name == "auto") return Schedules::Auto;
+    if (name == "fastest") return Schedules::Fastest;
+    throw_error("llama: schedules '", name, "'; known: named, auto, fastest");
+}
+
 LlamaModel::LlamaModel(const LlamaConfig &config, const ModelOptions &options)
     : config_(config), options_(options), mem_(options.timing_only, options.machine),
       positions_(size_t(std::max(options.batch, 1)), 0), kernels_(std::make_unique<Kernels>()) {
@@ -240,8 +247,8 @@ std::vector<float> LlamaModel::logits(int b) const {
 StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
     const LlamaConfig &c = config_;
     const MachineDesc &m = options_.machine;
+    if (ids.empty() || n < 1) throw_error("llama: a step of no tokens");
     const int T = int(ids.size()), B = T / n;
-    if (T < 1) throw_error("llama: a step of no tokens");
     for (int b = 0; b < B; b++)
         if (positions_[size_t(b)] + n > options_.max_context)
             throw_error("llama: sequence ", b, " at position ", positions_[size_t(b)], " has no room for ", n,

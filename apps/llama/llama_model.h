@@ -35,6 +35,8 @@ struct ModelOptions {
     enum class Schedules { Named, Auto, Fastest };
     Schedules schedules = Schedules::Named;
     int auto_evaluations = 32;
+    // "named", "auto" or "fastest"; spyre::Error naming the known ones otherwise.
+    static Schedules schedules_by_name(const std::string &name);
     bool timing_only = false;   // modelled time only: no weights, no numerics (tokens come back 0)
     int batch = 1;              // sequences decoded together (a prefill takes one)
     int max_context = 2048;     // positions each sequence's KV cache holds

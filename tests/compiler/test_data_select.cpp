@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "compiler_test_util.h"
+#include "user_terms.h"
 
 namespace spyre::testing {
 namespace {
@@ -88,6 +89,28 @@ TEST(DataSelect, AnIndexComparedWithValuesIsRefusedByName) {
     });
     EXPECT_NE(e.find("Func masked"), std::string::npos) << e;
     EXPECT_NE(e.find("an index used as a value"), std::string::npos) << e;
+}
+
+// A condition that is not a comparison (a call such as is_nan) is refused, naming the construct.
+TEST(DataSelect, AConditionThatIsNotAComparisonIsRefusedByName) {
+    const std::string e = error_of([&] {
+        run_differential(
+            [] {
+                Kernel k;
+                ImageParam in(Float(32), 2, "in");
+                Var x("x"), y("y");
+                Func out("nan_to_zero");
+                out(x, y) = select(is_nan(in(x, y)), 0.0f, in(x, y));
+                k.inputs = {in};
+                k.output = out;
+                k.vars = {{"x", x}, {"y", y}};
+                return k;
+            },
+            rows_sched(1), {{64, 2}}, {64, 2});
+    });
+    EXPECT_NE(e.find("Func nan_to_zero"), std::string::npos) << e;
+    EXPECT_NE(e.find("is not a comparison of values"), std::string::npos) << e;
+    EXPECT_EQ(generated_name_in(e), "") << e;
 }
 
 // NaN compares false, as on the CPU: a scrub of NaN (x != x) to 0 keeps every other value.

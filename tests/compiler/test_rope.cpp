@@ -96,3 +96,15 @@ TEST(RopeErrors, ColumnsNotWholeHeadsNamesBoth) {
 
 }  // namespace
 }  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+
+TEST(RopeErrors, AWindowOfTheInputNotWholeHeadsIsRefused) {
+    EXPECT_NE(error_of([] { make_rope(128, 4, 64, RopeStyle::RotateHalf, 192, 96); })
+                  .find("columns 96 to 224 are not whole heads of an input of 192 columns"),
+              std::string::npos);
+}
+
+}  // namespace
+}  // namespace spyre::testing

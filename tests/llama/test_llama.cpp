@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 
 #include "device/error.h"
 #include "device/half.h"
@@ -15,6 +17,7 @@
 #include "llama_model.h"
 #include "llama_reference.h"
 #include "llama_stages.h"
+#include "step_trace.h"
 
 namespace spyre::llama {
 namespace {
@@ -276,6 +279,78 @@ TEST(LlamaModelErrors, MisuseIsRefusedByName) {
     LlamaModel functional(c, f);
     EXPECT_NE(error_of([&] { functional.set_context(4); }).find("only in timing-only mode"), std::string::npos);
     EXPECT_NE(error_of([&] { functional.logits(0); }).find("no logits for sequence 0"), std::string::npos);
+}
+
+TEST(DeviceMemory, BadSizesAndTimingOnlyReadsAreRefused) {
+    DeviceMemory mem(false);
+    EXPECT_NE(error_of([&] { mem.allocate("z", 0); }).find("tensor 'z' of 0 bytes"), std::string::npos);
+    mem.allocate("t", 64);
+    EXPECT_NE(error_of([&] { mem.write(mem.whole("t"), {1, 2}); }).find("2 bytes written to a window of 64 of 't'"),
+              std::string::npos);
+    DeviceMemory timing(true);
+    timing.allocate("t", 64);
+    EXPECT_NE(error_of([&] { timing.read(timing.whole("t")); }).find("no contents to read in timing-only mode ('t')"),
+              std::string::npos);
+}
+
+TEST(LlamaModelErrors, OptionsOutOfRangeAreRefusedByName) {
+    const LlamaConfig c = llama_tiny();
+    auto refused = [&](ModelOptions o) {
+        o.timing_only = o.timing_only || !o.cpu;
+        return error_of([&] { LlamaModel m(c, o); });
+    };
+    ModelOptions o;
+    o.batch = 0;
+    EXPECT_NE(refused(o).find("batch 0 (at least one sequence)"), std::string::npos);
+    o = {};
+    o.max_context = 0;
+    EXPECT_NE(refused(o).find("max_context 0"), std::string::npos);
+    o = {};
+    o.layers = 3;
+    EXPECT_NE(refused(o).find("layers 3 of a model of 2"), std::string::npos);
+    o = {};
+    o.cpu = true;
+    o.timing_only = true;
+    EXPECT_NE(error_of([&] { LlamaModel m(c, o); }).find("the CPU backend has no timing-only mode"), std::string::npos);
+    ModelOptions t;
+    t.timing_only = true;
+    LlamaModel m(c, t);
+    EXPECT_NE(error_of([&] { m.prefill({}); }).find("a step of no tokens"), std::string::npos);
+    EXPECT_NE(error_of([] { ModelOptions::schedules_by_name("best"); }).find("known: named, auto, fastest"),
+              std::string::npos);
+    EXPECT_EQ(ModelOptions::schedules_by_name("fastest"), ModelOptions::Schedules::Fastest);
+}
+
+TEST(LlamaStageErrors, BadStageArgumentsAreRefusedByName) {
+    LlamaConfig wide = llama_tiny();
+    wide.hidden = 1 << 28;  // a 512 MiB row: no part of the vocabulary fits one core's span
+    EXPECT_NE(error_of([&] { vocab_split(wide, MachineDesc{}); }).find("fits one core's span"), std::string::npos);
+    EXPECT_NE(error_of([] { projection_stage("p", 1, 2048, 256, Epilogue::None, Backend::Spyre, "split_k/999"); })
+                  .find("no schedule split_k/999 for 1 rows of 2048 x 256"),
+              std::string::npos);
+    EXPECT_NE(error_of([] { argument_bytes(TensorSpec{{64}, {}}, Halide::Float(64), MachineDesc{}); })
+                  .find("has no device type"),
+              std::string::npos);
+    StageKernel k = copy_stage("copy", 64, 2, 64, 0, Backend::Cpu);
+    DeviceMemory mem(false);
+    mem.allocate("a", 256);
+    EXPECT_NE(error_of([&] { realize_on_cpu(k, mem, {mem.whole("a")}); }).find("1 tensors bound to its 2 arguments"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] { realize_on_cpu(k, mem, {mem.window("a", 0, 128), mem.window("a", 128, 128)}); })
+                  .find("argument in bound to 128 bytes"),
+              std::string::npos);
+}
+
+TEST(StepTraceErrors, UnreadableOrMalformedKernelTracesAndUnwritablePathsAreNamed) {
+    StepTrace t;
+    EXPECT_NE(error_of([&] { t.add("/nonexistent/k.json", "k", 0, 1); }).find("cannot read the kernel trace"),
+              std::string::npos);
+    const std::string bad = ::testing::TempDir() + "/bad_trace.json";
+    std::ofstream(bad) << "{not json";
+    EXPECT_NE(error_of([&] { t.add(bad, "k", 0, 1); }).find("is not JSON"), std::string::npos);
+    std::remove(bad.c_str());
+    EXPECT_NE(error_of([&] { t.write("/nonexistent/dir/step.json"); }).find("cannot open '/nonexistent/dir/step.json'"),
+              std::string::npos);
 }
 
 // Llama 3.1's scaled frequencies (rope_scaling of its config.json): wavelengths under 2048
