@@ -139,7 +139,7 @@ Fingerprint fingerprint(const PipelineInfo &info, const std::vector<ImageParam> 
         os << "\n";
     };
     for (const StageInfo &s : info.stages) {
-        os << "func " << n.canonical(s.name) << (s.is_output ? " output" : "");
+        os << "func " << n.canonical(s.name) << (s.is_output ? " output" : "") << (s.also_output ? " also_output" : "");
         for (const Type &t : s.function.output_types()) os << " " << type_text(t);
         os << "\n";
         definition(s.function.definition());

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "auto_fingerprint.h"
 #include "auto_layouts.h"
@@ -124,10 +125,40 @@ AutoResult from_tuning_db(const std::string &json_text, const Fingerprint &fp, c
     r.cpp = result_cpp(r, output, ao, ds, info, ", from the tuning database " + ao.tuning_db);
     return r;
 }
+// Whether candidate `c` keeps each of `outputs` in device memory at root, as the Pipeline that has
+// them as outputs stores them: a device_root and no directive that moves it into LX or lays it out.
+bool materialises(const Candidate &c, const std::set<std::string> &outputs) {
+    for (const std::string &name : outputs) {
+        bool root = false;
+        for (const Directive &d : c.directives) {
+            if (d.func != name) continue;
+            if (d.kind == Directive::DeviceRoot) root = true;
+            if (d.kind == Directive::StoreAt || d.kind == Directive::LxRoot || d.kind == Directive::HComputeAtLx ||
+                d.kind == Directive::HStoreAt || d.kind == Directive::CloneIn || d.kind == Directive::DeviceLayout)
+                return false;
+        }
+        if (!root) return false;
+    }
+    return true;
+}
+
+// auto_schedule of `output`, whose pipeline has `also_outputs` (Funcs `output` reads) as outputs too.
+AutoResult schedule_pipeline(Func output, const std::set<std::string> &also_outputs,
+                             const std::vector<ImageParam> &inputs, const CompileOptions &options,
+                             const AutoOptions &ao);
+
 }  // namespace
 
 AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, const CompileOptions &options,
                          const AutoOptions &ao) {
+    return schedule_pipeline(output, {}, inputs, options, ao);
+}
+
+namespace {
+
+AutoResult schedule_pipeline(Func output, const std::set<std::string> &also_outputs,
+                             const std::vector<ImageParam> &inputs, const CompileOptions &options,
+                             const AutoOptions &ao) {
     if (options.inputs.size() != inputs.size())
         throw_error("auto_schedule: kernel ", options.kernel_name, ": ", inputs.size(),
                     " ImageParams but ", options.inputs.size(), " input shapes in CompileOptions::inputs");
@@ -149,6 +180,11 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
         throw_error_of(e.kind(), "auto_schedule: kernel ", options.kernel_name, ": ", in_user_terms(e.what()));
     }
     PipelineInfo info = analyse_pipeline(output, inputs);
+    for (StageInfo &st : info.stages)
+        if (also_outputs.count(st.name)) {
+            st.also_output = true;
+            st.folded = false;  // an output is stored, not folded into its reader
+        }
     // The caller's Funcs, by name, for the chosen directives.
     std::map<std::string, Func> funcs, input_funcs;
     for (const auto &e : pipeline_env(output)) funcs[e.first] = Func(e.second);
@@ -167,6 +203,20 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
     SpaceResult space = candidate_space(info, shapes, options.machine, ao.max_cores, ao.allow_reassociation);
     space.candidates = with_layout_variants(space.candidates, layout_args(output, inputs, options, ao));
     space.candidates = with_intermediate_layout_variants(space.candidates, info);
+    if (!also_outputs.empty()) {
+        const size_t before = space.candidates.size();
+        std::vector<Candidate> kept;
+        for (Candidate &c : space.candidates)
+            if (materialises(c, also_outputs)) kept.push_back(std::move(c));
+        space.candidates = std::move(kept);
+        if (space.candidates.empty() && before > 0) {
+            std::string names;
+            for (const std::string &n : also_outputs) names += (names.empty() ? "" : ", ") + display_name(n);
+            throw_error("auto_schedule: kernel ", options.kernel_name, ": none of the ", before,
+                        " candidate schedules keeps the pipeline's other outputs (", names,
+                        ") in device memory, where an output is stored");
+        }
+    }
     const double space_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (space.candidates.empty())
         throw_error("auto_schedule: kernel ", options.kernel_name, ": no candidate schedule for Func ", display_name(output.name()),
@@ -210,13 +260,47 @@ AutoResult auto_schedule(Func output, const std::vector<ImageParam> &inputs, con
     return r;
 }
 
+}  // namespace
+
 AutoResult auto_schedule(Pipeline pipeline, const std::vector<ImageParam> &inputs, const CompileOptions &options,
                          const AutoOptions &ao) {
     const size_t n = pipeline.defined() ? pipeline.outputs().size() : 0;  // Pipeline() has none
-    if (n != 1)
-        throw_error("auto_schedule: kernel ", options.kernel_name, ": the pipeline has ", n,
-                    " outputs; the autoscheduler takes one");
-    return auto_schedule(pipeline.outputs()[0], inputs, options, ao);
+    if (n == 0) throw_error("auto_schedule: kernel ", options.kernel_name, ": the pipeline has no output");
+    if (n == 1) return auto_schedule(pipeline.outputs()[0], inputs, options, ao);
+    const std::vector<Func> outputs = pipeline.outputs();
+    if (options.outputs.size() != n)
+        throw_error("auto_schedule: kernel ", options.kernel_name, ": the pipeline has ", n, " outputs but ",
+                    "CompileOptions::outputs gives ", options.outputs.size(), " shapes");
+    // Several outputs: the one that reads all the others is scheduled, the others kept in device
+    // memory at root (they are stored there anyway), so that one search covers the whole pipeline.
+    int sink = -1;
+    for (size_t i = 0; i < n; i++) {
+        const std::map<std::string, Internal::Function> reads = pipeline_env(outputs[i]);
+        bool all = true;
+        for (size_t j = 0; j < n; j++) all &= j == i || reads.count(outputs[j].name()) > 0;
+        if (all) sink = int(i);
+    }
+    if (sink < 0) {
+        std::string names;
+        for (const Func &f : outputs) names += (names.empty() ? "" : ", ") + display_name(f.name());
+        throw_error("auto_schedule: kernel ", options.kernel_name, ": no output of the pipeline (", names,
+                    ") reads all the others; the autoscheduler takes several outputs when one of them does (as "
+                    "a fused residual add and norm's norm reads its sum); schedule the others by hand");
+    }
+    std::set<std::string> also;
+    for (size_t j = 0; j < n; j++)
+        if (int(j) != sink) also.insert(outputs[j].name());
+    CompileOptions one = options;
+    one.output = options.outputs[size_t(sink)];
+    one.outputs.clear();
+    AutoResult r = schedule_pipeline(outputs[size_t(sink)], also, inputs, one, ao);
+    // The caller's options, with the layouts it chose for the inputs and the scheduled output.
+    CompileOptions all = options;
+    all.inputs = r.options.inputs;
+    all.outputs[size_t(sink)].layout = r.options.output.layout;
+    all.output = all.outputs[0];
+    r.options = all;
+    return r;
 }
 
 }  // namespace spyre

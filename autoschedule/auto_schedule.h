@@ -94,7 +94,10 @@ struct AutoResult {
 AutoResult auto_schedule(Halide::Func output, const std::vector<Halide::ImageParam> &inputs,
                          const CompileOptions &options, const AutoOptions &auto_options = {});
 
-// The same for a single-output Pipeline.
+// The same for a Pipeline. One with several outputs (Pipeline({sum, norm})) takes a shape each in
+// options.outputs; one of them must read all the others: it is scheduled, and the others are kept
+// in device memory at root in every candidate (where the program stores them anyway), each split
+// over the cores by its own rows as the search decides. AutoResult::options gives every output.
 AutoResult auto_schedule(Halide::Pipeline pipeline, const std::vector<Halide::ImageParam> &inputs,
                          const CompileOptions &options, const AutoOptions &auto_options = {});
 

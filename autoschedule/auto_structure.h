@@ -29,6 +29,9 @@ struct StageInfo {
     int updates = 0;
     int values = 1;  // more: a Tuple (the type is its first value's)
     bool is_output = false;
+    // Another output of a Pipeline({..}) that `is_output`'s stage reads: the search keeps it in
+    // device memory at root (device_root) in every candidate, as a Pipeline's output is stored.
+    bool also_output = false;
     // A reduction Halide made for an inline maximum()/sum() (or any update Func read by one
     // consumer at that consumer's own args, with no RDom of its own visible elsewhere): left to
     // the back end, which folds it into its consumer.

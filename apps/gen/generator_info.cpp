@@ -35,10 +35,11 @@ std::vector<BufferShape> GeneratorInfo::input_shapes(const ParamValues &values) 
     return inputs_of(v);
 }
 
-BufferShape GeneratorInfo::output_shape(const ParamValues &values) const {
+std::vector<BufferShape> GeneratorInfo::output_shapes(const ParamValues &values) const {
     ParamValues v = with_defaults(values);
-    if (int_params.empty()) return output(v.at("cols"), v.at("rows"));
-    return output_of(v);
+    if (int_params.empty()) return {output(v.at("cols"), v.at("rows"))};
+    if (outputs_of) return outputs_of(v);
+    return {output_of(v)};
 }
 
 std::map<std::string, std::string> param_defaults(const GeneratorInfo &info) {

@@ -49,12 +49,16 @@ struct GeneratorInfo {
     // present in the map); set when int_params is not empty.
     std::function<std::vector<BufferShape>(const ParamValues &)> inputs_of = nullptr;
     std::function<BufferShape(const ParamValues &)> output_of = nullptr;
+    // A generator with several outputs (a Pipeline({a, b}), several Output<Buffer<>>s) sets this
+    // instead of output_of: its outputs in the pipeline's order.
+    std::function<std::vector<BufferShape>(const ParamValues &)> outputs_of = nullptr;
 
     // int_params, or {cols=1024, rows=512} for a (cols, rows) generator.
     std::vector<IntParam> integer_params() const;
     // The buffers' shapes for `values` (missing params take their defaults).
     std::vector<BufferShape> input_shapes(const ParamValues &values) const;
-    BufferShape output_shape(const ParamValues &values) const;
+    // Every output, in the pipeline's order (one unless outputs_of is set).
+    std::vector<BufferShape> output_shapes(const ParamValues &values) const;
     // `values` completed with the defaults of the params it lacks.
     ParamValues with_defaults(const ParamValues &values) const;
 };
@@ -90,7 +94,7 @@ struct AutoRequest {
 };
 struct AutoChoice {
     std::string schedule_source;          // the C++ of the schedule it chose (NAME.schedule.cpp)
-    std::vector<DeviceLayout> layouts;    // per input, then the output
+    std::vector<DeviceLayout> layouts;    // per input, then per output
     bool from_tuning_db = false;          // applied from the tuning database without a search
     std::string fingerprint;              // its key there
 };

@@ -149,25 +149,24 @@ std::string host_header(const std::string &name, const spyre::DeviceProgram &p, 
       << "// the error. Buffers: Halide order (dim 0 innermost), any strides; Halide::Runtime::Buffer<>\n"
       << "// converts to halide_buffer_t *. Link the spyre_host library.\n"
       << "#pragma once\n\n#include \"spyre_host.h\"\n\n";
-    std::vector<std::string> in_args;
-    std::string out_arg;
+    std::vector<std::string> in_args, out_args;
     for (const spyre::BufferDecl &b : p.buffers) {
         bool input = b.kind == spyre::BufferKind::Input;
-        if (!input && (b.kind != spyre::BufferKind::Output || !out_arg.empty())) continue;
+        if (!input && b.kind != spyre::BufferKind::Output) continue;
         h << "//   " << (input ? "input  " : "output ") << b.name << ": " << spyre::dtype_name(b.type) << " "
           << shape_text(b.shape) << "\n";
-        (input ? in_args.emplace_back() : out_arg) = c_identifier(b.name) + "_buffer";
+        (input ? in_args : out_args).push_back(c_identifier(b.name) + "_buffer");
     }
-    // Inputs first, then the output (Halide's order).
+    // Inputs first, then the outputs (Halide's order).
     std::vector<std::string> ordered;
     for (const std::string &a : in_args) ordered.push_back("halide_buffer_t *" + a);
-    ordered.push_back("halide_buffer_t *" + out_arg);
+    for (const std::string &a : out_args) ordered.push_back("halide_buffer_t *" + a);
     h << "\n// The device program, as written by spyre-gen.\n"
       << "inline const char *" << fn << "_program_path() { return " << nlohmann::json(program_path.string()).dump()
       << "; }\n\n"
       << "inline int " << fn << "(" << join(ordered) << ", spyre::SimStats *stats = nullptr) {\n"
       << "    return spyre::host::run_kernel_file(" << fn << "_program_path(), " << nlohmann::json(machine_path).dump()
-      << ", {" << join(in_args) << "}, " << out_arg << ", stats);\n"
+      << ", {" << join(in_args) << "}, {" << join(out_args) << "}, stats);\n"
       << "}\n";
     return h.str();
 }
@@ -282,13 +281,21 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
     if (args.size() != inferred.size())
         throw std::runtime_error("generator " + generator + ": the pipeline has " + std::to_string(inferred.size()) +
                                  " arguments, the generator info names " + std::to_string(args.size()));
-    opt.output = spyre::TensorSpec{info->output_shape(values).shape, {}};
+    const std::vector<spyre::gen::BufferShape> out_shapes = info->output_shapes(values);
+    if (pipeline.outputs().size() != out_shapes.size())
+        throw std::runtime_error("generator " + generator + ": the pipeline has " +
+                                 std::to_string(pipeline.outputs().size()) + " outputs, the generator info names " +
+                                 std::to_string(out_shapes.size()));
+    std::vector<spyre::TensorSpec> outputs;
+    for (const spyre::gen::BufferShape &s : out_shapes) outputs.push_back(spyre::TensorSpec{s.shape, {}});
     // schedule=auto with --free-layouts: the layouts the search chose.
     const std::vector<spyre::DeviceLayout> &chosen = built.auto_choice.layouts;
-    if (schedule == "auto" && chosen.size() == opt.inputs.size() + 1) {
+    if (schedule == "auto" && chosen.size() == opt.inputs.size() + outputs.size()) {
         for (size_t i = 0; i < opt.inputs.size(); i++) opt.inputs[i].layout = chosen[i];
-        opt.output.layout = chosen.back();
+        for (size_t i = 0; i < outputs.size(); i++) outputs[i].layout = chosen[opt.inputs.size() + i];
     }
+    opt.output = outputs[0];
+    if (outputs.size() > 1) opt.outputs = outputs;
     spyre::DeviceProgram program = spyre::compile_pipeline_for_spyre(pipeline, args, opt);
 
     // The report's figures come from a timing-only run (no numerics; loops summarised).

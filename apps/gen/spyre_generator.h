@@ -21,30 +21,36 @@ inline MachineDesc machine_from_param(const std::string &path) {
     return path.empty() ? MachineDesc{} : MachineDesc::from_file(path);
 }
 
-// Fixes every input and the output to the shapes `info` gives for the integer GeneratorParams
+// Fixes every input and output to the shapes `info` gives for the integer GeneratorParams
 // `values` (row-major, sticked on dim 0): what compile_pipeline_for_spyre expects of a Generator's
 // pipeline.
 inline void fix_device_shapes(const GeneratorInfo &info, const ParamValues &values,
-                              const std::vector<Halide::ImageParam> &inputs, Halide::Func output, const MachineDesc &m) {
-    std::vector<BufferShape> shapes = info.input_shapes(values);
+                              const std::vector<Halide::ImageParam> &inputs, const std::vector<Halide::Func> &outputs,
+                              const MachineDesc &m) {
+    std::vector<BufferShape> shapes = info.input_shapes(values), out_shapes = info.output_shapes(values);
     if (shapes.size() != inputs.size())
         throw std::runtime_error(info.name + ": " + std::to_string(inputs.size()) + " inputs but " +
                                  std::to_string(shapes.size()) + " shapes");
+    if (out_shapes.size() != outputs.size())
+        throw std::runtime_error(info.name + ": " + std::to_string(outputs.size()) + " outputs but " +
+                                 std::to_string(out_shapes.size()) + " output shapes");
     for (size_t i = 0; i < inputs.size(); i++) fix_device_shape(inputs[i], TensorSpec{shapes[i].shape, {}}, m);
-    fix_device_shape(output.output_buffer(), TensorSpec{info.output_shape(values).shape, {}}, m);
+    for (size_t i = 0; i < outputs.size(); i++)
+        fix_device_shape(outputs[i].output_buffer(), TensorSpec{out_shapes[i].shape, {}}, m);
 }
 
 // The end of every Spyre generator's generate(): with schedule=cpu the CPU reference schedule;
 // otherwise the buffers fixed to their device layouts and the named Spyre schedule, for the
 // machine the `machine` param names; schedule=auto records its choice in `state.auto_choice`.
+// `outputs` are the generator's outputs in order (one, or several for a Pipeline({a, b})).
 template <typename CpuSchedule, typename SpyreSchedule>
 void apply_schedule(SpyreGeneratorState &state, const GeneratorInfo &info, const ParamValues &values,
                     const std::string &schedule, const std::string &machine_path,
-                    const std::vector<Halide::ImageParam> &inputs, Halide::Func output, CpuSchedule cpu,
-                    SpyreSchedule spyre) {
+                    const std::vector<Halide::ImageParam> &inputs, const std::vector<Halide::Func> &outputs,
+                    CpuSchedule cpu, SpyreSchedule spyre) {
     if (schedule == "cpu") return cpu();
     MachineDesc m = machine_from_param(machine_path);
-    fix_device_shapes(info, values, inputs, output, m);
+    fix_device_shapes(info, values, inputs, outputs, m);
     if (schedule == "auto") {
         // Every generator's pipeline, scheduled by the autoscheduler for its shapes and machine
         // (at most the generator's `cores`, when it has that parameter).
@@ -52,21 +58,28 @@ void apply_schedule(SpyreGeneratorState &state, const GeneratorInfo &info, const
         o.kernel_name = info.name;
         o.machine = m;
         for (const BufferShape &b : info.input_shapes(values)) o.inputs.push_back(TensorSpec{b.shape, {}});
-        o.output = TensorSpec{info.output_shape(values).shape, {}};
+        const std::vector<BufferShape> out_shapes = info.output_shapes(values);
+        o.output = TensorSpec{out_shapes[0].shape, {}};
+        if (out_shapes.size() > 1)
+            for (const BufferShape &b : out_shapes) o.outputs.push_back(TensorSpec{b.shape, {}});
         AutoOptions ao;
         auto cores = values.find("cores");
         if (cores != values.end()) ao.max_cores = int(cores->second);
         ao.free_layouts = state.auto_request.free_layouts;
         ao.tuning_db = state.auto_request.tuning_db;
-        AutoResult r = auto_schedule(output, inputs, o, ao);
+        AutoResult r = auto_schedule(Halide::Pipeline(outputs), inputs, o, ao);
         state.auto_choice = AutoChoice{r.cpp, {}, r.from_tuning_db, r.fingerprint};
         // The buffers in the layouts it chose (the caller's where it chose none).
         for (size_t i = 0; i < inputs.size(); i++) {
             fix_device_shape(inputs[i], r.options.inputs[i], m);
             state.auto_choice.layouts.push_back(r.options.inputs[i].layout);
         }
-        fix_device_shape(output.output_buffer(), r.options.output, m);
-        state.auto_choice.layouts.push_back(r.options.output.layout);
+        const std::vector<TensorSpec> chosen_outputs = outputs.size() > 1 ? r.options.outputs
+                                                                          : std::vector<TensorSpec>{r.options.output};
+        for (size_t i = 0; i < outputs.size(); i++) {
+            fix_device_shape(outputs[i].output_buffer(), chosen_outputs.at(i), m);
+            state.auto_choice.layouts.push_back(chosen_outputs.at(i).layout);
+        }
         return;
     }
     spyre(m);
@@ -87,7 +100,13 @@ protected:
     template <typename CpuSchedule, typename SpyreSchedule>
     void apply_schedule(const GeneratorInfo &info, const ParamValues &values, const std::vector<Halide::ImageParam> &inputs,
                         Halide::Func output, CpuSchedule cpu, SpyreSchedule spyre) {
-        gen::apply_schedule(*this, info, values, schedule, machine, inputs, output, cpu, spyre);
+        gen::apply_schedule(*this, info, values, schedule, machine, inputs, {output}, cpu, spyre);
+    }
+    // The same for a generator with several outputs, in the pipeline's order (GeneratorInfo::outputs_of).
+    template <typename CpuSchedule, typename SpyreSchedule>
+    void apply_schedule(const GeneratorInfo &info, const ParamValues &values, const std::vector<Halide::ImageParam> &inputs,
+                        const std::vector<Halide::Func> &outputs, CpuSchedule cpu, SpyreSchedule spyre) {
+        gen::apply_schedule(*this, info, values, schedule, machine, inputs, outputs, cpu, spyre);
     }
 };
 

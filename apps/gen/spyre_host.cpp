@@ -47,10 +47,27 @@ Halide::Runtime::Buffer<> from_device_image(const std::vector<uint8_t> &image, c
     return out;
 }
 
-SimStats run_program(const DeviceProgram &program, const std::vector<const halide_buffer_t *> &inputs,
-                     halide_buffer_t *output, const MachineDesc &machine, const SimOptions &options) {
+namespace {
+
+// Checks that `host` can take the result of buffer `decl` (its type and extents).
+void check_output_buffer(const halide_buffer_t *host, const BufferDecl &decl) {
+    if (!host) throw_error("output '", decl.name, "' is a null buffer");
+    if (!(host->type == host_type(decl.type)) || host->dimensions != int(decl.shape.size()))
+        throw_error("output '", decl.name, "': host buffer has type ", type_text(host->type), " and ", host->dimensions,
+                    " dims, the kernel writes ", dtype_name(decl.type), " with ", decl.shape.size());
+    for (int d = 0; d < host->dimensions; d++)
+        if (host->dim[d].extent != decl.shape[d])
+            throw_error("output '", decl.name, "': dim ", d, " has extent ", host->dim[d].extent, ", the kernel writes ",
+                        decl.shape[d]);
+}
+
+// run_program's body: `outputs` take the program's first outputs (and in-out buffers), in order.
+SimStats run_with_outputs(const DeviceProgram &program, const std::vector<const halide_buffer_t *> &inputs,
+                          const std::vector<halide_buffer_t *> &outputs, const MachineDesc &machine,
+                          const SimOptions &options) {
     std::vector<std::vector<uint8_t>> images(program.buffers.size());
-    size_t next = 0, out = program.buffers.size();
+    std::vector<size_t> results;  // the buffers `outputs` receive, in order
+    size_t next = 0;
     for (size_t i = 0; i < program.buffers.size(); i++) {
         const BufferDecl &b = program.buffers[i];
         if (b.kind == BufferKind::Input || b.kind == BufferKind::InOut) {
@@ -60,37 +77,50 @@ SimStats run_program(const DeviceProgram &program, const std::vector<const halid
             }
             next++;
         }
-        if ((b.kind == BufferKind::Output || b.kind == BufferKind::InOut) && out == program.buffers.size()) {
-            out = i;
-        }
+        if ((b.kind == BufferKind::Output || b.kind == BufferKind::InOut) && results.size() < outputs.size())
+            results.push_back(i);
     }
     if (next != inputs.size())
         throw_error(inputs.size(), " input buffers given, the kernel takes ", next);
-    if (out == program.buffers.size()) throw_error("the program has no output buffer");
-    const BufferDecl &od = program.buffers[out];
-    if (!options.timing_only) {
-        if (!output) throw_error("output '", od.name, "' is a null buffer");
-        // Check the output's type and extents before running (to_device_image checks them).
-        halide_buffer_t probe = *output;
-        if (!(probe.type == host_type(od.type)) || probe.dimensions != int(od.shape.size()))
-            throw_error("output '", od.name, "': host buffer has type ", type_text(probe.type), " and ",
-                        probe.dimensions, " dims, the kernel writes ", dtype_name(od.type), " with ", od.shape.size());
-        for (int d = 0; d < probe.dimensions; d++)
-            if (probe.dim[d].extent != od.shape[d])
-                throw_error("output '", od.name, "': dim ", d, " has extent ", probe.dim[d].extent,
-                            ", the kernel writes ", od.shape[d]);
-    }
+    if (results.empty()) throw_error("the program has no output buffer");
+    if (results.size() != outputs.size())
+        throw_error(outputs.size(), " output buffers given, the kernel writes ", results.size());
+    if (!options.timing_only)
+        for (size_t k = 0; k < results.size(); k++) check_output_buffer(outputs[k], program.buffers[results[k]]);
     SimResult sim = simulate(program, machine, options.timing_only ? std::vector<std::vector<uint8_t>>{} : images, options);
-    if (!options.timing_only) {
-        Halide::Runtime::Buffer<> result = from_device_image(sim.buffers[out], od, machine);
-        Halide::Runtime::Buffer<> dst(*output);
-        dst.copy_from(result);
-    }
+    if (!options.timing_only)
+        for (size_t k = 0; k < results.size(); k++) {
+            Halide::Runtime::Buffer<> result = from_device_image(sim.buffers[results[k]], program.buffers[results[k]], machine);
+            Halide::Runtime::Buffer<> dst(*outputs[k]);
+            dst.copy_from(result);
+        }
     return sim.stats;
 }
 
+int outputs_of_kind(const DeviceProgram &program) {
+    int n = 0;
+    for (const BufferDecl &b : program.buffers) n += b.kind == BufferKind::Output || b.kind == BufferKind::InOut;
+    return n;
+}
+
+}  // namespace
+
+SimStats run_program(const DeviceProgram &program, const std::vector<const halide_buffer_t *> &inputs,
+                     halide_buffer_t *output, const MachineDesc &machine, const SimOptions &options) {
+    return run_with_outputs(program, inputs, {output}, machine, options);
+}
+
+SimStats run_program(const DeviceProgram &program, const std::vector<const halide_buffer_t *> &inputs,
+                     const std::vector<halide_buffer_t *> &outputs, const MachineDesc &machine,
+                     const SimOptions &options) {
+    const int n = outputs_of_kind(program);
+    if (int(outputs.size()) != n) throw_error(outputs.size(), " output buffers given, the kernel writes ", n);
+    return run_with_outputs(program, inputs, outputs, machine, options);
+}
+
 int run_kernel_file(const std::string &program_path, const std::string &machine_path,
-                    const std::vector<const halide_buffer_t *> &inputs, halide_buffer_t *output, SimStats *stats) {
+                    const std::vector<const halide_buffer_t *> &inputs, const std::vector<halide_buffer_t *> &outputs,
+                    SimStats *stats) {
     static std::mutex mu;
     static std::map<std::string, std::shared_ptr<const DeviceProgram>> programs;
     static std::map<std::string, std::shared_ptr<const MachineDesc>> machines;
@@ -108,13 +138,19 @@ int run_kernel_file(const std::string &program_path, const std::string &machine_
             machine = mc;
         }
         kernel = program->kernel_name;
-        SimStats s = run_program(*program, inputs, output, *machine);
+        SimStats s = outputs.size() == 1 ? run_with_outputs(*program, inputs, outputs, *machine, {})
+                                         : run_program(*program, inputs, outputs, *machine);
         if (stats) *stats = s;
         return 0;
     } catch (const std::exception &e) {
         std::cerr << "spyre: " << kernel << ": " << e.what() << "\n";
         return -1;
     }
+}
+
+int run_kernel_file(const std::string &program_path, const std::string &machine_path,
+                    const std::vector<const halide_buffer_t *> &inputs, halide_buffer_t *output, SimStats *stats) {
+    return run_kernel_file(program_path, machine_path, inputs, std::vector<halide_buffer_t *>{output}, stats);
 }
 
 }  // namespace spyre::host

@@ -28,12 +28,21 @@ Halide::Runtime::Buffer<> from_device_image(const std::vector<uint8_t> &image, c
 // caller with the output's type and extents). Throws spyre::Error.
 SimStats run_program(const DeviceProgram &program, const std::vector<const halide_buffer_t *> &inputs,
                      halide_buffer_t *output, const MachineDesc &machine = {}, const SimOptions &options = {});
+// The same for every result: `outputs` one per output (or in-out) buffer, in the program's order
+// (a Pipeline({a, b}) writes a then b).
+SimStats run_program(const DeviceProgram &program, const std::vector<const halide_buffer_t *> &inputs,
+                     const std::vector<halide_buffer_t *> &outputs, const MachineDesc &machine = {},
+                     const SimOptions &options = {});
 
 // The entry point of generated headers: reads (and caches) the program at `program_path` and the
 // machine description at `machine_path` (empty: the default machine), then run_program. Returns 0,
 // or -1 after printing "spyre: <kernel>: <error>" to stderr. `stats` (optional) receives the stats.
 int run_kernel_file(const std::string &program_path, const std::string &machine_path,
                     const std::vector<const halide_buffer_t *> &inputs, halide_buffer_t *output,
+                    SimStats *stats = nullptr);
+// The same for a kernel with several outputs (every output, in the program's order).
+int run_kernel_file(const std::string &program_path, const std::string &machine_path,
+                    const std::vector<const halide_buffer_t *> &inputs, const std::vector<halide_buffer_t *> &outputs,
                     SimStats *stats = nullptr);
 
 }  // namespace spyre::host

@@ -985,8 +985,15 @@ TEST(AutoScheduleErrors, TwoOutputPipelineIsNamed) {
     Func f("f"), g("g");
     f(x, y) = in(x, y);
     g(x, y) = in(x, y) * in(x, y);
-    std::string e = error_of([&] { auto_schedule(Pipeline({f, g}), {in}, auto_schedule_options_for({{64, 8}}, {64, 8}), quick()); });
-    EXPECT_NE(e.find("the pipeline has 2 outputs; the autoscheduler takes one"), std::string::npos) << e;
+    CompileOptions o = auto_schedule_options_for({{64, 8}}, {64, 8});
+    std::string e = error_of([&] { auto_schedule(Pipeline({f, g}), {in}, o, quick()); });
+    EXPECT_NE(e.find("the pipeline has 2 outputs but CompileOptions::outputs gives 0 shapes"), std::string::npos) << e;
+    // Neither output reads the other: nothing to schedule them as one.
+    o.outputs = {o.output, o.output};
+    e = error_of([&] { auto_schedule(Pipeline({f, g}), {in}, o, quick()); });
+    EXPECT_NE(e.find("no output of the pipeline (f, g) reads all the others"), std::string::npos) << e;
+    EXPECT_NE(error_of([&] { auto_schedule(Pipeline(), {}, o, quick()); }).find("the pipeline has no output"),
+              std::string::npos);
 }
 
 // Every candidate is refused (uint16 has no stick operations): the error says so and gives the

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler_test_util.h"
+#include "auto_schedule.h"
 #include "compile_kernel.h"
 #include "device/error.h"
 
@@ -81,6 +82,46 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MultiOutput,
                          [](const auto &info) {
                              const MultiOutputCase &c = info.param;
                              return c.schedule + "_" + std::to_string(c.cols) + "x" + std::to_string(c.rows);
+                         });
+
+// schedule=auto on the two-output pipeline: the norm is scheduled, the sum kept in device memory
+// (an output), and the Pipeline compiled with the choice matches the CPU on both outputs.
+class MultiOutputAuto : public ::testing::TestWithParam<MultiOutputCase> {};
+
+TEST_P(MultiOutputAuto, FusedAddRmsNormMatchesCpuOnBothOutputs) {
+    const MultiOutputCase c = GetParam();
+    std::vector<Runtime::Buffer<>> in = {random_buffer(halide_type_of<float16_t>(), {c.cols, c.rows}, -2, 2, 4),
+                                         random_buffer(halide_type_of<float16_t>(), {c.cols, c.rows}, -2, 2, 5),
+                                         random_buffer(halide_type_of<float16_t>(), {c.cols}, 0.5f, 1.5f, 6)};
+    AddRmsNorm cpu(c.cols);
+    cpu.x.set(Buffer<>(*in[0].raw_buffer())), cpu.res.set(Buffer<>(*in[1].raw_buffer())), cpu.w.set(Buffer<>(*in[2].raw_buffer()));
+    cpu.ss.compute_root();
+    Buffer<float16_t> want_sum(c.cols, c.rows), want_norm(c.cols, c.rows);
+    cpu.pipeline().realize(Realization(want_sum, want_norm), cpu_reference_target());
+
+    AddRmsNorm dev(c.cols);
+    CompileOptions opt = kernel_options({{c.cols, c.rows}, {c.cols, c.rows}, {c.cols}}, {});
+    opt.outputs = {TensorSpec{{c.cols, c.rows}, {}}, TensorSpec{{c.cols, c.rows}, {}}};
+    AutoOptions ao;
+    ao.max_evaluations = 24;
+    ao.progress = false;
+    const AutoResult r = auto_schedule(dev.pipeline(), {dev.x, dev.res, dev.w}, opt, ao);
+    ASSERT_EQ(r.options.outputs.size(), 2u);
+    EXPECT_NE(r.cpp.find("device_root()"), std::string::npos) << r.cpp;  // the sum, an output
+    DeviceProgram p = compile_for_spyre(dev.pipeline(), {dev.x, dev.res, dev.w}, r.options);
+    SpyreRun run = run_on_spyre(p, in);
+    ASSERT_EQ(run.outputs.size(), 2u);
+    const Comparison s = compare(run.outputs[0], *want_sum.get()), n = compare(run.outputs[1], *want_norm.get());
+    EXPECT_EQ(s.mismatches, 0) << "resid: " << s.first_mismatch << "\n" << r.cpp;
+    EXPECT_LE(n.max_ulp, 1) << "norm: " << n.first_mismatch << "\n" << r.cpp;
+    // The search timed the program it chose: the Pipeline's own is the same kernel.
+    EXPECT_NEAR(run.stats.us, r.us, 0.05 * r.us) << r.cpp;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MultiOutputAuto,
+                         ::testing::Values(MultiOutputCase{"auto", 4096, 64}, MultiOutputCase{"auto", 1000, 7}),
+                         [](const auto &info) {
+                             return std::to_string(info.param.cols) + "x" + std::to_string(info.param.rows);
                          });
 
 TEST(MultiOutput, OutputShapesMustMatchTheOutputs) {

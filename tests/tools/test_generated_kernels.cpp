@@ -1,6 +1,8 @@
 // Kernels built by add_spyre_kernel (tests/CMakeLists.txt), called through the headers spyre-gen
 // wrote, against Halide's CPU AOT library of the same generator with schedule=cpu. Tolerances as
-// in tests/compiler: softmax within 2 fp16 ULPs (exp), layernorm exact.
+// in tests/compiler: softmax within 2 fp16 ULPs (exp), layernorm exact, the fused residual add and
+// RMSNorm (two outputs) exact on the sum and within 1 ULP on the norm (its sum of squares in another
+// order).
 #include <cstring>
 #include <random>
 
@@ -8,6 +10,8 @@
 
 #include "HalideBuffer.h"
 #include "device/half.h"
+#include "fused_add_rmsnorm_cores32.h"
+#include "fused_add_rmsnorm_cores32_cpu.h"
 #include "layernorm_tiles.h"
 #include "layernorm_tiles_cpu.h"
 #include "softmax_stage4.h"
@@ -55,6 +59,38 @@ TEST(GeneratedKernel, LayernormMatchesCpuAotExactly) {
     ASSERT_EQ(layernorm_tiles(in, gamma, beta, dev), 0);
     ASSERT_EQ(layernorm_tiles_cpu(in, gamma, beta, ref), 0);
     EXPECT_EQ(max_ulp(dev, ref), 0);
+}
+
+TEST(GeneratedKernel, TwoOutputKernelMatchesCpuAotOnBothOutputs) {
+    Buf in = random_f16({1000, 70}, -2, 2, 31), res = random_f16({1000, 70}, -2, 2, 32),
+        gamma = random_f16({1000}, 0.5f, 1.5f, 33);
+    Buf added(kF16, {1000, 70}), norm(kF16, {1000, 70}), want_added(kF16, {1000, 70}), want_norm(kF16, {1000, 70});
+    spyre::SimStats stats;
+    ASSERT_EQ(fused_add_rmsnorm_cores32(in, res, gamma, added, norm, &stats), 0);
+    ASSERT_EQ(fused_add_rmsnorm_cores32_cpu(in, res, gamma, want_added, want_norm), 0);
+    EXPECT_EQ(max_ulp(added, want_added), 0);
+    EXPECT_LE(max_ulp(norm, want_norm), 1);
+    EXPECT_GT(stats.us, 0);
+}
+
+TEST(GeneratedKernel, TwoOutputKernelNamesAWrongSecondOutput) {
+    Buf in = random_f16({1000, 70}, -2, 2, 31), res = random_f16({1000, 70}, -2, 2, 32),
+        gamma = random_f16({1000}, 0.5f, 1.5f, 33);
+    Buf added(kF16, {1000, 70}), norm(kF16, {1000, 69});
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(fused_add_rmsnorm_cores32(in, res, gamma, added, norm), -1);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("output 'norm': dim 1 has extent 69, the kernel writes 70"), std::string::npos) << err;
+}
+
+TEST(GeneratedKernel, TwoOutputKernelGivenThreeOutputsSaysHowManyItWrites) {
+    Buf in = random_f16({1000, 70}, -2, 2, 31), res = random_f16({1000, 70}, -2, 2, 32),
+        gamma = random_f16({1000}, 0.5f, 1.5f, 33);
+    Buf a(kF16, {1000, 70}), b(kF16, {1000, 70}), c(kF16, {1000, 70});
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(spyre::host::run_kernel_file(fused_add_rmsnorm_cores32_program_path(), "", {in, res, gamma}, {a, b, c}), -1);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("3 output buffers given, the kernel writes 2"), std::string::npos) << err;
 }
 
 TEST(GeneratedKernel, CroppedInputViewIsAccepted) {

@@ -110,6 +110,39 @@ TEST(SpyreGen, TuningDbSearchesOnceThenAppliesTheStoredSchedule) {
               std::string::npos) << named.output;
 }
 
+// A generator with two outputs (fused_add_rmsnorm: the residual sum and its RMSNorm): schedule=auto
+// schedules it, the header's function takes both outputs, and spyre-run writes each from the
+// program and from its KTIR export, the same bytes.
+TEST(SpyreGen, TwoOutputGeneratorTakesAutoAndBothOutputsRunFromSpyreAndKtir) {
+    fs::path dir = scratch_dir("tools_test", "two_outputs");
+    CommandResult r = run_command(quote(kGen) + " -g fused_add_rmsnorm -o " + quote(dir.string()) +
+                                  " -e ktir schedule=auto cols=256 rows=40");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::ifstream hf(dir / "fused_add_rmsnorm.h");
+    const std::string header((std::istreambuf_iterator<char>(hf)), std::istreambuf_iterator<char>());
+    EXPECT_NE(header.find("halide_buffer_t *added_buffer, halide_buffer_t *norm_buffer, spyre::SimStats *stats"),
+              std::string::npos) << header;
+    EXPECT_NE(header.find("{added_buffer, norm_buffer}, stats)"), std::string::npos) << header;
+    auto bytes = [](const fs::path &p) {
+        std::ifstream f(p, std::ios::binary);
+        std::stringstream s;
+        s << f.rdbuf();
+        return s.str();
+    };
+    for (const char *ext : {".spyre", ".ktir"}) {
+        const std::string tag = std::string(ext).substr(1);
+        CommandResult run = run_command(quote(std::string(SPYRE_RUN)) + " " + quote((dir / ("fused_add_rmsnorm" + std::string(ext))).string()) +
+                                        " --output added=" + quote((dir / ("added_" + tag)).string()) +
+                                        " --output norm=" + quote((dir / ("norm_" + tag)).string()));
+        ASSERT_EQ(run.exit_code, 0) << run.output;
+    }
+    EXPECT_EQ(bytes(dir / "added_spyre").size(), 256u * 40 * 2);
+    EXPECT_EQ(bytes(dir / "norm_spyre").size(), 256u * 40 * 2);
+    EXPECT_EQ(bytes(dir / "added_spyre"), bytes(dir / "added_ktir"));
+    EXPECT_EQ(bytes(dir / "norm_spyre"), bytes(dir / "norm_ktir"));
+    EXPECT_NE(bytes(dir / "added_spyre"), bytes(dir / "norm_spyre"));
+}
+
 TEST(SpyreGen, Help) {
     CommandResult r = run_command(quote(kGen) + " --help");
     EXPECT_EQ(r.exit_code, 0);
@@ -177,7 +210,7 @@ INSTANTIATE_TEST_SUITE_P(Generators, GenerateEach,
 TEST(SpyreGenErrors, UnknownGenerator) {
     CommandResult r = run_command(quote(kGen) + " -g sofmax -o /tmp schedule=stage4");
     EXPECT_NE(r.exit_code, 0);
-    EXPECT_NE(r.output.find("unknown generator 'sofmax' (known: attention, bmm, conv1d, flash_attention, gated_mlp, gelu, layernorm, linear, mlp, "
+    EXPECT_NE(r.output.find("unknown generator 'sofmax' (known: attention, bmm, conv1d, flash_attention, fused_add_rmsnorm, gated_mlp, gelu, layernorm, linear, mlp, "
                             "qlinear, rmsnorm, rope, rope_interleaved, softmax, stencil, transpose)"), std::string::npos)
         << r.output;
 }
