@@ -482,6 +482,7 @@ struct MmStage {
     int64_t batch = 1, rows = 1, inner = 1, cols = 1;
     int w_bytes = 2;  // bytes per element of the W inputs (1: int8 weights converted per panel)
     const InputInfo *a_input = nullptr;  // A, when it is an input the stage reads directly
+    bool w_batched = false;              // W(n, k, b): each batch's cores read their own W
 };
 
 std::optional<std::vector<MmStage>> matmul_stages(const PipelineInfo &info, const SpaceShapes &shapes) {
@@ -507,7 +508,9 @@ std::optional<std::vector<MmStage>> matmul_stages(const PipelineInfo &info, cons
             w = info.find_input_func(convert->elementwise_input);
             if (w && w->consumers.size() != 1) return std::nullopt;
         }
-        if (!w || w->dims != 2) return std::nullopt;
+        if (!w || w->dims != (s.matmul->w_batched ? 3 : 2)) return std::nullopt;
+        if (s.matmul->w_batched && (convert || shapes.inputs[size_t(w - info.inputs.data())][2] != shapes.output[2]))
+            return std::nullopt;
         const int w_bytes = w->type.bytes();
         if (w_bytes != 1 && w_bytes != 2) return std::nullopt;
         size_t wi = size_t(w - info.inputs.data());
@@ -521,11 +524,13 @@ std::optional<std::vector<MmStage>> matmul_stages(const PipelineInfo &info, cons
             st.batch = shapes.output.size() == 3 ? shapes.output[2] : 1;
             st.w_bytes = w_bytes;
             st.a_input = info.find_input_func(s.matmul->a);
+            st.w_batched = s.matmul->w_batched;
             stages.push_back(st);
         }
         MmStage &st = stages[stage_of[c->name]];
         if (!st.accs.empty() && (st.accs[0]->matmul->a != s.matmul->a || shapes.inputs[wi][1] != st.inner ||
-                                 shapes.inputs[wi][0] != st.cols || st.w_bytes != w_bytes))
+                                 shapes.inputs[wi][0] != st.cols || st.w_bytes != w_bytes ||
+                                 st.w_batched != s.matmul->w_batched))
             return std::nullopt;
         // An fp16 W read directly, or int8 through a conversion: the PE multiplies fp16 panels.
         if ((w_bytes == 1) != bool(convert)) return std::nullopt;
@@ -578,7 +583,10 @@ std::optional<std::vector<Directive>> matmul_stage_directives(const MmStage &s, 
         if (per_batch % ns || N % ns || (ns > 1 && (N / ns) % n_lanes) || M % (per_batch / ns)) continue;
         const int ms = per_batch / ns;
         int sa = (mode == MmMode::RingA || best) && ns >= 2 ? ns : 0;
-        int sw = (mode == MmMode::RingW || best) && cores >= B && ms * B >= 2 ? ms * B : 0;
+        // A W shared by every batch goes round the cores of all of them; a W per batch only round
+        // that batch's cores (the core order below puts them next to each other).
+        const int w_ring = s.w_batched ? ms : ms * B;
+        int sw = (mode == MmMode::RingW || best) && cores >= B && w_ring >= 2 ? w_ring : 0;
         if ((mode == MmMode::RingA && !sa) || (mode == MmMode::RingW && !sw) || (best && !sa && !sw)) continue;
         MatmulTiles c;
         try {

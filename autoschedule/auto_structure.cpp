@@ -72,13 +72,19 @@ std::optional<MatmulShape> matmul_shape(const Function &f) {
         return false;
     };
     if (!uses_r(a) || !uses_r(w)) return std::nullopt;
-    // The stage form: A(k, m[, b]), W(n, k), f(n, m[, b]).
+    // The stage form: A(k, m[, b]), W(n, k[, b]), f(n, m[, b]); a batched f may read A or W (not
+    // both: that would be a 2-D matmul repeated) without the batch.
     auto stage = [&](const Call *A, const Call *W) {
         const auto &p = f.args();
-        if (p.size() < 2 || p.size() > 3 || A->args.size() != p.size() || W->args.size() != 2) return false;
+        if (p.size() < 2 || p.size() > 3) return false;
+        const bool a_batch = A->args.size() == 3, w_batch = W->args.size() == 3;
+        if (A->args.size() != (p.size() == 3 && !a_batch ? 2 : p.size())) return false;
+        if (W->args.size() != 2 && !(p.size() == 3 && w_batch)) return false;
+        if (p.size() == 3 && !a_batch && !w_batch) return false;
         if (!is_var(A->args[0], r)) return false;
-        for (size_t i = 1; i < p.size(); i++)
+        for (size_t i = 1; i < A->args.size(); i++)
             if (!is_var(A->args[i], p[i])) return false;
+        if (w_batch && !is_var(W->args[2], p[2])) return false;
         return is_var(W->args[0], p[0]) && is_var(W->args[1], r);
     };
     MatmulShape s;
@@ -87,6 +93,7 @@ std::optional<MatmulShape> matmul_shape(const Function &f) {
     s.a = a->name;
     s.w = w->name;
     s.stage_form = stage(a, w);
+    s.w_batched = s.stage_form && w->args.size() == 3;
     return s;
 }
 

@@ -18,7 +18,11 @@ namespace spyre::autosched {
 struct MatmulShape {
     std::string rvar;      // the reduction variable's name ("k$x")
     std::string a, w;      // operand Funcs
-    bool stage_form = false;  // A(k, m[, b]) and W(n, k) exactly: the tiled stage applies
+    // A(k, m[, b]) and W(n, k[, b]) exactly: the tiled stage applies. A batched f may read A per
+    // batch or one A for all (a shared activation), and one W for all or W per batch (lm_head's
+    // vocabulary parts, each part's weights its own).
+    bool stage_form = false;
+    bool w_batched = false;   // W(n, k, b)
 };
 
 struct StageInfo {

@@ -56,6 +56,14 @@ int main(int argc, char **argv) {
                    "named (the stages' named schedules), auto (spyre::auto_schedule's) or fastest (of both, "
                    "by modelled time)")
         ->capture_default_str();
+    std::string tuning_db;
+    app.add_option("--tuning-db", tuning_db,
+                   "with --schedules auto or fastest: read each kernel's search from this SQLite file, and store "
+                   "new searches there (spyre-tune's database)");
+    int auto_evaluations = 32;
+    app.add_option("--auto-evaluations", auto_evaluations, "candidates each kernel's search times")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1 << 20));
     app.add_option("--trace", trace, "write the last step's timeline (Chrome trace events, for Perfetto) here");
     CLI11_PARSE(app, argc, argv);
     try {
@@ -67,6 +75,8 @@ int main(int argc, char **argv) {
         o.max_context = std::max(prompt + steps, context + steps);
         o.trace_path = trace;
         o.schedules = ModelOptions::schedules_by_name(schedules);
+        o.tuning_db = tuning_db;
+        o.auto_evaluations = auto_evaluations;
         LlamaModel model(c, o);
         if (timing_only) {
             if (phase == "prefill" || phase == "both") {

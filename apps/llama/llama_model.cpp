@@ -46,6 +46,10 @@ LlamaModel::LlamaModel(const LlamaConfig &config, const ModelOptions &options)
     if (options.layers < 0 || options.layers > config.layers)
         throw_error("llama: layers ", options.layers, " of a model of ", config.layers);
     if (options.cpu && options.timing_only) throw_error("llama: the CPU backend has no timing-only mode");
+    if (!options.tuning_db.empty() && options.schedules == ModelOptions::Schedules::Named)
+        throw_error("llama: tuning_db holds auto_schedule's searches; the named schedules run none");
+    if (options.auto_evaluations < 1)
+        throw_error("llama: auto_evaluations ", options.auto_evaluations, " (each search times at least one candidate)");
     const MachineDesc &m = options.machine;
     const LlamaConfig &c = config_;
     auto matrix = [&](const std::string &name, int cols, int rows) {
@@ -180,9 +184,11 @@ void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
             AutoOptions ao;
             ao.max_evaluations = options_.auto_evaluations;
             ao.progress = false;
+            ao.tuning_db = options_.tuning_db;
             try {
                 const AutoResult a = auto_schedule(k.output, k.inputs, o, ao);
-                consider(Compiled{compile_for_spyre(k.output, k.inputs, a.options), "auto: " + a.summary});
+                consider(Compiled{compile_for_spyre(k.output, k.inputs, a.options),
+                                  "auto: " + a.summary + (a.from_tuning_db ? " (tuning db)" : "")});
             } catch (const spyre::Error &e) {
                 // Said in the schedule's label (and so in every report): the named schedules run.
                 auto_failure = e.what();

@@ -35,6 +35,9 @@ struct ModelOptions {
     enum class Schedules { Named, Auto, Fastest };
     Schedules schedules = Schedules::Named;
     int auto_evaluations = 32;
+    // The tuning database (an SQLite file, AutoOptions::tuning_db) that Auto and Fastest read each
+    // kernel's search from, and store new searches in; empty: none (every run searches).
+    std::string tuning_db;
     // "named", "auto" or "fastest"; spyre::Error naming the known ones otherwise.
     static Schedules schedules_by_name(const std::string &name);
     bool timing_only = false;   // modelled time only: no weights, no numerics (tokens come back 0)

@@ -20,6 +20,7 @@
 #include "device/program_io.h"
 #include "flash_attention.h"
 #include "matmul.h"
+#include "matmul_stage.h"
 #include "sim/program_work.h"
 
 namespace spyre::testing {
@@ -175,6 +176,39 @@ Algorithm small_matmul(int inner) {
         k.funcs = {{"acc", acc}};
         return k;
     };
+}
+
+// One activation times a weight matrix per batch (lm_head over the vocabulary's parts, each part's
+// weights its own): x {K, M}, w {N, K, B} -> {N, M, B}.
+Algorithm weights_per_batch_matmul(int inner) {
+    return [=] {
+        Kernel k;
+        ImageParam x(Float(16), 2, "x"), w(Float(16), 3, "w");
+        Var n("n"), m("m"), b("b");
+        RDom r(0, inner, "r");
+        Func acc("acc"), out("out");
+        acc(n, m, b) = 0.0f;
+        acc(n, m, b) += cast<float>(x(r, m)) * cast<float>(w(n, r, b));
+        out(n, m, b) = cast<float16_t>(acc(n, m, b));
+        k.inputs = {x, w};
+        k.output = out;
+        k.funcs = {{"acc", acc}};
+        k.vars = {{"n", n}, {"m", m}, {"b", b}};
+        return k;
+    };
+}
+
+// The reduction domain of `f`'s update, as its definition names it.
+RDom update_rdom(const Func &f) {
+    struct Find : Internal::IRVisitor {
+        Internal::ReductionDomain d;
+        using Internal::IRVisitor::visit;
+        void visit(const Internal::Variable *v) override {
+            if (v->reduction_domain.defined()) d = v->reduction_domain;
+        }
+    } find;
+    for (const Expr &e : f.function().update(0).values()) e.accept(&find);
+    return RDom(find.d);
 }
 
 CompileOptions auto_schedule_options_for(const std::vector<std::vector<int>> &ins, const std::vector<int> &out,
@@ -351,6 +385,78 @@ TEST(AutoSplitK, SmallMatmulWithALongKSplitsKOverThePeArrays) {
     // One fp16 ULP of the largest outputs (|out| < 128): the partials add in core order.
     EXPECT_LE(d.cmp.max_abs_error, 0.0625) << d.cmp.first_mismatch;
 }
+
+struct BatchedWeightsCase {
+    int batch, rows, inner, cols;
+};
+
+class AutoWeightsPerBatch : public ::testing::TestWithParam<BatchedWeightsCase> {};
+
+// A W per batch and one A for all is a matmul stage too (it had only vector-unit row schedules,
+// 85x slower than the hand schedule at lm_head's size): on the PE array, as fast as the stage
+// schedule by hand, and right (a W ring shared across batches would mix their weights).
+TEST_P(AutoWeightsPerBatch, RunsOnThePeArrayAndMatchesCpu) {
+    const BatchedWeightsCase c = GetParam();
+    std::vector<std::vector<int>> ins{{c.inner, c.rows}, {c.cols, c.inner, c.batch}};
+    const std::vector<int> out{c.cols, c.rows, c.batch};
+    AutoResult r;
+    DiffResult d = run_differential(weights_per_batch_matmul(c.inner), auto_scheduled(ins, out, &r), ins, out, -1, 1);
+    EXPECT_EQ(r.family, "matmul") << r.summary;
+    EXPECT_EQ(d.stats.pe_macs, int64_t(c.batch) * c.rows * c.inner * c.cols) << r.summary;
+    EXPECT_LE(d.cmp.max_abs_error, 0.0625) << d.cmp.first_mismatch << "\n" << r.cpp;
+    const DiffResult hand = run_differential(
+        weights_per_batch_matmul(c.inner),
+        [&](Kernel &k) {
+            MatmulStage st;
+            st.what = "weights per batch";
+            st.out = k.output, st.acc = k.funcs.at("acc"), st.k = update_rdom(st.acc);
+            st.n = k.vars.at("n"), st.m = k.vars.at("m"), st.b = k.vars.at("b");
+            st.batch = c.batch, st.rows = c.rows, st.inner = c.inner, st.cols = c.cols;
+            schedule_matmul_stage(st, "pe", 32, MachineDesc{});
+        },
+        ins, out, -1, 1);
+    EXPECT_LE(d.stats.us, hand.stats.us) << r.summary;
+}
+
+// Every PE candidate that compiles is right, the rings in particular: a W ring may go round one
+// batch's cores only, since each batch has weights of its own.
+TEST(AutoWeightsPerBatchSpace, EveryPeCandidateThatCompilesMatchesCpu) {
+    using namespace autosched;
+    const std::vector<std::vector<int>> ins{{256, 8}, {512, 256, 2}};
+    const std::vector<int> out{512, 8, 2};
+    CaseSpace cs = case_space(weights_per_batch_matmul(256), ins, out, 32);
+    int checked = 0, rings_w = 0;
+    for (const Candidate &c : cs.space.candidates) {
+        if (c.family != "matmul" || c.summary.find(" vector") != std::string::npos) continue;
+        DiffResult d;
+        try {
+            d = run_differential(weights_per_batch_matmul(256),
+                                 [&](Kernel &k) {
+                                     // The candidate names the space's instance of the Funcs.
+                                     std::map<std::string, Func> funcs{{cs.k.output.name(), k.output},
+                                                                       {cs.k.funcs.at("acc").name(), k.funcs.at("acc")}};
+                                     std::map<std::string, Func> in{{cs.k.inputs[0].name(), Func(k.inputs[0])},
+                                                                    {cs.k.inputs[1].name(), Func(k.inputs[1])}};
+                                     apply_directives(c.directives, funcs, in, MachineDesc{});
+                                 },
+                                 ins, out, -1, 1);
+        } catch (const Error &) {
+            continue;  // refused by the back end
+        }
+        EXPECT_LE(d.cmp.max_abs_error, 0.0625) << c.summary << ": " << d.cmp.first_mismatch;
+        checked++;
+        rings_w += c.summary.find("pe_ring_w") != std::string::npos;
+    }
+    EXPECT_GE(checked, 4);
+    EXPECT_GE(rings_w, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AutoWeightsPerBatch,
+                         ::testing::Values(BatchedWeightsCase{4, 8, 512, 1024}, BatchedWeightsCase{2, 5, 256, 640}),
+                         [](const auto &i) {
+                             return std::to_string(i.param.batch) + "x" + std::to_string(i.param.rows) + "x" +
+                                    std::to_string(i.param.inner) + "x" + std::to_string(i.param.cols);
+                         });
 
 TEST(AutoTranspose, ScaledTransposeMatchesCpu) {
     AutoResult r;

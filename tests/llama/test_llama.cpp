@@ -3,6 +3,9 @@
 // greedily, kernel by kernel on one simulated device, against Halide's CPU realisation of the same
 // kernels on the same device memory and against a plain C++ decoder (llama_reference.h). Also the
 // device memory's windows, the driver's refusals, and Llama 3.1's RoPE frequencies.
+#include <filesystem>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -105,6 +108,48 @@ TEST(SweepLlamaTiny, AutoScheduledKernelsMatchTheCpu) {
         next = device.decode(next).tokens;
         cpu_next = cpu.decode(cpu_next).tokens;
     }
+}
+
+// ModelOptions::tuning_db: the first model searches each kernel and stores it, a second model on
+// the same file applies every stored schedule without searching, to the same programs.
+TEST(LlamaTiny, AutoSchedulesComeFromTheTuningDatabaseTheSecondTime) {
+    const std::string db = (std::filesystem::temp_directory_path() /
+                            ("llama_tune_" + std::to_string(::getpid()) + ".db")).string();
+    std::filesystem::remove(db);
+    const LlamaConfig c = llama_tiny();
+    ModelOptions o;
+    o.timing_only = true;
+    o.max_context = 96;
+    o.schedules = ModelOptions::Schedules::Auto;
+    o.auto_evaluations = 4;
+    o.tuning_db = db;
+    auto run = [&] {
+        LlamaModel m(c, o);
+        return m.prefill(std::vector<int>(64, 0));
+    };
+    const StepResult first = run(), second = run();
+    ASSERT_EQ(first.runs.size(), second.runs.size());
+    const std::string hit = " (tuning db)";
+    auto searched_as = [&](const std::string &label) {
+        const size_t at = label.find(hit);
+        return at == std::string::npos ? label : label.substr(0, at);
+    };
+    int searched = 0, hits_first = 0, hits_second = 0;
+    for (size_t i = 0; i < first.runs.size(); i++) {
+        const KernelRun &a = first.runs[i], &b = second.runs[i];
+        if (a.schedule.rfind("auto: ", 0) != 0) continue;  // the named schedule where auto found none
+        searched++;
+        // The first run finds in the file only the kernels it searched already (ffn_norm is
+        // attn_norm's pipeline on the same shapes).
+        hits_first += a.schedule.find(hit) != std::string::npos;
+        hits_second += b.schedule.find(hit) != std::string::npos;
+        EXPECT_EQ(searched_as(a.schedule), searched_as(b.schedule)) << a.stage;
+        EXPECT_EQ(a.stats.us, b.stats.us) << a.stage;
+    }
+    EXPECT_GT(searched, 10);
+    EXPECT_LT(hits_first, searched / 2);
+    EXPECT_EQ(hits_second, searched);
+    std::filesystem::remove(db);
 }
 
 // Two sequences decoded together: each token's K and V rows are appended to its own sequence's
@@ -312,6 +357,13 @@ TEST(LlamaModelErrors, OptionsOutOfRangeAreRefusedByName) {
     o.cpu = true;
     o.timing_only = true;
     EXPECT_NE(error_of([&] { LlamaModel m(c, o); }).find("the CPU backend has no timing-only mode"), std::string::npos);
+    o = {};
+    o.tuning_db = "unused.db";
+    EXPECT_NE(refused(o).find("tuning_db holds auto_schedule's searches; the named schedules run none"), std::string::npos);
+    o = {};
+    o.schedules = ModelOptions::Schedules::Auto;
+    o.auto_evaluations = 0;
+    EXPECT_NE(refused(o).find("auto_evaluations 0 (each search times at least one candidate)"), std::string::npos);
     ModelOptions t;
     t.timing_only = true;
     LlamaModel m(c, t);
