@@ -315,6 +315,22 @@ std::vector<int> core_counts(int64_t extent, int max_cores) {
     return v;
 }
 
+// The core counts of a split of `rows` rows: ring_split(y, c) gives each core ceil(rows / c) rows,
+// so that ceil(rows / share) cores have work (33 rows on 32 asked for: 2 each, 17 cores). Each
+// power of two up to max_cores, and a row per core when there are fewer rows than that, becomes
+// the count of cores its share keeps busy.
+std::vector<int> row_core_counts(int64_t rows, int max_cores) {
+    std::vector<int> asked = core_counts(rows, max_cores), v;
+    if (rows < max_cores) asked.push_back(int(rows));
+    for (int c : asked) {
+        const int64_t share = (rows + c - 1) / c;
+        const int busy = int((rows + share - 1) / share);
+        if (std::find(v.begin(), v.end(), busy) == v.end()) v.push_back(busy);
+    }
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
 void rows_family(const PipelineInfo &info, const SpaceShapes &shapes, const MachineDesc &m, int max_cores,
                  SpaceResult &out, std::set<std::string> &seen) {
     RowsBuilder b(info, shapes, m);
@@ -389,7 +405,7 @@ void rows_family(const PipelineInfo &info, const SpaceShapes &shapes, const Mach
     const int64_t rows = b.rows();
     bool has_folded = false;
     for (const StageInfo &s : info.stages) has_folded |= s.folded;
-    for (int c : core_counts(rows, max_cores)) {
+    for (int c : row_core_counts(rows, max_cores)) {
         // A one-dimensional output over rows: each core's share in whole sticks.
         if (o.args.size() == 1 && c > 1 && (rows % c || (rows / c) % lanes_out)) continue;
         const int64_t share = (rows + c - 1) / c;
