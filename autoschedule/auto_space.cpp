@@ -1,6 +1,8 @@
 #include "auto_space.h"
 
 #include <algorithm>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -704,13 +706,108 @@ std::optional<std::vector<Directive>> matmul_stage_directives(const MmStage &s, 
     return ds;
 }
 
+// The best few plans, by estimate, for each Func the matmul stages read as A that no stage computes
+// (a norm before the projections): each planned as a pipeline of its own by the rows family and
+// kept in device memory, split over the cores by its own rows, for the stages to stream. Empty
+// when there is none; nullopt when one cannot be planned so.
+std::optional<std::vector<std::vector<Candidate>>> prologue_plans(const PipelineInfo &info, const SpaceShapes &shapes,
+                                                                  const std::vector<MmStage> &stages,
+                                                                  const MachineDesc &m, int max_cores) {
+    constexpr size_t kPlans = 3;
+    std::vector<std::vector<Candidate>> plans;
+    std::set<std::string> done;
+    for (const MmStage &st : stages)
+        for (const StageInfo *acc : st.accs) {
+            const std::string &a = acc->matmul->a;
+            const StageInfo *pre = info.find(a);
+            if (!pre || pre->folded || !done.insert(a).second) continue;
+            bool computed = false;
+            for (const MmStage &o : stages) computed |= o.out->name == a;
+            if (computed) continue;
+            // Its shape is the stage's A: {K, M[, B]}.
+            std::vector<int64_t> shape{st.inner, st.rows};
+            if (pre->args.size() == 3) shape.push_back(st.batch);
+            if (pre->args.size() != shape.size()) return std::nullopt;
+            std::vector<size_t> index;
+            const PipelineInfo sub = sub_pipeline(info, a, &index);
+            for (const StageInfo &t : sub.stages)
+                if (t.matmul) return std::nullopt;  // a matmul feeding it: a chain of stages, not a prologue
+            SpaceShapes sub_shapes;
+            for (size_t i : index) sub_shapes.inputs.push_back(shapes.inputs[i]);
+            sub_shapes.output = shape;
+            SpaceResult r;
+            std::set<std::string> seen;
+            rows_family(sub, sub_shapes, m, max_cores, r, seen);
+            // An input the rest of the pipeline reads too (the residual's x beside the norm's) is
+            // left to the back end: a copy of it staged in LX for every reader cannot sit at the
+            // prologue's loop.
+            std::set<std::string> shared;
+            for (const InputInfo &in : sub.inputs) {
+                const InputInfo *whole = info.find_input_func(in.func);
+                if (whole && whole->consumers.size() != in.consumers.size()) shared.insert(in.name);
+            }
+            for (Candidate &c : r.candidates)
+                c.directives.erase(std::remove_if(c.directives.begin(), c.directives.end(),
+                                                  [&](const Directive &d) {
+                                                      return (d.kind == Directive::StageAllInLx ||
+                                                              d.kind == Directive::StageInLxAt) &&
+                                                             shared.count(d.func);
+                                                  }),
+                                   c.directives.end());
+            for (Candidate &c : r.candidates)
+                for (const std::string &name : shared)
+                    for (const char *kind : {":tile", ":core"}) {
+                        const size_t at = c.summary.find(name + kind);
+                        if (at != std::string::npos) c.summary.replace(at, name.size() + std::strlen(kind), name + ":none");
+                    }
+            // The best plan on each of the most core counts: a prologue is a small part of the
+            // work, which the estimate cannot rank by its own time, and its LX is taken from the
+            // stages' tiles: a plan of fewer rows per core leaves them more.
+            std::stable_sort(r.candidates.begin(), r.candidates.end(), [](const Candidate &x, const Candidate &y) {
+                return x.estimate_ns < y.estimate_ns;
+            });
+            std::map<int, Candidate, std::greater<int>> by_cores;
+            for (Candidate &c : r.candidates) {
+                int cores = 1;
+                for (const Directive &d : c.directives)
+                    if (d.kind == Directive::RingSplit && d.func == a) cores = d.ints[0];
+                by_cores.emplace(cores, std::move(c));  // the first, best estimate, of each count
+            }
+            r.candidates.clear();
+            for (auto &e : by_cores)
+                if (r.candidates.size() < kPlans) r.candidates.push_back(std::move(e.second));
+            if (r.candidates.empty()) return std::nullopt;
+            for (Candidate &c : r.candidates) {
+                // An intermediate now: in device memory, its ring split sized by its own rows.
+                for (Directive &d : c.directives)
+                    if (d.kind == Directive::RingSplit && d.func == a) d.ints[1] = int(shape.back());
+                c.directives.insert(c.directives.begin(), Directive{Directive::DeviceRoot, a, {}, {}, ""});
+                // Written once and read back by the stages.
+                c.estimate_ns += double(product(shape)) * pre->type.bytes() / m.dram_bytes_per_ns;
+            }
+            plans.push_back(std::move(r.candidates));
+        }
+    return plans;
+}
+
 void matmul_family(const PipelineInfo &info, const SpaceShapes &shapes, const MachineDesc &m, int max_cores,
                    SpaceResult &out, std::set<std::string> &seen) {
     std::optional<std::vector<MmStage>> stages = matmul_stages(info, shapes);
     if (!stages) return;
-    auto add = [&](int c, MmMode mode, bool best_grid, int variant) {
+    const std::optional<std::vector<std::vector<Candidate>>> pre = prologue_plans(info, shapes, *stages, m, max_cores);
+    if (!pre) return;
+    size_t plans = 1;
+    for (const auto &p : *pre) plans = std::max(plans, p.size());
+    auto add = [&](int c, MmMode mode, bool best_grid, int variant, size_t plan) {
         std::vector<Directive> ds;
         double est = 0;
+        std::string pre_summary;
+        for (const auto &p : *pre) {
+            const Candidate &pc = p[std::min(plan, p.size() - 1)];
+            ds.insert(ds.end(), pc.directives.begin(), pc.directives.end());
+            est += pc.estimate_ns;
+            pre_summary += " pre=(" + pc.summary + ")";
+        }
         for (const MmStage &st : *stages) {
             if (!st.out->is_output) {
                 ds.push_back({Directive::DeviceRoot, st.out->name, {}, {}, ""});
@@ -731,7 +828,7 @@ void matmul_family(const PipelineInfo &info, const SpaceShapes &shapes, const Ma
         Candidate cand;
         cand.family = "matmul";
         cand.summary = "matmul cores=" + std::to_string(c) + " " + mm_mode_name(mode) +
-                       (best_grid ? " grid=best" : " grid=first") + " tiles=" + std::to_string(variant);
+                       (best_grid ? " grid=best" : " grid=first") + " tiles=" + std::to_string(variant) + pre_summary;
         cand.directives = std::move(ds);
         cand.estimate_ns = est;
         if (seen.insert(cand.summary).second) out.candidates.push_back(std::move(cand));
@@ -739,7 +836,8 @@ void matmul_family(const PipelineInfo &info, const SpaceShapes &shapes, const Ma
     for (int c = max_cores; c >= 1; c /= 2)
         for (MmMode mode : {MmMode::Pe, MmMode::RingBest, MmMode::RingA, MmMode::RingW, MmMode::Vector})
             for (bool best_grid : {false, true})
-                for (int variant = 0; variant < 5; variant++) add(c, mode, best_grid, variant);
+                for (int variant = 0; variant < 5; variant++)
+                    for (size_t plan = 0; plan < plans; plan++) add(c, mode, best_grid, variant, plan);
 }
 
 // ---- split reductions (with reassociation allowed) ----

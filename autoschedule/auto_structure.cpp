@@ -148,6 +148,42 @@ const StageInfo *PipelineInfo::find(const std::string &name) const {
     return nullptr;
 }
 
+PipelineInfo sub_pipeline(const PipelineInfo &info, const std::string &func, std::vector<size_t> *input_index) {
+    std::set<std::string> keep{func};
+    std::vector<std::string> todo{func};
+    while (!todo.empty()) {
+        const std::string name = todo.back();
+        todo.pop_back();
+        if (const StageInfo *s = info.find(name))
+            for (const std::string &r : s->reads)
+                if (keep.insert(r).second) todo.push_back(r);
+    }
+    PipelineInfo sub;
+    for (const StageInfo &s : info.stages) {
+        if (!keep.count(s.name)) continue;
+        StageInfo c = s;
+        c.is_output = s.name == func;
+        c.also_output = false;
+        c.consumers.clear();
+        for (const std::string &n : s.consumers)
+            if (keep.count(n) && !c.is_output) c.consumers.push_back(n);
+        sub.stages.push_back(c);
+    }
+    // The output last, as analyse_pipeline orders a pipeline.
+    auto out = std::find_if(sub.stages.begin(), sub.stages.end(), [&](const StageInfo &s) { return s.is_output; });
+    if (out != sub.stages.end()) std::rotate(out, out + 1, sub.stages.end());
+    for (size_t i = 0; i < info.inputs.size(); i++) {
+        if (!keep.count(info.inputs[i].func)) continue;
+        InputInfo in = info.inputs[i];
+        in.consumers.clear();
+        for (const std::string &n : info.inputs[i].consumers)
+            if (keep.count(n)) in.consumers.push_back(n);
+        sub.inputs.push_back(in);
+        if (input_index) input_index->push_back(i);
+    }
+    return sub;
+}
+
 const InputInfo *PipelineInfo::find_input_func(const std::string &func) const {
     for (const InputInfo &i : inputs)
         if (i.func == func) return &i;

@@ -82,6 +82,12 @@ struct PipelineInfo {
 // at their full ranges), consumers first. A stage whose rows are not a constant is left out.
 std::map<std::string, int64_t> stage_rows(const PipelineInfo &info, const std::vector<int64_t> &output_shape);
 
+// The part of `info` that computes stage `func`: its stage, as the output, and every stage it reads
+// (transitively), in order, with the inputs they read; `input_index` gets each kept input's
+// position in info.inputs. The autoscheduler plans a Func that other families need in device
+// memory (a matmul's A computed by a norm) as a pipeline of its own.
+PipelineInfo sub_pipeline(const PipelineInfo &info, const std::string &func, std::vector<size_t> *input_index);
+
 // A Halide name as a person wrote it: Halide makes the names of Funcs made with the same name
 // unique by a "$<n>" suffix ("out$2"), which this drops; an RDom's "r$x" is kept.
 std::string display_name(const std::string &halide_name);

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "auto_schedule.h"
 #include "bmm_program.h"
 #include "calibration.h"
 #include "compile.h"
@@ -45,6 +46,7 @@
 #include "kernel_catalog.h"
 #include "llama_benchmarks.h"
 #include "matmul.h"
+#include "mlp_block.h"
 #include "roofline.h"
 #include "softmax.h"
 #include "speed_of_light.h"
@@ -268,6 +270,37 @@ void BM_BmmLayout(benchmark::State &state, int batch, int cols, bool batch_inner
     state.counters["pe_rate_frac"] = double(st.pe_macs) / (m.pe_macs_per_ns * 1000.0 * st.us * m.cores);
 }
 
+// ---- a decoder's whole MLP block as one pipeline (schedules/mlp_block.h) ----
+
+// Llama-3.1-8B's MLP block over 64 rows, by the hand schedule ("stages") or by auto_schedule (issue
+// target: at least 0.75 of its SOL, which is streaming its 352 MB of weights once).
+void BM_MlpBlock(benchmark::State &state, std::string schedule) {
+    static std::map<std::string, std::pair<DeviceProgram, std::string>> programs;
+    if (!programs.count(schedule)) {
+        MlpBlockKernel k = make_mlp_block(4096, 14336, 64);
+        CompileOptions opt;
+        opt.kernel_name = "mlp_block";
+        for (const auto &s : k.input_shapes()) opt.inputs.push_back(TensorSpec{s, {}});
+        opt.output = TensorSpec{k.output_shape(), {}};
+        std::string label = schedule;
+        if (schedule == "auto") {
+            AutoOptions ao;
+            ao.progress = false;
+            const AutoResult r = auto_schedule(k.out, k.inputs(), opt, ao);
+            opt = r.options;
+            label = "auto: " + r.summary;
+        } else {
+            schedule_mlp_block(k, schedule);
+        }
+        programs[schedule] = {compile_for_spyre(k.out, k.inputs(), opt), label};
+    }
+    const auto &[p, label] = programs[schedule];
+    const MachineDesc m;
+    SimStats st = run_timing(state, p, m, /*summarize=*/true);
+    set_counters(state, st, m, p, label);
+    state.counters["cores"] = double(p.num_cores);
+}
+
 // ---- calibration and the hand-built bmm ----
 
 void BM_SoftmaxStage(benchmark::State &state) {
@@ -363,6 +396,10 @@ void register_benchmarks() {
                                    std::to_string(b) + "x512x4096x" + std::to_string(n);
                 benchmark::RegisterBenchmark(name.c_str(), BM_BmmLayout, b, n, inner)->Unit(benchmark::kMillisecond);
             }
+    for (const char *st : {"stages", "auto"})
+        benchmark::RegisterBenchmark((std::string("mlp_block/") + st + "/64x4096x14336").c_str(), BM_MlpBlock,
+                                     std::string(st))
+            ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("calibration/softmax_512x1024_compiled/stage", BM_SoftmaxStage)
         ->DenseRange(1, 4)
         ->Unit(benchmark::kMicrosecond);
