@@ -626,6 +626,9 @@ std::string Selector::describe(const Expr &e) const {
     if (e.as<And>() || e.as<Or>() || e.as<Not>()) return "a boolean of vectors";
     if (const Call *c = e.as<Call>()) return "the operation " + c->name;
     if (e.as<Ramp>()) return "a vector of consecutive integers (an index used as a value)";
+    if (const Broadcast *bc = e.as<Broadcast>(); bc && bc->value.type().is_bool())
+        return "that tests the rows alone, one value for every lane (a boundary condition on the rows, as "
+               "constant_exterior's, with the rows split over cores)";
     return "an operation of type " + type_to_c_type(e.type(), false);
 }
 

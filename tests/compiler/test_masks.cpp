@@ -139,6 +139,26 @@ TEST(MaskErrors, StickIndexScaledIsRefused) {
     EXPECT_EQ(msg.find("ramp("), std::string::npos) << msg;  // no IR text
 }
 
+// constant_exterior on both dimensions with the rows split over cores: the row test lands inside
+// the vector's condition, which has no vector form yet. The message says so in the user's terms,
+// not as a vector type (it read "an operation of type uint8x64_t"; found writing the unseen
+// pipelines).
+TEST(MaskErrors, ARowTestInsideAVectorConditionIsNamedInUserTerms) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func c = BoundaryConditions::constant_exterior(in, cast<float16_t>(0.0f));
+    Func out("laplacian");
+    out(x, y) = c(x, y) * cast<float16_t>(4.0f) - c(x - 1, y) - c(x + 1, y) - c(x, y - 1) - c(x, y + 1);
+    spyre::schedule(out).ring_split(y, 15).stick_vectorize(x);
+    CompileOptions o;
+    o.inputs = {TensorSpec{{200, 60}, {}}};
+    o.output = TensorSpec{{200, 60}, {}};
+    const std::string msg = error_of([&] { compile_for_spyre(out, {in}, o); });
+    EXPECT_NE(msg.find("Func laplacian"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("tests the rows alone"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("uint8x"), std::string::npos) << msg;
+}
+
 // A select on the row alone, as a scalar (Halide broadcasts select(y >= 10, a, b) over the
 // vector), where a core's rows are back to back: the rows cannot be merged into one step's
 // lanes, which evaluate the scalar once. Found by fuzz-diff (seed 2, case 387): rows 10 and 11 of
