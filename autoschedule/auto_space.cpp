@@ -192,7 +192,15 @@ public:
                                   split ? std::vector<std::string>{x + "i", rv + "i", x + "o", rv + "o"}
                                         : std::vector<std::string>{x + "i", rv, x + "o"}, {}, ""});
                     ds.push_back({Directive::StickVectorize, s.name, {x + "i"}, {1}, ""});
-                } else if (s.args.size() >= 2) {
+                } else if (s.args.size() >= 2 && s.is_output && s.stick_period > 0 &&
+                           s.stick_period % int(m_.stick_bytes / s.type.bytes()) == 0 && cols_ % s.stick_period == 0) {
+                    // x % P in the definition: x split by P (RoPE's heads), whole sticks of each.
+                    const std::string x = s.args[0];
+                    ds.push_back({Directive::Split, s.name, {x, x + "h", x + "i"}, {s.stick_period}, ""});
+                    ds.push_back({Directive::StickVectorize, s.name, {x + "i"}, {sticks_of(s)}, ""});
+                } else if (s.args.size() >= 2 && !(s.is_output && cols_ == 1)) {
+                    // (An output one element wide, a row's argmax in a stick of its own, has no
+                    // vector along x: the back end stores each row's element.)
                     ds.push_back({Directive::StickVectorize, s.name, {s.args[0]}, {sticks_of(s)}, ""});
                 }
                 schedule_matmul(s);
@@ -842,6 +850,18 @@ void matmul_family(const PipelineInfo &info, const SpaceShapes &shapes, const Ma
 
 // ---- split reductions (with reassociation allowed) ----
 
+// The core counts (2 and up) that split `extent` into equal shares of whole sticks of `lanes`: every
+// divisor of its sticks, not only powers of two (Llama's reduced intermediate of 704 is 11 sticks:
+// 11 cores of one stick each).
+std::vector<int> whole_stick_splits(int64_t extent, int lanes, int max_cores) {
+    std::vector<int> v;
+    if (extent % lanes) return v;
+    const int64_t sticks = extent / lanes;
+    for (int c = 2; c <= max_cores && c <= sticks; c++)
+        if (sticks % c == 0) v.push_back(c);
+    return v;
+}
+
 // A reduction split over the cores (ring_split_reduction): each core reduces its share of the
 // reduction domain into a partial in its LX and one ring reduction combines them. Worth it where
 // the outputs are too few to spread over the cores: a matmul with a small M x N and a long K (the
@@ -876,8 +896,7 @@ void split_k_family(const PipelineInfo &info, const SpaceShapes &shapes, const M
         const StageInfo &acc = *st.accs[0];
         // Each core's partial is whole fp32 sticks along N.
         if ((st.cols * 4) % int64_t(m.stick_bytes)) return;
-        for (int c : core_counts(st.inner, max_cores)) {
-            if (c < 2 || st.inner % c || (st.inner / c) % lanes) continue;
+        for (int c : whole_stick_splits(st.inner, lanes, max_cores)) {
             RowsWork w;
             for (size_t i = 0; i < info.inputs.size(); i++) w.dram_bytes += double(product(shapes.inputs[i])) * info.inputs[i].type.bytes();
             const double outs = double(st.rows) * double(st.cols);
@@ -900,8 +919,7 @@ void split_k_family(const PipelineInfo &info, const SpaceShapes &shapes, const M
     if (u.schedule().rvars().size() != 1) return;
     const int64_t extent = const_extent(u.schedule().rvars()[0].extent, 0);
     if ((shapes.output[0] * o.type.bytes()) % int64_t(m.stick_bytes)) return;  // partials in whole sticks
-    for (int c : core_counts(extent, max_cores)) {
-        if (c < 2 || extent % c || (extent / c) % lanes) continue;
+    for (int c : whole_stick_splits(extent, lanes, max_cores)) {
         RowsWork w;
         double elems = 0;
         for (size_t i = 0; i < info.inputs.size(); i++) {

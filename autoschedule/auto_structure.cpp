@@ -245,6 +245,28 @@ PipelineInfo analyse_pipeline(const Func &output, const std::vector<ImageParam> 
         s.is_output = name == output.name();
         s.matmul = matmul_shape(f);
         s.streams_x = streams_along_x(f);
+        if (!s.args.empty() && s.updates == 0) {
+            struct Periods : IRVisitor {
+                std::string x;
+                std::set<int64_t> found;
+                using IRVisitor::visit;
+                void visit(const Mod *op) override {
+                    const int64_t *b = as_const_int(op->b);
+                    if (b && *b > 1 && is_var(op->a, x)) found.insert(*b);
+                    IRVisitor::visit(op);
+                }
+            } periods;
+            periods.x = s.args[0];
+            for (const Expr &v : f.values()) v.accept(&periods);
+            // The longest, when it is a multiple of the others (x % 2 of interleaved pairs inside x
+            // % head_dim: the pairs are a pattern of lanes within each head).
+            if (!periods.found.empty()) {
+                const int64_t longest = *periods.found.rbegin();
+                bool nested = true;
+                for (int64_t q : periods.found) nested &= longest % q == 0;
+                if (nested) s.stick_period = int(longest);
+            }
+        }
         if (!s.args.empty())
             for (const Call *c : calls[name].all) {
                 if (c->name == name) continue;

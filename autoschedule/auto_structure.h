@@ -47,6 +47,10 @@ struct StageInfo {
     // It reads a value whose stick dimension is not its own args[0] (out(x, y) = in(y, x)): the
     // back end transposes tiles, one output stick per row (auto_space.cpp schedules it so).
     bool transposes = false;
+    // Its definition takes args[0] modulo a constant (x % head_dim: RoPE's position within a head):
+    // the search splits args[0] by it, so that the modulo is the inner loop and a condition on it
+    // a window of each vector's lanes, as a hand schedule does. 0: none.
+    int stick_period = 0;
     // With no update, it reads one input Func only, each call at its own args (wd(n, k) =
     // f16(w(n, k))): a conversion the matmul family computes per K panel, next to the MATMUL.
     std::string elementwise_input;

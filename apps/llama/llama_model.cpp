@@ -185,6 +185,10 @@ void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
             ao.max_evaluations = options_.auto_evaluations;
             ao.progress = false;
             ao.tuning_db = options_.tuning_db;
+            // The named decode projections split K over the cores (split_k), adding the partial
+            // sums in another order than the algorithm's; auto may do the same (a projection's
+            // results are then within the same rounding of the CPU's).
+            ao.allow_reassociation = true;
             try {
                 const AutoResult a = auto_schedule(k.output, k.inputs, o, ao);
                 consider(Compiled{compile_for_spyre(k.output, k.inputs, a.options),

@@ -254,6 +254,19 @@ TEST(ArgReduceVocabulary, OneColumnPerRowSplitsTheBatchOverTheCores) {
     DiffResult r = run_differential(alg, sched, {{vocab, batch}}, {1, batch});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
     EXPECT_EQ(r.program.num_cores, batch);
+    // auto_schedule on the same form (it had no candidate: it vectorized the one-element rows).
+    AutoResult chosen;
+    DiffResult a = run_differential(
+        alg,
+        [&](Kernel &k) {
+            AutoOptions ao;
+            ao.max_evaluations = 16;
+            ao.progress = false;
+            chosen = auto_schedule(k.output, k.inputs, kernel_options({{vocab, batch}}, {1, batch}), ao);
+        },
+        {{vocab, batch}}, {1, batch});
+    EXPECT_EQ(a.cmp.mismatches, 0) << a.cmp.first_mismatch << "\n" << chosen.cpp;
+    EXPECT_LE(a.stats.us, r.stats.us) << chosen.summary;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // lanes come together in a VLSEL. Positions that are not whole tiles or core shares.
 #include <gtest/gtest.h>
 
+#include "auto_schedule.h"
 #include "compiler_test_util.h"
 #include "device/error.h"
 #include "rope.h"
@@ -74,6 +75,60 @@ std::vector<RopeCase> rope_cases(bool sweep) {
 INSTANTIATE_TEST_SUITE_P(Shapes, Rope, ::testing::ValuesIn(rope_cases(false)),
                          [](const ::testing::TestParamInfo<RopeCase> &i) { return rope_name(i.param); });
 INSTANTIATE_TEST_SUITE_P(Sweep, Rope, ::testing::ValuesIn(rope_cases(true)),
+                         [](const ::testing::TestParamInfo<RopeCase> &i) { return rope_name(i.param); });
+
+// spyre::auto_schedule on RoPE: it splits x by heads (the definition's x % head_dim), as the hand
+// schedules do, so that the rotation's condition is a window of each head's lanes. Before, no
+// candidate compiled at head_dim 128 (the unsplit vectors' other lanes read a stick past each row).
+class RopeAuto : public ::testing::TestWithParam<RopeCase> {};
+
+TEST_P(RopeAuto, MatchesCpuAndIsNoSlowerThanTheHandSchedules) {
+    const RopeCase &c = GetParam();
+    const int cols = c.heads * c.head_dim;
+    auto alg = [&] {
+        RopeKernel rk = make_rope(cols, c.seq, c.head_dim, c.style);
+        Kernel k;
+        k.inputs = {rk.in, rk.cos, rk.sin};
+        k.output = rk.out;
+        k.vars = {{"x", rk.x}, {"p", rk.p}};
+        return k;
+    };
+    const std::vector<std::vector<int>> ins{{cols, c.seq}, {c.head_dim, c.seq}, {c.head_dim, c.seq}};
+    double best_hand = 0;
+    for (const std::string &name : rope_schedules()) {
+        const DiffResult h = run_differential(
+            alg,
+            [&](Kernel &k) {
+                RopeKernel rk;
+                rk.in = k.inputs[0], rk.cos = k.inputs[1], rk.sin = k.inputs[2], rk.out = k.output;
+                rk.x = k.vars.at("x"), rk.p = k.vars.at("p");
+                rk.heads = c.heads, rk.head_dim = c.head_dim, rk.seq = c.seq;
+                schedule_rope(rk, name);
+            },
+            ins, {cols, c.seq}, -2, 2);
+        if (best_hand == 0 || h.stats.us < best_hand) best_hand = h.stats.us;
+    }
+    AutoResult chosen;
+    const DiffResult a = run_differential(
+        alg,
+        [&](Kernel &k) {
+            CompileOptions o;
+            for (const auto &in : ins) o.inputs.push_back(TensorSpec{std::vector<int64_t>(in.begin(), in.end()), {}});
+            o.output = TensorSpec{{cols, c.seq}, {}};
+            AutoOptions ao;
+            ao.max_evaluations = 32;
+            ao.progress = false;
+            chosen = auto_schedule(k.output, k.inputs, o, ao);
+        },
+        ins, {cols, c.seq}, -2, 2);
+    EXPECT_EQ(a.cmp.max_ulp, 0) << a.cmp.first_mismatch << "\n" << chosen.cpp;
+    EXPECT_LE(a.stats.us, best_hand) << chosen.summary;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, RopeAuto,
+                         ::testing::Values(RopeCase{"auto", 4, 128, 33}, RopeCase{"auto", 3, 192, 5},
+                                           RopeCase{"auto", 32, 128, 64}, RopeCase{"auto", 2, 64, 7},
+                                           RopeCase{"auto", 4, 128, 33, RopeStyle::Interleaved}),
                          [](const ::testing::TestParamInfo<RopeCase> &i) { return rope_name(i.param); });
 
 TEST(RopeErrors, HeadDimNotWholeSticksNamesTheParameter) {
