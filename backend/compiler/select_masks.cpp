@@ -59,6 +59,17 @@ std::optional<MaskForm> mask_form(const Expr &cond) {
 }
 
 std::optional<Selector::LaneMask> Selector::lane_mask(const Expr &cond, const Domain &d) {
+    if (const Broadcast *b = cond.as<Broadcast>(); b && b->value.type().is_bool()) {
+        // A condition of the loops outside alone, as Halide vectorizes a boundary condition's row
+        // test (y < 0 || y >= rows): every element takes src0 when it holds, none when it does not,
+        // unless it varies between the rows merged into this instruction (its groups or lanes).
+        if (!d.group_var.empty() && expr_uses_var(b->value, d.group_var)) return std::nullopt;
+        for (const auto &l : d.lane)
+            if (expr_uses_var(b->value, l.first)) return std::nullopt;
+        LaneMask m;
+        m.limit = simplify(select(b->value, Expr(int32_t(1) << 30), Expr(int32_t(-1))));
+        return m;
+    }
     auto f = mask_form(cond);
     if (!f) return std::nullopt;
     const int64_t k = f->k;

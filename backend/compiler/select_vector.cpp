@@ -627,8 +627,8 @@ std::string Selector::describe(const Expr &e) const {
     if (const Call *c = e.as<Call>()) return "the operation " + c->name;
     if (e.as<Ramp>()) return "a vector of consecutive integers (an index used as a value)";
     if (const Broadcast *bc = e.as<Broadcast>(); bc && bc->value.type().is_bool())
-        return "that tests the rows alone, one value for every lane (a boundary condition on the rows, as "
-               "constant_exterior's, with the rows split over cores)";
+        return "that tests the rows alone but differs between the rows one instruction covers (rows merged "
+               "into one vector's groups)";
     return "an operation of type " + type_to_c_type(e.type(), false);
 }
 
