@@ -35,6 +35,12 @@ FlashAttentionKernel make_flash_attention(const AttentionShape &shape) {
             throw_error("flash_attention: ", of, " ", n, " is not a whole number of ", what, "s of ", tile,
                         " positions; pick a ", what, " that divides it");
     const int offset = kv_seq - seq;  // the first query's position
+    const int valid = shape.valid_kv ? shape.valid_kv : kv_seq;
+    if (valid < 0 || valid > kv_seq)
+        throw_error("flash_attention: valid_kv (", valid, ") must be between 1 and kv_seq (", kv_seq, ")");
+    if (causal && valid != kv_seq)
+        throw_error("flash_attention: valid_kv (", valid, ") applies without the causal mask; with it the queries' "
+                    "positions bound the keys");
     // Each query tile then lies inside one key tile (the queries start at kv_seq - seq, whole key
     // tiles less whole query tiles), so every key tile it sees holds a key at or before each of its
     // rows: no row's tile maximum is over masked scores alone.
@@ -104,8 +110,21 @@ FlashAttentionKernel make_flash_attention(const AttentionShape &shape) {
         a.state(d, qi, i, h) =
             Tuple(l * keep + f.tile_sum(qi, jt, i, h) * add, o * keep + f.pv(d, qi, jt, i, h) * add, mn);
     };
-    if (!causal) {
+    if (!causal && valid == kv_seq) {
         fold(whole, a.rj);
+    } else if (!causal) {
+        // Every query sees the first `valid` keys: the key tiles before the last that holds one are
+        // folded in whole (rj's predicate, the loop's bound), then that tile with the keys past
+        // `valid` scoring the lowest float (weighing 0); the tiles after it are not visited.
+        const int last = (valid - 1) / Tk;
+        a.rj.where(a.rj < last);
+        fold(whole, a.rj);
+        a.rdiag = RDom(0, 1, "rdiag");
+        Expr jd = last + a.rdiag;
+        a.masked = Func("fa_masked");
+        a.masked(t, qi, j, i, h) = select(j * Tk + t <= valid - 1, a.scores(t, qi, j, i, h), Float(32).min());
+        tile_funcs(a.masked, "_diag", a.diag);
+        fold(a.diag, jd);
     } else {
         // A query sees the keys up to its own position. The key tiles wholly before the query tile
         // are folded in whole (rj's predicate, which Halide makes the loop's bound; none after it

@@ -64,6 +64,10 @@ struct AttentionShape {
     int kv_seq = 0, kv_heads = 0;  // 0: seq, heads (plain multi-head attention)
     int q_tile = 64, k_tile = 256;
     bool causal = false;
+    // Without the causal mask: the keys attended, the first valid_kv of kv_seq (0: all). A decode
+    // step reads its cache in whole key tiles, kv_seq rounded up from its context, and the keys past
+    // the context weigh 0: the last key tile is masked as the causal diagonal tile is.
+    int valid_kv = 0;
 };
 
 // The tiles the catalogue and the generator take by default: the largest that divide seq, up to 64

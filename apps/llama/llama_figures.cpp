@@ -36,7 +36,7 @@ std::vector<std::string> step_stage_names(int batch, bool prefill) {
 
 namespace {
 
-Figure stage_figure(const KernelRun &k, const MachineDesc &m, int tokens) {
+Figure stage_figure(const KernelRun &k, const MachineDesc &m, int tokens, int context) {
     Figure f{k.stage, k.schedule, 1, k.stats.us, 0, "-"};
     if (!k.program) return f;
     report::SpeedOfLight sol = report::speed_of_light(*k.program, k.stats, m);
@@ -56,6 +56,18 @@ Figure stage_figure(const KernelRun &k, const MachineDesc &m, int tokens) {
         // write), not the whole rows; and the rotary tables.
         sol = report::bound(ibm_channel_ns(double(out_bytes + other_in), double(out_bytes), m),
                             double(k.stats.vector_sticks), 0, m.cores, m, k.stats.us);
+    }
+    if (k.stage == "attention" && k.program->buffers.size() >= 3) {
+        // A decode step reads its cache in whole key tiles past its context (decode_key_window);
+        // what it must read is the context's positions of K and V, and the MACs over them.
+        const int64_t window = k.program->buffers[1].shape.size() == 3 ? k.program->buffers[1].shape[1] : 0;
+        if (window > context && context > 0) {
+            const double f_keys = double(context) / double(window);
+            const double kv = double(k.program->buffer_bytes(1, m.stick_bytes) + k.program->buffer_bytes(2, m.stick_bytes));
+            const double q = double(k.program->buffer_bytes(0, m.stick_bytes));
+            sol = report::bound(ibm_channel_ns(q + kv * f_keys, double(out_bytes), m), double(k.stats.vector_sticks) * f_keys,
+                                double(k.stats.pe_macs) * f_keys, m.cores, m, k.stats.us);
+        }
     }
     f.sol_us = sol.bound_ns / 1000.0;
     f.bound = sol.limiter;
@@ -77,7 +89,7 @@ StepFigures step_figures(const LlamaConfig &c, const StepShape &shape, const Ste
     StepFigures f;
     for (const KernelRun &k : r.runs) {
         if (k.layer > 0) continue;
-        add_to(k.layer < 0 ? f.outside : f.layer_stages, stage_figure(k, m, shape.tokens * shape.batch));
+        add_to(k.layer < 0 ? f.outside : f.layer_stages, stage_figure(k, m, shape.tokens * shape.batch, shape.context));
     }
     f.layer.name = "layer";
     for (const Figure &s : f.layer_stages) f.layer.us += s.us, f.layer.launches += s.launches;

@@ -66,8 +66,9 @@ LlamaModel::LlamaModel(const LlamaConfig &config, const ModelOptions &options)
         matrix(layer_tensor(l, "w3"), c.intermediate, c.hidden);
         matrix(layer_tensor(l, "w2"), c.hidden, c.intermediate);
         for (int b = 0; b < options.batch; b++) {
-            matrix(layer_tensor(l, "kc" + std::to_string(b)), c.kv_width(), options.max_context);
-            matrix(layer_tensor(l, "vc" + std::to_string(b)), c.kv_width(), options.max_context);
+            // Whole key tiles of the last window a decode step reads (decode_key_window).
+            matrix(layer_tensor(l, "kc" + std::to_string(b)), c.kv_width(), decode_key_window(options.max_context));
+            matrix(layer_tensor(l, "vc" + std::to_string(b)), c.kv_width(), decode_key_window(options.max_context));
         }
     }
     matrix("final_norm", c.hidden, 1);
@@ -379,9 +380,11 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
         }
         for (int b = 0; b < B; b++) {
             const int context = positions_[size_t(b)] + n;
+            // A single token reads whole key tiles, the positions past its context weighing 0.
+            const int keys = n == 1 && context > 1 ? decode_key_window(context) : context;
             launch(r, "attention/" + std::to_string(n) + "/" + std::to_string(context), l,
                    attention_variants(n, context),
-                   {rows("qr", qrow, b * n, n), cache("kc", b, 0, context), cache("vc", b, 0, context),
+                   {rows("qr", qrow, b * n, n), cache("kc", b, 0, keys), cache("vc", b, 0, keys),
                     rows("attn", qrow, b * n, n)});
         }
         launch(r, "o_proj" + ts, l, proj("o_proj", c.q_width(), c.hidden, Epilogue::Residual),

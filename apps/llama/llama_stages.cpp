@@ -139,8 +139,18 @@ StageKernel rope_stage(const std::string &name, const LlamaConfig &c, int width,
 
 std::vector<std::string> attention_schedules(int tokens, int context) {
     if (tokens == context) return {"kv_chunked", "kv_resident", "kv_stream"};
+    if (tokens == 1 && context > 1) {
+        // Key tiles of 256, 128 or 64 positions over the same window (decode_key_window).
+        std::vector<std::string> v;
+        for (const char *s : {"kv_resident", "kv_stream"})
+            for (int t : {256, 128, 64})
+                if (t <= decode_key_window(context)) v.push_back(std::string(s) + (t == 256 ? "" : "/" + std::to_string(t)));
+        return v;
+    }
     return {"kv_resident", "kv_stream"};
 }
+
+int decode_key_window(int context) { return (context + 255) / 256 * 256; }
 
 StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backend b, const std::string &sched) {
     const int group = c.heads / c.kv_heads;
@@ -149,13 +159,21 @@ StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backe
         // head are that head's query rows ({head_dim, group, kv_heads}: the same bytes as
         // {heads * head_dim, 1}). Each core then reads its KV head's K and V once, where one query
         // head per core would read each four times.
-        AttentionShape shape{c.head_dim, group, c.kv_heads, context, c.kv_heads, group,
-                             tile_dividing(context, 256, 1), false};
+        // The cache is read in whole key tiles of a window rounded up from the context
+        // (decode_key_window): the keys past the context weigh 0 (valid_kv), and the tiles past
+        // its last are not visited. Any context takes tiles of 64 to 256 keys (a tile dividing
+        // the context would be 3 keys at 2049, one at a prime).
+        const size_t slash = sched.find('/');
+        const std::string base = sched.substr(0, slash);
+        const int key_tile = slash == std::string::npos ? 256 : std::stoi(sched.substr(slash + 1));
+        const int window = decode_key_window(context);
+        AttentionShape shape{c.head_dim, group, c.kv_heads, window, c.kv_heads, group, std::min(key_tile, window), false,
+                             context};
         FlashAttentionKernel k = make_flash_attention(shape);
-        if (b != Backend::Auto) schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : sched, kCores);
+        if (b != Backend::Auto) schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : base, kCores);
         StageKernel s{"attention", k.out, {k.q, k.k, k.v}, {}, sched + ", a KV head's query heads as rows"};
         s.options.inputs = {TensorSpec{{c.head_dim, group, c.kv_heads}, {}},
-                            heads_inside(c.head_dim, context, c.kv_heads), heads_inside(c.head_dim, context, c.kv_heads)};
+                            heads_inside(c.head_dim, window, c.kv_heads), heads_inside(c.head_dim, window, c.kv_heads)};
         s.options.output = TensorSpec{{c.head_dim, group, c.kv_heads}, {}};
         return s;
     }

@@ -50,10 +50,15 @@ StageKernel rope_stage(const std::string &name, const LlamaConfig &c, int width,
 // the KV cache (the new ones last): q {head_dim, tokens, heads}, k and v {head_dim, context,
 // kv_heads}, out {head_dim, tokens, heads} (schedules/flash_attention.h).
 // Schedules "kv_chunked" (a prefill), "kv_resident" (the head's K and V in LX) or "kv_stream" (key
-// tiles streamed: a long cache); attention_schedules lists those that apply.
+// tiles streamed: a long cache); attention_schedules lists those that apply. A single-token decode
+// reads k and v over decode_key_window(context) positions, in key tiles of 256, or of 128 or 64
+// with the schedule "kv_stream/64" etc.
 StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backend b,
                             const std::string &schedule = "kv_resident");
 std::vector<std::string> attention_schedules(int tokens, int context);
+// The cache positions a single-token decode's attention reads: its context rounded up to whole key
+// tiles of 256 (the keys past the context weigh 0). The cache holds at least this many.
+int decode_key_window(int context);
 // lm_head over the vocabulary's parts (vocab_split): x {hidden, rows} times w {part_cols, hidden,
 // parts} (the parts' {part_cols, hidden} weight matrices one after the other) -> logits {part_cols,
 // rows, parts}, stored as one {padded vocabulary, rows} matrix (each row the parts' columns in order).

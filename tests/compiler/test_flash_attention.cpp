@@ -205,6 +205,66 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GqaAttention,
                              GqaCase{"kv_stream", 64, 8, 4, 72, 1, 8, 72, 2, true}),
                          gqa_case_name);
 
+// A decode step reads its cache in whole key tiles of a window longer than its context
+// (AttentionShape::valid_kv): the keys past the context must weigh nothing whatever the window
+// holds there. Against attention over exactly the context's keys on the CPU, with large values in
+// the padding (a key past the context let in moves the result far outside the bound).
+struct DecodeWindowCase {
+    std::string schedule;
+    int window, valid, k_tile;
+};
+
+void PrintTo(const DecodeWindowCase &c, std::ostream *os) {
+    *os << c.schedule << " " << c.valid << " of " << c.window << ", tiles of " << c.k_tile;
+}
+
+class DecodeWindow : public ::testing::TestWithParam<DecodeWindowCase> {};
+
+TEST_P(DecodeWindow, KeysPastTheContextWeighNothing) {
+    const DecodeWindowCase c = GetParam();
+    const int dim = 64, rows = 4, heads = 2;
+    Runtime::Buffer<> q = random_buffer(Float(16), {dim, rows, heads}, -1, 1, 11);
+    Runtime::Buffer<> k = random_buffer(Float(16), {dim, c.window, heads}, -1, 1, 12);
+    Runtime::Buffer<> v = random_buffer(Float(16), {dim, c.window, heads}, -1, 1, 13);
+    // The padding: keys that would dominate the softmax, values far from the others.
+    Runtime::Buffer<uint16_t> kp(k), vp(v);
+    for (int h = 0; h < heads; h++)
+        for (int p = c.valid; p < c.window; p++)
+            for (int d = 0; d < dim; d++) kp(d, p, h) = 0x4900, vp(d, p, h) = 0x5800;  // 10.0 and 128.0
+    FlashAttentionKernel dev = make_flash_attention(AttentionShape{dim, rows, heads, c.window, heads, rows, c.k_tile, false, c.valid});
+    schedule_flash_attention(dev, c.schedule, 2);
+    const CompileOptions o = kernel_options({{dim, rows, heads}, {dim, c.window, heads}, {dim, c.window, heads}}, {dim, rows, heads});
+    const SpyreRun run = run_on_spyre(compile_for_spyre(dev.out, {dev.q, dev.k, dev.v}, o), {q, k, v});
+
+    // The reference: the same attention over the first `valid` keys, one key tile, on the CPU.
+    FlashAttentionKernel ref = make_flash_attention(AttentionShape{dim, rows, heads, c.valid, heads, rows, c.valid, false});
+    schedule_flash_attention(ref, "cpu", 1);
+    ref.q.set(Buffer<>(*q.raw_buffer()));
+    ref.k.set(Buffer<>(*k.cropped(1, 0, c.valid).raw_buffer()));
+    ref.v.set(Buffer<>(*v.cropped(1, 0, c.valid).raw_buffer()));
+    Buffer<float16_t> want(dim, rows, heads);
+    ref.out.realize(want, cpu_reference_target());
+    const Comparison cmp = compare(run.output, *want.get());
+    EXPECT_LE(cmp.max_abs_error, 2.5e-4) << cmp.first_mismatch;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, DecodeWindow,
+                         ::testing::Values(DecodeWindowCase{"kv_stream", 256, 65, 64}, DecodeWindowCase{"kv_stream", 256, 129, 128},
+                                           DecodeWindowCase{"kv_resident", 256, 200, 64}, DecodeWindowCase{"kv_resident", 256, 256, 256},
+                                           DecodeWindowCase{"kv_stream", 512, 257, 256}),
+                         [](const auto &i) {
+                             return i.param.schedule + "_" + std::to_string(i.param.valid) + "_of_" +
+                                    std::to_string(i.param.window) + "_tiles" + std::to_string(i.param.k_tile);
+                         });
+
+TEST(FlashAttentionErrors, ADecodeWindowTooShortOrWithTheCausalMaskIsRefused) {
+    auto msg = [](AttentionShape s) { return error_of([&] { make_flash_attention(s); }); };
+    EXPECT_NE(msg({64, 4, 2, 256, 2, 4, 64, false, 300}).find("valid_kv (300) must be between 1 and kv_seq (256)"),
+              std::string::npos);
+    EXPECT_NE(msg({64, 4, 2, 256, 2, 4, 64, true, 200}).find("valid_kv (200) applies without the causal mask"),
+              std::string::npos);
+}
+
 TEST(FlashAttentionErrors, GqaShapesThatCannotWorkAreRefusedByName) {
     auto msg = [](AttentionShape s) { return error_of([&] { make_flash_attention(s); }); };
     EXPECT_NE(msg({64, 8, 6, 64, 4, 8, 64, true}).find("6 query heads do not share 4 KV heads evenly"),
