@@ -92,8 +92,17 @@ FlashAttentionKernel make_flash_attention(const AttentionShape &shape) {
         f.pv(d, qi, j, i, h) = 0.0f;
         f.pv(d, qi, j, i, h) += cast<float>(f.probs(a.rt, qi, j, i, h)) * cast<float>(a.v(d, j * Tk + a.rt, kvh));
     };
+    // Without the causal mask, the keys past `valid` (a decode step's window read in whole key
+    // tiles) score the lowest float and weigh 0: a select on the key index in every tile, one
+    // VSELIDX (the same fold as without it, so every schedule of it applies).
+    Func scored = a.scores;
+    if (!causal && valid < kv_seq) {
+        Func in_window("fa_valid");
+        in_window(t, qi, j, i, h) = select(j * Tk + t <= valid - 1, a.scores(t, qi, j, i, h), Float(32).min());
+        scored = in_window;
+    }
     FlashTileFuncs whole;
-    tile_funcs(a.scores, "", whole);
+    tile_funcs(scored, "", whole);
     a.tile_max = whole.tile_max, a.exps = whole.exps, a.probs = whole.probs, a.tile_sum = whole.tile_sum,
     a.pv = whole.pv;
     // The state (l, O, m), m replicated along d so that the three share a shape. Its elements are
@@ -110,21 +119,11 @@ FlashAttentionKernel make_flash_attention(const AttentionShape &shape) {
         a.state(d, qi, i, h) =
             Tuple(l * keep + f.tile_sum(qi, jt, i, h) * add, o * keep + f.pv(d, qi, jt, i, h) * add, mn);
     };
-    if (!causal && valid == kv_seq) {
+    if (!causal) {
+        // The key tiles after the last that holds a valid key are not visited (rj's predicate,
+        // which Halide makes the loop's bound).
+        if (valid < kv_seq) a.rj.where(a.rj <= (valid - 1) / Tk);
         fold(whole, a.rj);
-    } else if (!causal) {
-        // Every query sees the first `valid` keys: the key tiles before the last that holds one are
-        // folded in whole (rj's predicate, the loop's bound), then that tile with the keys past
-        // `valid` scoring the lowest float (weighing 0); the tiles after it are not visited.
-        const int last = (valid - 1) / Tk;
-        a.rj.where(a.rj < last);
-        fold(whole, a.rj);
-        a.rdiag = RDom(0, 1, "rdiag");
-        Expr jd = last + a.rdiag;
-        a.masked = Func("fa_masked");
-        a.masked(t, qi, j, i, h) = select(j * Tk + t <= valid - 1, a.scores(t, qi, j, i, h), Float(32).min());
-        tile_funcs(a.masked, "_diag", a.diag);
-        fold(a.diag, jd);
     } else {
         // A query sees the keys up to its own position. The key tiles wholly before the query tile
         // are folded in whole (rj's predicate, which Halide makes the loop's bound; none after it

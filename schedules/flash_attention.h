@@ -66,7 +66,8 @@ struct AttentionShape {
     bool causal = false;
     // Without the causal mask: the keys attended, the first valid_kv of kv_seq (0: all). A decode
     // step reads its cache in whole key tiles, kv_seq rounded up from its context, and the keys past
-    // the context weigh 0: the last key tile is masked as the causal diagonal tile is.
+    // the context weigh 0 (a select on the key index in each tile; the tiles past the last valid
+    // key are not visited).
     int valid_kv = 0;
 };
 
