@@ -48,18 +48,32 @@ void schedule_add_rms_norm(AddRmsNorm &k, const MultiOutputCase &c) {
     }
 }
 
+// Random inputs of a case (x, res, w) and Halide's CPU realisation of both outputs on them.
+struct AddRmsNormData {
+    std::vector<Runtime::Buffer<>> in;
+    Buffer<float16_t> want_sum, want_norm;
+};
+AddRmsNormData add_rms_norm_data(const MultiOutputCase &c, uint32_t seed) {
+    AddRmsNormData d;
+    d.in = {random_buffer(halide_type_of<float16_t>(), {c.cols, c.rows}, -2, 2, seed),
+            random_buffer(halide_type_of<float16_t>(), {c.cols, c.rows}, -2, 2, seed + 1),
+            random_buffer(halide_type_of<float16_t>(), {c.cols}, 0.5f, 1.5f, seed + 2)};
+    AddRmsNorm cpu(c.cols);
+    cpu.x.set(Buffer<>(*d.in[0].raw_buffer())), cpu.res.set(Buffer<>(*d.in[1].raw_buffer()));
+    cpu.w.set(Buffer<>(*d.in[2].raw_buffer()));
+    cpu.ss.compute_root();
+    d.want_sum = Buffer<float16_t>(c.cols, c.rows), d.want_norm = Buffer<float16_t>(c.cols, c.rows);
+    cpu.pipeline().realize(Realization(d.want_sum, d.want_norm), cpu_reference_target());
+    return d;
+}
+
 class MultiOutput : public ::testing::TestWithParam<MultiOutputCase> {};
 
 TEST_P(MultiOutput, FusedAddRmsNormMatchesCpuOnBothOutputs) {
     const MultiOutputCase c = GetParam();
-    std::vector<Runtime::Buffer<>> in = {random_buffer(halide_type_of<float16_t>(), {c.cols, c.rows}, -2, 2, 1),
-                                         random_buffer(halide_type_of<float16_t>(), {c.cols, c.rows}, -2, 2, 2),
-                                         random_buffer(halide_type_of<float16_t>(), {c.cols}, 0.5f, 1.5f, 3)};
-    AddRmsNorm cpu(c.cols);
-    cpu.x.set(Buffer<>(*in[0].raw_buffer())), cpu.res.set(Buffer<>(*in[1].raw_buffer())), cpu.w.set(Buffer<>(*in[2].raw_buffer()));
-    cpu.ss.compute_root();
-    Buffer<float16_t> want_sum(c.cols, c.rows), want_norm(c.cols, c.rows);
-    cpu.pipeline().realize(Realization(want_sum, want_norm), cpu_reference_target());
+    const AddRmsNormData data = add_rms_norm_data(c, 1);
+    const std::vector<Runtime::Buffer<>> &in = data.in;
+    const Buffer<float16_t> &want_sum = data.want_sum, &want_norm = data.want_norm;
 
     AddRmsNorm dev(c.cols);
     schedule_add_rms_norm(dev, c);
@@ -90,14 +104,9 @@ class MultiOutputAuto : public ::testing::TestWithParam<MultiOutputCase> {};
 
 TEST_P(MultiOutputAuto, FusedAddRmsNormMatchesCpuOnBothOutputs) {
     const MultiOutputCase c = GetParam();
-    std::vector<Runtime::Buffer<>> in = {random_buffer(halide_type_of<float16_t>(), {c.cols, c.rows}, -2, 2, 4),
-                                         random_buffer(halide_type_of<float16_t>(), {c.cols, c.rows}, -2, 2, 5),
-                                         random_buffer(halide_type_of<float16_t>(), {c.cols}, 0.5f, 1.5f, 6)};
-    AddRmsNorm cpu(c.cols);
-    cpu.x.set(Buffer<>(*in[0].raw_buffer())), cpu.res.set(Buffer<>(*in[1].raw_buffer())), cpu.w.set(Buffer<>(*in[2].raw_buffer()));
-    cpu.ss.compute_root();
-    Buffer<float16_t> want_sum(c.cols, c.rows), want_norm(c.cols, c.rows);
-    cpu.pipeline().realize(Realization(want_sum, want_norm), cpu_reference_target());
+    const AddRmsNormData data = add_rms_norm_data(c, 4);
+    const std::vector<Runtime::Buffer<>> &in = data.in;
+    const Buffer<float16_t> &want_sum = data.want_sum, &want_norm = data.want_norm;
 
     AddRmsNorm dev(c.cols);
     CompileOptions opt = kernel_options({{c.cols, c.rows}, {c.cols, c.rows}, {c.cols}}, {});

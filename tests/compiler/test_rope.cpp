@@ -25,28 +25,34 @@ std::string rope_name(const RopeCase &c) {
 }
 void PrintTo(const RopeCase &c, std::ostream *os) { *os << rope_name(c); }
 
-class Rope : public ::testing::TestWithParam<RopeCase> {};
-
-TEST_P(Rope, MatchesCpuBitExactly) {
-    const RopeCase &c = GetParam();
-    const int cols = c.heads * c.head_dim;
-    auto alg = [&] {
-        RopeKernel rk = make_rope(cols, c.seq, c.head_dim, c.style);
+// The case's RoPE as a test Kernel, and its schedule `name` from schedules/rope.h.
+Algorithm rope_algorithm(const RopeCase &c) {
+    return [c] {
+        RopeKernel rk = make_rope(c.heads * c.head_dim, c.seq, c.head_dim, c.style);
         Kernel k;
         k.inputs = {rk.in, rk.cos, rk.sin};
         k.output = rk.out;
         k.vars = {{"x", rk.x}, {"p", rk.p}};
         return k;
     };
-    auto sched = [&](Kernel &k) {
+}
+Schedule rope_schedule(const RopeCase &c, const std::string &name) {
+    return [c, name](Kernel &k) {
         RopeKernel rk;
         rk.in = k.inputs[0], rk.cos = k.inputs[1], rk.sin = k.inputs[2], rk.out = k.output;
         rk.x = k.vars.at("x"), rk.p = k.vars.at("p");
         rk.heads = c.heads, rk.head_dim = c.head_dim, rk.seq = c.seq;
-        schedule_rope(rk, c.schedule);
+        schedule_rope(rk, name);
     };
-    DiffResult r = run_differential(alg, sched, {{cols, c.seq}, {c.head_dim, c.seq}, {c.head_dim, c.seq}},
-                                    {cols, c.seq}, -2, 2);
+}
+
+class Rope : public ::testing::TestWithParam<RopeCase> {};
+
+TEST_P(Rope, MatchesCpuBitExactly) {
+    const RopeCase &c = GetParam();
+    const int cols = c.heads * c.head_dim;
+    DiffResult r = run_differential(rope_algorithm(c), rope_schedule(c, c.schedule),
+                                    {{cols, c.seq}, {c.head_dim, c.seq}, {c.head_dim, c.seq}}, {cols, c.seq}, -2, 2);
     EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
     int shifts = 0, selects = 0;
     for (const Instr &in : r.program.code) shifts += in.op == Opcode::VSHIFT, selects += in.op == Opcode::VLSEL;
@@ -85,27 +91,11 @@ class RopeAuto : public ::testing::TestWithParam<RopeCase> {};
 TEST_P(RopeAuto, MatchesCpuAndIsNoSlowerThanTheHandSchedules) {
     const RopeCase &c = GetParam();
     const int cols = c.heads * c.head_dim;
-    auto alg = [&] {
-        RopeKernel rk = make_rope(cols, c.seq, c.head_dim, c.style);
-        Kernel k;
-        k.inputs = {rk.in, rk.cos, rk.sin};
-        k.output = rk.out;
-        k.vars = {{"x", rk.x}, {"p", rk.p}};
-        return k;
-    };
+    const Algorithm alg = rope_algorithm(c);
     const std::vector<std::vector<int>> ins{{cols, c.seq}, {c.head_dim, c.seq}, {c.head_dim, c.seq}};
     double best_hand = 0;
     for (const std::string &name : rope_schedules()) {
-        const DiffResult h = run_differential(
-            alg,
-            [&](Kernel &k) {
-                RopeKernel rk;
-                rk.in = k.inputs[0], rk.cos = k.inputs[1], rk.sin = k.inputs[2], rk.out = k.output;
-                rk.x = k.vars.at("x"), rk.p = k.vars.at("p");
-                rk.heads = c.heads, rk.head_dim = c.head_dim, rk.seq = c.seq;
-                schedule_rope(rk, name);
-            },
-            ins, {cols, c.seq}, -2, 2);
+        const DiffResult h = run_differential(alg, rope_schedule(c, name), ins, {cols, c.seq}, -2, 2);
         if (best_hand == 0 || h.stats.us < best_hand) best_hand = h.stats.us;
     }
     AutoResult chosen;
