@@ -53,6 +53,10 @@ struct GeneratorInfo {
     // instead of output_of: its outputs in the pipeline's order.
     std::function<std::vector<BufferShape>(const ParamValues &)> outputs_of = nullptr;
 
+    // For spyre-run's check against Halide's CPU reference of a generator the report catalogue does
+    // not list: the ULPs each output may differ by (-1: none stated, no check).
+    int64_t reference_ulp = -1;
+
     // int_params, or {cols=1024, rows=512} for a (cols, rows) generator.
     std::vector<IntParam> integer_params() const;
     // The buffers' shapes for `values` (missing params take their defaults).

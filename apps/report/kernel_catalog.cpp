@@ -165,7 +165,10 @@ std::string Tolerance::text() const {
 Tolerance tolerance(const std::string &app) { return app_info(app).tolerance; }
 
 ErrorCheck check_error(const std::string &app, const Runtime::Buffer<> &got, const Runtime::Buffer<> &want) {
-    const Tolerance tol = tolerance(app);
+    return check_error(tolerance(app), got, want);
+}
+
+ErrorCheck check_error(const Tolerance &tol, const Runtime::Buffer<> &got, const Runtime::Buffer<> &want) {
     ErrorCheck c;
     c.ulp = max_ulp(got, want);
     c.abs = max_abs_error(got, want);

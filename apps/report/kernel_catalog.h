@@ -173,6 +173,8 @@ struct ErrorCheck {
 };
 ErrorCheck check_error(const std::string &app, const Halide::Runtime::Buffer<> &got,
                        const Halide::Runtime::Buffer<> &want);
+// The same against a tolerance given by the caller.
+ErrorCheck check_error(const Tolerance &tol, const Halide::Runtime::Buffer<> &got, const Halide::Runtime::Buffer<> &want);
 
 // The largest distance between `got` and `want` in representable values of their (fp16 or fp32)
 // type; INT64_MAX when one is NaN and the other is not. Shapes must match.
