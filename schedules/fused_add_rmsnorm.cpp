@@ -57,6 +57,11 @@ void schedule_fused_add_rmsnorm(FusedAddRmsNormKernel &k, const std::string &nam
     add.stick_vectorize(x);
     norm.split(y, yo, yi, tile).stick_vectorize(x);
     for (Func f : {k.sum_x2, k.rms}) schedule(f, m).scratchpad_store_at(k.norm, yo);
+    // The sums read back once per row tile into LX, where the sum of squares and the norm both
+    // read them (each would read device memory otherwise).
+    Func added_lx = k.added.in();
+    added_lx.compute_at(k.norm, yo).store_in(MemoryType::VTCM);
+    schedule(added_lx, m).stick_vectorize(added_lx.args()[0]);
 }
 
 }  // namespace spyre
