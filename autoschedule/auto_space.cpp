@@ -848,6 +848,85 @@ void matmul_family(const PipelineInfo &info, const SpaceShapes &shapes, const Ma
                     for (size_t plan = 0; plan < plans; plan++) add(c, mode, best_grid, variant, plan);
 }
 
+// ---- column tiles: a scan down the rows ----
+
+// Whether `s` is a scan down the rows: one update over (x, r) that reads its own earlier rows
+// (acc(x, r) = acc(x, r - 1) + in(x, r)), x pure.
+bool scans_down_rows(const StageInfo &s) {
+    if (s.updates != 1 || s.values != 1 || s.args.size() != 2) return false;
+    const Internal::Definition &u = s.function.updates()[0];
+    if (u.args().size() != 2 || u.schedule().rvars().size() != 1) return false;
+    const Internal::Variable *x = u.args()[0].as<Internal::Variable>();
+    if (!x || x->name != s.args[0] || !expr_uses_var(u.args()[1], u.schedule().rvars()[0].var)) return false;
+    bool reads_earlier = false;
+    struct Calls : Internal::IRVisitor {
+        std::string self, row;
+        Expr at;
+        bool *found;
+        using Internal::IRVisitor::visit;
+        void visit(const Internal::Call *c) override {
+            if (c->name == self && c->args.size() == 2 && !equal(c->args[1], at)) *found = true;
+            Internal::IRVisitor::visit(c);
+        }
+    } calls;
+    calls.self = s.name, calls.at = u.args()[1], calls.found = &reads_earlier;
+    for (const Expr &v : u.values()) v.accept(&calls);
+    return reads_earlier;
+}
+
+// A 2-D output over a scan down the rows, which a row split cannot divide (every row needs the one
+// before it): the columns in stick-wide tiles over the cores, each tile's scan in LX with its rows
+// one vector step after another (docs/directives.md, "Scans").
+void column_tiles_family(const PipelineInfo &info, const SpaceShapes &shapes, const MachineDesc &m, int max_cores,
+                         SpaceResult &out, std::set<std::string> &seen) {
+    const StageInfo &o = info.output();
+    if (o.args.size() != 2 || o.updates != 0) return;
+    // (A scan read by the output at its own args counts as folded into it; here it is kept in LX.)
+    std::vector<const StageInfo *> scans;
+    for (const StageInfo &s : info.stages) {
+        if (s.is_output) continue;
+        if (!scans_down_rows(s) || s.consumers != std::vector<std::string>{o.name}) return;
+        scans.push_back(&s);
+    }
+    if (scans.empty()) return;
+    const int lanes = int(m.stick_bytes / o.type.bytes());
+    const int64_t cols = shapes.output[0], rows = shapes.output[1];
+    const int64_t tiles = (cols + lanes - 1) / lanes;
+    const std::string x = o.args[0], y = o.args[1], xo = x + "o";
+    for (int c : row_core_counts(tiles, max_cores))
+        for (bool staged : {true, false}) {
+            std::vector<Directive> ds;
+            ds.push_back({Directive::Split, o.name, {x, xo, x}, {lanes}, ""});
+            ds.push_back({Directive::HReorder, o.name, {x, y, xo}, {}, ""});
+            if (c > 1) ds.push_back({Directive::RingSplit, o.name, {xo}, {c, int(tiles)}, ""});
+            ds.push_back({Directive::StickVectorize, o.name, {x}, {1}, ""});
+            if (staged)
+                for (const InputInfo &in : info.inputs)
+                    if (in.dims == 2 && !in.in_gather) ds.push_back({Directive::StageAllInLx, in.name, {xo}, {}, o.name});
+            RowsWork w;
+            for (const StageInfo *sc : scans) {
+                ds.push_back({Directive::StoreAt, sc->name, {xo}, {}, o.name});
+                // A stick of a column tile per step (the rows one after another: each reads the last).
+                const int sc_lanes = int(m.stick_bytes / sc->type.bytes());
+                ds.push_back({Directive::HVectorize, sc->name, {sc->args[0]}, {sc_lanes}, ""});
+                ds.push_back({Directive::HUpdateVectorize, sc->name, {sc->args[0]}, {sc_lanes}, ""});
+            }
+            for (const StageInfo &s : info.stages)
+                w.vector_sticks_cycles += double(rows) * double(tiles) * stage_cycles_per_stick(s, m);
+            for (size_t i = 0; i < info.inputs.size(); i++)
+                w.dram_bytes += double(product(shapes.inputs[i])) * info.inputs[i].type.bytes();
+            w.dram_write_bytes = double(product(shapes.output)) * o.type.bytes();
+            w.dram_bytes += w.dram_write_bytes;
+            w.tiles_per_core = (tiles + c - 1) / c;
+            Candidate cand;
+            cand.family = "column_tiles";
+            cand.summary = "column_tiles cores=" + std::to_string(c) + (staged ? " inputs:tile" : " inputs:none");
+            cand.directives = std::move(ds);
+            cand.estimate_ns = estimate_ns(w, c, m);
+            if (seen.insert(cand.summary).second) out.candidates.push_back(std::move(cand));
+        }
+}
+
 // ---- split reductions (with reassociation allowed) ----
 
 // The core counts (2 and up) that split `extent` into equal shares of whole sticks of `lanes`: every
@@ -978,6 +1057,7 @@ SpaceResult candidate_space(const PipelineInfo &info, const SpaceShapes &shapes,
         std::set<std::string> seen;
         columns_family(info, shapes, m, max_cores, r, seen);
         if (r.candidates.empty()) rows_family(info, shapes, m, max_cores, r, seen);
+        column_tiles_family(info, shapes, m, max_cores, r, seen);
         matmul_family(info, shapes, m, max_cores, r, seen);
         if (reassociate) split_k_family(info, shapes, m, max_cores, r, seen);
     }

@@ -64,13 +64,36 @@ TEST_P(ColumnScan, RunningSumMatchesCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ColumnScan,
-                         ::testing::Values(ScanShape{64, 64, 1}, ScanShape{100, 37, 1}, ScanShape{100, 37, 32},
+                         ::testing::Values(ScanShape{64, 64, 1}, ScanShape{100, 37, 1}, ScanShape{100, 37, 32}, ScanShape{200, 45, 2},
                                            ScanShape{64, 4096, 32}, ScanShape{2048, 256, 32}),
                          [](const auto &info) {
                              const ScanShape &s = info.param;
                              return std::to_string(s.cols) + "x" + std::to_string(s.rows) + "_" +
                                     std::to_string(s.cores) + "cores";
                          });
+
+// The autoscheduler splits the columns over the cores in stick-wide tiles, as the hand schedule
+// does (a row split cannot divide a scan down the rows: it ran on one core at twice the time).
+TEST(AutoScheduledColumnScan, SplitsColumnTilesOverTheCoresAndIsNoSlowerThanTheHandSchedule) {
+    for (ScanShape s : {ScanShape{200, 45, 4}, ScanShape{2048, 256, 32}}) {
+        AutoOptions ao;
+        ao.max_evaluations = 16;
+        ao.progress = false;
+        CompileOptions o;
+        o.inputs = {TensorSpec{{s.cols, s.rows}, {}}};
+        o.output = TensorSpec{{s.cols, s.rows}, {}};
+        AutoResult chosen;
+        DiffResult a = run_differential(
+            column_scan(s.rows), [&](Kernel &k) { chosen = auto_schedule(k.output, k.inputs, o, ao); },
+            {{s.cols, s.rows}}, {s.cols, s.rows}, -1, 1);
+        EXPECT_EQ(a.cmp.max_ulp, 0) << a.cmp.first_mismatch << "\n" << chosen.cpp;
+        DiffResult hand = run_differential(column_scan(s.rows), column_tiles(s.cols, s.cores), {{s.cols, s.rows}},
+                                           {s.cols, s.rows}, -1, 1);
+        EXPECT_EQ(chosen.family, "column_tiles") << chosen.summary;
+        EXPECT_GT(a.program.num_cores, 1) << chosen.summary;
+        EXPECT_LE(a.stats.us, hand.stats.us) << chosen.summary;
+    }
+}
 
 // The autoscheduler's schedule of the same scan (its candidates go through the same passes).
 TEST(AutoScheduledColumnScan, MatchesCpu) {
