@@ -1,7 +1,6 @@
 #include "auto_space.h"
 
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
@@ -397,7 +396,7 @@ void rows_family(const PipelineInfo &info, const SpaceShapes &shapes, const Mach
         std::map<std::string, Stage> st;
         for (const InputInfo &in : info.inputs) {
             const bool big = in.dims >= int(o.args.size());
-            if (variant == 3 || in.in_gather) st[in.name] = Stage::None;
+            if (variant == 3 || in.in_gather || in.read_elsewhere) st[in.name] = Stage::None;
             else if (big) st[in.name] = Stage::Tile;
             else st[in.name] = variant == 0 ? Stage::Core : variant == 1 ? Stage::Tile : Stage::None;
         }
@@ -409,7 +408,10 @@ void rows_family(const PipelineInfo &info, const SpaceShapes &shapes, const Mach
     for (const InputInfo &core_in : info.inputs) {
         if (core_in.dims < int(o.args.size()) || !core_in.sticks_along_rows) continue;
         std::map<std::string, Stage> st;
-        for (const InputInfo &in : info.inputs) st[in.name] = in.name == core_in.name ? Stage::Core : Stage::Tile;
+        for (const InputInfo &in : info.inputs)
+            st[in.name] = in.name == core_in.name                ? Stage::Core
+                          : in.in_gather || in.read_elsewhere ? Stage::None
+                                                              : Stage::Tile;
         stagings.push_back(st);
     }
     const int64_t rows = b.rows();
@@ -746,28 +748,6 @@ std::optional<std::vector<std::vector<Candidate>>> prologue_plans(const Pipeline
             SpaceResult r;
             std::set<std::string> seen;
             rows_family(sub, sub_shapes, m, max_cores, r, seen);
-            // An input the rest of the pipeline reads too (the residual's x beside the norm's) is
-            // left to the back end: a copy of it staged in LX for every reader cannot sit at the
-            // prologue's loop.
-            std::set<std::string> shared;
-            for (const InputInfo &in : sub.inputs) {
-                const InputInfo *whole = info.find_input_func(in.func);
-                if (whole && whole->consumers.size() != in.consumers.size()) shared.insert(in.name);
-            }
-            for (Candidate &c : r.candidates)
-                c.directives.erase(std::remove_if(c.directives.begin(), c.directives.end(),
-                                                  [&](const Directive &d) {
-                                                      return (d.kind == Directive::StageAllInLx ||
-                                                              d.kind == Directive::StageInLxAt) &&
-                                                             shared.count(d.func);
-                                                  }),
-                                   c.directives.end());
-            for (Candidate &c : r.candidates)
-                for (const std::string &name : shared)
-                    for (const char *kind : {":tile", ":core"}) {
-                        const size_t at = c.summary.find(name + kind);
-                        if (at != std::string::npos) c.summary.replace(at, name.size() + std::strlen(kind), name + ":none");
-                    }
             // The best plan on each of the most core counts: a prologue is a small part of the
             // work, which the estimate cannot rank by its own time, and its LX is taken from the
             // stages' tiles: a plan of fewer rows per core leaves them more.

@@ -178,6 +178,7 @@ PipelineInfo sub_pipeline(const PipelineInfo &info, const std::string &func, std
         in.consumers.clear();
         for (const std::string &n : info.inputs[i].consumers)
             if (keep.count(n)) in.consumers.push_back(n);
+        in.read_elsewhere = in.consumers.size() != info.inputs[i].consumers.size();
         sub.inputs.push_back(in);
         if (input_index) input_index->push_back(i);
     }

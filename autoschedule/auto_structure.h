@@ -71,6 +71,10 @@ struct InputInfo {
     // or those values themselves (ids). Either stays in device memory: the back end copies the ids
     // whole into LX and fetches the table's rows by their DMA (lower_gathers.h).
     bool in_gather = false;
+    // Read outside the part of the pipeline being planned too (sub_pipeline: the residual's x beside
+    // the norm's): left to the back end, as a copy staged in LX at this part's loops would not serve
+    // the other readers.
+    bool read_elsewhere = false;
 };
 
 struct PipelineInfo {

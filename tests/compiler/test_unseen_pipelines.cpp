@@ -7,6 +7,7 @@
 
 #include "auto_schedule.h"
 #include "compiler_test_util.h"
+#include "scan_kernels.h"
 
 namespace spyre::testing {
 namespace {
@@ -436,30 +437,7 @@ std::vector<UnseenCase> unseen_cases() {
                  }});
     // A running sum down the columns (a scan along y), by the docs' "Scans" schedule: stick-wide
     // column tiles over the cores, each tile's scan in LX.
-    v.push_back({"running_sum_down_rows", [] {
-                     Kernel k;
-                     ImageParam in(Float(16), 2, "in");
-                     Var x("x"), y("y");
-                     RDom r(1, 44, "r");
-                     Func acc("acc"), out("out");
-                     acc(x, y) = in(x, y);
-                     acc(x, r) = acc(x, r - 1) + in(x, r);
-                     out(x, y) = acc(x, y);
-                     k.inputs = {in};
-                     k.output = out;
-                     k.funcs = {{"acc", acc}};
-                     k.vars = {{"x", x}, {"y", y}};
-                     return k;
-                 }, {{200, 45}}, {200, 45}, [](Kernel &k) {
-                     Var x = k.vars.at("x"), y = k.vars.at("y"), xo("xo"), xi("xi");
-                     Func acc = k.funcs.at("acc");
-                     k.output.split(x, xo, x, 64, TailStrategy::GuardWithIf).reorder(x, y, xo);
-                     spyre::schedule(k.output).ring_split(xo, 4, 4).stick_vectorize(x);
-                     spyre::stage_all_in_lx(k.inputs[0], k.output, xo);
-                     spyre::schedule(acc).scratchpad_store_at(k.output, xo);
-                     acc.vectorize(x, 64, TailStrategy::RoundUp);
-                     acc.update().split(x, xo, xi, 64, TailStrategy::RoundUp).reorder(xi, acc.rvars(0)[0], xo).vectorize(xi);
-                 }});
+    v.push_back({"running_sum_down_rows", column_scan(45), {{200, 45}}, {200, 45}, column_tiles(200, 4)});
     // Some of them again at row counts no power of two divides, split as a user would (a row or
     // three per core). Auto tried only power-of-two core counts then, and lost to each of these.
     auto again = [&](const std::string &name, std::vector<std::vector<int>> ins, std::vector<int> out, int cores,
