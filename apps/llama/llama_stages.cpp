@@ -164,10 +164,12 @@ StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backe
         // its last are not visited. Any context takes tiles of 64 to 256 keys (a tile dividing
         // the context would be 3 keys at 2049, one at a prime).
         const size_t slash = sched.find('/');
-        const std::string base = sched.substr(0, slash);
+        const std::string base = sched.substr(0, slash), tile = slash == std::string::npos ? "256" : sched.substr(slash + 1);
+        if (tile != "256" && tile != "128" && tile != "64")
+            throw_error("llama: attention schedule '", sched, "': key tiles of ", tile, "; a decode step takes 64, 128 or 256");
         // (auto_schedule gets the tiles of 64, fastest of the three under the named schedules at
         // Llama-3.1-8B's decode: it chooses schedules, not the algorithm's tiles.)
-        const int key_tile = b == Backend::Auto ? 64 : slash == std::string::npos ? 256 : std::stoi(sched.substr(slash + 1));
+        const int key_tile = b == Backend::Auto ? 64 : std::stoi(tile);
         const int window = decode_key_window(context);
         AttentionShape shape{c.head_dim, group, c.kv_heads, window, c.kv_heads, group, std::min(key_tile, window), false,
                              context};

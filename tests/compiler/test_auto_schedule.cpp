@@ -1102,6 +1102,23 @@ TEST(AutoScheduleErrors, TwoOutputPipelineIsNamed) {
               std::string::npos);
 }
 
+// Column sums of a Func that is an output too: the columns family keeps the summed Func in LX,
+// never in device memory where an output is stored, so no candidate fits the Pipeline.
+TEST(AutoScheduleErrors, AnOutputNoCandidateCanKeepInDeviceMemoryIsNamed) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    RDom r(0, 8, "r");
+    Func scaled("scaled"), sums("sums");
+    scaled(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    sums(x) = 0.0f;
+    sums(x) += cast<float>(scaled(x, r));
+    CompileOptions o = auto_schedule_options_for({{64, 8}}, {64});
+    o.outputs = {TensorSpec{{64, 8}, {}}, TensorSpec{{64}, {}}};
+    const std::string e = error_of([&] { auto_schedule(Pipeline({scaled, sums}), {in}, o, quick()); });
+    EXPECT_NE(e.find("candidate schedules keeps the pipeline's other outputs (scaled) in device memory"), std::string::npos)
+        << e;
+}
+
 // Every candidate is refused (uint16 has no stick operations): the error says so and gives the
 // reason for the pre-filter's favourite.
 TEST(AutoScheduleErrors, NoCandidateCompilesGivesTheBackEndsReason) {

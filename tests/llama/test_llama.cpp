@@ -380,6 +380,9 @@ TEST(LlamaStageErrors, BadStageArgumentsAreRefusedByName) {
     EXPECT_NE(error_of([] { projection_stage("p", 1, 2048, 256, Epilogue::None, Backend::Spyre, "split_k/999"); })
                   .find("no schedule split_k/999 for 1 rows of 2048 x 256"),
               std::string::npos);
+    EXPECT_NE(error_of([] { attention_stage(llama_tiny(), 1, 70, Backend::Spyre, "kv_stream/100"); })
+                  .find("attention schedule 'kv_stream/100': key tiles of 100; a decode step takes 64, 128 or 256"),
+              std::string::npos);
     EXPECT_NE(error_of([] { argument_bytes(TensorSpec{{64}, {}}, Halide::Float(64), MachineDesc{}); })
                   .find("has no device type"),
               std::string::npos);

@@ -165,6 +165,24 @@ TEST(SpyreRunReference, InputsFromFilesAreTheReferenceInputs) {
     EXPECT_NE(r.output.find("reference: max error 0 ULP (tolerance 2 ULP): ok"), std::string::npos) << r.output;
 }
 
+TEST(SpyreRunReference, AReportNamingAGeneratorOfOtherOutputsIsAnError) {
+    // An rmsnorm kernel whose report names fused_add_rmsnorm (its inputs among the other's, but
+    // two outputs where the kernel writes one).
+    fs::path k = generate("ref_outputs", "-g rmsnorm schedule=tiles cols=128 rows=8");
+    fs::path json = fs::path(k).replace_extension(".json");
+    nlohmann::json rep;
+    {
+        std::ifstream f(json);
+        rep = nlohmann::json::parse(f);
+    }
+    rep["generator"] = "fused_add_rmsnorm";
+    std::ofstream(json) << rep.dump(2);
+    CommandResult r = run_command(quote(kRun) + " " + quote(k.string()));
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("reference: generator fused_add_rmsnorm has 2 outputs, the kernel writes 1"), std::string::npos)
+        << r.output;
+}
+
 TEST(SpyreRunReference, WrongGeneratorInReportFails) {
     // A softmax kernel whose report names gelu (same buffers): the CPU reference is gelu's, so the
     // check fails and spyre-run exits 1.
