@@ -40,20 +40,21 @@ void check_fits_device(const ArgSpec &a, int64_t bytes, int elem_bytes, const Ma
                     std::numeric_limits<int32_t>::max());
 }
 
-// Element strides that make Halide's flattened index equal the element offset in the device
-// image. Only layouts whose stick dimension is dim 0 and whose stick count is the innermost outer
-// dimension have such strides.
+// Element strides that make Halide's flattened index equal the element offset in the buffer's
+// Halide view (halide_view: its stick count moved innermost, which makes the index affine). A
+// layout whose stick count sits elsewhere is reached by remapping each transfer (layout_dma.h).
 std::vector<int64_t> element_strides(const ArgSpec &a, DType t, const MachineDesc &m, const std::string &what) {
     check_layout(a.layout, a.shape, what);
     DeviceGeometry g = device_geometry(a.layout, a.shape, t, m.stick_bytes);
     int eb = dtype_bytes(t);
     check_fits_device(a, g.total_bytes, eb, m, what);
-    if (a.layout.stick_dim != 0 || (a.shape.size() > 1 && g.stick_index_stride != m.stick_bytes))
+    if (a.layout.stick_dim != 0)
         throw_error(what, ": layout ", layout_to_string(a.layout),
-                    " is not supported by the compiler yet: the stick dimension must be dim 0 and its stick count the "
-                    "innermost outer dimension");
+                    " is not supported by the compiler yet: the stick dimension must be dim 0 (the innermost in "
+                    "Halide's order; PyTorch's last)");
+    const DeviceGeometry view = device_geometry(halide_view(a.layout, int(a.shape.size())), a.shape, t, m.stick_bytes);
     std::vector<int64_t> strides(a.shape.size(), 1);
-    for (size_t d = 1; d < a.shape.size(); d++) strides[d] = g.dim_stride[d] / eb;
+    for (size_t d = 1; d < a.shape.size(); d++) strides[d] = view.dim_stride[d] / eb;
     return strides;
 }
 

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "affine.h"
+#include "layout_dma.h"
 
 namespace spyre {
 namespace selection {
@@ -19,20 +20,35 @@ void Selector::emit_dma(const DmaCall &d, int tag, bool managed) {
         desc.dram_stride[i] = d.dims[i].dram_stride * eb;
         desc.lx_stride[i] = int32_t(d.dims[i].lx_stride * eb);
     }
-    int di = descriptor(desc);
+    int di = needs_placement(dev) ? -1 : descriptor(desc);
     std::set<std::string> reads, writes;
     if (d.store) reads = {d.lx}, writes = {d.dram};
     else reads = {d.dram}, writes = {d.lx};
     Queue q = d.store ? QStore : QLoad;
     if (!managed) before(q, reads, writes);
     record_span(d, dev, eb);
-    Reg off = eval(simplify(d.dram_offset * eb));
-    std::vector<Reg> regs;
-    Lx la = dma_lx(d, regs);
-    if (d.store) b_.dma_st(tag, dev.program_buffer, off, 0, la, di);
-    else b_.dma_ld(tag, dev.program_buffer, off, 0, la, di);
-    b_.release(off);
-    for (Reg r : regs) b_.release(r);
+    auto issue = [&](const Expr &dram_bytes, const DmaCall &at, int desc_index) {
+        Reg off = eval(dram_bytes);
+        std::vector<Reg> regs;
+        Lx la = dma_lx(at, regs);
+        if (d.store) b_.dma_st(tag, dev.program_buffer, off, 0, la, desc_index);
+        else b_.dma_ld(tag, dev.program_buffer, off, 0, la, desc_index);
+        b_.release(off);
+        for (Reg r : regs) b_.release(r);
+    };
+    if (needs_placement(dev)) {
+        // The view's transfer carried over to the buffer's layout (layout_dma.h).
+        Scope<Interval> scope;
+        for (auto &kv : st_.extents) scope.push(kv.first, Interval(Expr(0), Expr(int32_t(kv.second - 1))));
+        scope.push(kCoreIdVar, Interval(Expr(0), Expr(int32_t(plan_.num_cores - 1))));
+        for (const PlacedDma &p : place_dma(d, dev, sb_, scope)) {
+            DmaCall at = d;
+            at.lx_offset = p.lx_offset;
+            issue(p.dram_bytes, at, descriptor(p.desc));
+        }
+    } else {
+        issue(simplify(d.dram_offset * eb), d, di);
+    }
     if (!managed) after(tag, q, reads, writes);
 }
 
@@ -91,6 +107,8 @@ void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
                         "which Halide rounds up, or a split inside a ring split whose last cores take fewer "
                         "rows: their transfers are sized for the longest share); vectorize by a divisor of the "
                         "extent, or stick_vectorize, and split a core's share by a divisor of it");
+        // In a layout reached through its view, the bytes touched are bounded by whole slabs.
+        if (needs_placement(dev)) std::tie(a, b2) = placed_span(dev, sb_, a / eb, (b2 - 1) / eb);
         if (span.second == 0) span = {a, b2};
         else span = {std::min(span.first, a), std::max(span.second, b2)};
     }

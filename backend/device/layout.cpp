@@ -212,6 +212,28 @@ void unstickify(const std::vector<uint8_t> &device, void *host, const std::vecto
                          layout.stick_dim, dtype_bytes(type));
 }
 
+DeviceLayout halide_view(const DeviceLayout &layout, int rank) {
+    DeviceLayout v;
+    v.stick_dim = layout.stick_dim;
+    for (int d : resolved_order(layout, rank))
+        if (d != layout.stick_dim) v.order.push_back(d);
+    v.order.push_back(layout.stick_dim);
+    return v;
+}
+
+bool stick_count_innermost(const DeviceLayout &layout, int rank) {
+    const std::vector<int> o = resolved_order(layout, rank);
+    return !o.empty() && o.back() == layout.stick_dim;
+}
+
+DeviceLayout torch_spyre_default_layout(int rank) {
+    DeviceLayout l;
+    l.stick_dim = 0;
+    l.order.push_back(0);
+    for (int d = rank - 1; d >= 1; d--) l.order.push_back(d);
+    return l;
+}
+
 std::string layout_to_string(const DeviceLayout &layout) {
     std::ostringstream os;
     os << "sticks(d" << layout.stick_dim << ") order[";

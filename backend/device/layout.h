@@ -54,4 +54,15 @@ void unstickify(const std::vector<uint8_t> &device, void *host, const std::vecto
 
 std::string layout_to_string(const DeviceLayout &layout);
 
+// The layout Halide indexes a buffer through: the same order with the stick count moved innermost,
+// so that an element's index is affine in its coordinates. A layout whose stick count is elsewhere
+// (torch-spyre's default puts it outermost) is reached by remapping each transfer
+// (backend/compiler/layout_dma.h).
+DeviceLayout halide_view(const DeviceLayout &layout, int rank);
+bool stick_count_innermost(const DeviceLayout &layout, int rank);
+
+// torch-spyre's default layout of a tensor of `rank` dims: sticked on dim 0 (PyTorch's last), the
+// stick count outermost, then the other dims in row-major order. (1024, 256) fp16 -> (4, 1024, 64).
+DeviceLayout torch_spyre_default_layout(int rank);
+
 }  // namespace spyre

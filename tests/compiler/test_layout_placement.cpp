@@ -1,0 +1,139 @@
+// Arguments in any device layout sticked on dim 0: the stick count anywhere among the outer
+// dimensions (torch-spyre's default puts it outermost), the other dimensions in any order. Every
+// layout computes the same numbers as the CPU, in inputs and outputs alike, at shapes whose rows are
+// not whole sticks and whose rows do not divide among the cores; a layout that scatters a core's
+// tile moves it in more, shorter runs, and the model prices them.
+#include <gtest/gtest.h>
+
+#include "compiler_test_util.h"
+#include "device/layout.h"
+#include "matmul.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+// A row operation: each element scaled by its row's sum of squares.
+Kernel row_scale() {
+    Kernel k;
+    ImageParam in(Float(16), 3, "in");
+    Var x("x"), y("y"), z("z");
+    RDom r(0, in.dim(0).extent(), "r");
+    Func ss("ss"), out("out");
+    ss(y, z) = 0.0f;
+    ss(y, z) += cast<float>(in(r, y, z)) * cast<float>(in(r, y, z));
+    out(x, y, z) = cast<float16_t>(cast<float>(in(x, y, z)) / (ss(y, z) + 1.0f));
+    k.inputs = {in};
+    k.output = out;
+    k.funcs = {{"ss", ss}};
+    k.vars = {{"x", x}, {"y", y}, {"z", z}};
+    return k;
+}
+
+// Every order of three dims with dim 0 sticked (the stick count placed by dim 0's entry).
+std::vector<DeviceLayout> all_rank3_layouts() {
+    std::vector<int> o = {0, 1, 2};
+    std::vector<DeviceLayout> ls;
+    do ls.push_back(DeviceLayout{0, o});
+    while (std::next_permutation(o.begin(), o.end()));
+    return ls;
+}
+
+std::string layout_name(const DeviceLayout &l) {
+    std::string s;
+    for (int d : l.order) s += "d" + std::to_string(d);
+    return s;
+}
+
+struct RowCase {
+    DeviceLayout in, out;
+    int cores;
+};
+
+void PrintTo(const RowCase &c, std::ostream *os) {
+    *os << layout_to_string(c.in) << " -> " << layout_to_string(c.out) << " on " << c.cores << " cores";
+}
+
+class LayoutPlacement : public ::testing::TestWithParam<RowCase> {};
+
+TEST_P(LayoutPlacement, RowOperationMatchesCpuInEveryLayout) {
+    const RowCase c = GetParam();
+    const std::vector<int> shape = {200, 24, 5};
+    DiffResult r = run_differential_with_options(
+        row_scale,
+        [&](Kernel &k, const CompileOptions &opt) {
+            Var x = k.vars["x"], y = k.vars["y"], z = k.vars["z"];
+            Func ss = k.funcs["ss"];
+            spyre::schedule(k.output).ring_split(z, c.cores).stick_vectorize(x);
+            spyre::schedule(ss).scratchpad_store_at(k.output, y);
+            CompileOptions o = opt;
+            o.inputs[0].layout = c.in;
+            o.output.layout = c.out;
+            return o;
+        },
+        {random_buffer(halide_type_of<float16_t>(), shape, -2, 2, 7)}, shape);
+    EXPECT_LE(r.cmp.max_ulp, 1) << r.cmp.first_mismatch;
+    EXPECT_EQ(r.program.buffers[0].layout, c.in);
+}
+
+std::vector<RowCase> row_cases() {
+    std::vector<RowCase> cs;
+    for (const DeviceLayout &l : all_rank3_layouts()) cs.push_back({l, default_layout(3), 2});
+    cs.push_back({default_layout(3), torch_spyre_default_layout(3), 2});
+    cs.push_back({torch_spyre_default_layout(3), torch_spyre_default_layout(3), 5});
+    cs.push_back({DeviceLayout{0, {2, 0, 1}}, DeviceLayout{0, {1, 0, 2}}, 3});
+    return cs;
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, LayoutPlacement, ::testing::ValuesIn(row_cases()),
+                         [](const ::testing::TestParamInfo<RowCase> &i) {
+                             return "in_" + layout_name(i.param.in) + "_out_" + layout_name(i.param.out) + "_cores" +
+                                    std::to_string(i.param.cores);
+                         });
+
+// The bmm of schedules/matmul.h on the PE array, its activation, weight and output in torch-spyre's
+// default layouts (the stick count outermost) and with the batch outermost.
+struct BmmCase {
+    std::string name;
+    DeviceLayout a, w, out;
+};
+
+void PrintTo(const BmmCase &c, std::ostream *os) { *os << c.name; }
+
+class BmmLayouts : public ::testing::TestWithParam<BmmCase> {};
+
+TEST_P(BmmLayouts, PeScheduleMatchesCpu) {
+    const BmmCase c = GetParam();
+    const int B = 2, M = 72, K = 192, N = 320;
+    DiffResult r = run_differential_with_options(
+        [&] {
+            MatmulKernel m = make_bmm(B, M, K, N);
+            schedule_bmm(m, "pe", 8);
+            Kernel k;
+            k.inputs = {m.a, m.w};
+            k.output = m.out;
+            return k;
+        },
+        [&](Kernel &, const CompileOptions &opt) {
+            CompileOptions o = opt;
+            o.inputs[0].layout = c.a, o.inputs[1].layout = c.w, o.output.layout = c.out;
+            return o;
+        },
+        {random_buffer(halide_type_of<float16_t>(), {K, M, B}, -2, 2, 3),
+         random_buffer(halide_type_of<float16_t>(), {N, K}, -2, 2, 4)},
+        {N, M, B});
+    EXPECT_LE(r.cmp.max_ulp, 1) << r.cmp.first_mismatch;
+    EXPECT_GT(r.stats.pe_macs, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, BmmLayouts,
+    ::testing::Values(BmmCase{"torch_spyre_default", torch_spyre_default_layout(3), torch_spyre_default_layout(2),
+                              torch_spyre_default_layout(3)},
+                      BmmCase{"batch_outer", DeviceLayout{0, {2, 0, 1}}, torch_spyre_default_layout(2),
+                              DeviceLayout{0, {2, 0, 1}}}),
+    [](const ::testing::TestParamInfo<BmmCase> &i) { return i.param.name; });
+
+}  // namespace
+}  // namespace spyre::testing
