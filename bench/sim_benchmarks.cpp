@@ -8,7 +8,9 @@
 //                              B x M x K x N (bmm), dim x hidden x rows (mlp, 32 cores) or dim x seq
 //                              (attention, one core), dim x seq x heads (flash_attention and
 //                              causal_attention, heads over the cores); bmm/pe_batch_{outermost,innermost}/... is
-//                              IBM's full-size bmm layout experiment.
+//                              IBM's full-size bmm layout experiment under our row-major layouts;
+//                              bmm/layout_{default,batch_outer}/... the same in torch-spyre's
+//                              layouts, each with auto_schedule's best schedule.
 //   calibration/...            the softmax calibration stages (modelled vs IBM's measured time).
 //   sim/bmm_timing_only/...    a hand-built full-size 32-core batched matmul.
 //   llama/...                  Llama-3.1-8B's stages, layer and model (llama_benchmarks.cpp).
@@ -270,6 +272,35 @@ void BM_BmmLayout(benchmark::State &state, int batch, int cols, bool batch_inner
     state.counters["pe_rate_frac"] = double(st.pe_macs) / (m.pe_macs_per_ns * 1000.0 * st.us * m.cores);
 }
 
+// ---- bmm/layout_{default,batch_outer}/Bx512x4096xN: the layout experiment as IBM describes it ----
+// Activation [B,512,4096], weight [4096,N], output [B,512,N] (PyTorch order) on 32 cores, in
+// torch-spyre's default layouts (each sticked on its last dim, the stick count outermost), or with
+// the batch outermost for the activation and the output (the weight as before); each with the
+// best schedule auto_schedule finds for those layouts. Loops summarised (full size).
+void BM_BmmLayoutAuto(benchmark::State &state, int batch, int cols, bool batch_outer) {
+    static std::map<std::tuple<int, int, bool>, std::pair<DeviceProgram, std::string>> programs;
+    auto key = std::make_tuple(batch, cols, batch_outer);
+    if (!programs.count(key)) {
+        MatmulKernel k = make_bmm(batch, 512, 4096, cols);
+        CompileOptions opt;
+        opt.kernel_name = "bmm";
+        // Halide order {K, M, B}: torch-spyre's default {stick count, B, M}; batch outer {B, stick count, M}.
+        const DeviceLayout act = batch_outer ? DeviceLayout{0, {2, 0, 1}} : torch_spyre_default_layout(3);
+        opt.inputs = {TensorSpec{{4096, 512, batch}, act}, TensorSpec{{cols, 4096}, torch_spyre_default_layout(2)}};
+        opt.output = TensorSpec{{cols, 512, batch}, act};
+        AutoOptions ao;
+        ao.progress = false;
+        const AutoResult r = auto_schedule(k.out, {k.a, k.w}, opt, ao);
+        programs[key] = {compile_for_spyre(k.out, {k.a, k.w}, r.options), "auto: " + r.summary};
+    }
+    const auto &[p, label] = programs[key];
+    const MachineDesc m;
+    SimStats st = run_timing(state, p, m, /*summarize=*/true);
+    set_counters(state, st, m, p, label);
+    state.counters["cores"] = double(p.num_cores);
+    state.counters["pe_rate_frac"] = double(st.pe_macs) / (m.pe_macs_per_ns * 1000.0 * st.us * m.cores);
+}
+
 // ---- a decoder's whole MLP block as one pipeline (schedules/mlp_block.h) ----
 
 // Llama-3.1-8B's MLP block over 64 rows, by the hand schedule ("stages") or by auto_schedule (issue
@@ -395,6 +426,13 @@ void register_benchmarks() {
                 std::string name = std::string("bmm/pe_batch_") + (inner ? "innermost" : "outermost") + "/" +
                                    std::to_string(b) + "x512x4096x" + std::to_string(n);
                 benchmark::RegisterBenchmark(name.c_str(), BM_BmmLayout, b, n, inner)->Unit(benchmark::kMillisecond);
+            }
+    for (bool outer : {false, true})
+        for (int n : {12800, 25600})
+            for (int b : {2, 4, 8}) {
+                std::string name = std::string("bmm/layout_") + (outer ? "batch_outer" : "default") + "/" +
+                                   std::to_string(b) + "x512x4096x" + std::to_string(n);
+                benchmark::RegisterBenchmark(name.c_str(), BM_BmmLayoutAuto, b, n, outer)->Unit(benchmark::kMillisecond);
             }
     for (const char *st : {"stages", "auto"})
         benchmark::RegisterBenchmark((std::string("mlp_block/") + st + "/64x4096x14336").c_str(), BM_MlpBlock,

@@ -95,15 +95,20 @@ std::vector<std::vector<int>> input_shapes(const std::string &app, const Shape &
 std::vector<int> output_shape(const std::string &app, const Shape &s) { return app_info(app).output(s); }
 
 DeviceProgram compile_kernel(const std::string &app, const std::string &schedule, const Shape &s,
-                             const MachineDesc &machine, const std::string &kernel_name, AutoResult *search) {
+                             const MachineDesc &machine, const std::string &kernel_name, AutoResult *search,
+                             ArgumentLayouts layouts) {
     const AppInfo &info = app_info(app);
     CompileOptions opt;
     opt.kernel_name = kernel_name.empty() ? app + "_" + schedule : kernel_name;
     opt.machine = machine;
-    for (const std::vector<int> &shape : info.inputs(s))
-        opt.inputs.push_back(TensorSpec{std::vector<int64_t>(shape.begin(), shape.end()), {}});
-    std::vector<int> out = info.output(s);
-    opt.output = TensorSpec{std::vector<int64_t>(out.begin(), out.end()), {}};
+    auto spec = [&](const std::vector<int> &shape) {
+        TensorSpec t{std::vector<int64_t>(shape.begin(), shape.end()), {}};
+        if (layouts == ArgumentLayouts::TorchSpyre && shape.size() > 1)
+            t.layout = torch_spyre_default_layout(int(shape.size()));
+        return t;
+    };
+    for (const std::vector<int> &shape : info.inputs(s)) opt.inputs.push_back(spec(shape));
+    opt.output = spec(info.output(s));
     AppKernel k = info.kernel(s);
     if (schedule == "auto") {
         // The autoscheduler (auto_schedule.h) instead of a named schedule, with at most the shape's

@@ -146,11 +146,16 @@ Shape parse_shape(const std::string &app, const std::string &text);
 std::vector<std::vector<int>> input_shapes(const std::string &app, const Shape &s);
 std::vector<int> output_shape(const std::string &app, const Shape &s);
 
+// The device layouts of an app's arguments: ours (row-major, the stick count innermost), or
+// torch-spyre's default for every argument of two dims or more (the stick count outermost,
+// device/layout.h: torch_spyre_default_layout).
+enum class ArgumentLayouts { RowMajor, TorchSpyre };
+
 // The device program of `app` with `schedule` (throws spyre::Error or Halide::CompileError). With
 // schedule "auto" and `search`, the autoscheduler's figures go there.
 DeviceProgram compile_kernel(const std::string &app, const std::string &schedule, const Shape &s,
                              const MachineDesc &machine = {}, const std::string &kernel_name = "",
-                             AutoResult *search = nullptr);
+                             AutoResult *search = nullptr, ArgumentLayouts layouts = ArgumentLayouts::RowMajor);
 
 // Seeded random inputs (fp16, uniform in [-4, 4]; [-2, 2] for bmm, [-0.25, 0.25] for mlp,
 // [-1, 1] for attention, [-0.25, 0.25] for gated_mlp: the ranges the compiler tests use).

@@ -5,6 +5,7 @@
 
 #include "device/error.h"
 #include "device/layout.h"
+#include "map_cores.h"
 
 namespace spyre {
 
@@ -56,12 +57,36 @@ std::optional<int64_t> max_of(const Expr &e, const Scope<Interval> &bounds) {
 
 // True when x (in [0, period)) plus `extent` provably stays inside one aligned block of `period`:
 // by x's bounds, or by its alignment (x = modulus * k + remainder, blocks of gcd(modulus, period)).
-bool stays_within(const Expr &x, int64_t extent, int64_t period, const Scope<Interval> &bounds) {
+bool provably_within(const Expr &x, int64_t extent, int64_t period, const Scope<Interval> &bounds) {
     if (auto hi = max_of(x, bounds); hi && *hi + extent <= period) return true;
     ModulusRemainder mr = modulus_remainder(x);
     int64_t block = mr.modulus == 0 ? period : std::gcd(mr.modulus, period);
     if (mr.modulus == 0) return mr.remainder >= 0 && mr.remainder % period + extent <= period;
     return mr.remainder % block + extent <= block;
+}
+
+// The same, or else core by core: the cores' shares are often divisions of the core index, which
+// the simplifier resolves only once the index is a number.
+bool stays_within(const Expr &x, int64_t extent, int64_t period, const Scope<Interval> &bounds, const CoreRuns &cores) {
+    if (provably_within(x, extent, period, bounds)) return true;
+    if (!expr_uses_var(x, kCoreIdVar)) return false;
+    for (int c = 0; c < cores.count; c++)
+        if (cores.runs(c) && !provably_within(simplify(substitute(kCoreIdVar, Expr(c), x), true, bounds), extent, period, bounds))
+            return false;
+    return true;
+}
+
+// True when x (never negative) is provably 0, or else core by core.
+bool provably_zero(const Expr &x, const Scope<Interval> &bounds, const CoreRuns &cores) {
+    auto zero = [&](const Expr &e) {
+        auto hi = max_of(e, bounds);
+        return is_const_zero(e) || (hi && *hi <= 0);
+    };
+    if (zero(x)) return true;
+    if (!expr_uses_var(x, kCoreIdVar)) return false;
+    for (int c = 0; c < cores.count; c++)
+        if (cores.runs(c) && !zero(simplify(substitute(kCoreIdVar, Expr(c), x), true, bounds))) return false;
+    return true;
 }
 
 bool stick_aligned(const Expr &x, int64_t lanes) {
@@ -75,14 +100,15 @@ bool needs_placement(const BufferInfo &dev) {
     return dev.in_device_memory() && dev.shape.size() > 1 && !stick_count_innermost(dev.layout, int(dev.shape.size()));
 }
 
-std::vector<PlacedDma> place_dma(const DmaCall &d, const BufferInfo &dev, int64_t sb, const Scope<Interval> &bounds) {
+std::vector<PlacedDma> place_dma(const DmaCall &d, const BufferInfo &dev, int64_t sb, const Scope<Interval> &bounds,
+                                 const CoreRuns &cores) {
     const Geometry g = geometry_of(dev, sb);
     const std::string what = "Func " + dev.func + ": device layout " + layout_to_string(dev.layout) + ": ";
     const Expr o = simplify(d.dram_offset, true, bounds);
     const Expr row = Expr(int32_t(g.row)), inner = Expr(int32_t(g.inner));
     const Expr x = simplify(o % row, true, bounds), rest = simplify(o / row, true, bounds);
     const Expr lo = simplify(rest % inner, true, bounds);
-    if (!stick_aligned(x, g.lanes))
+    if (!stick_aligned(x, g.lanes) && !provably_zero(simplify(x % Expr(int32_t(g.lanes)), true, bounds), bounds, cores))
         throw_error(what, "a transfer starts at an element the compiler cannot prove is the first of a stick (", x,
                     "); in this layout a transfer moves whole sticks of the stick dimension");
 
@@ -92,10 +118,10 @@ std::vector<PlacedDma> place_dma(const DmaCall &d, const BufferInfo &dev, int64_
     const int64_t run_sticks = (d.run + g.lanes - 1) / g.lanes;
     if (run_sticks <= 1) {
         x_extent = g.lanes;
-    } else if (stays_within(x, run_sticks * g.lanes, g.row, bounds)) {
+    } else if (stays_within(x, run_sticks * g.lanes, g.row, bounds, cores)) {
         atoms.push_back({run_sticks, g.inner * g.sb, g.sb});
         x_extent = run_sticks * g.lanes;
-    } else if (is_const_zero(x) || (max_of(x, bounds) && *max_of(x, bounds) == 0)) {
+    } else if (provably_zero(x, bounds, cores)) {
         // Whole rows: the sticks of each row, then the rows.
         atoms.push_back({g.sticks, g.inner * g.sb, g.sb});
         rows.push_back({{(d.run + g.row - 1) / g.row, 0, g.row * g.eb}, 1});
@@ -118,7 +144,7 @@ std::vector<PlacedDma> place_dma(const DmaCall &d, const BufferInfo &dev, int64_
             throw_error(what, "a transfer steps ", dim.dram_stride, " elements, not whole sticks or whole rows");
         }
     }
-    if (x_extent > g.lanes && !stays_within(x, x_extent, g.row, bounds))
+    if (x_extent > g.lanes && !stays_within(x, x_extent, g.row, bounds, cores))
         throw_error(what, "a transfer reaching ", x_extent, " elements along the stick dimension from ", x,
                     " may cross into the next row; split the stick dimension by a divisor of its sticks");
 
@@ -138,11 +164,11 @@ std::vector<PlacedDma> place_dma(const DmaCall &d, const BufferInfo &dev, int64_
         }
     }
     if (!inside.empty()) {
-        if (stays_within(lo, lo_extent + 1, g.inner, bounds)) {
+        if (stays_within(lo, lo_extent + 1, g.inner, bounds, cores)) {
             for (auto &[a, t] : inside) atoms.push_back({a.count, t * g.sb, a.lx});
         } else if (inside.size() == 1 && g.inner % inside[0].second == 0 &&
                    (inside[0].first.count * inside[0].second) % g.inner == 0 &&
-                   (is_const_zero(lo) || (max_of(lo, bounds) && *max_of(lo, bounds) == 0))) {
+                   provably_zero(lo, bounds, cores)) {
             // Whole slabs: the rows of a slab, then the slabs.
             auto [a, t] = inside[0];
             const int64_t per_slab = g.inner / t;

@@ -8,6 +8,7 @@
 // moves it in short runs, which the model prices per run. Errors name the Func and its layout.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "Halide.h"
@@ -26,10 +27,18 @@ struct PlacedDma {
 // True when `dev`'s accesses need place_dma (its layout is not its Halide view).
 bool needs_placement(const BufferInfo &dev);
 
+// The kernel's cores, and which of them may run the transfer (the conditions around it).
+struct CoreRuns {
+    int count = 1;
+    std::function<bool(int)> runs = [](int) { return true; };
+};
+
 // One or more descriptors that move exactly the elements `d` moves in the view. `bounds` holds the
-// enclosing loops' ranges (for simplifying the offset arithmetic).
+// enclosing loops' ranges and the core index's (for simplifying the offset arithmetic); what the
+// offset cannot prove for all cores at once is proved core by core, for the cores that may run it.
 std::vector<PlacedDma> place_dma(const DmaCall &d, const BufferInfo &dev, int64_t stick_bytes,
-                                 const Halide::Internal::Scope<Halide::Internal::Interval> &bounds);
+                                 const Halide::Internal::Scope<Halide::Internal::Interval> &bounds,
+                                 const CoreRuns &cores);
 
 // The byte range of `dev`'s device image that view elements [lo, hi] may touch (whole outer slabs:
 // a bound, not the exact set).

@@ -41,7 +41,14 @@ void Selector::emit_dma(const DmaCall &d, int tag, bool managed) {
         Scope<Interval> scope;
         for (auto &kv : st_.extents) scope.push(kv.first, Interval(Expr(0), Expr(int32_t(kv.second - 1))));
         scope.push(kCoreIdVar, Interval(Expr(0), Expr(int32_t(plan_.num_cores - 1))));
-        for (const PlacedDma &p : place_dma(d, dev, sb_, scope)) {
+        CoreRuns cores;
+        cores.count = plan_.num_cores;
+        cores.runs = [&](int c) {  // no condition around the transfer is false on core c
+            for (const Expr &cond : conditions_)
+                if (is_const_zero(simplify(substitute(kCoreIdVar, Expr(c), cond), true, scope))) return false;
+            return true;
+        };
+        for (const PlacedDma &p : place_dma(d, dev, sb_, scope, cores)) {
             DmaCall at = d;
             at.lx_offset = p.lx_offset;
             issue(p.dram_bytes, at, descriptor(p.desc));

@@ -60,6 +60,28 @@ TEST_P(OddShapeRuns, CompilesAndMatchesCpu) {
 INSTANTIATE_TEST_SUITE_P(Catalogue, OddShapeRuns, ::testing::ValuesIn(odd_cases(false, false)), odd_case_name);
 INSTANTIATE_TEST_SUITE_P(Sweep, OddShapeRuns, ::testing::ValuesIn(odd_cases(false, true)), odd_case_name);
 
+// The same with every argument of two dims or more in torch-spyre's default layout (the stick count
+// outermost): each transfer is carried over to the layout (backend/compiler/layout_dma.h).
+class TorchSpyreLayoutRuns : public ::testing::TestWithParam<OddCase> {};
+
+TEST_P(TorchSpyreLayoutRuns, CompilesAndMatchesCpu) {
+    const OddCase &c = GetParam();
+    const Shape s = parse_shape(c.app, c.shape);
+    const DeviceProgram p = compile_kernel(c.app, c.schedule, s, {}, "", nullptr, ArgumentLayouts::TorchSpyre);
+    bool placed = false;
+    for (const BufferDecl &b : p.buffers)
+        placed |= b.shape.size() > 1 && !stick_count_innermost(b.layout, int(b.shape.size()));
+    EXPECT_TRUE(placed) << "no argument in a layout with the stick count outside";
+    const std::vector<Halide::Runtime::Buffer<>> inputs = random_inputs(c.app, s);
+    const SpyreRun run = run_on_spyre(p, inputs);
+    const ErrorCheck e = check_error(c.app, run.output, cpu_reference(c.app, s, inputs));
+    EXPECT_TRUE(e.ok) << c.app << "/" << c.schedule << "/" << c.shape << ": " << e.text << " (tolerance "
+                      << tolerance(c.app).text() << ")";
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, TorchSpyreLayoutRuns, ::testing::ValuesIn(odd_cases(false, false)), odd_case_name);
+INSTANTIATE_TEST_SUITE_P(Sweep, TorchSpyreLayoutRuns, ::testing::ValuesIn(odd_cases(false, true)), odd_case_name);
+
 class OddShapeCompiles : public ::testing::TestWithParam<OddCase> {};
 
 TEST_P(OddShapeCompiles, FitsLxAndTheCores) {
