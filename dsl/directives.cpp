@@ -202,6 +202,19 @@ SpyreSchedule &SpyreSchedule::device_layout(const std::vector<Var> &order) {
     return *this;
 }
 
+SpyreSchedule &SpyreSchedule::device_layout(const std::vector<Var> &order, const Var &stick_count_outside) {
+    device_layout(order);
+    if (std::none_of(order.begin(), order.end(), [&](const Var &v) { return v.name() == stick_count_outside.name(); })) {
+        std::string call = "device_layout(";
+        for (size_t i = 0; i < order.size(); i++) call += (i ? ", " : "") + order[i].name();
+        throw_error("Func ", user_name(f_), ": ", call, "; stick count outside ", stick_count_outside.name(),
+                    "): ", stick_count_outside.name(), " is not one of its dimensions");
+    }
+    // Carried to the back end on the Func itself; a trace tag changes nothing else (no tracing).
+    f_.add_trace_tag(std::string(kStickCountTag) + stick_count_outside.name());
+    return *this;
+}
+
 // Each core's share of ring_split(v, cores) over `extent`: ceil(extent / cores), rounded up to whole
 // sticks when v is the Func's stick dimension (dim 0), whose shares must start on a stick: 100
 // row sums of fp32 on 32 cores take 32 each on the first 4 cores, the others none.

@@ -35,6 +35,11 @@ public:
     // others decides which accesses are long contiguous runs for the DMA (a consumer that reads f
     // with two dimensions swapped reads whole runs when f is stored in its order).
     SpyreSchedule &device_layout(const std::vector<Halide::Var> &order);
+    // The same with the stick count placed just outside `stick_count_outside` (one of `order`; the
+    // stick dimension itself is the default, the stick count innermost). In torch-spyre's terms a
+    // Func f(x, y) stored as device_layout({x, y}, y) has the device size (sticks, y, lanes): its
+    // default layout. The rows must be whole sticks (stick_vectorize x).
+    SpyreSchedule &device_layout(const std::vector<Halide::Var> &order, const Halide::Var &stick_count_outside);
 
     // Divide loop v (of extent `extent`) over `cores` cores of the ring: v is split into an outer
     // loop over cores, marked parallel, and an inner loop named v. The inner loop keeps v's name,

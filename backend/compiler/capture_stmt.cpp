@@ -1,5 +1,6 @@
 #include "capture_stmt.h"
 
+#include <algorithm>
 #include <limits>
 #include <set>
 
@@ -8,6 +9,7 @@
 #include "halide_errors.h"
 #include "lower_halide.h"
 #include "prove_bounds.h"
+#include "spyre_intrinsics.h"
 
 namespace spyre {
 
@@ -178,6 +180,27 @@ void check_output_extents(const Function &out, const std::set<std::string> &outp
 
 }  // namespace
 
+namespace {
+
+// Where a device_layout put the Func's stick count (its trace tag, directives.h): outside = 0, the
+// default (innermost), when it has none.
+KernelPlan::StickCountPlace stick_count_tag(const Function &g) {
+    KernelPlan::StickCountPlace place;
+    std::string var;
+    for (const std::string &t : g.get_trace_tags())
+        if (t.rfind(kStickCountTag, 0) == 0) var = t.substr(std::string(kStickCountTag).size());
+    if (var.empty()) return place;
+    const std::vector<StorageDim> &dims = g.schedule().storage_dims();
+    const std::vector<std::string> args = g.args();
+    for (size_t j = 0; j < dims.size(); j++) {
+        if (dims[j].var == var) place.outside = int(j);
+        place.storage_dims.push_back(int(std::find(args.begin(), args.end(), dims[j].var) - args.begin()));
+    }
+    return place;
+}
+
+}  // namespace
+
 Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSignature &sig, KernelPlan &plan,
                   const std::vector<Argument> &factors) {
     const MachineDesc &m = plan.machine;
@@ -225,6 +248,7 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
     for (const Func &f : outputs)
         for (const auto &kv : find_transitive_calls(f.function())) {
             const Function &g = kv.second;
+            if (KernelPlan::StickCountPlace at = stick_count_tag(g); at.outside > 0) plan.stick_count_outside[g.name()] = at;
             if (!output_names.count(g.name()) && g.has_update_definition() && g.schedule().compute_level().is_inlined())
                 plan.per_element_updates.insert(g.name());
         }

@@ -59,6 +59,8 @@ public:
             b.place = Place::DeviceTemp;
             b.shape = {elems};
             b.layout = default_layout(1);
+            auto at = plan_.stick_count_outside.find(op->name);
+            if (at != plan_.stick_count_outside.end()) place_stick_count(b, op, at->second, what);
         }
         if (plan_.has(op->name)) throw_internal(what, ": internal: allocated twice");
         plan_.buffers[op->name] = b;
@@ -66,6 +68,31 @@ public:
     }
 
 private:
+    // A device_layout with the stick count outside storage dim `at`: the buffer keeps its storage
+    // dims (innermost first, as Halide flattens them) with the stick count moved, which instruction
+    // selection reaches through place_dma (layout_dma.h). Halide's rows are the layout's only when
+    // they are whole sticks.
+    void place_stick_count(BufferInfo &b, const Allocate *op, const KernelPlan::StickCountPlace &place,
+                           const std::string &what) {
+        const int rank = int(op->extents.size()), at = place.outside;
+        if (int(place.storage_dims.size()) != rank)
+            throw_internal(what, ": internal: ", rank, " extents for ", place.storage_dims.size(), " storage dims");
+        std::vector<int64_t> shape;  // the allocation's extents are in the Func's dim order
+        for (int d : place.storage_dims) shape.push_back(*as_const_int(op->extents.at(size_t(d))));
+        const int64_t lanes = plan_.lanes(b.type);
+        if (shape[0] % lanes)
+            throw_error(what, ": a device_layout with its stick count outside a dimension needs rows of whole sticks; "
+                              "its rows hold ", shape[0], " elements (stick_vectorize its first dimension, or keep the "
+                              "stick count innermost)");
+        b.shape = shape;
+        b.layout.stick_dim = 0;
+        b.layout.order.clear();
+        for (int d = rank - 1; d >= 1; d--) {
+            if (d == at) b.layout.order.push_back(0);
+            b.layout.order.push_back(d);
+        }
+    }
+
     KernelPlan &plan_;
     int depth_ = 0;
 };

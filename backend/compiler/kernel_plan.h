@@ -64,6 +64,14 @@ struct KernelPlan {
     // Halide computes each inside the innermost loop of its consumer, once per element read.
     std::set<std::string> per_element_updates;
 
+    // Intermediates in device memory whose layout puts the stick count outside one of their other
+    // dimensions (device_layout with a stick-count dimension; set by capture_stmt).
+    struct StickCountPlace {
+        int outside = 0;                 // the storage dim (innermost first) it goes just outside of
+        std::vector<int> storage_dims;   // the Func's dim stored at each storage position
+    };
+    std::map<std::string, StickCountPlace> stick_count_outside;
+
     BufferInfo &buffer(const std::string &name);  // throws spyre::Error if unknown
     const BufferInfo &buffer(const std::string &name) const;
     bool has(const std::string &name) const { return buffers.count(name) != 0; }

@@ -42,6 +42,9 @@ constexpr const char *kRingShareSuffix = "_share";
 // Loop-name marker: a loop whose name ends with this had the dma_phases directive; its iterations
 // are not double-buffered and end with a wait for their DMA and a barrier of all cores.
 constexpr const char *kDmaPhasesSuffix = "_phased";
+// Trace-tag prefix: device_layout(order, stick_count_outside) tags the Func with this and the name of
+// the dimension its stick count goes just outside of (capture_stmt reads it).
+constexpr const char *kStickCountTag = "spyre.stick_count_outside=";
 
 // An all-core ring reduction of one LX slice per core (op: 0 sum, 1 max, 2 min), in place: after
 // it every core's slice holds the combination of all cores' slices.
