@@ -274,24 +274,50 @@ private:
     }
 
     // ------------------------------------------------------------------ buffers
+    // A buffer in the default layout: its logical dims, rows padded to whole sticks. In another
+    // layout, torch-spyre's form: the logical dims outermost first with the stick dim split into its
+    // stick count and its lanes (a (1024, 256) fp16 tensor with the stick count outermost is
+    // `sizes: [1024, 4, 64], strides: [64, 65536, 1]`), and `spyre.stick_extent` when the stick dim
+    // is not whole sticks (docs/ktir.md).
     void buffer_view(size_t i) {
         const BufferDecl &b = p_.buffers[i];
-        if (b.layout != default_layout(int(b.shape.size())) && !(b.layout.order.empty() && b.layout.stick_dim == 0))
+        const int rank = int(b.shape.size());
+        const bool split = rank > 1 && !stick_count_innermost(b.layout, rank);
+        if (!split && b.layout != default_layout(rank) && !(b.layout.order.empty() && b.layout.stick_dim == 0))
             throw_error("buffer '", b.name, "' has layout ", layout_to_string(b.layout),
-                        "; KTIR export supports the row-major stick layout");
-        const int64_t lanes = sb_ / dtype_bytes(b.type);
-        std::vector<int64_t> sizes(b.shape.rbegin(), b.shape.rend()), strides(sizes.size());
-        int64_t st = 1;
-        for (size_t d = sizes.size(); d-- > 0;) {
-            strides[d] = st;
-            st *= d + 1 == sizes.size() ? (sizes[d] + lanes - 1) / lanes * lanes : sizes[d];
+                        "; KTIR export supports layouts sticked on dim 0");
+        if (split && b.layout.stick_dim != 0)
+            throw_error("buffer '", b.name, "' has layout ", layout_to_string(b.layout),
+                        "; KTIR export supports layouts sticked on dim 0");
+        const int64_t eb = dtype_bytes(b.type), lanes = sb_ / eb;
+        std::vector<int64_t> sizes, strides;
+        std::string extra;
+        if (split) {
+            const DeviceGeometry g = device_geometry(b.layout, b.shape, b.type, sb_);
+            for (int d = rank - 1; d >= 1; d--) {
+                sizes.push_back(b.shape[size_t(d)]);
+                strides.push_back(g.dim_stride[size_t(d)] / eb);
+            }
+            sizes.push_back(g.sticks_along_stick_dim);
+            strides.push_back(g.stick_index_stride / eb);
+            sizes.push_back(lanes);
+            strides.push_back(1);
+            if (b.shape[0] % lanes) extra = ", spyre.stick_extent = " + std::to_string(b.shape[0]) + " : i64";
+        } else {
+            sizes.assign(b.shape.rbegin(), b.shape.rend());
+            strides.resize(sizes.size());
+            int64_t st = 1;
+            for (size_t d = sizes.size(); d-- > 0;) {
+                strides[d] = st;
+                st *= d + 1 == sizes.size() ? (sizes[d] + lanes - 1) / lanes * lanes : sizes[d];
+            }
         }
         std::string mt = "memref<" + shape_text(sizes) + type_name(b.type) + ">";
         const char *kind = buffer_kind_name(b.kind);  // input, output, inout, temp
         line("%" + buf_[i] + "_view = ktdp.construct_memory_view %" + buf_[i] + ", sizes: [" + list(sizes) +
              "], strides: [" + list(strides) + "] {");
         line("  coordinate_set = " + set_text(sizes) + ",");
-        line(std::string("  memory_space = #ktdp.spyre_memory_space<HBM>, spyre.kind = \"") + kind + "\"");
+        line(std::string("  memory_space = #ktdp.spyre_memory_space<HBM>, spyre.kind = \"") + kind + "\"" + extra);
         line("} : " + mt);
     }
 

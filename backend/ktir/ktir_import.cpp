@@ -268,9 +268,43 @@ int Importer::declare_buffer(const Op &v, const std::string &name, int64_t const
         if (o.name == bi.name)
             throw_error("line ", v.line, ": two buffers are named '", bi.name, "'");
     std::vector<int64_t> halide(bi.shape.rbegin(), bi.shape.rend());
-    int id = b_.buffer(bi.name, BufferKind::Input, bi.t, halide);
+    DeviceLayout layout;
+    if (!bi.elem_sticks) split_stick_layout(v, order, bi, halide, layout);
+    int id = b_.buffer(bi.name, BufferKind::Input, bi.t, halide, layout);
     bufs_.push_back(bi);
     return id;
+}
+
+// torch-spyre's form of a tensor in a layout whose stick count is not innermost: the logical dims
+// outermost first, the stick dim split into its stick count and its lanes (`sizes: [4096, 64, 64],
+// strides: [64, 262144, 1]` is a (4096, 4096) weight with the stick count outermost). The buffer is
+// declared as that tensor in that layout, so the host packs the logical tensor into it; a view
+// whose stick count is innermost stays the tensor in memory order, as before.
+void Importer::split_stick_layout(const Op &v, const std::vector<size_t> &order, const BufInfo &bi,
+                                  std::vector<int64_t> &halide, DeviceLayout &layout) {
+    const size_t n = v.sizes.size();
+    const int64_t lanes = sb_ / dtype_bytes(bi.t);
+    if (n < 3 || v.sizes[n - 1] != lanes || v.strides[n - 1] != 1 || v.strides[n - 2] == lanes) return;
+    const int rank = int(n) - 1;
+    int64_t extent = wrap_mul(v.sizes[n - 2], lanes);
+    auto ext = v.attrs.find("spyre.stick_extent");
+    if (ext != v.attrs.end()) {
+        if (ext->second.kind != Attr::Int || ext->second.i <= extent - lanes || ext->second.i > extent)
+            throw_error("line ", v.line, ": ktdp.construct_memory_view: spyre.stick_extent must be an integer in (",
+                        extent - lanes, ", ", extent, "], the elements of its ", v.sizes[n - 2], " sticks");
+        extent = ext->second.i;
+    }
+    halide.assign(size_t(rank), 0);
+    halide[0] = extent;
+    for (size_t i = 0; i + 2 < n; i++) halide[size_t(rank) - 1 - i] = v.sizes[i];
+    layout.stick_dim = 0;
+    layout.order.clear();
+    for (size_t i = 0; i + 1 < n; i++) {
+        const size_t p = order[i];  // listed position, outermost in memory first
+        layout.order.push_back(p == n - 2 ? 0 : rank - 1 - int(p));
+    }
+    if (device_geometry(layout, halide, bi.t, sb_).total_bytes != wrap_mul(bi.elems, dtype_bytes(bi.t)))
+        throw_internal("line ", v.line, ": internal: the split-stick layout of '", bi.name, "' does not cover its view");
 }
 
 void Importer::bind_args() {

@@ -140,6 +140,8 @@ private:
     void find_buffers();
 
     int declare_buffer(const Op &v, const std::string &name, int64_t const_addr);
+    void split_stick_layout(const Op &v, const std::vector<size_t> &order, const BufInfo &bi,
+                            std::vector<int64_t> &halide, DeviceLayout &layout);
 
     void bind_args();
 

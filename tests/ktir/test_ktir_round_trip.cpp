@@ -22,9 +22,12 @@ using ktir_testing::small_shape;
 
 struct Case {
     std::string app, schedule;
+    report::ArgumentLayouts layouts = report::ArgumentLayouts::RowMajor;
 };
 
-void PrintTo(const Case &c, std::ostream *os) { *os << c.app << "/" << c.schedule; }
+void PrintTo(const Case &c, std::ostream *os) {
+    *os << c.app << "/" << c.schedule << (c.layouts == report::ArgumentLayouts::TorchSpyre ? " torch-spyre layouts" : "");
+}
 
 std::vector<Case> named_schedules() {
     std::vector<Case> out;
@@ -34,10 +37,24 @@ std::vector<Case> named_schedules() {
     return out;
 }
 
+// Two layouts of one shape that place every element at the same device offset (they may order
+// dims of extent 1 differently).
+bool same_placement(const BufferDecl &a, const BufferDecl &b) {
+    if (a.shape != b.shape || a.layout.stick_dim != b.layout.stick_dim) return false;
+    const MachineDesc m;
+    const DeviceGeometry ga = device_geometry(a.layout, a.shape, a.type, m.stick_bytes),
+                         gb = device_geometry(b.layout, b.shape, b.type, m.stick_bytes);
+    if (ga.total_bytes != gb.total_bytes) return false;
+    if (ga.sticks_along_stick_dim > 1 && ga.stick_index_stride != gb.stick_index_stride) return false;
+    for (size_t d = 0; d < a.shape.size(); d++)
+        if (int(d) != a.layout.stick_dim && a.shape[d] > 1 && ga.dim_stride[d] != gb.dim_stride[d]) return false;
+    return true;
+}
+
 // Compiles c at its small shape, exports it, imports it back and runs both.
 void expect_round_trip(const Case &c) {
     const report::Shape shape = small_shape(c.app);
-    DeviceProgram original = report::compile_kernel(c.app, c.schedule, shape);
+    DeviceProgram original = report::compile_kernel(c.app, c.schedule, shape, {}, "", nullptr, c.layouts);
     std::string text = ktir::export_ktir(original);
     ktir::ImportOptions opt;
     DeviceProgram imported;
@@ -53,6 +70,9 @@ void expect_round_trip(const Case &c) {
         EXPECT_EQ(imported.buffers[i].kind, original.buffers[i].kind);
         EXPECT_EQ(imported.buffers[i].type, original.buffers[i].type);
         EXPECT_EQ(imported.buffers[i].shape, original.buffers[i].shape);
+        EXPECT_TRUE(same_placement(original.buffers[i], imported.buffers[i]))
+            << original.buffers[i].name << ": " << layout_to_string(original.buffers[i].layout) << " exported, "
+            << layout_to_string(imported.buffers[i].layout) << " imported";
     }
     std::vector<Halide::Runtime::Buffer<>> inputs = report::random_inputs(c.app, shape);
     SpyreRun a = run_on_spyre(original, inputs), b = run_on_spyre(imported, inputs);
@@ -75,6 +95,17 @@ class KtirRoundTrip : public ::testing::TestWithParam<Case> {};
 TEST_P(KtirRoundTrip, ImportedExportRunsTheSameNumbersInTheSameTime) { expect_round_trip(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Catalogue, KtirRoundTrip, ::testing::ValuesIn(named_schedules()),
+                         [](const ::testing::TestParamInfo<Case> &i) { return i.param.app + "_" + i.param.schedule; });
+
+// The same with every argument of two dims or more in torch-spyre's default layout: the buffers'
+// views carry the layouts (the stick dim split into stick count and lanes) and come back the same.
+std::vector<Case> torch_spyre_layouts() {
+    std::vector<Case> out = named_schedules();
+    for (Case &c : out) c.layouts = report::ArgumentLayouts::TorchSpyre;
+    return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(TorchSpyreLayouts, KtirRoundTrip, ::testing::ValuesIn(torch_spyre_layouts()),
                          [](const ::testing::TestParamInfo<Case> &i) { return i.param.app + "_" + i.param.schedule; });
 
 TEST(KtirRoundTripAuto, AutoScheduledLayernormRunsTheSameNumbersInTheSameTime) {
