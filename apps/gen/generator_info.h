@@ -95,7 +95,15 @@ struct AutoRequest {
     // The tuning database the search reads first and stores its result in (AutoOptions::tuning_db;
     // spyre-gen --tuning-db); empty: none.
     std::string tuning_db;
+    // Device layouts of arguments by name (spyre-gen --layout NAME=SPEC), for every schedule; the
+    // others are row-major.
+    std::map<std::string, DeviceLayout> layouts;
 };
+// The layout `request` gives argument `b` (row-major when it names none).
+inline DeviceLayout layout_of(const BufferShape &b, const AutoRequest &request) {
+    auto it = request.layouts.find(b.name);
+    return it == request.layouts.end() ? DeviceLayout{} : it->second;
+}
 struct AutoChoice {
     std::string schedule_source;          // the C++ of the schedule it chose (NAME.schedule.cpp)
     std::vector<DeviceLayout> layouts;    // per input, then per output

@@ -25,6 +25,7 @@
 #include "compile.h"
 #include "cpu_reference.h"
 #include "device/disassembler.h"
+#include "device/error.h"
 #include "device/program_io.h"
 #include "generator_info.h"
 #include "generator_pipeline.h"
@@ -61,6 +62,11 @@ options:
                 their dims with the stick count innermost (AutoOptions::free_layouts). The
                 program records the layouts; NAME.json lists them; the host function takes and
                 gives dense Halide buffers as before
+  --layout NAME=LAYOUT  the device layout of argument NAME (an input, or the output), for any
+                schedule: row_major (the default), torch_spyre (torch-spyre's default: the stick
+                count outermost), or the device dims outermost first, Halide's dims d1, d2, ...
+                and the stick count of d0 as s ("d2,s,d1": the batch outermost). Repeatable. The
+                host function still takes and gives dense Halide buffers (docs/directives.md)
   --tuning-db[=FILE]  with schedule=auto: look the search up in the tuning database FILE (an
                 SQLite file, default spyre-tune.db, created if missing) and apply the stored
                 schedule without searching; otherwise search and store the result there. The key
@@ -198,7 +204,7 @@ int gengen(int argc, char **argv) {
 
 int generate(const std::string &generator, const std::string &out_dir, std::string name,
              const std::vector<std::string> &kv, const std::string &command, bool emit_ktir,
-             const spyre::gen::AutoRequest &request) {
+             spyre::gen::AutoRequest request, const std::map<std::string, std::string> &layout_texts) {
     const std::vector<std::string> &free_layouts = request.free_layouts;
     const GeneratorInfo *info = spyre::gen::find_generator_info(generator);
     if (!info) throw Usage("unknown generator '" + generator + "' (known: " + join(generator_names()) + ")");
@@ -261,6 +267,26 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
         fs::remove(probe, ec);
     }
 
+    // --layout: each name an argument, each layout one of its rank.
+    {
+        std::vector<spyre::gen::BufferShape> all = info->input_shapes(values);
+        for (const spyre::gen::BufferShape &b : info->output_shapes(values)) all.push_back(b);
+        for (const auto &[arg, text] : layout_texts) {
+            auto it = std::find_if(all.begin(), all.end(), [&](const spyre::gen::BufferShape &b) { return b.name == arg; });
+            if (it == all.end()) {
+                std::vector<std::string> names;
+                for (const spyre::gen::BufferShape &b : all) names.push_back(b.name);
+                throw Usage("--layout names '" + arg + "', which is not an argument of " + generator + " (its arguments: " +
+                            join(names) + ")");
+            }
+            try {
+                request.layouts[arg] = spyre::parse_layout(text, int(it->shape.size()), "--layout " + arg);
+            } catch (const spyre::Error &e) {
+                throw Usage(e.what());
+            }
+        }
+    }
+
     // Build the generator's pipeline, then compile it for Spyre.
     spyre::gen::BuiltGenerator built =
         spyre::gen::build_generator(generator, Halide::get_host_target(), params, request);
@@ -276,7 +302,7 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
         if (it == inferred.end())
             throw std::runtime_error("generator " + generator + ": the pipeline has no input '" + s.name + "'");
         args.push_back(*it);
-        opt.inputs.push_back(spyre::TensorSpec{s.shape, {}});
+        opt.inputs.push_back(spyre::TensorSpec{s.shape, spyre::gen::layout_of(s, request)});
     }
     if (args.size() != inferred.size())
         throw std::runtime_error("generator " + generator + ": the pipeline has " + std::to_string(inferred.size()) +
@@ -284,7 +310,7 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
     // (An info that names more or fewer outputs than the pipeline has is refused by the compile.)
     const std::vector<spyre::gen::BufferShape> out_shapes = info->output_shapes(values);
     std::vector<spyre::TensorSpec> outputs;
-    for (const spyre::gen::BufferShape &s : out_shapes) outputs.push_back(spyre::TensorSpec{s.shape, {}});
+    for (const spyre::gen::BufferShape &s : out_shapes) outputs.push_back(spyre::TensorSpec{s.shape, spyre::gen::layout_of(s, request)});
     // schedule=auto with --free-layouts: the layouts the search chose.
     const std::vector<spyre::DeviceLayout> &chosen = built.auto_choice.layouts;
     if (schedule == "auto" && chosen.size() == opt.inputs.size() + outputs.size()) {
@@ -367,6 +393,7 @@ int main(int argc, char **argv) {
         std::string generator, out_dir, name;
         spyre::gen::AutoRequest request;
         std::vector<std::string> &free_layouts = request.free_layouts;
+        std::map<std::string, std::string> layout_texts;  // --layout NAME=LAYOUT, parsed once the ranks are known
         bool list = false;
         std::vector<std::string> kv;
         std::string command = "spyre-gen";
@@ -394,6 +421,13 @@ int main(int argc, char **argv) {
                 for (std::string n; std::getline(names, n, ',');)
                     if (!n.empty()) free_layouts.push_back(n);
                 if (free_layouts.empty()) throw Usage("--free-layouts: no argument named");
+            } else if (a == "--layout") {
+                const std::string v = value("NAME=LAYOUT");
+                const size_t eq = v.find('=');
+                if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+                    throw Usage("--layout " + v + ": give NAME=LAYOUT (row_major, torch_spyre, or dims like d1,s)");
+                if (!layout_texts.emplace(v.substr(0, eq), v.substr(eq + 1)).second)
+                    throw Usage("--layout: argument '" + v.substr(0, eq) + "' given twice");
             } else if (a == "--tuning-db" || a.rfind("--tuning-db=", 0) == 0) {
                 request.tuning_db = a == "--tuning-db" ? "spyre-tune.db" : a.substr(std::string("--tuning-db=").size());
                 if (request.tuning_db.empty()) throw Usage("--tuning-db=: no file named");
@@ -406,7 +440,7 @@ int main(int argc, char **argv) {
         if (list) return list_generators();
         if (generator.empty()) throw Usage("missing -g GENERATOR (spyre-gen -l lists them)");
         if (out_dir.empty()) throw Usage("missing -o DIR");
-        return generate(generator, out_dir, name, kv, command, emit_ktir, request);
+        return generate(generator, out_dir, name, kv, command, emit_ktir, request, layout_texts);
     } catch (const Usage &e) {
         std::cerr << "spyre-gen: error: " << e.what() << "\n(spyre-gen --help for usage)\n";
         return 2;

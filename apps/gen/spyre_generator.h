@@ -22,11 +22,13 @@ inline MachineDesc machine_from_param(const std::string &path) {
 }
 
 // Fixes every input and output to the shapes `info` gives for the integer GeneratorParams
-// `values` (row-major, sticked on dim 0): what compile_pipeline_for_spyre expects of a Generator's
-// pipeline.
+// `values`, in the layouts `request` names (row-major, sticked on dim 0, for the others): what
+// compile_pipeline_for_spyre expects of a Generator's pipeline.
+inline TensorSpec spec_of(const BufferShape &b, const AutoRequest &request) { return TensorSpec{b.shape, layout_of(b, request)}; }
+
 inline void fix_device_shapes(const GeneratorInfo &info, const ParamValues &values,
                               const std::vector<Halide::ImageParam> &inputs, const std::vector<Halide::Func> &outputs,
-                              const MachineDesc &m) {
+                              const MachineDesc &m, const AutoRequest &request) {
     std::vector<BufferShape> shapes = info.input_shapes(values), out_shapes = info.output_shapes(values);
     if (shapes.size() != inputs.size())
         throw std::runtime_error(info.name + ": " + std::to_string(inputs.size()) + " inputs but " +
@@ -34,9 +36,9 @@ inline void fix_device_shapes(const GeneratorInfo &info, const ParamValues &valu
     if (out_shapes.size() != outputs.size())
         throw std::runtime_error(info.name + ": " + std::to_string(outputs.size()) + " outputs but " +
                                  std::to_string(out_shapes.size()) + " output shapes");
-    for (size_t i = 0; i < inputs.size(); i++) fix_device_shape(inputs[i], TensorSpec{shapes[i].shape, {}}, m);
+    for (size_t i = 0; i < inputs.size(); i++) fix_device_shape(inputs[i], spec_of(shapes[i], request), m);
     for (size_t i = 0; i < outputs.size(); i++)
-        fix_device_shape(outputs[i].output_buffer(), TensorSpec{out_shapes[i].shape, {}}, m);
+        fix_device_shape(outputs[i].output_buffer(), spec_of(out_shapes[i], request), m);
 }
 
 // The end of every Spyre generator's generate(): with schedule=cpu the CPU reference schedule;
@@ -50,18 +52,18 @@ void apply_schedule(SpyreGeneratorState &state, const GeneratorInfo &info, const
                     CpuSchedule cpu, SpyreSchedule spyre) {
     if (schedule == "cpu") return cpu();
     MachineDesc m = machine_from_param(machine_path);
-    fix_device_shapes(info, values, inputs, outputs, m);
+    fix_device_shapes(info, values, inputs, outputs, m, state.auto_request);
     if (schedule == "auto") {
         // Every generator's pipeline, scheduled by the autoscheduler for its shapes and machine
         // (at most the generator's `cores`, when it has that parameter).
         CompileOptions o;
         o.kernel_name = info.name;
         o.machine = m;
-        for (const BufferShape &b : info.input_shapes(values)) o.inputs.push_back(TensorSpec{b.shape, {}});
+        for (const BufferShape &b : info.input_shapes(values)) o.inputs.push_back(spec_of(b, state.auto_request));
         const std::vector<BufferShape> out_shapes = info.output_shapes(values);
-        o.output = TensorSpec{out_shapes[0].shape, {}};
+        o.output = spec_of(out_shapes[0], state.auto_request);
         if (out_shapes.size() > 1)
-            for (const BufferShape &b : out_shapes) o.outputs.push_back(TensorSpec{b.shape, {}});
+            for (const BufferShape &b : out_shapes) o.outputs.push_back(spec_of(b, state.auto_request));
         AutoOptions ao;
         auto cores = values.find("cores");
         if (cores != values.end()) ao.max_cores = int(cores->second);

@@ -234,6 +234,34 @@ DeviceLayout torch_spyre_default_layout(int rank) {
     return l;
 }
 
+DeviceLayout parse_layout(const std::string &text, int rank, const std::string &what) {
+    if (text == "row_major") return default_layout(rank);
+    if (text == "torch_spyre") return torch_spyre_default_layout(rank);
+    DeviceLayout l;
+    l.stick_dim = 0;
+    std::stringstream ss(text);
+    for (std::string item; std::getline(ss, item, ',');) {
+        int d = -1;
+        if (item == "s") {
+            d = 0;
+        } else if (item.size() >= 2 && item[0] == 'd' && item.find_first_not_of("0123456789", 1) == std::string::npos &&
+                   item.size() <= 3) {
+            d = std::stoi(item.substr(1));
+            if (d == 0)
+                throw_error(what, ": layout '", text, "': d0 is the stick dim, held in sticks; write its stick count 's'");
+        } else {
+            throw_error(what, ": layout '", text, "': '", item,
+                        "' is not a dim (d1, d2, ...) or the stick count (s); or give row_major or torch_spyre");
+        }
+        l.order.push_back(d);
+    }
+    if (int(l.order.size()) != rank)
+        throw_error(what, ": layout '", text, "' names ", l.order.size(), " dims; the tensor has ", rank,
+                    " (its stick count s", rank > 1 ? " and d1..d" + std::to_string(rank - 1) : std::string(), ")");
+    check_layout(l, std::vector<int64_t>(size_t(rank), 1), what + ": layout '" + text + "'");
+    return l;
+}
+
 std::string layout_to_string(const DeviceLayout &layout) {
     std::ostringstream os;
     os << "sticks(d" << layout.stick_dim << ") order[";

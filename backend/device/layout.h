@@ -65,4 +65,10 @@ bool stick_count_innermost(const DeviceLayout &layout, int rank);
 // stick count outermost, then the other dims in row-major order. (1024, 256) fp16 -> (4, 1024, 64).
 DeviceLayout torch_spyre_default_layout(int rank);
 
+// A layout of a tensor of `rank` dims from text: "row_major" (default_layout), "torch_spyre"
+// (torch_spyre_default_layout), or the device dims outermost first with the stick dim's stick count
+// written "s": "d2,s,d1" is {0, {2, 0, 1}} (dims in Halide order, d0 innermost; the stick dim d0).
+// Throws spyre::Error naming `what` and the text.
+DeviceLayout parse_layout(const std::string &text, int rank, const std::string &what);
+
 }  // namespace spyre

@@ -17,7 +17,12 @@ using namespace spyre::tools_testing;
 
 namespace {
 
-
+std::string bytes(const fs::path &p) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
 
 TEST(SpyreGen, ListsGeneratorsAndSchedules) {
     CommandResult r = run_command(quote(kGen) + " -l");
@@ -63,6 +68,58 @@ TEST(SpyreGen, FreeLayoutsAreRecordedAndTheKernelMatchesTheCpu) {
     EXPECT_NE(run.output.find("): ok"), std::string::npos) << run.output;
 }
 
+// --layout: the arguments in the layouts given (torch-spyre's default, and the batch outermost) with
+// a named schedule; the program, its KTIR and the report carry them, and the kernel run from the
+// .spyre and from the .ktir matches the CPU and writes the same bytes.
+TEST(SpyreGen, LayoutsGivenByNameAreCompiledRecordedAndExportedAndTheKernelMatchesTheCpu) {
+    fs::path dir = scratch_dir("tools_test", "layouts");
+    CommandResult r = run_command(quote(kGen) + " -g bmm -o " + quote(dir.string()) +
+                                  " -e ktir --layout a=torch_spyre --layout w=torch_spyre --layout bmm=d2,s,d1"
+                                  " batch=2 rows=40 inner=130 cols=100 schedule=pe");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    spyre::DeviceProgram p = spyre::read_program_file((dir / "bmm.spyre").string());
+    ASSERT_EQ(p.buffers.size(), 3u);
+    EXPECT_EQ(p.buffers[0].layout, (spyre::DeviceLayout{0, {0, 2, 1}}));
+    EXPECT_EQ(p.buffers[1].layout, (spyre::DeviceLayout{0, {0, 1}}));
+    EXPECT_EQ(p.buffers[2].layout, (spyre::DeviceLayout{0, {2, 0, 1}}));
+    std::ifstream f(dir / "bmm.json");
+    nlohmann::json j = nlohmann::json::parse(f);
+    EXPECT_EQ(j["buffers"][2]["layout"], "sticks(d0) order[d2,d0,d1]");
+    for (const char *file : {"bmm.spyre", "bmm.ktir"}) {
+        CommandResult run = run_command(quote(std::string(SPYRE_RUN)) + " " + quote((dir / file).string()) + " -o " +
+                                        quote((dir / (std::string(file) + ".out")).string()));
+        ASSERT_EQ(run.exit_code, 0) << file << ": " << run.output;
+        EXPECT_NE(run.output.find("(tolerance 0 ULP): ok"), std::string::npos) << file << ": " << run.output;
+    }
+    EXPECT_EQ(bytes(dir / "bmm.spyre.out"), bytes(dir / "bmm.ktir.out"));
+}
+
+TEST(SpyreGen, LayoutsNamingNoArgumentOrMalformedAreErrors) {
+    fs::path dir = scratch_dir("tools_test", "layout_errors");
+    auto gen = [&](const std::string &layout) {
+        return run_command(quote(kGen) + " -g bmm -o " + quote(dir.string()) + " --layout " + layout + " schedule=pe");
+    };
+    CommandResult r = gen("nope=torch_spyre");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--layout names 'nope', which is not an argument of bmm (its arguments: a, w, bmm)"),
+              std::string::npos) << r.output;
+    r = gen("a=d1,s");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--layout a: layout 'd1,s' names 2 dims; the tensor has 3 (its stick count s and d1..d2)"),
+              std::string::npos) << r.output;
+    r = gen("a=d1,d0,d2");
+    EXPECT_NE(r.output.find("--layout a: layout 'd1,d0,d2': d0 is the stick dim, held in sticks; write its stick count 's'"),
+              std::string::npos) << r.output;
+    r = gen("a=d1,s,d1");
+    EXPECT_NE(r.output.find("--layout a: layout 'd1,s,d1': layout order {1,0,1} is not a permutation of the 3 dims"),
+              std::string::npos) << r.output;
+    r = gen("a=x,s,d1");
+    EXPECT_NE(r.output.find("'x' is not a dim (d1, d2, ...) or the stick count (s); or give row_major or torch_spyre"),
+              std::string::npos) << r.output;
+    r = gen("a");
+    EXPECT_NE(r.output.find("--layout a: give NAME=LAYOUT"), std::string::npos) << r.output;
+}
+
 TEST(SpyreGen, FreeLayoutsNamingNoArgumentNoneOrWithANamedScheduleAreErrors) {
     fs::path dir = scratch_dir("tools_test", "free_layouts_errors");
     CommandResult r = run_command(quote(kGen) + " -g bmm -o " + quote(dir.string()) + " --free-layouts nope schedule=auto");
@@ -94,12 +151,6 @@ TEST(SpyreGen, TuningDbSearchesOnceThenAppliesTheStoredSchedule) {
     CommandResult second = gen("second");
     ASSERT_EQ(second.exit_code, 0) << second.output;
     EXPECT_NE(second.output.find("schedule=auto from the tuning database " + db), std::string::npos) << second.output;
-    auto bytes = [](const fs::path &p) {
-        std::ifstream f(p, std::ios::binary);
-        std::stringstream s;
-        s << f.rdbuf();
-        return s.str();
-    };
     EXPECT_EQ(bytes(dir / "second" / "softmax.spyre"), bytes(dir / "first" / "softmax.spyre"));
     CommandResult empty = run_command(quote(kGen) + " -g softmax -o " + quote(dir.string()) + " --tuning-db= schedule=auto");
     EXPECT_EQ(empty.exit_code, 2) << empty.output;
@@ -123,12 +174,6 @@ TEST(SpyreGen, TwoOutputGeneratorTakesAutoAndBothOutputsRunFromSpyreAndKtir) {
     EXPECT_NE(header.find("halide_buffer_t *added_buffer, halide_buffer_t *norm_buffer, spyre::SimStats *stats"),
               std::string::npos) << header;
     EXPECT_NE(header.find("{added_buffer, norm_buffer}, stats)"), std::string::npos) << header;
-    auto bytes = [](const fs::path &p) {
-        std::ifstream f(p, std::ios::binary);
-        std::stringstream s;
-        s << f.rdbuf();
-        return s.str();
-    };
     for (const char *ext : {".spyre", ".ktir"}) {
         const std::string tag = std::string(ext).substr(1);
         CommandResult run = run_command(quote(std::string(SPYRE_RUN)) + " " + quote((dir / ("fused_add_rmsnorm" + std::string(ext))).string()) +
