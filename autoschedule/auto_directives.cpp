@@ -134,7 +134,14 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
         case Directive::DeviceLayout: {
             std::vector<Var> order;
             for (const std::string &v : d.vars) order.push_back(Var(v));
-            schedule(f, m).device_layout(order);
+            if (d.ints.empty()) {
+                schedule(f, m).device_layout(order);
+            } else {
+                if (d.ints[0] < 0 || d.ints[0] >= int(order.size()))
+                    throw_error("Func ", d.func, ": device_layout's stick count is placed outside dim ", d.ints[0],
+                                " of its ", order.size());
+                schedule(f, m).device_layout(order, order[size_t(d.ints[0])]);
+            }
             break;
         }
         case Directive::PeMatmul: schedule(f, m).pe_matmul(RVar(d.vars.at(0))); break;

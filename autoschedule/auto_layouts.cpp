@@ -23,15 +23,19 @@ std::string order_text(const std::vector<int> &order, const char *sep = ",") {
 
 std::vector<DeviceLayout> layout_choices(const LayoutArg &arg) {
     std::vector<DeviceLayout> out;
-    if (!arg.free || arg.rank < 3 || arg.rank > 4 || arg.layout.stick_dim != 0) return out;
+    if (!arg.free || arg.rank < 2 || arg.rank > 4 || arg.layout.stick_dim != 0) return out;
     const std::vector<int> own = order_of(arg.layout, arg.rank);
-    // The other dims in every order, from the row-major one; the stick count stays innermost.
+    // The other dims in every order, from the row-major one, and the stick count anywhere among them
+    // (ranks 2 and 3) or innermost and outermost (rank 4: 12 orders rather than 24).
     std::vector<int> perm;
     for (int d = arg.rank - 1; d >= 1; d--) perm.push_back(d);
     do {
-        std::vector<int> order = perm;
-        order.push_back(0);
-        if (order != own) out.push_back(DeviceLayout{0, order});
+        for (int at = int(perm.size()); at >= 0; at--) {
+            if (arg.rank == 4 && at != 0 && at != int(perm.size())) continue;
+            std::vector<int> order = perm;
+            order.insert(order.begin() + at, 0);
+            if (order != own) out.push_back(DeviceLayout{0, order});
+        }
     } while (std::prev_permutation(perm.begin(), perm.end()));
     return out;
 }
@@ -85,34 +89,41 @@ std::vector<Candidate> with_intermediate_layout_variants(const std::vector<Candi
             const Directive &d = base.directives[i];
             if (d.kind != Directive::DeviceRoot) continue;
             const StageInfo *st = info.find(d.func);
-            if (!st || st->args.size() < 3 || st->args.size() > 4) continue;
+            if (!st || st->args.size() < 2 || st->args.size() > 4) continue;
             std::vector<std::string> rest(st->args.begin() + 1, st->args.end());
             std::sort(rest.begin(), rest.end());
             do {
                 std::vector<std::string> order{st->args[0]};
                 order.insert(order.end(), rest.begin(), rest.end());
-                if (order == st->args) continue;
-                Candidate v = base;
-                v.directives.insert(v.directives.begin() + std::ptrdiff_t(i) + 1,
-                                    Directive{Directive::DeviceLayout, d.func, order, {}, ""});
-                // Its loops in the same order (the innermost loop each dim was split into), so that
-                // each core writes its share in long runs.
-                if (st->updates == 0) {
-                    std::map<std::string, std::string> inner;
-                    for (const std::string &a : st->args) inner[a] = a;
-                    for (const Directive &o : base.directives)
-                        if (o.func == d.func && (o.kind == Directive::Split || o.kind == Directive::HSplit))
-                            for (auto &kv : inner)
-                                if (kv.second == o.vars.at(0)) kv.second = o.vars.at(2);
-                    std::vector<std::string> loops;
-                    for (size_t k = 1; k < order.size(); k++) loops.push_back(inner[order[k]]);
-                    v.directives.push_back(Directive{Directive::HReorder, d.func, loops, {}, ""});
+                // The stick count innermost (k = 0), or just outside dim k: every place at rank 2
+                // and 3, the outermost at rank 4.
+                for (int k = 0; k < int(order.size()); k++) {
+                    if (order.size() == 4 && k != 0 && k != 3) continue;
+                    if (order == st->args && k == 0) continue;
+                    Candidate v = base;
+                    Directive layout{Directive::DeviceLayout, d.func, order, {}, ""};
+                    if (k > 0) layout.ints = {k};
+                    v.directives.insert(v.directives.begin() + std::ptrdiff_t(i) + 1, layout);
+                    // Its loops in the same order (the innermost loop each dim was split into), so
+                    // that each core writes its share in long runs.
+                    if (st->updates == 0 && order != st->args) {
+                        std::map<std::string, std::string> inner;
+                        for (const std::string &a : st->args) inner[a] = a;
+                        for (const Directive &o : base.directives)
+                            if (o.func == d.func && (o.kind == Directive::Split || o.kind == Directive::HSplit))
+                                for (auto &kv : inner)
+                                    if (kv.second == o.vars.at(0)) kv.second = o.vars.at(2);
+                        std::vector<std::string> loops;
+                        for (size_t j = 1; j < order.size(); j++) loops.push_back(inner[order[j]]);
+                        v.directives.push_back(Directive{Directive::HReorder, d.func, loops, {}, ""});
+                    }
+                    std::string dims;
+                    for (const std::string &a : order) dims += (dims.empty() ? "" : ",") + display_name(a);
+                    if (k > 0) dims += ";sticks>" + display_name(order[size_t(k)]);
+                    v.summary += " " + display_name(d.func) + ".layout=" + dims;
+                    v.refines = base.summary;
+                    out.push_back(std::move(v));
                 }
-                std::string dims;
-                for (const std::string &a : order) dims += (dims.empty() ? "" : ",") + display_name(a);
-                v.summary += " " + display_name(d.func) + ".layout=" + dims;
-                v.refines = base.summary;
-                out.push_back(std::move(v));
             } while (std::next_permutation(rest.begin(), rest.end()));
         }
     return out;

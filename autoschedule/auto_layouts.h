@@ -1,9 +1,9 @@
 // Device layouts chosen by the autoscheduler: of the arguments whose caller allows it
-// (AutoOptions::free_layouts), and of the intermediates a schedule keeps in device memory. The compiler takes layouts whose stick is dim 0 and whose stick count
-// is the innermost outer dimension (capture_stmt.cpp: Halide's flat index must be the device
-// offset); what is left to choose is the order of the other dimensions, which decides how long the
-// contiguous runs of each core's DMA are (a core's rows of every head are one run when the heads
-// are inside the rows).
+// (AutoOptions::free_layouts), and of the intermediates a schedule keeps in device memory. Layouts
+// are sticked on dim 0; what is left to choose is the order of the other dimensions and where the
+// stick count goes among them (torch-spyre's default puts it outermost), which decide how long
+// the contiguous runs of each core's DMA are (a core's rows of every head are one run when the
+// heads are inside the rows; a stick count outside the rows makes each stick column a run).
 // Each candidate of the space gets variants with other orders; a variant refines its base
 // (Candidate::refines), so the search times it only when the base is among the best.
 #pragma once
@@ -23,8 +23,9 @@ struct LayoutArg {
     bool free = false;    // the search may choose its order
 };
 
-// The orders a free argument may take besides the caller's: its dims but 0 in every order, then the
-// stick count. Ranks 3 and 4 (1 and 5 more orders); rank 2 has no other, higher ranks keep theirs.
+// The orders a free argument may take besides the caller's: its dims but 0 in every order, with the
+// stick count at every place among them (ranks 2 and 3: 1 and 5 more orders) or innermost and
+// outermost (rank 4: 11 more); higher ranks keep theirs.
 std::vector<DeviceLayout> layout_choices(const LayoutArg &arg);
 
 // `cs` followed by their layout variants: every combination of the free arguments' choices when
@@ -33,12 +34,13 @@ std::vector<DeviceLayout> layout_choices(const LayoutArg &arg);
 // output. Nothing is added when no argument is free.
 std::vector<Candidate> with_layout_variants(const std::vector<Candidate> &cs, const std::vector<LayoutArg> &args);
 
-// `cs` followed by variants that store their device-memory intermediates (DeviceRoot) of rank 3 or
-// 4 in another order (device_layout: the stick dimension innermost, the others in every order),
-// one intermediate changed at a time, of the candidates that refine none. A variant refines its
-// base, and its summary adds
-// "<func>.layout=<dims, innermost first>". Which order pays depends on the loops of the producer
-// and of its consumers (and the cores' shares of them), so the simulator decides.
+// `cs` followed by variants that store their device-memory intermediates (DeviceRoot) of rank 2 to 4
+// in another layout (device_layout: the stick dimension innermost, the others in every order, the
+// stick count innermost or just outside any of them; at rank 4 innermost or outermost), one
+// intermediate changed at a time, of the candidates that refine none. A variant refines its base,
+// and its summary adds "<func>.layout=<dims, innermost first>[;sticks><dim>]". Which layout pays
+// depends on the loops of the producer and of its consumers (and the cores' shares of them), so the
+// simulator decides; a stick count outside needs rows of whole sticks, or the compile refuses it.
 std::vector<Candidate> with_intermediate_layout_variants(const std::vector<Candidate> &cs, const PipelineInfo &info);
 
 // `opt` with `c`'s layouts (those of the caller when `c` chooses none).

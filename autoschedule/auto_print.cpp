@@ -61,7 +61,12 @@ std::string call(const Directive &d, const std::string &m) {
     case Directive::StoreAt: os << "scratchpad_store_at(" << cpp_name(d.at_func) << ", " << cpp_name(d.vars[0]) << ")"; break;
     case Directive::LxRoot: os << "scratchpad_root()"; break;
     case Directive::DeviceRoot: os << "device_root()"; break;
-    case Directive::DeviceLayout: os << "device_layout({" << list(d.vars) << "})"; break;
+    case Directive::DeviceLayout:
+        os << "device_layout({" << list(d.vars) << "}"
+           << (d.ints.empty() || d.ints[0] < 0 || d.ints[0] >= int(d.vars.size()) ? std::string()
+                                                                                  : ", " + cpp_name(d.vars[size_t(d.ints[0])]))
+           << ")";
+        break;
     case Directive::PeMatmul: os << "pe_matmul(" << cpp_name(d.vars[0]) << ")"; break;
     case Directive::RingShare: os << "ring_share(" << cpp_name(d.vars[0]) << ", " << d.ints[0] << ")"; break;
     case Directive::DmaPhases: os << "dma_phases(" << cpp_name(d.vars[0]) << ")"; break;

@@ -20,7 +20,8 @@ struct Directive {
         StoreAt,         // func, at_func, vars {at_var}: scratchpad_store_at
         LxRoot,          // func: scratchpad_root
         DeviceRoot,      // func: device_root
-        DeviceLayout,    // func, vars {dims in storage order, innermost first}: device_layout, after DeviceRoot
+        DeviceLayout,    // func, vars {dims in storage order, innermost first}, ints {} or {k}: the stick
+                         // count just outside vars[k] (none: innermost): device_layout, after DeviceRoot
         StageAllInLx,    // func = the input's ImageParam name, at_func, vars {at_var} or {at_var, store_var}:
                          // stored at an outer loop of at_func (a sliding window over at_var)
         StageInLxAt,     // func = an input's ImageParam name, at_func, vars {loop}: in.in(at_func)

@@ -916,24 +916,29 @@ TEST(AutoLayouts, ASumOverHeadsPutsTheHeadsInsideTheRows) {
     EXPECT_EQ(d.cmp.max_ulp, 0) << d.cmp.first_mismatch;
 }
 
-// The orders the compiler takes (stick count innermost), each a refinement of its base: every
-// combination while that is at most 8 variants, one argument at a time past that.
-TEST(AutoLayouts, VariantsRefineTheirBaseWithTheOrdersTheCompilerTakes) {
+// Every order of the other dims with the stick count at every place among them (innermost or
+// outermost at rank 4), each a refinement of its base: every combination while that is at most 8
+// variants, one argument at a time past that.
+TEST(AutoLayouts, VariantsRefineTheirBaseWithEveryOrderAndStickCountPlace) {
     using namespace autosched;
     Candidate base;
     base.summary = "rows cores=4";
     const LayoutArg a3{"a", {}, 3, true}, b2{"b", {}, 2, true}, fixed3{"out", {}, 3, false}, c4{"c", {}, 4, true};
-    std::vector<Candidate> v = with_layout_variants({base}, {a3, b2, fixed3});
-    ASSERT_EQ(v.size(), 2u) << "rank 2 has no other order, and `out` is not free";
-    EXPECT_EQ(v[1].summary, "rows cores=4 a.layout=1,2,0");
-    EXPECT_EQ(v[1].refines, "rows cores=4");
-    ASSERT_EQ(v[1].layouts.size(), 3u);
-    EXPECT_EQ(v[1].layouts[0].order, (std::vector<int>{1, 2, 0}));
-    EXPECT_EQ(v[1].layouts[2], DeviceLayout{}) << "the caller's layout where the variant changes nothing";
-    EXPECT_EQ(layout_choices(c4).size(), 5u);
-    for (const DeviceLayout &l : layout_choices(c4)) EXPECT_EQ(l.order.back(), 0);
+    EXPECT_EQ(layout_choices(a3).size(), 5u);
+    ASSERT_EQ(layout_choices(b2).size(), 1u);
+    EXPECT_EQ(layout_choices(b2)[0], torch_spyre_default_layout(2));
+    EXPECT_EQ(layout_choices(c4).size(), 11u);
+    for (const DeviceLayout &l : layout_choices(c4)) EXPECT_TRUE(l.order.back() == 0 || l.order.front() == 0);
+    std::vector<Candidate> v = with_layout_variants({base}, {a3, b2});
     // (5 + 1) x (1 + 1) - 1 = 11 combinations: one argument at a time instead.
-    EXPECT_EQ(with_layout_variants({base}, {c4, a3}).size(), 1u + 5u + 1u);
+    ASSERT_EQ(v.size(), 1u + 5u + 1u);
+    EXPECT_EQ(v[1].summary, "rows cores=4 a.layout=2,0,1");
+    EXPECT_EQ(v[1].refines, "rows cores=4");
+    ASSERT_EQ(v[1].layouts.size(), 2u);
+    EXPECT_EQ(v[1].layouts[0].order, (std::vector<int>{2, 0, 1}));
+    EXPECT_EQ(v[1].layouts[1], DeviceLayout{}) << "the caller's layout where the variant changes nothing";
+    // Every combination of two rank-2 arguments: 2 x 2 - 1 = 3.
+    EXPECT_EQ(with_layout_variants({base}, {b2, LayoutArg{"d", {}, 2, true}}).size(), 1u + 3u);
     EXPECT_EQ(with_layout_variants({base}, {fixed3}).size(), 1u);
 }
 

@@ -110,9 +110,10 @@ TEST(DeviceLayout, MalformedOrdersAreRefusedByName) {
               "Func p: device_layout(x, z, y): a layout is for a Func in device memory; call device_root() first");
 }
 
-// Every candidate that keeps p in device memory gets the variant that stores p in its reader's
-// order, with p's loops in that order; the variant refines its base and prints as the directive.
-TEST(AutoIntermediateLayouts, EveryDeviceIntermediateOfRankThreeGetsItsOtherOrder) {
+// Every candidate that keeps p in device memory gets the variants that store p in the other order of
+// its outer dims (its reader's, with p's loops in that order) and with its stick count outside each
+// outer dim, in either order; each refines its base and prints as the directive.
+TEST(AutoIntermediateLayouts, EveryDeviceIntermediateOfRankThreeGetsEveryOrderAndStickCountPlace) {
     using namespace autosched;
     const Variants v = variants_of_swapped_reader(8);
     const std::string p = v.k.funcs.at("p").name();
@@ -120,18 +121,24 @@ TEST(AutoIntermediateLayouts, EveryDeviceIntermediateOfRankThreeGetsItsOtherOrde
     for (size_t i = 0; i < v.bases; i++)
         for (const Directive &d : v.all[i].directives) device += d.kind == Directive::DeviceRoot && d.func == p;
     ASSERT_GT(device, 0u) << "the space keeps p in device memory somewhere";
-    ASSERT_EQ(v.all.size(), v.bases + device);
+    ASSERT_EQ(v.all.size(), v.bases + 5 * device);
     const PipelineInfo info = analyse_pipeline(v.k.output, v.k.inputs);
+    const std::vector<std::pair<std::string, std::string>> want = {
+        {"x,y,z;sticks>y", "device_layout({x, y, z}, y)"}, {"x,y,z;sticks>z", "device_layout({x, y, z}, z)"},
+        {"x,z,y", "device_layout({x, z, y})"},             {"x,z,y;sticks>z", "device_layout({x, z, y}, z)"},
+        {"x,z,y;sticks>y", "device_layout({x, z, y}, y)"}};
     for (size_t i = v.bases; i < v.all.size(); i++) {
         const Candidate &c = v.all[i];
-        EXPECT_EQ(c.summary, c.refines + " p.layout=x,z,y");
+        const auto &[layout, call] = want[(i - v.bases) % want.size()];
+        EXPECT_EQ(c.summary, c.refines + " p.layout=" + layout);
         const std::string cpp = print_cpp(c.directives, info, "m");
-        EXPECT_NE(cpp.find(".device_root().device_layout({x, z, y})"), std::string::npos) << cpp;
+        EXPECT_NE(cpp.find(".device_root()." + call), std::string::npos) << cpp;
     }
 }
 
-// A rank-2 intermediate has one order with the stick dimension innermost: no variant.
-TEST(AutoIntermediateLayouts, RankTwoIntermediatesGetNone) {
+// A rank-2 intermediate has one order with the stick dimension innermost, and one other place for
+// its stick count: outermost, torch-spyre's default.
+TEST(AutoIntermediateLayouts, RankTwoIntermediatesGetTheStickCountOutermost) {
     using namespace autosched;
     ImageParam in(Float(16), 2, "in");
     Var x("x"), y("y");
@@ -143,7 +150,12 @@ TEST(AutoIntermediateLayouts, RankTwoIntermediatesGetNone) {
     shapes.inputs = {{128, 64}};
     shapes.output = {128, 64};
     const std::vector<Candidate> cs = candidate_space(info, shapes, MachineDesc{}, 8).candidates;
-    EXPECT_EQ(with_intermediate_layout_variants(cs, info).size(), cs.size());
+    size_t device = 0;
+    for (const Candidate &c : cs)
+        for (const Directive &d : c.directives) device += d.kind == Directive::DeviceRoot && d.func == p.name();
+    const std::vector<Candidate> all = with_intermediate_layout_variants(cs, info);
+    ASSERT_EQ(all.size(), cs.size() + device);
+    for (size_t i = cs.size(); i < all.size(); i++) EXPECT_EQ(all[i].summary, all[i].refines + " p.layout=x,y;sticks>y");
 }
 
 // On one core, storing p in its reader's order makes the reader's runs long: the variant is timed
@@ -151,8 +163,12 @@ TEST(AutoIntermediateLayouts, RankTwoIntermediatesGetNone) {
 TEST(AutoIntermediateLayouts, TheReadersOrderIsTimedFasterAndMatchesTheCpu) {
     using namespace autosched;
     const Variants v = variants_of_swapped_reader(1);
-    ASSERT_GT(v.all.size(), v.bases);
-    const Candidate &variant = v.all[v.bases];
+    const std::string order = " p.layout=x,z,y";
+    auto it = std::find_if(v.all.begin() + long(v.bases), v.all.end(), [&](const autosched::Candidate &c) {
+        return c.summary.size() > order.size() && c.summary.compare(c.summary.size() - order.size(), order.size(), order) == 0;
+    });
+    ASSERT_NE(it, v.all.end());
+    const Candidate &variant = *it;
     const Candidate *base = nullptr;
     for (size_t i = 0; i < v.bases; i++)
         if (v.all[i].summary == variant.refines) base = &v.all[i];
