@@ -5,6 +5,7 @@
 #include "device/dtype_host.h"
 #include "device/error.h"
 #include "device/image_pool.h"
+#include "restickify_arguments.h"
 
 namespace spyre {
 
@@ -32,7 +33,12 @@ halide_type_t host_type(DType t) { return dtype_host_type(t); }
 DeviceProgram compile_for_spyre(Func output, const std::vector<ImageParam> &inputs, const CompileOptions &options) {
     BackendOptions bo;
     bo.staging_budget_bytes = options.staging_budget_bytes;
-    return compile_kernel(output, inputs, kernel_signature(output, inputs, options), options.machine, bo).program;
+    if (!needs_restickify(options))
+        return compile_kernel(output, inputs, kernel_signature(output, inputs, options), options.machine, bo).program;
+    const CompileOptions ko = kernel_options(options);
+    const DeviceProgram kernel =
+        compile_kernel(output, inputs, kernel_signature(output, inputs, ko), options.machine, bo).program;
+    return restickify_arguments(kernel, options);
 }
 
 namespace {
@@ -97,11 +103,19 @@ DeviceProgram compile_pipeline_for_spyre(Pipeline pipeline, const std::vector<Ar
     }
     BackendOptions bo;
     bo.staging_budget_bytes = options.staging_budget_bytes;
-    return compile_kernel(pipeline, args, sig, options.machine, bo).program;
+    if (!needs_restickify(options)) return compile_kernel(pipeline, args, sig, options.machine, bo).program;
+    const CompileOptions ko = kernel_options(options);
+    for (size_t i = 0; i < args.size(); i++) sig.inputs[i].layout = ko.inputs[i].layout;
+    sig.output.layout = ko.outputs.empty() ? ko.output.layout : ko.outputs[0].layout;
+    for (size_t i = 0; i < sig.more_outputs.size(); i++) sig.more_outputs[i].layout = ko.outputs[i + 1].layout;
+    return restickify_arguments(compile_kernel(pipeline, args, sig, options.machine, bo).program, options);
 }
 
 void fix_device_shape(OutputImageParam buffer, const TensorSpec &spec, const MachineDesc &machine) {
-    fix_device_shape(buffer, ArgSpec{buffer.name(), spec.shape, spec.layout}, machine, "buffer '" + buffer.name() + "'");
+    // An argument sticked on another dim is restickified around the kernel, which sees it sticked
+    // on dim 0 (restickify_arguments.h).
+    const DeviceLayout layout = spec.layout.stick_dim != 0 ? DeviceLayout{} : spec.layout;
+    fix_device_shape(buffer, ArgSpec{buffer.name(), spec.shape, layout}, machine, "buffer '" + buffer.name() + "'");
 }
 
 std::vector<std::pair<std::string, std::string>> spyre_pass_dumps(Func output, const std::vector<ImageParam> &inputs,

@@ -237,27 +237,36 @@ DeviceLayout torch_spyre_default_layout(int rank) {
 DeviceLayout parse_layout(const std::string &text, int rank, const std::string &what) {
     if (text == "row_major") return default_layout(rank);
     if (text == "torch_spyre") return torch_spyre_default_layout(rank);
+    auto dim_of = [&](const std::string &item) {
+        if (item.size() >= 2 && item.size() <= 3 && item[0] == 'd' &&
+            item.find_first_not_of("0123456789", 1) == std::string::npos)
+            return std::stoi(item.substr(1));
+        return -1;
+    };
     DeviceLayout l;
     l.stick_dim = 0;
-    std::stringstream ss(text);
+    std::string dims = text;
+    const size_t colon = text.find(':');
+    if (colon != std::string::npos) {  // "d1:d0,s": sticked on d1
+        l.stick_dim = dim_of(text.substr(0, colon));
+        if (l.stick_dim < 0 || l.stick_dim >= std::max(rank, 1))
+            throw_error(what, ": layout '", text, "': '", text.substr(0, colon), "' is not a dim of the tensor's ", rank,
+                        " to stick on");
+        dims = text.substr(colon + 1);
+    }
+    std::stringstream ss(dims);
     for (std::string item; std::getline(ss, item, ',');) {
-        int d = -1;
-        if (item == "s") {
-            d = 0;
-        } else if (item.size() >= 2 && item[0] == 'd' && item.find_first_not_of("0123456789", 1) == std::string::npos &&
-                   item.size() <= 3) {
-            d = std::stoi(item.substr(1));
-            if (d == 0)
-                throw_error(what, ": layout '", text, "': d0 is the stick dim, held in sticks; write its stick count 's'");
-        } else {
+        int d = item == "s" ? l.stick_dim : dim_of(item);
+        if (d < 0)
             throw_error(what, ": layout '", text, "': '", item,
                         "' is not a dim (d1, d2, ...) or the stick count (s); or give row_major or torch_spyre");
-        }
+        if (item != "s" && d == l.stick_dim)
+            throw_error(what, ": layout '", text, "': d", d, " is the stick dim, held in sticks; write its stick count 's'");
         l.order.push_back(d);
     }
     if (int(l.order.size()) != rank)
         throw_error(what, ": layout '", text, "' names ", l.order.size(), " dims; the tensor has ", rank,
-                    " (its stick count s", rank > 1 ? " and d1..d" + std::to_string(rank - 1) : std::string(), ")");
+                    " (its stick count s and its other dims)");
     check_layout(l, std::vector<int64_t>(size_t(rank), 1), what + ": layout '" + text + "'");
     return l;
 }

@@ -67,8 +67,8 @@ DeviceLayout torch_spyre_default_layout(int rank);
 
 // A layout of a tensor of `rank` dims from text: "row_major" (default_layout), "torch_spyre"
 // (torch_spyre_default_layout), or the device dims outermost first with the stick dim's stick count
-// written "s": "d2,s,d1" is {0, {2, 0, 1}} (dims in Halide order, d0 innermost; the stick dim d0).
-// Throws spyre::Error naming `what` and the text.
+// written "s": "d2,s,d1" is {0, {2, 0, 1}} (dims in Halide order, d0 innermost; the stick dim d0),
+// and "d1:d0,s" is sticked on d1 instead, {1, {0, 1}}. Throws spyre::Error naming `what` and the text.
 DeviceLayout parse_layout(const std::string &text, int rank, const std::string &what);
 
 }  // namespace spyre

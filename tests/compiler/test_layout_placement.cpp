@@ -131,9 +131,92 @@ INSTANTIATE_TEST_SUITE_P(
     Layouts, BmmLayouts,
     ::testing::Values(BmmCase{"torch_spyre_default", torch_spyre_default_layout(3), torch_spyre_default_layout(2),
                               torch_spyre_default_layout(3)},
+                      // The weight as a PyTorch linear's [N, K] is stored: sticked on K, N outermost; the
+                      // PE array reads it sticked on N, so it is restickified before the kernel.
+                      BmmCase{"weight_sticked_on_k", torch_spyre_default_layout(3), DeviceLayout{1, {0, 1}},
+                              default_layout(3)},
                       BmmCase{"batch_outer", DeviceLayout{0, {2, 0, 1}}, torch_spyre_default_layout(2),
                               DeviceLayout{0, {2, 0, 1}}}),
     [](const ::testing::TestParamInfo<BmmCase> &i) { return i.param.name; });
+
+// Arguments sticked on dim 1 (rank 2): restickified around the kernel on its cores, through a
+// device-memory copy in the kernel's layout; the relayout's transfers and VTRANSPOSEs are in the
+// program, so its time is too.
+Kernel scale_2d() {
+    Kernel k;
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func out("out");
+    out(x, y) = in(x, y) * 2 + 1;
+    k.inputs = {in};
+    k.output = out;
+    k.vars = {{"x", x}, {"y", y}};
+    return k;
+}
+
+struct StickDimCase {
+    std::string name;
+    DeviceLayout in, out;
+    int cores;
+};
+void PrintTo(const StickDimCase &c, std::ostream *os) { *os << c.name; }
+
+class StickDimOne : public ::testing::TestWithParam<StickDimCase> {};
+
+TEST_P(StickDimOne, ArgumentsAreRestickifiedAndMatchCpu) {
+    const StickDimCase c = GetParam();
+    const std::vector<int> shape = {128, 192};
+    DiffResult r = run_differential_with_options(
+        scale_2d,
+        [&](Kernel &k, const CompileOptions &opt) {
+            spyre::schedule(k.output).ring_split(k.vars["y"], c.cores).stick_vectorize(k.vars["x"]);
+            CompileOptions o = opt;
+            o.inputs[0].layout = c.in;
+            o.output.layout = c.out;
+            return o;
+        },
+        {random_buffer(halide_type_of<float16_t>(), shape, -2, 2, 9)}, shape);
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+    ASSERT_GE(r.program.buffers.size(), 2u);
+    EXPECT_EQ(r.program.buffers[0].layout, c.in);
+    EXPECT_EQ(r.program.buffers[1].layout, c.out);
+    int transposes = 0;
+    for (const Instr &in : r.program.code) transposes += in.op == Opcode::VTRANSPOSE;
+    EXPECT_GT(transposes, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, StickDimOne,
+                         ::testing::Values(StickDimCase{"input", DeviceLayout{1, {0, 1}}, default_layout(2), 4},
+                                           StickDimCase{"output", default_layout(2), DeviceLayout{1, {0, 1}}, 3},
+                                           StickDimCase{"both_stick_count_outer", DeviceLayout{1, {1, 0}},
+                                                        DeviceLayout{1, {1, 0}}, 1}),
+                         [](const ::testing::TestParamInfo<StickDimCase> &i) { return i.param.name; });
+
+TEST(StickDimOne, WhatCannotBeRestickifiedIsRefusedByName) {
+    auto error_for = [](const std::vector<int64_t> &shape, const DeviceLayout &l, Type t) {
+        ImageParam in(t, int(shape.size()), "in");
+        Var x("x"), y("y"), z("z");
+        Func out("out");
+        if (shape.size() == 2) out(x, y) = in(x, y);
+        else out(x, y, z) = in(x, y, z);
+        spyre::schedule(out).stick_vectorize(x);
+        CompileOptions o;
+        o.inputs = {TensorSpec{shape, l}};
+        o.output = TensorSpec{shape, {}};
+        return error_of([&] { compile_for_spyre(out, {in}, o); });
+    };
+    EXPECT_NE(error_for({128, 100}, DeviceLayout{1, {0, 1}}, Float(16))
+                  .find("input 'in': layout sticks(d1) order[d0,d1]: restickifying it transposes whole sticks, so both "
+                        "dims must be whole sticks of 64; dim 1 has 100"),
+              std::string::npos);
+    EXPECT_NE(error_for({128, 64}, DeviceLayout{1, {0, 1}}, Float(32))
+                  .find("input 'in': layout sticks(d1) order[d0,d1]: an argument sticked on dim 1 is restickified for the "
+                        "kernel only in f16, not f32"),
+              std::string::npos);
+    EXPECT_NE(error_for({64, 64, 2}, DeviceLayout{1, {2, 0, 1}}, Float(16))
+                  .find("at rank 2, sticked on dim 1; give it sticked on dim 0"),
+              std::string::npos);
+}
 
 // An intermediate in device memory, read by the output with its two outer dimensions swapped, in
 // each order and with its stick count outside each of its dimensions.

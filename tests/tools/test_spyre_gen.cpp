@@ -105,7 +105,7 @@ TEST(SpyreGen, LayoutsNamingNoArgumentOrMalformedAreErrors) {
               std::string::npos) << r.output;
     r = gen("a=d1,s");
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find("--layout a: layout 'd1,s' names 2 dims; the tensor has 3 (its stick count s and d1..d2)"),
+    EXPECT_NE(r.output.find("--layout a: layout 'd1,s' names 2 dims; the tensor has 3 (its stick count s and its other dims)"),
               std::string::npos) << r.output;
     r = gen("a=d1,d0,d2");
     EXPECT_NE(r.output.find("--layout a: layout 'd1,d0,d2': d0 is the stick dim, held in sticks; write its stick count 's'"),
