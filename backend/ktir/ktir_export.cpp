@@ -280,15 +280,22 @@ private:
     // `sizes: [1024, 4, 64], strides: [64, 65536, 1]`), and `spyre.stick_extent` when the stick dim
     // is not whole sticks (docs/ktir.md).
     void buffer_view(size_t i) {
-        const BufferDecl &b = p_.buffers[i];
+        BufferDecl b = p_.buffers[i];
         const int rank = int(b.shape.size());
+        std::string sticked_on;
+        if (b.layout.stick_dim == 1 && rank == 2) {
+            // Byte for byte the tensor with its dims swapped, sticked on dim 0: written so, and marked.
+            std::vector<int> order;
+            for (int d : b.layout.order.empty() ? std::vector<int>{0, 1} : b.layout.order) order.push_back(1 - d);
+            b.shape = {b.shape[1], b.shape[0]};
+            b.layout = DeviceLayout{0, order};
+            sticked_on = ", spyre.stick_dim = 1 : i64";
+        }
         const bool split = rank > 1 && !stick_count_innermost(b.layout, rank);
-        if (!split && b.layout != default_layout(rank) && !(b.layout.order.empty() && b.layout.stick_dim == 0))
+        if (b.layout.stick_dim != 0 ||
+            (!split && b.layout != default_layout(rank) && !(b.layout.order.empty() && b.layout.stick_dim == 0)))
             throw_error("buffer '", b.name, "' has layout ", layout_to_string(b.layout),
-                        "; KTIR export supports layouts sticked on dim 0");
-        if (split && b.layout.stick_dim != 0)
-            throw_error("buffer '", b.name, "' has layout ", layout_to_string(b.layout),
-                        "; KTIR export supports layouts sticked on dim 0");
+                        "; KTIR export supports layouts sticked on dim 0, and on dim 1 at rank 2");
         const int64_t eb = dtype_bytes(b.type), lanes = sb_ / eb;
         std::vector<int64_t> sizes, strides;
         std::string extra;
@@ -317,7 +324,8 @@ private:
         line("%" + buf_[i] + "_view = ktdp.construct_memory_view %" + buf_[i] + ", sizes: [" + list(sizes) +
              "], strides: [" + list(strides) + "] {");
         line("  coordinate_set = " + set_text(sizes) + ",");
-        line(std::string("  memory_space = #ktdp.spyre_memory_space<HBM>, spyre.kind = \"") + kind + "\"" + extra);
+        line(std::string("  memory_space = #ktdp.spyre_memory_space<HBM>, spyre.kind = \"") + kind + "\"" + extra +
+             sticked_on);
         line("} : " + mt);
     }
 

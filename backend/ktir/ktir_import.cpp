@@ -270,6 +270,17 @@ int Importer::declare_buffer(const Op &v, const std::string &name, int64_t const
     std::vector<int64_t> halide(bi.shape.rbegin(), bi.shape.rend());
     DeviceLayout layout;
     if (!bi.elem_sticks) split_stick_layout(v, order, bi, halide, layout);
+    auto sd = v.attrs.find("spyre.stick_dim");
+    if (sd != v.attrs.end()) {
+        // The export's mark of a rank-2 tensor sticked on dim 1: the view is its swapped tensor.
+        if (sd->second.kind != Attr::Int || sd->second.i != 1 || halide.size() != 2 || bi.elem_sticks)
+            throw_error("line ", v.line, ": ktdp.construct_memory_view: spyre.stick_dim must be 1, on a view of a "
+                        "2-D tensor");
+        std::vector<int> swapped;
+        for (int d : layout.order.empty() ? default_layout(2).order : layout.order) swapped.push_back(1 - d);
+        layout = DeviceLayout{1, swapped};
+        halide = {halide[1], halide[0]};
+    }
     int id = b_.buffer(bi.name, BufferKind::Input, bi.t, halide, layout);
     bufs_.push_back(bi);
     return id;
