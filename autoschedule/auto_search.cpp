@@ -17,6 +17,7 @@
 #include "auto_layouts.h"
 #include "auto_moves.h"
 #include "auto_structure.h"
+#include "restickify_arguments.h"
 #include "auto_workers.h"
 #include "compile_kernel.h"
 #include "device/error.h"
@@ -227,8 +228,11 @@ DeviceProgram lower_candidate(const Func &output, const std::vector<ImageParam> 
                 Func out = scheduled_copy(output, inputs, c, opt, &fp);
                 std::vector<Argument> args(fp.params.begin(), fp.params.end());
                 cache->lowerings_++;
+                // Arguments sticked on another dim: the kernel sees them sticked on dim 0 and
+                // their restickify is added to each candidate's program (priced with it).
+                const CompileOptions kopt = kernel_options(opt);
                 e->kernel = std::make_shared<CapturedKernel>(capture_kernel(
-                    out, inputs, kernel_signature(out, inputs, opt), opt.machine, backend_options(opt), args));
+                    out, inputs, kernel_signature(out, inputs, kopt), opt.machine, backend_options(opt), args));
             } catch (const std::exception &x) {  // what Halide refuses symbolically, try per candidate
                 if (is_our_bug(x)) throw;
             }
@@ -236,6 +240,7 @@ DeviceProgram lower_candidate(const Func &output, const std::vector<ImageParam> 
         if (e->kernel) {
             try {
                 DeviceProgram prog = finish_kernel(*e->kernel, factor_values(c.directives)).program;
+                if (needs_restickify(opt)) prog = restickify_arguments(prog, opt);
                 cache->hits_++;
                 return prog;
             } catch (const std::exception &shared) {

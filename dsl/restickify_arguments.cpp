@@ -1,6 +1,8 @@
 #include "restickify_arguments.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "device/dtype_host.h"
 #include "device/error.h"
@@ -43,8 +45,32 @@ void check_restickifiable(const TensorSpec &t, DType type, const std::string &wh
 // A program on `cores` cores that writes dst(x, y) = src(y, x): src {a, b} in its layout, dst
 // {b, a} in its own, both sticked on dim 0 and whole sticks. Each core takes whole sticks of the
 // output's rows (src's stick dim); a tile is 64 of them by up to 8 sticks of the output's row.
+DeviceProgram compile_transpose_part(const TensorSpec &src, const TensorSpec &dst, DType type, int cores,
+                                     const std::string &name, const MachineDesc &m);
+
+// The same part again for another schedule of the same kernel (the autoscheduler compiles many):
+// kept by everything it depends on.
 DeviceProgram transpose_part(const TensorSpec &src, const TensorSpec &dst, DType type, int cores,
                              const std::string &name, const MachineDesc &m) {
+    static std::mutex lock;
+    static std::map<std::string, DeviceProgram> kept;
+    std::string key = name + "|" + std::to_string(int(type)) + "|" + std::to_string(cores) + "|" +
+                      layout_to_string(src.layout) + "|" + layout_to_string(dst.layout) + "|" + m.to_json_text();
+    for (int64_t e : src.shape) key += "|" + std::to_string(e);
+    {
+        std::lock_guard<std::mutex> g(lock);
+        auto it = kept.find(key);
+        if (it != kept.end()) return it->second;
+    }
+    DeviceProgram p = compile_transpose_part(src, dst, type, cores, name, m);
+    std::lock_guard<std::mutex> g(lock);
+    if (kept.size() > 64) kept.clear();
+    kept.emplace(key, p);
+    return p;
+}
+
+DeviceProgram compile_transpose_part(const TensorSpec &src, const TensorSpec &dst, DType type, int cores,
+                                     const std::string &name, const MachineDesc &m) {
     ImageParam in(dtype_host_type(type), 2, name + "_src");
     Var x("x"), y("y"), ys("ys"), yi("yi"), xo("xo"), xi("xi");
     Func out(name);

@@ -5,6 +5,7 @@
 // tile moves it in more, shorter runs, and the model prices them.
 #include <gtest/gtest.h>
 
+#include "auto_schedule.h"
 #include "compiler_test_util.h"
 #include "device/layout.h"
 #include "matmul.h"
@@ -216,6 +217,41 @@ TEST(StickDimOne, WhatCannotBeRestickifiedIsRefusedByName) {
     EXPECT_NE(error_for({64, 64, 2}, DeviceLayout{1, {2, 0, 1}}, Float(16))
                   .find("at rank 2, sticked on dim 1; give it sticked on dim 0"),
               std::string::npos);
+}
+
+// The autoscheduler prices the relayout: with the weight sticked on K every candidate carries the
+// restickify, so the best schedule is slower than with the weight sticked on N, and still matches.
+TEST(StickDimOne, AutoScheduleAroundAWeightStickedOnKMatchesCpuAndPaysTheRelayout) {
+    const int M = 64, K = 192, N = 256;
+    auto search = [&](const DeviceLayout &w, AutoResult &r) {
+        return run_differential_with_options(
+            [&] {
+                MatmulKernel m = make_bmm(1, M, K, N);
+                Kernel k;
+                k.inputs = {m.a, m.w};
+                k.output = m.out;
+                return k;
+            },
+            [&](Kernel &k, const CompileOptions &opt) {
+                CompileOptions o = opt;
+                o.inputs[1].layout = w;
+                AutoOptions ao;
+                ao.progress = false;
+                ao.max_cores = 4;
+                r = auto_schedule(k.output, k.inputs, o, ao);
+                return r.options;
+            },
+            {random_buffer(halide_type_of<float16_t>(), {K, M, 1}, -2, 2, 3),
+             random_buffer(halide_type_of<float16_t>(), {N, K}, -2, 2, 4)},
+            {N, M, 1});
+    };
+    AutoResult sticked_on_k, sticked_on_n;
+    const DiffResult k = search(DeviceLayout{1, {0, 1}}, sticked_on_k);
+    const DiffResult n = search(DeviceLayout{}, sticked_on_n);
+    EXPECT_EQ(k.cmp.max_ulp, 0) << k.cmp.first_mismatch;
+    EXPECT_EQ(n.cmp.max_ulp, 0) << n.cmp.first_mismatch;
+    EXPECT_GT(sticked_on_k.us, sticked_on_n.us) << sticked_on_k.summary << " vs " << sticked_on_n.summary;
+    EXPECT_GT(k.stats.us, n.stats.us);
 }
 
 // An intermediate in device memory, read by the output with its two outer dimensions swapped, in
