@@ -1,6 +1,7 @@
-// device_layout: the storage order of an intermediate in device memory. It must compute the same
-// numbers in either order, change the modelled time where the accesses' runs change, and refuse a
-// malformed order with a message naming the Func and the directive.
+// device_layout: the storage order of an intermediate in device memory, and the place of its stick
+// count. It must compute the same numbers in every layout, change the modelled time where the
+// accesses' runs change, and refuse a malformed order with a message naming the Func and the
+// directive.
 #include <gtest/gtest.h>
 
 #include "auto_directives.h"
@@ -77,6 +78,66 @@ Variants variants_of_swapped_reader(int cores, const std::vector<int64_t> &in = 
 std::string layout_error(const std::function<void(Func &, Var, Var, Var)> &schedule) {
     Kernel k = swapped_reader();
     return error_of([&] { schedule(k.funcs["p"], k.vars["x"], k.vars["y"], k.vars["z"]); });
+}
+
+// p in each order and with its stick count outside each of its dimensions (device_layout(order,
+// outside)); the input in torch-spyre's layout.
+struct TempCase {
+    std::string order, outside;  // dims of p in storage order, innermost first; the stick count's place
+};
+void PrintTo(const TempCase &c, std::ostream *os) { *os << c.order << " sticks outside " << c.outside; }
+
+class IntermediateLayouts : public ::testing::TestWithParam<TempCase> {};
+
+TEST_P(IntermediateLayouts, DeviceRootFuncMatchesCpu) {
+    const TempCase c = GetParam();
+    const std::vector<int> in = {128, 24, 10}, out = {128, 10, 24};
+    DiffResult r = run_differential_with_options(
+        swapped_reader,
+        [&](Kernel &k, const CompileOptions &opt) {
+            std::vector<Var> order;
+            for (char d : c.order) order.push_back(k.vars[std::string(1, d)]);
+            SpyreSchedule p = spyre::schedule(k.funcs["p"]);
+            p.device_root().stick_vectorize(k.vars["x"]).device_layout(order, k.vars[c.outside]);
+            spyre::schedule(k.output).ring_split(k.vars["z"], 4).stick_vectorize(k.vars["x"]);
+            CompileOptions o = opt;
+            o.inputs[0].layout = torch_spyre_default_layout(3);
+            return o;
+        },
+        {random_buffer(halide_type_of<float16_t>(), in, -2, 2, 5)}, out);
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+    bool temp = false;
+    for (const BufferDecl &b : r.program.buffers)
+        if (b.kind == BufferKind::Temp) {
+            temp = true;
+            EXPECT_EQ(b.shape.size(), c.outside == "x" ? 1u : 3u) << b.name;  // the default: flat
+            EXPECT_EQ(stick_count_innermost(b.layout, int(b.shape.size())), c.outside == "x")
+                << layout_to_string(b.layout);
+        }
+    EXPECT_TRUE(temp);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, IntermediateLayouts,
+                         ::testing::Values(TempCase{"xyz", "z"}, TempCase{"xyz", "y"}, TempCase{"xzy", "y"},
+                                           TempCase{"xzy", "z"}, TempCase{"xzy", "x"}),
+                         [](const ::testing::TestParamInfo<TempCase> &i) {
+                             return i.param.order + "_outside_" + i.param.outside;
+                         });
+
+TEST(IntermediateLayouts, StickCountPlacementNeedsWholeStickRowsAndOneOfTheDims) {
+    Kernel k = swapped_reader();
+    Var x = k.vars["x"], y = k.vars["y"], z = k.vars["z"];
+    EXPECT_EQ(error_of([&] { spyre::schedule(k.funcs["p"]).device_root().device_layout({x, y, z}, Var("w")); }),
+              "Func p: device_layout(x, y, z; stick count outside w): w is not one of its dimensions");
+    Kernel k2 = swapped_reader();
+    spyre::schedule(k2.funcs["p"]).device_root().device_layout({k2.vars["x"], k2.vars["y"], k2.vars["z"]}, k2.vars["z"]);
+    CompileOptions o;
+    o.inputs = {TensorSpec{{100, 8, 4}, {}}};
+    o.output = TensorSpec{{100, 4, 8}, {}};
+    EXPECT_NE(error_of([&] { compile_for_spyre(k2.output, k2.inputs, o); })
+                  .find("Func p: a device_layout with its stick count outside a dimension needs rows of whole sticks; "
+                        "its rows hold 100 elements"),
+              std::string::npos);
 }
 
 }  // namespace

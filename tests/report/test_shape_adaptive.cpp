@@ -42,6 +42,15 @@ std::string odd_case_name(const ::testing::TestParamInfo<OddCase> &info) {
     return info.param.app + "_" + info.param.schedule + "_" + info.param.shape;
 }
 
+// Runs `p`, the app compiled at `s`, on random inputs and checks it against the CPU reference.
+void expect_matches_cpu(const OddCase &c, const Shape &s, const DeviceProgram &p) {
+    const std::vector<Halide::Runtime::Buffer<>> inputs = random_inputs(c.app, s);
+    const SpyreRun run = run_on_spyre(p, inputs);
+    const ErrorCheck e = check_error(c.app, run.output, cpu_reference(c.app, s, inputs));
+    EXPECT_TRUE(e.ok) << c.app << "/" << c.schedule << "/" << c.shape << ": " << e.text << " (tolerance "
+                      << tolerance(c.app).text() << ")";
+}
+
 class OddShapeRuns : public ::testing::TestWithParam<OddCase> {};
 
 TEST_P(OddShapeRuns, CompilesAndMatchesCpu) {
@@ -50,11 +59,7 @@ TEST_P(OddShapeRuns, CompilesAndMatchesCpu) {
     const DeviceProgram p = compile_kernel(c.app, c.schedule, s);
     EXPECT_GE(p.num_cores, 1);
     EXPECT_LE(p.num_cores, MachineDesc{}.cores);
-    const std::vector<Halide::Runtime::Buffer<>> inputs = random_inputs(c.app, s);
-    const SpyreRun run = run_on_spyre(p, inputs);
-    const ErrorCheck e = check_error(c.app, run.output, cpu_reference(c.app, s, inputs));
-    EXPECT_TRUE(e.ok) << c.app << "/" << c.schedule << "/" << c.shape << ": " << e.text << " (tolerance "
-                      << tolerance(c.app).text() << ")";
+    expect_matches_cpu(c, s, p);
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalogue, OddShapeRuns, ::testing::ValuesIn(odd_cases(false, false)), odd_case_name);
@@ -72,11 +77,7 @@ TEST_P(TorchSpyreLayoutRuns, CompilesAndMatchesCpu) {
     for (const BufferDecl &b : p.buffers)
         placed |= b.shape.size() > 1 && !stick_count_innermost(b.layout, int(b.shape.size()));
     EXPECT_TRUE(placed) << "no argument in a layout with the stick count outside";
-    const std::vector<Halide::Runtime::Buffer<>> inputs = random_inputs(c.app, s);
-    const SpyreRun run = run_on_spyre(p, inputs);
-    const ErrorCheck e = check_error(c.app, run.output, cpu_reference(c.app, s, inputs));
-    EXPECT_TRUE(e.ok) << c.app << "/" << c.schedule << "/" << c.shape << ": " << e.text << " (tolerance "
-                      << tolerance(c.app).text() << ")";
+    expect_matches_cpu(c, s, p);
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalogue, TorchSpyreLayoutRuns, ::testing::ValuesIn(odd_cases(false, false)), odd_case_name);
