@@ -13,6 +13,7 @@
 #include "auto_schedule.h"
 #include "compile.h"
 #include "cpu_reference.h"
+#include "directives.h"
 #include "device/error.h"
 #include "device/half.h"
 
@@ -94,6 +95,25 @@ std::vector<std::vector<int>> input_shapes(const std::string &app, const Shape &
 
 std::vector<int> output_shape(const std::string &app, const Shape &s) { return app_info(app).output(s); }
 
+namespace {
+
+// Every Func `out` reads that its schedule keeps in device memory, of two dims or more, stored with
+// its stick count outermost (its storage order kept).
+void stick_count_outermost_in_device_memory(const Func &out) {
+    for (const auto &[name, fn] : Internal::find_transitive_calls(out.function())) {
+        if (name == out.name() || fn.dimensions() < 2) continue;
+        LoopLevel at = fn.schedule().compute_level();
+        at.lock();
+        if (!at.is_root() || fn.schedule().memory_type() == MemoryType::VTCM) continue;
+        std::vector<Var> order;
+        for (const Internal::StorageDim &d : fn.schedule().storage_dims()) order.push_back(Var(d.var));
+        if (order.empty() || order[0].name() != fn.args()[0]) continue;
+        spyre::schedule(Func(fn)).device_layout(order, order.back());
+    }
+}
+
+}  // namespace
+
 DeviceProgram compile_kernel(const std::string &app, const std::string &schedule, const Shape &s,
                              const MachineDesc &machine, const std::string &kernel_name, AutoResult *search,
                              ArgumentLayouts layouts) {
@@ -103,7 +123,7 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
     opt.machine = machine;
     auto spec = [&](const std::vector<int> &shape) {
         TensorSpec t{std::vector<int64_t>(shape.begin(), shape.end()), {}};
-        if (layouts == ArgumentLayouts::TorchSpyre && shape.size() > 1)
+        if (layouts != ArgumentLayouts::RowMajor && shape.size() > 1)
             t.layout = torch_spyre_default_layout(int(shape.size()));
         return t;
     };
@@ -120,6 +140,7 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
     } else {
         k.schedule(schedule, machine);
     }
+    if (layouts == ArgumentLayouts::TorchSpyreWithIntermediates) stick_count_outermost_in_device_memory(k.out);
     return compile_for_spyre(k.out, k.inputs, opt);
 }
 

@@ -148,8 +148,10 @@ std::vector<int> output_shape(const std::string &app, const Shape &s);
 
 // The device layouts of an app's arguments: ours (row-major, the stick count innermost), or
 // torch-spyre's default for every argument of two dims or more (the stick count outermost,
-// device/layout.h: torch_spyre_default_layout).
-enum class ArgumentLayouts { RowMajor, TorchSpyre };
+// device/layout.h: torch_spyre_default_layout); with TorchSpyreWithIntermediates also every
+// intermediate of two dims or more the schedule keeps in device memory (device_layout with its
+// stick count outermost; its rows must be whole sticks).
+enum class ArgumentLayouts { RowMajor, TorchSpyre, TorchSpyreWithIntermediates };
 
 // The device program of `app` with `schedule` (throws spyre::Error or Halide::CompileError). With
 // schedule "auto" and `search`, the autoscheduler's figures go there.
