@@ -87,6 +87,23 @@ Runtime::Buffer<> random_input(const InputSpec &s, std::mt19937 &rng) {
     return b;
 }
 
+// About one argument in three of two dims or more in another layout sticked on dim 0: its other
+// dims and its stick count in a random order (backend/compiler/layout_dma.h).
+void random_layouts(Pipe &p, std::mt19937 &rng) {
+    std::vector<std::vector<int>> shapes;
+    for (const InputSpec &s : p.specs) shapes.push_back(s.shape);
+    shapes.push_back(p.out_shape);
+    p.layouts.assign(shapes.size(), DeviceLayout{});
+    for (size_t i = 0; i < shapes.size(); i++) {
+        const int rank = int(shapes[i].size());
+        if (rank < 2 || std::uniform_int_distribution<int>(0, 2)(rng) != 0) continue;
+        std::vector<int> order(static_cast<size_t>(rank));
+        for (int d = 0; d < rank; d++) order[size_t(d)] = rank - 1 - d;
+        std::shuffle(order.begin(), order.end(), rng);
+        p.layouts[i] = DeviceLayout{0, order};
+    }
+}
+
 }  // namespace
 
 CaseResult run_case(uint32_t seed, int index, const std::function<void(const CaseResult &)> &progress) {
@@ -96,8 +113,14 @@ CaseResult run_case(uint32_t seed, int index, const std::function<void(const Cas
     };
     std::mt19937 prng = stream(seed, index, 0);
     Pipe dev = random_pipeline(prng);
+    std::mt19937 lrng = stream(seed, index, 3);
+    random_layouts(dev, lrng);
     r.family = dev.family;
     r.cpp = dev.cpp;
+    for (size_t i = 0; i < dev.layouts.size(); i++)
+        if (!(dev.layouts[i] == DeviceLayout{}))
+            r.cpp += "// layout of " + (i < dev.specs.size() ? "input " + dev.specs[i].name : std::string("the outputs")) +
+                     ": " + layout_to_string(dev.layouts[i]) + "\n";
     std::mt19937 srng = stream(seed, index, 1);
     // The autoscheduler on about one case in eight (it takes single-output pipelines).
     r.autoscheduled = dev.outputs.size() == 1 && std::uniform_int_distribution<int>(0, 7)(srng) == 0;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "device/layout.h"
 
 namespace spyre::fuzzdiff {
 
@@ -41,6 +42,8 @@ struct Pipe {
     bool transcendental = false;        // reaches the output through exp or tanh (compared with a tolerance)
     bool expect_refusal = false;        // reads outside its input without a boundary condition
     std::string cpp;                    // the algorithm as C++
+    // Device layouts, per input then one for every output (empty: all row-major); random_layouts.
+    std::vector<spyre::DeviceLayout> layouts;
 };
 
 // The pipeline of one case: `rng` is the case's own generator (fuzz_case.h).

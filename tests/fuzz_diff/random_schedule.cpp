@@ -202,6 +202,10 @@ CompileOptions compile_options(const Pipe &p) {
     opt.kernel_name = "fuzz";
     for (const InputSpec &s : p.specs) opt.inputs.push_back(TensorSpec{std::vector<int64_t>(s.shape.begin(), s.shape.end()), {}});
     opt.output.shape = std::vector<int64_t>(p.out_shape.begin(), p.out_shape.end());
+    if (p.layouts.size() == opt.inputs.size() + 1) {
+        for (size_t i = 0; i < opt.inputs.size(); i++) opt.inputs[i].layout = p.layouts[i];
+        opt.output.layout = p.layouts.back();
+    }
     // A pipeline of several outputs (all of the output's shape): one shape each.
     if (p.outputs.size() > 1) opt.outputs.assign(p.outputs.size(), opt.output);
     return opt;
