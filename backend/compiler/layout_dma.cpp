@@ -121,8 +121,9 @@ std::vector<PlacedDma> place_dma(const DmaCall &d, const BufferInfo &dev, int64_
     } else if (stays_within(x, run_sticks * g.lanes, g.row, bounds, cores)) {
         atoms.push_back({run_sticks, g.inner * g.sb, g.sb});
         x_extent = run_sticks * g.lanes;
-    } else if (provably_zero(x, bounds, cores)) {
-        // Whole rows: the sticks of each row, then the rows.
+    } else if (provably_zero(x, bounds, cores) && run_sticks * g.lanes % g.row == 0) {
+        // Whole rows: the sticks of each row, then the rows (a run that ends inside a row is not
+        // one: moving its whole last row would reach past the LX tile).
         atoms.push_back({g.sticks, g.inner * g.sb, g.sb});
         rows.push_back({{(d.run + g.row - 1) / g.row, 0, g.row * g.eb}, 1});
         x_extent = g.row;
