@@ -118,7 +118,7 @@ CaseResult run_case(uint32_t seed, int index, const std::function<void(const Cas
     r.family = dev.family;
     r.cpp = dev.cpp;
     for (size_t i = 0; i < dev.layouts.size(); i++)
-        if (!(dev.layouts[i] == DeviceLayout{}))
+        if (!dev.layouts[i].order.empty() && dev.layouts[i] != default_layout(int(dev.layouts[i].order.size())))
             r.cpp += "// layout of " + (i < dev.specs.size() ? "input " + dev.specs[i].name : std::string("the outputs")) +
                      ": " + layout_to_string(dev.layouts[i]) + "\n";
     std::mt19937 srng = stream(seed, index, 1);
