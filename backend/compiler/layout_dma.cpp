@@ -109,8 +109,8 @@ std::vector<PlacedDma> place_dma(const DmaCall &d, const BufferInfo &dev, int64_
     const Expr x = simplify(o % row, true, bounds), rest = simplify(o / row, true, bounds);
     const Expr lo = simplify(rest % inner, true, bounds);
     if (!stick_aligned(x, g.lanes) && !provably_zero(simplify(x % Expr(int32_t(g.lanes)), true, bounds), bounds, cores))
-        throw_error(what, "a transfer starts at an element the compiler cannot prove is the first of a stick (", x,
-                    "); in this layout a transfer moves whole sticks of the stick dimension");
+        throw_error(what, "a transfer starts at an element the compiler cannot prove is the first of a stick; in "
+                          "this layout a transfer moves whole sticks of the stick dimension");
 
     std::vector<Atom> atoms;
     int64_t x_extent = 0;                       // view elements of the row the transfer reaches past x
@@ -128,8 +128,8 @@ std::vector<PlacedDma> place_dma(const DmaCall &d, const BufferInfo &dev, int64_
         rows.push_back({{(d.run + g.row - 1) / g.row, 0, g.row * g.eb}, 1});
         x_extent = g.row;
     } else {
-        throw_error(what, "a run of ", d.run, " elements from ", x,
-                    " crosses rows without starting at one; stage whole rows or whole sticks of a row");
+        throw_error(what, "a run of ", d.run, " elements crosses rows without starting at one or ending at one's "
+                          "end; stage whole rows or whole sticks of a row");
     }
     for (const DmaDim &dim : d.dims) {
         if (dim.count <= 1) continue;
@@ -146,8 +146,9 @@ std::vector<PlacedDma> place_dma(const DmaCall &d, const BufferInfo &dev, int64_
         }
     }
     if (x_extent > g.lanes && !stays_within(x, x_extent, g.row, bounds, cores))
-        throw_error(what, "a transfer reaching ", x_extent, " elements along the stick dimension from ", x,
-                    " may cross into the next row; split the stick dimension by a divisor of its sticks");
+        throw_error(what, "a transfer reaching ", x_extent,
+                    " elements along the stick dimension may cross into the next row; split the stick dimension by a "
+                    "divisor of its sticks");
 
     // Steps of `rest`: a multiple of `inner` steps the dims outside the stick count; a smaller step
     // the dims inside it, which must not carry out of them.
@@ -177,8 +178,8 @@ std::vector<PlacedDma> place_dma(const DmaCall &d, const BufferInfo &dev, int64_
             atoms.push_back({a.count / per_slab, g.sticks * g.inner * g.sb, a.lx * per_slab});
         } else {
             throw_error(what, "a transfer's rows may run past the ", g.inner,
-                        " rows the layout keeps inside its stick count (from row ", lo,
-                        "); tile those dimensions by divisors of their extents");
+                        " rows the layout keeps inside its stick count; tile those dimensions by divisors of their "
+                        "extents");
         }
     }
 
