@@ -123,7 +123,9 @@ std::vector<std::pair<std::string, std::string>> spyre_pass_dumps(Func output, c
     BackendOptions bo;
     bo.staging_budget_bytes = options.staging_budget_bytes;
     bo.keep_stmt = true;
-    return compile_kernel(output, inputs, kernel_signature(output, inputs, options), options.machine, bo).stmts;
+    // The kernel's passes: arguments sticked on another dim as the kernel sees them (restickify_arguments.h).
+    const CompileOptions ko = kernel_options(options);
+    return compile_kernel(output, inputs, kernel_signature(output, inputs, ko), options.machine, bo).stmts;
 }
 
 std::vector<uint8_t> to_device(const Runtime::Buffer<> &host, const BufferDecl &decl, const MachineDesc &m) {

@@ -124,6 +124,18 @@ INSTANTIATE_TEST_SUITE_P(Layouts, IntermediateLayouts,
                              return i.param.order + "_outside_" + i.param.outside;
                          });
 
+// A DeviceLayout directive (as a tuning database stores it) whose stick count is placed outside a dim
+// it does not have is refused by name.
+TEST(IntermediateLayouts, ADirectiveWithTheStickCountOutsideNoDimIsRefused) {
+    using namespace autosched;
+    Kernel k = swapped_reader();
+    std::map<std::string, Func> funcs{{k.funcs["p"].name(), k.funcs["p"]}, {k.output.name(), k.output}};
+    std::vector<Directive> ds{{Directive::DeviceRoot, k.funcs["p"].name(), {}, {}, ""},
+                              {Directive::DeviceLayout, k.funcs["p"].name(), {"x", "z", "y"}, {5}, ""}};
+    EXPECT_EQ(error_of([&] { apply_directives(ds, funcs, {}, MachineDesc{}); }),
+              "Func p: device_layout's stick count is placed outside dim 5 of its 3");
+}
+
 TEST(IntermediateLayouts, StickCountPlacementNeedsWholeStickRowsAndOneOfTheDims) {
     Kernel k = swapped_reader();
     Var x = k.vars["x"], y = k.vars["y"], z = k.vars["z"];

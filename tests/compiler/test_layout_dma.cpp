@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "capture_stmt.h"
 #include "compiler_test_util.h"
 #include "device/layout.h"
 #include "layout_dma.h"
@@ -146,6 +147,29 @@ TEST(PlaceDmaErrors, WhatCannotBeProvedIsRefusedNamingTheFuncAndLayout) {
                                            "rows or whole sticks of a row");
     EXPECT_EQ(error(call(0, 64, {{2, 96, 96}})), "Func t: device layout sticks(d0) order[d2,d0,d1]: a transfer steps 96 "
                                                  "elements, not whole sticks or whole rows");
+    EXPECT_EQ(error(call(0, 64, {{2, 8 * kRow, 8 * kRow}})),
+              "Func t: device layout sticks(d0) order[d2,d0,d1]: a transfer steps 8 rows, which is neither inside nor a "
+              "multiple of the 6 rows the layout keeps inside its stick count");
+    EXPECT_EQ(error(call(64, 64, {{2, 64, 64}})),
+              "Func t: device layout sticks(d0) order[d2,d0,d1]: a transfer reaching 128 elements along the stick "
+              "dimension may cross into the next row; split the stick dimension by a divisor of its sticks");
+    // Four steps that do not chain, the outermost 300 long: 300 transfers would be needed.
+    const BufferInfo wide = buffer({128, 2, 2, 300}, {0, {3, 0, 2, 1}});
+    EXPECT_EQ(error_of([&] {
+                  place_dma(call(0, kRow, {{2, kRow, 256}, {2, 2 * kRow, 1024}, {300, 4 * kRow, 8192}}), wide, kStick,
+                            Scope<Interval>::empty_scope(), CoreRuns{});
+              }),
+              "Func t: device layout sticks(d0) order[d3,d0,d2,d1]: a transfer would need 300 descriptors (its "
+              "dimensions scatter over more than three strides); stage a smaller tile");
+}
+
+// The back end takes arguments sticked on dim 0 only; the DSL restickifies the others around it
+// (restickify_arguments.h), so only a caller of the back end itself meets this.
+TEST(PlaceDmaErrors, TheBackEndRefusesAnArgumentStickedOnAnotherDim) {
+    ImageParam in(Float(16), 2, "in");
+    EXPECT_EQ(error_of([&] { fix_device_shape(in, ArgSpec{"in", {64, 64}, DeviceLayout{1, {0, 1}}}, MachineDesc{}, "input 'in'"); }),
+              "input 'in': layout sticks(d1) order[d0,d1] is not supported by the compiler yet: the stick dimension "
+              "must be dim 0 (the innermost in Halide's order; PyTorch's last)");
 }
 
 }  // namespace

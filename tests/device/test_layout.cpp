@@ -272,3 +272,23 @@ TEST(Layout, ToString) {
     EXPECT_EQ(layout_to_string(DeviceLayout{1, {0, 2, 1}}), "sticks(d1) order[d0,d2,d1]");
     EXPECT_EQ(layout_to_string(DeviceLayout{0, {}}), "sticks(d0) order[default]");
 }
+
+// parse_layout: the named layouts, device dims with the stick count, another stick dim, and what is
+// refused, by name.
+TEST(Layout, ParseLayoutTextForms) {
+    EXPECT_EQ(spyre::parse_layout("row_major", 3, "a"), spyre::default_layout(3));
+    EXPECT_EQ(spyre::parse_layout("torch_spyre", 2, "a"), (spyre::DeviceLayout{0, {0, 1}}));
+    EXPECT_EQ(spyre::parse_layout("d2,s,d1", 3, "a"), (spyre::DeviceLayout{0, {2, 0, 1}}));
+    EXPECT_EQ(spyre::parse_layout("d1:s,d0", 2, "a"), (spyre::DeviceLayout{1, {1, 0}}));
+    auto error = [](const std::string &text, int rank) {
+        try {
+            spyre::parse_layout(text, rank, "w");
+        } catch (const spyre::Error &e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(error("d5:d0,s", 2), "w: layout 'd5:d0,s': 'd5' is not a dim of the tensor's 2 to stick on");
+    EXPECT_EQ(error("d1:d1,s", 2), "w: layout 'd1:d1,s': d1 is the stick dim, held in sticks; write its stick count 's'");
+    EXPECT_EQ(error("d1", 2), "w: layout 'd1' names 1 dims; the tensor has 2 (its stick count s and its other dims)");
+}

@@ -118,6 +118,9 @@ TEST(SpyreGen, LayoutsNamingNoArgumentOrMalformedAreErrors) {
               std::string::npos) << r.output;
     r = gen("a");
     EXPECT_NE(r.output.find("--layout a: give NAME=LAYOUT"), std::string::npos) << r.output;
+    r = gen("a=row_major --layout a=torch_spyre");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--layout: argument 'a' given twice"), std::string::npos) << r.output;
 }
 
 TEST(SpyreGen, FreeLayoutsNamingNoArgumentNoneOrWithANamedScheduleAreErrors) {
