@@ -33,12 +33,11 @@ halide_type_t host_type(DType t) { return dtype_host_type(t); }
 DeviceProgram compile_for_spyre(Func output, const std::vector<ImageParam> &inputs, const CompileOptions &options) {
     BackendOptions bo;
     bo.staging_budget_bytes = options.staging_budget_bytes;
-    if (!needs_restickify(options))
-        return compile_kernel(output, inputs, kernel_signature(output, inputs, options), options.machine, bo).program;
+    // The kernel sees arguments sticked on another dim sticked on dim 0; their restickify goes around it.
     const CompileOptions ko = kernel_options(options);
     const DeviceProgram kernel =
         compile_kernel(output, inputs, kernel_signature(output, inputs, ko), options.machine, bo).program;
-    return restickify_arguments(kernel, options);
+    return needs_restickify(options) ? restickify_arguments(kernel, options) : kernel;
 }
 
 namespace {
@@ -93,9 +92,11 @@ DeviceProgram compile_pipeline_for_spyre(Pipeline pipeline, const std::vector<Ar
     if (options.inputs.size() != args.size())
         throw_error("kernel ", options.kernel_name, ": ", args.size(), " arguments but ", options.inputs.size(),
                     " input shapes in CompileOptions::inputs");
+    // The kernel sees arguments sticked on another dim sticked on dim 0; their restickify goes around it.
+    const CompileOptions ko = kernel_options(options);
     for (size_t i = 0; i < args.size(); i++)
-        sig.inputs.push_back(ArgSpec{args[i].name, options.inputs[i].shape, options.inputs[i].layout});
-    const std::vector<TensorSpec> specs = output_specs(pipeline, options);
+        sig.inputs.push_back(ArgSpec{args[i].name, ko.inputs[i].shape, ko.inputs[i].layout});
+    const std::vector<TensorSpec> specs = output_specs(pipeline, ko);
     for (size_t i = 0; i < specs.size(); i++) {
         ArgSpec a{pipeline.outputs()[i].name(), specs[i].shape, specs[i].layout};
         if (i == 0) sig.output = a;
@@ -103,12 +104,8 @@ DeviceProgram compile_pipeline_for_spyre(Pipeline pipeline, const std::vector<Ar
     }
     BackendOptions bo;
     bo.staging_budget_bytes = options.staging_budget_bytes;
-    if (!needs_restickify(options)) return compile_kernel(pipeline, args, sig, options.machine, bo).program;
-    const CompileOptions ko = kernel_options(options);
-    for (size_t i = 0; i < args.size(); i++) sig.inputs[i].layout = ko.inputs[i].layout;
-    sig.output.layout = ko.outputs.empty() ? ko.output.layout : ko.outputs[0].layout;
-    for (size_t i = 0; i < sig.more_outputs.size(); i++) sig.more_outputs[i].layout = ko.outputs[i + 1].layout;
-    return restickify_arguments(compile_kernel(pipeline, args, sig, options.machine, bo).program, options);
+    const DeviceProgram kernel = compile_kernel(pipeline, args, sig, options.machine, bo).program;
+    return needs_restickify(options) ? restickify_arguments(kernel, options) : kernel;
 }
 
 void fix_device_shape(OutputImageParam buffer, const TensorSpec &spec, const MachineDesc &machine) {

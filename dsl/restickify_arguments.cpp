@@ -17,6 +17,11 @@ namespace {
 
 bool restickified(const TensorSpec &t) { return t.layout.stick_dim != 0; }
 
+// The outputs' specs: CompileOptions::outputs for a pipeline of several, else CompileOptions::output.
+std::vector<TensorSpec> outputs_of(const CompileOptions &o) {
+    return o.outputs.empty() ? std::vector<TensorSpec>{o.output} : o.outputs;
+}
+
 // The tensor an argument sticked on dim 1 is, byte for byte: its dims swapped, sticked on (its) dim 0,
 // the order's entries swapped the same way.
 TensorSpec swapped(const TensorSpec &t) {
@@ -100,7 +105,7 @@ DeviceProgram compile_transpose_part(const TensorSpec &src, const TensorSpec &ds
 }  // namespace
 
 bool needs_restickify(const CompileOptions &options) {
-    const std::vector<TensorSpec> outs = options.outputs.empty() ? std::vector<TensorSpec>{options.output} : options.outputs;
+    const std::vector<TensorSpec> outs = outputs_of(options);
     return std::any_of(options.inputs.begin(), options.inputs.end(), restickified) ||
            std::any_of(outs.begin(), outs.end(), restickified);
 }
@@ -117,7 +122,7 @@ CompileOptions kernel_options(const CompileOptions &options) {
 }
 
 DeviceProgram restickify_arguments(const DeviceProgram &kernel, const CompileOptions &options) {
-    const std::vector<TensorSpec> outs = options.outputs.empty() ? std::vector<TensorSpec>{options.output} : options.outputs;
+    const std::vector<TensorSpec> outs = outputs_of(options);
     std::vector<TensorSpec> args = options.inputs;
     args.insert(args.end(), outs.begin(), outs.end());
     // The kernel's arguments are its first buffers, inputs then outputs, as compile_for_spyre makes them.

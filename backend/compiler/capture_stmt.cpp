@@ -178,10 +178,6 @@ void check_output_extents(const Function &out, const std::set<std::string> &outp
     }
 }
 
-}  // namespace
-
-namespace {
-
 // Where a device_layout put the Func's stick count (its trace tag, directives.h): outside = 0, the
 // default (innermost), when it has none.
 KernelPlan::StickCountPlace stick_count_tag(const Function &g) {

@@ -20,7 +20,7 @@ void Selector::emit_dma(const DmaCall &d, int tag, bool managed) {
         desc.dram_stride[i] = d.dims[i].dram_stride * eb;
         desc.lx_stride[i] = int32_t(d.dims[i].lx_stride * eb);
     }
-    int di = needs_placement(dev) ? -1 : descriptor(desc);
+    const bool placed = needs_placement(dev);  // a layout reached through its view (layout_dma.h)
     std::set<std::string> reads, writes;
     if (d.store) reads = {d.lx}, writes = {d.dram};
     else reads = {d.dram}, writes = {d.lx};
@@ -36,8 +36,7 @@ void Selector::emit_dma(const DmaCall &d, int tag, bool managed) {
         b_.release(off);
         for (Reg r : regs) b_.release(r);
     };
-    if (needs_placement(dev)) {
-        // The view's transfer carried over to the buffer's layout (layout_dma.h).
+    if (placed) {
         Scope<Interval> scope;
         for (auto &kv : st_.extents) scope.push(kv.first, Interval(Expr(0), Expr(int32_t(kv.second - 1))));
         scope.push(kCoreIdVar, Interval(Expr(0), Expr(int32_t(plan_.num_cores - 1))));
@@ -54,7 +53,7 @@ void Selector::emit_dma(const DmaCall &d, int tag, bool managed) {
             issue(p.dram_bytes, at, descriptor(p.desc));
         }
     } else {
-        issue(simplify(d.dram_offset * eb), d, di);
+        issue(simplify(d.dram_offset * eb), d, descriptor(desc));
     }
     if (!managed) after(tag, q, reads, writes);
 }
