@@ -129,6 +129,7 @@ TEST(Layout, DefaultLayout) {
 TEST(Layout, TorchSpyreExampleStickCountOutermost) {
     std::vector<int64_t> shape{256, 1024};  // Halide order
     DeviceLayout l{0, {0, 1}};
+    EXPECT_EQ(torch_spyre_default_layout(2), l);
     DeviceGeometry g = device_geometry(l, shape, DType::F16, kStick);
     EXPECT_EQ(g.lanes, 64);
     EXPECT_EQ(g.sticks_along_stick_dim, 4);
