@@ -175,10 +175,17 @@ SpyreSchedule &SpyreSchedule::device_root() {
     return *this;
 }
 
-SpyreSchedule &SpyreSchedule::device_layout(const std::vector<Var> &order) {
+namespace {
+// "device_layout(x, z, y" as the messages name the call (closed by the caller).
+std::string layout_call(const std::vector<Var> &order) {
     std::string call = "device_layout(";
     for (size_t i = 0; i < order.size(); i++) call += (i ? ", " : "") + order[i].name();
-    call += ")";
+    return call;
+}
+}  // namespace
+
+SpyreSchedule &SpyreSchedule::device_layout(const std::vector<Var> &order) {
+    const std::string call = layout_call(order) + ")";
     const std::vector<Var> args = f_.args();
     std::set<std::string> named;
     for (const Var &v : order) {
@@ -193,23 +200,30 @@ SpyreSchedule &SpyreSchedule::device_layout(const std::vector<Var> &order) {
     if (order[0].name() != args[0].name())
         throw_error("Func ", user_name(f_), ": ", call, ": the stick dimension ", args[0].name(),
                     " (the Func's first) must come first, innermost");
+    // An inlined Func has no storage: its layout would be dropped without a word.
     LoopLevel at = f_.function().schedule().compute_level();
     at.lock();
-    if (!at.is_root() || f_.function().schedule().memory_type() == MemoryType::VTCM)
-        throw_error("Func ", user_name(f_), ": ", call, ": a layout is for a Func in device memory; call "
-                    "device_root() first");
+    if (at.is_inlined())
+        throw_error("Func ", user_name(f_), ": ", call, ": it is inlined and has no storage to lay out; place it "
+                    "first (device_root, scratchpad_store_at or scratchpad_root)");
     guarded(f_, call, [&] { f_.reorder_storage(order); });
     return *this;
 }
 
 SpyreSchedule &SpyreSchedule::device_layout(const std::vector<Var> &order, const Var &stick_count_outside) {
     device_layout(order);
-    if (std::none_of(order.begin(), order.end(), [&](const Var &v) { return v.name() == stick_count_outside.name(); })) {
-        std::string call = "device_layout(";
-        for (size_t i = 0; i < order.size(); i++) call += (i ? ", " : "") + order[i].name();
-        throw_error("Func ", user_name(f_), ": ", call, "; stick count outside ", stick_count_outside.name(),
-                    "): ", stick_count_outside.name(), " is not one of its dimensions");
-    }
+    const std::string call = layout_call(order) + "; stick count outside " + stick_count_outside.name() + ")";
+    if (std::none_of(order.begin(), order.end(), [&](const Var &v) { return v.name() == stick_count_outside.name(); }))
+        throw_error("Func ", user_name(f_), ": ", call, ": ", stick_count_outside.name(), " is not one of its dimensions");
+    // In LX every engine reads whole sticks at any stride, so an LX tile keeps its stick count
+    // innermost (the default: outside the stick dimension itself; docs/directives.md); only device
+    // memory, read in runs, has a choice that matters.
+    LoopLevel at = f_.function().schedule().compute_level();
+    at.lock();
+    const bool in_lx = !at.is_root() || f_.function().schedule().memory_type() == MemoryType::VTCM;
+    if (in_lx && stick_count_outside.name() != order[0].name())
+        throw_error("Func ", user_name(f_), ": ", call, ": it is kept in LX, where the stick count stays innermost; "
+                    "the stick count's place is for a Func in device memory (device_root)");
     // Carried to the back end on the Func itself; a trace tag changes nothing else (no tracing).
     f_.add_trace_tag(std::string(kStickCountTag) + stick_count_outside.name());
     return *this;

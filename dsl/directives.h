@@ -30,15 +30,17 @@ public:
     SpyreSchedule &scratchpad_root();
     // Materialise f in device memory (compute_root); the back end stages each use through LX.
     SpyreSchedule &device_root();
-    // The device layout of f, after device_root(): its dimensions in storage order, innermost first
-    // (Halide's reorder_storage). The first must be f's first, the stick dimension; the order of the
-    // others decides which accesses are long contiguous runs for the DMA (a consumer that reads f
-    // with two dimensions swapped reads whole runs when f is stored in its order).
+    // The device layout of f, once it is placed (device_root, scratchpad_store_at, scratchpad_root):
+    // its dimensions in storage order, innermost first (Halide's reorder_storage). The first must be
+    // f's first, the stick dimension; in device memory the order of the others decides which
+    // accesses are long contiguous runs for the DMA (a consumer that reads f with two dimensions
+    // swapped reads whole runs when f is stored in its order); in LX it orders the tile's rows.
     SpyreSchedule &device_layout(const std::vector<Halide::Var> &order);
     // The same with the stick count placed just outside `stick_count_outside` (one of `order`; the
     // stick dimension itself is the default, the stick count innermost). In torch-spyre's terms a
     // Func f(x, y) stored as device_layout({x, y}, y) has the device size (sticks, y, lanes): its
-    // default layout. The rows must be whole sticks (stick_vectorize x).
+    // default layout. The rows must be whole sticks (stick_vectorize x). Device memory only: an LX
+    // tile keeps its stick count innermost (any other place is refused, naming f).
     SpyreSchedule &device_layout(const std::vector<Halide::Var> &order, const Halide::Var &stick_count_outside);
 
     // Divide loop v (of extent `extent`) over `cores` cores of the ring: v is split into an outer

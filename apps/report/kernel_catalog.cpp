@@ -112,6 +112,34 @@ void stick_count_outermost_in_device_memory(const Func &out) {
     }
 }
 
+// The first input of two dims or more read through a copy in device memory: its wrapper Func (the
+// ImageParam's own, inlined by every schedule) placed with device_root in whole sticks. Whatever a
+// schedule keeps where, the app then has an intermediate in device memory to lay out.
+void copy_first_input_to_device_memory(const std::vector<ImageParam> &inputs) {
+    for (const ImageParam &in : inputs) {
+        if (in.dimensions() < 2) continue;
+        Func copy(in);
+        spyre::schedule(copy).device_root().stick_vectorize(copy.args()[0]);
+        return;
+    }
+}
+
+// Every Func `out` reads that its schedule keeps in LX, of three dims or more, stored with its
+// dims after the stick dimension in the reverse order.
+void reverse_outer_dims_in_lx(const Func &out) {
+    for (const auto &[name, fn] : Internal::find_transitive_calls(out.function())) {
+        if (name == out.name() || fn.dimensions() < 3) continue;
+        LoopLevel at = fn.schedule().compute_level();
+        at.lock();
+        if (at.is_inlined() || (at.is_root() && fn.schedule().memory_type() != MemoryType::VTCM)) continue;
+        std::vector<Var> order;
+        for (const Internal::StorageDim &d : fn.schedule().storage_dims()) order.push_back(Var(d.var));
+        if (order.empty() || order[0].name() != fn.args()[0]) continue;
+        std::reverse(order.begin() + 1, order.end());
+        spyre::schedule(Func(fn)).device_layout(order);
+    }
+}
+
 }  // namespace
 
 DeviceProgram compile_kernel(const std::string &app, const std::string &schedule, const Shape &s,
@@ -140,7 +168,12 @@ DeviceProgram compile_kernel(const std::string &app, const std::string &schedule
     } else {
         k.schedule(schedule, machine);
     }
-    if (layouts == ArgumentLayouts::TorchSpyreWithIntermediates) stick_count_outermost_in_device_memory(k.out);
+    if (layouts == ArgumentLayouts::TorchSpyreEverywhere) {
+        copy_first_input_to_device_memory(k.inputs);
+        reverse_outer_dims_in_lx(k.out);
+    }
+    if (layouts == ArgumentLayouts::TorchSpyreWithIntermediates || layouts == ArgumentLayouts::TorchSpyreEverywhere)
+        stick_count_outermost_in_device_memory(k.out);
     return compile_for_spyre(k.out, k.inputs, opt);
 }
 

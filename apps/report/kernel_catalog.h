@@ -150,8 +150,11 @@ std::vector<int> output_shape(const std::string &app, const Shape &s);
 // torch-spyre's default for every argument of two dims or more (the stick count outermost,
 // device/layout.h: torch_spyre_default_layout); with TorchSpyreWithIntermediates also every
 // intermediate of two dims or more the schedule keeps in device memory (device_layout with its
-// stick count outermost; its rows must be whole sticks).
-enum class ArgumentLayouts { RowMajor, TorchSpyre, TorchSpyreWithIntermediates };
+// stick count outermost; its rows must be whole sticks). TorchSpyreEverywhere adds an intermediate to
+// every app: the first input of two dims or more is read through a copy in device memory (its
+// wrapper Func placed with device_root, in that layout too), and every LX intermediate of three dims
+// or more is stored with its dims after the stick dimension reversed.
+enum class ArgumentLayouts { RowMajor, TorchSpyre, TorchSpyreWithIntermediates, TorchSpyreEverywhere };
 
 // The device program of `app` with `schedule` (throws spyre::Error or Halide::CompileError). With
 // schedule "auto" and `search`, the autoscheduler's figures go there.

@@ -176,12 +176,45 @@ TEST(DeviceLayout, MalformedOrdersAreRefusedByName) {
     EXPECT_EQ(layout_error([](Func &p, Var x, Var y, Var z) { spyre::schedule(p).device_root().device_layout({z, x, y}); }),
               "Func p: device_layout(z, x, y): the stick dimension x (the Func's first) must come first, innermost");
     EXPECT_EQ(layout_error([](Func &p, Var x, Var y, Var z) { spyre::schedule(p).device_layout({x, z, y}); }),
-              "Func p: device_layout(x, z, y): a layout is for a Func in device memory; call device_root() first");
+              "Func p: device_layout(x, z, y): it is inlined and has no storage to lay out; place it first "
+              "(device_root, scratchpad_store_at or scratchpad_root)");
     EXPECT_EQ(layout_error([](Func &p, Var x, Var y, Var z) {
-                  spyre::schedule(p).scratchpad_root().device_layout({x, z, y});
+                  spyre::schedule(p).scratchpad_root().device_layout({x, z, y}, y);
               }),
-              "Func p: device_layout(x, z, y): a layout is for a Func in device memory; call device_root() first");
+              "Func p: device_layout(x, z, y; stick count outside y): it is kept in LX, where the stick count stays "
+              "innermost; the stick count's place is for a Func in device memory (device_root)");
 }
+
+// An LX tile in either order of its outer dims, kept for the whole kernel or per tile of the output:
+// the same numbers (the tile's rows are addressed through the storage order Halide flattens them in).
+struct LxCase {
+    bool per_tile, reader_order;
+};
+class LxTileLayouts : public ::testing::TestWithParam<LxCase> {};
+
+TEST_P(LxTileLayouts, MatchesCpu) {
+    const LxCase c = GetParam();
+    DiffResult r = run_differential(swapped_reader, [&](Kernel &k) {
+        Var x = k.vars["x"], y = k.vars["y"], z = k.vars["z"];
+        SpyreSchedule out = spyre::schedule(k.output);
+        out.ring_split(z, 4).stick_vectorize(x);
+        SpyreSchedule p = spyre::schedule(k.funcs["p"]);
+        if (c.per_tile)
+            p.scratchpad_store_at(k.output, z);
+        else
+            p.scratchpad_root();
+        p.stick_vectorize(x).device_layout(c.reader_order ? std::vector<Var>{x, z, y} : std::vector<Var>{x, y, z}, x);
+    }, {{128, 24, 16}}, {128, 16, 24});
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+    for (const BufferDecl &b : r.program.buffers) EXPECT_NE(b.kind, BufferKind::Temp) << b.name << " is in LX";
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, LxTileLayouts,
+                         ::testing::Values(LxCase{false, false}, LxCase{false, true}, LxCase{true, true}),
+                         [](const ::testing::TestParamInfo<LxCase> &i) {
+                             return std::string(i.param.per_tile ? "PerOutputTile" : "WholeKernel") +
+                                    (i.param.reader_order ? "_ReadersOrder" : "_DefinitionOrder");
+                         });
 
 // Every candidate that keeps p in device memory gets the variants that store p in the other order of
 // its outer dims (its reader's, with p's loops in that order) and with its stick count outside each

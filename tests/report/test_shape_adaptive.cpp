@@ -83,37 +83,6 @@ TEST_P(TorchSpyreLayoutRuns, CompilesAndMatchesCpu) {
 INSTANTIATE_TEST_SUITE_P(Catalogue, TorchSpyreLayoutRuns, ::testing::ValuesIn(odd_cases(false, false)), odd_case_name);
 INSTANTIATE_TEST_SUITE_P(Sweep, TorchSpyreLayoutRuns, ::testing::ValuesIn(odd_cases(false, true)), odd_case_name);
 
-// At each app's small shape (whole sticks), also every intermediate a schedule keeps in device memory
-// with its stick count outermost: the apps whose schedules have such intermediates run them in that
-// layout and still match.
-std::vector<OddCase> small_cases() {
-    std::vector<OddCase> v;
-    for (const std::string &app : app_names())
-        for (const std::string &sched : app_schedules(app))
-            if (sched != "auto") v.push_back({app, sched, app_info(app).shapes.small});
-    return v;
-}
-
-class TorchSpyreIntermediates : public ::testing::TestWithParam<OddCase> {};
-
-TEST_P(TorchSpyreIntermediates, CompilesAndMatchesCpu) {
-    const OddCase &c = GetParam();
-    Shape s = parse_shape(c.app, c.shape);
-    s.cores = app_info(c.app).shapes.small_cores;
-    const DeviceProgram p =
-        compile_kernel(c.app, c.schedule, s, {}, "", nullptr, ArgumentLayouts::TorchSpyreWithIntermediates);
-    int placed = 0;
-    for (const BufferDecl &b : p.buffers)
-        if (b.kind == BufferKind::Temp && b.shape.size() > 1) {
-            EXPECT_FALSE(stick_count_innermost(b.layout, int(b.shape.size()))) << b.name;
-            placed++;
-        }
-    ::testing::Test::RecordProperty("intermediates_in_torch_spyre_layout", placed);
-    expect_matches_cpu(c, s, p);
-}
-
-INSTANTIATE_TEST_SUITE_P(Catalogue, TorchSpyreIntermediates, ::testing::ValuesIn(small_cases()), odd_case_name);
-
 class OddShapeCompiles : public ::testing::TestWithParam<OddCase> {};
 
 TEST_P(OddShapeCompiles, FitsLxAndTheCores) {
