@@ -194,6 +194,206 @@ public:
     }
 };
 
+// Each core reads only the elements of an LX buffer that it wrote itself: a buffer filled under a
+// ring split holds on each core that core's share alone, and a consumer split the same way may still
+// reach past it (a stencil's row y - 1 at the first row of a share, which the neighbouring core
+// computed). Checked core by core: each parallel loop's body with its core fixed, simplified (so
+// that the per-core branches partition_tails-style lowering leaves are pruned), gives the elements
+// every access reaches. Buffers combined across cores by a ring reduction, and accesses whose
+// reach is not provable, are left to CheckLxSplits' stride rule.
+class CoreSpans : public IRVisitor {
+public:
+    explicit CoreSpans(const KernelPlan &p) : plan(p) {}
+    struct Hull {
+        bool known = true;
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        void add(const Hull &h) {
+            known = known && h.known;
+            lo = std::min(lo, h.lo);
+            hi = std::max(hi, h.hi);
+        }
+        bool covers(const Hull &h) const { return known && h.known && (h.lo > h.hi || (lo <= h.lo && h.hi <= hi)); }
+    };
+    std::map<std::string, Hull> written, read;
+    std::set<std::string> ring_reduced;
+    bool skip_parallel = false;  // visiting a stage outside the ring splits: their bodies are not its
+    bool writes_device = false;
+
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+        if (skip_parallel && op->for_type == ForType::Parallel) return;
+        op->min.accept(this);
+        op->extent.accept(this);
+        Interval in = bounds_of_expr_in_scope(expand(op->min), loops);
+        Interval ex = bounds_of_expr_in_scope(expand(op->extent), loops);
+        Interval range = Interval::everything();
+        if (in.is_bounded() && ex.has_upper_bound()) range = Interval(in.min, simplify(in.max + ex.max - 1));
+        ScopedBinding<Interval> bind(loops, op->name, range);
+        op->body.accept(this);
+    }
+    void visit(const LetStmt *op) override {
+        op->value.accept(this);
+        ScopedBinding<Expr> bind(lets, op->name, expand(op->value));
+        op->body.accept(this);
+    }
+    void visit(const Store *op) override {
+        IRVisitor::visit(op);
+        if (!plan.has(op->name)) return;
+        if (plan.buffer(op->name).place != Place::LX) {
+            writes_device = true;
+            return;
+        }
+        written[op->name].add(reach(op->index));
+    }
+    void visit(const Load *op) override {
+        IRVisitor::visit(op);
+        if (plan.has(op->name) && plan.buffer(op->name).place == Place::LX) read[op->name].add(reach(op->index));
+    }
+    void visit(const Evaluate *op) override {
+        if (auto rr = as_ring_reduce(Stmt(op))) ring_reduced.insert(rr->lx);
+        IRVisitor::visit(op);
+    }
+
+private:
+    const KernelPlan &plan;
+    Scope<Interval> loops;
+    Scope<Expr> lets;
+
+    Expr expand(const Expr &e) const {
+        std::map<std::string, Expr> m;
+        for (auto it = lets.cbegin(); it != lets.cend(); ++it) m[it.name()] = it.value();
+        return m.empty() ? e : substitute(m, e);
+    }
+    Hull reach(const Expr &index) const {
+        Hull h;
+        Expr base = index;
+        int64_t extra = 0;
+        if (const Ramp *r = index.as<Ramp>()) {
+            auto st = as_const_int(r->stride);
+            if (!st) return Hull{false};
+            base = r->base;
+            extra = int64_t(r->lanes - 1) * *st;
+        }
+        Interval b = bounds_of_expr_in_scope(expand(base), loops);
+        if (!b.is_bounded()) return Hull{false};
+        auto lo = const_int(simplify(b.min)), hi = const_int(simplify(b.max));
+        if (!lo || !hi) return Hull{false};
+        h.lo = std::min(*lo, *lo + extra);
+        h.hi = std::max(*hi, *hi + extra);
+        return h;
+    }
+};
+
+// The statements that run one after another at the top of the kernel (as Stages maps them).
+void top_level_stages(const Stmt &s, std::vector<Stmt> &out) {
+    if (const Block *b = s.as<Block>()) {
+        top_level_stages(b->first, out);
+        top_level_stages(b->rest, out);
+    } else if (const Allocate *a = s.as<Allocate>()) {
+        top_level_stages(a->body, out);
+    } else if (const ProducerConsumer *pc = s.as<ProducerConsumer>()) {
+        top_level_stages(pc->body, out);
+    } else if (s.defined()) {
+        out.push_back(s);
+    }
+}
+
+// The buffers allocated outside every ring split: one per core on Spyre, one for all in Halide's
+// meaning (a buffer allocated inside a split is each core's own there too).
+std::set<std::string> allocated_outside_splits(const Stmt &s) {
+    class V : public IRVisitor {
+    public:
+        std::set<std::string> names;
+        using IRVisitor::visit;
+        void visit(const For *op) override {
+            if (op->for_type != ForType::Parallel) IRVisitor::visit(op);
+        }
+        void visit(const Allocate *op) override {
+            names.insert(op->name);
+            IRVisitor::visit(op);
+        }
+    } v;
+    s.accept(&v);
+    return v.names;
+}
+
+void check_core_spans(const Stmt &s, const KernelPlan &plan, int num_cores) {
+    using Hull = CoreSpans::Hull;
+    const std::set<std::string> shared = allocated_outside_splits(s);
+    // Most kernels fill no such buffer under a split: nothing to check, and no body to simplify
+    // once per core.
+    class FillsShared : public IRVisitor {
+    public:
+        FillsShared(const KernelPlan &p, const std::set<std::string> &b) : plan(p), bufs(b) {}
+        const KernelPlan &plan;
+        const std::set<std::string> &bufs;
+        int depth = 0;
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const For *op) override {
+            depth += op->for_type == ForType::Parallel;
+            IRVisitor::visit(op);
+            depth -= op->for_type == ForType::Parallel;
+        }
+        void visit(const Store *op) override {
+            found |= depth > 0 && bufs.count(op->name) && plan.has(op->name) && plan.buffer(op->name).place == Place::LX;
+            IRVisitor::visit(op);
+        }
+    } fills(plan, shared);
+    s.accept(&fills);
+    if (!fills.found) return;
+    std::vector<Stmt> stages;
+    top_level_stages(s, stages);
+    // Per core: what it writes and reads of each LX buffer, and which buffers a split writes.
+    std::vector<std::map<std::string, Hull>> writes(static_cast<size_t>(num_cores)), reads(static_cast<size_t>(num_cores));
+    std::map<std::string, std::string> split_writer;  // buffer -> the ring split loop that fills it
+    std::set<std::string> excluded;
+    auto take = [&](const CoreSpans &v, int core) {
+        for (const auto &[b, h] : v.written) writes[size_t(core)][b].add(h);
+        for (const auto &[b, h] : v.read) reads[size_t(core)][b].add(h);
+        excluded.insert(v.ring_reduced.begin(), v.ring_reduced.end());
+    };
+    for (const Stmt &stage : stages) {
+        FindParallel fp;
+        stage.accept(&fp);
+        for (const For *loop : fp.loops) {
+            auto ext = const_int(loop->extent);
+            auto mn = const_int(loop->min);
+            if (!ext || !mn || *ext > num_cores) return;  // reported by MapCores
+            for (int c = 0; c < int(*ext); c++) {
+                CoreSpans v(plan);
+                simplify(substitute(loop->name, Expr(int(c + *mn)), loop->body)).accept(&v);
+                take(v, c);
+                for (const auto &kv : v.written) split_writer.emplace(kv.first, loop->name);
+            }
+        }
+        // The stage's work outside its ring splits: on core 0 when it writes device memory, else
+        // on every core (map_cores' Stages).
+        CoreSpans outside(plan);
+        outside.skip_parallel = true;
+        stage.accept(&outside);
+        for (int c = 0; c < (outside.writes_device ? 1 : num_cores); c++) take(outside, c);
+    }
+    for (const auto &[buf, writer] : split_writer) {
+        if (excluded.count(buf) || !shared.count(buf)) continue;
+        for (int c = 0; c < num_cores; c++) {
+            auto r = reads[size_t(c)].find(buf);
+            if (r == reads[size_t(c)].end() || !r->second.known) continue;
+            auto w = writes[size_t(c)].find(buf);
+            const Hull none;
+            const Hull &have = w == writes[size_t(c)].end() ? none : w->second;
+            if (!have.known || have.covers(r->second)) continue;
+            std::string computed = have.lo > have.hi ? std::string("none of it")
+                                                     : "elements " + std::to_string(have.lo) + " to " + std::to_string(have.hi);
+            throw_error("Func ", plan.buffer(buf).func, " is kept in LX, each core computing its share of it (",
+                        writer, "), but core ", c, " reads its elements ", r->second.lo, " to ", r->second.hi,
+                        " and computed ", computed, ": a core would read rows another core computed (a consumer that "
+                        "reads a window around its rows, or that splits them otherwise); compute it at the "
+                        "consumer's split (scratchpad_store_at), or keep it in device memory (device_root)");
+        }
+    }
+}
+
 // After mapping, a buffer every access of which is core * stride + (within the slice) only ever
 // holds the core's own slice: allocate just the slice and drop the core offset.
 class ShrinkShares : public IRMutator {
@@ -282,6 +482,7 @@ Stmt map_cores(const Stmt &s, KernelPlan &plan) {
     s.accept(&check);  // the shares
     check.reading = true;
     s.accept(&check);  // their readers
+    check_core_spans(s, plan, plan.num_cores);
 
     Stages stages(plan, mc);
     Stmt mapped = stages.mutate(s);

@@ -256,6 +256,27 @@ TEST(CompileErrors, LxShareReadWithAnotherSplit) {
     EXPECT_EQ(msg, "(no error)");
 }
 
+// The same split on both sides is not enough: each core must read only the rows it computed. Rows
+// -2..1 of a bordered input kept in LX, two per core; the output's rows 0..2, two per core, read
+// rows y - 2 and y - 1: core 0's row 1 reads row 0, which core 1 computed (found by spyre-fuzz-diff
+// --seed 77 --case 393, an auto schedule that returned -0 there).
+TEST(CompileErrors, LxShareReadPastTheCoresOwnRows) {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func e = BoundaryConditions::constant_exterior(in, 0.0f);
+    Func out("shifted_out");
+    out(x, y) = max(e(x, y - 2) * 3.0f, e(x, y - 1) * -2.0f);
+    Var yo("yo"), yi("yi");
+    spyre::schedule(out).ring_split(y, 2).split(y, yo, yi, 1).stick_vectorize(x);
+    spyre::schedule(e).scratchpad_root().ring_split(e.args()[1], 2, 4).stick_vectorize(e.args()[0]);
+    std::string msg = compile_error([&] { compile_for_spyre(out, {in}, opts({7, 3}, {7, 3})); });
+    EXPECT_NE(msg.find("Func constant_exterior is kept in LX, each core computing its share of it (loop _1 of "
+                       "constant_exterior (its split over cores)), but core 0 reads its elements 0 to 95 and computed "
+                       "elements 0 to 63: a core would read rows another core computed"),
+              std::string::npos)
+        << msg;
+}
+
 // dma_phases names a loop of the Func's pure definition; and its barriers need every core to meet
 // as many as the others, which an uneven split two tiles short on the last core breaks (one short
 // runs: tests/report/test_dma_phases.cpp).
