@@ -14,6 +14,7 @@
 #include "lower_ring_reductions.h"
 #include "lower_shifted_loads.h"
 #include "lower_gathers.h"
+#include "lower_store_predicates.h"
 #include "map_cores.h"
 #include "normalize_stmt.h"
 #include "plan_pipelines.h"
@@ -66,6 +67,8 @@ BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const
         s = lower_shifted_loads(s, plan);
         keep("lower_shifted_loads", s);
         classify_memory(s, plan);
+        s = lower_store_predicates(s, plan);
+        keep("lower_store_predicates", s);
         s = fold_accumulators(s, plan);
         keep("fold_accumulators", s);
         s = lower_ring_reductions(s, plan);

@@ -1,0 +1,91 @@
+#include "lower_store_predicates.h"
+
+#include "affine.h"
+
+namespace spyre {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+// The first lane's condition of a predicate `ramp(b, s, n) <= x(k)` (or `<`), s > 0: every lane
+// after the first holds only when the first does.
+Expr first_lane_condition(const Expr &pred, int64_t *bound) {
+    Expr a, b;
+    bool strict = false;
+    if (const LE *le = pred.as<LE>()) {
+        a = le->a, b = le->b;
+    } else if (const LT *lt = pred.as<LT>()) {
+        a = lt->a, b = lt->b, strict = true;
+    } else {
+        return Expr();
+    }
+    const Ramp *r = a.as<Ramp>();
+    const Broadcast *k = b.as<Broadcast>();
+    if (!r || !k) return Expr();
+    auto stride = const_int(r->stride), last = const_int(k->value);
+    if (!stride || *stride <= 0 || !last) return Expr();
+    *bound = strict ? *last - 1 : *last;
+    return strict ? r->base < k->value : r->base <= k->value;
+}
+
+class Lower : public IRMutator {
+public:
+    explicit Lower(const KernelPlan &p) : plan_(p) {}
+    using IRMutator::visit;
+
+    Stmt visit(const Store *op) override {
+        if (is_const_one(op->predicate) || !plan_.has(op->name)) return IRMutator::visit(op);
+        const BufferInfo &b = plan_.buffer(op->name);
+        const int lanes = op->value.type().lanes();
+        int64_t last = 0;
+        const Expr first = first_lane_condition(op->predicate, &last);
+        // Device memory only (its rows are padded to whole sticks), one stick at most, and the
+        // Func's own end: lanes past it are padding, never another element.
+        if (!b.in_device_memory() || b.shape.empty() || lanes > plan_.lanes(b.type) || !first.defined() ||
+            last + 1 != b.shape[0])
+            return IRMutator::visit(op);
+        Expr value = strip_.mutate(op->value);
+        Stmt store = Store::make(op->name, value, op->index, op->param, const_true(lanes), op->alignment);
+        // A first lane the loops keep in range (the last tile of columns padded to whole sticks)
+        // needs no condition.
+        const Interval at = bounds_of_expr_in_scope(first.as<LE>() ? first.as<LE>()->a : first.as<LT>()->a, loops_);
+        const std::optional<int64_t> hi = at.has_upper_bound() ? const_int(simplify(at.max)) : std::nullopt;
+        return hi && *hi <= last ? store : IfThenElse::make(first, store);
+    }
+
+    Stmt visit(const For *op) override {
+        const Interval in = bounds_of_expr_in_scope(op->min, loops_), ex = bounds_of_expr_in_scope(op->extent, loops_);
+        Interval range = Interval::everything();
+        if (in.is_bounded() && ex.has_upper_bound()) range = Interval(in.min, simplify(in.max + ex.max - 1));
+        ScopedBinding<Interval> bind(loops_, op->name, range);
+        return IRMutator::visit(op);
+    }
+    Stmt visit(const LetStmt *op) override {
+        ScopedBinding<Interval> bind(loops_, op->name, bounds_of_expr_in_scope(op->value, loops_));
+        return IRMutator::visit(op);
+    }
+
+private:
+    // The loads of the store's value carry the same predicate: under the first lane's condition
+    // they read whole sticks (their masked lanes feed only the padding).
+    class StripLoadPredicates : public IRMutator {
+    public:
+        using IRMutator::visit;
+        Expr visit(const Load *op) override {
+            if (is_const_one(op->predicate)) return IRMutator::visit(op);
+            return Load::make(op->type, op->name, mutate(op->index), op->image, op->param,
+                              const_true(op->type.lanes()), op->alignment);
+        }
+    };
+    const KernelPlan &plan_;
+    StripLoadPredicates strip_;
+    Scope<Interval> loops_;  // the loops' (and lets') ranges around
+};
+
+}  // namespace
+
+Stmt lower_store_predicates(const Stmt &s, const KernelPlan &plan) { return Lower(plan).mutate(s); }
+
+}  // namespace spyre

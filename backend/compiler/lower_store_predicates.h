@@ -1,0 +1,18 @@
+// Predicated stores to device memory become guarded whole-stick stores. Halide vectorizes the last,
+// partial tile of a dimension (a split of 200 columns into tiles of 64) with a predicate per lane,
+// x <= 199; the DMA moves whole sticks and ignores it. A stick whose lanes are all past the end
+// (x = 224..255 of a row padded to 224) would then land in the next row, or past the buffer: a
+// race with the core that writes that row. A store of at most one stick, predicated on its first
+// coordinate against the Func's last index, is rewritten to run when its first lane is in range,
+// unpredicated: the lanes it then writes past the end are the row's padding. Runs after
+// classify_memory (it needs the buffers' places and shapes).
+#pragma once
+
+#include "Halide.h"
+#include "kernel_plan.h"
+
+namespace spyre {
+
+Halide::Internal::Stmt lower_store_predicates(const Halide::Internal::Stmt &s, const KernelPlan &plan);
+
+}  // namespace spyre
