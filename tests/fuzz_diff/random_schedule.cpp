@@ -180,6 +180,12 @@ struct Scheduler {
         s.stick_vectorize(v, sticks);
         line("spyre::schedule(" + sn + ")" + where + ".stick_vectorize(" + v.name() +
              (sticks == 2 ? ", 2" : std::string()) + ");");
+        // A stage in device memory of whole-stick rows, now and then with its stick count
+        // outermost (torch-spyre's default layout; backend/compiler/layout_dma.h).
+        if (k < 40 && st.vars.size() == 2 && v.name() == "x" && p.out_shape[0] % lanes(t) == 0 && chance(35)) {
+            s.device_layout(st.vars, st.vars[1]);
+            line("spyre::schedule(" + sn + ").device_layout({x, " + st.vars[1].name() + "}, " + st.vars[1].name() + ");");
+        }
     }
 
     void run() {
