@@ -45,9 +45,15 @@ std::string compare_outputs(const Halide::Runtime::Buffer<> &got, const Halide::
            << want.number_of_elements() << " elements)";
         return os.str();
     }
+    // Below the smallest normal value every result is as good as zero: Halide's CPU exp (its own
+    // polynomial) flushes results there to 0 where the simulator's keeps the subnormal, 119 ULP
+    // apart near 1e-43 (spyre-fuzz-diff --seed 83 --case 290: exp(int8 - 1.5) at -98.5).
+    const double smallest_normal = want.type().bits == 16 ? 6.103515625e-05 : 1.1754943508222875e-38;
     for (size_t i = 0; i < want.number_of_elements(); i++) {
         double g = value(got, i), w = value(want, i);
         if (std::isnan(g) && std::isnan(w)) continue;
+        if (want.type().code == halide_type_float && std::fabs(g) < smallest_normal && std::fabs(w) < smallest_normal)
+            continue;
         int64_t d = std::llabs(ordered(got, i) - ordered(want, i));
         if (d > ulp || std::isnan(g) != std::isnan(w)) {
             os << "element " << i << ": device " << g << ", CPU " << w << " (" << d
