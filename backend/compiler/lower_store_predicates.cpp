@@ -9,8 +9,8 @@ using namespace Halide::Internal;
 
 namespace {
 
-// The first lane's condition of a predicate `ramp(b, s, n) <= x(k)` (or `<`), s > 0: every lane
-// after the first holds only when the first does.
+// The first lane's condition of a predicate `ramp(b, 1, n) <= x(k)` (or `<`): every lane after
+// the first holds only when the first does.
 Expr first_lane_condition(const Expr &pred, int64_t *bound) {
     Expr a, b;
     bool strict = false;
@@ -25,7 +25,7 @@ Expr first_lane_condition(const Expr &pred, int64_t *bound) {
     const Broadcast *k = b.as<Broadcast>();
     if (!r || !k) return Expr();
     auto stride = const_int(r->stride), last = const_int(k->value);
-    if (!stride || *stride <= 0 || !last) return Expr();
+    if (!stride || *stride != 1 || !last) return Expr();
     *bound = strict ? *last - 1 : *last;
     return strict ? r->base < k->value : r->base <= k->value;
 }
@@ -41,10 +41,12 @@ public:
         const int lanes = op->value.type().lanes();
         int64_t last = 0;
         const Expr first = first_lane_condition(op->predicate, &last);
-        // Device memory only (its rows are padded to whole sticks), one stick at most, and the
-        // Func's own end: lanes past it are padding, never another element.
+        // Device memory only (its rows are padded to whole sticks), one stick at most along the
+        // stick dim (a dense ramp), and the Func's own end: lanes past it are padding, never
+        // another element.
+        const Ramp *dense = op->index.as<Ramp>();
         if (!b.in_device_memory() || b.shape.empty() || lanes > plan_.lanes(b.type) || !first.defined() ||
-            last + 1 != b.shape[0])
+            last + 1 != b.shape[0] || !dense || !is_const_one(dense->stride))
             return IRMutator::visit(op);
         Expr value = strip_.mutate(op->value);
         Stmt store = Store::make(op->name, value, op->index, op->param, const_true(lanes), op->alignment);
