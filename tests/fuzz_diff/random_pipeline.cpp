@@ -165,7 +165,15 @@ struct Builder {
             Expr q = t.is_float() ? clamp(round(r.e), -128, 127) : clamp(r.e, -128, 127);
             std::string qs = t.is_float() ? "clamp(round(" + r.s + "), -128, 127)" : "clamp(" + r.s + ", -128, 127)";
             if (k == 1) return {cast(Int(8), q), "cast(Int(8), " + qs + ")"};
-            return cast_to(Int(32), t.is_float() ? Val{round(r.e), "round(" + r.s + ")"} : r);
+            if (!t.is_float()) return cast_to(Int(32), r);
+            // Halide leaves a float out of int32's range undefined (LLVM's fptosi): the CPU gives
+            // INT_MIN for an fp16 inf, the device saturates (seed 90 case 43). Clamped into range.
+            const std::string lim = t == Float(16) ? "65504.0f" : "2147483520.0f";
+            const Expr l = t == Float(16) ? 65504.0f : 2147483520.0f;
+            return cast_to(Int(32), Val{clamp(round(r.e), cast(t, -l), cast(t, l)),
+                                        "clamp(round(" + r.s + "), cast(" + (t == Float(16) ? "Float(16)" : "Float(32)") +
+                                            ", -" + lim + "), cast(" + (t == Float(16) ? "Float(16)" : "Float(32)") + ", " +
+                                            lim + "))"});
         }
         return r;
     }
