@@ -1,6 +1,8 @@
 #include "lower_store_predicates.h"
 
 #include "affine.h"
+#include "device/isa.h"
+#include "spyre_intrinsics.h"
 
 namespace spyre {
 
@@ -49,6 +51,13 @@ public:
             last + 1 != b.shape[0] || !dense || !is_const_one(dense->stride))
             return IRMutator::visit(op);
         Expr value = strip_.mutate(op->value);
+        // Lanes past the end read their shifted source clamped to the last lane in range: a shift
+        // needs no halo stick for lanes whose results are padding (past the input's last row, on
+        // the last one: spyre-fuzz-diff --seed 81 --case 173).
+        ClampShifts clamp;
+        clamp.lanes = lanes;
+        clamp.valid = simplify(Expr(int(last)) - ramp_base(op->predicate));
+        value = clamp.mutate(value);
         Stmt store = Store::make(op->name, value, op->index, op->param, const_true(lanes), op->alignment);
         // A first lane the loops keep in range (the last tile of columns padded to whole sticks)
         // needs no condition.
@@ -70,6 +79,30 @@ public:
     }
 
 private:
+    static Expr ramp_base(const Expr &pred) {
+        const Expr a = pred.as<LE>() ? pred.as<LE>()->a : pred.as<LT>()->a;
+        return a.as<Ramp>()->base;
+    }
+    // Plain shifts of the store's width: lane j reads home position j + shift; the lanes in range
+    // are j <= valid (strictly: valid - 1 for `<`, which first_lane_condition's bound already is).
+    class ClampShifts : public IRMutator {
+    public:
+        int lanes = 0;
+        Expr valid;
+        using IRMutator::visit;
+        Expr visit(const Call *op) override {
+            std::optional<ShiftCall> sc = as_shift(Expr(op));
+            // Only a window fixed along the row (a tail tile at a known column): the edge of a
+            // shift must not move with the loops within a row (infer_dma stages by it).
+            const std::optional<int64_t> v = const_int(valid);
+            if (!sc || sc->edge != 0 || sc->home.type().lanes() != lanes || !v || *v >= lanes - 1)
+                return IRMutator::visit(op);
+            sc->edge = kEdgeClamp;
+            sc->lo = Expr(-(1 << 30));
+            sc->hi = simplify(valid + sc->shift);
+            return make_shift(*sc);
+        }
+    };
     // The loads of the store's value carry the same predicate: under the first lane's condition
     // they read whole sticks (their masked lanes feed only the padding).
     class StripLoadPredicates : public IRMutator {

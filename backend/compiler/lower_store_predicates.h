@@ -4,8 +4,10 @@
 // (x = 224..255 of a row padded to 224) would then land in the next row, or past the buffer: a
 // race with the core that writes that row. A store of at most one stick, predicated on its first
 // coordinate against the Func's last index, is rewritten to run when its first lane is in range,
-// unpredicated: the lanes it then writes past the end are the row's padding. Runs after
-// classify_memory (it needs the buffers' places and shapes).
+// unpredicated: the lanes it then writes past the end are the row's padding. A plain shifted read
+// in its value (lower_shifted_loads) gets a clamp edge at the last lane in range, so that lanes past
+// the end need no halo stick (which could lie past the input). Runs after classify_memory (it
+// needs the buffers' places and shapes).
 #pragma once
 
 #include "Halide.h"

@@ -54,4 +54,27 @@ INSTANTIATE_TEST_SUITE_P(Tiles, PartialColumnTiles,
                                     std::to_string(i.param.row_tile);
                          });
 
+// Two inputs side by side, the second read through max(x - 50, 0), in tiles of 64 columns: the last
+// tile's lanes 96..99 read in1's columns 46..49 shifted from the stick at 32, and lanes past 99 would
+// need the next stick, past in1's last row (spyre-fuzz-diff --seed 81 --case 173: a DMA past the
+// buffer). Clamped at the last lane in range, the shift needs no halo.
+TEST(PartialColumnTiles, AShiftedReadInTheLastTileLoadsNothingPastItsInput) {
+    auto concat = [] {
+        Kernel k;
+        ImageParam in0(Float(32), 2, "in0"), in1(Float(32), 2, "in1");
+        Var x("x"), y("y");
+        Func out("out");
+        out(x, y) = select(x < 50, in0(min(x, 49), y), in1(max(x - 50, 0), y));
+        k.inputs = {in0, in1};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    DiffResult r = run_differential(concat, [](Kernel &k) {
+        Var xo("xo"), xi("xi");
+        spyre::schedule(k.output).split(k.vars["x"], xo, xi, 64).stick_vectorize(xi);
+    }, {{50, 2}, {50, 2}}, {100, 2});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
 }  // namespace
