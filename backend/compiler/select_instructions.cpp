@@ -180,9 +180,16 @@ void Selector::emit_dynamic_for(const For *op) {
     if (!most || *most > INT32_MAX)
         throw_internal("kernel ", plan_.kernel_name, ": internal: loop ", op->name, " runs a number of times (",
                     op->extent, ") with no constant bound over the loops around it");
-    if (ends_with(op->name, kDmaPhasesSuffix) || plan_.pipelines.count(op))
+    // dma_phases is the schedule's: a loop whose count differs from core to core (the tiles of an
+    // uneven core share, 7 rows on 2 cores in tiles of 2) cannot keep its phases' barriers in step.
+    if (ends_with(op->name, kDmaPhasesSuffix))
+        throw_error("kernel ", plan_.kernel_name, ": dma_phases: ", op->name,
+                    " runs a number of times that differs from core to core or from one iteration of the loops "
+                    "around it to the next, and every core must meet the same phase barriers; split the rows "
+                    "so that each core's share is a whole number of tiles, or drop dma_phases");
+    if (plan_.pipelines.count(op))
         throw_internal("kernel ", plan_.kernel_name, ": internal: loop ", op->name,
-                    " runs a number of times that varies, which dma_phases and double buffering need constant");
+                    " runs a number of times that varies, which double buffering needs constant");
     if (carried_depth_ < kMaxCarriedDepth) return emit_carried_loop(op, std::max<int64_t>(*most, 0), true);
     // The loop may run no iteration, and with it none of the WAITs its body issues: whatever is
     // in flight is waited for first, so that nothing after the loop relies on them.

@@ -4,6 +4,7 @@
 
 #include "compiler_test_util.h"
 #include "device/error.h"
+#include "auto_schedule.h"
 #include "directives.h"
 #include "softmax.h"
 
@@ -342,6 +343,38 @@ TEST(CompileErrors, BoundaryWindowMovingWithTheRowsNamesTheFunc) {
 }
 
 }  // namespace shifted
+
+}  // namespace
+}  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+
+// A candidate whose dma_phases loop runs a number of times that varies is the schedule's to fix, not
+// an internal error: the autoscheduler skips it and refuses the pipeline (whose select on x % 2 has
+// no vector form) by the message of its favourite (spyre-fuzz-diff --seed 100 --case 300 stopped on
+// the internal error before).
+TEST(CompileErrors, AutoScheduleOfAnUnvectorizablePipelineIsRefusedNotInternal) {
+    ImageParam in0(Int(32), 2, "in0"), in1(Int(32), 2, "in1");
+    Var x("x"), y("y");
+    Func out("out");
+    out(x, y) = select(y >= 2, -3 - (-3 + in1(x, y)), select(x % 2 == 0, max(in1(x, y), in0(x, y)), in1(x, y)));
+    CompileOptions o = kernel_options({{200, 7}, {200, 7}}, {200, 7});
+    o.output.layout = torch_spyre_default_layout(2);
+    AutoOptions ao;
+    ao.seed = 100u * 7919u + 300u;  // the fuzz case's
+    ao.max_evaluations = 4;
+    ao.time_budget_s = 10;
+    ao.workers = 1;
+    ao.progress = false;
+    try {
+        auto_schedule(out, {in0, in1}, o, ao);
+        ADD_FAILURE() << "auto_schedule found a schedule";
+    } catch (const Error &e) {
+        EXPECT_NE(e.kind(), ErrorKind::Internal) << e.what();
+        EXPECT_NE(std::string(e.what()).find("has no Spyre vector form"), std::string::npos) << e.what();
+    }
+}
 
 }  // namespace
 }  // namespace spyre::testing
