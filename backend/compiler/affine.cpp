@@ -14,6 +14,12 @@ std::optional<int64_t> const_int(const Expr &e) {
     return std::nullopt;
 }
 
+Interval loop_range(const Expr &min, const Expr &extent, const Scope<Interval> &scope) {
+    const Interval in = bounds_of_expr_in_scope(min, scope), ex = bounds_of_expr_in_scope(extent, scope);
+    if (!in.is_bounded() || !ex.has_upper_bound()) return Interval::everything();
+    return Interval(in.min, simplify(in.max + ex.max - 1));
+}
+
 namespace {
 class Mentions : public IRVisitor {
 public:

@@ -40,4 +40,9 @@ bool provably_multiple(const Halide::Expr &e, int64_t k);
 // The constant value of an int expression after simplification, if it has one.
 std::optional<int64_t> const_int(const Halide::Expr &e);
 
+// The values a loop's variable takes, [min, min + extent - 1], bounded over the loops (and lets)
+// around it in `scope`; everything when its bounds do not resolve.
+Halide::Internal::Interval loop_range(const Halide::Expr &min, const Halide::Expr &extent,
+                                      const Halide::Internal::Scope<Halide::Internal::Interval> &scope);
+
 }  // namespace spyre

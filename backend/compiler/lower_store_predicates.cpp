@@ -67,10 +67,7 @@ public:
     }
 
     Stmt visit(const For *op) override {
-        const Interval in = bounds_of_expr_in_scope(op->min, loops_), ex = bounds_of_expr_in_scope(op->extent, loops_);
-        Interval range = Interval::everything();
-        if (in.is_bounded() && ex.has_upper_bound()) range = Interval(in.min, simplify(in.max + ex.max - 1));
-        ScopedBinding<Interval> bind(loops_, op->name, range);
+        ScopedBinding<Interval> bind(loops_, op->name, loop_range(op->min, op->extent, loops_));
         return IRMutator::visit(op);
     }
     Stmt visit(const LetStmt *op) override {

@@ -224,11 +224,7 @@ public:
         if (skip_parallel && op->for_type == ForType::Parallel) return;
         op->min.accept(this);
         op->extent.accept(this);
-        Interval in = bounds_of_expr_in_scope(expand(op->min), loops);
-        Interval ex = bounds_of_expr_in_scope(expand(op->extent), loops);
-        Interval range = Interval::everything();
-        if (in.is_bounded() && ex.has_upper_bound()) range = Interval(in.min, simplify(in.max + ex.max - 1));
-        ScopedBinding<Interval> bind(loops, op->name, range);
+        ScopedBinding<Interval> bind(loops, op->name, loop_range(expand(op->min), expand(op->extent), loops));
         op->body.accept(this);
     }
     void visit(const LetStmt *op) override {
