@@ -274,7 +274,7 @@ void BM_BmmLayout(benchmark::State &state, int batch, int cols, bool batch_inner
 
 // ---- bmm/layout_{default,batch_outer}/Bx512x4096xN: the layout experiment as IBM describes it ----
 // Activation [B,512,4096], weight [4096,N], output [B,512,N] (PyTorch order) on 32 cores, in
-// torch-spyre's default layouts (each sticked on its last dim, the stick count outermost), or with
+// torch-spyre's default layouts (each sticked on its last dim; [B, M, K] as [M, K/64, B, 64]), or with
 // the batch outermost for the activation and the output (the weight as before); each with the
 // best schedule auto_schedule finds for those layouts. Loops summarised (full size).
 void BM_BmmLayoutAuto(benchmark::State &state, int batch, int cols, bool batch_outer) {
@@ -284,7 +284,7 @@ void BM_BmmLayoutAuto(benchmark::State &state, int batch, int cols, bool batch_o
         MatmulKernel k = make_bmm(batch, 512, 4096, cols);
         CompileOptions opt;
         opt.kernel_name = "bmm";
-        // Halide order {K, M, B}: torch-spyre's default {stick count, B, M}; batch outer {B, stick count, M}.
+        // Halide order {K, M, B}: torch-spyre's default {M, stick count, B}; batch outer {B, stick count, M}.
         const DeviceLayout act = batch_outer ? DeviceLayout{0, {2, 0, 1}} : torch_spyre_default_layout(3);
         opt.inputs = {TensorSpec{{4096, 512, batch}, act}, TensorSpec{{cols, 4096}, torch_spyre_default_layout(2)}};
         opt.output = TensorSpec{{cols, 512, batch}, act};

@@ -147,7 +147,7 @@ std::vector<std::vector<int>> input_shapes(const std::string &app, const Shape &
 std::vector<int> output_shape(const std::string &app, const Shape &s);
 
 // The device layouts of an app's arguments: ours (row-major, the stick count innermost), or
-// torch-spyre's default for every argument of two dims or more (the stick count outermost,
+// torch-spyre's default for every argument of two dims or more (the stick count outside a dim,
 // device/layout.h: torch_spyre_default_layout); with TorchSpyreWithIntermediates also every
 // intermediate of two dims or more the schedule keeps in device memory (device_layout with its
 // stick count outermost; its rows must be whole sticks). TorchSpyreEverywhere adds an intermediate to

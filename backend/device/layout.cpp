@@ -227,10 +227,14 @@ bool stick_count_innermost(const DeviceLayout &layout, int rank) {
 }
 
 DeviceLayout torch_spyre_default_layout(int rank) {
+    // torch-spyre's get_generic_stick_layout (csrc/spyre_tensor_impl.cpp): PyTorch [d0, ..., d_{r-1}]
+    // -> [d1, ..., d_{r-2}, n, d0, 64]. In Halide order (h_i = d_{r-1-i}): h_{r-2}, ..., h1, the
+    // stick count of h0, then h_{r-1}.
     DeviceLayout l;
     l.stick_dim = 0;
+    for (int d = rank - 2; d >= 1; d--) l.order.push_back(d);
     l.order.push_back(0);
-    for (int d = rank - 1; d >= 1; d--) l.order.push_back(d);
+    if (rank >= 2) l.order.push_back(rank - 1);
     return l;
 }
 

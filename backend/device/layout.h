@@ -61,8 +61,10 @@ std::string layout_to_string(const DeviceLayout &layout);
 DeviceLayout halide_view(const DeviceLayout &layout, int rank);
 bool stick_count_innermost(const DeviceLayout &layout, int rank);
 
-// torch-spyre's default layout of a tensor of `rank` dims: sticked on dim 0 (PyTorch's last), the
-// stick count outermost, then the other dims in row-major order. (1024, 256) fp16 -> (4, 1024, 64).
+// torch-spyre's default layout of a tensor of `rank` dims, sticked on dim 0 (PyTorch's last): for a
+// PyTorch shape [d0, ..., d_{r-1}] the device size is [d1, ..., d_{r-2}, d_{r-1}/64, d0, 64], so PyTorch's
+// first dim (a batch) sits just outside the stick. (1024, 256) fp16 -> (4, 1024, 64); [B, M, K] ->
+// [M, K/64, B, 64] (torch-spyre csrc/spyre_tensor_impl.cpp, get_generic_stick_layout).
 DeviceLayout torch_spyre_default_layout(int rank);
 
 // A layout of a tensor of `rank` dims from text: "row_major" (default_layout), "torch_spyre"

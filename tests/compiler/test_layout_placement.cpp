@@ -94,7 +94,7 @@ INSTANTIATE_TEST_SUITE_P(Layouts, LayoutPlacement, ::testing::ValuesIn(row_cases
                          });
 
 // The bmm of schedules/matmul.h on the PE array, its activation, weight and output in torch-spyre's
-// default layouts (the stick count outermost) and with the batch outermost.
+// default layouts (the batch just outside the stick) and with the batch outermost.
 struct BmmCase {
     std::string name;
     DeviceLayout a, w, out;

@@ -125,6 +125,29 @@ TEST(Layout, DefaultLayout) {
     EXPECT_EQ(default_layout(3).stick_dim, 0);
 }
 
+// torch-spyre's default for every rank (csrc/spyre_tensor_impl.cpp, get_generic_stick_layout, and its
+// tests/tensor/test_tensor_layout.py): PyTorch [d0, ..., d_{r-1}] -> [d1, ..., d_{r-2}, n, d0, 64],
+// the first PyTorch dim (a batch) just outside the stick.
+TEST(Layout, TorchSpyreDefaultPutsFirstPyTorchDimJustOutsideTheStick) {
+    EXPECT_EQ(torch_spyre_default_layout(1), (DeviceLayout{0, {0}}));
+    EXPECT_EQ(torch_spyre_default_layout(2), (DeviceLayout{0, {0, 1}}));
+    EXPECT_EQ(torch_spyre_default_layout(3), (DeviceLayout{0, {1, 0, 2}}));
+    EXPECT_EQ(torch_spyre_default_layout(4), (DeviceLayout{0, {2, 1, 0, 3}}));
+    // torch-spyre's test: [512, 8, 240] fp16 -> device [8, 4, 512, 64].
+    std::vector<int64_t> shape{240, 8, 512};  // Halide order
+    DeviceGeometry g = device_geometry(torch_spyre_default_layout(3), shape, DType::F16, kStick);
+    EXPECT_EQ(g.sticks_along_stick_dim, 4);
+    EXPECT_EQ(g.dim_stride[2], 128);                  // d0 (512): next stick
+    EXPECT_EQ(g.stick_index_stride, 512 * 128);       // n: past the 512 of d0
+    EXPECT_EQ(g.dim_stride[1], 4 * 512 * 128);        // d1 (8): outermost
+    EXPECT_EQ(g.total_bytes, 8 * 4 * 512 * 128);
+    // The docs' [128, 256, 512] -> [256, 8, 128, 64] with stride_map [512, 64, 131072, 1].
+    DeviceGeometry d = device_geometry(torch_spyre_default_layout(3), {512, 256, 128}, DType::F16, kStick);
+    EXPECT_EQ(d.dim_stride[2], 128);
+    EXPECT_EQ(d.stick_index_stride, 128 * 128);
+    EXPECT_EQ(d.dim_stride[1], 8 * 128 * 128);
+}
+
 // torch-spyre's example: a torch (1024, 256) fp16 tensor is stored as (4, 1024, 64).
 TEST(Layout, TorchSpyreExampleStickCountOutermost) {
     std::vector<int64_t> shape{256, 1024};  // Halide order

@@ -1,5 +1,5 @@
 // Every catalogue app with every named schedule, at its small shape, in layouts other than ours: its
-// arguments of two dims or more in torch-spyre's default layout (the stick count outermost), every
+// arguments of two dims or more in torch-spyre's default layout (the stick count not innermost), every
 // intermediate in device memory in that layout too (the schedule's own and a copy of the first
 // input, so that every app has one), and its LX intermediates of three dims or more with their outer
 // dims reversed (kernel_catalog.h: ArgumentLayouts::TorchSpyreEverywhere). Each runs on the
