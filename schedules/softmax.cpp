@@ -11,7 +11,14 @@ namespace spyre {
 
 using namespace Halide;
 
-SoftmaxKernel make_softmax(int cols, int rows) {
+namespace {
+SoftmaxKernel make_softmax_dim0(int cols, int rows);
+void schedule_softmax_dim0(SoftmaxKernel &k, const std::string &name, const MachineDesc &m, int cores);
+}  // namespace
+
+SoftmaxKernel make_softmax(int cols, int rows, int dim) {
+    if (dim != 0 && dim != 1) throw_error("softmax: dim ", dim, " is not a dim of a 2-D (rows, cols) tensor (0 or 1)");
+    if (dim == 0) return make_softmax_dim0(cols, rows);
     SoftmaxKernel k;
     k.cols = cols;
     k.rows = rows;
@@ -33,6 +40,99 @@ SoftmaxKernel make_softmax(int cols, int rows) {
     return k;
 }
 
+namespace {
+// torch.softmax(x, dim=0) of a (rows, cols) tensor: reductions down the columns, in IBM's op order
+// (max, sub, exp, sum in fp32, div). The reductions are written as updates over the rows, so that a
+// schedule can stream a whole strip of columns per row.
+SoftmaxKernel make_softmax_dim0(int cols, int rows) {
+    SoftmaxKernel k;
+    k.cols = cols;
+    k.rows = rows;
+    k.dim = 0;
+    k.in = ImageParam(Float(16), 2, "in");
+    k.x = Var("x");
+    k.y = Var("y");
+    Var x = k.x, y = k.y;
+    RDom r(0, rows, "r");
+    k.mx = Func("mx");
+    k.t = Func("t");
+    k.e = Func("e");
+    k.s = Func("s");
+    k.out = Func("softmax");
+    k.mx(x) = Float(16).min();
+    k.mx(x) = max(k.mx(x), k.in(x, r));
+    k.t(x, y) = k.in(x, y) - k.mx(x);
+    k.e(x, y) = exp(k.t(x, y));
+    k.s(x) = 0.0f;
+    k.s(x) += cast<float>(k.e(x, r));
+    k.out(x, y) = k.e(x, y) / cast<float16_t>(k.s(x));
+    return k;
+}
+
+// IBM's placements for the dim-0 softmax. Each Func works on strips of whole columns (`w` sticks of
+// columns, all rows), the strip loop outermost, so that a strip's column maxima and sums complete
+// before the ops that read them. Stages 1-3 run on one core, as IBM measured them; stage 4 splits
+// the column sticks over `cores` (cores32: 32), or the most cores below that divide them evenly.
+void schedule_softmax_dim0(SoftmaxKernel &k, const std::string &name, const MachineDesc &m, int cores) {
+    Var x = k.x, y = k.y, xo("xo"), xi("xi");
+    const bool stage4 = name == "stage4" || name == "cores32" || name == "phased";
+    if (name == "cores32" || name == "phased") cores = 32;
+    if (!stage4) cores = 1;
+    const int lanes = int(m.stick_bytes / 2);
+    const int sticks = (k.cols + lanes - 1) / lanes;
+    // Whole sticks of columns per core, the same number on every core (as torch-spyre divides work):
+    // the most cores up to the request that divide the sticks.
+    cores = std::max(1, std::min(cores, sticks));
+    while (sticks % cores) cores--;
+    const int core_sticks = sticks / cores;
+    // LX per column of a strip: stage 4 keeps the staged input, e and the output tile, each fp16
+    // and double-buffered. The strip is the most sticks that divide a core's share and fit.
+    const int64_t bytes_per_col = int64_t(k.rows) * 2 * 3 * 2;
+    int w = 1;
+    for (int d = core_sticks; d >= 1; d--)
+        if (core_sticks % d == 0 && int64_t(d) * lanes * bytes_per_col <= m.lx_usable_bytes) {
+            w = d;
+            break;
+        }
+    const int strips = (sticks + w - 1) / w;
+    // A 2-D Func: strips of w sticks (the last one rounded up into the stick padding), then the
+    // rows, then the strip's sticks.
+    auto tensor = [&](Func f) {
+        f.split(x, xo, xi, w * lanes, TailStrategy::RoundUp);
+        SpyreSchedule sc = schedule(f, m);
+        sc.stick_vectorize(xi, w);
+        f.reorder(xi, y, xo);
+        if (cores > 1) sc.ring_split(xo, cores, strips);
+        return sc;
+    };
+    // A column vector (the maxima, the fp32 sums): its definitions stream w sticks of the input's
+    // columns per row.
+    auto columns = [&](Func f) {
+        return schedule(f, m).stick_vectorize(x, f.output_types()[0] == Float(32) ? 2 * w : w);
+    };
+    if (name == "stage1") {
+        for (Func f : {k.mx, k.s}) columns(f).device_root();
+        for (Func f : {k.t, k.e}) tensor(f).device_root();
+        tensor(k.out);
+    } else if (name == "stage2") {
+        for (Func f : {k.mx, k.s}) columns(f).scratchpad_root();
+        for (Func f : {k.t, k.e}) tensor(f).device_root();
+        tensor(k.out);
+    } else if (name == "stage3") {
+        for (Func f : {k.mx, k.s}) columns(f).scratchpad_root();
+        tensor(k.e).scratchpad_root();
+        tensor(k.out);
+    } else if (stage4) {
+        tensor(k.out);
+        stage_all_in_lx(k.in, k.out, xo, m);
+        for (Func f : {k.mx, k.s}) columns(f).scratchpad_store_at(k.out, xo);
+        schedule(k.e, m).scratchpad_store_at(k.out, xo).stick_vectorize(x, w);
+    } else {
+        throw_unknown("softmax", "schedule", name, softmax_schedules());
+    }
+}
+}  // namespace
+
 const std::vector<std::string> &softmax_schedules() {
     static const std::vector<std::string> names = {"stage1", "stage2", "stage3", "stage4", "cores32", "phased"};
     return names;
@@ -48,6 +148,7 @@ constexpr int64_t kSoftmaxLxBytesPerElem = 16;
 }
 
 void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDesc &m, int cores) {
+    if (k.dim == 0) return schedule_softmax_dim0(k, name, m, cores);
     Var x = k.x, y = k.y, yo("yo"), yi("yi"), xo("xo"), xi("xi");
     if (name == "cores32" || name == "phased") cores = 32;
     // Fewer rows than cores take a core each; more that do not divide evenly split unevenly, the

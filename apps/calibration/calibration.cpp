@@ -25,16 +25,16 @@ bool CalibrationReport::order_preserved() const {
 
 CalibrationCase hand_built_case(const SoftmaxShape &shape) {
     CalibrationCase c;
-    c.source = "hand-built";
+    c.source = "hand-built dim 1";
     for (int i = 0; i < kNumSoftmaxStages; i++) c.programs[i] = build_softmax_stage(i + 1, shape);
     return c;
 }
 
 CalibrationCase compiled_case(const SoftmaxShape &shape, const MachineDesc &machine) {
     CalibrationCase c;
-    c.source = "compiled";
+    c.source = "compiled dim 0";
     for (int i = 0; i < kNumSoftmaxStages; i++) {
-        SoftmaxKernel k = make_softmax(shape.cols, shape.rows);
+        SoftmaxKernel k = make_softmax(shape.cols, shape.rows, /*dim=*/0);
         schedule_softmax(k, "stage" + std::to_string(i + 1), machine);
         CompileOptions opt;
         opt.kernel_name = "softmax_stage" + std::to_string(i + 1);

@@ -1,7 +1,8 @@
-// IBM's single-core softmax table (four placements of one softmax) on the simulator, twice: the
-// hand-built stage programs and the same stages compiled from the Halide softmax with its stage
-// schedules. The table is not fitted (docs/device_model.md explains why); what it checks is that
-// the model orders the placements as the device did. The fitted suite is calibration_points.h.
+// IBM's single-core softmax table (four placements of one softmax) on the simulator: IBM's kernel,
+// torch.softmax(x, dim=0), compiled from the Halide softmax with its stage schedules (the table's
+// points in calibration_points.h), beside the hand-built stage programs of a softmax over the other
+// dim (a lane reduction per row; a different kernel, kept to show how much the dim changes). What
+// this checks is that the model orders the placements as the device did.
 #pragma once
 
 #include <array>
@@ -32,7 +33,8 @@ struct CalibrationCase {
     std::array<DeviceProgram, kNumSoftmaxStages> programs;
 };
 CalibrationCase hand_built_case(const SoftmaxShape &shape = {});
-// Compiles schedules/softmax's "stage1".."stage4" for (cols, rows) = (shape.cols, shape.rows).
+// Compiles schedules/softmax's "stage1".."stage4" of the dim-0 softmax (IBM's table's kernel) for
+// (cols, rows) = (shape.cols, shape.rows).
 CalibrationCase compiled_case(const SoftmaxShape &shape = {}, const MachineDesc &machine = {});
 
 // Times a case (exact timing, no loop summaries) on `machine`.

@@ -2,6 +2,7 @@
 // Spyre schedules (the generator then fixes its buffers to their device layouts) or "cpu", the CPU
 // reference schedule (for add_halide_library).
 //   spyre-gen -g softmax -o out/ schedule=stage4 cols=1024 rows=512
+//   spyre-gen -g softmax -o out/ schedule=stage4 cols=1024 rows=512 dim=0   (torch.softmax(x, dim=0))
 #include "softmax.h"
 
 #include "spyre_generator.h"
@@ -14,8 +15,12 @@ const spyre::gen::GeneratorInfo &info();
 
 class SoftmaxGenerator : public spyre::gen::SpyreRowsGenerator<SoftmaxGenerator> {
 public:
+    // PyTorch's dim of the (rows, cols) tensor: 1 (each row, the default) or 0 (each column, the
+    // kernel of IBM's single-core table).
+    Halide::GeneratorParam<int> dim{"dim", 1, 0, 1};
+
     void generate() {
-        spyre::SoftmaxKernel k = spyre::make_softmax(cols, rows);
+        spyre::SoftmaxKernel k = spyre::make_softmax(cols, rows, dim);
         finish(
             info(), {&k.in}, {in}, k.out, [&] { spyre::schedule_softmax_cpu(k); },
             [&](const spyre::MachineDesc &m) { spyre::schedule_softmax(k, schedule, m); });
@@ -23,10 +28,14 @@ public:
 };
 
 const spyre::gen::GeneratorInfo &info() {
-    static const spyre::gen::GeneratorInfo i = spyre::gen::rows_generator_info(
-        "softmax",
-        "softmax over rows of an fp16 {cols, rows} tensor (schedules/softmax.h)",
-        [] { return spyre::softmax_schedules(); }, "softmax");
+    static const spyre::gen::GeneratorInfo i = [] {
+        spyre::gen::GeneratorInfo g = spyre::gen::rows_generator_info(
+            "softmax",
+            "softmax of an fp16 {cols, rows} tensor over each row (dim=1) or each column (dim=0) (schedules/softmax.h)",
+            [] { return spyre::softmax_schedules(); }, "softmax");
+        g.extra_params = {{"dim", "1"}};
+        return g;
+    }();
     return i;
 }
 const spyre::gen::Registrar registrar(info());

@@ -11,9 +11,9 @@ namespace {
 
 using namespace Halide;
 
-Algorithm softmax_alg(int cols, int rows) {
+Algorithm softmax_alg(int cols, int rows, int dim = 1) {
     return [=] {
-        SoftmaxKernel sk = make_softmax(cols, rows);
+        SoftmaxKernel sk = make_softmax(cols, rows, dim);
         Kernel k;
         k.inputs = {sk.in};
         k.output = sk.out;
@@ -22,14 +22,14 @@ Algorithm softmax_alg(int cols, int rows) {
     };
 }
 
-Schedule softmax_sched(const std::string &name, int cols, int rows, int cores) {
+Schedule softmax_sched(const std::string &name, int cols, int rows, int cores, int dim = 1) {
     return [=](Kernel &k) {
         SoftmaxKernel sk;
         sk.in = k.inputs[0];
         sk.out = k.output;
         sk.mx = k.funcs["mx"], sk.t = k.funcs["t"], sk.e = k.funcs["e"], sk.s = k.funcs["s"];
         sk.x = Var("x"), sk.y = Var("y");
-        sk.cols = cols, sk.rows = rows;
+        sk.cols = cols, sk.rows = rows, sk.dim = dim;
         schedule_softmax(sk, name, MachineDesc{}, cores);
     };
 }
@@ -67,6 +67,40 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxSchedules,
                              return info.param.schedule + "_" + std::to_string(info.param.cols) + "x" +
                                     std::to_string(info.param.rows) + "_" + std::to_string(info.param.cores) + "c";
                          });
+
+// torch.softmax(x, dim=0), the kernel of IBM's single-core table (SPYRE_FACTS.md): each named
+// schedule, on one core at the table's shape and at shapes that are not whole sticks, and with the
+// columns split over cores (at most one core per stick of columns).
+class SoftmaxDim0Schedules : public ::testing::TestWithParam<SoftmaxCase> {};
+
+TEST_P(SoftmaxDim0Schedules, MatchesCpu) {
+    SoftmaxCase c = GetParam();
+    DiffResult r = run_differential(softmax_alg(c.cols, c.rows, 0), softmax_sched(c.schedule, c.cols, c.rows, c.cores, 0),
+                                    {{c.cols, c.rows}}, {c.cols, c.rows});
+    EXPECT_LE(r.cmp.max_ulp, 2) << r.cmp.first_mismatch;
+    // Stage 4 splits the column sticks over the most cores up to the request that divide them.
+    const int sticks = (c.cols + 63) / 64;
+    int cores = std::min(c.schedule == "cores32" ? 32 : c.cores, sticks);
+    while (sticks % cores) cores--;
+    EXPECT_EQ(r.program.num_cores, c.schedule == "stage4" || c.schedule == "cores32" ? cores : 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SoftmaxDim0Schedules,
+                         ::testing::Values(SoftmaxCase{"stage1", 1024, 512}, SoftmaxCase{"stage2", 1024, 512},
+                                           SoftmaxCase{"stage3", 1024, 512}, SoftmaxCase{"stage4", 1024, 512},
+                                           SoftmaxCase{"cores32", 1024, 512}, SoftmaxCase{"stage4", 1024, 512, 4},
+                                           SoftmaxCase{"stage1", 128, 7}, SoftmaxCase{"stage2", 192, 33},
+                                           SoftmaxCase{"stage3", 1000, 33}, SoftmaxCase{"stage4", 130, 70, 3},
+                                           SoftmaxCase{"stage4", 192, 16, 2},
+                                           SoftmaxCase{"cores32", 4096, 64}, SoftmaxCase{"cores32", 1000, 300}),
+                         [](const auto &info) {
+                             return info.param.schedule + "_" + std::to_string(info.param.cols) + "x" +
+                                    std::to_string(info.param.rows) + "_" + std::to_string(info.param.cores) + "c";
+                         });
+
+TEST(SoftmaxDim, OtherThanZeroOrOneIsRefusedByName) {
+    EXPECT_NE(error_of([] { make_softmax(64, 8, 2); }).find("softmax: dim 2 is not a dim"), std::string::npos);
+}
 
 }  // namespace
 }  // namespace spyre::testing
