@@ -4,8 +4,9 @@
 //                           the speed of light and the schedule the driver chose
 //   llama/layer/<phase>     one decoder layer: the same counters, its speed of light the layer's
 //                           compulsory work as one (apps/llama/llama_figures.h)
-//   llama/model/<phase>     embedding, 32 layers and the head: sim_us, and tokens_per_s (decode) or
-//                           ttft_ms (prefill)
+//   llama/model/<phase>     embedding, 32 layers and the head: sim_us (device time), launches and
+//                           launch_us (their host cost, MachineDesc::host_launch_ns), and tokens_per_s
+//                           (decode) or ttft_ms (prefill) with that cost (`_device`: without it)
 // Each kernel runs the faster of spyre::auto_schedule's choice and the stage's named schedules (its
 // label says which). Phases: prefill (2048 tokens), decode (batch 1, context 2048), decode_b8 (batch 8, context 2048),
 // decode_8k (batch 1, context 8192). One layer is simulated: every layer is the same kernels on the
@@ -64,7 +65,11 @@ void set_figure(benchmark::State &state, const Figure &f) {
     state.counters["sol_us"] = f.sol_us;
     state.counters["sol_frac"] = f.sol_frac();
     state.counters["launches"] = f.launches;
-    state.SetLabel("sol: " + f.bound + (f.schedule.empty() ? "" : "; " + f.schedule));
+    state.counters["formula_us"] = f.formula_us;
+    state.counters["sim_vs_formula"] = f.formula_us > 0 ? f.us / f.formula_us : 0;
+    state.counters["outside_calibration"] = f.validity.empty() ? 0 : 1;
+    state.SetLabel("sol: " + f.bound + (f.schedule.empty() ? "" : "; " + f.schedule) +
+                   (f.validity.empty() ? "" : "; outside calibration: " + f.validity));
 }
 
 void BM_LlamaStage(benchmark::State &state, Phase p, std::string stage) {
@@ -86,10 +91,17 @@ void BM_LlamaModel(benchmark::State &state, Phase p) {
     const StepFigures *f = nullptr;
     for (auto _ : state) f = &figures(p);
     state.counters["sim_us"] = f->model_us;
-    if (p.tokens == p.context)
-        state.counters["ttft_ms"] = f->model_us / 1000.0;
-    else
-        state.counters["tokens_per_s"] = p.batch / (f->model_us * 1e-6);
+    state.counters["launches"] = f->launches;
+    state.counters["launch_us"] = f->host_us;  // host_launch_ns per launch, an assumption
+    if (p.tokens == p.context) {
+        state.counters["ttft_ms"] = f->model_with_host_us() / 1000.0;
+        state.counters["ttft_ms_device"] = f->model_us / 1000.0;
+    } else {
+        state.counters["tokens_per_s"] = p.batch / (f->model_with_host_us() * 1e-6);
+        state.counters["tokens_per_s_device"] = p.batch / (f->model_us * 1e-6);
+    }
+    state.SetLabel(f->layer.validity.empty() ? "within the calibrated range"
+                                             : "outside calibration: " + f->layer.validity);
 }
 
 }  // namespace

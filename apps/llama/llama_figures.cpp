@@ -4,6 +4,8 @@
 
 #include "roofline.h"
 #include "sim/ibm_formula.h"
+#include "sim/ibm_kernel.h"
+#include "sim/model_validity.h"
 #include "speed_of_light.h"
 
 namespace spyre::llama {
@@ -39,6 +41,8 @@ namespace {
 Figure stage_figure(const KernelRun &k, const MachineDesc &m, int tokens, int context) {
     Figure f{k.stage, k.schedule, 1, k.stats.us, 0, "-"};
     if (!k.program) return f;
+    f.formula_us = ibm_formula(*k.program, m).total_ns / 1000.0;
+    f.validity = validity_keys(model_validity(*k.program, k.stats, m));
     report::SpeedOfLight sol = report::speed_of_light(*k.program, k.stats, m);
     // The output: the last argument (every buffer after the inputs is the output or a temporary).
     int64_t out_bytes = 0, other_in = 0;
@@ -74,10 +78,25 @@ Figure stage_figure(const KernelRun &k, const MachineDesc &m, int tokens, int co
     return f;
 }
 
+// The keys of `a` and then those of `b` it lacks, comma-separated.
+std::string key_union(const std::string &a, const std::string &b) {
+    std::string out = a;
+    size_t i = 0;
+    while (i < b.size()) {
+        size_t j = b.find(',', i);
+        if (j == std::string::npos) j = b.size();
+        const std::string key = b.substr(i, j - i);
+        if (("," + out + ",").find("," + key + ",") == std::string::npos) out += (out.empty() ? "" : ",") + key;
+        i = j + 1;
+    }
+    return out;
+}
+
 void add_to(std::vector<Figure> &list, const Figure &f) {
     for (Figure &g : list)
         if (g.name == f.name) {
-            g.us += f.us, g.sol_us += f.sol_us, g.launches += f.launches;
+            g.us += f.us, g.sol_us += f.sol_us, g.launches += f.launches, g.formula_us += f.formula_us;
+            g.validity = key_union(g.validity, f.validity);
             return;
         }
     list.push_back(f);
@@ -92,15 +111,21 @@ StepFigures step_figures(const LlamaConfig &c, const StepShape &shape, const Ste
         add_to(k.layer < 0 ? f.outside : f.layer_stages, stage_figure(k, m, shape.tokens * shape.batch, shape.context));
     }
     f.layer.name = "layer";
-    for (const Figure &s : f.layer_stages) f.layer.us += s.us, f.layer.launches += s.launches;
+    for (const Figure &s : f.layer_stages) {
+        f.layer.us += s.us, f.layer.launches += s.launches, f.layer.formula_us += s.formula_us;
+        f.layer.validity = key_union(f.layer.validity, s.validity);
+    }
     const LayerWork w = layer_work(c, shape);
     const report::SpeedOfLight sol =
         report::bound(ibm_channel_ns(w.read_bytes, w.write_bytes, m), 0, w.macs, m.cores, m, f.layer.us);
     f.layer.sol_us = sol.bound_ns / 1000.0;
     f.layer.bound = sol.limiter;
     double outside = 0;
-    for (const Figure &s : f.outside) outside += s.us;
+    int outside_launches = 0;
+    for (const Figure &s : f.outside) outside += s.us, outside_launches += s.launches;
     f.model_us = outside + f.layer.us * c.layers;
+    f.launches = outside_launches + f.layer.launches * c.layers;
+    f.host_us = f.launches * m.host_launch_ns / 1000.0;
     return f;
 }
 

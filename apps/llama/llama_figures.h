@@ -8,7 +8,9 @@
 // whole chip), but the embedding's, which moves the rows it gathers, not its table. A layer's is
 // the layer's compulsory work as one: its weights, the KV cache it reads and appends to and its
 // activations in and out, once, against its MACs; for a decode step at batch 1 that is streaming
-// the weights (Llama-3.1-8B: 436 MB, 2.9 ms at 150 GB/s).
+// the weights (Llama-3.1-8B: 436 MB, 2.9 ms at 150 GB/s). The step's time is given as device time
+// and with the host's cost of its launches (MachineDesc::host_launch_ns, an assumption), the figure
+// to hold against a measured time per token.
 #pragma once
 
 #include <string>
@@ -25,6 +27,8 @@ struct Figure {
     int launches = 0;      // per layer (a stage), or in all
     double us = 0, sol_us = 0;
     std::string bound;     // "memory", "pe" or "vector": the term that sets sol_us
+    double formula_us = 0;  // IBM's cost formula for the same kernels (sim/ibm_formula.h)
+    std::string validity;   // the model-validity note keys of its kernels ("short_tiles,ring"), "" if none
     double sol_frac() const { return us > 0 ? sol_us / us : 0; }
 };
 
@@ -38,7 +42,10 @@ struct StepFigures {
     std::vector<Figure> layer_stages;  // one layer's kernels (layer 0), by stage, in order
     std::vector<Figure> outside;       // the embedding and the head
     Figure layer;                      // one layer: its stages' time, its own speed of light
-    double model_us = 0;               // embedding + every layer + head
+    double model_us = 0;               // embedding + every layer + head, device time
+    int launches = 0;                  // kernel launches of the whole step
+    double host_us = 0;                // launches x the machine's host_launch_ns
+    double model_with_host_us() const { return model_us + host_us; }
 };
 
 // `r` must hold layer 0's launches (a timing-only step with any number of layers).

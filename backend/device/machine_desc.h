@@ -58,6 +58,10 @@ struct MachineDesc {
     int64_t lx_ws_knee_bytes = 512 * 1024;
     double lx_ws_exponent = 0.06;
     double kernel_launch_ns = 0.0;  // fixed time before the cores start (measured: the sweep's intercept, ~0)
+    // Host time per kernel launch (setup and dispatch), outside a kernel's own time: paid between
+    // the kernels of a figure that spans several (a layer, a token). Assumption, after IBM's note of
+    // a ~20 us non-deterministic Memset/host-setup bucket beside the kernel time (cost_model.py).
+    double host_launch_ns = 20000.0;
 
     // --- ring (public: 128 B/cycle per direction) ---
     double ring_bytes_per_cycle = 128.0;

@@ -208,6 +208,16 @@ TEST(LlamaTiny, TimingOnlyStepsReportEveryKernelOfEveryLayer) {
         EXPECT_LE(f.layer.sol_frac(), 1.0);
         EXPECT_NEAR(f.model_us, f.layer.us * c.layers + f.outside[0].us + f.outside[1].us + f.outside[2].us +
                                     f.outside[3].us, 1e-6 * f.model_us);
+        // Every launch of the step (all layers were run) pays the host's launch cost once, beside the
+        // device time; each stage carries IBM's formula for its kernels.
+        EXPECT_EQ(f.launches, int(step->runs.size()));
+        EXPECT_DOUBLE_EQ(f.host_us, f.launches * o.machine.host_launch_ns / 1000.0);
+        EXPECT_GT(f.host_us, 0);
+        EXPECT_DOUBLE_EQ(f.model_with_host_us(), f.model_us + f.host_us);
+        for (const Figure &g : f.layer_stages) EXPECT_GT(g.formula_us, 0) << g.name;
+        MachineDesc no_host = o.machine;
+        no_host.host_launch_ns = 0;
+        EXPECT_DOUBLE_EQ(step_figures(c, shape, *step, no_host).model_with_host_us(), f.model_us);
     }
 }
 
