@@ -28,11 +28,15 @@ void Selector::emit_dma(const DmaCall &d, int tag, bool managed) {
     if (!managed) before(q, reads, writes);
     record_span(d, dev, eb);
     auto issue = [&](const Expr &dram_bytes, const DmaCall &at, int desc_index) {
+        // A load whose address no core index goes into reads the same bytes on every core that
+        // issues it: a shared load, which crosses device memory once (docs/device_model.md).
+        const bool shared = !d.store && plan_.num_cores > 1 && !expr_uses_var(dram_bytes, kCoreIdVar) &&
+                            !reads_memory(dram_bytes);
         Reg off = eval(dram_bytes);
         std::vector<Reg> regs;
         Lx la = dma_lx(at, regs);
         if (d.store) b_.dma_st(tag, dev.program_buffer, off, 0, la, desc_index);
-        else b_.dma_ld(tag, dev.program_buffer, off, 0, la, desc_index);
+        else b_.dma_ld(tag, dev.program_buffer, off, 0, la, desc_index, shared);
         b_.release(off);
         for (Reg r : regs) b_.release(r);
     };

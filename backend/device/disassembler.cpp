@@ -64,6 +64,15 @@ bool typed(Opcode op) {
 
 std::string mnemonic(const Instr &in) {
     std::string s = op_info(in.op).name;
+    if (in.op == Opcode::DMA_LD) {
+        if (in.mode & kDmaShared) s += ".shared";
+        if (int rest = in.mode & ~kDmaShared) {
+            char buf[16];
+            std::snprintf(buf, sizeof buf, ".mode0x%x", rest);
+            s += buf;
+        }
+        return s;
+    }
     if (typed(in.op)) s += "." + type_name(in.dtype);
     if (in.mode & kSrc1Scalar) s += ".scalar";
     if (in.mode & kAccumulate) s += ".acc";

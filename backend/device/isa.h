@@ -113,6 +113,14 @@ enum VectorMode : uint8_t {
     kEdgeMirrorInterior = 64,  // VSHIFT: positions reflect about the edge elements themselves (mirror_interior)
     kLimitPerGroup = 128,      // VSELIDX: the limit grows by one per group (a diagonal: lane e of row g vs g + limit)
 };
+// Mode bits (Instr::mode) for DMA_LD.
+enum DmaMode : uint8_t {
+    // A shared (broadcast) load: the cores that issue this instruction for the same device bytes
+    // receive them from one transfer, which crosses device memory once (IBM's cost model counts a
+    // shared load's bytes once; docs/device_model.md). Without it each core's load is its own.
+    kDmaShared = 1,
+};
+
 // The VSHIFT edge modes; an instruction sets at most one.
 constexpr uint8_t kEdgeModes = kEdgeClamp | kEdgeZero | kEdgeMirrorImage | kEdgeMirrorInterior;
 

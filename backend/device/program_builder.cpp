@@ -156,8 +156,9 @@ void ProgramBuilder::matmul(int tag, Lx c, Lx a, Lx b, int desc, bool accumulate
               accumulate ? kAccumulate : 0));
 }
 
-void ProgramBuilder::dma_ld(int tag, int buffer, Reg dram_reg, int32_t dram_off, Lx lx, int desc) {
-    emit(make(Opcode::DMA_LD, {tag, buffer, dram_reg.id, dram_off, lx.reg.id, lx.off, desc}));
+void ProgramBuilder::dma_ld(int tag, int buffer, Reg dram_reg, int32_t dram_off, Lx lx, int desc, bool shared) {
+    emit(make(Opcode::DMA_LD, {tag, buffer, dram_reg.id, dram_off, lx.reg.id, lx.off, desc}, 0,
+              shared ? kDmaShared : 0));
 }
 void ProgramBuilder::dma_st(int tag, int buffer, Reg dram_reg, int32_t dram_off, Lx lx, int desc) {
     emit(make(Opcode::DMA_ST, {tag, buffer, dram_reg.id, dram_off, lx.reg.id, lx.off, desc}));

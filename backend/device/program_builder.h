@@ -93,7 +93,8 @@ public:
     // t: the operands' type, F16 (C fp32) or I8 (C int32).
     void matmul(int tag, Lx c, Lx a, Lx b, int desc, bool accumulate, DType t = DType::F16);
 
-    void dma_ld(int tag, int buffer, Reg dram_reg, int32_t dram_off, Lx lx, int desc);
+    // shared: a broadcast load (kDmaShared) of bytes other cores load at the same instruction.
+    void dma_ld(int tag, int buffer, Reg dram_reg, int32_t dram_off, Lx lx, int desc, bool shared = false);
     void dma_st(int tag, int buffer, Reg dram_reg, int32_t dram_off, Lx lx, int desc);
 
     void ring_send(int tag, int dir, Lx src, int32_t sticks);

@@ -205,6 +205,11 @@ void check_type_and_mode(size_t pc, const Instr &in) {
     std::string w = where(pc, op);
     if (!has_dtype(op)) {
         if (in.dtype != 0) throw_error(w, ": dtype field must be 0, got ", int(in.dtype));
+        if (op == Opcode::DMA_LD) {
+            if (uint8_t bad = in.mode & uint8_t(~kDmaShared))
+                throw_error(w, ": mode bits ", hex(bad), " not allowed (allowed: ", hex(kDmaShared), ", shared)");
+            return;
+        }
         if (in.mode != 0) throw_error(w, ": mode field must be 0, got ", int(in.mode));
         return;
     }

@@ -268,9 +268,11 @@ private:
         line(x + " = ktdp.load " + tile + " : " + short_tile_type(s) + " -> " + tensor_type(s, t));
         return x;
     }
-    void store(const std::string &x, const std::string &tile, const std::vector<int64_t> &s, DType t, int tag) {
-        line("ktdp.store " + x + ", " + tile + " {spyre.tag = " + std::to_string(tag) + " : i32} : " +
-             tensor_type(s, t) + ", " + short_tile_type(s));
+    // shared: the store into LX of a shared load (DMA_LD.shared), marked `spyre.shared = 1`.
+    void store(const std::string &x, const std::string &tile, const std::vector<int64_t> &s, DType t, int tag,
+               bool shared = false) {
+        line("ktdp.store " + x + ", " + tile + " {spyre.tag = " + std::to_string(tag) + " : i32" +
+             (shared ? ", spyre.shared = 1 : i32" : "") + "} : " + tensor_type(s, t) + ", " + short_tile_type(s));
     }
 
     // ------------------------------------------------------------------ buffers
@@ -279,6 +281,15 @@ private:
     // stick count and its lanes (a (1024, 256) fp16 tensor with the stick count outermost is
     // `sizes: [1024, 4, 64], strides: [64, 65536, 1]`), and `spyre.stick_extent` when the stick dim
     // is not whole sticks (docs/ktir.md).
+    bool same_bytes(const DeviceLayout &a, const DeviceLayout &b, const std::vector<int64_t> &shape, DType t) const {
+        const DeviceGeometry ga = device_geometry(a, shape, t, sb_), gb = device_geometry(b, shape, t, sb_);
+        if (ga.total_bytes != gb.total_bytes) return false;
+        if (ga.sticks_along_stick_dim > 1 && ga.stick_index_stride != gb.stick_index_stride) return false;
+        for (size_t d = 1; d < shape.size(); d++)
+            if (shape[d] > 1 && ga.dim_stride[d] != gb.dim_stride[d]) return false;
+        return true;
+    }
+
     void buffer_view(size_t i) {
         BufferDecl b = p_.buffers[i];
         const int rank = int(b.shape.size());
@@ -291,6 +302,10 @@ private:
             b.layout = DeviceLayout{0, order};
             sticked_on = ", spyre.stick_dim = 1 : i64";
         }
+        // A layout that places every element where the default does (they differ only in where dims
+        // of extent 1 go: torch-spyre's [M, K/64, B, 64] at B = 1) is written in the default form.
+        if (b.layout.stick_dim == 0 && same_bytes(b.layout, default_layout(rank), b.shape, b.type))
+            b.layout = default_layout(rank);
         const bool split = rank > 1 && !stick_count_innermost(b.layout, rank);
         if (b.layout.stick_dim != 0 ||
             (!split && b.layout != default_layout(rank) && !(b.layout.order.empty() && b.layout.stick_dim == 0)))
@@ -801,7 +816,7 @@ private:
         line(addr + " = arith.addi %" + buf_[size_t(a[1])] + ", " + off + " : index");
         std::string ht = view_tile(addr, true, t, sizes, ds);
         std::string lt = lx_tile(in, 4, t, sizes, ls, pc, "LX");
-        if (in.op == Opcode::DMA_LD) store(load(ht, sizes, t), lt, sizes, t, a[0]);
+        if (in.op == Opcode::DMA_LD) store(load(ht, sizes, t), lt, sizes, t, a[0], (in.mode & kDmaShared) != 0);
         else store(load(lt, sizes, t), ht, sizes, t, a[0]);
     }
 

@@ -455,8 +455,22 @@ void Importer::dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &l
     before(q, acc);
     int tag = tag_for(op, q);
     if (store_to_hbm) b_.dma_st(tag, t.v.buffer, da.first, da.second, lx.at, di);
-    else b_.dma_ld(tag, t.v.buffer, da.first, da.second, lx.at, di);
+    else b_.dma_ld(tag, t.v.buffer, da.first, da.second, lx.at, di, shared_load(op));
     after(tag, q, acc);
+}
+
+// Our export's mark of a shared load: `spyre.shared = 1` on the store of the loaded tile into LX (or
+// on the load itself). IBM's KTIR has no such load; without the mark a load is a plain one.
+bool Importer::shared_load(const Op &op) const {
+    auto marked = [](const Op &o) {
+        auto it = o.attrs.find("spyre.shared");
+        return it != o.attrs.end() && it->second.kind == Attr::Int && it->second.i == 1;
+    };
+    if (marked(op)) return true;
+    if (op.results.empty()) return false;
+    auto du = du_.find(op.results[0]);
+    return du != du_.end() && du->second.users.size() == 1 && du->second.users[0]->name == "ktdp.store" &&
+           marked(*du->second.users[0]);
 }
 
 int Importer::dma_desc(const DmaDesc &d) {

@@ -263,6 +263,7 @@ private:
 
     // DMA between an HBM tile and an LX tensor laid out like it.
     void dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx);
+    bool shared_load(const Op &op) const;
     int dma_desc(const DmaDesc &d);
 
     void load(const Op &op);

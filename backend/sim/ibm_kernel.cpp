@@ -33,12 +33,14 @@ IbmKernel ibm_kernel(const DeviceProgram &p, const MachineDesc &m) {
     IbmKernel k;
     k.cores = p.num_cores;
 
-    // Replicated operands: loads at a core-independent address that two or more cores issue.
-    std::vector<bool> replicated(nbuf, false);
+    // Replicated operands: loads at a core-independent address that two or more cores issue, each
+    // its own (plain) load; shared ones: the same bytes in one shared load (kDmaShared).
+    std::vector<bool> replicated(nbuf, false), shared(nbuf, false);
     for (size_t b = 0; b < nbuf; b++) {
-        int issuers = 0;
-        for (const CoreTraffic &c : cores) issuers += c.replicated_load_bytes[b] > 0;
+        int issuers = 0, sharers = 0;
+        for (const CoreTraffic &c : cores) issuers += c.replicated_load_bytes[b] > 0, sharers += c.shared_load_bytes[b] > 0;
         replicated[b] = issuers >= 2;
+        shared[b] = sharers >= 2;
     }
     int64_t macs = 0, reduce_sticks = 0, transpose_sticks = 0;
     for (const CoreTraffic &c : cores) {
@@ -48,18 +50,20 @@ IbmKernel ibm_kernel(const DeviceProgram &p, const MachineDesc &m) {
     }
     const bool matmul = macs > 0;
 
-    // R counts a replicated operand once (the most one core reads of it); a matmul's cores pay
-    // their own copies at the replicated rate.
+    // R counts a replicated or shared operand once (the most one core reads of it); a matmul's
+    // cores pay their own copies of a replicated one at the replicated rate (IBM's cost model: a
+    // shared load's bytes count once, cost_model.md).
     std::vector<double> once(nbuf, 0);
     for (const CoreTraffic &c : cores) {
         double rep = 0;
         for (size_t b = 0; b < nbuf; b++) {
             k.read_bytes += double(c.load_bytes[b]);
             k.write_bytes += double(c.store_bytes[b]);
-            if (!replicated[b]) continue;
-            k.read_bytes -= double(c.replicated_load_bytes[b]);
-            once[b] = std::max(once[b], double(c.replicated_load_bytes[b]));
-            rep += double(c.replicated_load_bytes[b]);
+            const double same = (replicated[b] ? double(c.replicated_load_bytes[b]) : 0.0) +
+                                (shared[b] ? double(c.shared_load_bytes[b]) : 0.0);
+            k.read_bytes -= same;
+            once[b] = std::max(once[b], same);
+            if (replicated[b]) rep += double(c.replicated_load_bytes[b]);
         }
         if (matmul) k.replicated_bytes_per_core = std::max(k.replicated_bytes_per_core, rep + double(c.ring_recv_bytes));
     }

@@ -185,13 +185,15 @@ private:
         t.store_bytes.assign(p_.buffers.size(), 0);
         t.loads.assign(p_.buffers.size(), 0);
         t.replicated_load_bytes.assign(p_.buffers.size(), 0);
+        t.shared_load_bytes.assign(p_.buffers.size(), 0);
         t.transfers[w.dma] = 1;
         if (store) {
             t.store_bytes[buf] = w.dma;
         } else {
             t.load_bytes[buf] = w.dma;
             t.loads[buf] = 1;
-            if (in.a[2] == 0 || !r[in.a[2]].per_core) t.replicated_load_bytes[buf] = w.dma;
+            if (in.a[2] == 0 || !r[in.a[2]].per_core)
+                ((in.mode & kDmaShared) ? t.shared_load_bytes : t.replicated_load_bytes)[buf] = w.dma;
         }
     }
 
@@ -284,6 +286,7 @@ void CoreTraffic::add(const CoreTraffic &o) {
     add_into(store_bytes, o.store_bytes);
     add_into(loads, o.loads);
     add_into(replicated_load_bytes, o.replicated_load_bytes);
+    add_into(shared_load_bytes, o.shared_load_bytes);
     ring_recv_bytes = sat_add(ring_recv_bytes, o.ring_recv_bytes);
     reduce_sticks = sat_add(reduce_sticks, o.reduce_sticks);
     transpose_sticks = sat_add(transpose_sticks, o.transpose_sticks);
@@ -297,6 +300,7 @@ CoreTraffic CoreTraffic::times(int64_t n) const {
     t.store_bytes = scaled(store_bytes, n);
     t.loads = scaled(loads, n);
     t.replicated_load_bytes = scaled(replicated_load_bytes, n);
+    t.shared_load_bytes = scaled(shared_load_bytes, n);
     t.ring_recv_bytes = sat_mul(ring_recv_bytes, n);
     t.reduce_sticks = sat_mul(reduce_sticks, n);
     t.transpose_sticks = sat_mul(transpose_sticks, n);
@@ -316,7 +320,7 @@ std::vector<CoreTraffic> program_traffic(const DeviceProgram &program, const Mac
     std::vector<CoreTraffic> cores;
     for (int64_t core = 0; core < program.num_cores; core++) {
         CoreTraffic t = walker.run(core).traffic;
-        for (auto *v : {&t.load_bytes, &t.store_bytes, &t.loads, &t.replicated_load_bytes})
+        for (auto *v : {&t.load_bytes, &t.store_bytes, &t.loads, &t.replicated_load_bytes, &t.shared_load_bytes})
             v->resize(program.buffers.size(), 0);
         cores.push_back(std::move(t));
     }

@@ -38,8 +38,9 @@ struct CoreTraffic {
     std::vector<int64_t> load_bytes, store_bytes;  // DMA bytes, indexed by buffer
     std::vector<int64_t> loads;                    // DMA_LD instructions issued, by buffer
     // Loads whose device address does not depend on the core id: every core that issues them
-    // reads the same bytes (a replicated operand).
-    std::vector<int64_t> replicated_load_bytes;
+    // reads the same bytes. Plain loads are a replicated operand (each core loads it itself);
+    // shared ones (kDmaShared) cross device memory once for all of them.
+    std::vector<int64_t> replicated_load_bytes, shared_load_bytes;
     int64_t ring_recv_bytes = 0;   // received from a neighbour (RING_RECV)
     int64_t reduce_sticks = 0;     // VREDSUM / VREDMAX / VREDMIN
     int64_t transpose_sticks = 0;  // VTRANSPOSE

@@ -61,7 +61,14 @@ struct DmaOp {
     int flow = -1;         // id in the DRAM model while moving
     double remaining = 0;  // bytes left while suspended by a loop summary
     bool suspended = false;
+    // A shared load (kDmaShared): its entry in Simulator::shared_; a receiving core's op moves no
+    // channel bytes and takes `deliver` cycles once the leading core's transfer has arrived.
+    int shared = -1;
+    bool receive = false;
+    double deliver = 0;
 };
+// A DMA op that is moving without a channel flow (a shared load's receiving end).
+constexpr int kReceiving = -2;
 
 struct DmaQueue {
     std::deque<DmaOp> ops;  // front is moving or waiting to start
@@ -144,7 +151,7 @@ struct Collective {
     std::vector<RingEnd> parts;
 };
 
-enum class EventKind { DmaStart, RingDone, BarrierRelease, Resume, ReservationEnd };
+enum class EventKind { DmaStart, RingDone, BarrierRelease, Resume, ReservationEnd, DmaDelivered };
 
 struct Event {
     double t;
@@ -248,6 +255,17 @@ private:
     // core that issued each (the others read bytes another core has read).
     std::vector<char> shared_load_;
     std::vector<int> first_loader_;
+    // Shared loads (kDmaShared) by (pc, device address): the first core to issue one leads (its
+    // transfer crosses the channel); the others that issue it for the same bytes receive a copy.
+    struct SharedLoad {
+        double end = -1;                 // when the leader's transfer arrived (-1: not yet)
+        std::vector<char> served;        // cores that have this copy
+        int served_count = 0;
+        std::vector<std::pair<int, int>> waiters;  // receiving (core, queue) ops started before `end`
+    };
+    std::vector<SharedLoad> shared_;
+    std::map<std::pair<size_t, int64_t>, int> shared_at_;
+    void finish_shared(const DmaOp &op, double now);
     void mark_changing_paths();
     std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
     int64_t event_seq_ = 0;
@@ -327,7 +345,9 @@ void Simulator::prepare(std::vector<std::vector<uint8_t>> images) {
             match_[pc] = stack.back();
             stack.pop_back();
         } else if (op == Opcode::RING_SEND || op == Opcode::RING_RECV || op == Opcode::RING_REDUCE ||
-                   op == Opcode::BARRIER) {
+                   op == Opcode::BARRIER || (op == Opcode::DMA_LD && (prog_.code[pc].mode & kDmaShared))) {
+            // Cores meet there (a shared load's copies pair cores' transfers of the same bytes): a
+            // core summarised past them would leave the others to load alone.
             for (size_t s : stack)
                 if (prog_.code[s].op == Opcode::LOOP) no_summary_[s] = 1;
         }
@@ -479,27 +499,62 @@ void Simulator::issue_dma(Core &c, const Instr &in) {
                     else std::memcpy(c.lx.data() + loff, dev + doff, size_t(run));
                 }
     }
-    (store ? c.ctr.dram_w : c.ctr.dram_r) += total;
-    double work = dma_channel_work(d, total, store, c.lx_peak, m_);
-    (store ? c.ctr.work_w : c.ctr.work_r) += work;
     int tag = in.a[0];
     c.tag_pending[tag]++;
     c.tag_cause[tag] = store ? kWaitDmaStore : kWaitDmaLoad;
+    // A shared load of bytes another core leads and this one has not received yet: a copy, which
+    // moves nothing over the channel and arrives over the ring's bandwidth once the leader's has.
+    if (!store && (in.mode & kDmaShared) && prog_.num_cores > 1) {
+        const auto key = std::make_pair(c.pc, base);
+        auto it = shared_at_.find(key);
+        if (it != shared_at_.end() && !shared_[size_t(it->second)].served[size_t(c.id)]) {
+            SharedLoad &s = shared_[size_t(it->second)];
+            s.served[size_t(c.id)] = 1;
+            DmaOp op{c.pc, tag, c.t, 0, 0};
+            op.shared = it->second;
+            op.receive = true;
+            op.deliver = double(total) / m_.ring_bytes_per_cycle;
+            if (++s.served_count == prog_.num_cores) shared_at_.erase(it);
+            c.dma[q].ops.push_back(op);
+            if (c.dma[q].ops.size() == 1) schedule(c.t + setup_, EventKind::DmaStart, c.id, q, c.gen);
+            return;
+        }
+        SharedLoad s;
+        s.served.assign(size_t(prog_.num_cores), 0);
+        s.served[size_t(c.id)] = 1;
+        s.served_count = 1;
+        shared_.push_back(std::move(s));
+        shared_at_[key] = int(shared_.size()) - 1;
+    }
+    (store ? c.ctr.dram_w : c.ctr.dram_r) += total;
+    double work = dma_channel_work(d, total, store, c.lx_peak, m_);
+    (store ? c.ctr.work_w : c.ctr.work_r) += work;
     // A load of bytes that another core has already loaded at this instruction (the address is
     // the same on every core) is a replicated operand read: IBM measured such reads at a per-core
     // rate far below a fair share of the channel (docs/device_model.md).
     double cap = dma_cap_;
-    if (!store && shared_load_[c.pc]) {
+    if (!store && shared_load_[c.pc] && !(in.mode & kDmaShared)) {
         int &first = first_loader_[c.pc];
         if (first < 0) first = c.id;
         else if (first != c.id) cap = replicated_cap_;
     }
-    c.dma[q].ops.push_back(DmaOp{c.pc, tag, c.t, work, cap});
+    DmaOp op{c.pc, tag, c.t, work, cap};
+    if (!store && (in.mode & kDmaShared) && prog_.num_cores > 1) op.shared = int(shared_.size()) - 1;
+    c.dma[q].ops.push_back(op);
     if (c.dma[q].ops.size() == 1) schedule(c.t + setup_, EventKind::DmaStart, c.id, q, c.gen);
 }
 
 void Simulator::start_dma(Core &c, int q, double now) {
     DmaOp &op = c.dma[q].ops.front();
+    if (op.receive) {
+        op.start = now;
+        op.flow = kReceiving;
+        if (c.dma_active++ == 0) c.dma_busy_since = now;
+        const SharedLoad &s = shared_[size_t(op.shared)];
+        if (s.end >= 0) schedule(now + op.deliver, EventKind::DmaDelivered, c.id, q, 0);
+        else shared_[size_t(op.shared)].waiters.push_back({c.id, q});
+        return;
+    }
     double bytes = op.suspended ? op.remaining : op.bytes;
     if (!op.suspended) op.start = now;
     op.suspended = false;
@@ -514,10 +569,23 @@ void Simulator::complete_tag(Core &c, int tag, double end) {
     c.tag_end[tag] = std::max(c.tag_end[tag], end);
 }
 
+// The leader of a shared load has its bytes: every core that started receiving them gets its copy
+// over the ring's bandwidth, from when it started.
+void Simulator::finish_shared(const DmaOp &op, double now) {
+    SharedLoad &s = shared_[size_t(op.shared)];
+    s.end = now;
+    for (auto [core, q] : s.waiters) {
+        const DmaOp &r = cores_[size_t(core)].dma[q].ops.front();
+        schedule(std::max(now, r.start + r.deliver), EventKind::DmaDelivered, core, q, 0);
+    }
+    s.waiters.clear();
+}
+
 void Simulator::complete_dma(int core, int q, double now) {
     Core &c = cores_[core];
     DmaOp op = c.dma[q].ops.front();
     c.dma[q].ops.pop_front();
+    if (op.shared >= 0 && !op.receive) finish_shared(op, now);
     if (--c.dma_active == 0) c.ctr.busy[kEngDMA] += std::max(0.0, now - c.dma_busy_since);
     trace_.span(c.id, q ? kTrackDmaStore : kTrackDmaLoad, q ? "DMA_ST" : "DMA_LD", op.start, now, int64_t(op.pc));
     complete_tag(c, op.tag, now);
@@ -765,7 +833,7 @@ void Simulator::summarise(Core &c, LoopFrame &f, int64_t k) {
         DmaOp &op = c.dma[q].ops.front();
         if (!in_loop(op)) {
             // The new generation drops its pending start; schedule it again.
-            if (op.flow < 0) schedule(std::max(op.issue + setup_, now), EventKind::DmaStart, c.id, q, c.gen);
+            if (op.flow == -1) schedule(std::max(op.issue + setup_, now), EventKind::DmaStart, c.id, q, c.gen);
         } else if (op.flow >= 0) {
             op.remaining = dram_.remove(now, op.flow);
             op.flow = -1;
@@ -952,7 +1020,7 @@ void Simulator::handle_event(const Event &e) {
     switch (e.kind) {
     case EventKind::DmaStart: {
         Core &c = cores_[e.core];
-        if (e.gen != c.gen || c.dma[e.arg].ops.empty() || c.dma[e.arg].ops.front().flow >= 0) return;
+        if (e.gen != c.gen || c.dma[e.arg].ops.empty() || c.dma[e.arg].ops.front().flow != -1) return;
         start_dma(c, e.arg, e.t);
         break;
     }
@@ -986,6 +1054,11 @@ void Simulator::handle_event(const Event &e) {
         if (e.gen != c.gen) return;
         for (int id : c.reservations) dram_.remove(e.t, id);
         c.reservations.clear();
+        break;
+    }
+    case EventKind::DmaDelivered: {
+        // Not tied to a generation: a copy in flight completes whatever the core's loops do.
+        complete_dma(e.core, e.arg, e.t);
         break;
     }
     case EventKind::Resume: {

@@ -322,7 +322,7 @@ TEST_P(AutoQuantizedLinear, ConvertsWPerPanelAndMatchesCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AutoQuantizedLinear,
-                         ::testing::Values(MatmulCase{64, 256, 256}, MatmulCase{16, 512, 1024}),
+                         ::testing::Values(MatmulCase{64, 512, 1024}, MatmulCase{16, 512, 1024}),
                          [](const auto &i) {
                              return std::to_string(i.param.rows) + "x" + std::to_string(i.param.inner) + "x" +
                                     std::to_string(i.param.cols);
@@ -401,7 +401,8 @@ TEST_P(AutoWeightsPerBatch, RunsOnThePeArrayAndMatchesCpu) {
     const std::vector<int> out{c.cols, c.rows, c.batch};
     AutoResult r;
     DiffResult d = run_differential(weights_per_batch_matmul(c.inner), auto_scheduled(ins, out, &r), ins, out, -1, 1);
-    EXPECT_EQ(r.family, "matmul") << r.summary;
+    // On the PE array (either family: since the shared A crosses device memory once, a rows
+    // schedule that gives each core a batch may win).
     EXPECT_EQ(d.stats.pe_macs, int64_t(c.batch) * c.rows * c.inner * c.cols) << r.summary;
     EXPECT_LE(d.cmp.max_abs_error, 0.0625) << d.cmp.first_mismatch << "\n" << r.cpp;
     const DiffResult hand = run_differential(

@@ -59,9 +59,12 @@ TEST_P(MlpBlock, HandAndAutoMatchCpuAndAutoIsNoSlower) {
         },
         block_inputs(c), {c.dim, c.rows}, -0.25f, 0.25f);
     EXPECT_LE(a.cmp.max_abs_error, 2e-3) << a.cmp.first_mismatch << "\n" << chosen.cpp;
-    EXPECT_EQ(chosen.family, "matmul") << chosen.summary;
-    EXPECT_NE(chosen.summary.find(" pre=(rows"), std::string::npos) << "the norm planned by the rows family: "
-                                                                     << chosen.summary;
+    // At a few rows a rows schedule whose cores each take the whole weights (shared loads, which
+    // cross device memory once) can beat the matmul family; when the matmul family wins, its norm
+    // is planned by the rows family.
+    if (chosen.family == "matmul")
+        EXPECT_NE(chosen.summary.find(" pre=(rows"), std::string::npos) << "the norm planned by the rows family: "
+                                                                         << chosen.summary;
     EXPECT_EQ(a.stats.pe_macs, 3 * int64_t(c.dim) * c.hidden * c.rows) << "every product on the PE array";
     EXPECT_LE(a.stats.us, hand.stats.us) << chosen.summary;
 }

@@ -40,7 +40,7 @@ DeviceProgram golden_program() {
 
 TEST(Disassembler, Golden) {
     const char *expected =
-        "kernel axpy: 2 cores, format version 8\n"
+        "kernel axpy: 2 cores, format version 9\n"
         "buffers (2):\n"
         "  0 x input f16 [128, 2] sticks(d0) order[d1,d0]\n"
         "  1 y output f32 [32, 2] sticks(d1) order[d0,d1]\n"
@@ -104,6 +104,20 @@ TEST(Disassembler, EveryOpcodeHasItsName) {
             EXPECT_THAT(text, HasSubstr(op_info(Opcode(o)).name));
         }
     }
+}
+
+TEST(Disassembler, SharedLoadIsMarked) {
+    DeviceProgram p;
+    p.kernel_name = "k";
+    Instr dma;
+    dma.op = Opcode::DMA_LD;
+    dma.mode = kDmaShared;
+    p.code.push_back(dma);
+    dma.mode = kDmaShared | 4;
+    p.code.push_back(dma);
+    std::string text = disassemble(p);
+    EXPECT_THAT(text, HasSubstr("DMA_LD.shared t0"));
+    EXPECT_THAT(text, HasSubstr("DMA_LD.shared.mode0x4 t0"));
 }
 
 TEST(Disassembler, UnverifiedProgramDoesNotCrash) {

@@ -275,6 +275,14 @@ TEST(ProgramVerify, RejectsBadModeBits) {
                 HasSubstr("instruction 9 (MATMUL): mode bits 0x4 not allowed"));
     EXPECT_THAT(broken([](DeviceProgram &p) { p.code[kDmaSt].mode = kAccumulate; }),
                 HasSubstr("instruction 6 (DMA_ST): mode field must be 0"));
+    // A store has no shared form; a load's only mode bit is kDmaShared.
+    EXPECT_THAT(broken([](DeviceProgram &p) { p.code[kDmaSt].mode = kDmaShared; }),
+                HasSubstr("instruction 6 (DMA_ST): mode field must be 0"));
+    EXPECT_THAT(broken([](DeviceProgram &p) { p.code[kDmaLd].mode = 2; }),
+                HasSubstr("(DMA_LD): mode bits 0x2 not allowed (allowed: 0x1, shared)"));
+    DeviceProgram shared = base_program();
+    shared.code[kDmaLd].mode = kDmaShared;
+    EXPECT_NO_THROW(verify_program(shared));
     EXPECT_THAT(broken([](DeviceProgram &p) {
                     p.code[kVadd] = instr(Opcode::VEXP, {1, 0, 4096, 0, 0, 0, 0, 4, 4}, DType::F16, kSrc1Scalar);
                 }),

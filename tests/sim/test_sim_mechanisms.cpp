@@ -58,7 +58,7 @@ TEST(SimMechanisms, OneCoreCannotDriveTheChannelAloneTwoCan) {
 
 // Every core loads `bytes` of one input: at the same address on every core (a replicated operand)
 // or, with `own_slice`, at its own CORE_ID-derived offset.
-DeviceProgram same_or_own_bytes(int cores, int64_t bytes, bool own_slice) {
+DeviceProgram same_or_own_bytes(int cores, int64_t bytes, bool own_slice, bool shared = false, int times = 1) {
     ProgramBuilder b("replicated", cores);
     int in = b.buffer("x", BufferKind::Input, DType::F16, {bytes / 2 * cores});
     DmaDesc d;
@@ -72,9 +72,74 @@ DeviceProgram same_or_own_bytes(int cores, int64_t bytes, bool own_slice) {
     } else {
         b.li(off, 0);
     }
-    b.dma_ld(0, in, off, 0, Lx(0), desc);
-    b.wait_tag(0);
+    for (int t = 0; t < times; t++) {
+        b.dma_ld(0, in, off, 0, Lx(0), desc, shared);
+        b.wait_tag(0);
+    }
     return b.finish();
+}
+
+// A shared load (kDmaShared) of the bytes every core loads crosses the channel once: the first core
+// to issue it moves them at one core's rate, the others receive their copies over the ring's
+// bandwidth as they arrive, far faster than each loading its own copy at the replicated rate.
+TEST(SimMechanisms, SharedLoadCrossesTheChannelOnceForEveryCore) {
+    const MachineDesc m;
+    const int64_t bytes = 256 << 10;
+    for (int cores : {2, 8, 32}) {
+        SimStats shared = simulate(same_or_own_bytes(cores, bytes, false, true), m, {}, exact_timing()).stats;
+        SimStats separate = simulate(same_or_own_bytes(cores, bytes, false, false), m, {}, exact_timing()).stats;
+        EXPECT_EQ(shared.dram_read_bytes, bytes) << cores << " cores";
+        EXPECT_EQ(separate.dram_read_bytes, bytes * cores);
+        const double one_core_ns = double(bytes) / m.dma_core_bytes_per_ns + m.dma_setup_cycles / m.clock_ghz;
+        EXPECT_NEAR(shared.us * 1000, one_core_ns, 0.03 * one_core_ns) << cores << " cores";
+        EXPECT_LT(shared.us * 10, separate.us) << cores << " cores";
+    }
+}
+
+// A copy arrives no faster than the ring delivers it: on a machine whose ring is slower than one
+// core's DMA, the receiving cores finish after the leader, at the ring's rate.
+TEST(SimMechanisms, SharedLoadCopiesArriveAtTheRingsRate) {
+    MachineDesc m;
+    m.ring_bytes_per_cycle = 8;  // 12 GB/s at 1.5 GHz, well below one core's DMA
+    const int64_t bytes = 256 << 10;
+    SimStats st = simulate(same_or_own_bytes(4, bytes, false, true), m, {}, exact_timing()).stats;
+    const double ring_ns = double(bytes) / (m.ring_bytes_per_cycle * m.clock_ghz);
+    EXPECT_NEAR(st.us * 1000, ring_ns + m.dma_setup_cycles / m.clock_ghz, 0.03 * ring_ns);
+}
+
+// A core that loads the same bytes again is not sharing them with itself: each of its loads is a
+// new transfer that the other cores' next loads receive.
+TEST(SimMechanisms, SharedLoadRepeatedByTheSameCoresCrossesTheChannelEachTime) {
+    const MachineDesc m;
+    const int64_t bytes = 64 << 10;
+    SimStats st = simulate(same_or_own_bytes(4, bytes, false, true, 3), m, {}, exact_timing()).stats;
+    EXPECT_EQ(st.dram_read_bytes, 3 * bytes);
+}
+
+// Every core gets the bytes: a shared load is a load in what it computes.
+TEST(SimMechanisms, SharedLoadGivesEveryCoreTheBytes) {
+    const int cores = 4;
+    const int64_t bytes = 4096;
+    ProgramBuilder b("shared_copy", cores);
+    int in = b.buffer("x", BufferKind::Input, DType::F16, {bytes / 2});
+    int out = b.buffer("y", BufferKind::Output, DType::F16, {bytes / 2 * cores});
+    DmaDesc d;
+    d.sticks = int32_t(bytes / 128);
+    int desc = b.dma_desc(d);
+    Reg core = b.alloc(), off = b.alloc();
+    b.core_id(core);
+    b.muli(off, core, int32_t(bytes));
+    b.dma_ld(0, in, kZero, 0, Lx(0), desc, true);
+    b.wait_tag(0);
+    b.dma_st(1, out, off, 0, Lx(0), desc);
+    b.wait_tag(1);
+    DeviceProgram p = b.finish();
+    std::vector<uint8_t> x(bytes);
+    for (size_t i = 0; i < x.size(); i++) x[i] = uint8_t(i * 7 + 3);
+    SimResult r = simulate(p, MachineDesc{}, {x, {}});
+    for (int c = 0; c < cores; c++)
+        EXPECT_TRUE(std::equal(x.begin(), x.end(), r.buffers[1].begin() + c * bytes)) << "core " << c;
+    EXPECT_EQ(r.stats.dram_read_bytes, bytes);
 }
 
 // Bytes that other cores load at the same instruction come at the replicated-read rate per core

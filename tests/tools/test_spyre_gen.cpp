@@ -79,7 +79,7 @@ TEST(SpyreGen, LayoutsGivenByNameAreCompiledRecordedAndExportedAndTheKernelMatch
     ASSERT_EQ(r.exit_code, 0) << r.output;
     spyre::DeviceProgram p = spyre::read_program_file((dir / "bmm.spyre").string());
     ASSERT_EQ(p.buffers.size(), 3u);
-    EXPECT_EQ(p.buffers[0].layout, (spyre::DeviceLayout{0, {0, 2, 1}}));
+    EXPECT_EQ(p.buffers[0].layout, (spyre::DeviceLayout{0, {1, 0, 2}}));  // torch-spyre's [B, M, K]: [M, K/64, B, 64]
     EXPECT_EQ(p.buffers[1].layout, (spyre::DeviceLayout{0, {0, 1}}));
     EXPECT_EQ(p.buffers[2].layout, (spyre::DeviceLayout{0, {2, 0, 1}}));
     std::ifstream f(dir / "bmm.json");
@@ -268,7 +268,7 @@ TEST(SpyreGenErrors, UnknownGenerator) {
 TEST(SpyreGenErrors, UnknownParam) {
     CommandResult r = run_command(quote(kGen) + " -g softmax -o /tmp schedule=stage4 colz=64");
     EXPECT_NE(r.exit_code, 0);
-    EXPECT_NE(r.output.find("generator softmax has no parameter 'colz' (known: cols, machine, rows, schedule)"),
+    EXPECT_NE(r.output.find("generator softmax has no parameter 'colz' (known: cols, dim, machine, rows, schedule)"),
               std::string::npos)
         << r.output;
 }
