@@ -139,7 +139,13 @@ void column_strips_family(const PipelineInfo &info, const SpaceShapes &shapes, c
                             return int(strip / (int64_t(m.stick_bytes) / s.type.bytes()));
                         };
                         std::vector<Directive> ds;
-                        ds.push_back({Directive::Split, o.name, {x, xo, xi}, {int(strip)}, ""});
+                        // RoundUp, as the hand schedule splits: a strip past the columns runs on
+                        // into the stick padding (a guard would predicate the stores, which have
+                        // no Spyre form). Fixed: the strip is the vectors' width, part of the
+                        // structure.
+                        Directive split{Directive::HSplit, o.name, {x, xo, xi}, {int(strip), 1}, ""};
+                        split.fixed = true;
+                        ds.push_back(split);
                         ds.push_back({Directive::HReorder, o.name, {xi, y, xo}, {}, ""});
                         if (c > 1) ds.push_back({Directive::RingSplit, o.name, {xo}, {int(c), int(strips)}, ""});
                         ds.push_back({Directive::StickVectorize, o.name, {xi}, {vector_sticks(o)}, ""});

@@ -365,6 +365,23 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AutoSoftmaxDim0,
                                     (i.param.inline_reductions ? "_inline" : "");
                          });
 
+// Columns that are not whole strips (1000 = 15.6 sticks): the last strip runs on into the stick
+// padding (RoundUp, as the hand schedule splits), so every strip width compiles; a guarded split
+// predicated the output's stores, which have no Spyre form, wherever a strip was wider than a stick.
+TEST(AutoSoftmaxDim0Space, EveryStripWidthCompilesWhenTheColumnsAreNotWholeStrips) {
+    CaseSpace c = case_space(softmax_dim0(1000, 70, false), {{1000, 70}}, {1000, 70}, 4);
+    int widths = 0;
+    for (const autosched::Candidate &cand : c.space.candidates) {
+        if (cand.family != "column_strips" || cand.summary.find("cores=4 ") == std::string::npos ||
+            cand.summary.find("t:strip e:strip inputs:strip") == std::string::npos)
+            continue;
+        widths++;
+        EXPECT_EQ(error_of([&] { autosched::time_candidate(c.k.output, c.k.inputs, cand, c.o); }), "(no error)")
+            << cand.summary;
+    }
+    EXPECT_EQ(widths, 3) << "strips of 1, 2 and 4 sticks: each core's 4";
+}
+
 struct MatmulCase {
     int rows, inner, cols;
 };
