@@ -150,10 +150,12 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
         case Directive::RingSplitReduction:
             schedule(f, m).ring_split_reduction(RVar(d.vars.at(0)), d.ints.at(0), d.ints.at(1), d.ints.at(2) != 0);
             break;
-        case Directive::HSplit:
-            if (symbolic(d)) f.split(var(0), var(1), var(2), param(d));
-            else f.split(var(0), var(1), var(2), d.ints.at(0));
+        case Directive::HSplit: {
+            const TailStrategy tail = d.ints.size() > 1 && d.ints[1] == 1 ? TailStrategy::RoundUp : TailStrategy::Auto;
+            if (symbolic(d)) f.split(var(0), var(1), var(2), param(d), tail);
+            else f.split(var(0), var(1), var(2), d.ints.at(0), tail);
             break;
+        }
         case Directive::HFuse: f.fuse(var(0), var(1), var(2)); break;
         case Directive::HParallel: f.parallel(var(0)); break;
         case Directive::HReorder: f.reorder(vars_of(f, d.vars, false)); break;

@@ -74,7 +74,10 @@ std::string call(const Directive &d, const std::string &m) {
         os << "ring_split_reduction(" << cpp_name(d.vars[0]) << ", " << d.ints[0] << ", " << d.ints[1]
            << (d.ints[2] ? ", true" : "") << ")";
         break;
-    case Directive::HSplit: os << "split(" << list(d.vars) << ", " << d.ints[0] << ")"; break;
+    case Directive::HSplit:
+        os << "split(" << list(d.vars) << ", " << d.ints[0]
+           << (d.ints.size() > 1 && d.ints[1] == 1 ? ", Halide::TailStrategy::RoundUp" : "") << ")";
+        break;
     case Directive::HFuse: os << "fuse(" << list(d.vars) << ")"; break;
     case Directive::HParallel: os << "parallel(" << cpp_name(d.vars[0]) << ")"; break;
     case Directive::HReorder: os << "reorder(" << list(d.vars) << ")"; break;

@@ -64,7 +64,8 @@ struct AutoOptions {
 struct AutoResult {
     double us = 0;              // the chosen schedule's modelled time
     bool exact = false;         // us from a run without loop summaries
-    std::string family;         // "rows", "columns", "matmul" or "split_k" (auto_space.h)
+    std::string family;         // "rows", "columns", "column_strips", "column_tiles", "matmul", "split_k"
+                                // (auto_space.h) or "fold" (auto_fold.h)
     std::string summary;        // the choices in one line
     std::string cpp;            // the directive calls as C++, with a comment saying where they came from
                                 // (and the chosen layouts, as assignments to the CompileOptions)

@@ -8,6 +8,7 @@
 
 #include "auto_cost.h"
 #include "auto_fold.h"
+#include "auto_strips.h"
 #include "device/error.h"
 #include "matmul_tiles.h"
 #include "spyre_intrinsics.h"
@@ -26,6 +27,12 @@ int64_t product(const std::vector<int64_t> &v) {
 int sticks_of(const StageInfo &s) {
     if (s.matmul || s.min_read_bytes <= 0) return 1;
     return std::max(1, s.type.bytes() / s.min_read_bytes);
+}
+
+double stage_cycles_per_stick(const StageInfo &s, const MachineDesc &m) {
+    double c = vector_cycles_per_stick(s.function.values()[0], m);
+    for (const Internal::Definition &u : s.function.updates()) c += vector_cycles_per_stick(u.values()[0], m);
+    return c;
 }
 
 namespace {
@@ -53,12 +60,6 @@ int64_t const_extent(const Expr &e, int64_t fallback) {
 int64_t rvar_extent(const StageInfo &s, int64_t fallback) {
     if (s.function.updates().empty() || s.function.updates()[0].schedule().rvars().empty()) return fallback;
     return const_extent(s.function.updates()[0].schedule().rvars()[0].extent, fallback);
-}
-
-double stage_cycles_per_stick(const StageInfo &s, const MachineDesc &m) {
-    double c = vector_cycles_per_stick(s.function.values()[0], m);
-    for (const Internal::Definition &u : s.function.updates()) c += vector_cycles_per_stick(u.values()[0], m);
-    return c;
 }
 
 struct RowsPlan {
@@ -1038,6 +1039,7 @@ SpaceResult candidate_space(const PipelineInfo &info, const SpaceShapes &shapes,
         columns_family(info, shapes, m, max_cores, r, seen);
         if (r.candidates.empty()) rows_family(info, shapes, m, max_cores, r, seen);
         column_tiles_family(info, shapes, m, max_cores, r, seen);
+        column_strips_family(info, shapes, m, max_cores, r, seen);
         matmul_family(info, shapes, m, max_cores, r, seen);
         if (reassociate) split_k_family(info, shapes, m, max_cores, r, seen);
     }

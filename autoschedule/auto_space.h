@@ -1,12 +1,14 @@
 // The autoscheduler's candidate space: the schedules a person would write for a pipeline, derived
 // from its structure (auto_structure.h), each as a Directive list with an analytical estimate
-// (auto_cost.h). Three families:
+// (auto_cost.h). The families:
 //   rows:    the output's outermost dimension split over cores (ring_split) and into row tiles; every
 //            other Func inlined, kept in LX at the tile (scratchpad_store_at), kept in LX whole
 //            (scratchpad_root) or materialised in device memory (device_root, tiled the same way);
 //            inputs copied into LX per tile or per core (stage_all_in_lx) or left to the back end;
 //            matmul updates on the PE array (pe_matmul) or the vector unit.
 //   columns: a column reduction (acc(x) += in(x, r)): the stick dimension split over cores.
+//   column_strips: column reductions read by a 2-D output (softmax over dim 0): the columns in
+//            strips of whole sticks over the cores, each strip's work in LX (auto_strips.h).
 //   matmul:  each Func fed by matmul updates of the stage form (schedules/matmul_stage.h) is a stage
 //            of its own over the cores, split by batch, N then M, in output-stationary tiles near
 //            the ones matmul_tiles.h chooses, on the PE array (with or without ring sharing of A or W
@@ -55,6 +57,8 @@ int64_t product(const std::vector<int64_t> &shape);
 // accumulator over fp16 input) takes as many of its sticks as cover one stick of what it reads.
 // Matmul updates are left to pe_matmul or the update's own vectorize: one stick.
 int sticks_of(const StageInfo &s);
+// Vector-unit cycles per stick of a stage's result: its definition and every update (auto_cost.h).
+double stage_cycles_per_stick(const StageInfo &s, const MachineDesc &m);
 
 // `max_cores` bounds the core counts tried (<= machine.cores). With `reassociate`, reductions may
 // also be split over the cores and combined on the ring (family "split_k": ring_split_reduction),

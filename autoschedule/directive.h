@@ -31,7 +31,9 @@ struct Directive {
         DmaPhases,       // func, vars {v}
         RingSplitReduction,  // func, vars {rvar}, ints {cores, extent, on_pe}
         // plain Halide calls (the tiled matmul stage, as schedules/matmul_stage.cpp writes them)
-        HSplit,           // func, vars {v, outer, inner}, ints {factor}   (TailStrategy::Auto)
+        HSplit,           // func, vars {v, outer, inner}, ints {factor}   (TailStrategy::Auto), or
+                          // ints {factor, 1}: TailStrategy::RoundUp (the last piece runs on into
+                          // the stick padding of the layouts, as a split of whole sticks needs)
         HFuse,            // func, vars {inner, outer, fused}
         HParallel,        // func, vars {v}
         HReorder,         // func, vars {innermost ... outermost}

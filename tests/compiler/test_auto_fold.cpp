@@ -371,7 +371,9 @@ TEST(AutoFold, ACloneNamedLikeAFuncOfThePipelineIsRefused) {
         apply_directives({{Directive::CloneIn, g.name(), {h.name()}, {}, h.name()}}, funcs, {}, MachineDesc{});
         FAIL() << "applied";
     } catch (const Error &e) {
-        EXPECT_NE(std::string(e.what()).find("clone name 'h' is already a Func of the pipeline"), std::string::npos)
+        // (Halide names it h$<n> when an earlier test of the process made an "h".)
+        EXPECT_NE(std::string(e.what()).find("clone name '" + h.name() + "' is already a Func of the pipeline"),
+                  std::string::npos)
             << e.what();
     }
 }

@@ -22,6 +22,7 @@
 #include "matmul.h"
 #include "matmul_stage.h"
 #include "sim/program_work.h"
+#include "softmax.h"
 
 namespace spyre::testing {
 namespace {
@@ -78,6 +79,34 @@ Algorithm column_mean(int rows) {
         k.inputs = {in};
         k.output = out;
         k.funcs = {{"acc", acc}};
+        return k;
+    };
+}
+
+// torch.softmax(x, dim=0) of a (rows, cols) tensor: column maxima and fp32 column sums over the
+// rows, read by the 2-D ops. As schedules/softmax.h writes it (updates over the rows), or with the
+// reductions inline (maximum(), sum()), which makes Halide-internal Funcs for them.
+Algorithm softmax_dim0(int cols, int rows, bool inline_reductions) {
+    return [=] {
+        Kernel k;
+        if (!inline_reductions) {
+            SoftmaxKernel sk = make_softmax(cols, rows, 0);
+            k.inputs = {sk.in};
+            k.output = sk.out;
+            k.funcs = {{"mx", sk.mx}, {"e", sk.e}, {"s", sk.s}};
+            return k;
+        }
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        RDom r(0, rows, "r");
+        Func mx("mx"), e("e"), s("s"), out("softmax");
+        mx(x) = maximum(in(x, r));
+        e(x, y) = exp(in(x, y) - mx(x));
+        s(x) = sum(cast<float>(e(x, r)));
+        out(x, y) = e(x, y) / cast<float16_t>(s(x));
+        k.inputs = {in};
+        k.output = out;
+        k.funcs = {{"mx", mx}, {"e", e}, {"s", s}};
         return k;
     };
 }
@@ -298,6 +327,60 @@ TEST_P(AutoColumnMean, MatchesCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AutoColumnMean, ::testing::Values(ShapeCase{4096, 16}, ShapeCase{1000, 5}),
                          [](const auto &i) { return std::to_string(i.param.cols) + "x" + std::to_string(i.param.rows); });
+
+struct SoftmaxDim0Case {
+    int cols, rows, max_cores;
+    bool inline_reductions = false;
+};
+
+class AutoSoftmaxDim0 : public ::testing::TestWithParam<SoftmaxDim0Case> {};
+
+// Column reductions read by 2-D ops (torch.softmax(x, dim=0)): no row split or row tile can divide
+// them (every row needs the reductions over all rows), so the columns go in strips of whole sticks
+// over at most max_cores cores (and at most one core per stick of columns), as
+// schedules/softmax.cpp's stage4 does by hand.
+TEST_P(AutoSoftmaxDim0, ColumnStripsMatchCpuWithinMaxCores) {
+    const SoftmaxDim0Case c = GetParam();
+    AutoOptions ao = quick();
+    ao.max_cores = c.max_cores;
+    ao.max_evaluations = 12;
+    AutoResult r;
+    std::vector<std::vector<int>> ins{{c.cols, c.rows}};
+    DiffResult d = run_differential(softmax_dim0(c.cols, c.rows, c.inline_reductions),
+                                    auto_scheduled(ins, {c.cols, c.rows}, &r, {}, ao), ins, {c.cols, c.rows});
+    EXPECT_LE(d.cmp.max_ulp, 2) << d.cmp.first_mismatch << "\n" << r.cpp;  // exp: 2 ULP, as softmax
+    EXPECT_EQ(r.family, "column_strips") << r.summary;
+    EXPECT_LE(d.program.num_cores, std::min(c.max_cores, (c.cols + 63) / 64)) << r.summary;
+    EXPECT_NEAR(d.stats.us, r.us, 1e-6 * r.us) << "the schedule applied is the one timed";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AutoSoftmaxDim0,
+                         ::testing::Values(SoftmaxDim0Case{256, 128, 1}, SoftmaxDim0Case{256, 128, 4},
+                                           SoftmaxDim0Case{1024, 128, 16}, SoftmaxDim0Case{1024, 128, 32},
+                                           SoftmaxDim0Case{1000, 70, 4}, SoftmaxDim0Case{1024, 512, 1},
+                                           SoftmaxDim0Case{256, 128, 4, true}, SoftmaxDim0Case{1024, 128, 32, true}),
+                         [](const auto &i) {
+                             return std::to_string(i.param.cols) + "x" + std::to_string(i.param.rows) + "_" +
+                                    std::to_string(i.param.max_cores) + "cores" +
+                                    (i.param.inline_reductions ? "_inline" : "");
+                         });
+
+// Columns that are not whole strips (1000 = 15.6 sticks): the last strip runs on into the stick
+// padding (RoundUp, as the hand schedule splits), so every strip width compiles; a guarded split
+// predicated the output's stores, which have no Spyre form, wherever a strip was wider than a stick.
+TEST(AutoSoftmaxDim0Space, EveryStripWidthCompilesWhenTheColumnsAreNotWholeStrips) {
+    CaseSpace c = case_space(softmax_dim0(1000, 70, false), {{1000, 70}}, {1000, 70}, 4);
+    int widths = 0;
+    for (const autosched::Candidate &cand : c.space.candidates) {
+        if (cand.family != "column_strips" || cand.summary.find("cores=4 ") == std::string::npos ||
+            cand.summary.find("t:strip e:strip inputs:strip") == std::string::npos)
+            continue;
+        widths++;
+        EXPECT_EQ(error_of([&] { autosched::time_candidate(c.k.output, c.k.inputs, cand, c.o); }), "(no error)")
+            << cand.summary;
+    }
+    EXPECT_EQ(widths, 3) << "strips of 1, 2 and 4 sticks: each core's 4";
+}
 
 struct MatmulCase {
     int rows, inner, cols;
