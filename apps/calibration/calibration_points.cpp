@@ -248,6 +248,21 @@ std::string points_table(const std::vector<PointResult> &r) {
     return os.str();
 }
 
+std::string missed_points_markdown(const std::vector<PointResult> &r) {
+    std::ostringstream os;
+    char line[512];
+    for (const PointResult &p : r) {
+        const bool missed = !p.point->fitted || std::fabs(p.rel_error()) > p.point->tolerance;
+        if (!missed) continue;
+        if (os.tellp() == 0) os << "| point | IBM measured | modelled | error | unit | source |\n|---|---|---|---|---|---|\n";
+        std::snprintf(line, sizeof line, "| `%s` | %.2f | %.2f | %+.1f%% | %s | %s |\n", p.point->name.c_str(),
+                      p.point->measured, p.modelled, 100 * p.rel_error(), point_unit_name(p.point->unit),
+                      p.point->source.c_str());
+        os << line;
+    }
+    return os.str();
+}
+
 std::string points_json(const std::vector<PointResult> &r) {
     nlohmann::ordered_json j;
     j["points"] = nlohmann::ordered_json::array();

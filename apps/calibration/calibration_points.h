@@ -79,6 +79,10 @@ SuiteError suite_error(const std::vector<PointResult> &r);
 
 // A fixed-width table: name, measured, modelled, error, unit, source; then the RMS line.
 std::string points_table(const std::vector<PointResult> &r);
+// The published measurements the model misses, as a Markdown table: every point it does not fit and
+// every fitted point outside its tolerance, with IBM's figure, the model's and the source; "" when
+// there are none. spyre-report lists them so that no figure it prints hides what the model gets wrong.
+std::string missed_points_markdown(const std::vector<PointResult> &r);
 // {"points": [{"name", "source", "measured", "modelled", "unit", "error", "fitted"}, ...], "rms", "max_abs"}
 std::string points_json(const std::vector<PointResult> &r);
 

@@ -56,6 +56,17 @@ TEST(CalibrationSuite, JsonListsEveryPointWithItsFields) {
     EXPECT_DOUBLE_EQ(j["rms"].get<double>(), suite_error(default_results()).rms);
 }
 
+// The report's list of what the model misses names every unfitted point (IBM's softmax table among
+// them) and no fitted point within its tolerance.
+TEST(CalibrationSuite, MissedPointsListNamesEveryUnfittedPointAndNoPointWithinTolerance) {
+    const std::string md = missed_points_markdown(default_results());
+    for (const PointResult &p : default_results()) {
+        const bool listed = md.find("`" + p.point->name + "`") != std::string::npos;
+        EXPECT_EQ(listed, !p.point->fitted || std::fabs(p.rel_error()) > p.point->tolerance) << p.point->name;
+    }
+    EXPECT_NE(md.find("`softmax_table/1c/512x1024/stage4` | 23.67 |"), std::string::npos) << md;
+}
+
 // The fit only ever improves the objective, and moves calibrated constants only.
 TEST(CalibrationSuite, FitDoesNotWorsenTheObjectiveAndKeepsMeasuredFigures) {
     CalibrationSuite suite;
