@@ -13,25 +13,26 @@ using namespace Halide;
 
 namespace {
 SoftmaxKernel make_softmax_dim0(int cols, int rows);
+
+// The kernel's input, Vars and (undefined) Funcs, named as the schedules and reports know them.
+SoftmaxKernel softmax_funcs(int cols, int rows, int dim) {
+    SoftmaxKernel k;
+    k.cols = cols, k.rows = rows, k.dim = dim;
+    k.in = ImageParam(Float(16), 2, "in");
+    k.x = Var("x"), k.y = Var("y");
+    k.mx = Func("mx"), k.t = Func("t"), k.e = Func("e"), k.s = Func("s");
+    k.out = Func("softmax");
+    return k;
+}
 void schedule_softmax_dim0(SoftmaxKernel &k, const std::string &name, const MachineDesc &m, int cores);
 }  // namespace
 
 SoftmaxKernel make_softmax(int cols, int rows, int dim) {
     if (dim != 0 && dim != 1) throw_error("softmax: dim ", dim, " is not a dim of a 2-D (rows, cols) tensor (0 or 1)");
     if (dim == 0) return make_softmax_dim0(cols, rows);
-    SoftmaxKernel k;
-    k.cols = cols;
-    k.rows = rows;
-    k.in = ImageParam(Float(16), 2, "in");
-    k.x = Var("x");
-    k.y = Var("y");
+    SoftmaxKernel k = softmax_funcs(cols, rows, 1);
     Var x = k.x, y = k.y;
     RDom r(0, cols, "r");
-    k.mx = Func("mx");
-    k.t = Func("t");
-    k.e = Func("e");
-    k.s = Func("s");
-    k.out = Func("softmax");
     k.mx(y) = maximum(k.in(r, y));
     k.t(x, y) = k.in(x, y) - k.mx(y);
     k.e(x, y) = exp(k.t(x, y));
@@ -45,20 +46,9 @@ namespace {
 // (max, sub, exp, sum in fp32, div). The reductions are written as updates over the rows, so that a
 // schedule can stream a whole strip of columns per row.
 SoftmaxKernel make_softmax_dim0(int cols, int rows) {
-    SoftmaxKernel k;
-    k.cols = cols;
-    k.rows = rows;
-    k.dim = 0;
-    k.in = ImageParam(Float(16), 2, "in");
-    k.x = Var("x");
-    k.y = Var("y");
+    SoftmaxKernel k = softmax_funcs(cols, rows, 0);
     Var x = k.x, y = k.y;
     RDom r(0, rows, "r");
-    k.mx = Func("mx");
-    k.t = Func("t");
-    k.e = Func("e");
-    k.s = Func("s");
-    k.out = Func("softmax");
     k.mx(x) = Float(16).min();
     k.mx(x) = max(k.mx(x), k.in(x, r));
     k.t(x, y) = k.in(x, y) - k.mx(x);
