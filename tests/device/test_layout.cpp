@@ -146,6 +146,12 @@ TEST(Layout, TorchSpyreDefaultPutsFirstPyTorchDimJustOutsideTheStick) {
     EXPECT_EQ(d.dim_stride[2], 128);
     EXPECT_EQ(d.stick_index_stride, 128 * 128);
     EXPECT_EQ(d.dim_stride[1], 8 * 128 * 128);
+    // IBM's Llama-3.1-8B KTIR (spyre-kernels, torch.neg.1): [1, 32, 12, 64] is device_size
+    // [32, 12, 1, 1, 64], its memory view strides [24576, 768, 64, 1] elements.
+    DeviceGeometry k = device_geometry(torch_spyre_default_layout(4), {64, 12, 32, 1}, DType::F16, kStick);
+    EXPECT_EQ(k.dim_stride[2], 768 * 2);
+    EXPECT_EQ(k.dim_stride[1], 64 * 2);
+    EXPECT_EQ(k.total_bytes, 32 * 12 * 64 * 2);
 }
 
 // torch-spyre's example: a torch (1024, 256) fp16 tensor is stored as (4, 1024, 64).
