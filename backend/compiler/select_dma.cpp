@@ -28,10 +28,7 @@ void Selector::emit_dma(const DmaCall &d, int tag, bool managed) {
     if (!managed) before(q, reads, writes);
     record_span(d, dev, eb);
     auto issue = [&](const Expr &dram_bytes, const DmaCall &at, int desc_index) {
-        // A load whose address no core index goes into reads the same bytes on every core that
-        // issues it: a shared load, which crosses device memory once (docs/device_model.md).
-        const bool shared = !d.store && plan_.num_cores > 1 && !expr_uses_var(dram_bytes, kCoreIdVar) &&
-                            !reads_memory(dram_bytes);
+        const bool shared = !d.store && shared_by_cores(dram_bytes);
         Reg off = eval(dram_bytes);
         std::vector<Reg> regs;
         Lx la = dma_lx(at, regs);
@@ -60,6 +57,23 @@ void Selector::emit_dma(const DmaCall &d, int tag, bool managed) {
         issue(simplify(d.dram_offset * eb), d, descriptor(desc));
     }
     if (!managed) after(tag, q, reads, writes);
+}
+
+// A load that two or more cores issue for the same bytes is a shared load, which crosses device
+// memory once for all of them (docs/device_model.md): its address has no core index in it (every
+// core's operand), or two cores' addresses are the same expression of the loops (a group of cores:
+// the cores of one batch, or those of one column of a core grid). A gather's rows are data.
+bool Selector::shared_by_cores(const Expr &dram_bytes) const {
+    if (plan_.num_cores < 2 || reads_memory(dram_bytes)) return false;
+    if (!expr_uses_var(dram_bytes, kCoreIdVar)) return true;
+    std::vector<Expr> seen;
+    for (int c = 0; c < plan_.num_cores; c++) {
+        const Expr e = simplify(substitute(kCoreIdVar, Expr(c), dram_bytes));
+        for (const Expr &o : seen)
+            if (equal(e, o)) return true;
+        seen.push_back(e);
+    }
+    return false;
 }
 
 Lx Selector::dma_lx(const DmaCall &d, std::vector<Reg> &regs) {

@@ -277,6 +277,7 @@ private:
 
     // The LX address of a DMA's tile (registers it needs are appended to `regs`).
     Lx dma_lx(const DmaCall &d, std::vector<Reg> &regs);
+    bool shared_by_cores(const Expr &dram_bytes) const;
 
     // The device-memory range each core reaches in each buffer, from the loops' extents.
     void record_span(const DmaCall &d, const BufferInfo &dev, int eb);

@@ -26,6 +26,8 @@ struct Work {
     int64_t instrs = 0, dma = 0, vec = 0, macs = 0, ring = 0;
     double vec_cycles = 0, pe_cycles = 0, load_work = 0, store_work = 0;
     CoreTraffic traffic;  // filled only by program_traffic's walk (Walker::detail)
+    // Of load_work, the shared loads' (kDmaShared): a core that receives a copy moves none of it.
+    double shared_load_work = 0;
     void add(const Work &o) {
         traffic.add(o.traffic);
         instrs = sat_add(instrs, o.instrs);
@@ -37,11 +39,12 @@ struct Work {
         pe_cycles += o.pe_cycles;
         load_work += o.load_work;
         store_work += o.store_work;
+        shared_load_work += o.shared_load_work;
     }
     Work times(int64_t n) const {
         const double k = double(n);
         return {sat_mul(instrs, n), sat_mul(dma, n), sat_mul(vec, n), sat_mul(macs, n), sat_mul(ring, n),
-                vec_cycles * k, pe_cycles * k, load_work * k, store_work * k, traffic.times(n)};
+                vec_cycles * k, pe_cycles * k, load_work * k, store_work * k, traffic.times(n), shared_load_work * k};
     }
     // Field by field: the costlier branch (`hi`) or the cheaper one.
     static Work pick(const Work &a, const Work &b, bool hi) {
@@ -51,7 +54,7 @@ struct Work {
         return {f(a.instrs, b.instrs),         f(a.dma, b.dma),           f(a.vec, b.vec),
                 f(a.macs, b.macs),             f(a.ring, b.ring),         f(a.vec_cycles, b.vec_cycles),
                 f(a.pe_cycles, b.pe_cycles),   f(a.load_work, b.load_work), f(a.store_work, b.store_work),
-                t};
+                t,                             f(a.shared_load_work, b.shared_load_work)};
     }
 };
 
@@ -141,6 +144,7 @@ private:
             // Channel work without the LX working-set factor, which only ever adds.
             const bool store = in.op == Opcode::DMA_ST;
             (store ? w.store_work : w.load_work) = dma_channel_work(d, w.dma, store, 0, m_);
+            if (!store && (in.mode & kDmaShared) && p_.num_cores > 1) w.shared_load_work = w.load_work;
             if (detail_) record_dma(in, w, store, r);
             if (shared_loads && !store && (in.a[2] == 0 || !r[size_t(in.a[2])].per_core))
                 (*shared_loads)[size_t(&in - p_.code.data())] = 1;
@@ -365,14 +369,20 @@ double time_lower_bound_us(const DeviceProgram &program, const MachineDesc &mach
     const double dram_peak = machine.dram_bytes_per_ns / machine.clock_ghz;
     double busiest = 0, dram_work = 0;
     Walker walker(program, machine, true);
+    // A shared load's copy reaches a receiving core over the ring: its queue is busy at least for
+    // the faster of that and its own DMA's rate.
+    const double copy_rate = std::max(dma_cap, machine.ring_bytes_per_cycle);
     for (int64_t core = 0; core < program.num_cores; core++) {
         const Work w = walker.run(core);
         // Each engine runs its operations one at a time: vector unit, PE array, and each DMA
         // direction at the core's cap (its first transfer waits for the setup too).
         double dma_setup = w.load_work + w.store_work > 0 ? machine.dma_setup_cycles : 0;
-        busiest = std::max({busiest, w.vec_cycles, w.pe_cycles, dma_setup + w.load_work / dma_cap,
+        const double own_loads = w.load_work - w.shared_load_work;
+        busiest = std::max({busiest, w.vec_cycles, w.pe_cycles,
+                            dma_setup + own_loads / dma_cap + w.shared_load_work / copy_rate,
                             dma_setup + w.store_work / dma_cap});
-        dram_work += w.load_work + w.store_work;
+        // A shared load crosses device memory once for the cores that share it, at most all of them.
+        dram_work += own_loads + w.shared_load_work / double(program.num_cores) + w.store_work;
     }
     // All cores' transfers share device memory, which moves at most its peak.
     return machine.cycles_to_us(launch + std::max(busiest, dram_work / dram_peak));

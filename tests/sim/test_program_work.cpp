@@ -149,6 +149,35 @@ TEST(TimeLowerBound, AVectorLoopIsTimedAtItsBound) {
     EXPECT_GT(bound, 0.95 * us);
 }
 
+// Shared loads cross device memory once for the cores that share them: the bound stays below the run
+// whether every core shares the bytes or groups of cores do (an address of CORE_ID / 4).
+TEST(TimeLowerBound, SharedLoadsStayBelowTheRunForEveryCoreAndForGroups) {
+    for (bool groups : {false, true}) {
+        ProgramBuilder b("shared", 32);
+        const int64_t bytes = 64 << 10;
+        int in = b.buffer("x", BufferKind::Input, DType::F16, {bytes / 2 * 8});
+        DmaDesc d;
+        d.sticks = int32_t(bytes / 128);
+        int desc = b.dma_desc(d);
+        Reg off = b.alloc(), four = b.alloc(), i = b.alloc();
+        b.li(off, 0);
+        if (groups) {
+            b.core_id(off);
+            b.li(four, 4);
+            b.op3(Opcode::DIV, off, off, four);
+            b.muli(off, off, int32_t(bytes));
+        }
+        b.loop(i, 4);
+        b.dma_ld(0, in, off, 0, Lx(0), desc, true);
+        b.wait_tag(0);
+        b.end_loop();
+        DeviceProgram p = b.finish();
+        const double bound = time_lower_bound_us(p, MachineDesc{}), us = timed_us(p);
+        EXPECT_LE(bound, us) << (groups ? "groups" : "every core");
+        EXPECT_GT(bound, 0) << (groups ? "groups" : "every core");
+    }
+}
+
 // CORE_ID is folded per core: the core that loops longest sets the bound, and an IF on it takes
 // each core's own branch, not the costlier one on every core.
 TEST(TimeLowerBound, TheBusiestCoreSetsTheBound) {
