@@ -95,6 +95,12 @@ public:
     // When set (one entry per instruction), marks the loads whose device address no core id went
     // into (core_independent_loads).
     std::vector<char> *shared_loads = nullptr;
+    // When set, the walk takes every loop's first iteration (counters at 0) and records each shared
+    // load's device address there (INT64_MIN: not known), for shared_load_groups.
+    std::vector<int64_t> *first_addresses = nullptr;
+    // When set (one entry per instruction), the cores that share each shared load's bytes with this
+    // core: the detail walk counts this core's part of them.
+    const std::vector<int> *group_sizes = nullptr;
 
 private:
     Work block(size_t begin, size_t end, Regs &r) {
@@ -146,6 +152,11 @@ private:
             (store ? w.store_work : w.load_work) = dma_channel_work(d, w.dma, store, 0, m_);
             if (!store && (in.mode & kDmaShared) && p_.num_cores > 1) w.shared_load_work = w.load_work;
             if (detail_) record_dma(in, w, store, r);
+            if (first_addresses && !store && (in.mode & kDmaShared)) {
+                int64_t &a = (*first_addresses)[size_t(&in - p_.code.data())];
+                const Value base = in.a[2] == 0 ? Value{true, 0} : r[size_t(in.a[2])];
+                if (a == INT64_MIN && base.known) a = wrap_add(base.v, in.a[3]);
+            }
             if (shared_loads && !store && (in.a[2] == 0 || !r[size_t(in.a[2])].per_core))
                 (*shared_loads)[size_t(&in - p_.code.data())] = 1;
             break;
@@ -198,6 +209,8 @@ private:
             t.loads[buf] = 1;
             if (in.a[2] == 0 || !r[in.a[2]].per_core)
                 ((in.mode & kDmaShared) ? t.shared_load_bytes : t.replicated_load_bytes)[buf] = w.dma;
+            else if ((in.mode & kDmaShared) && group_sizes)  // this core's part of a group's bytes
+                t.load_bytes[buf] = w.dma / std::max(1, (*group_sizes)[size_t(&in - p_.code.data())]);
         }
     }
 
@@ -207,9 +220,10 @@ private:
         const size_t end = match_[pc];
         Value count{in.a[1] == 0 || r[in.a[1]].known, 0};
         if (count.known) count.v = wrap_add(in.a[1] == 0 ? 0 : r[in.a[1]].v, in.a[2]);
-        // A register the body writes holds a different value on later iterations: unknown.
-        forget_written(pc, end, r);
-        r[in.a[0]] = Value{};
+        // A register the body writes holds a different value on later iterations: unknown (but in
+        // a walk of first iterations, where the counter starts at 0).
+        if (!first_addresses) forget_written(pc, end, r);
+        r[in.a[0]] = first_addresses ? Value{true, 0} : Value{};
         Work body = block(pc + 1, end, r);
         body.instrs = sat_add(body.instrs, 1);  // ENDLOOP
         forget_written(pc, end, r);
@@ -319,10 +333,31 @@ int64_t CoreTraffic::total(const std::vector<int64_t> &per_buffer) {
     return s;
 }
 
+std::vector<std::vector<int>> shared_load_groups(const DeviceProgram &program, const MachineDesc &machine) {
+    const size_t n = program.code.size();
+    std::vector<std::vector<int64_t>> first(size_t(program.num_cores), std::vector<int64_t>(n, INT64_MIN));
+    Walker walker(program, machine);
+    for (int64_t core = 0; core < program.num_cores; core++) {
+        walker.first_addresses = &first[size_t(core)];
+        walker.run(core);
+    }
+    std::vector<std::vector<int>> groups(size_t(program.num_cores), std::vector<int>(n, 1));
+    for (size_t pc = 0; pc < n; pc++) {
+        std::map<int64_t, int> count;
+        for (const auto &f : first)
+            if (f[pc] != INT64_MIN) count[f[pc]]++;
+        for (size_t c = 0; c < first.size(); c++)
+            if (first[c][pc] != INT64_MIN) groups[c][pc] = count[first[c][pc]];
+    }
+    return groups;
+}
+
 std::vector<CoreTraffic> program_traffic(const DeviceProgram &program, const MachineDesc &machine) {
     Walker walker(program, machine, /*lower=*/false, /*detail=*/true);
+    const std::vector<std::vector<int>> groups = shared_load_groups(program, machine);
     std::vector<CoreTraffic> cores;
     for (int64_t core = 0; core < program.num_cores; core++) {
+        walker.group_sizes = &groups[size_t(core)];
         CoreTraffic t = walker.run(core).traffic;
         for (auto *v : {&t.load_bytes, &t.store_bytes, &t.loads, &t.replicated_load_bytes, &t.shared_load_bytes})
             v->resize(program.buffers.size(), 0);

@@ -53,8 +53,14 @@ struct CoreTraffic {
     static int64_t total(const std::vector<int64_t> &per_buffer);
 };
 
-// program.num_cores entries, core 0 first.
+// program.num_cores entries, core 0 first. A shared load (kDmaShared) whose address depends on the
+// core counts this core's part of its group's bytes: the group is the cores whose address for it
+// is the same in the first iteration of every loop (a batch's cores, a column of a core grid).
 std::vector<CoreTraffic> program_traffic(const DeviceProgram &program, const MachineDesc &machine);
+
+// For each core and instruction, how many cores (itself included) load the same bytes at a shared
+// load, read off the loops' first iterations; 1 elsewhere and where the address is not known.
+std::vector<std::vector<int>> shared_load_groups(const DeviceProgram &program, const MachineDesc &machine);
 
 // One entry per instruction: 1 for a DMA_LD whose device address no CORE_ID went into (a register
 // never derived from the core id, or none), so every core that issues it reads the same bytes: a

@@ -149,29 +149,48 @@ TEST(TimeLowerBound, AVectorLoopIsTimedAtItsBound) {
     EXPECT_GT(bound, 0.95 * us);
 }
 
+// 32 cores load 64 KiB four times; with `groups`, at an address of CORE_ID / 4, so the cores share
+// the bytes in groups of four.
+DeviceProgram shared_loads(bool groups) {
+    ProgramBuilder b("shared", 32);
+    const int64_t bytes = 64 << 10;
+    int in = b.buffer("x", BufferKind::Input, DType::F16, {bytes / 2 * 8});
+    DmaDesc d;
+    d.sticks = int32_t(bytes / 128);
+    int desc = b.dma_desc(d);
+    Reg off = b.alloc(), four = b.alloc(), i = b.alloc();
+    b.li(off, 0);
+    if (groups) {
+        b.core_id(off);
+        b.li(four, 4);
+        b.op3(Opcode::DIV, off, off, four);
+        b.muli(off, off, int32_t(bytes));
+    }
+    b.loop(i, 4);
+    b.dma_ld(0, in, off, 0, Lx(0), desc, true);
+    b.wait_tag(0);
+    b.end_loop();
+    return b.finish();
+}
+
+// The cores that share a shared load's bytes are found from the loops' first iterations, and each
+// core's traffic counts its part of the group's bytes, so the kernel's reads are its physical ones.
+TEST(ProgramTraffic, AGroupSharedLoadCountsEachCoresPartOfTheGroupsBytes) {
+    const DeviceProgram p = shared_loads(true);
+    const std::vector<std::vector<int>> g = shared_load_groups(p, MachineDesc{});
+    size_t pc = 0;
+    while (p.code[pc].op != Opcode::DMA_LD) pc++;
+    for (int c = 0; c < 32; c++) EXPECT_EQ(g[size_t(c)][pc], 4) << "core " << c;
+    int64_t reads = 0;
+    for (const CoreTraffic &t : program_traffic(p, MachineDesc{})) reads += CoreTraffic::total(t.load_bytes);
+    EXPECT_EQ(reads, 8 * 4 * (64 << 10));  // 8 groups, 4 loads each
+}
+
 // Shared loads cross device memory once for the cores that share them: the bound stays below the run
 // whether every core shares the bytes or groups of cores do (an address of CORE_ID / 4).
 TEST(TimeLowerBound, SharedLoadsStayBelowTheRunForEveryCoreAndForGroups) {
     for (bool groups : {false, true}) {
-        ProgramBuilder b("shared", 32);
-        const int64_t bytes = 64 << 10;
-        int in = b.buffer("x", BufferKind::Input, DType::F16, {bytes / 2 * 8});
-        DmaDesc d;
-        d.sticks = int32_t(bytes / 128);
-        int desc = b.dma_desc(d);
-        Reg off = b.alloc(), four = b.alloc(), i = b.alloc();
-        b.li(off, 0);
-        if (groups) {
-            b.core_id(off);
-            b.li(four, 4);
-            b.op3(Opcode::DIV, off, off, four);
-            b.muli(off, off, int32_t(bytes));
-        }
-        b.loop(i, 4);
-        b.dma_ld(0, in, off, 0, Lx(0), desc, true);
-        b.wait_tag(0);
-        b.end_loop();
-        DeviceProgram p = b.finish();
+        DeviceProgram p = shared_loads(groups);
         const double bound = time_lower_bound_us(p, MachineDesc{}), us = timed_us(p);
         EXPECT_LE(bound, us) << (groups ? "groups" : "every core");
         EXPECT_GT(bound, 0) << (groups ? "groups" : "every core");
