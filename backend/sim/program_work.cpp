@@ -26,8 +26,9 @@ struct Work {
     int64_t instrs = 0, dma = 0, vec = 0, macs = 0, ring = 0;
     double vec_cycles = 0, pe_cycles = 0, load_work = 0, store_work = 0;
     CoreTraffic traffic;  // filled only by program_traffic's walk (Walker::detail)
-    // Of load_work, the shared loads' (kDmaShared): a core that receives a copy moves none of it.
-    double shared_load_work = 0;
+    // Of load_work, the shared loads' (kDmaShared): a core that receives a copy moves none of it;
+    // and their bytes, which a copy delivers.
+    double shared_load_work = 0, shared_load_bytes = 0;
     void add(const Work &o) {
         traffic.add(o.traffic);
         instrs = sat_add(instrs, o.instrs);
@@ -40,11 +41,13 @@ struct Work {
         load_work += o.load_work;
         store_work += o.store_work;
         shared_load_work += o.shared_load_work;
+        shared_load_bytes += o.shared_load_bytes;
     }
     Work times(int64_t n) const {
         const double k = double(n);
         return {sat_mul(instrs, n), sat_mul(dma, n), sat_mul(vec, n), sat_mul(macs, n), sat_mul(ring, n),
-                vec_cycles * k, pe_cycles * k, load_work * k, store_work * k, traffic.times(n), shared_load_work * k};
+                vec_cycles * k, pe_cycles * k, load_work * k, store_work * k, traffic.times(n), shared_load_work * k,
+                shared_load_bytes * k};
     }
     // Field by field: the costlier branch (`hi`) or the cheaper one.
     static Work pick(const Work &a, const Work &b, bool hi) {
@@ -54,7 +57,8 @@ struct Work {
         return {f(a.instrs, b.instrs),         f(a.dma, b.dma),           f(a.vec, b.vec),
                 f(a.macs, b.macs),             f(a.ring, b.ring),         f(a.vec_cycles, b.vec_cycles),
                 f(a.pe_cycles, b.pe_cycles),   f(a.load_work, b.load_work), f(a.store_work, b.store_work),
-                t,                             f(a.shared_load_work, b.shared_load_work)};
+                t,                             f(a.shared_load_work, b.shared_load_work),
+                f(a.shared_load_bytes, b.shared_load_bytes)};
     }
 };
 
@@ -150,7 +154,10 @@ private:
             // Channel work without the LX working-set factor, which only ever adds.
             const bool store = in.op == Opcode::DMA_ST;
             (store ? w.store_work : w.load_work) = dma_channel_work(d, w.dma, store, 0, m_);
-            if (!store && (in.mode & kDmaShared) && p_.num_cores > 1) w.shared_load_work = w.load_work;
+            if (!store && (in.mode & kDmaShared) && p_.num_cores > 1) {
+                w.shared_load_work = w.load_work;
+                w.shared_load_bytes = double(w.dma);
+            }
             if (detail_) record_dma(in, w, store, r);
             if (first_addresses && !store && (in.mode & kDmaShared)) {
                 int64_t &a = (*first_addresses)[size_t(&in - p_.code.data())];
@@ -404,8 +411,8 @@ double time_lower_bound_us(const DeviceProgram &program, const MachineDesc &mach
     const double dram_peak = machine.dram_bytes_per_ns / machine.clock_ghz;
     double busiest = 0, dram_work = 0;
     Walker walker(program, machine, true);
-    // A shared load's copy reaches a receiving core over the ring: its queue is busy at least for
-    // the faster of that and its own DMA's rate.
+    // A shared load keeps a core's queue busy at least for its bytes at the faster of the ring
+    // (a copy) and the core's own DMA (leading it, which also pays the runs).
     const double copy_rate = std::max(dma_cap, machine.ring_bytes_per_cycle);
     for (int64_t core = 0; core < program.num_cores; core++) {
         const Work w = walker.run(core);
@@ -414,7 +421,7 @@ double time_lower_bound_us(const DeviceProgram &program, const MachineDesc &mach
         double dma_setup = w.load_work + w.store_work > 0 ? machine.dma_setup_cycles : 0;
         const double own_loads = w.load_work - w.shared_load_work;
         busiest = std::max({busiest, w.vec_cycles, w.pe_cycles,
-                            dma_setup + own_loads / dma_cap + w.shared_load_work / copy_rate,
+                            dma_setup + own_loads / dma_cap + w.shared_load_bytes / copy_rate,
                             dma_setup + w.store_work / dma_cap});
         // A shared load crosses device memory once for the cores that share it, at most all of them.
         dram_work += own_loads + w.shared_load_work / double(program.num_cores) + w.store_work;

@@ -151,12 +151,20 @@ TEST(TimeLowerBound, AVectorLoopIsTimedAtItsBound) {
 
 // 32 cores load 64 KiB four times; with `groups`, at an address of CORE_ID / 4, so the cores share
 // the bytes in groups of four.
-DeviceProgram shared_loads(bool groups) {
+// With `runs`, the 64 KiB come in one-stick runs two sticks apart (a copy delivers the bytes, not
+// the runs' channel cost).
+DeviceProgram shared_loads(bool groups, bool runs = false) {
     ProgramBuilder b("shared", 32);
     const int64_t bytes = 64 << 10;
-    int in = b.buffer("x", BufferKind::Input, DType::F16, {bytes / 2 * 8});
+    int in = b.buffer("x", BufferKind::Input, DType::F16, {bytes / 2 * 16});
     DmaDesc d;
     d.sticks = int32_t(bytes / 128);
+    if (runs) {
+        d.sticks = 1;
+        d.count[0] = int32_t(bytes / 128);
+        d.dram_stride[0] = 256;
+        d.lx_stride[0] = 128;
+    }
     int desc = b.dma_desc(d);
     Reg off = b.alloc(), four = b.alloc(), i = b.alloc();
     b.li(off, 0);
@@ -189,12 +197,13 @@ TEST(ProgramTraffic, AGroupSharedLoadCountsEachCoresPartOfTheGroupsBytes) {
 // Shared loads cross device memory once for the cores that share them: the bound stays below the run
 // whether every core shares the bytes or groups of cores do (an address of CORE_ID / 4).
 TEST(TimeLowerBound, SharedLoadsStayBelowTheRunForEveryCoreAndForGroups) {
-    for (bool groups : {false, true}) {
-        DeviceProgram p = shared_loads(groups);
-        const double bound = time_lower_bound_us(p, MachineDesc{}), us = timed_us(p);
-        EXPECT_LE(bound, us) << (groups ? "groups" : "every core");
-        EXPECT_GT(bound, 0) << (groups ? "groups" : "every core");
-    }
+    for (bool groups : {false, true})
+        for (bool runs : {false, true}) {
+            DeviceProgram p = shared_loads(groups, runs);
+            const double bound = time_lower_bound_us(p, MachineDesc{}), us = timed_us(p);
+            EXPECT_LE(bound, us) << (groups ? "groups" : "every core") << (runs ? ", one-stick runs" : "");
+            EXPECT_GT(bound, 0);
+        }
 }
 
 // CORE_ID is folded per core: the core that loops longest sets the bound, and an IF on it takes
