@@ -64,7 +64,7 @@ options:
                 gives dense Halide buffers as before
   --layout NAME=LAYOUT  the device layout of argument NAME (an input, or the output), for any
                 schedule: row_major (the default), torch_spyre (torch-spyre's default: the stick
-                count outermost), or the device dims outermost first, Halide's dims d1, d2, ...
+                count just outside the outermost dim, [B,M,K] -> (M, K/64, B, 64)), or the device dims outermost first, Halide's dims d1, d2, ...
                 and the stick count of d0 as s ("d2,s,d1": the batch outermost). Repeatable. The
                 host function still takes and gives dense Halide buffers (docs/directives.md)
   --tuning-db[=FILE]  with schedule=auto: look the search up in the tuning database FILE (an

@@ -244,7 +244,7 @@ private:
         std::string v = fresh(), tl = fresh();
         std::string mt = "memref<" + shape_text(sizes) + type_name(t) + ">";
         line(v + " = ktdp.construct_memory_view " + addr + ", sizes: [" + list(sizes) + "], strides: [" +
-             list(strides) + "] {memory_space = #ktdp.spyre_memory_space<" + (hbm ? "HBM" : "LX") + ">} : " + mt);
+             list(strides) + "] {memory_space = #ktdp.memory_space<" + (hbm ? "global" : "ct_local") + ">} : " + mt);
         std::string idx;
         for (size_t i = 0; i < sizes.size(); i++) idx += (i ? ", " : "") + std::string("%_zero");
         line(tl + " = ktdp.construct_access_tile " + v + "[" + idx + "] {access_tile_set = " + set_text(sizes) +
@@ -339,7 +339,7 @@ private:
         line("%" + buf_[i] + "_view = ktdp.construct_memory_view %" + buf_[i] + ", sizes: [" + list(sizes) +
              "], strides: [" + list(strides) + "] {");
         line("  coordinate_set = " + set_text(sizes) + ",");
-        line(std::string("  memory_space = #ktdp.spyre_memory_space<HBM>, spyre.kind = \"") + kind + "\"" + extra +
+        line(std::string("  memory_space = #ktdp.memory_space<global>, spyre.kind = \"") + kind + "\"" + extra +
              sticked_on);
         line("} : " + mt);
     }

@@ -188,7 +188,8 @@ TEST(KtirExport, AnFp16AccumulatingSumIsRefusedByName) {
 TEST(KtirExport, ExportedTextUsesTheKtdpFormsAndOurExtensions) {
     std::string text = ktir::export_ktir(every_instruction());
     for (const char *want : {"attributes {grid = [1], spyre.sync = \"explicit\"}", "ktdp.get_compute_tile_id : index",
-                             "memory_space = #ktdp.spyre_memory_space<HBM>, spyre.kind = \"input\"",
+                             "memory_space = #ktdp.memory_space<global>, spyre.kind = \"input\"",
+                             "{memory_space = #ktdp.memory_space<ct_local>}",
                              "-> !ktdp.access_tile<", "= ktdp.load %", " : <", "scf.for", "scf.if", "} else {", "linalg.matmul", "linalg.transpose",
                              "linalg.reduce", "linalg.broadcast", "tensor.splat", "math.rsqrt", "arith.fptosi",
                              "math.roundeven", "arith.fptoui", "arith.uitofp", "arith.sitofp", "arith.extui",
@@ -198,6 +199,8 @@ TEST(KtirExport, ExportedTextUsesTheKtdpFormsAndOurExtensions) {
                              "{format = \"e4m3\"} : (tensor<1x256xf16>) -> tensor<1x256xi8>",
                              "{format = \"e5m2\"} : (tensor<1x128xi8>) -> tensor<1x128xf32>"})
         EXPECT_NE(text.find(want), std::string::npos) << want;
+    // The spelling before ktir-mlir-frontend#58: ktir-cpu reads `spyre_memory_space<LX>` as device memory.
+    EXPECT_EQ(text.find("spyre_memory_space"), std::string::npos);
 }
 
 }  // namespace

@@ -168,7 +168,7 @@ TEST(KtirSpyreGen, ExportedKernelRunsAndPassesTheCpuReference) {
     std::ifstream f(d / "layernorm.ktir");
     std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     for (const char *want : {"func.func @layernorm(", "ktdp.construct_memory_view", "ktdp.construct_access_tile",
-                             "ktdp.load", "ktdp.store", "memory_space = #ktdp.spyre_memory_space<LX>",
+                             "ktdp.load", "ktdp.store", "memory_space = #ktdp.memory_space<ct_local>",
                              "spyre.sync = \"explicit\"", "linalg.reduce"})
         EXPECT_NE(text.find(want), std::string::npos) << want;
     CommandResult k = run_command(quote(kRun) + " " + quote((d / "layernorm.ktir").string()));
