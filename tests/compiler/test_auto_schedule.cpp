@@ -1238,8 +1238,8 @@ TEST(AutoScheduleErrors, DirectiveOnAnUnknownFuncIsNamed) {
 namespace spyre::testing {
 namespace {
 
-// The README's example ("Auto-scheduling a new pipeline"), as written there.
-TEST(AutoScheduleReadme, ResidualNormExampleSchedulesCompilesAndPrints) {
+// The example of docs/auto_schedule.md ("An example"), as written there.
+TEST(AutoScheduleDocExample, ResidualNormExampleSchedulesCompilesAndPrints) {
     using namespace Halide;
     ImageParam a(Float(16), 2, "a"), b(Float(16), 2, "b"), gamma(Float(16), 1, "gamma");
     Var x("x"), y("y");
