@@ -361,7 +361,7 @@ int main(int argc, char **argv) {
               "written; **ring MB** bytes sent over the ring; **LX peak KB** the highest LX byte any core touched; "
               "**vec util** / **pe util** the fraction of the run the vector unit / PE array had work, averaged "
               "over the cores the program runs on; **roofline** the modelled roofline bound over the modelled "
-              "time, with the resource that sets the bound (see the README, \"Reading the report\"); **SOL** the "
+              "time, with the resource that sets the bound (see `docs/benchmarks.md`, roofline_frac); **SOL** the "
               "kernel's fraction of the whole chip's speed of light (its compulsory traffic and work on all cores; "
               "re-reads, spills and idle cores lower it) and the term that binds; **formula us** IBM's published "
               "cost formula for the same program (`backend/sim/ibm_formula.h`, a second instrument); "

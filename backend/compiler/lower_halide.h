@@ -6,7 +6,7 @@
 // operations, and everything after the last simplification (argument inference, parallel tasks,
 // the Module). The Stmt is the one Pipeline::compile_to_module hands a custom lowering pass
 // (tests/compiler/test_lower_halide.cpp checks), for less work: lowering is
-// most of the autoscheduler's time (README, "Auto-scheduling a new pipeline").
+// most of the autoscheduler's time (docs/auto_schedule.md, "How it searches").
 #pragma once
 
 #include <string>

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 #include <numeric>
+#include <sstream>
 
 #include "auto_directives.h"
 #include "auto_layouts.h"
@@ -23,6 +25,7 @@
 #include "matmul_stage.h"
 #include "sim/program_work.h"
 #include "softmax.h"
+#include "test_paths.h"
 
 namespace spyre::testing {
 namespace {
@@ -1238,8 +1241,18 @@ TEST(AutoScheduleErrors, DirectiveOnAnUnknownFuncIsNamed) {
 namespace spyre::testing {
 namespace {
 
-// The README's example ("Auto-scheduling a new pipeline"), as written there.
-TEST(AutoScheduleReadme, ResidualNormExampleSchedulesCompilesAndPrints) {
+// The lines of `text` but its third (the printed schedule's count of candidates and wall time).
+std::string without_third_line(const std::string &text) {
+    std::istringstream in(text);
+    std::string line, out;
+    for (int i = 1; std::getline(in, line); i++)
+        if (i != 3) out += line + "\n";
+    return out;
+}
+
+// The example of docs/auto_schedule.md ("An example"), as written there; the doc quotes what it
+// prints, but for the line of counts and wall time.
+TEST(AutoScheduleDocExample, ResidualNormExampleSchedulesCompilesAndPrints) {
     using namespace Halide;
     ImageParam a(Float(16), 2, "a"), b(Float(16), 2, "b"), gamma(Float(16), 1, "gamma");
     Var x("x"), y("y");
@@ -1261,6 +1274,16 @@ TEST(AutoScheduleReadme, ResidualNormExampleSchedulesCompilesAndPrints) {
     EXPECT_EQ(res.cpp.rfind("// Spyre schedule of out chosen by spyre::auto_schedule (seed 1): ", 0), 0u) << res.cpp;
     EXPECT_NE(res.cpp.find("spyre::schedule(out, m).ring_split(y, "), std::string::npos) << res.cpp;
     EXPECT_GT(res.timed_per_second, 0);
+
+    std::ifstream in(std::string(SPYRE_SOURCE_DIR) + "/docs/auto_schedule.md");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string doc = ss.str(), begin = "```\n// Spyre schedule of out chosen";
+    const size_t from = doc.find(begin), to = doc.find("```\n", from + begin.size());
+    ASSERT_NE(from, std::string::npos) << "docs/auto_schedule.md quotes no printed schedule";
+    ASSERT_NE(to, std::string::npos);
+    EXPECT_EQ(without_third_line(doc.substr(from + 4, to - from - 4)), without_third_line(res.cpp))
+        << "paste what the example prints into docs/auto_schedule.md:\n" << res.cpp;
 }
 
 }  // namespace

@@ -232,8 +232,8 @@ TEST(Fp8, QuantizeFromFp32MatchesCpu) {
     EXPECT_GE(fp8_count_op(r.program, Opcode::VCVTF8, DType::F32), 1);
 }
 
-// The README's fp8 example ("Quantized kernels: int8"), as written there.
-TEST(Fp8, ReadmeQuantizeAndDequantizeMatchCpu) {
+// The fp8 example of docs/examples.md ("Quantized kernels: int8 and fp8"), as written there.
+TEST(Fp8, DocExampleQuantizeAndDequantizeMatchCpu) {
     const int cols = 200, rows = 256;
     auto quantize = [] {
         ImageParam in(Float(16), 2, "in"), s(Float(16), 1, "s"), codes(UInt(8), 2, "codes");

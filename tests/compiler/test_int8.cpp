@@ -192,8 +192,8 @@ TEST(Int8, DequantizeByOneFp16StickPerRowMatchesCpu) {
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
 
-// The README's quantize ("Quantized kernels: int8"), as written there.
-TEST(Int8, ReadmeQuantizeMatchesCpu) {
+// The quantize of docs/examples.md ("Quantized kernels: int8 and fp8"), as written there.
+TEST(Int8, DocExampleQuantizeMatchesCpu) {
     const int cols = 200, rows = 256;
     auto alg = [] {
         ImageParam in(Float(16), 2, "in"), s(Float(16), 1, "s");

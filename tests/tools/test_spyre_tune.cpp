@@ -65,7 +65,7 @@ TEST(SpyreTune, ShardsSearchTheirSlicesAndMergeIntoADatabaseHoldingEveryKernel) 
 }
 
 // GNU parallel runs the shards as local jobs, and with `-S :` through its remote-host path (":" is
-// this machine without ssh: no ssh server runs here, README "Tuning on many machines").
+// this machine without ssh: no ssh server runs here, docs/auto_schedule.md, "Tuning on many machines").
 TEST(SpyreTune, GnuParallelRunsTheShards) {
     if (run_command("parallel --version").exit_code != 0) GTEST_SKIP() << "GNU parallel is not installed";
     const fs::path dir = scratch_dir("tune_test", "parallel");

@@ -1,4 +1,5 @@
-// The device-program example of README.md, kept compiling and correct.
+// The device-program example of docs/device_model.md ("A device program by hand"), kept compiling
+// and correct.
 #include <gtest/gtest.h>
 
 #include "device/half.h"
@@ -9,7 +10,7 @@
 namespace spyre {
 namespace {
 
-TEST(ReadmeExample, DoublesAStick) {
+TEST(DeviceModelDocExample, DoublesAStick) {
     uint16_t host_x[64];
     for (int i = 0; i < 64; i++) host_x[i] = float_to_half(float(i) * 0.5f);
 
