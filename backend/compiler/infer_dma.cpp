@@ -142,6 +142,31 @@ public:
     Stmt visit(const For *op) override { return nest(Stmt(op)); }
     Stmt visit(const Store *op) override { return nest(Stmt(op)); }
 
+    // A condition that holds for the first c iterations of an enclosing loop, and for no later one,
+    // narrows that loop to c for the statements it guards (a tail `for t in [0, 2): if (t*64 + 128
+    // <= 129)` runs t = 0 alone).
+    Stmt visit(const IfThenElse *op) override {
+        std::string var;
+        int64_t ext = 0;
+        for (const auto &[name, e] : outer_extent_)
+            if (expr_uses_var(op->condition, name) && e <= 256) var = name, ext = e;
+        if (var.empty()) return IRMutator::visit(op);
+        auto holds = [&](int64_t i, bool want) {
+            Expr c = simplify(substitute(var, Expr(int(i)), op->condition));
+            return can_prove(want ? c : !c);
+        };
+        int64_t c = 0;
+        while (c < ext && holds(c, true)) c++;
+        for (int64_t i = c; i < ext; i++)
+            if (!holds(i, false)) return IRMutator::visit(op);
+        if (c == 0 || c == ext) return IRMutator::visit(op);
+        outer_extent_[var] = c;
+        Stmt then_case = mutate(op->then_case);
+        outer_extent_[var] = ext;
+        Stmt else_case = op->else_case.defined() ? mutate(op->else_case) : Stmt();
+        return IfThenElse::make(op->condition, then_case, else_case);
+    }
+
     // LX held by enclosing allocations shrinks what a staging level may use.
     Stmt visit(const Allocate *op) override {
         int64_t bytes = 0;
@@ -234,7 +259,9 @@ private:
                 if (staged.defined()) return staged;
             }
             if (fors.empty()) return IRMutator::visit(s.as<For>());
+            for (const Loop &l : loops) outer_extent_[l.name] = l.extent;
             Stmt body = mutate(leaf);
+            for (const Loop &l : loops) outer_extent_.erase(l.name);
             for (size_t i = fors.size(); i-- > 0;)
                 body = For::make(fors[i]->name, 0, fors[i]->extent, fors[i]->for_type, fors[i]->device_api, body);
             return body;
@@ -533,11 +560,13 @@ private:
             bool rows_merged = false;
             for (const std::string &v : g.run_vars) rows_merged |= !v.empty() && g.coeff.count(v) && g.coeff.at(v) >= row;
             int64_t start = -g.front * lanes_t, end = home_run + g.back * lanes_t;  // relative to rest
-            if (provably_multiple(g.rest, row)) {
-                // The row the read starts in: the one at rest, or a later one when the read begins
-                // past it (a clamped read shifted back across a row boundary: rest is rounded down
-                // into the previous row, and the elements read are all in the next).
-                const int64_t row_lo = start > 0 ? start / row * row : 0;
+            // o: where rest lies in its row (0 when rest is a row's start; a tail's second stick at 64).
+            const std::optional<int64_t> o = offset_in_row(g.rest, row);
+            if (o && (*o == 0 || !rows_merged)) {
+                // The row the read starts in: the one holding rest, or a later one when the read
+                // begins past it (a clamped read shifted back across a row boundary: rest is rounded
+                // down into the previous row, and the elements read are all in the next).
+                const int64_t row_lo = (start + *o > 0 ? (start + *o) / row * row : 0) - *o;
                 start = std::max<int64_t>(start, row_lo);
                 end = std::min(end, row_lo + (rows_merged ? home_run : row));
             }
@@ -866,9 +895,29 @@ private:
         return checked_dma(d, st->name);
     }
 
+    // Where `rest` (a device element offset) falls in its padded row of `row` elements, when that is
+    // one number: the enclosing loops that run one iteration take their one value.
+    std::optional<int64_t> offset_in_row(const Expr &rest, int64_t row) const {
+        Expr e = rest;
+        for (const auto &[name, ext] : outer_extent_)
+            if (ext == 1) e = substitute(name, make_zero(Int(32)), e);
+        e = simplify(e);
+        int64_t k = 0;
+        if (auto c = const_int(e)) {
+            k = *c;
+        } else if (const Add *a = e.as<Add>()) {
+            auto c2 = const_int(a->b);
+            if (!c2) return std::nullopt;
+            k = *c2;
+        }
+        if (!provably_multiple(simplify(e - int(k)), row)) return std::nullopt;
+        return (k % row + row) % row;
+    }
+
     KernelPlan &plan_;
     int64_t budget_;
     int64_t live_ = 0;
+    std::map<std::string, int64_t> outer_extent_;  // the loops around the nest being staged
     int counter_ = 0;
 };
 

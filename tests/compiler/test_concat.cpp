@@ -20,6 +20,7 @@ struct ConcatCase {
     // Compiles and runs (else refused with an error that names the Func): b's padded rows narrower
     // than the output's vectors have no vector form yet.
     bool runs = true;
+    int split = 0;  // > 0: split x by this many lanes and stick vectorize the inner loop (two sticks at 128)
 };
 void PrintTo(const ConcatCase &c, std::ostream *os) {
     *os << (c.along_x ? "x" : "y") << c.wa << "+" << c.wb << "x" << c.rows << "c" << c.cores;
@@ -45,7 +46,12 @@ Algorithm concat_alg(const ConcatCase &c) {
 Schedule concat_sched(const ConcatCase &c) {
     return [=](Kernel &k) {
         SpyreSchedule s = spyre::schedule(k.output);
-        s.stick_vectorize(k.vars.at("x"));
+        if (c.split > 0) {
+            Var xo("xo"), xi("xi");
+            s.split(k.vars.at("x"), xo, xi, c.split).stick_vectorize(xi);
+        } else {
+            s.stick_vectorize(k.vars.at("x"));
+        }
         if (c.cores > 1) s.ring_split(k.vars.at("y"), c.cores);
     };
 }
@@ -84,12 +90,16 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Concat,
                                            ConcatCase{70, 130, 33, 32, true}, ConcatCase{96, 160, 64, 32, true},
                                            ConcatCase{30, 34, 128, 32, true}, ConcatCase{4000, 96, 64, 32, true},
                                            ConcatCase{64, 64, 64, 1, false}, ConcatCase{33, 31, 64, 32, false},
-                                           ConcatCase{7, 121, 100, 32, false}),
+                                           ConcatCase{7, 121, 100, 32, false},
+                                           // two-stick vectors over 130 columns: b (67 wide, two sticks
+                                           // a row) must not be read past its last row (fuzz-diff seed 94
+                                           // case 136 read 128 bytes past the buffer)
+                                           ConcatCase{63, 67, 16, 1, true, true, 128}),
                          [](const ::testing::TestParamInfo<ConcatCase> &i) {
                              const ConcatCase &c = i.param;
                              return std::string(c.along_x ? "AlongX_" : "AlongRows_") + std::to_string(c.wa) + "_" +
                                     std::to_string(c.wb) + "_rows" + std::to_string(c.rows) + "_cores" +
-                                    std::to_string(c.cores);
+                                    std::to_string(c.cores) + (c.split ? "_split" + std::to_string(c.split) : "");
                          });
 
 // Slices as a user writes them: a window of `w` columns from column `off` of each row, or of
