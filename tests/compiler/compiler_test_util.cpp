@@ -197,7 +197,25 @@ DiffResult run_differential_with_options(const Algorithm &alg,
     r.cmp = compare(run.output, want);
     r.got = run.output;
     r.want = want;
+    for (const Runtime::Buffer<> &in : inputs) r.input_bytes += int64_t(in.size_in_bytes());
+    r.machine = machine;
     return r;
+}
+
+::testing::AssertionResult meets_channel_floor(const DiffResult &r) {
+    const int64_t out_bytes = int64_t(r.want.size_in_bytes());
+    const double floor = channel_floor_us(r.input_bytes, out_bytes, r.machine);
+    if (r.stats.dram_read_bytes < r.input_bytes)
+        return ::testing::AssertionFailure() << "read " << r.stats.dram_read_bytes << " bytes of device memory, fewer than the "
+                                             << r.input_bytes << " bytes of its inputs";
+    if (r.stats.dram_write_bytes < out_bytes)
+        return ::testing::AssertionFailure() << "wrote " << r.stats.dram_write_bytes << " bytes of device memory, fewer than the "
+                                             << out_bytes << " bytes of its output";
+    if (!(r.stats.us >= floor))
+        return ::testing::AssertionFailure() << "modelled " << r.stats.us << " us, under the " << floor
+                                             << " us the channel needs to read " << r.input_bytes << " bytes and write "
+                                             << out_bytes;
+    return ::testing::AssertionSuccess() << r.stats.us << " us >= channel floor " << floor << " us";
 }
 
 }  // namespace spyre::testing

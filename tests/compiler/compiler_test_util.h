@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "../channel_floor.h"
 #include "spyre.h"
 
 namespace spyre::testing {
@@ -44,7 +47,17 @@ struct DiffResult {
     SimStats stats;
     DeviceProgram program;
     Halide::Runtime::Buffer<> got, want;  // the device's output and the CPU's
+    int64_t input_bytes = 0;              // the host inputs' bytes (dense, as the CPU holds them)
+    MachineDesc machine;                  // the machine the program ran on
 };
+
+using testing_floor::channel_floor_us;  // ../channel_floor.h
+
+// Checks a differential run's modelled time and traffic against what its tensors alone demand:
+// at least every input byte read and every output byte written, and at least channel_floor_us of
+// those bytes. A model that forgot to time its DMAs, or moved fewer bytes than the kernel needs,
+// fails it (where `us > 0` did not).
+::testing::AssertionResult meets_channel_floor(const DiffResult &r);
 
 // Realises `alg` on the CPU (default Halide schedule: everything inline or as the algorithm says,
 // serial) and the Spyre-scheduled instance on the simulator, on the same random inputs.
