@@ -658,7 +658,9 @@ TEST(AutoScheduleSearch, AWallTimeLimitThatCutsTheSearchIsReported) {
 }
 
 // stop_after_timing stops the search after that many candidates of its order, the same ones each
-// time: two runs agree, and say where they stopped.
+// time: two runs agree, and say where they stopped. (That a run the wall-time limit stopped is
+// replayed by stop_after_timing at its count is not tested: where the limit falls depends on the
+// machine's load, and a test must not depend on wall time.)
 TEST(AutoScheduleSearch, AStopAfterTimingRunIsRepeatable) {
     std::vector<std::vector<int>> ins{{1024, 64}, {1024, 64}, {1024}};
     auto run = [&] {
@@ -674,43 +676,6 @@ TEST(AutoScheduleSearch, AStopAfterTimingRunIsRepeatable) {
     EXPECT_EQ(a.summary, b.summary);
     EXPECT_EQ(a.us, b.us);
     EXPECT_NE(a.cpp.find("stopped after 5 candidates of its order"), std::string::npos) << a.cpp;
-}
-
-// A run a wall-time limit stops reports how far it got (AutoResult::stopped_at), and a run without a
-// limit that stops there (stop_after_timing, the same workers) chooses the same schedule: the
-// limit's result can be repeated on any machine at any load. The limit is hit at a place that
-// depends on the load; whichever place, the replay agrees.
-TEST(AutoScheduleSearch, ARunATimeLimitStoppedIsRepeatedByItsCount) {
-    std::vector<std::vector<int>> ins{{4096, 64}, {4096, 64}, {4096}};
-    const CompileOptions o = auto_schedule_options_for(ins, {4096, 64});
-    AutoOptions ao = quick();
-    ao.max_evaluations = 128;
-    AutoResult cut;
-    for (double budget : {0.6, 1.2, 2.4}) {  // the first that leaves a candidate timed
-        Kernel k = residual_norm(4096)();
-        ao.time_budget_s = budget;
-        try {
-            cut = auto_schedule(k.output, k.inputs, o, ao);
-            break;
-        } catch (const Error &e) {
-            ASSERT_NE(std::string(e.what()).find("no candidate was timed within the time budget"), std::string::npos) << e.what();
-        }
-    }
-    ASSERT_GT(cut.timed, 0);
-    ASSERT_TRUE(cut.stopped_by_time_limit) << "the search ended within its time limit (" << cut.search_seconds << " s)";
-    EXPECT_EQ(cut.stopped_at, cut.timed);
-    EXPECT_NE(cut.cpp.find("AutoOptions::stop_after_timing = " + std::to_string(cut.stopped_at)), std::string::npos) << cut.cpp;
-
-    Kernel k = residual_norm(4096)();
-    AutoOptions replay = quick();
-    replay.max_evaluations = 128;
-    replay.stop_after_timing = cut.stopped_at;
-    replay.workers = cut.workers;
-    const AutoResult again = auto_schedule(k.output, k.inputs, o, replay);
-    EXPECT_FALSE(again.stopped_by_time_limit);
-    EXPECT_EQ(again.stopped_at, cut.stopped_at);
-    EXPECT_EQ(again.summary, cut.summary);
-    EXPECT_EQ(again.us, cut.us);
 }
 
 TEST(AutoScheduleSearch, ANegativeStopOrTimeLimitIsRefusedByName) {
@@ -1260,7 +1225,11 @@ TEST(AutoScheduleReadme, ResidualNormExampleSchedulesCompilesAndPrints) {
     EXPECT_GT(p.num_cores, 1);
     EXPECT_EQ(res.cpp.rfind("// Spyre schedule of out chosen by spyre::auto_schedule (seed 1): ", 0), 0u) << res.cpp;
     EXPECT_NE(res.cpp.find("spyre::schedule(out, m).ring_split(y, "), std::string::npos) << res.cpp;
-    EXPECT_GT(res.timed_per_second, 0);
+    // The search's counters, not its rate (a wall-clock figure): it timed some of the space's
+    // candidates, and not all of those were refused.
+    EXPECT_GT(res.timed, 0);
+    EXPECT_LE(res.timed, res.candidates);
+    EXPECT_LT(res.failed, res.timed);
 }
 
 }  // namespace
