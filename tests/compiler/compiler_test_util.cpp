@@ -36,6 +36,26 @@ std::string error_of(const std::function<void()> &f) {
     return "(no error)";
 }
 
+void RefusalLog::add(const std::exception &x, const std::string &candidate) {
+    count_++;
+    const auto *e = dynamic_cast<const spyre::Error *>(&x);
+    if (!e) {
+        ADD_FAILURE() << candidate << ": not a refusal of the back end (an exception other than spyre::Error): " << x.what();
+        return;
+    }
+    if (e->kind() == ErrorKind::Internal) {
+        ADD_FAILURE() << candidate << ": an internal error, not a refusal: " << x.what();
+        return;
+    }
+    const std::string msg = x.what();
+    for (const std::string &part : expected_)
+        if (msg.find(part) != std::string::npos) return;
+    std::string known;
+    for (const std::string &part : expected_) known += "\n  '" + part + "'";
+    ADD_FAILURE() << candidate << ": refused with a message the test does not expect: " << msg
+                  << "\nexpected one holding:" << (known.empty() ? std::string(" (none: every candidate must compile)") : known);
+}
+
 Runtime::Buffer<> random_buffer(halide_type_t t, const std::vector<int> &shape, float lo, float hi, uint32_t seed) {
     Runtime::Buffer<> b(t, shape);
     std::mt19937 rng(seed);

@@ -42,6 +42,24 @@ CompileOptions kernel_options(const std::vector<std::vector<int64_t>> &inputs, c
 // The message of the spyre::Error `f` throws, or "(no error)" when it throws none.
 std::string error_of(const std::function<void()> &f);
 
+// The refusals a test that walks a space of candidate schedules expects. Some candidates of a space
+// are refused by the back end, and a test that compiles many of them must go past those; each
+// refusal it meets is given to add(), which records a failure unless the exception is a
+// spyre::Error of kind Refused or LxOverflow whose message holds one of `expected` (the kinds of
+// refusal the test knows of). So an internal error, an exception from outside the back end, or a
+// refusal of a new kind fails the test instead of being skipped. A test whose candidates must all
+// compile expects none.
+class RefusalLog {
+public:
+    explicit RefusalLog(std::vector<std::string> expected) : expected_(std::move(expected)) {}
+    void add(const std::exception &x, const std::string &candidate);
+    int count() const { return count_; }
+
+private:
+    std::vector<std::string> expected_;
+    int count_ = 0;
+};
+
 struct DiffResult {
     Comparison cmp;
     SimStats stats;
