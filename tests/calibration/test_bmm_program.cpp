@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "../channel_floor.h"
 #include "bmm_program.h"
 #include "device/error.h"
 #include "device/half.h"
@@ -49,13 +50,21 @@ TEST(BmmProgram, MatchesReferenceOnFourCores) {
 }
 
 TEST(BmmProgram, FullSizeTimingOnlyIsSummarised) {
-    DeviceProgram p = build_bmm(BmmShape{});
+    const BmmShape s;
+    DeviceProgram p = build_bmm(s);
+    const MachineDesc m;
     SimOptions o;
     o.timing_only = true;
-    SimResult r = simulate(p, MachineDesc{}, {}, o);
+    SimResult r = simulate(p, m, {}, o);
     EXPECT_GT(r.stats.summarised_iterations, 0);
-    EXPECT_EQ(r.stats.pe_macs, int64_t(8) * 512 * 4096 * 12800);
-    EXPECT_GT(r.stats.us, 0);
+    const int64_t macs = int64_t(8) * 512 * 4096 * 12800;
+    EXPECT_EQ(r.stats.pe_macs, macs);
+    // The summarised time is at least what the machine description allows: the MACs at the PE
+    // arrays' steady rate on every core, and A and W read and C written once over the channel.
+    const double pe_floor_us = double(macs) / (m.pe_macs_per_ns * s.cores) / 1000.0;
+    const int64_t a = int64_t(s.batch) * s.m * s.k * 2, w = int64_t(s.k) * s.n * 2, c = int64_t(s.batch) * s.m * s.n * 2;
+    EXPECT_GE(r.stats.us, pe_floor_us);
+    EXPECT_GE(r.stats.us, testing_floor::channel_floor_us(a + w, c, m));
 }
 
 TEST(BmmProgram, RejectsTilesThatDoNotDivide) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "../channel_floor.h"
 #include "calibration.h"
 #include "device/error.h"
 #include "device/half.h"
@@ -55,7 +56,11 @@ TEST_P(SoftmaxStage, MatchesReference) {
     unstickify(res.buffers[out], y.data(), p.buffers[out].shape, DType::F16, p.buffers[out].layout, m.stick_bytes);
     std::vector<uint16_t> want = reference_softmax(x, shape.rows, cols);
     for (size_t i = 0; i < y.size(); i++) ASSERT_EQ(y[i], want[i]) << "element " << i;
-    EXPECT_GT(res.stats.us, 0);
+    // At least the channel's time for reading x and writing y once.
+    const int64_t bytes = int64_t(x.size()) * 2;
+    EXPECT_GE(res.stats.dram_read_bytes, bytes);
+    EXPECT_GE(res.stats.dram_write_bytes, bytes);
+    EXPECT_GE(res.stats.us, testing_floor::channel_floor_us(bytes, bytes, m));
     EXPECT_LE(res.stats.lx_peak_bytes, m.lx_usable_bytes);
 }
 

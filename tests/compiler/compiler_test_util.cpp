@@ -36,6 +36,26 @@ std::string error_of(const std::function<void()> &f) {
     return "(no error)";
 }
 
+void RefusalLog::add(const std::exception &x, const std::string &candidate) {
+    count_++;
+    const auto *e = dynamic_cast<const spyre::Error *>(&x);
+    if (!e) {
+        ADD_FAILURE() << candidate << ": not a refusal of the back end (an exception other than spyre::Error): " << x.what();
+        return;
+    }
+    if (e->kind() == ErrorKind::Internal) {
+        ADD_FAILURE() << candidate << ": an internal error, not a refusal: " << x.what();
+        return;
+    }
+    const std::string msg = x.what();
+    for (const std::string &part : expected_)
+        if (msg.find(part) != std::string::npos) return;
+    std::string known;
+    for (const std::string &part : expected_) known += "\n  '" + part + "'";
+    ADD_FAILURE() << candidate << ": refused with a message the test does not expect: " << msg
+                  << "\nexpected one holding:" << (known.empty() ? std::string(" (none: every candidate must compile)") : known);
+}
+
 Runtime::Buffer<> random_buffer(halide_type_t t, const std::vector<int> &shape, float lo, float hi, uint32_t seed) {
     Runtime::Buffer<> b(t, shape);
     std::mt19937 rng(seed);
@@ -197,7 +217,25 @@ DiffResult run_differential_with_options(const Algorithm &alg,
     r.cmp = compare(run.output, want);
     r.got = run.output;
     r.want = want;
+    for (const Runtime::Buffer<> &in : inputs) r.input_bytes += int64_t(in.size_in_bytes());
+    r.machine = machine;
     return r;
+}
+
+::testing::AssertionResult meets_channel_floor(const DiffResult &r) {
+    const int64_t out_bytes = int64_t(r.want.size_in_bytes());
+    const double floor = channel_floor_us(r.input_bytes, out_bytes, r.machine);
+    if (r.stats.dram_read_bytes < r.input_bytes)
+        return ::testing::AssertionFailure() << "read " << r.stats.dram_read_bytes << " bytes of device memory, fewer than the "
+                                             << r.input_bytes << " bytes of its inputs";
+    if (r.stats.dram_write_bytes < out_bytes)
+        return ::testing::AssertionFailure() << "wrote " << r.stats.dram_write_bytes << " bytes of device memory, fewer than the "
+                                             << out_bytes << " bytes of its output";
+    if (!(r.stats.us >= floor))
+        return ::testing::AssertionFailure() << "modelled " << r.stats.us << " us, under the " << floor
+                                             << " us the channel needs to read " << r.input_bytes << " bytes and write "
+                                             << out_bytes;
+    return ::testing::AssertionSuccess() << r.stats.us << " us >= channel floor " << floor << " us";
 }
 
 }  // namespace spyre::testing

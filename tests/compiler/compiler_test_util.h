@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "../channel_floor.h"
 #include "spyre.h"
 
 namespace spyre::testing {
@@ -39,12 +42,40 @@ CompileOptions kernel_options(const std::vector<std::vector<int64_t>> &inputs, c
 // The message of the spyre::Error `f` throws, or "(no error)" when it throws none.
 std::string error_of(const std::function<void()> &f);
 
+// The refusals a test that walks a space of candidate schedules expects. Some candidates of a space
+// are refused by the back end, and a test that compiles many of them must go past those; each
+// refusal it meets is given to add(), which records a failure unless the exception is a
+// spyre::Error of kind Refused or LxOverflow whose message holds one of `expected` (the kinds of
+// refusal the test knows of). So an internal error, an exception from outside the back end, or a
+// refusal of a new kind fails the test instead of being skipped. A test whose candidates must all
+// compile expects none.
+class RefusalLog {
+public:
+    explicit RefusalLog(std::vector<std::string> expected) : expected_(std::move(expected)) {}
+    void add(const std::exception &x, const std::string &candidate);
+    int count() const { return count_; }
+
+private:
+    std::vector<std::string> expected_;
+    int count_ = 0;
+};
+
 struct DiffResult {
     Comparison cmp;
     SimStats stats;
     DeviceProgram program;
     Halide::Runtime::Buffer<> got, want;  // the device's output and the CPU's
+    int64_t input_bytes = 0;              // the host inputs' bytes (dense, as the CPU holds them)
+    MachineDesc machine;                  // the machine the program ran on
 };
+
+using testing_floor::channel_floor_us;  // ../channel_floor.h
+
+// Checks a differential run's modelled time and traffic against what its tensors alone demand:
+// at least every input byte read and every output byte written, and at least channel_floor_us of
+// those bytes. A model that forgot to time its DMAs, or moved fewer bytes than the kernel needs,
+// fails it (where `us > 0` did not).
+::testing::AssertionResult meets_channel_floor(const DiffResult &r);
 
 // Realises `alg` on the CPU (default Halide schedule: everything inline or as the algorithm says,
 // serial) and the Spyre-scheduled instance on the simulator, on the same random inputs.

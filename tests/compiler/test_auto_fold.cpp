@@ -140,13 +140,15 @@ TEST(AutoFold, NoFlashCandidateIsTimedFasterThanItsBound) {
         o.output = TensorSpec{shapes.output, {}};
         LoweringCache cache;
         int checked = 0;
+        RefusalLog refusals({});  // every flash candidate walked compiles
         const size_t step = std::max<size_t>(1, space.candidates.size() / 8);
         for (size_t i = 0; i < space.candidates.size(); i += step) {
             const Candidate &c = space.candidates[i];
             DeviceProgram p;
             try {
                 p = lower_candidate(a.out, {a.q, a.k, a.v}, c, o, &cache);
-            } catch (const std::exception &) {
+            } catch (const std::exception &x) {
+                refusals.add(x, c.summary);
                 continue;
             }
             SimOptions so;

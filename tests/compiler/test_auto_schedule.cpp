@@ -505,14 +505,15 @@ TEST_P(AutoWeightsPerBatch, RunsOnThePeArrayAndMatchesCpu) {
     EXPECT_LE(d.stats.us, hand.stats.us) << r.summary;
 }
 
-// Every PE candidate that compiles is right, the rings in particular: a W ring may go round one
-// batch's cores only, since each batch has weights of its own.
-TEST(AutoWeightsPerBatchSpace, EveryPeCandidateThatCompilesMatchesCpu) {
+// Every PE candidate compiles (none is refused at these shapes) and is right, the rings in
+// particular: a W ring may go round one batch's cores only, since each batch has weights of its own.
+TEST(AutoWeightsPerBatchSpace, EveryPeCandidateCompilesAndMatchesCpu) {
     using namespace autosched;
     const std::vector<std::vector<int>> ins{{256, 8}, {512, 256, 2}};
     const std::vector<int> out{512, 8, 2};
     CaseSpace cs = case_space(weights_per_batch_matmul(256), ins, out, 32);
     int checked = 0, rings_w = 0;
+    RefusalLog refusals({});  // every PE candidate compiles
     for (const Candidate &c : cs.space.candidates) {
         if (c.family != "matmul" || c.summary.find(" vector") != std::string::npos) continue;
         DiffResult d;
@@ -527,8 +528,9 @@ TEST(AutoWeightsPerBatchSpace, EveryPeCandidateThatCompilesMatchesCpu) {
                                      apply_directives(c.directives, funcs, in, MachineDesc{});
                                  },
                                  ins, out, -1, 1);
-        } catch (const Error &) {
-            continue;  // refused by the back end
+        } catch (const std::exception &x) {
+            refusals.add(x, c.summary);
+            continue;
         }
         EXPECT_LE(d.cmp.max_abs_error, 0.0625) << c.summary << ": " << d.cmp.first_mismatch;
         checked++;
@@ -661,7 +663,9 @@ TEST(AutoScheduleSearch, AWallTimeLimitThatCutsTheSearchIsReported) {
 }
 
 // stop_after_timing stops the search after that many candidates of its order, the same ones each
-// time: two runs agree, and say where they stopped.
+// time: two runs agree, and say where they stopped. (That a run the wall-time limit stopped is
+// replayed by stop_after_timing at its count is not tested: where the limit falls depends on the
+// machine's load, and a test must not depend on wall time.)
 TEST(AutoScheduleSearch, AStopAfterTimingRunIsRepeatable) {
     std::vector<std::vector<int>> ins{{1024, 64}, {1024, 64}, {1024}};
     auto run = [&] {
@@ -679,43 +683,6 @@ TEST(AutoScheduleSearch, AStopAfterTimingRunIsRepeatable) {
     EXPECT_NE(a.cpp.find("stopped after 5 candidates of its order"), std::string::npos) << a.cpp;
 }
 
-// A run a wall-time limit stops reports how far it got (AutoResult::stopped_at), and a run without a
-// limit that stops there (stop_after_timing, the same workers) chooses the same schedule: the
-// limit's result can be repeated on any machine at any load. The limit is hit at a place that
-// depends on the load; whichever place, the replay agrees.
-TEST(AutoScheduleSearch, ARunATimeLimitStoppedIsRepeatedByItsCount) {
-    std::vector<std::vector<int>> ins{{4096, 64}, {4096, 64}, {4096}};
-    const CompileOptions o = auto_schedule_options_for(ins, {4096, 64});
-    AutoOptions ao = quick();
-    ao.max_evaluations = 128;
-    AutoResult cut;
-    for (double budget : {0.6, 1.2, 2.4}) {  // the first that leaves a candidate timed
-        Kernel k = residual_norm(4096)();
-        ao.time_budget_s = budget;
-        try {
-            cut = auto_schedule(k.output, k.inputs, o, ao);
-            break;
-        } catch (const Error &e) {
-            ASSERT_NE(std::string(e.what()).find("no candidate was timed within the time budget"), std::string::npos) << e.what();
-        }
-    }
-    ASSERT_GT(cut.timed, 0);
-    ASSERT_TRUE(cut.stopped_by_time_limit) << "the search ended within its time limit (" << cut.search_seconds << " s)";
-    EXPECT_EQ(cut.stopped_at, cut.timed);
-    EXPECT_NE(cut.cpp.find("AutoOptions::stop_after_timing = " + std::to_string(cut.stopped_at)), std::string::npos) << cut.cpp;
-
-    Kernel k = residual_norm(4096)();
-    AutoOptions replay = quick();
-    replay.max_evaluations = 128;
-    replay.stop_after_timing = cut.stopped_at;
-    replay.workers = cut.workers;
-    const AutoResult again = auto_schedule(k.output, k.inputs, o, replay);
-    EXPECT_FALSE(again.stopped_by_time_limit);
-    EXPECT_EQ(again.stopped_at, cut.stopped_at);
-    EXPECT_EQ(again.summary, cut.summary);
-    EXPECT_EQ(again.us, cut.us);
-}
-
 TEST(AutoScheduleSearch, ANegativeStopOrTimeLimitIsRefusedByName) {
     std::vector<std::vector<int>> ins{{1024, 64}, {1024, 64}, {1024}};
     Kernel k = residual_norm(1024)();
@@ -727,6 +694,41 @@ TEST(AutoScheduleSearch, ANegativeStopOrTimeLimitIsRefusedByName) {
     ao.time_budget_s = -2;
     e = error_of([&] { auto_schedule(k.output, k.inputs, auto_schedule_options_for(ins, {1024, 64}), ao); });
     EXPECT_NE(e.find("AutoOptions::time_budget_s is -2"), std::string::npos) << e;
+}
+
+// The refusals the back end gives the candidates of each pipeline these tests walk (by the case's
+// name; as of 26be57a), and no other: a candidate the space offers for a pipeline is refused for one
+// of these reasons or compiles. Parts of the messages, without the numbers that vary by candidate.
+const char *const kLxOverflow = ": LX overflow: the kernel needs ";
+const char *const kAccInLxReadOutsideTheSplit = "(by acc), but it is read outside any ring split";
+std::vector<std::string> expected_refusals(const std::string &pipeline) {
+    static const std::map<std::string, std::vector<std::string>> by_pipeline = {
+        {"residual_norm",
+         {"Func mean: stores a run that does not start on a stick boundary",
+          "Func mean: access to mean does not start on a stick boundary",
+          "Func sum: access to a does not start on a stick boundary"}},
+        {"residual_norm_uneven_rows",
+         {"Func mean: stores a run that does not start on a stick boundary",
+          "Func mean: access to mean does not start on a stick boundary"}},
+        {"quantized_linear",
+         {"Halide refused the pipeline or its schedule while lowering the schedule: Func \"wd\" is computed at the "
+          "following invalid location",
+          "Func acc: pe_matmul: operands must be float16 values widened to float32", kAccInLxReadOutsideTheSplit,
+          // w, or w.in() (which the message calls w_im.in() in some processes: Halide's name leaks)
+          "from an address that is not on a stick boundary: its vectors are 64 elements and a stick of w",
+          "(by wd), but it is read under the ring split loop m of out (its split over cores) with another share"}},
+        {"depthwise_conv",
+         {"Func out: access to w does not start on a stick boundary",
+          // w.in(), called w_im.in() in some processes
+          ".in(): access to w does not start on a stick boundary",
+          "Func out: ring split loop c of out (its split over cores) gives each core 32 elements along the stick "
+          "dimension, not whole sticks of 64"}},
+        {"small_matmul_split_k", {kLxOverflow, kAccInLxReadOutsideTheSplit}},
+        {"bmm_ring_shared", {kLxOverflow, kAccInLxReadOutsideTheSplit}},
+        {"bmm_summarised", {"no tile staged at this loop is the same on every core of a run of "}},
+    };
+    auto it = by_pipeline.find(pipeline);
+    return it == by_pipeline.end() ? std::vector<std::string>{} : it->second;  // none: every candidate compiles
 }
 
 struct CacheCase {
@@ -767,18 +769,25 @@ TEST_P(AutoLoweringCache, SharedLoweringTimesEqualThePlainOnes) {
     ASSERT_GE(picked.size(), 6u) << "the space has candidates that share a lowering";
     LoweringCache cache;
     int compared = 0;
+    RefusalLog refusals(expected_refusals(c.name));
     for (size_t i : picked) {
         const Candidate &cand = space.candidates[i];
         double plain = -1, shared = -1;
+        std::string plain_refusal, shared_refusal;
         try {
             plain = time_candidate(k.output, k.inputs, cand, o, int64_t(1) << 20, false);
-        } catch (const std::exception &) {
+        } catch (const std::exception &x) {
+            refusals.add(x, cand.summary + " (its own lowering)");
+            plain_refusal = x.what();
         }
         try {
             shared = time_candidate(k.output, k.inputs, cand, o, int64_t(1) << 20, false, &cache);
-        } catch (const std::exception &) {
+        } catch (const std::exception &x) {
+            refusals.add(x, cand.summary + " (the shared lowering)");
+            shared_refusal = x.what();
         }
         EXPECT_EQ(plain, shared) << cand.summary;
+        EXPECT_EQ(plain_refusal, shared_refusal) << cand.summary;
         compared += plain > 0;
         // The first few also compute the same numbers (the shared program is a different Stmt).
         if (plain > 0 && compared <= 3) {
@@ -817,6 +826,7 @@ TEST(AutoLoweringCacheFixed, AFixedFactorStaysConstantInTheSharedLowering) {
     PipelineInfo info = analyse_pipeline(k.output, k.inputs);
     SpaceResult space = candidate_space(info, {{{1024, 64}, {1024, 64}, {1024}}, {1024, 64}}, o.machine, 8);
     int checked = 0;
+    RefusalLog refusals(expected_refusals("residual_norm"));
     for (Candidate c : space.candidates) {
         auto split = std::find_if(c.directives.begin(), c.directives.end(),
                                   [](const Directive &d) { return d.kind == Directive::Split; });
@@ -825,7 +835,8 @@ TEST(AutoLoweringCacheFixed, AFixedFactorStaysConstantInTheSharedLowering) {
         double plain = -1;
         try {
             plain = time_candidate(k.output, k.inputs, c, o, int64_t(1) << 20, false);
-        } catch (const std::exception &) {
+        } catch (const std::exception &x) {
+            refusals.add(x, c.summary);
             continue;
         }
         LoweringCache cache;
@@ -846,11 +857,13 @@ TEST(AutoLoweringCacheAlone, ACandidateLoweredAloneKeepsItsOwnProgram) {
     const Kernel &k = cs.k;
     const CompileOptions &o = cs.o;
     int checked = 0;
+    RefusalLog refusals(expected_refusals("residual_norm"));
     for (const Candidate &c : cs.space.candidates) {
         DeviceProgram plain;
         try {
             plain = lower_candidate(k.output, k.inputs, c, o, nullptr);
-        } catch (const std::exception &) {
+        } catch (const std::exception &x) {
+            refusals.add(x, c.summary);
             continue;
         }
         LoweringCache cache;
@@ -894,12 +907,14 @@ TEST_P(AutoTimeBound, NoCandidateIsTimedFasterThanItsBound) {
     const size_t step = std::max<size_t>(1, space.candidates.size() / 40);
     int checked = 0;
     double tightest = 0;  // the largest bound / time seen: the bound must also bind somewhere
+    RefusalLog refusals(expected_refusals(c.name));
     for (size_t i = 0; i < space.candidates.size(); i += step) {
         const Candidate &cand = space.candidates[i];
         DeviceProgram p;
         try {
             p = lower_candidate(k.output, k.inputs, cand, o, &cache);
-        } catch (const std::exception &) {
+        } catch (const std::exception &x) {
+            refusals.add(x, cand.summary);
             continue;
         }
         const double bound = time_lower_bound_us(p, o.machine);
@@ -944,11 +959,13 @@ TEST(AutoScheduleSearch, WithinFivePercentOfExhaustiveOnASmallSpace) {
     ASSERT_GT(space.candidates.size(), 40u);
     ASSERT_LT(space.candidates.size(), 600u) << "small enough to time every candidate";
     double exhaustive = 0;
+    RefusalLog refusals(expected_refusals("pointwise_chain"));  // none: every candidate of the space compiles
     for (const Candidate &c : space.candidates) {
         try {
             double us = time_candidate(k.output, k.inputs, c, o, int64_t(1) << 22, true);
             if (exhaustive == 0 || us < exhaustive) exhaustive = us;
-        } catch (const Error &) {
+        } catch (const std::exception &x) {
+            refusals.add(x, c.summary);
         }
     }
     ASSERT_GT(exhaustive, 0);
@@ -1273,7 +1290,11 @@ TEST(AutoScheduleDocExample, ResidualNormExampleSchedulesCompilesAndPrints) {
     EXPECT_GT(p.num_cores, 1);
     EXPECT_EQ(res.cpp.rfind("// Spyre schedule of out chosen by spyre::auto_schedule (seed 1): ", 0), 0u) << res.cpp;
     EXPECT_NE(res.cpp.find("spyre::schedule(out, m).ring_split(y, "), std::string::npos) << res.cpp;
-    EXPECT_GT(res.timed_per_second, 0);
+    // The search's counters, not its rate (a wall-clock figure): it timed some of the space's
+    // candidates, and not all of those were refused.
+    EXPECT_GT(res.timed, 0);
+    EXPECT_LE(res.timed, res.candidates);
+    EXPECT_LT(res.failed, res.timed);
 
     std::ifstream in(std::string(SPYRE_SOURCE_DIR) + "/docs/auto_schedule.md");
     std::stringstream ss;

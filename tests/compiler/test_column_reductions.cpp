@@ -54,7 +54,7 @@ TEST_P(ColumnReduction, StickVectorizeAloneMatchesCpu) {
     ColCase c = GetParam();
     DiffResult r = run_differential(column_reduction(c), stick_only(), {{c.cols, c.rows}}, {c.cols});
     EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
-    EXPECT_GT(r.stats.us, 0);
+    EXPECT_TRUE(meets_channel_floor(r));
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, ColumnReduction,

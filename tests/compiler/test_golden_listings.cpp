@@ -1,6 +1,8 @@
 // Listings of small kernels are golden files: a change in generated code shows up in review.
 // Regenerate them with SPYRE_UPDATE_GOLDEN=1 build/bin/compiler_tests --gtest_filter='Golden*'
-// after checking that the new code is what you meant.
+// after checking that the new code is what you meant. A run in that mode compares nothing, so it
+// fails each test on purpose (after checking that the file was written and reads back as the
+// listing): it cannot pass for a comparison it did not make. Run again without the variable.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -17,18 +19,32 @@ namespace {
 
 using namespace Halide;
 
+std::string read_file(const std::string &path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
 void check_golden(const DeviceProgram &p, const std::string &name) {
     std::string path = std::string(SPYRE_SOURCE_DIR) + "/tests/compiler/golden/" + name + ".s";
     std::string got = disassemble(p);
+    ASSERT_FALSE(got.empty()) << "empty listing for " << name;
     if (std::getenv("SPYRE_UPDATE_GOLDEN")) {
-        std::ofstream(path) << got;
+        {
+            std::ofstream out(path);
+            out << got;
+            out.close();
+            ASSERT_TRUE(out) << "could not write " << path;
+        }
+        ASSERT_EQ(read_file(path), got) << path << " does not read back as the listing written";
+        ADD_FAILURE() << "SPYRE_UPDATE_GOLDEN is set: rewrote " << path << " (" << got.size()
+                      << " bytes) and compared nothing; review the diff, then run again without it";
         return;
     }
     std::ifstream in(path);
     ASSERT_TRUE(in) << "missing golden file " << path << " (run with SPYRE_UPDATE_GOLDEN=1 to create it)";
-    std::stringstream want;
-    want << in.rdbuf();
-    EXPECT_EQ(got, want.str()) << "generated code for " << name << " changed; if intended, regenerate " << path;
+    EXPECT_EQ(got, read_file(path)) << "generated code for " << name << " changed; if intended, regenerate " << path;
 }
 
 CompileOptions shapes(const std::string &name, std::vector<int64_t> in, std::vector<int64_t> out) {

@@ -60,7 +60,7 @@ TEST_P(NormSchedules, MatchesCpu) {
     DiffResult r = run_differential(norm_alg(c.op, c.cols, c.rows), norm_sched(c.op, c.schedule, c.cols, c.rows),
                                     shapes, {c.cols, c.rows});
     EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch << " (" << r.cmp.mismatches << " elements differ)";
-    EXPECT_GT(r.stats.us, 0);
+    EXPECT_TRUE(meets_channel_floor(r));
     EXPECT_EQ(r.program.num_cores, c.cores);
 }
 

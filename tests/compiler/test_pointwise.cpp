@@ -124,7 +124,7 @@ TEST_P(PointwiseSchedules, MatchesCpu) {
                                     pointwise_sched(c.op, t, c.schedule, c.cols, c.rows), shapes, {c.cols, c.rows});
     EXPECT_LE(r.cmp.max_ulp, tolerance(c.op, c.bits))
         << r.cmp.first_mismatch << " (" << r.cmp.mismatches << " elements differ)";
-    EXPECT_GT(r.stats.us, 0);
+    EXPECT_TRUE(meets_channel_floor(r));
     EXPECT_EQ(r.program.num_cores, c.cores);
 }
 

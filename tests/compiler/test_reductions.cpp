@@ -63,7 +63,7 @@ TEST_P(ReductionSchedules, MatchesCpu) {
     DiffResult r = run_differential(reduction_alg(c.op, t, c.cols, c.rows),
                                     reduction_sched(c.op, t, c.schedule, c.cols, c.rows), {{c.cols, c.rows}}, {c.rows});
     EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch << " (" << r.cmp.mismatches << " rows differ)";
-    EXPECT_GT(r.stats.us, 0);
+    EXPECT_TRUE(meets_channel_floor(r));
     EXPECT_EQ(r.program.num_cores, c.cores);
 }
 

@@ -47,7 +47,7 @@ TEST_P(SoftmaxSchedules, MatchesCpu) {
     DiffResult r = run_differential(softmax_alg(c.cols, c.rows), softmax_sched(c.schedule, c.cols, c.rows, c.cores),
                                     {{c.cols, c.rows}}, {c.cols, c.rows});
     EXPECT_LE(r.cmp.max_ulp, 2) << r.cmp.first_mismatch;
-    EXPECT_GT(r.stats.us, 0);
+    EXPECT_TRUE(meets_channel_floor(r));
     EXPECT_EQ(r.program.num_cores, c.schedule == "cores32" ? 32 : c.cores);
 }
 

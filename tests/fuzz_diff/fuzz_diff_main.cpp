@@ -4,7 +4,9 @@
 // several at once; --case K reruns case K alone (in this process with --no-fork, for a debugger);
 // --known-failure CATEGORY lists the failures of a category with an open bug without failing the run.
 // Prints counts per category, the refusals grouped by message (digits stripped), and each failure
-// with its repro command and its pipeline and schedule as C++; exits 1 on any failure.
+// with its repro command and its pipeline and schedule as C++; exits 1 on any failure, and when
+// fewer cases than --min-matched ran on the device and matched the CPU (a run whose cases are all
+// refused compares nothing).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
@@ -165,7 +167,7 @@ std::string indent(const std::string &text) {
 
 int main(int argc, char **argv) {
     CLI::App app{"Random differential testing: random pipelines and schedules, simulator against CPU."};
-    int n = 100, only = -1, jobs = 1, timeout_s = 300;
+    int n = 100, only = -1, jobs = 1, timeout_s = 300, min_matched = 0;
     uint32_t seed = 1;
     bool verbose = false, no_fork = false;
     std::vector<std::string> known;
@@ -178,6 +180,10 @@ int main(int argc, char **argv) {
     app.add_option("--known-failure", known,
                    "a category whose failures are open bugs: printed (KNOWN) and counted, but not failing the run");
     app.add_flag("-v,--verbose", verbose, "print every case, its outcome, pipeline and schedule");
+    app.add_option("--min-matched", min_matched,
+                   "fail the run if fewer cases than this were compiled, run and matched the CPU (refusals compare "
+                   "nothing)")
+        ->check(CLI::NonNegativeNumber);
     CLI11_PARSE(app, argc, argv);
 
     std::vector<int> indices;
@@ -262,5 +268,11 @@ int main(int argc, char **argv) {
                 total.matched, total.refused, failures);
     if (!known.empty()) std::printf(" (and %d failures in the known-failure categories)", known_failures);
     std::printf("\n");
+    if (total.matched < min_matched) {
+        std::printf("FAIL: only %d cases ran and matched the CPU, fewer than --min-matched %d: the rest were refused "
+                    "and compared nothing\n",
+                    total.matched, min_matched);
+        return 1;
+    }
     return failures ? 1 : 0;
 }

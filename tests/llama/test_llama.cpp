@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "../channel_floor.h"
 #include "device/error.h"
 #include "device/half.h"
 #include "device_memory.h"
@@ -186,7 +187,11 @@ TEST(LlamaTiny, TimingOnlyStepsReportEveryKernelOfEveryLayer) {
     EXPECT_EQ(p.runs.size(), 1u + 2 * 11 + 3);
     double sum = 0;
     for (const KernelRun &k : p.runs) {
-        EXPECT_GT(k.stats.us, 0) << k.stage;
+        // Each kernel moved data and took at least the channel's time for what it moved.
+        EXPECT_GT(k.stats.dram_read_bytes, 0) << k.stage;
+        EXPECT_GT(k.stats.dram_write_bytes, 0) << k.stage;
+        EXPECT_GE(k.stats.us, testing_floor::channel_floor_us(k.stats.dram_read_bytes, k.stats.dram_write_bytes, o.machine))
+            << k.stage;
         sum += k.stats.us;
     }
     EXPECT_NEAR(p.us, sum, 1e-9 * sum);

@@ -2,6 +2,7 @@
 // instruction index and opcode, buffer), and no failing program hangs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "sim_test_helpers.h"
@@ -375,7 +376,19 @@ TEST(SimErrors, WorkLimitRefusesAHugeDescriptorBeforeRunning) {
     EXPECT_TRUE(contains(error_of([&] { simulate(p, MachineDesc{}, images); }), "SimOptions::max_work"));
     SimOptions t;
     t.timing_only = true;
-    EXPECT_GT(simulate(p, MachineDesc{}, {}, t).stats.us, 0);
+    // Timed, not done: 64 loads, one after another (a WAIT after each), of 2^24 one-stick runs
+    // each (stride 0: every run is its own). Each run costs the channel its stick plus the run
+    // overhead, and one core draws at most dma_core_bytes_per_ns of that (docs/device_model.md,
+    // "How time is counted"); the descriptors' start latency (64 x 220 cycles) is a few millionths
+    // of the total. So the time is that work at the core's rate, to a thousandth.
+    const MachineDesc m;
+    const double runs = 64.0 * (1 << 24);
+    const double work_us = runs * (128 + m.dram_read_run_overhead_bytes) /
+                           std::min(m.dma_core_bytes_per_ns, m.dram_bytes_per_ns) / 1000.0;
+    const SimStats st = simulate(p, m, {}, t).stats;
+    EXPECT_EQ(st.dram_read_bytes, int64_t(runs) * 128);
+    EXPECT_GE(st.us, work_us);
+    EXPECT_LE(st.us, work_us * 1.001);
 }
 
 // The same loop with a count computed from CORE_ID: only the run-time budget can stop it.

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../channel_floor.h"
 #include "HalideBuffer.h"
 #include "device/half.h"
 #include "fused_add_rmsnorm_cores32.h"
@@ -49,7 +50,11 @@ TEST(GeneratedKernel, SoftmaxStage4MatchesCpuAot) {
     ASSERT_EQ(softmax_stage4(in, dev, &stats), 0);
     ASSERT_EQ(softmax_stage4_cpu(in, ref), 0);
     EXPECT_LE(max_ulp(dev, ref), 2);
-    EXPECT_GT(stats.us, 0);
+    // At least the channel's time for reading the input and writing the output once.
+    const int64_t bytes = int64_t(in.size_in_bytes());
+    EXPECT_GE(stats.dram_read_bytes, bytes);
+    EXPECT_GE(stats.dram_write_bytes, bytes);
+    EXPECT_GE(stats.us, spyre::testing_floor::channel_floor_us(bytes, bytes));
 }
 
 TEST(GeneratedKernel, LayernormMatchesCpuAotExactly) {
@@ -70,7 +75,12 @@ TEST(GeneratedKernel, TwoOutputKernelMatchesCpuAotOnBothOutputs) {
     ASSERT_EQ(fused_add_rmsnorm_cores32_cpu(in, res, gamma, want_added, want_norm), 0);
     EXPECT_EQ(max_ulp(added, want_added), 0);
     EXPECT_LE(max_ulp(norm, want_norm), 1);
-    EXPECT_GT(stats.us, 0);
+    // At least the channel's time for reading the three inputs and writing the two outputs once.
+    const int64_t read = int64_t(in.size_in_bytes() + res.size_in_bytes() + gamma.size_in_bytes()),
+                  written = int64_t(added.size_in_bytes() + norm.size_in_bytes());
+    EXPECT_GE(stats.dram_read_bytes, read);
+    EXPECT_GE(stats.dram_write_bytes, written);
+    EXPECT_GE(stats.us, spyre::testing_floor::channel_floor_us(read, written));
 }
 
 TEST(GeneratedKernel, TwoOutputKernelNamesAWrongSecondOutput) {

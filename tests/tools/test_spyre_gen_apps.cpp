@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../channel_floor.h"
 #include "device/program_io.h"
 #include "test_paths.h"
 #include "tool_test_util.h"
@@ -59,11 +60,16 @@ TEST_P(GenerateApp, ProgramHasTheCoresAndBuffersOfItsParams) {
     EXPECT_EQ(p.num_cores, c.cores);
     std::vector<std::pair<std::string, std::vector<int64_t>>> inputs;
     int outputs = 0;
+    int64_t input_bytes = 0;  // as the case's shapes and these types say
     for (const spyre::BufferDecl &b : p.buffers) {
         if (b.kind == spyre::BufferKind::Input) {
             // qlinear's weights are int8; every other input is fp16.
-            EXPECT_EQ(b.type, c.generator == "qlinear" && b.name == "w" ? spyre::DType::I8 : spyre::DType::F16) << b.name;
+            const bool int8 = c.generator == "qlinear" && b.name == "w";
+            EXPECT_EQ(b.type, int8 ? spyre::DType::I8 : spyre::DType::F16) << b.name;
             inputs.emplace_back(b.name, b.shape);
+            int64_t n = int8 ? 1 : 2;
+            for (int64_t e : b.shape) n *= e;
+            input_bytes += n;
         }
         if (b.kind == spyre::BufferKind::Output) {
             outputs++;
@@ -80,7 +86,10 @@ TEST_P(GenerateApp, ProgramHasTheCoresAndBuffersOfItsParams) {
     EXPECT_EQ(j["schedule"], c.schedule);
     EXPECT_EQ(j["cores"], c.cores);
     EXPECT_EQ(j["lx_peak_bytes_per_core"].size(), size_t(c.cores));
-    EXPECT_GT(j["modelled_us"].get<double>(), 0);
+    // At least the channel's time for reading the inputs and writing the fp16 output once.
+    int64_t output_bytes = 2;
+    for (int64_t e : c.output) output_bytes *= e;
+    EXPECT_GE(j["modelled_us"].get<double>(), spyre::testing_floor::channel_floor_us(input_bytes, output_bytes));
 
     std::ifstream hf(dir / (c.generator + ".h"));
     std::string header((std::istreambuf_iterator<char>(hf)), std::istreambuf_iterator<char>());
