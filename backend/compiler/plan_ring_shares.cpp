@@ -70,7 +70,7 @@ private:
     std::vector<const For *> loops_;      // every loop around the current one, outermost first
 
     void mark(const For *op, int g) {
-        std::string where = "ring_share on loop " + op->name;
+        std::string where = "ring_share on " + op->name;  // in user terms: "loop ko of acc's update 1 (its ring share)"
         if (g < 2 || plan.num_cores % g != 0)
             throw_error(where, ": runs of ", g, " cores do not divide the kernel's ", plan.num_cores,
                         " cores (a run needs at least 2)");

@@ -1,5 +1,6 @@
 #include "user_terms.h"
 
+#include <cctype>
 #include <regex>
 
 namespace spyre {
@@ -13,11 +14,16 @@ std::string loop_role(std::string &var) {
         {"_part", "its partials per core"}, {"_share", "its ring share"}, {"_phased", "its DMA phases"},
         {"_sticks", "its sticks"},      {"_in", "its share per core"},
     };
+    // ring_share's loop carries its run length too (ko_share8).
+    size_t digits = var.size();
+    while (digits > 0 && std::isdigit((unsigned char)var[digits - 1])) digits--;
     for (const auto &[suffix, role] : roles) {
         const std::string s = suffix;
-        if (var.size() > s.size() && var.compare(var.size() - s.size(), s.size(), s) == 0) {
-            var.resize(var.size() - s.size());
-            return role;
+        for (size_t end : {var.size(), digits}) {
+            if (end > s.size() && var.compare(end - s.size(), s.size(), s) == 0 && (end == var.size() || s == "_share")) {
+                var.resize(end - s.size());
+                return role;
+            }
         }
     }
     return "";
@@ -42,8 +48,9 @@ std::string func_name(const std::string &raw) {
             break;
         }
     }
-    // ImageParam::operator() calls a Func named for the ImageParam with "_im" appended.
-    if (raw.find("_im$") != std::string::npos && n.size() > 3 && n.compare(n.size() - 3, 3, "_im") == 0)
+    // ImageParam::operator() calls a Func named for the ImageParam with "_im" appended (a wrapper of
+    // one is the ImageParam's .in(); a user's own Func of that name has no '$' copy number).
+    if ((raw.find("_im$") != std::string::npos || wrapper) && n.size() > 3 && n.compare(n.size() - 3, 3, "_im") == 0)
         n.resize(n.size() - 3);
     return wrapper ? n + ".in()" : n;
 }

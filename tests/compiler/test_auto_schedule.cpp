@@ -714,13 +714,12 @@ std::vector<std::string> expected_refusals(const std::string &pipeline) {
          {"Halide refused the pipeline or its schedule while lowering the schedule: Func \"wd\" is computed at the "
           "following invalid location",
           "Func acc: pe_matmul: operands must be float16 values widened to float32", kAccInLxReadOutsideTheSplit,
-          // w, or w.in() (which the message calls w_im.in() in some processes: Halide's name leaks)
+          // w, or w.in()
           "from an address that is not on a stick boundary: its vectors are 64 elements and a stick of w",
           "(by wd), but it is read under the ring split loop m of out (its split over cores) with another share"}},
         {"depthwise_conv",
          {"Func out: access to w does not start on a stick boundary",
-          // w.in(), called w_im.in() in some processes
-          ".in(): access to w does not start on a stick boundary",
+          "Func w.in(): access to w does not start on a stick boundary",
           "Func out: ring split loop c of out (its split over cores) gives each core 32 elements along the stick "
           "dimension, not whole sticks of 64"}},
         {"small_matmul_split_k", {kLxOverflow, kAccInLxReadOutsideTheSplit}},

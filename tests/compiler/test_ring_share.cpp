@@ -170,7 +170,9 @@ TEST(RingShareErrors, NothingTheSameAcrossARunNamesTheLoop) {
     } catch (const spyre::Error &e) {
         std::string msg = e.what();
         EXPECT_NE(msg.find("ring_share on loop"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("ko_share8"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("ring_share on loop ko of acc"), std::string::npos) << msg;  // the user's loop
+        EXPECT_EQ(msg.find("_share8"), std::string::npos) << msg;
+        EXPECT_EQ(msg.find("loop loop"), std::string::npos) << msg;
         EXPECT_NE(msg.find("no tile staged at this loop is the same on every core of a run of 8 cores"),
                   std::string::npos)
             << msg;

@@ -11,6 +11,8 @@ namespace {
 TEST(UserTerms, AnImageParamsWrapperIsItsInCall) {
     EXPECT_EQ(in_user_terms("Func a_im$9_global_wrapper$0: no stick"), "Func a.in(): no stick");
     EXPECT_EQ(in_user_terms("reads a_im$9 twice"), "reads a twice");
+    // The first ImageParam of its name in a process has no copy number: its wrapper is still a.in().
+    EXPECT_EQ(in_user_terms("Func w_im_global_wrapper: no stick"), "Func w.in(): no stick");
 }
 
 TEST(UserTerms, AFuncCopyIsItsName) { EXPECT_EQ(in_user_terms("Func acc$5 is in LX"), "Func acc is in LX"); }
@@ -29,6 +31,10 @@ TEST(UserTerms, ALoopNamesItsVarItsFuncAndItsDirective) {
     EXPECT_EQ(in_user_terms("at gemv$1.s0.n.n_core: uneven"), "at loop n of gemv (its split over cores): uneven");
     EXPECT_EQ(in_user_terms("loop f.s1.r$x.r$x_in_pe"), "loop loop r.x of f's update 1 (its PE loop)");
     EXPECT_EQ(in_user_terms("out.s0.y.yo"), "loop yo of out");
+}
+
+TEST(UserTerms, ARingShareLoopIsTheUsersLoop) {
+    EXPECT_EQ(in_user_terms("ring_share on acc.s1.ko_share8: x"), "ring_share on loop ko of acc's update 1 (its ring share): x");
 }
 
 TEST(UserTerms, ACountOfOneIsSingular) {
