@@ -16,6 +16,7 @@
 #include "tuned_schedule.h"
 #include "tuning_db.h"
 #include "prove_bounds.h"
+#include "sim/model_validity.h"
 #include "user_terms.h"
 
 namespace spyre {
@@ -64,9 +65,17 @@ std::string result_cpp(const AutoResult &r, const Func &output, const AutoOption
                   "// %s\n// %lld candidates, %lld timed by the simulator (%lld refused), %.1f s%s.\n",
                   display_name(output.name()).c_str(), ao.seed, r.us, r.exact ? "" : " (loops summarised)", origin.c_str(),
                   r.summary.c_str(), (long long)r.candidates, (long long)r.timed, (long long)r.failed, r.search_seconds, stop);
+    std::string validity;
+    if (r.validity_known) {
+        std::string keys;
+        for (const std::string &k : r.validity) keys += (keys.empty() ? "" : ", ") + k;
+        validity = keys.empty() ? "// The timing model: within its calibrated range.\n"
+                                : "// The timing model extrapolates here (" + keys +
+                                      "): docs/device_model.md, \"Where the model is validated\".\n";
+    }
     std::string layouts = layouts_cpp(r.options, "options", "// ");
     if (!layouts.empty()) layouts = "// The device layouts it chose (AutoOptions::free_layouts), for the CompileOptions:\n" + layouts;
-    return std::string(head) + layouts + print_cpp(ds, info, "m");
+    return std::string(head) + validity + layouts + print_cpp(ds, info, "m");
 }
 
 // The search's figures, between an AutoResult and the database's TunedSchedule (same field names).
@@ -74,6 +83,8 @@ template <typename From, typename To>
 void copy_figures(const From &f, To &t) {
     t.us = f.us;
     t.exact = f.exact;
+    t.validity = f.validity;
+    t.validity_known = f.validity_known;
     t.family = f.family;
     t.summary = f.summary;
     t.candidates = f.candidates;
@@ -239,6 +250,8 @@ AutoResult schedule_pipeline(Func output, const std::set<std::string> &also_outp
     AutoResult r;
     r.us = sr.best_us;
     r.exact = sr.exact;
+    r.validity = validity_mask_keys(sr.validity);
+    r.validity_known = true;
     r.family = best.family;
     r.summary = best.summary;
     r.candidates = int64_t(space.candidates.size());

@@ -64,6 +64,11 @@ struct AutoOptions {
 struct AutoResult {
     double us = 0;              // the chosen schedule's modelled time
     bool exact = false;         // us from a run without loop summaries
+    // The timing model's validity notes for the chosen schedule's run (sim/model_validity.h): empty
+    // when it stays inside the calibrated range; validity_known is false for a tuning-database entry
+    // stored before the notes were.
+    std::vector<std::string> validity;
+    bool validity_known = false;
     std::string family;         // "rows", "columns", "column_strips", "column_tiles", "matmul", "split_k"
                                 // (auto_space.h) or "fold" (auto_fold.h)
     std::string summary;        // the choices in one line

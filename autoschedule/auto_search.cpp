@@ -22,6 +22,7 @@
 #include "compile_kernel.h"
 #include "device/error.h"
 #include "device/program_io.h"
+#include "sim/model_validity.h"
 #include "sim/program_work.h"
 #include "sim/simulator.h"
 
@@ -272,8 +273,9 @@ namespace {
 // without loop summaries gives it (none was summarised, e.g. a ring's loops, and the run was not
 // stopped).
 double time_program(const DeviceProgram &prog, const CompileOptions &opt, int64_t exact_limit, bool require_exact,
-                    double stop_after_us, bool *exact = nullptr) {
+                    double stop_after_us, bool *exact = nullptr, uint32_t *validity = nullptr) {
     if (exact) *exact = false;
+    if (validity) *validity = 0;
     // A candidate whose engines' busy time alone reaches the stop is not simulated: it cannot win.
     if (stop_after_us > 0) {
         const double bound = time_lower_bound_us(prog, opt.machine);
@@ -290,6 +292,7 @@ double time_program(const DeviceProgram &prog, const CompileOptions &opt, int64_
     so.stop_after_us = stop_after_us;
     const SimResult r = simulate(prog, opt.machine, {}, so);
     if (exact) *exact = !r.stopped && r.stats.summarised_iterations == 0;
+    if (validity && !r.stopped) *validity = validity_mask(model_validity(prog, r.stats, opt.machine));
     return r.stats.us;
 }
 
@@ -371,7 +374,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
             r.same_program = 1;
         else {
             bool exact = false;
-            r.us = time_program(own, opt, int64_t(1) << 22, false, 0, &exact);
+            r.us = time_program(own, opt, int64_t(1) << 22, false, 0, &exact, &r.validity);
             r.exact = exact;
         }
     };
@@ -390,7 +393,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
             } else {
                 bool exact = false;
                 r.us = time_program(within_cores(c, lower_candidate(output, inputs, c, opt, &cache)), opt,
-                                    int64_t(1) << 20, false, 1.25 * known_best, &exact);
+                                    int64_t(1) << 20, false, 1.25 * known_best, &exact, &r.validity);
                 r.exact = exact;
                 if (known_best == 0 || r.us < known_best) known_best = r.us;
             }
@@ -578,6 +581,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
             res.best = cand;
             res.best_us = got.same_program ? ok[i].first : got.us;
             res.exact = got.same_program ? records[ok[i].second].exact != 0 : got.exact != 0;
+            res.validity = got.same_program ? records[ok[i].second].validity : got.validity;
             break;
         }
         res.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -674,6 +678,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
             res.best_us = got.same_program ? ranked[i].first : got.us;
             // Past the finalists the ranking's times are the search's (summarised where it did).
             res.exact = got.same_program ? res.exact && (i < nf || records[ranked[i].second].exact) : got.exact != 0;
+            res.validity = got.same_program ? records[ranked[i].second].validity : got.validity;
             break;
         }
     }

@@ -54,6 +54,7 @@ struct SearchResult {
     size_t best = 0;           // candidate index of the winner
     double best_us = 0;
     bool exact = false;        // best_us from a run without loop summaries
+    uint32_t validity = 0;     // the winner's validity notes, a bit per row of validity_bounds()
     int failed = 0;            // candidates the back end or the simulator refused
     double seconds = 0;        // wall time of the timing
     bool stopped_by_time = false;  // time_budget_s cut the search short: the result depends on load

@@ -26,6 +26,8 @@ struct WorkResult {
     // The caller's: the search's `us` is the exact model's; its winner's own lowering is the same
     // program as the shared one (not timed again).
     int32_t exact = 0, same_program = 0;
+    // The model's validity notes for the run, a bit per row of validity_bounds() (sim/model_validity.h).
+    uint32_t validity = 0;
 };
 
 class WorkerPool {

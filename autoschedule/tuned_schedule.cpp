@@ -69,6 +69,7 @@ std::string encode_tuned_schedule(const TunedSchedule &t) {
     j["layouts"] = ls;
     j["us"] = t.us;
     j["exact"] = t.exact;
+    if (t.validity_known) j["validity"] = t.validity;
     j["family"] = t.family;
     j["summary"] = t.summary;
     j["candidates"] = t.candidates;
@@ -120,6 +121,13 @@ TunedSchedule decode_tuned_schedule(const std::string &json_text) {
     const json &exact = field(j, "exact", "entry");
     if (!exact.is_boolean()) throw_error("tuning database entry: entry.exact is not a boolean");
     t.exact = exact.get<bool>();
+    if (j.contains("validity")) {
+        for (const json &v : array_of(j, "validity", "entry")) {
+            if (!v.is_string()) throw_error("tuning database entry: entry.validity holds a non-string");
+            t.validity.push_back(v.get<std::string>());
+        }
+        t.validity_known = true;
+    }
     t.family = text_of(j, "family", "entry");
     t.summary = text_of(j, "summary", "entry");
     t.candidates = int_of(field(j, "candidates", "entry"), "entry.candidates", 0, INT64_MAX);

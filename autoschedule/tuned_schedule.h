@@ -17,6 +17,8 @@ struct TunedSchedule {
     std::vector<DeviceLayout> layouts;     // per input, then the output
     double us = 0;
     bool exact = false;
+    std::vector<std::string> validity;  // the model's validity note keys (an entry without them: unknown)
+    bool validity_known = false;
     std::string family, summary;
     int64_t candidates = 0, timed = 0, failed = 0;
     double search_seconds = 0;

@@ -300,4 +300,21 @@ std::string validity_keys(const std::vector<ValidityNote> &notes, const char *se
     return s;
 }
 
+uint32_t validity_mask(const std::vector<ValidityNote> &notes) {
+    const std::vector<ValidityBound> &rows = validity_bounds();
+    uint32_t mask = 0;
+    for (const ValidityNote &v : notes)
+        for (size_t i = 0; i < rows.size() && i < 32; i++)
+            if (v.key == rows[i].key) mask |= uint32_t(1) << i;
+    return mask;
+}
+
+std::vector<std::string> validity_mask_keys(uint32_t mask) {
+    const std::vector<ValidityBound> &rows = validity_bounds();
+    std::vector<std::string> keys;
+    for (size_t i = 0; i < rows.size() && i < 32; i++)
+        if (mask & (uint32_t(1) << i)) keys.push_back(rows[i].key);
+    return keys;
+}
+
 }  // namespace spyre

@@ -3,7 +3,8 @@
 // shapes and core counts; a kernel that leans on a mechanism outside that range, or on one no
 // device measurement calibrates, gets a note naming the mechanism, the kernel's figure, the range
 // and the points behind it. Times with no note are predictions; times with notes are
-// extrapolations. spyre-run, spyre-bench and spyre-report print the notes; docs/device_model.md
+// extrapolations. spyre-run, spyre-bench, spyre-report and auto_schedule's printed C++ give the
+// notes; docs/device_model.md
 // ("Where the model is validated") lists every bound.
 #pragma once
 
@@ -53,5 +54,10 @@ int64_t streaming_transfer_bytes(const DeviceProgram &program, const MachineDesc
 
 // The notes' keys joined by `sep` ("short_tiles,ring"); "" when there are none.
 std::string validity_keys(const std::vector<ValidityNote> &notes, const char *sep = ",");
+
+// The notes as a bit per row of validity_bounds() (what a search worker sends its parent), and the
+// keys of a mask's rows in the envelope's order.
+uint32_t validity_mask(const std::vector<ValidityNote> &notes);
+std::vector<std::string> validity_mask_keys(uint32_t mask);
 
 }  // namespace spyre

@@ -23,7 +23,9 @@
 #include "flash_attention.h"
 #include "matmul.h"
 #include "matmul_stage.h"
+#include "sim/model_validity.h"
 #include "sim/program_work.h"
+#include "sim/simulator.h"
 #include "softmax.h"
 #include "test_paths.h"
 
@@ -1287,6 +1289,15 @@ TEST(AutoScheduleDocExample, ResidualNormExampleSchedulesCompilesAndPrints) {
     spyre::AutoResult res = spyre::auto_schedule(out, {a, b, gamma}, opt, quiet);
     spyre::DeviceProgram p = spyre::compile_for_spyre(out, {a, b, gamma}, opt);
     EXPECT_GT(p.num_cores, 1);
+    // The validity notes it reports are those of the program the caller compiles, timed here.
+    spyre::SimOptions timing;
+    timing.timing_only = true;
+    const spyre::SimResult run = spyre::simulate(p, opt.machine, {}, timing);
+    std::vector<std::string> want;
+    for (const spyre::ValidityNote &v : spyre::model_validity(p, run.stats, opt.machine)) want.push_back(v.key);
+    EXPECT_TRUE(res.validity_known);
+    EXPECT_EQ(res.validity, want);
+    EXPECT_EQ(res.validity, std::vector<std::string>{"short_tiles"});  // the 8-row tiles the doc names
     EXPECT_EQ(res.cpp.rfind("// Spyre schedule of out chosen by spyre::auto_schedule (seed 1): ", 0), 0u) << res.cpp;
     EXPECT_NE(res.cpp.find("spyre::schedule(out, m).ring_split(y, "), std::string::npos) << res.cpp;
     // The search's counters, not its rate (a wall-clock figure): it timed some of the space's

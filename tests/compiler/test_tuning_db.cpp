@@ -78,7 +78,10 @@ TEST(TuningDb, ASecondBuildOfThePipelineIsScheduledFromTheDatabase) {
     EXPECT_EQ(second.program, first.program);
     EXPECT_EQ(second.result.summary, first.result.summary);
     EXPECT_DOUBLE_EQ(second.result.us, first.result.us);
+    EXPECT_TRUE(second.result.validity_known);
+    EXPECT_EQ(second.result.validity, first.result.validity);
     EXPECT_NE(second.result.cpp.find("from the tuning database"), std::string::npos) << second.result.cpp;
+    EXPECT_NE(second.result.cpp.find("// The timing model"), std::string::npos) << second.result.cpp;
     autosched::TuningDb open(db.string());
     EXPECT_EQ(open.size(), 1);
 }
@@ -171,6 +174,15 @@ TEST(TunedSchedule, MalformedEntriesAreErrorsNamingTheField) {
     ok.summary = "s";
     const std::string text = autosched::encode_tuned_schedule(ok);
     EXPECT_EQ(autosched::encode_tuned_schedule(decode_tuned_schedule(text)), text);
+    // An entry stored before the model's validity notes were has none, and says it does not know.
+    EXPECT_FALSE(decode_tuned_schedule(text).validity_known);
+    ok.validity = {"short_tiles", "ring"};
+    ok.validity_known = true;
+    const autosched::TunedSchedule back = decode_tuned_schedule(autosched::encode_tuned_schedule(ok));
+    EXPECT_TRUE(back.validity_known);
+    EXPECT_EQ(back.validity, ok.validity);
+    EXPECT_NE(error(R"({"directives": [], "layouts": [], "us": 1, "exact": true, "validity": [3]})").find("validity"),
+              std::string::npos);
 }
 
 }  // namespace
