@@ -603,7 +603,14 @@ void Importer::matmul(const Op &op) {
             throw_error("line ", op.line, ": linalg.matmul: an f16 result starts from zero (outs must be "
                         "tensor.empty or a zero fill)");
         if (C.kind == Tens::Bcast) throw_error("line ", op.line, ": linalg.matmul: init must be in LX or zero");
-        out = f16_out ? new_tensor(DType::F32, C.shape, op) : destination(op, op.results[0], acc_t, C.shape, 0, false);
+        if (f16_out) {
+            const int64_t sticks = round_up(n * 4, sb_) / sb_;
+            out = new_tensor(DType::F32, C.shape, op, sticks + sticks % 2);
+            // An odd count leaves a stick a row the PE does not write: zero it, for the conversion.
+            if (sticks % 2) vec_emit(op, Opcode::VFILL, DType::F32, out, nullptr, nullptr, Geo{m, sticks + 1}, 0, 0, 0.0);
+        } else {
+            out = destination(op, op.results[0], acc_t, C.shape, 0, false);
+        }
         if (C.kind == Tens::Splat && C.splat != 0) acc_mode = kAccumulate;
     }
     if (out.bstride[0] % sb_ != 0 && m > 1)
@@ -637,9 +644,13 @@ void Importer::matmul(const Op &op) {
     Val v;
     v.k = Val::T;
     if (f16_out) {
-        Geo g = geo(out, op, "the product");
-        v.x = destination(op, op.results[0], DType::F16, C.shape, g.sticks / 2, true, Geo{g.groups, g.sticks / 2});
-        if (g.sticks % 2) throw_internal("line ", op.line, ": linalg.matmul: internal: odd f32 row");
+        // The f32 product's rows are an even number of sticks (out, above), so that they convert to
+        // whole f16 sticks: N = 32 columns fill one f32 stick, whose zero-filled neighbour becomes
+        // the f16 row's padding lanes.
+        const int64_t s1 = round_up(n * 4, sb_) / sb_, f32_sticks = s1 + s1 % 2;
+        const Geo g{m, f32_sticks};
+        const int64_t half = f32_sticks / 2;
+        v.x = destination(op, op.results[0], DType::F16, C.shape, half, true, Geo{g.groups, half});
         vec_emit(op, Opcode::VCVT, DType::F32, v.x, &out, nullptr, g, 0, 0, 0, 0, 0, 0, DType::F16);
         lx_free(out.alloc);
     } else {

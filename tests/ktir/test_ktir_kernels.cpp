@@ -123,6 +123,36 @@ TEST(KtirKernels, MatmulAccumulatingOverKChunksMatchesHalideExactly) {
     EXPECT_EQ(max_ulp(r.output, realize(c, {64, 64})), 0);
 }
 
+// A 32-column f16 result is one f32 stick a row, half of an f16 stick: each row converts on its
+// own (this once stopped with an internal error, "odd f32 row").
+TEST(KtirKernels, MatmulWithA32ColumnF16ResultMatchesHalideExactly) {
+    const std::string text = R"(module {
+  func.func @mm(%a_ptr: index, %b_ptr: index, %c_ptr: index) {
+    %c0 = arith.constant 0 : index
+    %av = ktdp.construct_memory_view %a_ptr, sizes: [4, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<4x64xf16>
+    %bv = ktdp.construct_memory_view %b_ptr, sizes: [64, 32], strides: [32, 1] {memory_space = #ktdp.memory_space<global>} : memref<64x32xf16>
+    %cv = ktdp.construct_memory_view %c_ptr, sizes: [4, 32], strides: [32, 1] {memory_space = #ktdp.memory_space<global>} : memref<4x32xf16>
+    %at = ktdp.construct_access_tile %av[%c0, %c0] {access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 >= 0, -d1 + 63 >= 0)>} : memref<4x64xf16> -> !ktdp.access_tile<4x64xindex>
+    %a = ktdp.load %at : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf16>
+    %bt = ktdp.construct_access_tile %bv[%c0, %c0] {access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 31 >= 0)>} : memref<64x32xf16> -> !ktdp.access_tile<64x32xindex>
+    %b = ktdp.load %bt : !ktdp.access_tile<64x32xindex> -> tensor<64x32xf16>
+    %e = tensor.empty() : tensor<4x32xf16>
+    %p = linalg.matmul ins(%a, %b : tensor<4x64xf16>, tensor<64x32xf16>) outs(%e : tensor<4x32xf16>) -> tensor<4x32xf16>
+    %ct = ktdp.construct_access_tile %cv[%c0, %c0] {access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 >= 0, -d1 + 31 >= 0)>} : memref<4x32xf16> -> !ktdp.access_tile<4x32xindex>
+    ktdp.store %p, %ct : tensor<4x32xf16>, !ktdp.access_tile<4x32xindex>
+    return
+  }
+})";
+    DeviceProgram p = ktir_testing::lower(text);
+    Buffer<float16_t> a = random_f16({64, 4}, 21), b = random_f16({32, 64}, 22);
+    SpyreRun r = run_on_spyre(p, {a, b});
+    Var n, m;
+    RDom k(0, 64);
+    Func c;
+    c(n, m) = cast<float16_t>(Halide::sum(cast<float>(a(k, m)) * cast<float>(b(n, k))));
+    EXPECT_EQ(max_ulp(r.output, realize(c, {32, 4})), 0);
+}
+
 TEST(KtirKernels, AttentionHeadWithScalarArgumentMatchesHalide) {
     DeviceProgram p = import("attention.ktir", {{"scale", "0.125"}});
     Buffer<float16_t> q = random_f16({64, 64}, 9), k = random_f16({64, 64}, 10), v = random_f16({64, 64}, 11);
