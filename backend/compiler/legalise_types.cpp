@@ -19,8 +19,11 @@ using namespace Halide::Internal;
 namespace legalise {
 namespace {
 
-// The integer types the vector unit has no arithmetic for.
-bool is_narrow_int(const Type &t) { return t.is_int_or_uint() && (t.bits() == 8 || t.bits() == 16); }
+// The integer types the vector unit has no arithmetic for: 8 and 16 bits, and uint32 (what Halide's
+// abs of an int32 gives).
+bool is_narrow_int(const Type &t) {
+    return t.is_int_or_uint() && !t.is_bool() && (t.bits() == 8 || t.bits() == 16 || (t.is_uint() && t.bits() == 32));
+}
 
 std::string narrow_type_name(const Type &t) { return (t.is_int() ? "int" : "uint") + std::to_string(t.bits()); }
 
@@ -34,6 +37,12 @@ std::optional<int64_t> const_value(const Expr &e) {
     if (const int64_t *i = as_const_int(e)) return *i;
     if (const uint64_t *u = as_const_uint(e)) return int64_t(*u);
     return std::nullopt;
+}
+
+// A constant as a narrow type holds it.
+int64_t typed_value(int64_t c, const Type &t) {
+    if (t.is_int()) return t.bits() == 8 ? int64_t(int8_t(c)) : int64_t(int16_t(c));
+    return t.bits() == 8 ? int64_t(uint8_t(c)) : t.bits() == 16 ? int64_t(uint16_t(c)) : int64_t(uint32_t(c));
 }
 
 bool is_power_of_two(int64_t c) { return c > 0 && (c & (c - 1)) == 0; }
@@ -78,12 +87,15 @@ public:
         return r;
     }
 
-    // A conversion of a narrow value to a wider or float type reads the value itself.
+    // A conversion of a narrow value to a wider or float type reads the value itself; to int32 from
+    // uint32, its bits.
     Expr visit(const Cast *op) override {
-        if (!is_narrow_int(op->value.type())) return IRMutator::visit(op);
+        const Type from = op->value.type();
+        if (!is_narrow_int(from)) return IRMutator::visit(op);
         Legal v = legal(op->value);
         if (!v.wide) return Cast::make(op->type, v.e);
-        Expr x = exact(v, op->value.type(), "a conversion to " + type_to_c_type(op->type.element_of(), false)).e;
+        const bool bits = op->type.is_int_or_uint() && !op->type.is_bool() && op->type.bits() <= from.bits();
+        Expr x = bits ? v.e : exact(v, from, "a conversion to " + type_to_c_type(op->type.element_of(), false)).e;
         return x.type() == op->type ? x : Cast::make(op->type, x);
     }
 
@@ -161,26 +173,30 @@ private:
         return l;
     }
 
-    // The value in int32, exactly: a narrow value widened (sign- or zero-extended by the conversion),
-    // a wide value that may have wrapped narrowed and widened again.
-    Legal exact(const Legal &v, const Type &t, const std::string &what) {
-        if (!v.wide) {
-            Legal r = v;
-            r.wide = true;
-            if (auto c = const_value(v.e)) {
-                // The constant as the type holds it.
-                const int64_t k = t.is_int() ? (t.bits() == 8 ? int64_t(int8_t(*c)) : int64_t(int16_t(*c)))
-                                             : (t.bits() == 8 ? int64_t(uint8_t(*c)) : int64_t(uint16_t(*c)));
-                r.e = make_const(wide_type(t), k);
-                r.bounded = true, r.lo = r.hi = k;
-            } else {
-                r.e = Cast::make(wide_type(t), v.e);
-                if (!r.bounded) r.bounded = true, r.lo = narrow_min(t), r.hi = narrow_max(t);
-            }
-            return r;
+    // A narrow value (a load, a constant, data movement) in int32: sign- or zero-extended by the
+    // conversion, which keeps the value for 8 and 16 bits; a uint32 keeps its bits (its value when
+    // below 2^31).
+    Legal widen(const Legal &v, const Type &t) {
+        Legal r = v;
+        r.wide = true;
+        if (auto c = const_value(v.e)) {
+            // The constant as the type holds it, and its int32 bits.
+            const int64_t k = typed_value(*c, t);
+            return wide_value(make_const(wide_type(t), int64_t(int32_t(uint32_t(k)))), true, k, k);
         }
-        if (in_range(v, t)) return v;
-        if (t.bits() == 8) return wide_value(Cast::make(wide_type(t), Cast::make(t, v.e)), true, narrow_min(t), narrow_max(t));
+        return wide_value(Cast::make(wide_type(t), v.e), v.bounded, v.lo, v.hi);
+    }
+
+    // The value in int32, exactly: a bytes value that may have wrapped is narrowed and widened again;
+    // a 16-bit one cannot be (no 16-bit type), nor a uint32 of 2^31 or more (no uint32 type).
+    Legal exact(const Legal &v, const Type &t, const std::string &what) {
+        Legal x = v.wide ? v : widen(v, t);
+        if (in_range(x, t)) return x;
+        if (t.bits() == 8) return wide_value(Cast::make(wide_type(t), Cast::make(t, x.e)), true, narrow_min(t), narrow_max(t));
+        if (t.bits() == 32)
+            refuse("a uint32 value (such as Halide's abs of an int32) that may be 2^31 or more is used by " + what +
+                   ": the vector unit has no uint32 type and computes one in int32, which keeps its bits but not "
+                   "its value past 2^31; cast it to int32 first (cast<int32_t>(abs(x)) is exact)");
         refuse("a " + narrow_type_name(t) + " value that may wrap past " + std::to_string(t.bits()) + " bits is used by " +
                what + ": the vector unit computes 16-bit integers in int32 and has no 16-bit type to wrap them in, so "
                "it takes them only where they provably stay in range (as sums and products of a few bytes do); "
@@ -188,7 +204,7 @@ private:
     }
 
     // The value modulo 2^bits, in int32.
-    Legal congruent(const Legal &v, const Type &t) { return v.wide ? v : exact(v, t, "arithmetic"); }
+    Legal congruent(const Legal &v, const Type &t) { return v.wide ? v : widen(v, t); }
 
     // A narrow value back in its own type, where it leaves the pass's arithmetic (a store, a call).
     static Expr narrowed(const Legal &v, const Type &t) {
@@ -219,11 +235,9 @@ private:
         return wide_value(r, bounded, lo, hi);
     }
 
-    // floor(x / c) for c > 0 of an exact value x (|x| < 2^17): through fp32, where x and a bias (a
-    // multiple of c that makes the numerator non-negative) are exact, the correctly rounded quotient
-    // of such numbers truncates to the integer quotient (a quotient that is not an integer is at
-    // least 1/c from one, far more than fp32's rounding at these magnitudes), and the conversion to
-    // int32 truncates. A power of two multiplies by its exact reciprocal.
+    // floor(x / c) for c > 0 of an exact value x, through fp32 (legalise_types.h says why it is
+    // exact): a bias m * c makes the numerator non-negative, the conversion to int32 truncates, and m
+    // is taken off again. A power of two multiplies by its exact reciprocal.
     Legal floor_div(const Legal &x, int64_t c, const std::string &what) {
         if (c == 1) return x;
         if (!x.bounded) refuse(what + " of a value whose range is unknown");
@@ -258,8 +272,7 @@ private:
     Legal divide(const Expr &a0, const Expr &b0, const Type &t, bool mod) {
         const std::string what = mod ? "a modulo (%)" : "an integer division";
         int64_t c = constant_operand(b0, what, "the back end divides bytes by constants; divide in float and cast");
-        if (t.is_uint()) c = t.bits() == 8 ? int64_t(uint8_t(c)) : int64_t(uint16_t(c));
-        else c = t.bits() == 8 ? int64_t(int8_t(c)) : int64_t(int16_t(c));
+        c = typed_value(c, t);
         if (c == 0) return range_of(make_zero(t), t);  // Halide: x / 0 and x % 0 are 0
         Legal x = exact(legal(a0), t, what);
         const int64_t ac = std::llabs(c);
@@ -313,7 +326,13 @@ private:
         if (op->is_intrinsic(Call::likely) || op->is_intrinsic(Call::likely_if_innermost) ||
             op->is_intrinsic(Call::promise_clamped) || op->is_intrinsic(Call::unsafe_promise_clamped))
             return legal(op->args[0]);
-        if (op->is_intrinsic(Call::abs)) {
+        if (op->is_intrinsic(Call::abs) && op->args[0].type() == Int(32, t.lanes())) {
+            // Halide's abs of an int32 is a uint32: VABS on int32 gives its bits (abs(INT32_MIN)
+            // wraps to INT32_MIN, which is 2^31's).
+            Expr x = mutate(op->args[0]);
+            return wide_value(Call::make(x.type(), Call::abs, {x}, Call::PureIntrinsic), false, 0, 0);
+        }
+        if (op->is_intrinsic(Call::abs) && is_narrow_int(op->args[0].type())) {
             const Type at = op->args[0].type();
             Legal x = exact(legal(op->args[0]), at, "an abs");
             const int64_t hi = std::max(std::llabs(x.lo), std::llabs(x.hi));
@@ -321,7 +340,7 @@ private:
             // VABS on int32 (the result type is int32 here, not Halide's unsigned one: it is exact).
             return wide_value(Call::make(x.e.type(), Call::abs, {x.e}, Call::PureIntrinsic), true, lo, hi);
         }
-        if (op->is_intrinsic(Call::absd)) {
+        if (op->is_intrinsic(Call::absd) && is_narrow_int(op->args[0].type()) && op->args[0].type().bits() < 32) {
             const Type at = op->args[0].type();
             Legal a = exact(legal(op->args[0]), at, "an absd"), b = exact(legal(op->args[1]), at, "an absd");
             Expr d = Sub::make(a.e, b.e);
@@ -399,8 +418,10 @@ private:
             return wide_value(Select::make(v, make_one(wide_type(t)), make_zero(wide_type(t))), true, 0, 1);
         }
         if (t.bits() == 8) return range_of(Cast::make(t, v), t);  // VCVT: the low bits of the int32 conversion
-        // 16 bits of an int32 or float value: its int32 conversion is congruent.
+        // 16 or 32 bits of an int32 value: its bits. Of a float in range, its int32 conversion (not
+        // for a uint32: past 2^31 the two conversions differ).
         if (from == wide_type(t)) return wide_value(v, false, 0, 0);
+        if (t.bits() == 32 || !(from.is_float() || from.is_int_or_uint())) return range_of(Cast::make(t, v), t);
         return wide_value(Cast::make(wide_type(t), v), false, 0, 0);
     }
 
@@ -409,9 +430,7 @@ private:
         const Type t = e.type();
         if (auto c = const_value(e)) {
             Legal r = range_of(e, t);
-            const int64_t k = t.is_int() ? (t.bits() == 8 ? int64_t(int8_t(*c)) : int64_t(int16_t(*c)))
-                                         : (t.bits() == 8 ? int64_t(uint8_t(*c)) : int64_t(uint16_t(*c)));
-            r.lo = r.hi = k;
+            r.lo = r.hi = typed_value(*c, t);
             return r;
         }
         if (const Broadcast *b = e.as<Broadcast>()) {
