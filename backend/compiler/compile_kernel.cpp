@@ -11,6 +11,7 @@
 #include "fold_accumulators.h"
 #include "halide_errors.h"
 #include "infer_dma.h"
+#include "legalise_types.h"
 #include "lower_ring_reductions.h"
 #include "lower_shifted_loads.h"
 #include "lower_gathers.h"
@@ -62,6 +63,8 @@ BackendResult run_passes(const std::function<Stmt(KernelPlan &)> &capture, const
     try {
         s = normalize_stmt(s, plan);
         keep("normalize_stmt", s);
+        s = legalise_types(s);
+        keep("legalise_types", s);
         s = tighten_extents(s);
         keep("tighten_extents", s);
         s = lower_shifted_loads(s, plan);

@@ -2,7 +2,7 @@
 // device program. Each pass is in its own file pair; this one only sequences them.
 //
 //   capture_stmt (prove_bounds first; Halide's lowering, lower_halide, with broadcast_uniform_loads)
-//   -> normalize_stmt
+//   -> normalize_stmt -> legalise_types
 //   -> tighten_extents -> lower_shifted_loads -> classify_memory -> fold_accumulators
 //   -> lower_ring_reductions -> map_cores -> infer_dma -> [rotate_producers] -> plan_pipelines
 //   -> allocate_lx -> plan_ring_shares -> select_instructions -> check_barriers

@@ -32,9 +32,9 @@ Expr first_lane_condition(const Expr &pred, int64_t *bound) {
     return strict ? r->base < k->value : r->base <= k->value;
 }
 
-class Lower : public IRMutator {
+class LowerStorePredicates : public IRMutator {
 public:
-    explicit Lower(const KernelPlan &p) : plan_(p) {}
+    explicit LowerStorePredicates(const KernelPlan &p) : plan_(p) {}
     using IRMutator::visit;
 
     Stmt visit(const Store *op) override {
@@ -118,6 +118,6 @@ private:
 
 }  // namespace
 
-Stmt lower_store_predicates(const Stmt &s, const KernelPlan &plan) { return Lower(plan).mutate(s); }
+Stmt lower_store_predicates(const Stmt &s, const KernelPlan &plan) { return LowerStorePredicates(plan).mutate(s); }
 
 }  // namespace spyre

@@ -269,7 +269,7 @@ bool Selector::is_scalar_like(const Expr &e, const Domain &d) {
             if (a->of(lv.first)) return false;
         return true;
     }
-    if (e.as<FloatImm>() || e.as<IntImm>()) return true;
+    if (e.as<FloatImm>() || e.as<IntImm>() || e.as<UIntImm>()) return true;
     bool all = true;
     int children = 0;
     auto check = [&](const Expr &c) {
@@ -403,6 +403,7 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         if (const Broadcast *bc = v.as<Broadcast>()) v = bc->value;
         if (const FloatImm *f = v.as<FloatImm>()) return f->value;
         if (const IntImm *i = v.as<IntImm>()) return double(i->value);
+        if (const UIntImm *u = v.as<UIntImm>()) return double(u->value);  // a uint8 constant
         return std::nullopt;
     };
     if (!single && is_scalar_like(e, d)) {

@@ -315,8 +315,9 @@ TEST(Fp8, EncodingANonNumberIsAnError) {
     EXPECT_NE(msg.find("spyre::to_fp8: the value has type bool"), std::string::npos) << msg;
 }
 
-// The codes are bytes: arithmetic on them is the int8 error that says to widen them.
-TEST(Fp8, ArithmeticOnCodesIsTheByteError) {
+// The codes are bytes: arithmetic on them is uint8 arithmetic, computed in int32 and wrapped as on
+// the CPU (legalise_types.h), whatever it means for the codes.
+TEST(Fp8, ArithmeticOnCodesIsUint8ArithmeticAsOnTheCpu) {
     auto alg = [] {
         ImageParam in(Float(16), 2, "in");
         Var x("x"), y("y");
@@ -324,9 +325,8 @@ TEST(Fp8, ArithmeticOnCodesIsTheByteError) {
         q(x, y) = to_fp8(in(x, y), Fp8Format::E4M3) + to_fp8(in(x, y), Fp8Format::E5M2);
         return fp8_two_d({in}, q, x, y);
     };
-    std::string msg = error_of([&] { run_differential(alg, fp8_rows_schedule({"", 128, 2, 1, {}}), {{128, 2}}, {128, 2}); });
-    EXPECT_NE(msg.find("Func code_sum"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(": u8 values have no VADD"), std::string::npos) << msg;
+    DiffResult r = run_differential(alg, fp8_rows_schedule({"", 128, 2, 1, {}}), {{128, 2}}, {128, 2});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
 
 }  // namespace
