@@ -65,11 +65,17 @@ class LegaliseTypes : public IRMutator {
 public:
     using IRMutator::visit;
 
+    // Only the values stored are rewritten: indices, loop bounds and conditions are scalar
+    // arithmetic of the control unit (int64 registers), and Halide's later simplifications and
+    // bounds of them expect its own types.
     Expr mutate(const Expr &e) override {
+        if (!in_value_) return e;
         if (e.defined() && is_narrow_int(e.type())) return narrowed(legal(e), e.type());
         return IRMutator::mutate(e);
     }
     using IRMutator::mutate;
+
+    Expr visit(const Load *op) override { return op; }  // its index is an address
 
     Stmt visit(const For *op) override {
         loops_.push_back(op->name);
@@ -79,12 +85,13 @@ public:
     }
 
     Stmt visit(const Store *op) override {
-        const std::string outer = store_;
         store_ = op->name;
         if (is_narrow_int(op->value.type())) refuse_narrow_reduction(op);
-        Stmt r = IRMutator::visit(op);
-        store_ = outer;
-        return r;
+        in_value_ = true;
+        Expr value = mutate(op->value);
+        in_value_ = false;
+        if (value.same_as(op->value)) return op;
+        return Store::make(op->name, value, op->index, op->param, op->predicate, op->alignment);
     }
 
     // A conversion of a narrow value to a wider or float type reads the value itself; to int32 from
@@ -116,6 +123,7 @@ public:
 
 private:
     std::string store_;
+    bool in_value_ = false;
     std::vector<std::string> loops_;  // the loops around, outermost first
 
     // An update that reads the element it writes, over a loop its index does not move with (a
@@ -322,30 +330,35 @@ private:
                "with arithmetic");
     }
 
+    // The bits of Halide's abs of an int32 (a uint32) as an int32: one VABS (the selector takes the
+    // pair).
+    static Expr abs_bits(const Expr &x) {
+        return Cast::make(x.type(), Call::make(x.type().with_code(halide_type_uint), Call::abs, {x}, Call::PureIntrinsic));
+    }
+
     Legal call(const Call *op, const Expr &e, const Type &t) {
         if (op->is_intrinsic(Call::likely) || op->is_intrinsic(Call::likely_if_innermost) ||
             op->is_intrinsic(Call::promise_clamped) || op->is_intrinsic(Call::unsafe_promise_clamped))
             return legal(op->args[0]);
         if (op->is_intrinsic(Call::abs) && op->args[0].type() == Int(32, t.lanes())) {
-            // Halide's abs of an int32 is a uint32: VABS on int32 gives its bits (abs(INT32_MIN)
+            // Halide's abs of an int32 is a uint32: its bits as an int32, VABS's (abs(INT32_MIN)
             // wraps to INT32_MIN, which is 2^31's).
-            Expr x = mutate(op->args[0]);
-            return wide_value(Call::make(x.type(), Call::abs, {x}, Call::PureIntrinsic), false, 0, 0);
+            return wide_value(abs_bits(mutate(op->args[0])), false, 0, 0);
         }
         if (op->is_intrinsic(Call::abs) && is_narrow_int(op->args[0].type())) {
             const Type at = op->args[0].type();
             Legal x = exact(legal(op->args[0]), at, "an abs");
             const int64_t hi = std::max(std::llabs(x.lo), std::llabs(x.hi));
             const int64_t lo = x.lo >= 0 ? x.lo : x.hi <= 0 ? -x.hi : 0;
-            // VABS on int32 (the result type is int32 here, not Halide's unsigned one: it is exact).
-            return wide_value(Call::make(x.e.type(), Call::abs, {x.e}, Call::PureIntrinsic), true, lo, hi);
+            // VABS of the value (abs_bits): exact, as the value is far inside int32.
+            return wide_value(abs_bits(x.e), true, lo, hi);
         }
         if (op->is_intrinsic(Call::absd) && is_narrow_int(op->args[0].type()) && op->args[0].type().bits() < 32) {
             const Type at = op->args[0].type();
             Legal a = exact(legal(op->args[0]), at, "an absd"), b = exact(legal(op->args[1]), at, "an absd");
             Expr d = Sub::make(a.e, b.e);
             const int64_t hi = std::max(a.hi - b.lo, b.hi - a.lo);
-            return wide_value(Call::make(d.type(), Call::abs, {d}, Call::PureIntrinsic), true, 0, hi);
+            return wide_value(abs_bits(d), true, 0, hi);
         }
         if (op->is_intrinsic(Call::shift_left)) return shift(op, t, true);
         if (op->is_intrinsic(Call::shift_right)) return shift(op, t, false);
@@ -356,6 +369,28 @@ private:
         // Anything else (an fp8 encode, a shifted read, an operation the selector refuses by name) is
         // left as it is, its arguments narrowed.
         return range_of(IRMutator::mutate(e), t);
+    }
+
+    // (a & b) + ((a ^ b) >> 1), the floor of the mean of a and b without overflow: how Halide lowers
+    // halving_add, which it finds in i8((i16(a) + i16(b)) / 2) and the like. As floor((a + b) / 2)
+    // of the values in int32 it needs no bitwise operation.
+    std::optional<Legal> halving_add(const Add *op, const Type &t) {
+        for (int i = 0; i < 2; i++) {
+            const Call *a = (i ? op->b : op->a).as<Call>();
+            Expr half = i ? op->a : op->b, xored;
+            if (!a || !a->is_intrinsic(Call::bitwise_and)) continue;
+            if (const Div *d = half.as<Div>(); d && const_value(d->b) == 2) xored = d->a;
+            if (const Call *sh = half.as<Call>(); sh && sh->is_intrinsic(Call::shift_right) && const_value(sh->args[1]) == 1)
+                xored = sh->args[0];
+            const Call *x = xored.defined() ? xored.as<Call>() : nullptr;
+            if (!x || !x->is_intrinsic(Call::bitwise_xor)) continue;
+            const bool same = (equal(a->args[0], x->args[0]) && equal(a->args[1], x->args[1])) ||
+                              (equal(a->args[0], x->args[1]) && equal(a->args[1], x->args[0]));
+            if (!same) continue;
+            Legal p = exact(legal(a->args[0]), t, "a halving add"), q = exact(legal(a->args[1]), t, "a halving add");
+            return floor_div(wide_value(Add::make(p.e, q.e), true, p.lo + q.lo, p.hi + q.hi), 2, "a halving add");
+        }
+        return std::nullopt;
     }
 
     static bool has_boolean_ops(const Expr &e) {
@@ -438,7 +473,10 @@ private:
             v.e = Broadcast::make(v.e, b->lanes);
             return v;
         }
-        if (const Add *o = e.as<Add>()) return arith(t, '+', o->a, o->b);
+        if (const Add *o = e.as<Add>()) {
+            if (auto h = halving_add(o, t)) return *h;
+            return arith(t, '+', o->a, o->b);
+        }
         if (const Sub *o = e.as<Sub>()) return arith(t, '-', o->a, o->b);
         if (const Mul *o = e.as<Mul>()) return arith(t, '*', o->a, o->b);
         if (const Min *o = e.as<Min>()) {

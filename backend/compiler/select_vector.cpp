@@ -440,6 +440,16 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         // An fp8 decode straight into the cast's float type: one VCVTF8 (exact either way).
         if (auto f = as_fp8(c->value); f && !f->encode && (t == DType::F16 || t == DType::F32))
             return convert(to_vec(gen(f->value, d, nullptr), d), t, d, into, Opcode::VCVTF8, int32_t(f->format));
+        // Halide's abs of an int32 is a uint32, which has no device type; made an int32 again, its
+        // bits are VABS's (abs(INT32_MIN) wraps to INT32_MIN; legalise_types.h makes this of abs).
+        if (const Call *a = c->value.as<Call>();
+            a && a->is_intrinsic(Call::abs) && t == DType::I32 && a->args[0].type().element_of() == Int(32)) {
+            Operand x = to_vec(gen(a->args[0], d, nullptr), d);
+            Operand r = result_for(d, t, into, {&x});
+            vinstr(Opcode::VABS, t, r, &x, nullptr, sticks, d.groups);
+            if (r.temp != x.temp) free_temp(x);
+            return r;
+        }
         // A cast the device computes already (int16 of widened bytes is computed as int32): the
         // value goes straight where the cast's would.
         if (vector_type(c->value) == t) return gen(c->value, d, into);

@@ -66,7 +66,7 @@ Expr u8c(int v) { return cast<uint8_t>(v); }
 std::vector<NarrowCase> narrow_cases() {
     std::vector<NarrowCase> v;
     // docs/examples.md's brighten on a uint8 image: the sum wraps past 255 as on the CPU.
-    v.push_back({"brighten_u8", [](Func a, Func, Var x, Var y) { return a(x, y) + u8c(10); }, UInt(8), 300, 8, 1});
+    v.push_back({"brighten_u8", [](Func a, Func, Var x, Var y) { return a(x, y) + u8c(10); }, UInt(8), 300, 8, 4});
     // A threshold in uint8.
     v.push_back({"threshold_u8",
                  [](Func a, Func, Var x, Var y) { return select(a(x, y) > 128, u8c(255), u8c(0)); }, UInt(8), 256,
@@ -110,6 +110,19 @@ std::vector<NarrowCase> narrow_cases() {
                      return cast<uint8_t>((cast<uint16_t>(a(x, y)) + cast<uint16_t>(b(x, y)) + 1) / 2);
                  },
                  UInt(8), 256, 4, 1});
+    // Means that Halide makes halving adds of (lowered with bitwise operations, which the vector unit
+    // lacks: computed as the floor of the mean).
+    v.push_back({"mean_i8",
+                 [](Func a, Func b, Var x, Var y) {
+                     return cast<int8_t>((cast<int16_t>(a(x, y)) + cast<int16_t>(b(x, y))) / 2) +
+                            cast<int8_t>((cast<int16_t>(b(x, y)) - 42) / 4);
+                 },
+                 Int(8), 128, 4, 1});
+    v.push_back({"mean_u8",
+                 [](Func a, Func b, Var x, Var y) {
+                     return cast<uint8_t>((cast<uint16_t>(a(x, y)) + cast<uint16_t>(b(x, y))) / 2);
+                 },
+                 UInt(8), 128, 4, 1});
     // Halide's absd and abs on int8 (both give uint8).
     v.push_back({"absd_abs_i8",
                  [](Func a, Func b, Var x, Var y) { return absd(a(x, y), b(x, y)) + abs(b(x, y)); }, Int(8), 128, 4,
