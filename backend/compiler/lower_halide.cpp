@@ -160,7 +160,10 @@ Stmt run_passes(const std::vector<Function> &output_funcs, const std::string &na
     s = simplify(s);
     s = hoist_loop_invariant_values(s);
     s = hoist_loop_invariant_if_statements(s);
-    s = find_intrinsics(s);
+    // Not find_intrinsics: Halide 14's pattern for a halving subtract negates the constant of a
+    // wrapping product (i8((i16(b) - i16(a*3)) / 2) becomes halving_add(b, a*-3)), which differs
+    // when a*3 wraps to -128. It only rewrites vectors, so the scalar reference keeps the exact
+    // form; the back end computes narrow integers in int32 (legalise_types) and needs no intrinsics.
     return hoist_prefetches(s);
 }
 

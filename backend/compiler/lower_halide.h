@@ -4,9 +4,12 @@
 // constraints are substituted instead), atomic mutexes where no Func asks for them, the bounding
 // of small realizations before flattening where no Func is stored in registers, AMX tile
 // operations, and everything after the last simplification (argument inference, parallel tasks,
-// the Module). The Stmt is the one Pipeline::compile_to_module hands a custom lowering pass
-// (tests/compiler/test_lower_halide.cpp checks), for less work: lowering is
-// most of the autoscheduler's time (docs/auto_schedule.md, "How it searches").
+// the Module). Leaving them out saves work: lowering is most of the autoscheduler's time
+// (docs/auto_schedule.md, "How it searches"). It also leaves out Halide's search for vector
+// intrinsics (find_intrinsics), which rewrites some wrapping integer arithmetic into a form that
+// computes other numbers than the scalar code the reference runs. With find_intrinsics applied,
+// the Stmt is the one Pipeline::compile_to_module hands a custom lowering pass
+// (tests/compiler/test_lower_halide.cpp checks).
 #pragma once
 
 #include <string>

@@ -190,12 +190,12 @@ TEST(NarrowTypes, AbsOfInt32MinMadeInt32AgainMatchesCpu) {
     EXPECT_EQ(static_cast<const int32_t *>(r.got.data())[0], INT32_MIN);
 }
 
-// Halide 14's lowering of vector byte arithmetic (find_intrinsics) makes i8((i16(b) - i16(a * 3)) / 2)
-// a halving add of b and a * -3, which differs from its scalar code where a * 3 wraps to -128
-// (a = -128: 93 on the CPU's scalar code, -35 in its vectorized code). The device computes what the
-// vectorized code does (docs/directives.md, "Element types"); this pins the difference, so that a
-// Halide that stops making it fails here and the docs can drop it.
-TEST(NarrowTypes, HalidesVectorRewriteOfAWrappedProductIsWhatTheDeviceComputes) {
+// Halide 14's search for vector intrinsics (find_intrinsics) makes i8((i16(b) - i16(a * 3)) / 2) a
+// halving add of b and a * -3, which differs from its scalar code where a * 3 wraps to -128
+// (a = -128: 93 in the scalar code, -35 in its vectorized code). The back end skips that search
+// (lower_halide.h), so the device gives the scalar code's answer everywhere; the vectorized CPU
+// code is checked too, so that a Halide which stops differing shows up here.
+TEST(NarrowTypes, AWrappedProductInAHalvingSubtractIsTheScalarCodesAnswer) {
     NarrowCase c{"wrapped_product_mean",
                  [](Func a, Func b, Var x, Var y) {
                      return cast<int8_t>((cast<int16_t>(b(x, y)) - cast<int16_t>(a(x, y) * cast<int8_t>(3))) / 2);
@@ -205,18 +205,19 @@ TEST(NarrowTypes, HalidesVectorRewriteOfAWrappedProductIsWhatTheDeviceComputes) 
     for (int y = 0; y < 2; y++)
         for (int x = 0; x < 128; x++) a(x, y) = int8_t(x - 128 + y), b(x, y) = 58;
     DiffResult r = run_differential_on(narrow_alg(c), narrow_hand(c), {Runtime::Buffer<>(a), Runtime::Buffer<>(b)}, {128, 2});
-    // Halide's vectorized CPU code on the same inputs.
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    const int8_t *got = static_cast<const int8_t *>(r.got.data());
+    EXPECT_EQ(int(got[0]), 93);  // a = -128: b - a * 3 = 58 + 128
+    // Halide's vectorized CPU code on the same inputs differs at that one element.
     Kernel k = narrow_alg(c)();
     k.inputs[0].set(Halide::Buffer<int8_t>(*a.raw_buffer()));
     k.inputs[1].set(Halide::Buffer<int8_t>(*b.raw_buffer()));
     k.output.vectorize(k.vars["x"], 128);
     Halide::Buffer<int8_t> vec = k.output.realize({128, 2});
-    const int8_t *got = static_cast<const int8_t *>(r.got.data()), *want = static_cast<const int8_t *>(r.want.data());
-    EXPECT_EQ(int(want[0]), 93);  // the scalar code: a = -128, b - a * 3 = 58 + 128
-    EXPECT_EQ(int(got[0]), -35);
+    int differ = 0;
+    for (int i = 0; i < 256; i++) differ += int(got[i]) != int(vec(i % 128, i / 128));
     EXPECT_EQ(int(vec(0, 0)), -35);
-    EXPECT_EQ(r.cmp.mismatches, 1) << r.cmp.first_mismatch;  // only there
-    for (int i = 0; i < 256; i++) EXPECT_EQ(int(got[i]), int(vec(i % 128, i / 128))) << i;
+    EXPECT_EQ(differ, 1);
 }
 
 // What has no exact int32 form stays an error that names the operation and what to write instead.
