@@ -117,6 +117,7 @@ Operand Selector::index_select(const Select *op, const Domain &d, const Operand 
     const DType t = vector_type(op->true_value);
     Operand x = to_vec(gen(m->swap ? op->false_value : op->true_value, d, nullptr), d);
     Operand y = gen(m->swap ? op->true_value : op->false_value, d, nullptr);
+    if (y.row) y = to_vec(y, d);  // VSELIDX takes a whole src1 or one element per group
     const bool scalar = y.kind == Operand::Scal;
     if (scalar) y = as_src1(y, d);
     Operand r = result_for(d, t, into, {&x, &y});
@@ -187,8 +188,8 @@ Operand Selector::mask_of(const Expr &cond, const Domain &d, DType t) {
     const int64_t csticks = sticks_per_group(d, ct);
     Operand x = to_vec(gen(a, d, nullptr), d);
     Operand y = gen(b, d, nullptr);
-    const uint8_t mode = y.kind == Operand::Scal ? kSrc1Scalar : 0;
-    if (mode) y = as_src1(y, d);
+    const uint8_t mode = y.kind == Operand::Scal ? kSrc1Scalar : y.row ? kSrc1Row : 0;
+    if (y.kind == Operand::Scal) y = as_src1(y, d);
     Operand m = new_temp(ct, csticks * d.groups * sb_);
     vinstr(op, ct, m, &x, &y, csticks, d.groups, mode);
     free_temp(x);
@@ -208,6 +209,7 @@ Operand Selector::data_select(const Select *op, const Domain &d, const Operand *
     Operand m = mask_of(op->condition, d, t);
     Operand x = to_vec(gen(op->true_value, d, nullptr), d);
     Operand y = gen(op->false_value, d, nullptr);
+    if (y.row) y = to_vec(y, d);  // VSELM takes a whole src1 or one element per group
     const uint8_t mode = y.kind == Operand::Scal ? kSrc1Scalar : 0;
     if (mode) y = as_src1(y, d);
     // VSELM reads its mask where it writes: the mask's temporary, then the destination.

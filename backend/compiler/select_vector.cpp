@@ -96,8 +96,8 @@ void Selector::vinstr(Opcode op, DType t, const Operand &dst, const Operand *a, 
 Operand Selector::shifted_load(const ShiftCall &s, const Domain &d, const Operand *into) {
     const Load *home = s.home.as<Load>();
     Operand src = home ? load(home, d) : Operand();
-    if (!home || src.kind != Operand::Vec)
-        internal("internal: a shifted read of a scalar");
+    if (!home || src.kind != Operand::Vec || src.row)
+        internal("internal: a shifted read of a scalar or of one row for all groups");
     const DType t = src.type;
     int32_t lo = 0, hi = 0;
     if (s.edge) {
@@ -194,7 +194,9 @@ Operand Selector::load(const Load *op, const Domain &d) {
                 unsupported("reads " + bi.func + " out of stick order along " + l.first +
                             " (stick_vectorize the dimension of stride 1 and keep rows contiguous)");
         if (d.ramp_lanes == 0 && d.lane.empty()) internal("internal: vector load without lanes");
-        if (!d.group_var.empty()) {
+        if (!d.group_var.empty() && d.shared_rows && a->of(d.group_var) == 0) {
+            o.row = true;
+        } else if (!d.group_var.empty()) {
             int64_t want = d.padded ? sticks_per_group(d, bi.type) * lanes_t : d.elems;
             if (a->of(d.group_var) != want)
                 unsupported("rows of " + bi.func + " are not back to back in whole sticks (row stride " +
@@ -344,13 +346,14 @@ Operand Selector::constant(double v, DType t, const Domain &d) {
     vinstr(Opcode::VFILL, t, o, nullptr, nullptr, sticks, 1, 0, bits);
     o.kind = Operand::Scal;
     o.per_group = d.groups > 1;
+    o.uniform = true;
     return o;
 }
 
 Operand Selector::result_for(const Domain &d, DType t, const Operand *into, std::initializer_list<const Operand *> reuse) {
     if (into) return *into;
     for (const Operand *r : reuse)
-        if (r && r->temp >= 0 && r->type == t && r->kind == Operand::Vec &&
+        if (r && r->temp >= 0 && r->type == t && r->kind == Operand::Vec && !r->row &&
             st_.temps[r->temp].bytes >= sticks_per_group(d, t) * d.groups * sb_)
             return *r;
     return new_temp(t, sticks_per_group(d, t) * d.groups * sb_);
@@ -433,6 +436,7 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
             return transposed_load(l, r, plan_.buffer(l->name), d, into);
         Operand o = load(l, d);
         if (!into) return o;
+        if (o.row) return spread_row(o, d, into);
         vinstr(o.kind == Operand::Scal ? Opcode::VBCAST : Opcode::VCOPY, t, *into, &o, nullptr, sticks, d.groups);
         return *into;
     }
@@ -453,7 +457,18 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         // A cast the device computes already (int16 of widened bytes is computed as int32): the
         // value goes straight where the cast's would.
         if (vector_type(c->value) == t) return gen(c->value, d, into);
-        return convert(to_vec(gen(c->value, d, nullptr), d), t, d, into);
+        Operand v = gen(c->value, d, nullptr);
+        if (v.kind == Operand::Vec && v.row) {  // of a row: a row, converted once
+            Domain one = d;
+            one.groups = 1;
+            one.group_var.clear();
+            one.shared_rows = false;
+            v.row = false;
+            Operand r = convert(v, t, one, nullptr);
+            r.row = true;
+            return into ? spread_row(r, d, into) : r;
+        }
+        return convert(to_vec(v, d), t, d, into);
     }
     if (auto f = as_fp8(e)) {
         // An encode of an fp16 value widened to fp32 encodes the fp16 value (the widening is exact).
@@ -469,7 +484,16 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         return convert(a, t, d, into, Opcode::VCVTF8, int32_t(f->format));
     }
     auto unary = [&](Opcode op, const Expr &x) {
-        Operand a = to_vec(gen(x, d, nullptr), d);
+        Operand a = gen(x, d, nullptr);
+        if (a.kind == Operand::Vec && a.row) {  // of a row: a row
+            a.row = false;
+            Operand r = new_temp(t, sticks * sb_);
+            vinstr(op, t, r, &a, nullptr, sticks, 1);
+            free_temp(a);
+            r.row = true;
+            return into ? spread_row(r, d, into) : r;
+        }
+        a = to_vec(a, d);
         Operand r = result_for(d, t, into, {&a});
         vinstr(op, t, r, &a, nullptr, sticks, d.groups);
         if (r.temp != a.temp) free_temp(a);
@@ -511,8 +535,8 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
             free_temp(s);
             Operand b2 = gen(y, d, nullptr);
             Operand r = result_for(d, t, into, {&v, &b2});
-            uint8_t mode = b2.kind == Operand::Scal ? kSrc1Scalar : 0;
-            if (mode) b2 = as_src1(b2, d);
+            uint8_t mode = b2.kind == Operand::Scal ? kSrc1Scalar : b2.row ? kSrc1Row : 0;
+            if (b2.kind == Operand::Scal) b2 = as_src1(b2, d);
             vinstr(op, t, r, &v, &b2, sticks, d.groups, mode);
             if (r.temp != v.temp) free_temp(v);
             if (r.temp != b2.temp) free_temp(b2);
@@ -591,6 +615,7 @@ Operand Selector::convert(Operand a, DType t, const Domain &d, const Operand *in
 }
 
 Operand Selector::to_vec(Operand s, const Domain &d) {
+    if (s.kind == Operand::Vec && s.row) return spread_row(s, d, nullptr);
     if (s.kind == Operand::Vec) return s;
     s = as_src1(s, d);
     Operand v = new_temp(s.type, sticks_per_group(d, s.type) * d.groups * sb_);
@@ -601,17 +626,52 @@ Operand Selector::to_vec(Operand s, const Domain &d) {
 
 Operand Selector::binary_ops(Opcode op, const Expr &x, const Expr &y, const Domain &d, const Operand *into, DType t,
                    int64_t sticks) {
-    Operand a = to_vec(gen(x, d, nullptr), d);
+    Operand a = gen(x, d, nullptr);
     Operand b2 = gen(y, d, nullptr);
+    // A row read by every group goes in src1 (kSrc1Row): the sources of a commutative op swap.
+    const bool commutative = op == Opcode::VADD || op == Opcode::VMUL || op == Opcode::VMIN || op == Opcode::VMAX;
+    if (commutative && a.kind == Operand::Vec && a.row && b2.kind == Operand::Vec && !b2.row) std::swap(a, b2);
+    // A row with a row or a value for all groups is a row: computed once, not once per group.
+    if (a.kind == Operand::Vec && a.row &&
+        ((b2.kind == Operand::Vec && b2.row) || (b2.kind == Operand::Scal && (!b2.per_group || b2.uniform)))) {
+        a.row = b2.row = false;
+        Operand r = new_temp(t, sticks * sb_);
+        vinstr(op, t, r, &a, &b2, sticks, 1, b2.kind == Operand::Scal ? kSrc1Scalar : 0);
+        free_temp(a);
+        free_temp(b2);
+        r.row = true;
+        return into ? spread_row(r, d, into) : r;
+    }
+    a = to_vec(a, d);
     uint8_t mode = 0;
     if (b2.kind == Operand::Scal) {
         b2 = as_src1(b2, d);
         mode = kSrc1Scalar;
+    } else if (b2.row) {
+        mode = kSrc1Row;
     }
     Operand r = result_for(d, t, into, {&a, &b2});
     vinstr(op, t, r, &a, &b2, sticks, d.groups, mode);
     if (r.temp != a.temp) free_temp(a);
     if (r.temp != b2.temp) free_temp(b2);
+    return r;
+}
+
+Operand Selector::spread_row(const Operand &row, const Domain &d, const Operand *into) {
+    const DType t = row.type;
+    const int64_t sticks = sticks_per_group(d, t), elems = sticks * plan_.lanes(t);
+    Operand r = into ? *into : new_temp(t, sticks * d.groups * sb_);
+    Operand src = row;
+    src.row = false;
+    vinstr(Opcode::VCOPY, t, r, &src, nullptr, sticks, 1);
+    for (int64_t done = 1; done < d.groups;) {
+        const int64_t n = std::min(done, d.groups - done);
+        Operand to = r;
+        to.index = simplify(r.index + Expr(int32_t(done * elems)));
+        vinstr(Opcode::VCOPY, t, to, &r, nullptr, sticks, n);
+        done += n;
+    }
+    free_temp(row);  // a computed row is used up
     return r;
 }
 
@@ -714,15 +774,18 @@ void Selector::collect(const Expr &e, bool under_broadcast, AccessCoeffs &out) {
             IRVisitor::visit(op);
         }
         void visit(const Call *op) override {
-            if (auto s = as_shift(Expr(op)); s && s->edge) {
+            auto s = as_shift(Expr(op));
+            if (s && s->edge) {
                 out->windows.push_back(s->lo);
                 out->windows.push_back(s->hi);
             }
+            shifts += bool(s);
             IRVisitor::visit(op);
+            shifts -= bool(s);
         }
         void visit(const Load *op) override {
             if (const Ramp *r = op->index.as<Ramp>()) {
-                if (is_const_one(r->stride)) out->vec.push_back({r->base, true});
+                if (is_const_one(r->stride)) out->vec.push_back({r->base, shifts == 0});
                 else out->trans.push_back({r->base, as_const_int(r->stride) ? *as_const_int(r->stride) : 0});
             } else {
                 out->scal.push_back({op->index, bc > 0});
@@ -734,7 +797,7 @@ void Selector::collect(const Expr &e, bool under_broadcast, AccessCoeffs &out) {
         void visit(const Variable *op) override {
             if (bc > 0 && loads == 0) out->scalar_vars.insert(op->name);
         }
-        int loads = 0;
+        int loads = 0, shifts = 0;
     } v;
     v.out = &out;
     v.bc = under_broadcast;
@@ -746,7 +809,7 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
     if (!r || !is_const_one(r->stride)) unsupported("stores a strided vector");
     const BufferInfo &dst = plan_.buffer(st->name);
     AccessCoeffs acc;
-    acc.vec.push_back({r->base, true});
+    acc.vec.push_back({r->base, false});  // the store: it moves with every loop merged
     collect(st->value, false, acc);
     std::set<std::string> all = var_set(loops);
     auto coeff = [&](const Expr &idx, const std::string &v) {
@@ -787,8 +850,13 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
         }
         if (k > 0 && grouped) {
             const Loop &l = loops[k - 1];
-            bool ok = own_ok(d, l);
-            for (auto &a : acc.vec) ok &= coeff(a.first, l.name) == d.elems;
+            bool ok = own_ok(d, l), shared = false;
+            // A read that stays on one row for every group is that row, read by each (kSrc1Row).
+            for (auto &a : acc.vec) {
+                const int64_t c = coeff(a.first, l.name);
+                shared |= c == 0 && a.second;
+                ok &= c == d.elems || (c == 0 && a.second);
+            }
             for (auto &a : acc.trans) ok &= coeff(a.first, l.name) == 1;  // rows walk the input's row
             for (auto &w : acc.windows) ok &= coeff(w, l.name) == 0;
             for (auto &m : acc.masks) ok &= coeff(m.base, l.name) == 0 || coeff(m.base, l.name) == -m.stride;
@@ -799,6 +867,7 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
             if (ok) {
                 d.group_var = l.name;
                 d.groups = l.extent;
+                d.shared_rows = shared;
                 k--;
             }
         }

@@ -52,6 +52,8 @@ struct Operand {
     int32_t base = 0;  // LX byte offset of the buffer (or temporary)
     Expr index;        // element index of element 0 within the buffer
     bool per_group = false;
+    bool row = false;  // Vec: one group that every group reads (kSrc1Row; a bias or gamma over rows)
+    bool uniform = false;  // Scal: the same value in every group (a constant)
     int temp = -1;     // temporary slot, or -1
 };
 
@@ -63,6 +65,8 @@ struct Domain {
     int64_t groups = 1;
     int64_t elems = 1;  // elements per group
     bool padded = false;  // element mode: groups are padded to whole sticks
+    // Vector reads that do not move with group_var are one row for every group (Operand::row).
+    bool shared_rows = false;
     std::map<std::string, Expr> zero;
     std::set<std::string> vars() const {
         std::set<std::string> v;
@@ -199,6 +203,9 @@ private:
 
     Operand binary_ops(Opcode op, const Expr &x, const Expr &y, const Domain &d, const Operand *into, DType t,
                        int64_t sticks);
+    // A row operand written out to every group of `d` (into `into`, or a temporary): one copy,
+    // then copies of the rows already written, log2(groups) instructions.
+    Operand spread_row(const Operand &row, const Domain &d, const Operand *into);
 
     // What an expression is, in the terms of the algorithm (never IR text).
     std::string describe(const Expr &e) const;
@@ -217,7 +224,9 @@ private:
     std::set<std::string> var_set(const std::vector<Loop> &loops);
 
     struct AccessCoeffs {
-        std::vector<std::pair<Expr, bool>> vec, scal;  // index bases
+        // Index bases; for vec, whether the read may be one row for all groups (not a shifted
+        // read's home, whose edge reaches into the next row); for scal, under a broadcast.
+        std::vector<std::pair<Expr, bool>> vec, scal;
         std::vector<std::pair<Expr, int64_t>> trans;   // strided (transposed) vector reads: base, stride
         std::vector<Expr> windows;                     // edge window bounds of shifted reads (home-relative)
         std::vector<MaskForm> masks;                   // selects on the stick index (select_masks.cpp)

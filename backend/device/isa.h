@@ -112,6 +112,9 @@ enum VectorMode : uint8_t {
     kEdgeMirrorImage = 32,     // VSHIFT: positions reflect about the window's ends, edges repeated (mirror_image)
     kEdgeMirrorInterior = 64,  // VSHIFT: positions reflect about the edge elements themselves (mirror_interior)
     kLimitPerGroup = 128,      // VSELIDX: the limit grows by one per group (a diagonal: lane e of row g vs g + limit)
+    // Element-wise ops of two sources (format version 10): src1 is one group of n sticks that every
+    // group reads (a row operand: a bias, a gamma, a column maximum), as a stride-0 operand.
+    kSrc1Row = 16,
 };
 // Mode bits (Instr::mode) for DMA_LD.
 enum DmaMode : uint8_t {
@@ -151,7 +154,8 @@ constexpr uint8_t kEdgeModes = kEdgeClamp | kEdgeZero | kEdgeMirrorImage | kEdge
 // in op_info).
 enum class VecForm : uint8_t {
     None,         // not a vector instruction
-    Map2,         // element-wise of src0 and src1 (src1 one element per group with kSrc1Scalar): VADD ... VFMA
+    Map2,         // element-wise of src0 and src1 (src1 one element per group with kSrc1Scalar, one group for
+                  // all with kSrc1Row): VADD ... VFMA
     Map1,         // element-wise of src0: VEXP ... VROUND
     Copy,         // VCOPY: the bits of src0
     Convert,      // VCVT, VCVTF8: src0 into the element type a9

@@ -34,7 +34,7 @@ struct DeviceProgram {
     // 2: int8/uint8 element types, VROUND, VSHIFT; 3: VCVTF8, VSHIFT mirror edges, VLSEL; 4: VSELIDX;
     // 5: BufferKind::InOut; 6: VREDARGMAX, VREDARGMIN, VSCANSUM; 7: LDLX; 8: VCMPLT, VCMPLE, VCMPEQ, VSELM;
     // 9: DMA_LD's shared mode (kDmaShared)
-    static constexpr uint32_t kFormatVersion = 9;
+    static constexpr uint32_t kFormatVersion = 10;
 
     std::string kernel_name;
     int32_t num_cores = 1;

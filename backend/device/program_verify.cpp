@@ -230,7 +230,7 @@ void check_type_and_mode(size_t pc, const Instr &in) {
                     "f16/f32)");
 
     uint8_t allowed = 0;
-    if (is_binary(op)) allowed = kSrc1Scalar;
+    if (is_binary(op)) allowed = kSrc1Scalar | (op_info(op).form == VecForm::Map2 ? uint8_t(kSrc1Row) : uint8_t(0));
     if (is_reduction(op)) allowed = kAccumulate | kDstF32;
     if (op == Opcode::VREDSUM && t == DType::F16) allowed |= kAccF16;
     if (op == Opcode::MATMUL) allowed = kAccumulate;
@@ -238,6 +238,9 @@ void check_type_and_mode(size_t pc, const Instr &in) {
     if (op == Opcode::VSELIDX) allowed = kSrc1Scalar | kLimitPerGroup;
     uint8_t bad = in.mode & uint8_t(~allowed);
     if (bad) throw_error(w, ": mode bits ", hex(bad), " not allowed (allowed: ", hex(allowed), ")");
+    if (is_binary(op) && (in.mode & kSrc1Scalar) && (in.mode & kSrc1Row))
+        throw_error(w, ": src1 is both one element per group (mode bit ", hex(kSrc1Scalar), ") and one row for all (",
+                    hex(kSrc1Row), ")");
     if ((in.mode & kAccF16) && (in.mode & kDstF32))
         throw_error(w, ": accumulates in fp16 (mode bit ", hex(kAccF16), ") but writes fp32 (", hex(kDstF32), ")");
     if (op == Opcode::VSHIFT) {
@@ -404,7 +407,9 @@ void check_vector_machine(size_t pc, const Instr &in, const MachineDesc &m) {
     if (op == Opcode::VFILL) return;
     // VBCAST reads one scalar per group.
     check_lx(pc, in, "src0", 3, op == Opcode::VBCAST ? sat_mul(groups, eb) : full, m);
-    if (is_binary(op)) check_lx(pc, in, "src1", 5, (in.mode & kSrc1Scalar) ? sat_mul(groups, eb) : full, m);
+    if (is_binary(op))
+        check_lx(pc, in, "src1", 5,
+                 (in.mode & kSrc1Scalar) ? sat_mul(groups, eb) : (in.mode & kSrc1Row) ? sat_mul(sticks, sb) : full, m);
 }
 
 void check_machine_instr(const DeviceProgram &p, size_t pc, const Instr &in, const MachineDesc &m) {

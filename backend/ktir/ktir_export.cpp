@@ -564,6 +564,14 @@ private:
                 y = fresh();
                 line(y + " = linalg.broadcast ins(" + s + " : " + tensor_type({groups}, t) + ") outs(" + e + " : " +
                      tt + ") dimensions = [1]");
+            } else if (in.mode & kSrc1Row) {  // one row for every group: broadcast along the groups
+                const int64_t n = shape.back();
+                std::string s = load(lx_tile(in, 5, t, {n}, {1}, pc, "src1"), {n}, t);
+                std::string e = fresh();
+                line(e + " = tensor.empty() : " + tt);
+                y = fresh();
+                line(y + " = linalg.broadcast ins(" + s + " : " + tensor_type({n}, t) + ") outs(" + e + " : " + tt +
+                     ") dimensions = [0]");
             } else {
                 y = load(lx_tile(in, 5, t, shape, dense, pc, "src1"), shape, t);
             }

@@ -500,11 +500,12 @@ void Importer::after(int tag, Queue q, Access a) {
 int Importer::tag_for(const Op &op, Queue q) {
     if (!explicit_) return queue_tag(q);
     const Op *holder = &op;
-    if (!op.attrs.count("spyre.tag") && !op.results.empty()) {
-        // The tag of the store that writes the op's result (our export's form).
-        auto du = du_.find(op.results[0]);
-        if (du != du_.end() && du->second.users.size() == 1 && du->second.users[0]->name == "ktdp.store")
-            holder = du->second.users[0];
+    // The tag of the store that writes the op's result (our export's form), through the one user
+    // of each value on the way (a row broadcast feeds the op whose result is stored).
+    for (int hop = 0; hop < 4 && !holder->attrs.count("spyre.tag") && !holder->results.empty(); hop++) {
+        auto du = du_.find(holder->results[0]);
+        if (du == du_.end() || du->second.users.size() != 1) break;
+        holder = du->second.users[0];
     }
     auto it = holder->attrs.find("spyre.tag");
     if (it == holder->attrs.end() || it->second.kind != Attr::Int || it->second.i < 0 || it->second.i >= kNumTags)

@@ -103,7 +103,7 @@ void Importer::reshape(const Op &op) {
     if (x.kind != Tens::InLx) {
         v.x = x;
         v.x.shape = out;
-        if (x.kind == Tens::Bcast && !x.uniform)
+        if (x.kind == Tens::Bcast && !x.uniform && !x.row)
             throw_error("line ", op.line, ": ", op.name, ": reshaping a broadcast is not supported");
         v.x.alloc = -1;
         return define(op, 0, v);
@@ -196,6 +196,11 @@ void Importer::broadcast(const Op &op) {
         v.x.uniform = true;
     } else if (op.dims.size() == 1 && op.dims[0] == int64_t(r - 1) && packed(s)) {
         v.x.uniform = false;  // one element per row
+    } else if (std::find(op.dims.begin(), op.dims.end(), int64_t(r - 1)) == op.dims.end() && r >= 2 &&
+               packed(s) && elements(s.shape) == s.shape.back() && s.shape.back() == rt.shape.back() &&
+               row_operand_user(op.results[0])) {
+        // One row for every row, read by the one element-wise op that uses it: its row operand.
+        v.x.row = true;
     } else if (std::find(op.dims.begin(), op.dims.end(), int64_t(r - 1)) == op.dims.end()) {
         // Rows repeated along outer dimensions (torch-spyre's [12, 64] -> [12, 2, 64], dimensions = [1]):
         // copy them row by row.
@@ -207,6 +212,16 @@ void Importer::broadcast(const Op &op) {
     }
     extend_life(op.operands[0], op.results[0]);
     define(op, 0, v);
+}
+
+bool Importer::row_operand_user(const std::string &value) const {
+    static const std::set<std::string> elementwise = {
+        "arith.addf",  "arith.addi",    "arith.subf",    "arith.subi",    "arith.mulf",  "arith.muli",
+        "arith.divf",  "arith.maximumf", "arith.maxnumf", "arith.maxsi",  "arith.minimumf", "arith.minnumf",
+        "arith.minsi", "linalg.add",    "linalg.sub",    "linalg.mul",    "linalg.div",  "linalg.max",
+        "linalg.min"};
+    auto du = du_.find(value);
+    return du != du_.end() && du->second.users.size() == 1 && elementwise.count(du->second.users[0]->name);
 }
 
 Val Importer::row_broadcast(const Op &op, const Tens &s, const Type &rt) {
@@ -368,6 +383,11 @@ void Importer::binary(const Op &op, Opcode oc, Tens x, Tens y, DType t) {
         mode = kSrc1Scalar;
         ig = Geo{1, g.groups * g.sticks};
         s1_elems = 1;
+    } else if (y.kind == Tens::Bcast && y.row) {
+        src1.kind = Tens::InLx;
+        src1.at = y.src;
+        mode = kSrc1Row;
+        s1_elems = g.sticks * (sb_ / dtype_bytes(t));
     } else if (y.kind == Tens::Bcast) {
         src1.kind = Tens::InLx;
         src1.at = y.src;

@@ -72,6 +72,7 @@ struct Tens {
     double splat = 0;              // Splat
     Lx src;                        // Bcast: the elements broadcast (one per group, or one)
     bool uniform = false;          // Bcast: one element for all
+    bool row = false;              // Bcast: one row (at src) for every row, read as a row operand
     int alloc = -1;                // InLx allocated by the importer: allocation id
 };
 
@@ -304,6 +305,9 @@ private:
 
     void broadcast(const Op &op);
     Val row_broadcast(const Op &op, const Tens &s, const Type &rt);
+    // Whether `value`'s one user is an element-wise op of two tensors (which reads a broadcast row as
+    // its row operand, kSrc1Row, instead of a copy per row).
+    bool row_operand_user(const std::string &value) const;
 
     // Elementwise arith / math / named linalg ops on tensors.
     void tensor_op(const Op &op);

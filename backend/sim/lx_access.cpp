@@ -158,9 +158,14 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
         if (in.mode & kSrc1Scalar)
             add_read(acc, R.range("src1", R.addr(5, 6), smul(groups, eb), eb, false));
+        else if (in.mode & kSrc1Row)
+            add_read(acc, R.range("src1", R.addr(5, 6), smul(sticks, stick), stick, true));
         else
             add_read(acc, R.range("src1", R.addr(5, 6), stick_span, stick, true));
         LxRange dst = R.range("dst", R.addr(1, 2), stick_span, stick, true);
+        // Every group reads the row: a destination over it would feed one group's result to the next.
+        if ((in.mode & kSrc1Row) && groups > 1 && dst.overlaps(acc.reads[acc.num_reads - 1]))
+            R.fail("dst overlaps its row operand (src1, mode row), which every group reads");
         if (op == Opcode::VFMA) add_read(acc, dst);  // dst is the addend
         set_write(acc, dst);
         return acc;

@@ -629,6 +629,15 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
 
     switch (form) {
     case VecForm::Map2: {
+        if (in.mode & kSrc1Row) {  // every group reads the one row at src1, in group order
+            const int64_t gb = per_group * eb;
+            for (int64_t g = 0; g < groups; g++) {
+                if (t == DType::I32) exec_i32(in.op, dst + g * gb, src0 + g * gb, src1, false, 1, per_group);
+                else if (f16) exec_binary<F16E>(in.op, dst + g * gb, src0 + g * gb, src1, false, 1, per_group);
+                else exec_binary<F32E>(in.op, dst + g * gb, src0 + g * gb, src1, false, 1, per_group);
+            }
+            break;
+        }
         const bool scalar = in.mode & kSrc1Scalar;
         if (t == DType::I32) exec_i32(in.op, dst, src0, src1, scalar, groups, per_group);
         else if (f16) exec_binary<F16E>(in.op, dst, src0, src1, scalar, groups, per_group);

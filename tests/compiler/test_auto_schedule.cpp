@@ -1297,7 +1297,7 @@ TEST(AutoScheduleDocExample, ResidualNormExampleSchedulesCompilesAndPrints) {
     for (const spyre::ValidityNote &v : spyre::model_validity(p, run.stats, opt.machine)) want.push_back(v.key);
     EXPECT_TRUE(res.validity_known);
     EXPECT_EQ(res.validity, want);
-    EXPECT_EQ(res.validity, std::vector<std::string>{"short_tiles"});  // the 8-row tiles the doc names
+    EXPECT_EQ(res.validity, std::vector<std::string>{"short_tiles"});  // the 4-row tiles the doc names
     EXPECT_EQ(res.cpp.rfind("// Spyre schedule of out chosen by spyre::auto_schedule (seed 1): ", 0), 0u) << res.cpp;
     EXPECT_NE(res.cpp.find("spyre::schedule(out, m).ring_split(y, "), std::string::npos) << res.cpp;
     // The search's counters, not its rate (a wall-clock figure): it timed some of the space's

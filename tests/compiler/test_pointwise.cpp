@@ -82,6 +82,75 @@ TEST(Pointwise, ARowInvariantReadIsStagedOnceOutsideTheRowLoop) {
     EXPECT_EQ(r.stats.dram_read_bytes, int64_t(cols) * rows * 2 + cols * 2);
 }
 
+// A row read by every row (a bias, a gamma, a column maximum) is one instruction's row operand
+// (kSrc1Row): the rows of a tile are the groups of one instruction instead of a loop of one
+// instruction per row. Where the row comes first in an operation that does not commute, it is
+// written out to every row first (a copy, then copies doubling what is written).
+struct RowOperandCase {
+    std::string name;
+    std::function<Expr(Func, Func, Var, Var)> value;
+    Type type;
+    int row_ops;     // instructions with a row operand the program should hold
+    int row_copies;  // VCOPYs writing the row out to every row
+};
+
+class RowOperand : public ::testing::TestWithParam<RowOperandCase> {};
+
+TEST_P(RowOperand, TheRowsOfATileAreOneInstructionsGroupsAndMatchTheCpu) {
+    const RowOperandCase c = GetParam();
+    const int rows = 16, cols = c.type.bits() == 16 ? 128 : 64;
+    auto alg = [c] {
+        Kernel k;
+        ImageParam in(c.type, 2, "in"), row(c.type, 1, "row");
+        Var x("x"), y("y");
+        Func out("out");
+        out(x, y) = c.value(in, row, x, y);
+        k.inputs = {in, row};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    Schedule sticks = [](Kernel &k) { spyre::schedule(k.output).stick_vectorize(k.vars["x"]); };
+    DiffResult r = run_differential(alg, sticks, {{cols, rows}, {cols}}, {cols, rows}, 0.5f, 4);
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    int row_ops = 0, copies = 0, loops = 0;
+    for (const Instr &in : r.program.code) {
+        row_ops += op_info(in.op).form == VecForm::Map2 && (in.mode & kSrc1Row);
+        copies += in.op == Opcode::VCOPY;
+        loops += in.op == Opcode::LOOP;
+        if (op_info(in.op).form == VecForm::Map2 && (in.mode & kSrc1Row)) {
+            EXPECT_EQ(in.a[8], rows) << c.name;
+        }
+    }
+    EXPECT_EQ(row_ops, c.row_ops);
+    EXPECT_EQ(copies, c.row_copies);  // 1 + log2(16) when written out, else none
+    EXPECT_EQ(loops, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Pointwise, RowOperand,
+    ::testing::Values(
+        RowOperandCase{"bias_add", [](Func in, Func b, Var x, Var y) { return in(x, y) + b(x); }, Float(16), 1, 0},
+        RowOperandCase{"bias_first", [](Func in, Func b, Var x, Var y) { return b(x) + in(x, y); }, Float(16), 1, 0},
+        RowOperandCase{"gamma_f32", [](Func in, Func b, Var x, Var y) { return in(x, y) * b(x); }, Float(32), 1, 0},
+        RowOperandCase{"minus_column_max", [](Func in, Func b, Var x, Var y) { return in(x, y) - b(x); },
+                       Float(16), 1, 0},
+        RowOperandCase{"row_over_input", [](Func in, Func b, Var x, Var y) { return b(x) / in(x, y); }, Float(16),
+                       0, 5},
+        RowOperandCase{"int32_max", [](Func in, Func b, Var x, Var y) { return max(in(x, y), b(x)); }, Int(32), 1,
+                       0},
+        RowOperandCase{"mask", [](Func in, Func b, Var x, Var y) { return select(in(x, y) < b(x), in(x, y), 0.0f); },
+                       Float(32), 1, 1},  // the copy: VSELM's result into the output
+        // A value computed from the row alone is computed once, as a row.
+        RowOperandCase{"widened_gamma",
+                       [](Func in, Func b, Var x, Var y) { return cast<float>(in(x, y)) * cast<float>(b(x)); },
+                       Float(16), 1, 0},
+        RowOperandCase{"sqrt_of_row", [](Func in, Func b, Var x, Var y) { return in(x, y) * sqrt(b(x)); },
+                       Float(32), 1, 0},
+        RowOperandCase{"row_times_two", [](Func in, Func b, Var x, Var y) { return in(x, y) - b(x) * 2.0f; },
+                       Float(32), 1, 0}),
+    [](const ::testing::TestParamInfo<RowOperandCase> &i) { return i.param.name; });
+
 TEST(Pointwise, UnknownNamesAreListed) {
     try {
         make_pointwise("cube", Float(16), 64, 1);

@@ -308,6 +308,22 @@ TEST(ProgramVerify, RejectsBadModeBits) {
     EXPECT_NO_THROW(verify_program(p));
 }
 
+TEST(ProgramVerify, ARowSrc1IsForElementwiseOpsOfTwoSourcesAlone) {
+    DeviceProgram p = base_program();
+    p.code[kVadd].mode = kSrc1Row;
+    EXPECT_NO_THROW(verify_program(p));
+    EXPECT_THAT(broken([](DeviceProgram &p) { p.code[kVadd].mode = kSrc1Row | kSrc1Scalar; }),
+                HasSubstr("src1 is both one element per group (mode bit 0x1) and one row for all (0x10)"));
+    EXPECT_THAT(broken([](DeviceProgram &p) {
+                    p.code.push_back(instr(Opcode::VSELM, {0, 0, 0, 0, 0, 0, 0, 4, 1, 0}, DType::F16, kSrc1Row));
+                }),
+                HasSubstr("instruction 12 (VSELM): mode bits 0x10 not allowed"));
+    EXPECT_THAT(broken([](DeviceProgram &p) {
+                    p.code.push_back(instr(Opcode::VEXP, {0, 0, 0, 0, 0, 0, 0, 4, 1, 0}, DType::F16, kSrc1Row));
+                }),
+                HasSubstr("instruction 12 (VEXP): mode bits 0x10 not allowed"));
+}
+
 // --- blocks ---
 
 TEST(ProgramVerify, RejectsUnbalancedLoop) {

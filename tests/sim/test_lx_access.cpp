@@ -47,6 +47,22 @@ void expect_range(const LxRange &r, int64_t begin, int64_t end, const char *what
     EXPECT_EQ(end, r.end) << what;
 }
 
+TEST_F(LxAccessTest, ARowSrc1IsOneGroupAndNoDestinationMayCoverIt) {
+    // f16, 2 sticks x 3 groups; the row is 2 sticks (256 bytes).
+    LxAccess a = access([](ProgramBuilder &b) {
+        b.vbin(Opcode::VADD, DType::F16, 0, Lx(0), Lx(4096), Lx(8192), 2, 3, kSrc1Row);
+    });
+    expect_range(a.reads[1], 8192, 8192 + 256, "src1");
+    EXPECT_EQ(error([](ProgramBuilder &b) { b.vbin(Opcode::VADD, DType::F16, 0, Lx(16384), Lx(4096), Lx(8192), 2, 3, kSrc1Row); }),
+              "");
+    EXPECT_NE(error([](ProgramBuilder &b) { b.vbin(Opcode::VADD, DType::F16, 0, Lx(7936), Lx(4096), Lx(8192), 2, 3, kSrc1Row); })
+                  .find("dst overlaps its row operand (src1, mode row), which every group reads"),
+              std::string::npos);
+    // One group may compute in place.
+    EXPECT_EQ(error([](ProgramBuilder &b) { b.vbin(Opcode::VADD, DType::F16, 0, Lx(8192), Lx(4096), Lx(8192), 2, 1, kSrc1Row); }),
+              "");
+}
+
 TEST_F(LxAccessTest, BinaryStickOperands) {
     // f16, 2 sticks x 3 groups = 768 bytes per operand.
     LxAccess a = access([](ProgramBuilder &b) {

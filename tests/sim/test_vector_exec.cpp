@@ -157,6 +157,26 @@ TEST_F(VecTest, BinaryScalarSrc1BroadcastsOnePerGroup) {
     }
 }
 
+TEST_F(VecTest, BinaryRowSrc1IsOneGroupReadByEveryGroup) {
+    const int sticks = 2, groups = 3;
+    for (DType t : {DType::F16, DType::F32}) {
+        const int64_t per_group = sticks * lanes(t), n = per_group * groups;
+        for (const BinCase &c : kBinOps) {
+            randomize(t, kSrc0, n, -8.0f, 8.0f, 3);
+            randomize(t, kSrc1, per_group, 0.5f, 4.0f, 5);
+            // Past the row: garbage that must not be read as the later groups' operand.
+            for (int64_t i = per_group; i < n; i++) set(t, kSrc1, i, 1000.0f);
+            run(build([&](ProgramBuilder &b) {
+                b.vbin(c.op, t, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), Lx(int32_t(kSrc1)), sticks, groups,
+                       kSrc1Row);
+            }));
+            for (int64_t i = 0; i < n; i++)
+                expect_same(rnd(t, c.ref(get(t, kSrc0, i), get(t, kSrc1, i % per_group))), get(t, kDst, i),
+                            std::string(op_info(c.op).name) + " row " + dtype_name(t));
+        }
+    }
+}
+
 TEST_F(VecTest, Fp16AddRoundsToNearestEven) {
     // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to the even 1.0.
     // (1 + 2^-10) + 2^-11 is halfway between 1 + 2^-10 (odd) and 1 + 2^-9 (even): rounds up.
