@@ -1,6 +1,7 @@
 #include "infer_dma.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "affine.h"
 #include "carried_reads.h"
@@ -142,28 +143,15 @@ public:
     Stmt visit(const For *op) override { return nest(Stmt(op)); }
     Stmt visit(const Store *op) override { return nest(Stmt(op)); }
 
-    // A condition that holds for the first c iterations of an enclosing loop, and for no later one,
-    // narrows that loop to c for the statements it guards (a tail `for t in [0, 2): if (t*64 + 128
-    // <= 129)` runs t = 0 alone).
+    // The conditions around a nest bound the iterations it runs (a tail `for t in [0, 2): if (t*64 +
+    // 128 <= 129)` runs t = 0 alone; an else branch the iterations its condition leaves out), and so
+    // where its reads fall in their rows (offsets_in_row).
     Stmt visit(const IfThenElse *op) override {
-        std::string var;
-        int64_t ext = 0;
-        for (const auto &[name, e] : outer_extent_)
-            if (expr_uses_var(op->condition, name) && e <= 256) var = name, ext = e;
-        if (var.empty()) return IRMutator::visit(op);
-        auto holds = [&](int64_t i, bool want) {
-            Expr c = simplify(substitute(var, Expr(int(i)), op->condition));
-            return can_prove(want ? c : !c);
-        };
-        int64_t c = 0;
-        while (c < ext && holds(c, true)) c++;
-        for (int64_t i = c; i < ext; i++)
-            if (!holds(i, false)) return IRMutator::visit(op);
-        if (c == 0 || c == ext) return IRMutator::visit(op);
-        outer_extent_[var] = c;
+        path_.push_back(op->condition);
         Stmt then_case = mutate(op->then_case);
-        outer_extent_[var] = ext;
+        path_.back() = !op->condition;
         Stmt else_case = op->else_case.defined() ? mutate(op->else_case) : Stmt();
+        path_.pop_back();
         return IfThenElse::make(op->condition, then_case, else_case);
     }
 
@@ -561,15 +549,28 @@ private:
             for (const std::string &v : g.run_vars) rows_merged |= !v.empty() && g.coeff.count(v) && g.coeff.at(v) >= row;
             int64_t start = -g.front * lanes_t, end = home_run + g.back * lanes_t;  // relative to rest
             // o: where rest lies in its row (0 when rest is a row's start; a tail's second stick at 64).
-            const std::optional<int64_t> o = offset_in_row(g.rest, row);
-            if (o && (*o == 0 || !rows_merged)) {
-                // The row the read starts in: the one holding rest, or a later one when the read
-                // begins past it (a clamped read shifted back across a row boundary: rest is rounded
-                // down into the previous row, and the elements read are all in the next).
-                const int64_t row_lo = (start + *o > 0 ? (start + *o) / row * row : 0) - *o;
-                start = std::max<int64_t>(start, row_lo);
-                end = std::min(end, row_lo + (rows_merged ? home_run : row));
+            // The clip must be the same wherever the nest runs, as the DMA is.
+            std::optional<std::pair<int64_t, int64_t>> clip;
+            if (auto os = offsets_in_row(g.rest, row, std::vector<Loop>(loops.begin(), loops.begin() + l))) {
+                for (int64_t o : *os) {
+                    if (o != 0 && rows_merged) {
+                        clip.reset();
+                        break;
+                    }
+                    // The row the read starts in: the one holding rest, or a later one when the read
+                    // begins past it (a clamped read shifted back across a row boundary: rest is rounded
+                    // down into the previous row, and the elements read are all in the next).
+                    const int64_t row_lo = (start + o > 0 ? (start + o) / row * row : 0) - o;
+                    const std::pair<int64_t, int64_t> c{std::max<int64_t>(start, row_lo),
+                                                        std::min(end, row_lo + (rows_merged ? home_run : row))};
+                    if (clip && *clip != c) {
+                        clip.reset();
+                        break;
+                    }
+                    clip = c;
+                }
             }
+            if (clip) std::tie(start, end) = *clip;
             g.dma_front = -start / lanes_t;
             g.dma_run = end - start;
         }
@@ -895,29 +896,65 @@ private:
         return checked_dma(d, st->name);
     }
 
-    // Where `rest` (a device element offset) falls in its padded row of `row` elements, when that is
-    // one number: the enclosing loops that run one iteration take their one value.
-    std::optional<int64_t> offset_in_row(const Expr &rest, int64_t row) const {
-        Expr e = rest;
-        for (const auto &[name, ext] : outer_extent_)
-            if (ext == 1) e = substitute(name, make_zero(Int(32)), e);
-        e = simplify(e);
-        int64_t k = 0;
-        if (auto c = const_int(e)) {
-            k = *c;
-        } else if (const Add *a = e.as<Add>()) {
-            auto c2 = const_int(a->b);
-            if (!c2) return std::nullopt;
-            k = *c2;
+    // Where `rest` (a device element offset) falls in its padded row of `row` elements: the offsets
+    // over the iterations of the loops around the staging level (`outer`, and those around the nest)
+    // that the enclosing conditions allow. nullopt when that is not known.
+    std::optional<std::set<int64_t>> offsets_in_row(const Expr &rest, int64_t row, const std::vector<Loop> &outer) const {
+        std::map<std::string, int64_t> extent = outer_extent_;
+        for (const Loop &l : outer) extent[l.name] = l.extent;
+        std::set<std::string> names;
+        for (const auto &kv : extent) names.insert(kv.first);
+        auto af = affine_in(simplify(rest), names);
+        if (!af) return std::nullopt;
+        // Loops that step by whole rows do not move the offset; the others are enumerated.
+        std::vector<std::pair<std::string, int64_t>> vars;  // (name, coefficient)
+        int64_t points = 1;
+        for (const auto &[v, c] : af->coeff) {
+            if (c % row == 0) continue;
+            vars.emplace_back(v, c);
+            points *= extent.at(v);
+            if (points > 4096) return std::nullopt;
         }
-        if (!provably_multiple(simplify(e - int(k)), row)) return std::nullopt;
-        return (k % row + row) % row;
+        const Expr r = simplify(af->rest);
+        int64_t k = 0;
+        if (auto c = const_int(r)) {
+            k = *c;
+        } else if (const Add *a = r.as<Add>()) {
+            if (auto c2 = const_int(a->b)) k = *c2;
+        }
+        if (!provably_multiple(simplify(r - int(k)), row)) return std::nullopt;
+        // The conditions that rule iterations out (checked at up to 512 iterations; beyond, every
+        // iteration counts, which only widens the set).
+        std::vector<Expr> conds;
+        for (const Expr &c : path_)
+            for (const auto &v : vars)
+                if (points <= 512 && expr_uses_var(c, v.first)) {
+                    conds.push_back(c);
+                    break;
+                }
+        std::set<int64_t> offsets;
+        for (int64_t p = 0; p < points; p++) {
+            int64_t q = p, o = k;
+            std::map<std::string, Expr> values;
+            for (const auto &[v, c] : vars) {
+                const int64_t e = extent.at(v), i = q % e;
+                q /= e;
+                o += c * i;
+                values[v] = Expr(int(i));
+            }
+            bool runs = true;
+            for (const Expr &c : conds) runs = runs && !can_prove(!substitute(values, c));
+            if (runs) offsets.insert((o % row + row) % row);
+        }
+        if (offsets.empty()) return std::nullopt;
+        return offsets;
     }
 
     KernelPlan &plan_;
     int64_t budget_;
     int64_t live_ = 0;
     std::map<std::string, int64_t> outer_extent_;  // the loops around the nest being staged
+    std::vector<Expr> path_;                       // the conditions that hold there
     int counter_ = 0;
 };
 
