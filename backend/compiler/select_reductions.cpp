@@ -28,6 +28,83 @@ auto Selector::reduction_of(const Store *st) -> std::optional<Reduction> {
     return std::nullopt;
 }
 
+bool Selector::emit_fold(const std::vector<Loop> &loops, const Store *st, const Domain &d, size_t k) {
+    const Loop &rows = loops[k - 1];
+    const Ramp *ramp = st->index.as<Ramp>();
+    auto acc_load = [&](const Expr &e) {
+        const Load *l = e.as<Load>();
+        return l && l->name == st->name && equal(l->index, st->index);
+    };
+    // The accumulator first: on ties max and min keep their second operand, the row's, as the loop does.
+    Opcode op;
+    Expr e;
+    if (const Add *a = st->value.as<Add>()) {
+        op = Opcode::VADD;
+        e = acc_load(a->a) ? a->b : acc_load(a->b) ? a->a : Expr();
+    } else if (const Max *a = st->value.as<Max>()) {
+        op = Opcode::VMAX;
+        if (acc_load(a->a)) e = a->b;
+    } else if (const Min *a = st->value.as<Min>()) {
+        op = Opcode::VMIN;
+        if (acc_load(a->a)) e = a->b;
+    }
+    if (!e.defined() || !ramp || reads_buffer(e, st->name)) return false;
+    const DType t = plan_.buffer(st->name).type;
+    if ((d.elems * dtype_bytes(t)) % sb_ || vector_type(e) != t) return false;
+    // E's rows follow one another along the loop: each vector read moves by a row of the lanes.
+    AccessCoeffs acc;
+    collect(e, false, acc);
+    std::set<std::string> all = var_set(loops);
+    auto coeff = [&](const Expr &idx) {
+        auto a = affine_in(idx, all);
+        return a ? a->of(rows.name) : INT64_MIN;
+    };
+    bool ok = acc.trans.empty() && acc.windows.empty() && acc.masks.empty() && !acc.scalar_vars.count(rows.name);
+    for (auto &a : acc.vec) ok &= coeff(a.first) == d.elems;
+    // No value per row: a per-group scalar is computed over whole fp16 sticks of rows, which reads
+    // past a short buffer of them (the next row's prefetch may be landing there).
+    for (auto &s : acc.scal) ok &= coeff(s.first) == 0;
+    if (!ok) return false;
+    // All the rows at once, or chunks of them (a loop over chunks outside) while E's temporaries
+    // would not fit beside the buffers.
+    const size_t mark = b_.size();
+    const PendingSet pending = hz_.pending();
+    const int64_t peak = st_.temp_peak;
+    const auto temps = st_.temps;  // a retry forgets the slots the larger step made
+    for (int64_t chunk = rows.extent; chunk >= 1; chunk--) {
+        if (rows.extent % chunk) continue;
+        std::vector<Loop> outer(loops.begin(), loops.begin() + long(k - 1));
+        Expr ec = e;
+        if (chunk < rows.extent) {
+            const std::string c = rows.name + ".fold_chunk";
+            outer.push_back(Loop{c, rows.extent / chunk});
+            ec = substitute(rows.name, Variable::make(Int(32), c) * int32_t(chunk) + Variable::make(Int(32), rows.name),
+                            e);
+        }
+        Domain dg = d;
+        dg.group_var = rows.name;
+        dg.groups = chunk;
+        emit_loops(outer, outer.size(), [&] {
+            Operand a;
+            a.kind = Operand::Vec;
+            a.type = t;
+            a.buf = st->name;
+            a.base = lx_base(st->name);
+            a.index = simplify(affine_in(ramp->base, dg.vars())->rest);
+            Operand v = to_vec(gen(ec, dg, nullptr), dg);
+            vinstr(op, t, a, &a, &v, sticks_per_group(dg, t), chunk, kFoldGroups);
+            free_temp(v);
+            reset_temps();
+        });
+        if (temp_base_ + st_.temp_peak <= plan_.machine.lx_usable_bytes) return true;
+        b_.truncate(mark);
+        hz_.set_pending(pending);
+        st_.temp_peak = peak;
+        st_.temps = temps;
+    }
+    return false;
+}
+
 Domain Selector::reduction_domain(const std::vector<Loop> &loops, const Expr &index, const Expr &v, DType vt,
                                   size_t &k) {
     std::set<std::string> all = var_set(loops);

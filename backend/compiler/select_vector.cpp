@@ -896,6 +896,7 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
     // loops merged into each group, down to one vector; the loops taken out stay loops.
     size_t k = 0;
     Domain d = domain(loops.size(), true, k);
+    if (d.groups == 1 && k > 0 && coeff(r->base, loops[k - 1].name) == 0 && emit_fold(loops, st, d, k)) return;
     const size_t mark = b_.size();
     const PendingSet pending = hz_.pending();
     const int64_t peak = st_.temp_peak;

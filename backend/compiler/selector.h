@@ -237,6 +237,11 @@ private:
     void collect(const Expr &e, bool under_broadcast, AccessCoeffs &out);
 
     void emit_vector_store(const std::vector<Loop> &loops, const Store *st);
+    // acc(x) = op(acc(x), E(x, r)) with op add, max or min, r the innermost loop left outside the
+    // lanes `d`, and E's rows back to back along r: one fold of E's rows into acc (kFoldGroups), in
+    // chunks of rows where E's temporaries would not fit. False (nothing emitted) when it is not
+    // that form; loops[k - 1] is r.
+    bool emit_fold(const std::vector<Loop> &loops, const Store *st, const Domain &d, size_t k);
 
     static bool ends_with(const std::string &s, const std::string &suffix);
 

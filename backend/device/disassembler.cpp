@@ -80,7 +80,7 @@ std::string mnemonic(const Instr &in) {
     if (in.op == Opcode::VREDSUM && (in.mode & kAccF16)) s += ".f16acc";
     if (in.op != Opcode::VREDSUM && (in.mode & kEdgeClamp)) s += ".clamp";
     if (in.mode & kEdgeZero) s += op_info(in.op).form == VecForm::Map2 ? ".row" : ".zero";  // kSrc1Row
-    if (in.mode & kEdgeMirrorImage) s += ".mirror";
+    if (in.mode & kEdgeMirrorImage) s += op_info(in.op).form == VecForm::Map2 ? ".fold" : ".mirror";  // kFoldGroups
     if (in.mode & kEdgeMirrorInterior) s += ".mirror_interior";
     if (in.mode & kLimitPerGroup) s += ".diag";
     if (int rest = in.mode & ~(kSrc1Scalar | kAccumulate | kDstF32 | kEdgeModes | kLimitPerGroup)) {

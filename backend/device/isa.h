@@ -115,6 +115,10 @@ enum VectorMode : uint8_t {
     // Element-wise ops of two sources (format version 10): src1 is one group of n sticks that every
     // group reads (a row operand: a bias, a gamma, a column maximum), as a stride-0 operand.
     kSrc1Row = 16,
+    // Element-wise ops of two sources (format version 10): a fold over the groups of src1 into one
+    // group. dst and src0 are one group of n sticks; in group order, acc = op(acc, src1[g]) from
+    // acc = src0, then dst = acc: a column reduction (rows into one row), element by element.
+    kFoldGroups = 32,
 };
 // Mode bits (Instr::mode) for DMA_LD.
 enum DmaMode : uint8_t {

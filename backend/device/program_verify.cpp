@@ -230,7 +230,10 @@ void check_type_and_mode(size_t pc, const Instr &in) {
                     "f16/f32)");
 
     uint8_t allowed = 0;
-    if (is_binary(op)) allowed = kSrc1Scalar | (op_info(op).form == VecForm::Map2 ? uint8_t(kSrc1Row) : uint8_t(0));
+    if (is_binary(op))
+        allowed = kSrc1Scalar | (op_info(op).form != VecForm::Map2 ? 0
+                                 : op == Opcode::VFMA       ? kSrc1Row  // its dst is an addend per group
+                                                            : kSrc1Row | kFoldGroups);
     if (is_reduction(op)) allowed = kAccumulate | kDstF32;
     if (op == Opcode::VREDSUM && t == DType::F16) allowed |= kAccF16;
     if (op == Opcode::MATMUL) allowed = kAccumulate;
@@ -238,9 +241,9 @@ void check_type_and_mode(size_t pc, const Instr &in) {
     if (op == Opcode::VSELIDX) allowed = kSrc1Scalar | kLimitPerGroup;
     uint8_t bad = in.mode & uint8_t(~allowed);
     if (bad) throw_error(w, ": mode bits ", hex(bad), " not allowed (allowed: ", hex(allowed), ")");
-    if (is_binary(op) && (in.mode & kSrc1Scalar) && (in.mode & kSrc1Row))
-        throw_error(w, ": src1 is both one element per group (mode bit ", hex(kSrc1Scalar), ") and one row for all (",
-                    hex(kSrc1Row), ")");
+    if (is_binary(op) && __builtin_popcount(in.mode & (kSrc1Scalar | kSrc1Row | kFoldGroups)) > 1)
+        throw_error(w, ": more than one of src1 one element per group (mode bit ", hex(kSrc1Scalar),
+                    "), one row for all (", hex(kSrc1Row), ") and a fold over the groups (", hex(kFoldGroups), ")");
     if ((in.mode & kAccF16) && (in.mode & kDstF32))
         throw_error(w, ": accumulates in fp16 (mode bit ", hex(kAccF16), ") but writes fp32 (", hex(kDstF32), ")");
     if (op == Opcode::VSHIFT) {
@@ -401,6 +404,12 @@ void check_vector_machine(size_t pc, const Instr &in, const MachineDesc &m) {
         int64_t out = (in.mode & kDstF32) ? 4 : eb;
         check_lx(pc, in, "dst", 1, sat_mul(groups, out), m);
         check_lx(pc, in, "src0", 3, full, m);
+        return;
+    }
+    if (is_binary(op) && (in.mode & kFoldGroups)) {  // dst and src0 one group, src1 every group
+        check_lx(pc, in, "dst", 1, sat_mul(sticks, sb), m);
+        check_lx(pc, in, "src0", 3, sat_mul(sticks, sb), m);
+        check_lx(pc, in, "src1", 5, full, m);
         return;
     }
     check_lx(pc, in, "dst", 1, full, m);

@@ -554,6 +554,21 @@ private:
         switch (op_info(in.op).form) {
         case VecForm::Map2: {
             if (!mlir) break;  // VFMA, and the fp ops on int32
+            if (in.mode & kFoldGroups) {  // the rows of src1 into src0's row: a reduce over dimension 0
+                const std::vector<int64_t> row{shape.back()};
+                std::string dt = lx_tile(in, 1, t, row, {1}, pc, "dst");
+                std::string init = load(lx_tile(in, 3, t, row, {1}, pc, "src0"), row, t);
+                std::string x = load(lx_tile(in, 5, t, shape, dense, pc, "src1"), shape, t);
+                std::string r = fresh(), in_v = fresh(), acc = fresh(), c = fresh();
+                line(r + " = linalg.reduce ins(" + x + " : " + tt + ") outs(" + init + " : " + tensor_type(row, t) +
+                     ") dimensions = [0]");
+                line("  (" + in_v + ": " + type_name(t) + ", " + acc + ": " + type_name(t) + ") {");
+                line("    " + c + " = " + mlir + " " + acc + ", " + in_v + " : " + type_name(t));
+                line("    linalg.yield " + c + " : " + type_name(t));
+                line("  }");
+                store(r, dt, row, t, a[0]);
+                return;
+            }
             std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
             std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
             std::string y;

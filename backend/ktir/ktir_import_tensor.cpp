@@ -515,6 +515,38 @@ std::string Importer::combiner(const Op &op) {
     return last.name;
 }
 
+void Importer::fold_rows(const Op &op, Tens x, Tens init, const std::string &c) {
+    const Opcode oc = c == "arith.addf" || c == "arith.addi"                              ? Opcode::VADD
+                      : c == "arith.maximumf" || c == "arith.maxnumf" || c == "arith.maxsi" ? Opcode::VMAX
+                                                                                           : Opcode::VMIN;
+    const std::vector<int64_t> row{x.shape[1]};
+    if (init.shape != row) throw_error("line ", op.line, ": linalg.reduce: init shape does not match");
+    if (init.t != x.t)
+        throw_error("line ", op.line, ": linalg.reduce: a reduction over the rows (dimensions = [0]) keeps its "
+                    "element type (", dtype_name(x.t), " into ", dtype_name(init.t), ")");
+    if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
+    Geo g = geo(x, op, "the input");
+    const int64_t elems = g.sticks * (sb_ / dtype_bytes(x.t));
+    if (init.kind == Tens::Splat || init.kind == Tens::Empty) {  // an empty init: the identity
+        const bool i32 = x.t == DType::I32;
+        const double ident = init.kind == Tens::Splat ? init.splat
+                             : oc == Opcode::VADD     ? 0.0
+                             : oc == Opcode::VMAX     ? (i32 ? -2147483648.0 : -INFINITY)
+                                                      : (i32 ? 2147483647.0 : INFINITY);
+        Tens c = new_tensor(x.t, row, op, g.sticks);
+        vec_emit(op, Opcode::VFILL, x.t, c, nullptr, nullptr, Geo{1, g.sticks}, 0, 0, ident);
+        init = c;
+    }
+    if (init.kind != Tens::InLx || !packed(init))
+        throw_error("line ", op.line, ": linalg.reduce: init must be a constant or a packed tensor in LX");
+    // Into the tile its result is stored to (or a new one), from the init: one instruction.
+    Val v;
+    v.k = Val::T;
+    v.x = destination(op, op.results[0], x.t, row, g.sticks, true, Geo{1, g.sticks});
+    vec_emit(op, oc, x.t, v.x, &init, &x, g, kFoldGroups, 0, 0, elems, 0, elems, x.t);
+    define(op, 0, v);
+}
+
 void Importer::reduce(const Op &op) {
     if (op.n_ins != 1 || op.operands.size() != 2)
         throw_error("line ", op.line, ": linalg.reduce: one input and one init are supported");
@@ -536,9 +568,10 @@ void Importer::reduce(const Op &op) {
         throw_error("line ", op.line, ": linalg.reduce: combining op '", c, "' has no device form (add, max, min)");
     }
     size_t r = x.shape.size();
+    if (r == 2 && op.dims.size() == 1 && op.dims[0] == 0) return fold_rows(op, x, init, c);
     if (r == 0 || op.dims.size() != 1 || op.dims[0] != int64_t(r - 1))
-        throw_error("line ", op.line, ": linalg.reduce: only the innermost dimension reduces on the vector unit "
-                    "(dimensions = [", r ? r - 1 : 0, "])");
+        throw_error("line ", op.line, ": linalg.reduce: only the innermost dimension (dimensions = [", r ? r - 1 : 0,
+                    "]) or the rows of a 2-D tensor (dimensions = [0]) reduce on the vector unit");
     std::vector<int64_t> oshape(x.shape.begin(), x.shape.end() - 1);
     if (init.shape != oshape) throw_error("line ", op.line, ": linalg.reduce: init shape does not match");
     DType ot = init.t;

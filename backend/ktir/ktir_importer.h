@@ -327,6 +327,9 @@ private:
     enum class Init { None, Splat, InPlace };
 
     void reduce(const Op &op);
+    // A linalg.reduce of a 2-D tensor over its rows (dimensions = [0]) with combining op `c`: one
+    // fold over the rows (kFoldGroups) into the init's row.
+    void fold_rows(const Op &op, Tens x, Tens init, const std::string &c);
 
     void matmul(const Op &op);
 

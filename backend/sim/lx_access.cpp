@@ -155,6 +155,15 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
     };
     switch (form) {
     case VecForm::Map2: {
+        if (in.mode & kFoldGroups) {  // dst and src0 one group; src1 every group, read after dst is written
+            add_read(acc, R.range("src0", R.addr(3, 4), smul(sticks, stick), stick, true));
+            add_read(acc, R.range("src1", R.addr(5, 6), stick_span, stick, true));
+            LxRange dst = R.range("dst", R.addr(1, 2), smul(sticks, stick), stick, true);
+            if (groups > 1 && dst.overlaps(acc.reads[1]))
+                R.fail("dst overlaps the groups it folds (src1, mode fold), which it reads after writing dst");
+            set_write(acc, dst);
+            return acc;
+        }
         add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));
         if (in.mode & kSrc1Scalar)
             add_read(acc, R.range("src1", R.addr(5, 6), smul(groups, eb), eb, false));

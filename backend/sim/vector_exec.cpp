@@ -629,6 +629,16 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
 
     switch (form) {
     case VecForm::Map2: {
+        if (in.mode & kFoldGroups) {  // acc = src0; acc = op(acc, src1[g]) in group order; dst = acc
+            const int64_t gb = per_group * eb;
+            for (int64_t g = 0; g < groups; g++) {
+                const uint8_t *acc = g == 0 ? src0 : dst;
+                if (t == DType::I32) exec_i32(in.op, dst, acc, src1 + g * gb, false, 1, per_group);
+                else if (f16) exec_binary<F16E>(in.op, dst, acc, src1 + g * gb, false, 1, per_group);
+                else exec_binary<F32E>(in.op, dst, acc, src1 + g * gb, false, 1, per_group);
+            }
+            break;
+        }
         if (in.mode & kSrc1Row) {  // every group reads the one row at src1, in group order
             const int64_t gb = per_group * eb;
             for (int64_t g = 0; g < groups; g++) {

@@ -65,6 +65,54 @@ INSTANTIATE_TEST_SUITE_P(Ops, ColumnReduction,
                              return c.op + "_" + std::to_string(c.cols) + "x" + std::to_string(c.rows);
                          });
 
+// The rows fold into the accumulator in one instruction (kFoldGroups) instead of a loop of one
+// instruction per row.
+TEST(ColumnReductionFold, TheRowsAreOneFoldInstruction) {
+    ColCase c{"sum", 128, 16};
+    DiffResult r = run_differential(column_reduction(c), stick_only(), {{c.cols, c.rows}}, {c.cols});
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+    int folds = 0, row_loops = 0;
+    for (const Instr &in : r.program.code) {
+        if (op_info(in.op).form == VecForm::Map2 && (in.mode & kFoldGroups)) {
+            folds++;
+            EXPECT_EQ(in.a[8], c.rows);
+        }
+        row_loops += in.op == Opcode::LOOP && in.a[2] == c.rows;
+    }
+    EXPECT_GE(folds, 1);
+    EXPECT_EQ(row_loops, 0);
+}
+
+// A fold adds the rows one after another, rounding after each as the CPU's loop does: in fp16,
+// 2048 + 1 rounds back to 2048 (ties to even), so fifteen ones after it add nothing, where a sum of
+// the ones first would give 2064.
+TEST(ColumnReductionFold, AnFp16SumAddsTheRowsInOrder) {
+    const int cols = 64, rows = 16;
+    auto alg = [=] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x");
+        RDom r(0, rows, "r");
+        Func acc("acc");
+        acc(x) = cast<float16_t>(0);
+        acc(x) += in(x, r);
+        k.inputs = {in};
+        k.output = acc;
+        k.vars = {{"x", x}};
+        return k;
+    };
+    Schedule sched = [](Kernel &k) { spyre::schedule(k.output).stick_vectorize(k.vars.at("x")); };
+    Runtime::Buffer<float16_t> in(cols, rows);
+    for (int y = 0; y < rows; y++)
+        for (int x = 0; x < cols; x++) in(x, y) = float16_t(y == 0 ? 2048.0f : 1.0f);
+    DiffResult r = run_differential_on(alg, sched, {Runtime::Buffer<>(in)}, {cols});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    EXPECT_EQ(float(static_cast<const float16_t *>(r.got.data())[0]), 2048.0f);
+    int folds = 0;
+    for (const Instr &i : r.program.code) folds += op_info(i.op).form == VecForm::Map2 && (i.mode & kFoldGroups);
+    EXPECT_EQ(folds, 1);
+}
+
 // An fp32 accumulator vectorized by one of its own sticks covers half a stick of its fp16 input;
 // the error says how many sticks to ask for.
 TEST(ColumnReductionErrors, HalfStickOfTheInputSaysHowManySticks) {

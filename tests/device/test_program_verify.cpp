@@ -308,12 +308,12 @@ TEST(ProgramVerify, RejectsBadModeBits) {
     EXPECT_NO_THROW(verify_program(p));
 }
 
-TEST(ProgramVerify, ARowSrc1IsForElementwiseOpsOfTwoSourcesAlone) {
+TEST(ProgramVerify, ARowSrc1AndAFoldAreForElementwiseOpsOfTwoSourcesAlone) {
     DeviceProgram p = base_program();
     p.code[kVadd].mode = kSrc1Row;
     EXPECT_NO_THROW(verify_program(p));
     EXPECT_THAT(broken([](DeviceProgram &p) { p.code[kVadd].mode = kSrc1Row | kSrc1Scalar; }),
-                HasSubstr("src1 is both one element per group (mode bit 0x1) and one row for all (0x10)"));
+                HasSubstr("more than one of src1 one element per group (mode bit 0x1), one row for all (0x10)"));
     EXPECT_THAT(broken([](DeviceProgram &p) {
                     p.code.push_back(instr(Opcode::VSELM, {0, 0, 0, 0, 0, 0, 0, 4, 1, 0}, DType::F16, kSrc1Row));
                 }),
@@ -322,6 +322,15 @@ TEST(ProgramVerify, ARowSrc1IsForElementwiseOpsOfTwoSourcesAlone) {
                     p.code.push_back(instr(Opcode::VEXP, {0, 0, 0, 0, 0, 0, 0, 4, 1, 0}, DType::F16, kSrc1Row));
                 }),
                 HasSubstr("instruction 12 (VEXP): mode bits 0x10 not allowed"));
+    p.code[kVadd].mode = kFoldGroups;
+    EXPECT_NO_THROW(verify_program(p));
+    EXPECT_THAT(broken([](DeviceProgram &p) { p.code[kVadd].mode = kFoldGroups | kSrc1Row; }),
+                HasSubstr("more than one of src1 one element per group (mode bit 0x1), one row for all (0x10) and a "
+                          "fold over the groups (0x20)"));
+    EXPECT_THAT(broken([](DeviceProgram &p) {
+                    p.code.push_back(instr(Opcode::VFMA, {0, 0, 0, 0, 0, 0, 0, 4, 1, 0}, DType::F16, kFoldGroups));
+                }),
+                HasSubstr("instruction 12 (VFMA): mode bits 0x20 not allowed"));
 }
 
 // --- blocks ---

@@ -104,8 +104,8 @@ std::vector<BadCase> cases() {
         {"Bf16", kernel("  %w = tensor.empty() : tensor<4x64xbf16>\n  %z = math.exp %w : tensor<4x64xbf16>\n"),
          "line 6: tensor.empty: element type tensor<4x64xbf16> has no device form"},
         // ---- importer: compute
-        {"ReduceOuterDim", kernel(kLoad + "  %e = tensor.empty() : tensor<64xf16>\n  %w = linalg.reduce { arith.addf } ins(%v : tensor<4x64xf16>) outs(%e : tensor<64xf16>) dimensions = [0]\n"),
-         "line 10: linalg.reduce: only the innermost dimension reduces on the vector unit (dimensions = [1])"},
+        {"ReduceOuterDimWidening", kernel(kLoad + "  %e = tensor.empty() : tensor<64xf32>\n  %w = linalg.reduce { arith.addf } ins(%v : tensor<4x64xf16>) outs(%e : tensor<64xf32>) dimensions = [0]\n"),
+         "line 10: linalg.reduce: a reduction over the rows (dimensions = [0]) keeps its element type (f16 into f32)"},
         {"ReduceMul", kernel(kLoad + "  %e = tensor.empty() : tensor<4xf16>\n  %w = linalg.reduce { arith.mulf } ins(%v : tensor<4x64xf16>) outs(%e : tensor<4xf16>) dimensions = [1]\n"),
          "line 10: linalg.reduce: combining op 'arith.mulf' has no device form"},
         {"ShapeMismatch", kernel(kLoad + "  %s = tensor.empty() : tensor<4x32xf16>\n  %w = arith.addf %v, %s : tensor<4x64xf16>\n"),

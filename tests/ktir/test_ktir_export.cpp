@@ -77,6 +77,10 @@ DeviceProgram every_instruction() {
     b.vcvtf8(F, U8, Fp8Format::E5M2, 1, Lx(29 * S + 512), Lx(10 * S), 8); vw();
     b.vcvtf8(U8, H, Fp8Format::E5M2, 1, Lx(31 * S + 768), Lx(29 * S + 512), 1); vw();
     b.vcvtf8(U8, F, Fp8Format::E5M2, 1, Lx(50 * S), Lx(29 * S + 512), 1); vw();
+    // A row read by every group (a bias) and folds of the groups into one (column max and sum).
+    b.vbin(Opcode::VADD, H, 1, Lx(25 * S + 512), Lx(0), Lx(1 * S), 1, 4, kSrc1Row); vw();
+    b.vbin(Opcode::VMAX, H, 1, Lx(26 * S + 512), Lx(1 * S), Lx(0), 1, 4, kFoldGroups); vw();
+    b.vbin(Opcode::VADD, H, 1, Lx(26 * S + 640), Lx(26 * S + 512), Lx(2 * S), 1, 4, kFoldGroups); vw();
     MatmulDesc mm;
     mm.m = 4;
     mm.n = 64;

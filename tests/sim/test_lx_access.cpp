@@ -63,6 +63,18 @@ TEST_F(LxAccessTest, ARowSrc1IsOneGroupAndNoDestinationMayCoverIt) {
               "");
 }
 
+TEST_F(LxAccessTest, AFoldReadsOneGroupAndEveryGroupAndWritesOne) {
+    LxAccess a = access([](ProgramBuilder &b) {
+        b.vbin(Opcode::VADD, DType::F16, 0, Lx(0), Lx(0), Lx(8192), 2, 3, kFoldGroups);
+    });
+    expect_range(a.reads[0], 0, 256, "src0");
+    expect_range(a.reads[1], 8192, 8192 + 768, "src1");
+    expect_range(a.writes[0], 0, 256, "dst");
+    EXPECT_NE(error([](ProgramBuilder &b) { b.vbin(Opcode::VADD, DType::F16, 0, Lx(8448), Lx(0), Lx(8192), 2, 3, kFoldGroups); })
+                  .find("dst overlaps the groups it folds"),
+              std::string::npos);
+}
+
 TEST_F(LxAccessTest, BinaryStickOperands) {
     // f16, 2 sticks x 3 groups = 768 bytes per operand.
     LxAccess a = access([](ProgramBuilder &b) {

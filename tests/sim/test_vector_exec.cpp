@@ -177,6 +177,27 @@ TEST_F(VecTest, BinaryRowSrc1IsOneGroupReadByEveryGroup) {
     }
 }
 
+TEST_F(VecTest, FoldCombinesTheGroupsIntoOneInOrder) {
+    const int sticks = 1, groups = 5;
+    for (DType t : {DType::F16, DType::F32}) {
+        const int64_t per_group = sticks * lanes(t);
+        for (const BinCase &c : kBinOps) {
+            if (c.op == Opcode::VFMA) continue;
+            randomize(t, kSrc0, per_group, 0.5f, 2.0f, 7);
+            randomize(t, kSrc1, per_group * groups, 0.5f, 2.0f, 9);
+            run(build([&](ProgramBuilder &b) {
+                b.vbin(c.op, t, 0, Lx(int32_t(kDst)), Lx(int32_t(kSrc0)), Lx(int32_t(kSrc1)), sticks, groups,
+                       kFoldGroups);
+            }));
+            for (int64_t i = 0; i < per_group; i++) {
+                float acc = get(t, kSrc0, i);
+                for (int g = 0; g < groups; g++) acc = rnd(t, c.ref(acc, get(t, kSrc1, g * per_group + i)));
+                expect_same(acc, get(t, kDst, i), std::string(op_info(c.op).name) + " fold " + dtype_name(t));
+            }
+        }
+    }
+}
+
 TEST_F(VecTest, Fp16AddRoundsToNearestEven) {
     // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to the even 1.0.
     // (1 + 2^-10) + 2^-11 is halfway between 1 + 2^-10 (odd) and 1 + 2^-9 (even): rounds up.
