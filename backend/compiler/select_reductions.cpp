@@ -59,7 +59,8 @@ bool Selector::emit_fold(const std::vector<Loop> &loops, const Store *st, const 
         auto a = affine_in(idx, all);
         return a ? a->of(rows.name) : INT64_MIN;
     };
-    bool ok = acc.trans.empty() && acc.windows.empty() && acc.masks.empty() && !acc.scalar_vars.count(rows.name);
+    bool ok = acc.trans.empty() && acc.windows.empty() && acc.masks.empty() && acc.scalar_vars.empty() &&
+              !has_select(e);
     for (auto &a : acc.vec) ok &= coeff(a.first) == d.elems;
     // No value per row: a per-group scalar is computed over whole fp16 sticks of rows, which reads
     // past a short buffer of them (the next row's prefetch may be landing there).
@@ -85,12 +86,7 @@ bool Selector::emit_fold(const std::vector<Loop> &loops, const Store *st, const 
         dg.group_var = rows.name;
         dg.groups = chunk;
         emit_loops(outer, outer.size(), [&] {
-            Operand a;
-            a.kind = Operand::Vec;
-            a.type = t;
-            a.buf = st->name;
-            a.base = lx_base(st->name);
-            a.index = simplify(affine_in(ramp->base, dg.vars())->rest);
+            Operand a = at_buffer(st->name, t, simplify(affine_in(ramp->base, dg.vars())->rest));
             Operand v = to_vec(gen(ec, dg, nullptr), dg);
             vinstr(op, t, a, &a, &v, sticks_per_group(dg, t), chunk, kFoldGroups);
             free_temp(v);
@@ -254,13 +250,7 @@ void Selector::emit_arg_reduction(const std::vector<Loop> &loops, const ArgReduc
     if (!same_rows) internal("internal: the index and the value of an " + std::string(name) + " are at different rows");
     emit_loops(loops, k, [&] {
         auto slot = [&](const Store *st, DType t) {
-            Operand o;
-            o.kind = Operand::Scal;
-            o.type = t;
-            o.buf = st->name;
-            o.base = lx_base(st->name);
-            o.index = simplify(affine_in(st->index, d.vars())->rest);
-            return o;
+            return at_buffer(st->name, t, simplify(affine_in(st->index, d.vars())->rest), Operand::Scal);
         };
         const Operand values = slot(red.value, vt), indices = slot(red.index, DType::I32);
         Operand src = gen(red.x, d, nullptr);

@@ -26,6 +26,16 @@ Operand Selector::new_temp(DType t, int64_t bytes) {
     return temp_operand(int(st_.temps.size()) - 1, t);
 }
 
+Operand Selector::at_buffer(const std::string &name, DType t, const Expr &index, Operand::Kind kind) {
+    Operand o;
+    o.kind = kind;
+    o.type = t;
+    o.buf = name;
+    o.base = lx_base(name);
+    o.index = index;
+    return o;
+}
+
 Operand Selector::temp_operand(int slot, DType t) {
     Operand o;
     o.kind = Operand::Vec;
@@ -757,6 +767,25 @@ std::set<std::string> Selector::var_set(const std::vector<Loop> &loops) {
     return s;
 }
 
+bool has_select(const Expr &e) {
+    class Find : public IRVisitor {
+    public:
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const Select *op) override {
+            // A condition of the loops alone: a scalar one, or one broadcast over the vector.
+            found |= !op->condition.type().is_vector() || op->condition.as<Broadcast>();
+            IRVisitor::visit(op);
+        }
+        void visit(const Call *op) override {
+            found |= op->is_intrinsic(Call::if_then_else);
+            IRVisitor::visit(op);
+        }
+    } f;
+    e.accept(&f);
+    return f.found;
+}
+
 void Selector::collect(const Expr &e, bool under_broadcast, AccessCoeffs &out) {
     class V : public IRVisitor {
     public:
@@ -857,6 +886,9 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
                 shared |= c == 0 && a.second;
                 ok &= c == d.elems || (c == 0 && a.second);
             }
+            // With a row for every group, a row's own scalars (a condition on the row, a clamped row
+            // index) keep the loop: a step evaluates them once for all its rows.
+            if (shared) ok &= acc.scalar_vars.empty() && acc.masks.empty() && !has_select(st->value);
             for (auto &a : acc.trans) ok &= coeff(a.first, l.name) == 1;  // rows walk the input's row
             for (auto &w : acc.windows) ok &= coeff(w, l.name) == 0;
             for (auto &m : acc.masks) ok &= coeff(m.base, l.name) == 0 || coeff(m.base, l.name) == -m.stride;
@@ -878,13 +910,7 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
         if ((dom.elems * dtype_bytes(t)) % sb_)
             unsupported("vectors of " + std::to_string(dom.elems) + " elements are not whole sticks; stick_vectorize it");
         emit_loops(loops, outer, [&] {
-            Operand o;
-            o.kind = Operand::Vec;
-            o.type = t;
-            o.buf = st->name;
-            o.base = lx_base(st->name);
-            auto a = affine_in(r->base, dom.vars());
-            o.index = simplify(a->rest);
+            Operand o = at_buffer(st->name, t, simplify(affine_in(r->base, dom.vars())->rest));
             if (!provably_multiple(o.index, plan_.lanes(t)))
                 unsupported("stores to an address that is not on a stick boundary");
             gen(st->value, dom, &o);
@@ -960,13 +986,7 @@ void Selector::emit_element_store(const std::vector<Loop> &loops, const Store *s
                     "consecutive elements");
     int64_t lanes_t = plan_.lanes(dst.type);
     emit_loops(loops, k, [&] {
-        Operand o;
-        o.kind = Operand::Vec;
-        o.type = dst.type;
-        o.buf = st->name;
-        o.base = lx_base(st->name);
-        auto a = affine_in(st->index, d.vars());
-        o.index = simplify(a->rest);
+        Operand o = at_buffer(st->name, dst.type, simplify(affine_in(st->index, d.vars())->rest));
         if (!provably_multiple(o.index, lanes_t))
             unsupported("stores a run that does not start on a stick boundary");
         // A partial last stick overwrites the elements after the run: only allowed at the end.

@@ -85,6 +85,11 @@ struct MaskForm {
 };
 std::optional<MaskForm> mask_form(const Expr &cond);
 
+// Whether e selects by a condition of the loops alone (a select() on a scalar or broadcast
+// condition, a boundary condition's if_then_else): it may test the rows, which a step that shares a
+// row operand or folds the rows would evaluate once for all of them.
+bool has_select(const Expr &e);
+
 inline DType dtype_of(Type t) {
     t = t.element_of();
     DType d;
@@ -237,6 +242,8 @@ private:
     void collect(const Expr &e, bool under_broadcast, AccessCoeffs &out);
 
     void emit_vector_store(const std::vector<Loop> &loops, const Store *st);
+    // The LX buffer `name` as an operand of type t, its element 0 at `index`.
+    Operand at_buffer(const std::string &name, DType t, const Expr &index, Operand::Kind kind = Operand::Vec);
     // acc(x) = op(acc(x), E(x, r)) with op add, max or min, r the innermost loop left outside the
     // lanes `d`, and E's rows back to back along r: one fold of E's rows into acc (kFoldGroups), in
     // chunks of rows where E's temporaries would not fit. False (nothing emitted) when it is not

@@ -113,6 +113,27 @@ TEST(ColumnReductionFold, AnFp16SumAddsTheRowsInOrder) {
     EXPECT_EQ(folds, 1);
 }
 
+// A select on the row inside a column reduction keeps the row loop (fuzz-diff seed 1, case 65).
+TEST(ColumnReductionFold, ARowConditionKeepsTheRowLoopAndMatchesTheCpu) {
+    auto alg = [] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x");
+        RDom r(0, 16, "r");
+        Func acc("acc");
+        acc(x) = cast<float16_t>(-1000);
+        acc(x) = max(acc(x), select(r >= 6, in(x, r), -in(x, r)));
+        k.inputs = {in};
+        k.output = acc;
+        k.vars = {{"x", x}};
+        return k;
+    };
+    Schedule sched = [](Kernel &k) { spyre::schedule(k.output).stick_vectorize(k.vars.at("x")); };
+    DiffResult r = run_differential(alg, sched, {{64, 16}}, {64});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    for (const Instr &i : r.program.code) EXPECT_FALSE(op_info(i.op).form == VecForm::Map2 && (i.mode & kFoldGroups));
+}
+
 // An fp32 accumulator vectorized by one of its own sticks covers half a stick of its fp16 input;
 // the error says how many sticks to ask for.
 TEST(ColumnReductionErrors, HalfStickOfTheInputSaysHowManySticks) {

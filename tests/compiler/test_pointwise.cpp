@@ -151,6 +151,29 @@ INSTANTIATE_TEST_SUITE_P(
                        Float(32), 1, 0}),
     [](const ::testing::TestParamInfo<RowOperandCase> &i) { return i.param.name; });
 
+// A condition on the row keeps the row loop: a step of rows sharing a row operand would evaluate
+// it once for all of them. A concatenation along the rows (fuzz-diff seed 1, case 129, refused it
+// instead).
+TEST(Pointwise, ARowConditionBesideARowOperandKeepsTheRowLoopAndMatchesTheCpu) {
+    auto alg = [] {
+        Kernel k;
+        ImageParam a(Float(16), 2, "a"), b(Float(16), 2, "b");
+        Var x("x"), y("y");
+        Func out("out");
+        out(x, y) = select(y < 1, a(x, min(y, 0)), b(x, max(y - 1, 0)));
+        k.inputs = {a, b};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    Schedule sched = [](Kernel &k) {
+        Var yo("yo"), yi("yi");
+        spyre::schedule(k.output).stick_vectorize(k.vars["x"]).split(k.vars["y"], yo, yi, 3);
+    };
+    DiffResult r = run_differential(alg, sched, {{128, 1}, {128, 1}}, {128, 2});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
 TEST(Pointwise, UnknownNamesAreListed) {
     try {
         make_pointwise("cube", Float(16), 64, 1);
