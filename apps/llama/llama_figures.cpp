@@ -39,7 +39,12 @@ std::vector<std::string> step_stage_names(int batch, bool prefill) {
 namespace {
 
 Figure stage_figure(const KernelRun &k, const MachineDesc &m, int tokens, int context) {
-    Figure f{k.stage, k.schedule, 1, k.stats.us, 0, "-"};
+    Figure f;
+    f.name = k.stage;
+    f.schedule = k.schedule;
+    f.launches = 1;
+    f.us = k.stats.us;
+    f.bound = "-";
     if (!k.program) return f;
     f.formula_us = ibm_formula(*k.program, m).total_ns / 1000.0;
     f.validity = validity_keys(model_validity(*k.program, k.stats, m));

@@ -62,9 +62,10 @@ TEST_P(MlpBlock, HandAndAutoMatchCpuAndAutoIsNoSlower) {
     // At a few rows a rows schedule whose cores each take the whole weights (shared loads, which
     // cross device memory once) can beat the matmul family; when the matmul family wins, its norm
     // is planned by the rows family.
-    if (chosen.family == "matmul")
+    if (chosen.family == "matmul") {
         EXPECT_NE(chosen.summary.find(" pre=(rows"), std::string::npos) << "the norm planned by the rows family: "
                                                                          << chosen.summary;
+    }
     EXPECT_EQ(a.stats.pe_macs, 3 * int64_t(c.dim) * c.hidden * c.rows) << "every product on the PE array";
     EXPECT_LE(a.stats.us, hand.stats.us) << chosen.summary;
 }
