@@ -8,6 +8,7 @@
 
 #include "carried_reads.h"
 #include "device/error.h"
+#include "visit_loads.h"
 
 namespace spyre {
 
@@ -139,18 +140,6 @@ private:
                user_loop_name(loops_.back()) + " (a reduction): the vector unit reduces fp16, fp32 and int32 only, "
                "and the back end widens byte arithmetic but not a byte accumulator; accumulate in int32 (e.g. "
                "sum(cast<int32_t>(...)), or an int32 Func) and narrow the result");
-    }
-
-    template <typename F>
-    static void visit_loads(const Expr &e, F f) {
-        class V : public IRVisitor {
-        public:
-            F *f;
-            using IRVisitor::visit;
-            void visit(const Load *op) override { (*f)(op), IRVisitor::visit(op); }
-        } v;
-        v.f = &f;
-        e.accept(&v);
     }
 
     [[noreturn]] void refuse(const std::string &what) const {

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "device/error.h"
+#include "visit_loads.h"
 
 namespace spyre {
 
@@ -118,20 +119,6 @@ private:
                     "stored after every element that reads its old value");
     }
 
-    template <typename F>
-    static void visit_loads(const Expr &e, F f) {
-        class V : public IRVisitor {
-        public:
-            F *f;
-            using IRVisitor::visit;
-            void visit(const Load *op) override {
-                (*f)(op);
-                IRVisitor::visit(op);
-            }
-        } v;
-        v.f = &f;
-        e.accept(&v);
-    }
 
     static bool mentions_buffer_metadata(const Expr &e) {
         bool found = false;
