@@ -223,6 +223,27 @@ DeviceProgram gather() {
     return b.finish();
 }
 
+// A bias row read by every row (kSrc1Row) and the column maxima and sums of the rows (kFoldGroups),
+// so the fuzzers start from both modes and from their KTIR forms.
+DeviceProgram rows_and_folds() {
+    ProgramBuilder b("rows_and_folds", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64, 4});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64, 6});
+    DmaDesc ld, st;
+    ld.sticks = 4;
+    st.sticks = 6;
+    int dl = b.dma_desc(ld), ds = b.dma_desc(st);
+    b.dma_ld(0, in, kZero, 0, Lx(0), dl);
+    b.wait_tag(0);
+    b.vbin(Opcode::VADD, DType::F16, 1, Lx(4096), Lx(0), Lx(384), 1, 4, kSrc1Row);
+    b.vbin(Opcode::VMAX, DType::F16, 1, Lx(4608), Lx(0), Lx(4096), 1, 4, kFoldGroups);
+    b.vbin(Opcode::VADD, DType::F16, 1, Lx(4736), Lx(4608), Lx(0), 1, 4, kFoldGroups);
+    b.wait_tag(1);
+    b.dma_st(2, out, kZero, 0, Lx(4096), ds);
+    b.wait_tag(2);
+    return b.finish();
+}
+
 void write(const fs::path &p, const std::string &bytes) {
     std::ofstream(p, std::ios::binary) << bytes;
 }
@@ -237,7 +258,7 @@ int main(int argc, char **argv) {
     fs::path out = argv[1];
     for (const char *d : {"program", "machine", "layout", "ktir", "tuned"}) fs::create_directories(out / d);
     int n = 0;
-    for (const DeviceProgram &p : {streaming(1), streaming(4), matmul(), ring(4), quantize(), fp8()}) {
+    for (const DeviceProgram &p : {streaming(1), streaming(4), matmul(), ring(4), quantize(), fp8(), rows_and_folds()}) {
         std::vector<uint8_t> bytes = serialize_program(p);
         write(out / "program" / (std::to_string(n) + ".spyre"), std::string(bytes.begin(), bytes.end()));
         write(out / "ktir" / ("exported" + std::to_string(n++) + ".ktir"), ktir::export_ktir(p));
