@@ -568,25 +568,13 @@ Tens Importer::materialize(const Tens &x, const Op &op, const Tens *into) {
     if (x.kind == Tens::Splat) {
         vec_emit(op, Opcode::VFILL, x.t, d, nullptr, nullptr, g, 0, 0, x.splat);
     } else if (x.kind == Tens::Bcast && x.row) {
-        // The row, then copies of the rows already written: log2(rows) copies.
         Tens s;
         s.kind = Tens::InLx;
         s.t = x.t;
         s.at = x.src;
         s.shape = {1, x.shape.back()};
         s.bstride = {g.sticks * sb_, dtype_bytes(x.t)};
-        Tens first = d;
-        first.shape = s.shape;
-        first.bstride = {g.sticks * sb_, d.bstride.back()};
-        vec_emit(op, Opcode::VCOPY, x.t, first, &s, nullptr, Geo{1, g.sticks});
-        for (int64_t done = 1; done < g.groups;) {
-            const int64_t n = std::min(done, g.groups - done);
-            Tens src = first, dst = first;
-            dst.at.off = int32_t(dst.at.off + done * g.sticks * sb_);
-            src.shape = dst.shape = {n, x.shape.back()};
-            vec_emit(op, Opcode::VCOPY, x.t, dst, &src, nullptr, Geo{n, g.sticks});
-            done += n;
-        }
+        copy_row_to_rows(op, s, d, g.groups, g.sticks);
     } else if (x.kind == Tens::Bcast) {
         if (x.uniform) {
             Tens s;

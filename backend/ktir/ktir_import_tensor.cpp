@@ -224,6 +224,19 @@ bool Importer::row_operand_user(const std::string &value) const {
     return du != du_.end() && du->second.users.size() == 1 && elementwise.count(du->second.users[0]->name);
 }
 
+void Importer::copy_row_to_rows(const Op &op, const Tens &row, const Tens &dst, int64_t rows, int64_t sticks) {
+    vec_emit(op, Opcode::VCOPY, row.t, dst, &row, nullptr, Geo{1, sticks});
+    for (int64_t done = 1; done < rows;) {
+        const int64_t n = std::min(done, rows - done);
+        Tens src = dst, to = dst;
+        to.at.off = int32_t(to.at.off + done * sticks * sb_);
+        src.shape = to.shape = {n, row.shape.back()};
+        src.bstride = to.bstride = {sticks * sb_, dst.bstride.back()};
+        vec_emit(op, Opcode::VCOPY, row.t, to, &src, nullptr, Geo{n, sticks});
+        done += n;
+    }
+}
+
 Val Importer::row_broadcast(const Op &op, const Tens &s, const Type &rt) {
     constexpr int64_t kMaxRows = 1 << 16;  // one VCOPY per row: bound the program's size
     Val v;
@@ -256,19 +269,8 @@ Val Importer::row_broadcast(const Op &op, const Tens &s, const Type &rt) {
     int64_t in_rows = 1;
     for (size_t k = 0; k + 1 < s.shape.size(); k++) in_rows *= s.shape[k];
     if (in_rows == 1) {
-        // One row for every row (torch-spyre's zeros: [1, 64] -> [1, 64, 128, 64]): copy it once,
-        // then double the copied rows, log2(rows) copies instead of one per row.
-        Tens d = v.x;
-        vec_emit(op, Opcode::VCOPY, s.t, d, &s, nullptr, Geo{1, g.sticks});
-        for (int64_t done = 1; done < rows;) {
-            const int64_t n = std::min(done, rows - done);
-            Tens src = v.x, dst = v.x;
-            dst.at.off = int32_t(dst.at.off + done * g.sticks * sb_);
-            src.shape = dst.shape = {n, s.shape.back()};
-            src.bstride = dst.bstride = {g.sticks * sb_, v.x.bstride.back()};
-            vec_emit(op, Opcode::VCOPY, s.t, dst, &src, nullptr, Geo{n, g.sticks});
-            done += n;
-        }
+        // One row for every row (torch-spyre's zeros: [1, 64] -> [1, 64, 128, 64]).
+        copy_row_to_rows(op, s, v.x, rows, g.sticks);
         return v;
     }
     for (int64_t i = 0; i < rows; i++) {
@@ -515,10 +517,8 @@ std::string Importer::combiner(const Op &op) {
     return last.name;
 }
 
-void Importer::fold_rows(const Op &op, Tens x, Tens init, const std::string &c) {
-    const Opcode oc = c == "arith.addf" || c == "arith.addi"                              ? Opcode::VADD
-                      : c == "arith.maximumf" || c == "arith.maxnumf" || c == "arith.maxsi" ? Opcode::VMAX
-                                                                                           : Opcode::VMIN;
+void Importer::fold_rows(const Op &op, Tens x, Tens init, Opcode red, double ident) {
+    const Opcode oc = red == Opcode::VREDSUM ? Opcode::VADD : red == Opcode::VREDMAX ? Opcode::VMAX : Opcode::VMIN;
     const std::vector<int64_t> row{x.shape[1]};
     if (init.shape != row) throw_error("line ", op.line, ": linalg.reduce: init shape does not match");
     if (init.t != x.t)
@@ -528,17 +528,13 @@ void Importer::fold_rows(const Op &op, Tens x, Tens init, const std::string &c) 
     Geo g = geo(x, op, "the input");
     const int64_t elems = g.sticks * (sb_ / dtype_bytes(x.t));
     if (init.kind == Tens::Splat || init.kind == Tens::Empty) {  // an empty init: the identity
-        const bool i32 = x.t == DType::I32;
-        const double ident = init.kind == Tens::Splat ? init.splat
-                             : oc == Opcode::VADD     ? 0.0
-                             : oc == Opcode::VMAX     ? (i32 ? -2147483648.0 : -INFINITY)
-                                                      : (i32 ? 2147483647.0 : INFINITY);
         Tens c = new_tensor(x.t, row, op, g.sticks);
-        vec_emit(op, Opcode::VFILL, x.t, c, nullptr, nullptr, Geo{1, g.sticks}, 0, 0, ident);
+        vec_emit(op, Opcode::VFILL, x.t, c, nullptr, nullptr, Geo{1, g.sticks}, 0, 0,
+                 init.kind == Tens::Splat ? init.splat : ident);
         init = c;
+    } else if (init.kind != Tens::InLx || !packed(init)) {  // a broadcast or a strided view: packed first
+        init = materialize(init, op, nullptr);
     }
-    if (init.kind != Tens::InLx || !packed(init))
-        throw_error("line ", op.line, ": linalg.reduce: init must be a constant or a packed tensor in LX");
     // Into the tile its result is stored to (or a new one), from the init: one instruction.
     Val v;
     v.k = Val::T;
@@ -568,7 +564,8 @@ void Importer::reduce(const Op &op) {
         throw_error("line ", op.line, ": linalg.reduce: combining op '", c, "' has no device form (add, max, min)");
     }
     size_t r = x.shape.size();
-    if (r == 2 && op.dims.size() == 1 && op.dims[0] == 0) return fold_rows(op, x, init, c);
+    if (x.t == DType::I32 && oc != Opcode::VREDSUM) ident = oc == Opcode::VREDMAX ? -2147483648.0 : 2147483647.0;
+    if (r == 2 && op.dims.size() == 1 && op.dims[0] == 0) return fold_rows(op, x, init, oc, ident);
     if (r == 0 || op.dims.size() != 1 || op.dims[0] != int64_t(r - 1))
         throw_error("line ", op.line, ": linalg.reduce: only the innermost dimension (dimensions = [", r ? r - 1 : 0,
                     "]) or the rows of a 2-D tensor (dimensions = [0]) reduce on the vector unit");
@@ -586,7 +583,6 @@ void Importer::reduce(const Op &op) {
     }
     Val v;
     v.k = Val::T;
-    if (x.t == DType::I32 && oc != Opcode::VREDSUM) ident = oc == Opcode::VREDMAX ? -2147483648.0 : 2147483647.0;
     bool ident_init = init.kind == Tens::Empty || (init.kind == Tens::Splat && init.splat == ident);
     if (init.kind == Tens::InLx) {
         if (!packed(init)) throw_error("line ", op.line, ": linalg.reduce: the init must be packed in LX");

@@ -305,6 +305,9 @@ private:
 
     void broadcast(const Op &op);
     Val row_broadcast(const Op &op, const Tens &s, const Type &rt);
+    // `row` (one row of `sticks` sticks in LX) into each of the `rows` rows of `dst`: one copy, then
+    // copies of the rows already written, log2(rows) copies instead of one per row.
+    void copy_row_to_rows(const Op &op, const Tens &row, const Tens &dst, int64_t rows, int64_t sticks);
     // Whether `value`'s one user is an element-wise op of two tensors (which reads a broadcast row as
     // its row operand, kSrc1Row, instead of a copy per row).
     bool row_operand_user(const std::string &value) const;
@@ -327,9 +330,10 @@ private:
     enum class Init { None, Splat, InPlace };
 
     void reduce(const Op &op);
-    // A linalg.reduce of a 2-D tensor over its rows (dimensions = [0]) with combining op `c`: one
-    // fold over the rows (kFoldGroups) into the init's row.
-    void fold_rows(const Op &op, Tens x, Tens init, const std::string &c);
+    // A linalg.reduce of a 2-D tensor over its rows (dimensions = [0]), `red` the reduction its
+    // combiner names and `ident` that reduction's identity: one fold over the rows (kFoldGroups)
+    // into the init's row.
+    void fold_rows(const Op &op, Tens x, Tens init, Opcode red, double ident);
 
     void matmul(const Op &op);
 

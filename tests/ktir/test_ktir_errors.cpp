@@ -106,6 +106,8 @@ std::vector<BadCase> cases() {
         // ---- importer: compute
         {"ReduceOuterDimWidening", kernel(kLoad + "  %e = tensor.empty() : tensor<64xf32>\n  %w = linalg.reduce { arith.addf } ins(%v : tensor<4x64xf16>) outs(%e : tensor<64xf32>) dimensions = [0]\n"),
          "line 10: linalg.reduce: a reduction over the rows (dimensions = [0]) keeps its element type (f16 into f32)"},
+        {"ReduceRowsInitShape", kernel(kLoad + "  %e = tensor.empty() : tensor<32xf16>\n  %w = linalg.reduce { arith.maximumf } ins(%v : tensor<4x64xf16>) outs(%e : tensor<32xf16>) dimensions = [0]\n"),
+         "line 10: linalg.reduce: init shape does not match"},
         {"ReduceMul", kernel(kLoad + "  %e = tensor.empty() : tensor<4xf16>\n  %w = linalg.reduce { arith.mulf } ins(%v : tensor<4x64xf16>) outs(%e : tensor<4xf16>) dimensions = [1]\n"),
          "line 10: linalg.reduce: combining op 'arith.mulf' has no device form"},
         {"ShapeMismatch", kernel(kLoad + "  %s = tensor.empty() : tensor<4x32xf16>\n  %w = arith.addf %v, %s : tensor<4x64xf16>\n"),
