@@ -59,17 +59,62 @@ SoftmaxKernel make_softmax_dim0(int cols, int rows) {
     return k;
 }
 
-// IBM's placements for the dim-0 softmax. Each Func works on strips of whole columns (`w` sticks of
+// IBM's placements for the dim-0 softmax.
+// Stages 1-3 run IBM's lowering as it is: each op a pass of its own over the whole (rows, cols)
+// tensor on one core, in row tiles of full width (a row is all `cols` columns), so a tile's rows
+// are back to back wherever the tensor is, and every op of a tile is one instruction over its
+// rows. The column maxima and sums fold the rows of each tile into the column vector.
+// Stage 4 copies the input into LX once and works on strips of whole columns (`w` sticks of
 // columns, all rows), the strip loop outermost, so that a strip's column maxima and sums complete
-// before the ops that read them. Stages 1-3 run on one core, as IBM measured them; stage 4 splits
-// the column sticks over `cores` (cores32: 32), or the most cores below that divide them evenly.
+// before the ops that read them; it splits the column sticks over `cores` (cores32: 32), or the
+// most cores below that divide them evenly.
 void schedule_softmax_dim0(SoftmaxKernel &k, const std::string &name, const MachineDesc &m, int cores) {
-    Var x = k.x, y = k.y, xo("xo"), xi("xi");
+    Var x = k.x, y = k.y, xo("xo"), xi("xi"), yo("yo"), yi("yi");
     const bool stage4 = name == "stage4" || name == "cores32" || name == "phased";
     if (name == "cores32" || name == "phased") cores = 32;
     if (!stage4) cores = 1;
     const int lanes = int(m.stick_bytes / 2);
     const int sticks = (k.cols + lanes - 1) / lanes;
+    if (!stage4) {
+        // Row tiles: each op's input and output tiles double-buffered (fp16, four tiles), beside
+        // stage 3's e (the whole tensor in LX), within the free LX.
+        const int64_t row_bytes = int64_t(sticks) * m.stick_bytes;
+        const int64_t resident = name == "stage3" ? row_bytes * k.rows : 0;
+        int tile = std::min(kMaxTileRows, k.rows);
+        while (tile > 1 && resident + 4 * row_bytes * tile > m.lx_usable_bytes) tile /= 2;
+        // A tensor Func: row tiles, the whole row vectorized.
+        auto tensor = [&](Func f) {
+            SpyreSchedule sc = schedule(f, m);
+            sc.split(y, yo, yi, tile);
+            sc.stick_vectorize(x, sticks);
+            return sc;
+        };
+        // A column vector: its update folds the rows of each tile of the input.
+        auto columns = [&](Func f) {
+            SpyreSchedule sc = schedule(f, m);
+            sc.stick_vectorize(x, f.output_types()[0] == Float(32) ? 2 * sticks : sticks);
+            RVar r(f.update().get_schedule().rvars()[0].var);
+            RVar ro("ro"), ri("ri");
+            f.update().split(r, ro, ri, tile);
+            return sc;
+        };
+        if (name == "stage1") {
+            for (Func f : {k.mx, k.s}) columns(f).device_root();
+            for (Func f : {k.t, k.e}) tensor(f).device_root();
+            tensor(k.out);
+        } else if (name == "stage2") {
+            for (Func f : {k.mx, k.s}) columns(f).scratchpad_root();
+            for (Func f : {k.t, k.e}) tensor(f).device_root();
+            tensor(k.out);
+        } else if (name == "stage3") {
+            for (Func f : {k.mx, k.s}) columns(f).scratchpad_root();
+            tensor(k.e).scratchpad_root();
+            tensor(k.out);
+        } else {
+            throw_unknown("softmax", "schedule", name, softmax_schedules());
+        }
+        return;
+    }
     // Whole sticks of columns per core, the same number on every core (as torch-spyre divides work):
     // the most cores up to the request that divide the sticks.
     cores = std::max(1, std::min(cores, sticks));
@@ -85,41 +130,18 @@ void schedule_softmax_dim0(SoftmaxKernel &k, const std::string &name, const Mach
             break;
         }
     const int strips = (sticks + w - 1) / w;
-    // A 2-D Func: strips of w sticks (the last one rounded up into the stick padding), then the
+    // The output: strips of w sticks (the last one rounded up into the stick padding), then the
     // rows, then the strip's sticks.
-    auto tensor = [&](Func f) {
-        f.split(x, xo, xi, w * lanes, TailStrategy::RoundUp);
-        SpyreSchedule sc = schedule(f, m);
-        sc.stick_vectorize(xi, w);
-        f.reorder(xi, y, xo);
-        if (cores > 1) sc.ring_split(xo, cores, strips);
-        return sc;
-    };
-    // A column vector (the maxima, the fp32 sums): its definitions stream w sticks of the input's
-    // columns per row.
-    auto columns = [&](Func f) {
-        return schedule(f, m).stick_vectorize(x, f.output_types()[0] == Float(32) ? 2 * w : w);
-    };
-    if (name == "stage1") {
-        for (Func f : {k.mx, k.s}) columns(f).device_root();
-        for (Func f : {k.t, k.e}) tensor(f).device_root();
-        tensor(k.out);
-    } else if (name == "stage2") {
-        for (Func f : {k.mx, k.s}) columns(f).scratchpad_root();
-        for (Func f : {k.t, k.e}) tensor(f).device_root();
-        tensor(k.out);
-    } else if (name == "stage3") {
-        for (Func f : {k.mx, k.s}) columns(f).scratchpad_root();
-        tensor(k.e).scratchpad_root();
-        tensor(k.out);
-    } else if (stage4) {
-        tensor(k.out);
-        stage_all_in_lx(k.in, k.out, xo, m);
-        for (Func f : {k.mx, k.s}) columns(f).scratchpad_store_at(k.out, xo);
-        schedule(k.e, m).scratchpad_store_at(k.out, xo).stick_vectorize(x, w);
-    } else {
-        throw_unknown("softmax", "schedule", name, softmax_schedules());
-    }
+    k.out.split(x, xo, xi, w * lanes, TailStrategy::RoundUp);
+    SpyreSchedule o = schedule(k.out, m);
+    o.stick_vectorize(xi, w);
+    k.out.reorder(xi, y, xo);
+    if (cores > 1) o.ring_split(xo, cores, strips);
+    stage_all_in_lx(k.in, k.out, xo, m);
+    // The column vectors (the maxima, the fp32 sums) stream w sticks of the input's columns per row.
+    for (Func f : {k.mx, k.s})
+        schedule(f, m).scratchpad_store_at(k.out, xo).stick_vectorize(x, f.output_types()[0] == Float(32) ? 2 * w : w);
+    schedule(k.e, m).scratchpad_store_at(k.out, xo).stick_vectorize(x, w);
 }
 }  // namespace
 

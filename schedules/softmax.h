@@ -31,10 +31,12 @@ SoftmaxKernel make_softmax(int cols, int rows, int dim = 1);
 // split over 32 cores), "phased" (cores32 with dma_phases at the tile loop, see norms.h). `cores` > 1 splits the rows of every stage over that many cores first (each
 // core then needs at least a 64-row tile). Throws spyre::Error listing the names on an unknown one.
 const std::vector<std::string> &softmax_schedules();
-// For dim = 0 every stage works on strips of whole columns (all rows of a few sticks), so that a
-// strip's reductions complete before the ops that read them; stages 1-3 run on one core (IBM's
-// table), and stage 4 (cores32, phased) splits the column sticks over `cores` (32), or over the most
-// cores below that which divide the sticks evenly.
+// For dim = 0, stages 1-3 run IBM's lowering on one core (IBM's table): each op a pass of its own
+// over the whole tensor in row tiles of full width, the column maxima and sums folding each tile's
+// rows. Stage 4 (cores32, phased) copies the input into LX once and works on strips of whole columns
+// (all rows of a few sticks), so that a strip's reductions complete before the ops that read them;
+// it splits the column sticks over `cores` (32), or over the most cores below that which divide
+// the sticks evenly.
 void schedule_softmax(SoftmaxKernel &k, const std::string &name, const MachineDesc &machine = {}, int cores = 1);
 
 // The CPU reference schedule (stages at root, serial).

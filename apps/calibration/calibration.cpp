@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "compile.h"
+#include "device/layout.h"
 #include "sim/simulator.h"
 #include "softmax.h"
 
@@ -39,8 +40,9 @@ CalibrationCase compiled_case(const SoftmaxShape &shape, const MachineDesc &mach
         CompileOptions opt;
         opt.kernel_name = "softmax_stage" + std::to_string(i + 1);
         opt.machine = machine;
-        opt.inputs = {TensorSpec{{shape.cols, shape.rows}, {}}};
-        opt.output = TensorSpec{{shape.cols, shape.rows}, {}};
+        // IBM ran it on tensors in torch-spyre's default device layout, (N/64, M, 64).
+        opt.inputs = {TensorSpec{{shape.cols, shape.rows}, torch_spyre_default_layout(2)}};
+        opt.output = TensorSpec{{shape.cols, shape.rows}, torch_spyre_default_layout(2)};
         c.programs[i] = compile_for_spyre(k.out, {k.in}, opt);
     }
     return c;

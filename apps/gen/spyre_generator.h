@@ -128,15 +128,19 @@ protected:
     // (`kernel_inputs`) read the generator's `inputs` instead (rebind_input), `out` is the output,
     // and apply_schedule schedules it.
     template <typename CpuSchedule, typename SpyreSchedule>
+    // `extra` adds integer parameters apply_schedule reads (e.g. "cores", auto's core limit).
     void finish(const GeneratorInfo &info, const std::vector<Halide::ImageParam *> &kernel_inputs,
-                const std::vector<Halide::ImageParam> &inputs, Halide::Func out, CpuSchedule cpu, SpyreSchedule spyre) {
+                const std::vector<Halide::ImageParam> &inputs, Halide::Func out, CpuSchedule cpu, SpyreSchedule spyre,
+                const ParamValues &extra = {}) {
         std::vector<Halide::ImageParam> params;
         for (size_t i = 0; i < kernel_inputs.size(); i++) {
             rebind_input(*kernel_inputs[i], inputs.at(i), out);
             params.push_back(*kernel_inputs[i]);
         }
         output = out;
-        this->apply_schedule(info, ParamValues{{"cols", cols}, {"rows", rows}}, params, out, cpu, spyre);
+        ParamValues values{{"cols", cols}, {"rows", rows}};
+        values.insert(extra.begin(), extra.end());
+        this->apply_schedule(info, values, params, out, cpu, spyre);
     }
 };
 

@@ -64,30 +64,28 @@ std::vector<MachineParam> build_params() {
                   &MD::device_memory_bytes),
         real_param("clock_ghz", "GHz", PS::Assumption,
                    "core clock; not public, a core of the same lineage ran at 1.5 GHz (VLSI 2018)", &MD::clock_ghz),
-        real_param("vec_add_sticks_per_cycle", "sticks/cycle", PS::Assumption,
-                   "vector throughput per core for add, sub, mul, fma, neg, abs, copy (set by an earlier fit to the single-core softmax table, which the sweeps now contradict (docs/device_model.md); no sweep isolates these rates)",
+        real_param("vec_add_sticks_per_cycle", "sticks/cycle", PS::Calibrated,
+                   "vector throughput per core for add, sub, mul, fma, neg, abs, copy (one scale over the four element-wise classes (add, min/max, transcendental, convert), fit to IBM's single-core dim-0 softmax, stage 4 (softmax_table/1c/512x1024/stage4, 23.67 us): 2.7x the rates an earlier fit to a misread of that table gave, whose ratios (add = min/max = 3.25x transcendental = 4.4x convert) are kept as an assumption; no measurement separates the classes)",
                    &MD::vec_add_sticks_per_cycle),
-        real_param("vec_minmax_sticks_per_cycle", "sticks/cycle", PS::Assumption,
-                   "vector throughput per core for max, min, compare, select and `VROUND` (the calibration case has "
-                   "none; taken equal to the add rate)",
+        real_param("vec_minmax_sticks_per_cycle", "sticks/cycle", PS::Calibrated,
+                   "vector throughput per core for max, min, compare, select and `VROUND` (the add rate; fit with it, see vec_add_sticks_per_cycle)",
                    &MD::vec_minmax_sticks_per_cycle),
-        real_param("vec_transc_sticks_per_cycle", "sticks/cycle", PS::Assumption,
-                   "vector throughput per core for exp, log, tanh, reciprocal, rsqrt, sqrt, div (set by an earlier fit to the single-core softmax table; no sweep isolates the vector unit)",
+        real_param("vec_transc_sticks_per_cycle", "sticks/cycle", PS::Calibrated,
+                   "vector throughput per core for exp, log, tanh, reciprocal, rsqrt, sqrt, div (fit with the add rate, see vec_add_sticks_per_cycle)",
                    &MD::vec_transc_sticks_per_cycle),
         real_param("vec_reduce_sticks_per_cycle", "sticks/cycle", PS::Calibrated,
                    "vector throughput per core for lane reductions: sum, max, min (fit to the row reductions on 1 and "
                    "4 cores, 0.11 and 0.43 of the 32-core rate: 1 to 4 cores scale linearly at ~14.7 GB/s per core, "
                    "what one core's reductions consume; pointwise kernels are core-count independent from 2 cores up, "
-                   "so the DMA does not bind there. Contradicts the single-core softmax table, docs/device_model.md)",
+                   "so the DMA does not bind there; the single-core dim-0 softmax table has no lane reductions)",
                    &MD::vec_reduce_sticks_per_cycle),
-        real_param("vec_convert_sticks_per_cycle", "sticks/cycle", PS::Assumption,
+        real_param("vec_convert_sticks_per_cycle", "sticks/cycle", PS::Calibrated,
                    "vector throughput per core for conversions (fp16, fp32, int32, int8, uint8; a `VCVT` costs the "
-                   "wider side's sticks) and broadcast fills (set by an earlier fit to the single-core softmax table; no "
-                   "sweep isolates the vector unit; no public figure for the int8 conversions or the fp8 ones "
-                   "(`VCVTF8`), which are assumed to run at this rate)",
+                   "wider side's sticks) and broadcast fills (fit with the add rate, see vec_add_sticks_per_cycle; no "
+                   "public figure for the int8 conversions or the fp8 ones (`VCVTF8`), which are assumed to run at this rate)",
                    &MD::vec_convert_sticks_per_cycle),
         real_param("vec_op_overhead_cycles", "cycles", PS::Assumption,
-                   "issue + pipeline fill per vector instruction (set by an earlier fit to the single-core softmax table, which the sweeps now contradict (docs/device_model.md); no sweep isolates these rates)", &MD::vec_op_overhead_cycles),
+                   "issue + pipeline fill per vector instruction (kept from an earlier fit to a misread of the single-core softmax table; no measurement isolates it)", &MD::vec_op_overhead_cycles),
         real_param("pe_macs_per_ns", "MAC/ns", PS::Calibrated,
                    "steady-state fp16 MAC rate per core once the pipeline is full; fit so that whole matmuls "
                    "sustain IBM's measured 1140 MAC/ns (_inductor/cost_model.py); datasheet peak 1536",
@@ -123,9 +121,11 @@ std::vector<MachineParam> build_params() {
                    "the peak (fit to the run length of the written sticks: -16% at 4 sticks, -27% at 2)",
                    &MD::dram_write_run_overhead_bytes, true),
         real_param("dma_core_bytes_per_ns", "bytes/ns", PS::Calibrated,
-                   "what one core's DMA engine can draw per direction: its requests in flight over the memory "
-                   "latency. Two cores saturate the channel (pointwise is core-count independent from 2 cores up) "
-                   "and one cannot, so peak/2",
+                   "what one core's DMA engine can draw per direction. IBM's single-core dim-0 softmax bounds it from "
+                   "below: stage 3 reads the input whole (the max pass) before it writes anything (the div pass), 2 MiB "
+                   "one way at a time in 23.93 us, so one core draws at least 88 GB/s; stage 4 moves 2 MiB in 23.67 us "
+                   "with its compute. No listed measurement shows one core below the channel (the few-core row "
+                   "reductions are bound by their lane reductions), so the channel's one-way peak",
                    &MD::dma_core_bytes_per_ns),
         real_param("dma_replicated_read_bytes_per_ns", "bytes/ns", PS::Calibrated,
                    "what one core draws when it loads bytes another core has loaded at the same instruction (an "

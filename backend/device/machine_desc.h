@@ -25,11 +25,11 @@ struct MachineDesc {
 
     // --- vector unit: sticks per cycle per core (both corelets), per op class ---
     // Fitted to the softmax table by spyre-calibrate --fit (minmax: assumption, equal to add).
-    double vec_add_sticks_per_cycle = 2.6;      // add, sub, mul, fma, neg, abs, copy
-    double vec_minmax_sticks_per_cycle = 2.6;   // max, min, compare, select
-    double vec_transc_sticks_per_cycle = 0.8;  // exp, log, tanh, reciprocal, rsqrt, sqrt, div
+    double vec_add_sticks_per_cycle = 7.0;      // add, sub, mul, fma, neg, abs, copy (calibrated)
+    double vec_minmax_sticks_per_cycle = 7.0;   // max, min, compare, select (calibrated)
+    double vec_transc_sticks_per_cycle = 2.2;  // exp, log, tanh, reciprocal, rsqrt, sqrt, div (calibrated)
     double vec_reduce_sticks_per_cycle = 0.077; // lane reductions (calibrated: row reductions on 1-4 cores)
-    double vec_convert_sticks_per_cycle = 0.6;  // conversions (any types), broadcast fills
+    double vec_convert_sticks_per_cycle = 1.6;  // conversions (any types), broadcast fills (calibrated)
     double vec_op_overhead_cycles = 6.0;        // issue + pipeline fill per vector instruction
 
     // --- PE array ---
@@ -49,7 +49,7 @@ struct MachineDesc {
     double dram_turnaround_ns_per_byte = 0.00574;   // per byte of the smaller direction (measured)
     double dram_read_run_overhead_bytes = 160.0;    // channel cost of one contiguous run read (calibrated)
     double dram_write_run_overhead_bytes = 367.0;   // channel cost of one contiguous run written (calibrated)
-    double dma_core_bytes_per_ns = 75.0;            // one core's limit per direction (calibrated)
+    double dma_core_bytes_per_ns = 150.0;           // one core's limit per direction (calibrated)
     double dma_replicated_read_bytes_per_ns = 2.4;  // one core's load of bytes another core loaded (calibrated)
     double dma_setup_cycles = 220.0;                // per-descriptor start latency (calibrated)
     int64_t dma_queue_depth = 16;                   // outstanding DMAs per direction per core (assumption)

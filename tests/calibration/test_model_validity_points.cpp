@@ -109,10 +109,6 @@ TEST(ModelValidityPoints, CoreBoundsAreTheSuitesCoreCounts) {
         if (n < most_cores) few = std::max(few, n);
     }
     EXPECT_EQ(double(few), validity_bound("lane_reduce_cores").threshold);
-    int fewest_dma = most_cores;
-    for (const std::string &name : validity_bound("one_core_dma").points)
-        fewest_dma = std::min(fewest_dma, int(point_runs().at(name).program.num_cores));
-    EXPECT_EQ(double(fewest_dma), validity_bound("one_core_dma").threshold);
 }
 
 TEST(ModelValidityPoints, PeFillThresholdIsTheShortestFittedMatmul) {

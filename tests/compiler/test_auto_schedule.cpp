@@ -570,12 +570,15 @@ TEST(AutoScheduleLimits, StaysWithinMaxCoresAndTheMachinesCores) {
     {
         MachineDesc m;
         m.cores = 8;
+        // A machine whose one core draws a fraction of the channel, so more cores pay off (on the
+        // default machine one core can drive the channel, and a small kernel may stay on one).
+        m.dma_core_bytes_per_ns = 20;
         Kernel k = pointwise_chain()();
         CompileOptions o = auto_schedule_options_for(ins, {512, 256}, m);
         auto_schedule(k.output, k.inputs, o, quick());
         DeviceProgram p = compile_for_spyre(k.output, k.inputs, o);
         EXPECT_LE(p.num_cores, 8);
-        EXPECT_GT(p.num_cores, 1) << "a 256-row pointwise kernel is faster on more than one core";
+        EXPECT_GT(p.num_cores, 1) << "with a slow per-core DMA, a 256-row pointwise kernel is faster on more than one core";
     }
 }
 

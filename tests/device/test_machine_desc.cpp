@@ -111,7 +111,8 @@ TEST(MachineDesc, ParamSources) {
     EXPECT_EQ(source_of("dram_write_run_overhead_bytes"), ParamSource::Calibrated);
     EXPECT_EQ(source_of("pe_fill_rows"), ParamSource::Calibrated);
     EXPECT_EQ(source_of("pe_int8_rate_factor"), ParamSource::Assumption);
-    EXPECT_EQ(source_of("vec_transc_sticks_per_cycle"), ParamSource::Assumption);
+    EXPECT_EQ(source_of("vec_transc_sticks_per_cycle"), ParamSource::Calibrated);
+    EXPECT_EQ(source_of("vec_op_overhead_cycles"), ParamSource::Assumption);
     EXPECT_EQ(source_of("dma_setup_cycles"), ParamSource::Calibrated);
     EXPECT_EQ(source_of("clock_ghz"), ParamSource::Assumption);
     EXPECT_EQ(source_of("dma_queue_depth"), ParamSource::Assumption);

@@ -51,6 +51,20 @@ TEST(SpyreGen, ScheduleAutoWritesTheChosenDirectivesAsCpp) {
     EXPECT_TRUE(fs::exists(dir / "ln.spyre"));
 }
 
+// softmax's `cores`: a named schedule splits its columns over that many cores, and schedule=auto
+// uses at most that many (the dim-0 softmax IBM measured on 1 and 4 cores).
+TEST(SpyreGen, SoftmaxCoresParamSplitsANamedScheduleAndBoundsAuto) {
+    fs::path dir = scratch_dir("tools_test", "softmax_cores");
+    CommandResult named = run_command(quote(kGen) + " -g softmax -o " + quote(dir.string()) +
+                                      " -n s4 schedule=stage4 dim=0 cores=4 cols=512 rows=64");
+    ASSERT_EQ(named.exit_code, 0) << named.output;
+    EXPECT_NE(named.output.find(", 4 core(s),"), std::string::npos) << named.output;
+    CommandResult searched = run_command(quote(kGen) + " -g softmax -o " + quote(dir.string()) +
+                                         " -n a1 schedule=auto dim=0 cores=1 cols=512 rows=64");
+    ASSERT_EQ(searched.exit_code, 0) << searched.output;
+    EXPECT_NE(searched.output.find(", 1 core(s),"), std::string::npos) << searched.output;
+}
+
 // --free-layouts: the search may choose the named arguments' layouts; the program and the report
 // record the ones compiled, and spyre-run checks the kernel against the CPU in them.
 TEST(SpyreGen, FreeLayoutsAreRecordedAndTheKernelMatchesTheCpu) {
@@ -271,7 +285,7 @@ TEST(SpyreGenErrors, UnknownGenerator) {
 TEST(SpyreGenErrors, UnknownParam) {
     CommandResult r = run_command(quote(kGen) + " -g softmax -o /tmp schedule=stage4 colz=64");
     EXPECT_NE(r.exit_code, 0);
-    EXPECT_NE(r.output.find("generator softmax has no parameter 'colz' (known: cols, dim, machine, rows, schedule)"),
+    EXPECT_NE(r.output.find("generator softmax has no parameter 'colz' (known: cols, cores, dim, machine, rows, schedule)"),
               std::string::npos)
         << r.output;
 }
