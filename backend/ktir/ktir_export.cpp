@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -240,8 +241,9 @@ private:
 
     // A memory view at `addr` (elements) and the access tile covering all of it; returns the tile.
     std::string view_tile(const std::string &addr, bool hbm, DType t, const std::vector<int64_t> &sizes,
-                          const std::vector<int64_t> &strides) {
+                          const std::vector<int64_t> &strides, const std::string &base = "", int64_t off = 0) {
         std::string v = fresh(), tl = fresh();
+        if (!hbm) lx_regions_[tl] = Region{base, off, off + extent(sizes, strides) * dtype_bytes(t), t, sizes, strides};
         std::string mt = "memref<" + shape_text(sizes) + type_name(t) + ">";
         line(v + " = ktdp.construct_memory_view " + addr + ", sizes: [" + list(sizes) + "], strides: [" +
              list(strides) + "] {memory_space = #ktdp.memory_space<" + (hbm ? "global" : "ct_local") + ">} : " + mt);
@@ -260,10 +262,16 @@ private:
     }
     std::string lx_tile(const Instr &in, int reg_slot, DType t, const std::vector<int64_t> &sizes,
                         const std::vector<int64_t> &strides, size_t pc, const char *what) {
-        std::string a = elem_addr(in.a[size_t(reg_slot)], in.a[size_t(reg_slot + 1)], dtype_bytes(t), pc, what);
-        return view_tile(a, false, t, sizes, strides);
+        const int r = in.a[size_t(reg_slot)];
+        std::string a = elem_addr(r, in.a[size_t(reg_slot + 1)], dtype_bytes(t), pc, what);
+        return view_tile(a, false, t, sizes, strides, r ? reg_[r] : "", in.a[size_t(reg_slot + 1)]);
     }
-    std::string load(const std::string &tile, const std::vector<int64_t> &s, DType t) {
+    std::string load(const std::string &tile, const std::vector<int64_t> &s, DType t, bool in_place = false) {
+        auto rg = lx_regions_.find(tile);
+        if (rg != lx_regions_.end()) {
+            std::string held = held_value(rg->second, in_place);
+            if (!held.empty()) return held;
+        }
         std::string x = fresh();
         line(x + " = ktdp.load " + tile + " : " + short_tile_type(s) + " -> " + tensor_type(s, t));
         return x;
@@ -273,6 +281,142 @@ private:
                bool shared = false) {
         line("ktdp.store " + x + ", " + tile + " {spyre.tag = " + std::to_string(tag) + " : i32" +
              (shared ? ", spyre.shared = 1 : i32" : "") + "} : " + tensor_type(s, t) + ", " + short_tile_type(s));
+        auto rg = lx_regions_.find(tile);
+        if (rg != lx_regions_.end()) {
+            forget(rg->second);
+            held_.push_back(Held{rg->second, x});
+        }
+    }
+
+    // ------------------------------------------------------------------ LX contents as SSA values
+    // IBM's interpreter (ktir-cpu) keeps every tensor a ktdp.load produces in LX itself, at a bump
+    // pointer from address 0 that each region's end rewinds (ktir_cpu/ops/memory_ops.py,
+    // MemoryOps._write_to_lx; ktir_cpu/grid.py, CoreContext.push_scope / pop_scope), and its LX is a
+    // set of typed allocations, one per first store (ktir_cpu/memory.py, _read_flat / _write_flat).
+    // Data the export left at a fixed LX address and loaded again is overwritten there by those
+    // copies, or read across two allocations. So the export says what an LX read reads when it
+    // knows: the SSA value last stored to exactly that tile (or, dense, the same bytes in another
+    // shape, through tensor.reshape), while nothing may have written over it and the value is in
+    // scope (defined in this region or one around it). Our importer places a value stored to an LX
+    // tile there and reads it in place, so it imports to the same instructions. Only what it cannot
+    // say (a tile written in an earlier iteration of a loop, or partly) is still a ktdp.load.
+    struct Region {
+        std::string base;  // the SSA name of the address register; "" for a constant address
+        int64_t lo = 0, hi = 0;  // bytes after base
+        DType t = DType::F16;
+        std::vector<int64_t> sizes, strides;
+    };
+    struct Held {
+        Region at;
+        std::string value;
+    };
+    static int64_t extent(const std::vector<int64_t> &sizes, const std::vector<int64_t> &strides) {
+        int64_t e = 1;
+        for (size_t i = 0; i < sizes.size(); i++) e += (sizes[i] - 1) * strides[i];
+        return e;
+    }
+    static bool dense(const Region &r) {
+        int64_t st = 1;
+        for (size_t i = r.sizes.size(); i-- > 0;) {
+            if (r.sizes[i] > 1 && r.strides[i] != st) return false;
+            st *= r.sizes[i];
+        }
+        return true;
+    }
+    static int64_t count(const std::vector<int64_t> &s) {
+        int64_t n = 1;
+        for (int64_t d : s) n *= d;
+        return n;
+    }
+    // Whether a write of [lo, hi) after `base` may change what `r` holds: addresses after
+    // different registers are not compared.
+    static bool may_overlap(const Region &r, const std::string &base, int64_t lo, int64_t hi) {
+        return r.base != base || (r.lo < hi && lo < r.hi);
+    }
+    void forget(const std::string &base, int64_t lo, int64_t hi) {
+        held_.erase(std::remove_if(held_.begin(), held_.end(),
+                                   [&](const Held &h) { return may_overlap(h.at, base, lo, hi); }),
+                    held_.end());
+    }
+    void forget(const Region &r) { forget(r.base, r.lo, r.hi); }
+    // The SSA value that holds what a read of `r` reads, or "" if the export does not know one.
+    // in_place: the value is a linalg.matmul / linalg.reduce init, which ktir-cpu overwrites (it
+    // accumulates into the outs tensor and rebinds its name): only a value held at that tile alone.
+    std::string held_value(const Region &r, bool in_place) {
+        for (const Held &h : held_) {
+            // A constant fill or a broadcast: our importer keeps a tensor.splat or linalg.broadcast
+            // as such and writes LX with it again for each use, so the tile is read where it is.
+            if (splats_.count(h.value)) continue;
+            if (h.at.base != r.base || h.at.lo != r.lo || h.at.t != r.t) continue;
+            if (in_place) {
+                int uses = 0;
+                for (const Held &o : held_) uses += o.value == h.value;
+                if (uses != 1 || h.at.sizes != r.sizes || h.at.strides != r.strides) return "";
+                return h.value;
+            }
+            if (h.at.sizes == r.sizes && h.at.strides == r.strides) return h.value;
+            if (dense(h.at) && dense(r) && count(h.at.sizes) == count(r.sizes)) {
+                std::string shp = fresh(), x = fresh();
+                line(shp + " = arith.constant dense<[" + list(r.sizes) + "]> : tensor<" +
+                     std::to_string(r.sizes.size()) + "xindex>");
+                line(x + " = tensor.reshape " + h.value + "(" + shp + ") : (" + tensor_type(h.at.sizes, r.t) +
+                     ", tensor<" + std::to_string(r.sizes.size()) + "xindex>) -> " + tensor_type(r.sizes, r.t));
+                return x;
+            }
+            return "";
+        }
+        return "";
+    }
+    // The LX bytes an instruction writes: its address register and offset, and an upper bound on
+    // the bytes.
+    struct LxWrite {
+        int reg = 0;
+        int64_t off = 0, bytes = 0;
+    };
+    bool lx_write(const Instr &in, LxWrite &w) const {
+        const auto &a = in.a;
+        switch (op_info(in.op).engine) {
+        case Engine::DMA: {
+            if (in.op != Opcode::DMA_LD) return false;
+            const DmaDesc &d = p_.dma[size_t(a[6])];
+            w = {a[4], a[5], int64_t(d.sticks) * sb_};
+            for (int k = 0; k < 3; k++)
+                if (d.count[size_t(k)] > 1) w.bytes += int64_t(d.count[size_t(k)] - 1) * std::abs(d.lx_stride[size_t(k)]);
+            return true;
+        }
+        case Engine::PE: {
+            const MatmulDesc &d = p_.mm[size_t(a[7])];
+            w = {a[1], a[2], int64_t(d.m) * d.ldc};
+            return true;
+        }
+        case Engine::Ring:
+            if (in.op == Opcode::RING_SEND) return false;
+            w = {a[2], a[3], int64_t(a[4]) * sb_};
+            return true;
+        case Engine::Vector: {
+            const int64_t eb = dtype_bytes(DType(in.dtype)), lanes = sb_ / eb;
+            if (op_info(in.op).form == VecForm::Transpose)
+                w = {a[1], a[2], int64_t(a[8]) * ((a[7] + lanes - 1) / lanes * lanes) * eb};
+            else
+                w = {a[1], a[2], int64_t(a[7]) * a[8] * sb_ * std::max<int64_t>(1, 4 / eb)};
+            return true;
+        }
+        default: return false;
+        }
+    }
+    // Before a loop or branch over [from, to): forgets what any of its writes may change. `iv`: the
+    // loop's induction variable (written by the loop), or -1.
+    void forget_writes(size_t from, size_t to, int iv) {
+        const std::set<int> changed = written(from, to, -1);
+        for (size_t q = from; q < to; q++) {
+            LxWrite w;
+            if (!lx_write(p_.code[q], w)) continue;
+            if (w.reg != 0 && (w.reg == iv || changed.count(w.reg))) {
+                held_.clear();  // an address that changes in the region: anywhere
+                return;
+            }
+            forget(w.reg ? reg_[w.reg] : "", w.off, w.off + w.bytes);
+        }
     }
 
     // ------------------------------------------------------------------ buffers
@@ -392,6 +536,8 @@ private:
             for (size_t i = 0; i < carried.size(); i++) head += (i ? ", " : "") + std::string("index");
             head += ")";
         }
+        forget_writes(pc + 1, end, iv);
+        const std::vector<Held> before = held_;  // what the body defines is out of scope after it
         line(head + " {");
         ind_ += 2;
         reg_[iv] = ivn;
@@ -400,6 +546,7 @@ private:
         if (!carried.empty()) line(yield(carried));
         ind_ -= 2;
         line("}");
+        held_ = before;
         for (size_t i = 0; i < carried.size(); i++) reg_[carried[i]] = res[i];
     }
     std::string yield(const std::vector<int> &regs) {
@@ -432,6 +579,8 @@ private:
             for (size_t i = 0; i < res.size(); i++) head += (i ? ", " : "") + std::string("index");
             head += ")";
         }
+        forget_writes(pc + 1, end, -1);
+        const std::vector<Held> before = held_;  // what a branch defines is out of scope after it
         line(head + " {");
         std::string saved[kNumRegs];
         std::copy(std::begin(reg_), std::end(reg_), std::begin(saved));
@@ -439,6 +588,7 @@ private:
         block(pc + 1, mid);
         if (!results.empty()) line(yield(results));
         ind_ -= 2;
+        held_ = before;
         std::copy(std::begin(saved), std::end(saved), std::begin(reg_));
         if (has_else || !results.empty()) {
             line("} else {");
@@ -446,6 +596,7 @@ private:
             if (has_else) block(mid + 1, end);
             if (!results.empty()) line(yield(results));
             ind_ -= 2;
+            held_ = before;
             std::copy(std::begin(saved), std::end(saved), std::begin(reg_));
         }
         line("}");
@@ -652,6 +803,7 @@ private:
             line(e + " = tensor.empty() : " + tt);
             line(r + " = linalg.broadcast ins(" + s + " : " + tensor_type({groups}, t) + ") outs(" + e + " : " + tt +
                  ") dimensions = [1]");
+            splats_[r] = "";
             store(r, dt, shape, t, a[0]);
             return;
         }
@@ -663,6 +815,7 @@ private:
             std::string k = fresh(), s = fresh();
             line(k + " = arith.constant " + float_literal(v, t) + " : " + type_name(t));
             line(s + " = tensor.splat " + k + " : " + tt);
+            splats_[s] = float_literal(v, t);
             store(s, dt, shape, t, a[0]);
             return;
         }
@@ -680,7 +833,7 @@ private:
             std::string x = load(lx_tile(in, 3, t, src, dense, pc, "src0"), src, t);
             std::string init;
             if (in.mode & kAccumulate) {
-                init = load(dt, out, ot);
+                init = load(dt, out, ot, true);
             } else {
                 std::string id = fresh(), e = fresh();
                 init = fresh();
@@ -715,7 +868,8 @@ private:
             const int64_t off = int64_t(a[4]) + first * dtype_bytes(t);
             if (off < INT32_MIN || off > INT32_MAX) break;
             std::vector<int64_t> src{n};
-            std::string st = view_tile(elem_addr(a[3], off, dtype_bytes(t), pc, "src0"), false, t, src, {1});
+            std::string st = view_tile(elem_addr(a[3], off, dtype_bytes(t), pc, "src0"), false, t, src, {1},
+                                       a[3] ? reg_[a[3]] : "", off);
             std::string x = load(st, src, t);
             std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
             const char *edge = (in.mode & kEdgeClamp)            ? "clamp"
@@ -837,6 +991,21 @@ private:
         std::string off = elem_addr(a[2], a[3], eb, pc, "device-memory");
         std::string addr = fresh();
         line(addr + " = arith.addi %" + buf_[size_t(a[1])] + ", " + off + " : index");
+        if (in.op == Opcode::DMA_ST && sizes.size() == 1) {
+            // A store of whole sticks of which an op wrote the first elements (a row statistic of
+            // a few elements, the rest padding): the held value itself, its sticks the same.
+            const int r = a[4];
+            const Region want{r ? reg_[r] : "", a[5], a[5] + sizes[0] * eb, t, sizes, {1}};
+            for (const Held &h : held_)
+                if (h.at.base == want.base && h.at.lo == want.lo && h.at.t == t && dense(h.at) &&
+                    h.at.hi < want.hi && (count(h.at.sizes) * eb + sb_ - 1) / sb_ == d.sticks) {
+                    const std::vector<int64_t> n{count(h.at.sizes)};
+                    lx_tile(in, 4, t, n, {1}, pc, "LX");
+                    std::string ht = view_tile(addr, true, t, n, {1});
+                    store(held_value(Region{want.base, want.lo, h.at.hi, t, n, {1}}, false), ht, n, t, a[0]);
+                    return;
+                }
+        }
         std::string ht = view_tile(addr, true, t, sizes, ds);
         std::string lt = lx_tile(in, 4, t, sizes, ls, pc, "LX");
         if (in.op == Opcode::DMA_LD) store(load(ht, sizes, t), lt, sizes, t, a[0], (in.mode & kDmaShared) != 0);
@@ -856,7 +1025,7 @@ private:
         std::string y = load(lx_tile(in, 5, it, B, {d.ldb / eb, 1}, pc, "B"), B, it);
         std::string init;
         if (in.mode & kAccumulate) {
-            init = load(ct, C, ot);
+            init = load(ct, C, ot, true);
         } else {
             std::string z = fresh(), e = fresh();
             init = fresh();
@@ -908,6 +1077,9 @@ private:
     std::vector<size_t> match_;
     std::vector<std::string> buf_;
     std::string reg_[kNumRegs];
+    std::map<std::string, Region> lx_regions_;  // LX access tiles by SSA name
+    std::vector<Held> held_;                    // LX tiles whose contents an SSA value holds
+    std::map<std::string, std::string> splats_; // tensor.splat and linalg.broadcast values
 };
 
 }  // namespace

@@ -501,10 +501,13 @@ int Importer::tag_for(const Op &op, Queue q) {
     if (!explicit_) return queue_tag(q);
     const Op *holder = &op;
     // The tag of the store that writes the op's result (our export's form), through the one user
-    // of each value on the way (a row broadcast feeds the op whose result is stored).
+    // of each value on the way (a row broadcast feeds the op whose result is stored), or the store
+    // that is a value's first user (it is read again later from there: lx_store_of).
     for (int hop = 0; hop < 4 && !holder->attrs.count("spyre.tag") && !holder->results.empty(); hop++) {
         auto du = du_.find(holder->results[0]);
-        if (du == du_.end() || du->second.users.size() != 1) break;
+        if (du == du_.end() || du->second.users.empty() ||
+            (du->second.users.size() != 1 && du->second.users[0]->name != "ktdp.store"))
+            break;
         holder = du->second.users[0];
     }
     auto it = holder->attrs.find("spyre.tag");

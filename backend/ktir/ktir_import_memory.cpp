@@ -161,9 +161,13 @@ bool Importer::pure_between(const Op &op, const Op &user) {
     return true;
 }
 
+// A value with other users too goes to the tile only in an explicitly synchronised function (what
+// our exporter writes): there a value stored to LX and read again is read while the tile still
+// holds it, as the device program did (docs/ktir.md, "The export's form"); elsewhere another store
+// could overwrite the tile while the value is still to be read.
 const Op *Importer::lx_store_of(const Op &op, const std::string &res) {
     auto it = du_.find(res);
-    if (it == du_.end() || it->second.users.size() != 1) return nullptr;
+    if (it == du_.end() || it->second.users.empty() || (it->second.users.size() != 1 && !explicit_)) return nullptr;
     const Op *u = it->second.users[0];
     if (u->name != "ktdp.store" || u->operands[0] != res) return nullptr;
     auto tv = vals_.find(u->operands[1]);

@@ -1,0 +1,176 @@
+// The form of what spyre-gen -e ktir writes that IBM's interpreter (ktir-cpu) needs. ktir-cpu keeps
+// every tensor a ktdp.load produces in the core's LX itself, at a bump pointer from address 0, and
+// its LX is a set of typed allocations, one per first store (ktir_cpu/ops/memory_ops.py,
+// MemoryOps._write_to_lx; ktir_cpu/memory.py, _read_flat / _write_flat): a tensor the export keeps
+// at a fixed LX address and reads back with a ktdp.load is overwritten there by ktir-cpu's own
+// copies of loaded tiles, or read across two allocations as zeros ("Read from unmapped address").
+// So a value the kernel wrote to LX and reads again while it is still there is the SSA value that
+// was stored, not a load of the LX tile. ktir-cpu is never in CI: these tests pin that form on the
+// text (docs/ktir.md, "What spyre-gen writes, on ktir-cpu").
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "catalogue_shapes.h"
+#include "device/program_builder.h"
+#include "kernel_catalog.h"
+#include "ktir_export.h"
+#include "ktir_import.h"
+#include "ktir_reader.h"
+#include "run_halves.h"
+
+namespace {
+
+using namespace spyre;
+using ktir_testing::small_shape;
+
+// The ktdp.loads of ct_local (LX) tiles in a function, by line, recursively; with `fills`, not
+// those of a tile at a constant address whose last store there stored a constant fill or a
+// broadcast (tensor.splat, linalg.broadcast: our importer writes LX with those again for each use,
+// so the export reads their tile where it is).
+struct LxWalk {
+    bool fills = false;
+    std::map<std::string, int64_t> consts;       // index constants
+    std::map<std::string, int64_t> view_addr;    // ct_local views at a constant address (-1: other)
+    std::map<std::string, std::string> tile_view;
+    std::set<std::string> fill_values;
+    std::map<int64_t, bool> last_store_fill;     // by constant LX address
+    std::vector<int> lines;
+    void walk(const ktir::Region &r) {
+        for (const ktir::Op &op : r.ops) {
+            if (op.name == "arith.constant" && !op.results.empty() && op.value.kind == ktir::Attr::Int)
+                consts[op.results[0]] = op.value.i;
+            if (op.name == "tensor.splat" || op.name == "linalg.broadcast") fill_values.insert(op.results[0]);
+            if (op.name == "ktdp.construct_memory_view") {
+                auto it = op.attrs.find("memory_space");
+                if (it != op.attrs.end() && it->second.body.find("ct_local") != std::string::npos) {
+                    auto c = consts.find(op.operands[0]);
+                    view_addr[op.results[0]] = c == consts.end() ? -1 : c->second;
+                }
+            } else if (op.name == "ktdp.construct_access_tile") {
+                tile_view[op.results[0]] = op.operands[0];
+            } else if (op.name == "ktdp.store" || op.name == "ktdp.load") {
+                const std::string &tile = op.operands[op.name == "ktdp.store" ? 1 : 0];
+                auto v = view_addr.find(tile_view[tile]);
+                if (v != view_addr.end()) {
+                    if (op.name == "ktdp.store") {
+                        last_store_fill[v->second] = fill_values.count(op.operands[0]) > 0;
+                    } else {
+                        auto f = last_store_fill.find(v->second);
+                        if (!fills || v->second < 0 || f == last_store_fill.end() || !f->second) lines.push_back(op.line);
+                    }
+                }
+            }
+            for (const ktir::Region &sub : op.regions) walk(sub);
+        }
+    }
+};
+
+std::vector<int> ibm_form_lx_loads(const std::string &text, bool fills = false) {
+    ktir::Module m = ktir::read_ktir(text);
+    LxWalk w;
+    w.fills = fills;
+    w.walk(m.funcs.at(0).body);
+    return w.lines;
+}
+
+// The non-scalar instructions by name, in order.
+std::vector<std::string> ibm_form_async_ops(const DeviceProgram &p) {
+    std::vector<std::string> v;
+    for (const Instr &in : p.code)
+        if (op_info(in.op).engine != Engine::Control) v.push_back(op_info(in.op).name);
+    return v;
+}
+
+// in -> exp -> exp + in -> out, a 2-D read of what a 1-D DMA wrote, and a row max of the sum:
+// every LX read is of a tile written before in the same region.
+DeviceProgram ibm_form_straight_line() {
+    ProgramBuilder b("straight", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {256, 2});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {256, 2});
+    int mx = b.buffer("mx", BufferKind::Output, DType::F32, {2});
+    DmaDesc d;
+    d.sticks = 8;
+    DmaDesc dm;
+    dm.sticks = 1;
+    int dd = b.dma_desc(d), dmd = b.dma_desc(dm);
+    const DType H = DType::F16;
+    b.dma_ld(0, in, kZero, 0, Lx(0), dd);
+    b.wait_tag(0);
+    b.vun(Opcode::VEXP, H, 1, Lx(1024), Lx(0), 4, 2);
+    b.wait_tag(1);
+    b.vbin(Opcode::VADD, H, 1, Lx(2048), Lx(1024), Lx(0), 4, 2);
+    b.wait_tag(1);
+    b.vred(Opcode::VREDMAX, H, 1, Lx(3072), Lx(2048), 4, 2, 0, kDstF32);
+    b.wait_tag(1);
+    b.dma_st(2, out, kZero, 0, Lx(2048), dd);
+    b.dma_st(3, mx, kZero, 0, Lx(3072), dmd);
+    b.wait_tag(2);
+    b.wait_tag(3);
+    return b.finish();
+}
+
+TEST(KtirIbmForm, AStraightLineKernelReadsNoLxTileItWrote) {
+    const DeviceProgram p = ibm_form_straight_line();
+    const std::string text = ktir::export_ktir(p);
+    EXPECT_EQ(::testing::PrintToString(ibm_form_lx_loads(text)), "{}") << text;
+    // Our importer reads the SSA form back as the same instructions, computing the same bytes.
+    DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    EXPECT_EQ(::testing::PrintToString(ibm_form_async_ops(q)), ::testing::PrintToString(ibm_form_async_ops(p)));
+    auto in = ktir_testing::random_halves(512, 7);
+    MachineDesc m;
+    std::vector<uint8_t> img(in.size() * 2);
+    std::memcpy(img.data(), in.data(), img.size());
+    SimResult a = simulate(p, m, {img, {}, {}}), c = simulate(q, m, {img, {}, {}});
+    EXPECT_EQ(a.buffers[1], c.buffers[1]);
+    EXPECT_EQ(a.buffers[2], c.buffers[2]);
+}
+
+// A tile loaded before a loop and read in its body (a gamma), while the body writes only other
+// LX places: the body reads the loaded value, defined outside it, as ktir-cpu scopes values.
+TEST(KtirIbmForm, AValueFromBeforeALoopIsReadInItsBody) {
+    ProgramBuilder b("loop", 1);
+    int g = b.buffer("g", BufferKind::Input, DType::F16, {64});
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64, 4});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64, 4});
+    DmaDesc d;
+    d.sticks = 1;
+    int dd = b.dma_desc(d);
+    const DType H = DType::F16;
+    b.dma_ld(0, g, kZero, 0, Lx(0), dd);
+    b.wait_tag(0);
+    Reg i = b.alloc(), off = b.alloc();
+    b.loop(i, 4);
+    b.muli(off, i, 128);
+    b.dma_ld(0, in, off, 0, Lx(1024), dd);
+    b.wait_tag(0);
+    b.vbin(Opcode::VMUL, H, 1, Lx(2048), Lx(1024), Lx(0), 1, 1);
+    b.wait_tag(1);
+    b.dma_st(2, out, off, 0, Lx(2048), dd);
+    b.wait_tag(2);
+    b.end_loop();
+    const DeviceProgram p = b.finish();
+    const std::string text = ktir::export_ktir(p);
+    EXPECT_EQ(::testing::PrintToString(ibm_form_lx_loads(text)), "{}") << text;
+    DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    EXPECT_EQ(::testing::PrintToString(ibm_form_async_ops(q)), ::testing::PrintToString(ibm_form_async_ops(p)));
+    auto gv = ktir_testing::random_halves(64, 3), iv = ktir_testing::random_halves(256, 4);
+    auto ra = ktir_testing::run(p, {{"g", gv}, {"in", iv}}), rb = ktir_testing::run(q, {{"g", gv}, {"in", iv}});
+    EXPECT_EQ(ra["out"], rb["out"]);
+}
+
+// Over the catalogue: kernels without LX data carried across loop iterations read no LX tile
+// they wrote but constant fills and broadcasts (each other such read is the stored SSA value);
+// what is left reads LX across loop iterations (docs/ktir.md).
+TEST(KtirIbmForm, CatalogueKernelsWithoutLoopCarriedLxReadOnlyFillsFromLx) {
+    for (const auto &[app, schedule] : std::vector<std::pair<std::string, std::string>>{
+             {"gelu", "root"}, {"gelu", "tiles"}, {"gelu", "cores32"}, {"softmax", "stage4"}, {"rmsnorm", "tiles"}}) {
+        const report::Shape shape = small_shape(app);
+        const DeviceProgram p = report::compile_kernel(app, schedule, shape, {}, "", nullptr);
+        const std::string text = ktir::export_ktir(p);
+        EXPECT_EQ(::testing::PrintToString(ibm_form_lx_loads(text, true)), "{}") << app << "/" << schedule;
+    }
+}
+
+}  // namespace
