@@ -370,6 +370,21 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AutoSoftmaxDim0,
                                     (i.param.inline_reductions ? "_inline" : "");
                          });
 
+// The candidates that leave an update as Halide's default say so: Halide prints no "has not been
+// scheduled" warning while the search lowers them (it printed 32 for this pipeline).
+TEST(AutoSoftmaxDim0Quiet, TheSearchPrintsNoHalideWarnings) {
+    AutoOptions ao = quick();
+    ao.max_evaluations = 40;
+    AutoResult r;
+    std::vector<std::vector<int>> ins{{256, 128}};
+    Kernel k = softmax_dim0(256, 128, false)();
+    ::testing::internal::CaptureStderr();
+    r = auto_schedule(k.output, k.inputs, auto_schedule_options_for(ins, {256, 128}), ao);
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(err.find("has not been scheduled"), std::string::npos) << err;
+    EXPECT_GT(r.timed, 0);
+}
+
 // Columns that are not whole strips (1000 = 15.6 sticks): the last strip runs on into the stick
 // padding (RoundUp, as the hand schedule splits), so every strip width compiles; a guarded split
 // predicated the output's stores, which have no Spyre form, wherever a strip was wider than a stick.
