@@ -89,11 +89,25 @@ std::string in_user_terms(const std::string &message) {
     return std::regex_replace(done, one, "1 $1");
 }
 
-std::string generated_name_in(const std::string &message) {
+std::string generated_name_in(const std::string &message, const std::set<std::string> *declared) {
     static const std::regex generated(
-        R"([A-Za-z_]\w*\$\w+|[A-Za-z_]\w*_global_wrapper\w*|[A-Za-z_][\w$]*\.s\d+\.[A-Za-z_][\w$.]*)");
-    std::smatch m;
-    return std::regex_search(message, m, generated) ? m[0].str() : "";
+        R"([A-Za-z_]\w*\$\w+|[A-Za-z_]\w*_global_wrapper\w*|[A-Za-z_][\w$]*\.s\d+\.[A-Za-z_][\w$.]*)"
+        R"(|\blambda_\d+\b|__outermost|\b[A-Za-z_]\w*\.lx\d+\b|\$|\b\d+/\d+ bits\b)"
+        // A boundary condition's Func by its Halide name: "Func repeat_edge", or a summary's "repeat_edge:tile".
+        R"(|(?:Func ['"]?|schedule for )(?:repeat_edge|constant_exterior|repeat_image|mirror_image|mirror_interior)\b)"
+        R"(|\b(?:repeat_edge|constant_exterior|repeat_image|mirror_image|mirror_interior):)");
+    // A name the user chose is theirs, whatever it looks like (a Func named lambda_1).
+    for (auto it = std::sregex_iterator(message.begin(), message.end(), generated); it != std::sregex_iterator(); ++it)
+        if (!declared || !declared->count(it->str())) return it->str();
+    if (!declared) return "";
+    // Halide's unnamed Vars (v37), and f.0: the Tuple components of a Func. (Its implicit Vars, _0,
+    // are C++ names a user writes: Halide::_0.)
+    static const std::regex made(R"(\bv\d+\b|\b([A-Za-z_]\w*)\.\d+\b)");
+    for (auto it = std::sregex_iterator(message.begin(), message.end(), made); it != std::sregex_iterator(); ++it) {
+        const std::smatch &t = *it;
+        if (t[1].matched ? declared->count(t[1].str()) != 0 : declared->count(t.str()) == 0) return t.str();
+    }
+    return "";
 }
 
 }  // namespace spyre

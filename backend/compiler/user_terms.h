@@ -6,6 +6,7 @@
 // compiler passes through it (compile_kernel.cpp).
 #pragma once
 
+#include <set>
 #include <string>
 
 namespace spyre {
@@ -16,8 +17,13 @@ namespace spyre {
 //   f.s1.r.r_in_pe          -> loop r of f's update 1 (its PE loop)
 std::string in_user_terms(const std::string &message);
 
-// The first compiler-made name left in `message` ("" when none): a '$' suffix, a wrapper, or a
-// stage's loop name. Tests use it on every error they provoke.
-std::string generated_name_in(const std::string &message);
+// The first compiler-made name left in `message` ("" when none): a '$' anywhere (Halide's
+// separator in copies and RVars), a wrapper, a stage's loop name, Halide's boundary-condition
+// Funcs (lambda_0), Var::outermost() (__outermost), a staging copy of a buffer (in.lx2) or a raw
+// type code (2/32 bits). Tests use it on every error they provoke.
+// `declared`, when given, holds every name the user gave a Func, Var, RDom or ImageParam: then a
+// name Halide makes up for an unnamed Var (v37) is found too unless the user
+// chose it, and so is a Tuple component of a declared Func (top.0).
+std::string generated_name_in(const std::string &message, const std::set<std::string> *declared = nullptr);
 
 }  // namespace spyre

@@ -3,6 +3,8 @@
 // caught (compiler_test_util's error_of checks every error the compiler tests provoke).
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "user_terms.h"
 
 namespace spyre {
@@ -55,6 +57,23 @@ TEST(UserTerms, GeneratedNamesAreFound) {
     EXPECT_EQ(generated_name_in("buffer sum$part3 overflows"), "sum$part3");
     EXPECT_EQ(generated_name_in("RVar r$x of"), "r$x");
     EXPECT_EQ(generated_name_in(in_user_terms("at gemv$1.s0.n.n_core, a_im$9_global_wrapper$0")), "");
+    EXPECT_EQ(generated_name_in("rows cores=2 lambda_0:inline"), "lambda_0");
+    EXPECT_EQ(generated_name_in("Vars: x y __outermost"), "__outermost");
+    EXPECT_EQ(generated_name_in("live there: alibi.lx2 (128 bytes)"), "alibi.lx2");
+    EXPECT_EQ(generated_name_in("costs $5"), "$");
+    EXPECT_EQ(generated_name_in("host buffer has type 2/32 bits"), "2/32 bits");
+    EXPECT_EQ(generated_name_in("Func repeat_edge: no stick"), "Func repeat_edge");
+    EXPECT_EQ(generated_name_in("rows cores=1 repeat_edge:tile"), "repeat_edge:");
+    EXPECT_EQ(generated_name_in("rows cores=1 repeat_edge(in):tile; Add one (BoundaryConditions::repeat_edge, ...)"), "");
+}
+
+// Given the names the user declared, the names Halide makes up are found too, and the user's own
+// names are not, whatever they look like.
+TEST(UserTerms, MadeUpNamesAreFoundAgainstTheDeclaredOnes) {
+    const std::set<std::string> declared = {"x", "y", "out", "top1", "v2", "x2", "lambda_1"};
+    EXPECT_EQ(generated_name_in("for loop v37 of out", &declared), "v37");
+    EXPECT_EQ(generated_name_in("a value read from top1.0", &declared), "top1.0");
+    EXPECT_EQ(generated_name_in("for loop v2 of out, x2 and lambda_1 at 1.5 GB/s", &declared), "");
 }
 
 }  // namespace
