@@ -216,6 +216,20 @@ TEST(CompileErrors, WrongNumberOfInputShapes) {
     EXPECT_NE(msg.find("1 ImageParams but 0 input shapes"), std::string::npos) << msg;
 }
 
+// A host buffer of the wrong type is named as the docs name types (float32), not by Halide's
+// type code and bits (2/32 bits).
+TEST(CompileErrors, AHostBufferOfAnotherTypeNamesBothTypes) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func out("out");
+    out(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    spyre::schedule(out).stick_vectorize(x);
+    const DeviceProgram p = compile_for_spyre(out, {in}, opts({128, 4}, {128, 4}));
+    Runtime::Buffer<float> f32(128, 4);
+    const std::string msg = compile_error([&] { run_on_spyre(p, {f32}); });
+    EXPECT_EQ(msg, "input 'in': host buffer has type float32, the kernel expects float16");
+}
+
 TEST(CompileErrors, HalideScheduleErrorsAreWrapped) {
     ImageParam in(Float(16), 2, "in");
     Var x("x"), y("y");
