@@ -17,6 +17,12 @@ namespace spyre {
 //   f.s1.r.r_in_pe          -> loop r of f's update 1 (its PE loop)
 std::string in_user_terms(const std::string &message);
 
+// The Func a loop name belongs to: "out" of "out.s0.y.yo".
+inline std::string func_of_loop(const std::string &loop) {
+    size_t p = loop.find(".s");
+    return p == std::string::npos ? loop : loop.substr(0, p);
+}
+
 // The first compiler-made name left in `message` ("" when none): a '$' anywhere (Halide's
 // separator in copies and RVars), a wrapper, a stage's loop name, Halide's boundary-condition
 // Funcs (lambda_0), Var::outermost() (__outermost), a staging copy of a buffer (in.lx2) or a raw
