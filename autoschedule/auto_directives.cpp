@@ -1,6 +1,7 @@
 #include "auto_directives.h"
 
 #include "device/error.h"
+#include "spyre_intrinsics.h"
 #include "directives.h"
 
 namespace spyre::autosched {
@@ -98,7 +99,8 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
             Var v = d.vars[0] == kOutermost ? Var::outermost() : phased_loop_var(at, Var(d.vars[0]));
             w.compute_at(at, v).store_in(MemoryType::VTCM);
             Type t = w.output_types()[0];
-            w.vectorize(w.args()[0], int(m.stick_bytes / t.bytes()), TailStrategy::RoundUp);
+            const Var x = w.args()[0], lanes_of_x(x.name() + kLanesSuffix);
+            w.split(x, x, lanes_of_x, int(m.stick_bytes / t.bytes()), TailStrategy::RoundUp).vectorize(lanes_of_x);
             if (d.vars.size() > 1) w.store_at(at, d.vars[1] == kOutermost ? Var::outermost() : Var(d.vars[1]));
             continue;
         }

@@ -114,9 +114,12 @@ SpyreSchedule &SpyreSchedule::stick_vectorize(const Var &x, int sticks) {
             Var xo(x.name() + "_sticks"), r(row);
             f_.split(x, xo, x, sticks * lanes(), TailStrategy::RoundUp).reorder(x, r, xo);
         }
-        f_.vectorize(x, sticks * lanes(), TailStrategy::RoundUp);
+        // The lanes loop named for x (Halide's vectorize(x, n) names it v<n>, which errors would show).
+        const Var lanes_of_x(x.name() + kLanesSuffix);
+        f_.split(x, x, lanes_of_x, sticks * lanes(), TailStrategy::RoundUp).vectorize(lanes_of_x);
         for (int i = 0; i < f_.num_update_definitions(); i++)
-            if (streams_along(f_, i, x.name())) f_.update(i).vectorize(x, sticks * lanes(), TailStrategy::RoundUp);
+            if (streams_along(f_, i, x.name()))
+                f_.update(i).split(x, x, lanes_of_x, sticks * lanes(), TailStrategy::RoundUp).vectorize(lanes_of_x);
     });
     return *this;
 }
@@ -404,7 +407,8 @@ namespace {
 Func stage(Func wrapper, const Func &consumer, const Var &v, const MachineDesc &machine) {
     wrapper.compute_at(consumer, loop_var(consumer, v)).store_in(MemoryType::VTCM);
     Type t = wrapper.output_types()[0];
-    wrapper.vectorize(wrapper.args()[0], int(machine.stick_bytes / t.bytes()), TailStrategy::RoundUp);
+    const Var x = wrapper.args()[0], lanes_of_x(x.name() + kLanesSuffix);
+    wrapper.split(x, x, lanes_of_x, int(machine.stick_bytes / t.bytes()), TailStrategy::RoundUp).vectorize(lanes_of_x);
     return wrapper;
 }
 }  // namespace

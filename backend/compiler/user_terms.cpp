@@ -12,7 +12,7 @@ std::string loop_role(std::string &var) {
     static const std::pair<const char *, const char *> roles[] = {
         {"_in_pe", "its PE loop"},      {"_pe", "its PE loop"},        {"_core", "its split over cores"},
         {"_part", "its partials per core"}, {"_share", "its ring share"}, {"_phased", "its DMA phases"},
-        {"_sticks", "its sticks"},      {"_in", "its share per core"},
+        {"_sticks", "its sticks"},      {"_lanes", "its vector lanes"}, {"_in", "its share per core"},
     };
     // ring_share's loop carries its run length too (ko_share8).
     size_t digits = var.size();

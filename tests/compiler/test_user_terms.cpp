@@ -50,6 +50,10 @@ TEST(UserTerms, UserNamesAndNumbersAreLeftAlone) {
     EXPECT_EQ(generated_name_in(msg), "");
 }
 
+TEST(UserTerms, AVectorsLanesLoopIsTheLoopTheyWereSplitFrom) {
+    EXPECT_EQ(in_user_terms("for out.s0.x.x_lanes:"), "for loop x of out (its vector lanes):");
+}
+
 TEST(UserTerms, GeneratedNamesAreFound) {
     EXPECT_EQ(generated_name_in("Func acc$5 is"), "acc$5");
     EXPECT_EQ(generated_name_in("x a_global_wrapper y"), "a_global_wrapper");
