@@ -1,5 +1,6 @@
 #include "auto_directives.h"
 
+#include "boundary_condition_names.h"
 #include "device/error.h"
 #include "spyre_intrinsics.h"
 #include "directives.h"
@@ -140,7 +141,7 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
                 schedule(f, m).device_layout(order);
             } else {
                 if (d.ints[0] < 0 || d.ints[0] >= int(order.size()))
-                    throw_error("Func ", f.name().substr(0, f.name().find('$')), ": device_layout's stick count is placed outside dim ", d.ints[0],
+                    throw_error(func_subject(f), ": device_layout's stick count is placed outside dim ", d.ints[0],
                                 " of its ", order.size());
                 schedule(f, m).device_layout(order, order[size_t(d.ints[0])]);
             }

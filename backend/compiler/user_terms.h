@@ -6,6 +6,7 @@
 // compiler passes through it (compile_kernel.cpp).
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -15,7 +16,11 @@ namespace spyre {
 //   a_im$9_global_wrapper$0 -> a.in()        acc$5 -> acc
 //   gemv$1.s0.n.n_core      -> loop n of gemv (its split over cores)
 //   f.s1.r.r_in_pe          -> loop r of f's update 1 (its PE loop)
-std::string in_user_terms(const std::string &message);
+//   in.lx2 -> the LX copy of in    state.1 -> state[1]    in_im$3_in_out -> in.in(out)
+//   Vars: x.xi y __outermost -> its loops: xi, y          __outermost -> Var::outermost()
+// `made`: the Funcs Halide made for the user's boundary conditions (boundary_condition_names.h),
+// by Halide name, each with the phrase that stands for "Func <name>".
+std::string in_user_terms(const std::string &message, const std::map<std::string, std::string> *made = nullptr);
 
 // The Func a loop name belongs to: "out" of "out.s0.y.yo".
 inline std::string func_of_loop(const std::string &loop) {

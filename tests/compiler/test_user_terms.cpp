@@ -3,6 +3,7 @@
 // caught (compiler_test_util's error_of checks every error the compiler tests provoke).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "user_terms.h"
@@ -50,8 +51,43 @@ TEST(UserTerms, UserNamesAndNumbersAreLeftAlone) {
     EXPECT_EQ(generated_name_in(msg), "");
 }
 
+TEST(UserTerms, AStagingCopyIsTheLxCopyOfItsBuffer) {
+    EXPECT_EQ(in_user_terms("live there: out.lx0 (128 bytes)"), "live there: the LX copy of out (128 bytes)");
+}
+
+TEST(UserTerms, ATupleElementIsItsFuncIndexed) {
+    EXPECT_EQ(in_user_terms("a value read from state.1 is used"), "a value read from state[1] is used");
+    EXPECT_EQ(in_user_terms("top1$2.0 overflows"), "top1[0] overflows");
+    EXPECT_EQ(in_user_terms("at 1.5 GB/s over r.x"), "at 1.5 GB/s over r.x");
+}
+
+TEST(UserTerms, HalidesListOfLoopsNamesTheUsersLoopsOnly) {
+    EXPECT_EQ(in_user_terms("could not find x\nVars: x.xi x.xo y __outermost\n"), "could not find x\nits loops: xi, xo, y\n");
+    EXPECT_EQ(in_user_terms("p.compute_at(out, __outermost)"), "p.compute_at(out, Var::outermost())");
+    EXPECT_EQ(in_user_terms("for out.s0.__outermost:"), "for loop Var::outermost() of out:");
+}
+
+TEST(UserTerms, AnInputsWrapperForOneConsumerIsItsInCall) {
+    EXPECT_EQ(in_user_terms("live there: in_im$3_in_out (64 bytes)"), "live there: in.in(out) (64 bytes)");
+}
+
 TEST(UserTerms, AVectorsLanesLoopIsTheLoopTheyWereSplitFrom) {
     EXPECT_EQ(in_user_terms("for out.s0.x.x_lanes:"), "for loop x of out (its vector lanes):");
+    // Halide's own vectorize(x, 8) names the lanes v<n>.
+    EXPECT_EQ(in_user_terms("for out.s0.x.v37:"), "for loop x of out (the lanes Halide split from it):");
+}
+
+TEST(UserTerms, ABoundaryConditionsFuncIsTheConditionOfItsInput) {
+    const std::map<std::string, std::string> made = {{"repeat_edge$2", "the repeat_edge boundary condition of input 'in'"},
+                                                     {"lambda_0", "the Func a boundary condition wraps input 'in' in"}};
+    EXPECT_EQ(in_user_terms("Func repeat_edge$2: no stick", &made), "the repeat_edge boundary condition of input 'in': no stick");
+    EXPECT_EQ(in_user_terms("In schedule for repeat_edge$2, could not", &made),
+              "In schedule for the repeat_edge boundary condition of input 'in', could not");
+    EXPECT_EQ(in_user_terms("for repeat_edge$2.s0._0:", &made), "for loop _0 of the repeat_edge boundary condition of input 'in':");
+    EXPECT_EQ(in_user_terms("reads lambda_0 across", &made), "reads the Func a boundary condition wraps input 'in' in across");
+    // The conditions named as words of advice stay words.
+    const std::string advice = "Add one (Halide::BoundaryConditions::repeat_edge, constant_exterior, mirror_image, ...)";
+    EXPECT_EQ(in_user_terms(advice, &made), advice);
 }
 
 TEST(UserTerms, GeneratedNamesAreFound) {
