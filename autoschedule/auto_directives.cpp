@@ -1,6 +1,8 @@
 #include "auto_directives.h"
 
+#include "boundary_condition_names.h"
 #include "device/error.h"
+#include "spyre_intrinsics.h"
 #include "directives.h"
 
 namespace spyre::autosched {
@@ -98,7 +100,8 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
             Var v = d.vars[0] == kOutermost ? Var::outermost() : phased_loop_var(at, Var(d.vars[0]));
             w.compute_at(at, v).store_in(MemoryType::VTCM);
             Type t = w.output_types()[0];
-            w.vectorize(w.args()[0], int(m.stick_bytes / t.bytes()), TailStrategy::RoundUp);
+            const Var x = w.args()[0], lanes_of_x(x.name() + kLanesSuffix);
+            w.split(x, x, lanes_of_x, int(m.stick_bytes / t.bytes()), TailStrategy::RoundUp).vectorize(lanes_of_x);
             if (d.vars.size() > 1) w.store_at(at, d.vars[1] == kOutermost ? Var::outermost() : Var(d.vars[1]));
             continue;
         }
@@ -138,7 +141,7 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
                 schedule(f, m).device_layout(order);
             } else {
                 if (d.ints[0] < 0 || d.ints[0] >= int(order.size()))
-                    throw_error("Func ", f.name().substr(0, f.name().find('$')), ": device_layout's stick count is placed outside dim ", d.ints[0],
+                    throw_error(func_subject(f), ": device_layout's stick count is placed outside dim ", d.ints[0],
                                 " of its ", order.size());
                 schedule(f, m).device_layout(order, order[size_t(d.ints[0])]);
             }

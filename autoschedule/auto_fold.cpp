@@ -412,7 +412,7 @@ public:
                              " inner=" + std::to_string(p.inner);
             if (segmented) sm += " segmented";
             for (const auto &[f, l] : p.level)
-                if (fold_.options.at(f).size() > 1) sm += " " + display_name(f) + ":" + level_name(l);
+                if (fold_.options.at(f).size() > 1) sm += " " + info_.shown(f) + ":" + level_name(l);
             std::string staging;
             for (const auto &[in, l] : p.stage)
                 staging += (staging.empty() ? "" : ",") + display_name(in) + ":" + (l == Level::Inline ? "none" : level_name(l));

@@ -120,7 +120,7 @@ std::vector<Candidate> with_intermediate_layout_variants(const std::vector<Candi
                     std::string dims;
                     for (const std::string &a : order) dims += (dims.empty() ? "" : ",") + display_name(a);
                     if (k > 0) dims += ";sticks>" + display_name(order[size_t(k)]);
-                    v.summary += " " + display_name(d.func) + ".layout=" + dims;
+                    v.summary += " " + info.shown(d.func) + ".layout=" + dims;
                     v.refines = base.summary;
                     out.push_back(std::move(v));
                 }

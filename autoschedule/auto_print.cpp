@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "boundary_condition_names.h"
+
 namespace spyre::autosched {
 
 std::string cpp_name(const std::string &n) {
@@ -190,6 +192,13 @@ std::string print_cpp(const std::vector<Directive> &ds, const PipelineInfo &info
             os << "// the inline reduction in " << cpp_name(st->consumers[0]) << " has no C++ name; found by its Halide name:\n";
             fn = "Halide::Func(Halide::Internal::find_transitive_calls(" + cpp_name(info.output().name) +
                  ".function()).at(\"" + d.func + "\"))";
+        } else if (st) {
+            // A Func Halide made for a boundary condition: its C++ handle is the user's, unknown here.
+            if (const std::optional<MadeFuncName> made = made_func_name(st->function)) {
+                os << "// " << made->phrase << " (" << made->token << "), found by its Halide name:\n";
+                fn = "Halide::Func(Halide::Internal::find_transitive_calls(" + cpp_name(info.output().name) +
+                     ".function()).at(\"" + d.func + "\"))";
+            }
         }
         os << (spyre ? "spyre::schedule(" + fn + mm + ")" : fn);
         // Halide's update calls chain on the Stage update() returns, the others on the Func.

@@ -297,7 +297,7 @@ public:
         }
         cand.estimate_ns = estimate_ns(w, c, m_);
         cand.summary = "rows cores=" + std::to_string(c) + " tile=" + std::to_string(tile_rows);
-        for (const auto &pl : p.place) cand.summary += " " + display_name(pl.first) + ":" + place_name(pl.second);
+        for (const auto &pl : p.place) cand.summary += " " + info_.shown(pl.first) + ":" + place_name(pl.second);
         // The inputs' staging is one choice (the variants of rows_family), one token.
         std::string staging;
         for (const auto &st : p.stage) staging += (staging.empty() ? "" : ",") + display_name(st.first) + ":" + stage_name(st.second);

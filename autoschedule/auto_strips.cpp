@@ -212,7 +212,7 @@ void column_strips_family(const PipelineInfo &info, const SpaceShapes &shapes, c
                         cand.family = "column_strips";
                         cand.summary = "column_strips cores=" + std::to_string(c) + " strip=" + std::to_string(w) + "sticks";
                         for (const StageInfo *t : tensors)
-                            cand.summary += " " + display_name(t->name) + (at_strip.count(t->name) ? ":strip" : ":inline");
+                            cand.summary += " " + t->shown + (at_strip.count(t->name) ? ":strip" : ":inline");
                         if (!folded.empty()) cand.summary += materialise ? " reductions:strip" : " reductions:folded";
                         if (!stageable.empty()) cand.summary += staged ? " inputs:strip" : " inputs:none";
                         cand.directives = std::move(ds);

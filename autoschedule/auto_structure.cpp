@@ -5,6 +5,7 @@
 #include <cctype>
 #include <set>
 
+#include "boundary_condition_names.h"
 #include "device/error.h"
 
 namespace spyre::autosched {
@@ -142,6 +143,11 @@ std::map<std::string, Function> pipeline_env(const Func &output) {
     return env;
 }
 
+std::string PipelineInfo::shown(const std::string &name) const {
+    const StageInfo *s = find(name);
+    return s ? s->shown : display_name(name);
+}
+
 const StageInfo *PipelineInfo::find(const std::string &name) const {
     for (const StageInfo &s : stages)
         if (s.name == name) return &s;
@@ -238,6 +244,8 @@ PipelineInfo analyse_pipeline(const Func &output, const std::vector<ImageParam> 
         const Function &f = env.at(name);
         StageInfo s;
         s.name = name;
+        const std::optional<MadeFuncName> made = made_func_name(f);
+        s.shown = made ? made->token : display_name(name);
         s.function = f;
         s.args = f.args();
         s.type = f.output_types()[0];

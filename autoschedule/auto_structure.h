@@ -27,6 +27,9 @@ struct MatmulShape {
 
 struct StageInfo {
     std::string name;
+    // How summaries name it: display_name(name), or for a Func Halide made for a boundary
+    // condition, the condition and what it wraps: repeat_edge(in) (boundary_condition_names.h).
+    std::string shown;
     Halide::Internal::Function function;
     std::vector<std::string> args;    // pure args, innermost first
     Halide::Type type;
@@ -82,6 +85,7 @@ struct PipelineInfo {
     std::vector<InputInfo> inputs;  // in the order of the ImageParams given
     const StageInfo &output() const { return stages.back(); }
     const StageInfo *find(const std::string &name) const;
+    std::string shown(const std::string &name) const;  // the stage's `shown`, else display_name(name)
     const InputInfo *find_input_func(const std::string &func) const;
 };
 

@@ -128,8 +128,8 @@ std::vector<std::pair<std::string, std::string>> spyre_pass_dumps(Func output, c
 std::vector<uint8_t> to_device(const Runtime::Buffer<> &host, const BufferDecl &decl, const MachineDesc &m) {
     std::string what = buffer_kind_name(decl.kind) + std::string(" '") + decl.name + "'";
     if (host.type() != host_type(decl.type))
-        throw_error(what, ": host buffer has type ", int(host.type().code), "/", int(host.type().bits),
-                    " bits, the kernel expects ", dtype_name(decl.type));
+        throw_error(what, ": host buffer has type ", host_type_name(host.type()), ", the kernel expects ",
+                    host_type_name(host_type(decl.type)));
     if (host.dimensions() != int(decl.shape.size()))
         throw_error(what, ": host buffer has ", host.dimensions(), " dims, the kernel expects ", decl.shape.size());
     for (int d = 0; d < host.dimensions(); d++)

@@ -5,6 +5,7 @@
 
 #include "device/dtype_host.h"
 #include "device/error.h"
+#include "boundary_condition_names.h"
 #include "spyre_intrinsics.h"
 #include "user_terms.h"
 
@@ -15,7 +16,14 @@ using namespace Halide;
 namespace {
 // The Func's name as its author wrote it: Halide makes names unique per process ("out$2" when
 // another Func was called "out"), which an error should not show.
-std::string user_name(const Func &f) { return f.name().substr(0, f.name().find('$')); }
+std::string user_name(const Func &f) {
+    if (f.defined())
+        if (auto m = made_func_name(f.function())) return m->token;  // repeat_edge(in)
+    return f.name().substr(0, f.name().find('$'));
+}
+// What an error calls f: "Func out", or for a Func Halide made for a boundary condition, the
+// condition and the input it wraps (boundary_condition_names.h).
+std::string subject(const Func &f) { return func_subject(f); }
 // An RVar as its author writes it ("r$x" is r.x), in the words every other error uses.
 std::string user_name(const RVar &r) { return in_user_terms(r.name()); }
 
@@ -25,7 +33,14 @@ void guarded(const Func &f, const std::string &directive, F &&apply) {
     try {
         apply();
     } catch (const Halide::Error &e) {
-        throw_error("Func ", user_name(f), ": ", directive, ": ", in_user_terms(e.what()));
+        const std::map<std::string, std::string> made = made_func_phrases({f});
+        std::string what = e.what();
+        if (what.rfind("Error: ", 0) == 0) what.erase(0, 7);
+        while (!what.empty() && (what.back() == '\n' || what.back() == ' ')) what.pop_back();
+        // A boundary condition's Func has Halide's implicit Vars, not the user's x and y.
+        const bool implicit = made.count(f.name()) && !f.args().empty() && Var::is_implicit(f.args()[0].name());
+        throw_error(subject(f), ": ", directive, ": ", in_user_terms(what, &made),
+                    implicit ? " (its dimensions are Halide's implicit Vars _0, _1, ...: schedule it with those)" : "");
     }
 }
 // True when update `i` of f streams sticks along x as its pure definition does: x stays a pure
@@ -95,11 +110,11 @@ int SpyreSchedule::lanes() const {
 
 SpyreSchedule &SpyreSchedule::stick_vectorize(const Var &x, int sticks) {
     if (sticks < 1)
-        throw_error("Func ", user_name(f_), ": stick_vectorize(", x.name(), ", ", sticks, "): sticks must be at least 1");
+        throw_error(subject(f_), ": stick_vectorize(", x.name(), ", ", sticks, "): sticks must be at least 1");
     Type t = f_.output_types()[0];
     DType dt;
     if (!dtype_from_host(t, &dt))
-        throw_error("Func ", user_name(f_), ": stick_vectorize(", x.name(), "): type ", t, " has no stick operations (",
+        throw_error(subject(f_), ": stick_vectorize(", x.name(), "): type ", t, " has no stick operations (",
                     kDeviceTypesText, " do)");
     std::string row = transposed_row(f_, x.name());
     // Only while the row is still one loop of f (a schedule that split it keeps its own order).
@@ -114,9 +129,12 @@ SpyreSchedule &SpyreSchedule::stick_vectorize(const Var &x, int sticks) {
             Var xo(x.name() + "_sticks"), r(row);
             f_.split(x, xo, x, sticks * lanes(), TailStrategy::RoundUp).reorder(x, r, xo);
         }
-        f_.vectorize(x, sticks * lanes(), TailStrategy::RoundUp);
+        // The lanes loop named for x (Halide's vectorize(x, n) names it v<n>, which errors would show).
+        const Var lanes_of_x(x.name() + kLanesSuffix);
+        f_.split(x, x, lanes_of_x, sticks * lanes(), TailStrategy::RoundUp).vectorize(lanes_of_x);
         for (int i = 0; i < f_.num_update_definitions(); i++)
-            if (streams_along(f_, i, x.name())) f_.update(i).vectorize(x, sticks * lanes(), TailStrategy::RoundUp);
+            if (streams_along(f_, i, x.name()))
+                f_.update(i).split(x, x, lanes_of_x, sticks * lanes(), TailStrategy::RoundUp).vectorize(lanes_of_x);
     });
     return *this;
 }
@@ -138,7 +156,7 @@ Var loop_var(const Func &g, const Var &v) {
 Var phased_loop_var(const Func &g, const Var &v) { return loop_var(g, v); }
 
 SpyreSchedule &SpyreSchedule::scratchpad_store_at(const Func &g, const Var &v) {
-    guarded(f_, "scratchpad_store_at(" + g.name() + ", " + v.name() + ")",
+    guarded(f_, "scratchpad_store_at(" + user_name(g) + ", " + v.name() + ")",
             [&] { f_.compute_at(g, loop_var(g, v)).store_in(MemoryType::VTCM); });
     return *this;
 }
@@ -146,7 +164,7 @@ SpyreSchedule &SpyreSchedule::scratchpad_store_at(const Func &g, const Var &v) {
 SpyreSchedule &SpyreSchedule::dma_phases(const Var &v) {
     const std::string d = "dma_phases(" + v.name() + ")";
     if (!has_loop(f_, v.name()))
-        throw_error("Func ", user_name(f_), ": ", d, ": f has no loop ", v.name(), " in its pure definition");
+        throw_error(subject(f_), ": ", d, ": f has no loop ", v.name(), " in its pure definition");
     const Var phased(v.name() + kDmaPhasesSuffix);
     guarded(f_, d, [&] {
         f_.rename(v, phased);
@@ -190,21 +208,21 @@ SpyreSchedule &SpyreSchedule::device_layout(const std::vector<Var> &order) {
     std::set<std::string> named;
     for (const Var &v : order) {
         if (std::none_of(args.begin(), args.end(), [&](const Var &a) { return a.name() == v.name(); }))
-            throw_error("Func ", user_name(f_), ": ", call, ": ", v.name(), " is not one of its dimensions");
+            throw_error(subject(f_), ": ", call, ": ", v.name(), " is not one of its dimensions");
         if (!named.insert(v.name()).second)
-            throw_error("Func ", user_name(f_), ": ", call, ": ", v.name(), " is named twice");
+            throw_error(subject(f_), ": ", call, ": ", v.name(), " is named twice");
     }
     if (order.empty() || order.size() != args.size())
-        throw_error("Func ", user_name(f_), ": ", call, ": names ", order.size(), " of its ", args.size(),
+        throw_error(subject(f_), ": ", call, ": names ", order.size(), " of its ", args.size(),
                     " dimensions; a layout orders them all");
     if (order[0].name() != args[0].name())
-        throw_error("Func ", user_name(f_), ": ", call, ": the stick dimension ", args[0].name(),
+        throw_error(subject(f_), ": ", call, ": the stick dimension ", args[0].name(),
                     " (the Func's first) must come first, innermost");
     // An inlined Func has no storage: its layout would be dropped without a word.
     LoopLevel at = f_.function().schedule().compute_level();
     at.lock();
     if (at.is_inlined())
-        throw_error("Func ", user_name(f_), ": ", call, ": it is inlined and has no storage to lay out; place it "
+        throw_error(subject(f_), ": ", call, ": it is inlined and has no storage to lay out; place it "
                     "first (device_root, scratchpad_store_at or scratchpad_root)");
     guarded(f_, call, [&] { f_.reorder_storage(order); });
     return *this;
@@ -214,7 +232,7 @@ SpyreSchedule &SpyreSchedule::device_layout(const std::vector<Var> &order, const
     device_layout(order);
     const std::string call = layout_call(order) + "; stick count outside " + stick_count_outside.name() + ")";
     if (std::none_of(order.begin(), order.end(), [&](const Var &v) { return v.name() == stick_count_outside.name(); }))
-        throw_error("Func ", user_name(f_), ": ", call, ": ", stick_count_outside.name(), " is not one of its dimensions");
+        throw_error(subject(f_), ": ", call, ": ", stick_count_outside.name(), " is not one of its dimensions");
     // In LX every engine reads whole sticks at any stride, so an LX tile keeps its stick count
     // innermost (the default: outside the stick dimension itself; docs/directives.md); only device
     // memory, read in runs, has a choice that matters.
@@ -222,7 +240,7 @@ SpyreSchedule &SpyreSchedule::device_layout(const std::vector<Var> &order, const
     at.lock();
     const bool in_lx = !at.is_root() || f_.function().schedule().memory_type() == MemoryType::VTCM;
     if (in_lx && stick_count_outside.name() != order[0].name())
-        throw_error("Func ", user_name(f_), ": ", call, ": it is kept in LX, where the stick count stays innermost; "
+        throw_error(subject(f_), ": ", call, ": it is kept in LX, where the stick count stays innermost; "
                     "the stick count's place is for a Func in device memory (device_root)");
     // Carried to the back end on the Func itself; a trace tag changes nothing else (no tracing).
     f_.add_trace_tag(std::string(kStickCountTag) + stick_count_outside.name());
@@ -241,15 +259,15 @@ Expr SpyreSchedule::core_share(const Var &v, const Expr &extent, int cores) cons
 
 SpyreSchedule &SpyreSchedule::ring_split(const Var &v, int cores, int extent) {
     if (cores < 1 || cores > machine_.cores)
-        throw_error("Func ", user_name(f_), ": ring_split(", v.name(), ", ", cores, "): the machine has ", machine_.cores,
+        throw_error(subject(f_), ": ring_split(", v.name(), ", ", cores, "): the machine has ", machine_.cores,
                     " cores");
     if (extent < 1)
-        throw_error("Func ", user_name(f_), ": ring_split(", v.name(), ", ", cores, "): extent ", extent,
+        throw_error(subject(f_), ": ring_split(", v.name(), ", ", cores, "): extent ", extent,
                     " is not positive");
     // An extent that does not divide splits unevenly: each core takes ceil(extent / cores) and the
     // last ones fewer (or none), as the output-extent form below does.
     Var core(v.name() + "_core");
-    guarded(f_, "ring_split(" + v.name() + ")", [&] {
+    guarded(f_, "ring_split(" + v.name() + ", " + std::to_string(cores) + ")", [&] {
         f_.split(v, core, v, core_share(v, extent, cores), TailStrategy::GuardWithIf).parallel(core);
     });
     return *this;
@@ -257,16 +275,16 @@ SpyreSchedule &SpyreSchedule::ring_split(const Var &v, int cores, int extent) {
 
 SpyreSchedule &SpyreSchedule::ring_split(const Var &v, int cores) {
     if (cores < 1 || cores > machine_.cores)
-        throw_error("Func ", user_name(f_), ": ring_split(", v.name(), ", ", cores, "): the machine has ", machine_.cores,
+        throw_error(subject(f_), ": ring_split(", v.name(), ", ", cores, "): the machine has ", machine_.cores,
                     " cores");
     std::vector<Var> args = f_.args();
     int dim = -1;
     for (size_t i = 0; i < args.size(); i++)
         if (args[i].name() == v.name()) dim = int(i);
-    if (dim < 0) throw_error("Func ", user_name(f_), ": ring_split(", v.name(), "): not a pure dimension of the Func");
+    if (dim < 0) throw_error(subject(f_), ": ring_split(", v.name(), "): not a pure dimension of the Func");
     Expr extent = f_.output_buffer().dim(dim).extent();
     Var core(v.name() + "_core");
-    guarded(f_, "ring_split(" + v.name() + ")", [&] {
+    guarded(f_, "ring_split(" + v.name() + ", " + std::to_string(cores) + ")", [&] {
         f_.split(v, core, v, core_share(v, extent, cores), TailStrategy::GuardWithIf).parallel(core);
     });
     return *this;
@@ -276,20 +294,20 @@ SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int
                                                    int n_tile) {
     std::string d = "ring_split_reduction(" + user_name(r) + ", " + std::to_string(cores) + ")";
     if (cores < 1 || cores > machine_.cores)
-        throw_error("Func ", user_name(f_), ": ", d, ": the machine has ", machine_.cores, " cores");
+        throw_error(subject(f_), ": ", d, ": the machine has ", machine_.cores, " cores");
     if (f_.num_update_definitions() < 1)
-        throw_error("Func ", user_name(f_), ": ", d, ": needs an update definition (f(...) = init; f(...) += ...)");
+        throw_error(subject(f_), ": ", d, ": needs an update definition (f(...) = init; f(...) += ...)");
     if (extent < cores || extent % cores)
-        throw_error("Func ", user_name(f_), ": ", d, ": extent ", extent, " does not divide evenly over ", cores, " cores");
+        throw_error(subject(f_), ": ", d, ": extent ", extent, " does not divide evenly over ", cores, " cores");
     int lanes = int(machine_.stick_bytes / 2);  // the reduced values are read in fp16 sticks or wider
     if ((extent / cores) % lanes)
-        throw_error("Func ", user_name(f_), ": ", d, ": each core would reduce ", extent / cores,
+        throw_error(subject(f_), ": ", d, ": each core would reduce ", extent / cores,
                     " values, not whole sticks of ", lanes);
     if (k_panel && (!on_pe || k_panel < 0 || (extent / cores) % k_panel || k_panel % lanes))
-        throw_error("Func ", user_name(f_), ": ", d, ": a K panel of ", k_panel, " needs the PE array (on_pe) and ",
+        throw_error(subject(f_), ": ", d, ": a K panel of ", k_panel, " needs the PE array (on_pe) and ",
                     "whole sticks of ", lanes, " that divide each core's ", extent / cores);
     if (n_tile && (!k_panel || n_tile < 0 || n_tile % lanes))
-        throw_error("Func ", user_name(f_), ": ", d, ": an N tile of ", n_tile, " needs a K panel and whole sticks of ",
+        throw_error(subject(f_), ": ", d, ": an N tile of ", n_tile, " needs a K panel and whole sticks of ",
                     lanes);
     guarded(f_, d, [&] {
         RVar ro(r.name() + "_core"), ri = on_pe ? pe_loop(RVar(r.name() + "_in")) : RVar(r.name() + "_in");
@@ -331,7 +349,7 @@ RVar ring_share_loop(const RVar &r, int cores) { return RVar(r.name() + kRingSha
 SpyreSchedule &SpyreSchedule::pe_matmul(const RVar &k) {
     std::string d = "pe_matmul(" + user_name(k) + ")";
     if (f_.num_update_definitions() < 1)
-        throw_error("Func ", user_name(f_), ": ", d, ": needs an update definition (f(...) = 0; f(...) += a * b)");
+        throw_error(subject(f_), ": ", d, ": needs an update definition (f(...) = 0; f(...) += a * b)");
     guarded(f_, d, [&] {
         RVar pe = pe_loop(k);
         std::vector<VarOrRVar> order{pe};
@@ -365,9 +383,9 @@ SpyreSchedule &SpyreSchedule::pe_matmul(const RVar &k) {
 SpyreSchedule &SpyreSchedule::ring_share(const RVar &r, int cores) {
     std::string d = "ring_share(" + user_name(r) + ", " + std::to_string(cores) + ")";
     if (cores < 2 || cores > machine_.cores)
-        throw_error("Func ", user_name(f_), ": ", d, ": a run of sharing cores is 2 to ", machine_.cores, " cores");
+        throw_error(subject(f_), ": ", d, ": a run of sharing cores is 2 to ", machine_.cores, " cores");
     if (f_.num_update_definitions() < 1)
-        throw_error("Func ", user_name(f_), ": ", d, ": needs an update definition whose loop stages the tiles");
+        throw_error(subject(f_), ": ", d, ": needs an update definition whose loop stages the tiles");
     guarded(f_, d, [&] { f_.update().rename(r, ring_share_loop(r, cores)); });
     return *this;
 }
@@ -379,24 +397,28 @@ SpyreSchedule &SpyreSchedule::ring_split(const Var &v, const Param<int> &cores, 
         int dim = -1;
         for (size_t i = 0; i < args.size(); i++)
             if (args[i].name() == v.name()) dim = int(i);
-        if (dim < 0) throw_error("Func ", user_name(f_), ": ring_split(", v.name(), "): not a pure dimension of the Func");
+        if (dim < 0) throw_error(subject(f_), ": ring_split(", v.name(), "): not a pure dimension of the Func");
         e = f_.output_buffer().dim(dim).extent();
     }
     Var core(v.name() + "_core");
-    guarded(f_, "ring_split(" + v.name() + ")", [&] {
+    guarded(f_, "ring_split(" + v.name() + ", " + cores.name() + ")", [&] {
         f_.split(v, core, v, (e + cores - 1) / cores, TailStrategy::GuardWithIf).parallel(core);
     });
     return *this;
 }
 
 SpyreSchedule &SpyreSchedule::split(const Var &v, const Var &outer, const Var &inner, const Param<int> &factor) {
-    guarded(f_, "split(" + v.name() + ")", [&] { f_.split(v, outer, inner, factor, TailStrategy::GuardWithIf); });
+    // The whole call: which of a Func's splits Halide refused, and by what factor.
+    guarded(f_, "split(" + v.name() + ", " + outer.name() + ", " + inner.name() + ", " + factor.name() + ")",
+            [&] { f_.split(v, outer, inner, factor, TailStrategy::GuardWithIf); });
     return *this;
 }
 
 SpyreSchedule &SpyreSchedule::split(const Var &v, const Var &outer, const Var &inner, int factor) {
-    if (factor < 1) throw_error("Func ", user_name(f_), ": split(", v.name(), ", ", factor, "): factor must be positive");
-    guarded(f_, "split(" + v.name() + ")", [&] { f_.split(v, outer, inner, factor, TailStrategy::GuardWithIf); });
+    const std::string call =
+        "split(" + v.name() + ", " + outer.name() + ", " + inner.name() + ", " + std::to_string(factor) + ")";
+    if (factor < 1) throw_error(subject(f_), ": ", call, ": factor must be positive");
+    guarded(f_, call, [&] { f_.split(v, outer, inner, factor, TailStrategy::GuardWithIf); });
     return *this;
 }
 
@@ -404,7 +426,8 @@ namespace {
 Func stage(Func wrapper, const Func &consumer, const Var &v, const MachineDesc &machine) {
     wrapper.compute_at(consumer, loop_var(consumer, v)).store_in(MemoryType::VTCM);
     Type t = wrapper.output_types()[0];
-    wrapper.vectorize(wrapper.args()[0], int(machine.stick_bytes / t.bytes()), TailStrategy::RoundUp);
+    const Var x = wrapper.args()[0], lanes_of_x(x.name() + kLanesSuffix);
+    wrapper.split(x, x, lanes_of_x, int(machine.stick_bytes / t.bytes()), TailStrategy::RoundUp).vectorize(lanes_of_x);
     return wrapper;
 }
 }  // namespace

@@ -16,18 +16,13 @@ namespace {
 
 halide_type_t host_type(DType t) { return dtype_host_type(t); }
 
-std::string type_text(const halide_type_t &t) {
-    const char *code = t.code == halide_type_float ? "float" : t.code == halide_type_int ? "int"
-                       : t.code == halide_type_uint ? "uint" : "handle";
-    return std::string(code) + std::to_string(int(t.bits));
-}
-
 }  // namespace
 
 std::vector<uint8_t> to_device_image(const halide_buffer_t &host, const BufferDecl &decl, const MachineDesc &m) {
     std::string what = buffer_kind_name(decl.kind) + std::string(" '") + decl.name + "'";
     if (!(host.type == host_type(decl.type)))
-        throw_error(what, ": host buffer has type ", type_text(host.type), ", the kernel expects ", dtype_name(decl.type));
+        throw_error(what, ": host buffer has type ", host_type_name(host.type), ", the kernel expects ",
+                    host_type_name(host_type(decl.type)));
     if (host.dimensions != int(decl.shape.size()))
         throw_error(what, ": host buffer has ", host.dimensions, " dims, the kernel expects ", decl.shape.size());
     for (int d = 0; d < host.dimensions; d++)
@@ -53,8 +48,8 @@ namespace {
 void check_output_buffer(const halide_buffer_t *host, const BufferDecl &decl) {
     if (!host) throw_error("output '", decl.name, "' is a null buffer");
     if (!(host->type == host_type(decl.type)) || host->dimensions != int(decl.shape.size()))
-        throw_error("output '", decl.name, "': host buffer has type ", type_text(host->type), " and ", host->dimensions,
-                    " dims, the kernel writes ", dtype_name(decl.type), " with ", decl.shape.size());
+        throw_error("output '", decl.name, "': host buffer has type ", host_type_name(host->type), " and ", host->dimensions,
+                    " dims, the kernel writes ", host_type_name(host_type(decl.type)), " with ", decl.shape.size());
     for (int d = 0; d < host->dimensions; d++)
         if (host->dim[d].extent != decl.shape[d])
             throw_error("output '", decl.name, "': dim ", d, " has extent ", host->dim[d].extent, ", the kernel writes ",

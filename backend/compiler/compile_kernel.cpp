@@ -24,6 +24,7 @@
 #include "rotate_producers.h"
 #include "select_instructions.h"
 #include "tighten_extents.h"
+#include "boundary_condition_names.h"
 #include "user_terms.h"
 
 namespace spyre {
@@ -33,13 +34,14 @@ using namespace Halide::Internal;
 
 namespace {
 
-// Every message that leaves the compiler names what the user wrote (user_terms.h).
+// Every message that leaves the compiler names what the user wrote (user_terms.h), the Funcs
+// Halide made for the boundary conditions of `outputs` included (boundary_condition_names.h).
 template <typename F>
-auto in_user_terms_on_error(F &&f) -> decltype(f()) {
+auto in_user_terms_on_error(const std::map<std::string, std::string> &made, F &&f) -> decltype(f()) {
     try {
         return f();
     } catch (const Error &e) {
-        throw Error(in_user_terms(e.what()), e.kind());
+        throw Error(in_user_terms(e.what(), &made), e.kind());
     }
 }
 
@@ -132,7 +134,7 @@ BackendResult compile_kernel(Func output, const std::vector<ImageParam> &inputs,
                              const MachineDesc &machine, const BackendOptions &opts) {
     std::vector<std::string> order;
     for (const ImageParam &p : inputs) order.push_back(p.name());
-    return in_user_terms_on_error([&] {
+    return in_user_terms_on_error(made_func_phrases({output}), [&] {
         return run_passes([&](KernelPlan &plan) { return capture_stmt(output, inputs, sig, plan); }, order,
                           {output.name()}, sig, machine, opts);
     });
@@ -145,7 +147,7 @@ BackendResult compile_kernel(Pipeline pipeline, const std::vector<Argument> &arg
     if (!pipeline.defined() || pipeline.outputs().empty()) throw_error("kernel ", sig.kernel_name, ": the pipeline has no output");
     std::vector<std::string> outputs;
     for (const Func &f : pipeline.outputs()) outputs.push_back(f.name());
-    return in_user_terms_on_error([&] {
+    return in_user_terms_on_error(made_func_phrases(pipeline.outputs()), [&] {
         return run_passes([&](KernelPlan &plan) { return capture_stmt(pipeline, args, sig, plan); }, order, outputs,
                           sig, machine, opts);
     });
@@ -160,7 +162,8 @@ CapturedKernel capture_kernel(Func output, const std::vector<ImageParam> &inputs
     k.plan.kernel_name = sig.kernel_name;
     k.plan.machine = machine;
     machine.validate();
-    k.stmt = in_user_terms_on_error([&] {
+    k.made = made_func_phrases({output});
+    k.stmt = in_user_terms_on_error(k.made, [&] {
         return with_halide_errors(sig.kernel_name, "capturing the pipeline",
                                   [&] { return capture_stmt(output, inputs, sig, k.plan, factors); });
     });
@@ -184,7 +187,7 @@ BackendResult finish_kernel(const CapturedKernel &k, const std::map<std::string,
     s.accept(&free);
     if (!free.missing.empty())
         throw_internal("kernel ", k.sig.kernel_name, ": internal: schedule factor '", free.missing, "' has no value");
-    return in_user_terms_on_error([&] {
+    return in_user_terms_on_error(k.made, [&] {
         return run_passes([&](KernelPlan &plan) {
             plan = k.plan;
             return s;

@@ -51,6 +51,7 @@ struct CapturedKernel {
     std::string output;
     MachineDesc machine;
     BackendOptions opts;
+    std::map<std::string, std::string> made;  // made_func_phrases of the output, for its errors
 };
 
 CapturedKernel capture_kernel(Halide::Func output, const std::vector<Halide::ImageParam> &inputs,

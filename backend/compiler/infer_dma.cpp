@@ -1,4 +1,5 @@
 #include "infer_dma.h"
+#include "user_terms.h"
 
 #include <algorithm>
 #include <tuple>
@@ -243,7 +244,8 @@ private:
             if (!fors.empty() && plain_body(leaf)) {
                 // Stores with no loop between them (a Tuple update, argmax's index and value) are
                 // one nest: staged somewhere even over the budget, as a single store would be.
-                Stmt staged = choose(s, loops, fors, leaf, fors.back()->name, only_stores(leaf));
+                // The Func of the loop, for an error's "Func <name>": the loop names no Func.
+                Stmt staged = choose(s, loops, fors, leaf, func_of_loop(fors.back()->name), only_stores(leaf));
                 if (staged.defined()) return staged;
             }
             if (fors.empty()) return IRMutator::visit(s.as<For>());

@@ -1,5 +1,7 @@
 #include "map_cores.h"
 
+#include "user_terms.h"
+
 #include "spyre_intrinsics.h"
 
 #include "affine.h"
@@ -14,11 +16,6 @@ const char *const kCoreIdVar = "spyre.core_id";
 const char *const kBarrierCall = "spyre.barrier";
 
 namespace {
-
-std::string func_of_loop(const std::string &loop) {
-    size_t p = loop.find(".s");
-    return p == std::string::npos ? loop : loop.substr(0, p);
-}
 
 Stmt barrier() { return Evaluate::make(Call::make(Int(32), kBarrierCall, {}, Call::Extern)); }
 

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "device/error.h"
+#include "user_terms.h"
 #include "visit_loads.h"
 
 namespace spyre {
@@ -113,7 +114,9 @@ private:
         if (v.hazard.empty()) return;
         const std::string func = v.hazard.substr(0, v.hazard.rfind('.') == std::string::npos ? v.hazard.size()
                                                                                              : v.hazard.rfind('.'));
-        throw_error("Func ", func, ": a value read from ", v.hazard, " is used after ", v.hazard,
+        // Halide's buffer of a Tuple element ("state.1") as the user reads it: state[1].
+        const std::string element = in_user_terms(v.hazard);
+        throw_error("Func ", func, ": a value read from ", element, " is used after ", element,
                     " is overwritten in the same update (a Tuple update whose elements read each other's old "
                     "values); the back end keeps no such value, so order the Tuple's elements so that each is "
                     "stored after every element that reads its old value");

@@ -42,6 +42,9 @@ constexpr const char *kRingShareSuffix = "_share";
 // Loop-name marker: a loop whose name ends with this had the dma_phases directive; its iterations
 // are not double-buffered and end with a wait for their DMA and a barrier of all cores.
 constexpr const char *kDmaPhasesSuffix = "_phased";
+// Loop-name suffix of the vector lanes stick_vectorize splits from x (x_lanes): a name the user's
+// errors can show ("loop x of out (its vector lanes)"), where Halide's vectorize(x, n) makes v<n>.
+constexpr const char *kLanesSuffix = "_lanes";
 // Trace-tag prefix: device_layout(order, stick_count_outside) tags the Func with this and the name of
 // the dimension its stick count goes just outside of (capture_stmt reads it).
 constexpr const char *kStickCountTag = "spyre.stick_count_outside=";

@@ -5,6 +5,8 @@
 
 #include <HalideRuntime.h>
 
+#include <string>
+
 #include "dtype.h"
 
 namespace spyre {
@@ -29,6 +31,19 @@ inline bool dtype_from_host(halide_type_t h, DType *out) {
         }
     }
     return false;
+}
+
+// A host type as the docs and Halide print it (float16, int32, uint8, bool), for error messages:
+// never the raw code and bits.
+inline std::string host_type_name(halide_type_t t) {
+    if (t.code == halide_type_uint && t.bits == 1) return "bool";
+    const char *code = t.code == halide_type_int     ? "int"
+                       : t.code == halide_type_uint  ? "uint"
+                       : t.code == halide_type_float ? "float"
+                       : t.code == halide_type_bfloat ? "bfloat"
+                                                      : "handle";
+    std::string n = code + std::to_string(int(t.bits));
+    return t.lanes > 1 ? n + "x" + std::to_string(int(t.lanes)) : n;
 }
 
 // For error messages: the host types that dtype_from_host accepts.

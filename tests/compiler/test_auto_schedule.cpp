@@ -8,6 +8,7 @@
 #include <cctype>
 #include <fstream>
 #include <numeric>
+#include <set>
 #include <sstream>
 
 #include "auto_directives.h"
@@ -28,6 +29,7 @@
 #include "sim/simulator.h"
 #include "softmax.h"
 #include "test_paths.h"
+#include "user_terms.h"
 
 namespace spyre::testing {
 namespace {
@@ -1084,6 +1086,32 @@ TEST(AutoSchedulePrint, PrintsTheDirectivesAsCpp) {
     EXPECT_NE(r.cpp.find("// Spyre schedule of out chosen by spyre::auto_schedule"), std::string::npos) << r.cpp;
     EXPECT_EQ(autosched::cpp_name("k$x"), "k.x");
     EXPECT_EQ(autosched::cpp_name("a.b-c"), "a_b_c");
+}
+
+// A bordered 3x3 blur: the summary names the Funcs Halide made for BoundaryConditions::repeat_edge
+// by the condition and its input (repeat_edge(in), Func(in): what wraps in), never lambda_<n>; the
+// printed schedule reaches them by their Halide names, saying which they are.
+TEST(AutoSchedulePrint, ABorderedPipelinesSummaryNamesTheBoundaryConditionByItsInput) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func edge = BoundaryConditions::repeat_edge(in);
+    Func blur("blur");
+    Expr s = cast<float16_t>(0.0f);
+    for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++) s = s + edge(x + dx, y + dy);
+    blur(x, y) = s;
+    AutoOptions ao = quick();
+    ao.max_evaluations = 2;
+    AutoResult r = auto_schedule(blur, {in}, auto_schedule_options_for({{128, 16}}, {128, 16}), ao);
+    EXPECT_NE(r.summary.find(" repeat_edge(in):"), std::string::npos) << r.summary;
+    EXPECT_NE(r.summary.find(" Func(in):"), std::string::npos) << r.summary;
+    const std::set<std::string> declared = {"in", "x", "y", "blur"};
+    EXPECT_EQ(generated_name_in(r.summary, &declared), "") << r.summary;
+    if (r.cpp.find("spyre::schedule(Halide::Func(") != std::string::npos) {
+        EXPECT_NE(r.cpp.find("// the repeat_edge boundary condition of input 'in' (repeat_edge(in)), found by its Halide name:"),
+                  std::string::npos)
+            << r.cpp;
+    }
 }
 
 TEST(AutoSchedulePrint, MatmulStagesPrintHalideCallsOnTheUpdate) {

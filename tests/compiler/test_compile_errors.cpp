@@ -2,11 +2,14 @@
 // never a crash or a silently wrong program.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "compiler_test_util.h"
 #include "device/error.h"
 #include "auto_schedule.h"
 #include "directives.h"
 #include "softmax.h"
+#include "user_terms.h"
 
 namespace spyre::testing {
 namespace {
@@ -216,6 +219,57 @@ TEST(CompileErrors, WrongNumberOfInputShapes) {
     EXPECT_NE(msg.find("1 ImageParams but 0 input shapes"), std::string::npos) << msg;
 }
 
+// A bordered 3x3 blur whose boundary condition the user placed in device memory without
+// stick_vectorize: the back end's refusal names the condition and its input, not the Funcs Halide
+// made for it (lambda_<n>, repeat_edge).
+TEST(CompileErrors, ABorderedBlursRefusalNamesTheBoundaryConditionOfItsInput) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func edge = BoundaryConditions::repeat_edge(in);
+    Func blur("blur");
+    Expr s = cast<float16_t>(0.0f);
+    for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++) s = s + edge(x + dx, y + dy);
+    blur(x, y) = s;
+    spyre::schedule(blur).stick_vectorize(x);
+    spyre::schedule(edge).device_root();
+    const std::string msg = compile_error([&] { compile_for_spyre(blur, {in}, opts({128, 16}, {128, 16})); });
+    EXPECT_EQ(msg.find("the repeat_edge boundary condition of input 'in': "), 0u) << msg;
+    const std::set<std::string> declared = {"in", "x", "y", "blur", "k"};
+    EXPECT_EQ(generated_name_in(msg, &declared), "") << msg;
+}
+
+// An LX overflow lists what is live by the user's names: the input's copy stage_in_lx made
+// (in.in(out)) and the output's staging copy (the LX copy of out), never in_im_in_out or out.lx0.
+TEST(CompileErrors, LxOverflowNamesStagedCopiesByWhatTheyCopy) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    Func out("out");
+    out(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    spyre::schedule(out).split(y, yo, yi, 4096).stick_vectorize(x);
+    spyre::stage_in_lx(in, out, yo);
+    const std::string msg = compile_error([&] { compile_for_spyre(out, {in}, opts({8192, 4096}, {8192, 4096})); });
+    EXPECT_NE(msg.find("LX overflow"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("in.in(out) ("), std::string::npos) << msg;
+    EXPECT_NE(msg.find("the LX copy of out ("), std::string::npos) << msg;
+    const std::set<std::string> declared = {"in", "x", "y", "yo", "yi", "out", "k"};
+    EXPECT_EQ(generated_name_in(msg, &declared), "") << msg;
+}
+
+// A host buffer of the wrong type is named as the docs name types (float32), not by Halide's
+// type code and bits (2/32 bits).
+TEST(CompileErrors, AHostBufferOfAnotherTypeNamesBothTypes) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func out("out");
+    out(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    spyre::schedule(out).stick_vectorize(x);
+    const DeviceProgram p = compile_for_spyre(out, {in}, opts({128, 4}, {128, 4}));
+    Runtime::Buffer<float> f32(128, 4);
+    const std::string msg = compile_error([&] { run_on_spyre(p, {f32}); });
+    EXPECT_EQ(msg, "input 'in': host buffer has type float32, the kernel expects float16");
+}
+
 TEST(CompileErrors, HalideScheduleErrorsAreWrapped) {
     ImageParam in(Float(16), 2, "in");
     Var x("x"), y("y");
@@ -271,9 +325,10 @@ TEST(CompileErrors, LxShareReadPastTheCoresOwnRows) {
     spyre::schedule(out).ring_split(y, 2).split(y, yo, yi, 1).stick_vectorize(x);
     spyre::schedule(e).scratchpad_root().ring_split(e.args()[1], 2, 4).stick_vectorize(e.args()[0]);
     std::string msg = compile_error([&] { compile_for_spyre(out, {in}, opts({7, 3}, {7, 3})); });
-    EXPECT_NE(msg.find("Func constant_exterior is kept in LX, each core computing its share of it (loop _1 of "
-                       "constant_exterior (its split over cores)), but core 0 reads its elements 0 to 95 and computed "
-                       "elements 0 to 63: a core would read rows another core computed"),
+    EXPECT_NE(msg.find("the constant_exterior boundary condition of input 'in' is kept in LX, each core computing "
+                       "its share of it (loop _1 of the constant_exterior boundary condition of input 'in' (its split "
+                       "over cores)), but core 0 reads its elements 0 to 95 and computed elements 0 to 63: a core "
+                       "would read rows another core computed"),
               std::string::npos)
         << msg;
 }

@@ -379,8 +379,8 @@ TEST(TupleUpdates, ALoadedValueUsedAfterItsBufferIsOverwrittenIsRefused) {
         normalize_stmt(LetStmt::make("t", old_b, body), plan);
         FAIL() << "expected an error";
     } catch (const spyre::Error &e) {
-        EXPECT_NE(std::string(e.what()).find("Func swap_state: a value read from swap_state.1 is used after "
-                                             "swap_state.1 is overwritten"),
+        EXPECT_NE(std::string(e.what()).find("Func swap_state: a value read from swap_state[1] is used after "
+                                             "swap_state[1] is overwritten"),
                   std::string::npos)
             << e.what();
         EXPECT_NE(std::string(e.what()).find("order the Tuple's elements"), std::string::npos) << e.what();

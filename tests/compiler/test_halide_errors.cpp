@@ -3,9 +3,12 @@
 // internal compiler error.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "compiler_test_util.h"
 #include "device/error.h"
 #include "halide_errors.h"
+#include "user_terms.h"
 
 namespace spyre::testing {
 namespace {
@@ -55,6 +58,67 @@ TEST(HalideErrors, ARefusedScheduleIsASpyreErrorInTheUsersNames) {
         << msg;
     EXPECT_NE(msg.find("\"out\" does not call"), std::string::npos) << msg;
     EXPECT_EQ(msg.find('$'), std::string::npos) << msg;
+}
+
+// A 3x3 blur of `in` through BoundaryConditions::repeat_edge: the Funcs Halide makes for the
+// condition (lambda_<n>, repeat_edge) are named by the condition and the input they wrap.
+struct BorderedBlur {
+    ImageParam in{Float(16), 2, "in"};
+    Var x{"x"}, y{"y"};
+    Func edge = BoundaryConditions::repeat_edge(in);
+    Func blur{"blur"};
+    BorderedBlur() {
+        Expr s = cast<float16_t>(0.0f);
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) s = s + edge(x + dx, y + dy);
+        blur(x, y) = s;
+    }
+    // What the user wrote: the rest are Halide's.
+    std::set<std::string> declared() const { return {"in", "x", "y", "blur", "k"}; }
+};
+
+TEST(HalideErrors, ABoundaryConditionScheduledOnTheUsersVarsNamesTheConditionAndItsInput) {
+    BorderedBlur b;
+    const std::string msg = error_of([&] { spyre::schedule(b.edge).stick_vectorize(b.x); });
+    EXPECT_EQ(msg.find("the repeat_edge boundary condition of input 'in': stick_vectorize(x): "), 0u) << msg;
+    EXPECT_NE(msg.find("implicit Vars _0, _1"), std::string::npos) << msg;
+    const std::set<std::string> declared = b.declared();
+    EXPECT_EQ(generated_name_in(msg, &declared), "") << msg;
+}
+
+// A split Halide refuses is named whole: the Var split, both new loops and the factor.
+TEST(HalideErrors, ARefusedSplitNamesTheWholeSplit) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    Func out("out");
+    out(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    spyre::schedule(out).split(x, xo, xi, 64);
+    const std::string msg = error_of([&] { spyre::schedule(out).split(y, xo, xi, 4); });
+    EXPECT_EQ(msg.find("Func out: split(y, xo, xi, 4): "), 0u) << msg;
+    EXPECT_NE(msg.find("its loops: xi, xo, y"), std::string::npos) << msg;
+    const std::set<std::string> declared = {"in", "x", "y", "xo", "xi", "out"};
+    EXPECT_EQ(generated_name_in(msg, &declared), "") << msg;
+}
+
+// Halide's list of legal places for a producer names every loop of its consumers; stick_vectorize's
+// lanes are the loop of the Var they were split from (spyre-fuzz-diff --seed 1 --case 4 named v0).
+TEST(HalideErrors, AnInvalidComputeAtNamesTheVectorLanesByTheirVar) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func p("p"), out0("out0"), out1("out1");
+    p(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    out0(x, y) = p(x, y) + cast<float16_t>(1.0f);
+    out1(x, y) = p(x, y) - cast<float16_t>(1.0f);
+    spyre::schedule(out0).stick_vectorize(x);
+    spyre::schedule(out1).stick_vectorize(x);
+    spyre::schedule(p).scratchpad_store_at(out0, x).stick_vectorize(x);
+    CompileOptions opt = opts({64, 4}, {64, 4});
+    opt.outputs = {opt.output, opt.output};
+    const std::string msg = error_of([&] { compile_for_spyre(Pipeline({out0, out1}), {in}, opt); });
+    EXPECT_NE(msg.find("is computed at the following invalid location"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("loop x of out1 (its vector lanes)"), std::string::npos) << msg;
+    const std::set<std::string> declared = {"in", "x", "y", "p", "out0", "out1", "k"};
+    EXPECT_EQ(generated_name_in(msg, &declared), "") << msg;
 }
 
 // A failure inside Halide is a compiler bug, reported as one; a refusal is the user's to fix.

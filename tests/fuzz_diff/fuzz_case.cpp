@@ -3,14 +3,15 @@
 #include <algorithm>
 #include <cctype>
 #include <random>
+#include <set>
 
 #include "device/error.h"
 #include "device/half.h"
 #include "fuzz_case_check.h"
+#include "leaked_names.h"
 #include "random_pipeline.h"
 #include "random_schedule.h"
 #include "spyre.h"
-#include "user_terms.h"
 
 namespace spyre::fuzzdiff {
 
@@ -20,6 +21,7 @@ const char *verdict_name(Verdict v) {
     switch (v) {
     case Verdict::Match: return "match";
     case Verdict::Refused: return "refused";
+    case Verdict::LeakedName: return "leaked name";
     case Verdict::Mismatch: return "mismatch";
     case Verdict::Internal: return "internal error";
     case Verdict::Crash: return "crash";
@@ -45,7 +47,8 @@ bool says_internal(const std::string &msg) {
 
 // Runs `step`, turning what it throws into a verdict: a spyre::Error or Halide's error about the
 // user's schedule is a refusal unless it says "internal"; Halide's internal errors and anything
-// else thrown are internal errors.
+// else thrown are internal errors. A refusal that names what the user never wrote (r.cpp, the
+// pipeline and its schedule so far, declares the names they did) is a leaked name.
 template <typename F>
 bool guarded(CaseResult &r, const std::string &what, F &&step) {
     try {
@@ -66,9 +69,9 @@ bool guarded(CaseResult &r, const std::string &what, F &&step) {
     }
     r.verdict = says_internal(r.message) ? Verdict::Internal : Verdict::Refused;
     // An error must speak in the names the user wrote (docs/directives.md, "Compile-time errors").
-    if (std::string g = generated_name_in(r.message); r.verdict == Verdict::Refused && !g.empty()) {
-        r.message = "internal: the error names '" + g + "', which the user never wrote: " + r.message;
-        r.verdict = Verdict::Internal;
+    if (std::string g = leaked_name(r.message, declared_names(r.cpp)); r.verdict == Verdict::Refused && !g.empty()) {
+        r.message = "the error names '" + g + "', which the user never wrote: " + r.message;
+        r.verdict = Verdict::LeakedName;
     }
     return false;
 }
@@ -104,9 +107,9 @@ void random_layouts(Pipe &p, std::mt19937 &rng) {
     }
 }
 
-}  // namespace
-
-CaseResult run_case(uint32_t seed, int index, const std::function<void(const CaseResult &)> &progress) {
+// The steps of run_case; `summary` receives the autoscheduler's summary of its choice.
+CaseResult run_steps(uint32_t seed, int index, const std::function<void(const CaseResult &)> &progress,
+                     std::string &summary) {
     CaseResult r;
     auto report = [&] {
         if (progress) progress(r);
@@ -126,11 +129,11 @@ CaseResult run_case(uint32_t seed, int index, const std::function<void(const Cas
     r.autoscheduled = dev.outputs.size() == 1 && std::uniform_int_distribution<int>(0, 7)(srng) == 0;
     report();
 
-    std::string sched;
+    r.cpp += "// schedule\n";
     bool ok = guarded(r, "schedule", [&] {
-        sched = r.autoscheduled ? auto_schedule_case(dev, seed * 7919u + uint32_t(index)) : random_schedule(dev, srng);
+        if (r.autoscheduled) r.cpp += auto_schedule_case(dev, seed * 7919u + uint32_t(index), summary);
+        else random_schedule(dev, srng, r.cpp);
     });
-    r.cpp += "// schedule\n" + sched;
     report();
     if (!ok) return r;
 
@@ -191,6 +194,21 @@ CaseResult run_case(uint32_t seed, int index, const std::function<void(const Cas
             r.message = (want.size() > 1 ? "output " + std::to_string(i) + ": " : std::string()) + diff;
             return r;
         }
+    }
+    return r;
+}
+
+}  // namespace
+
+CaseResult run_case(uint32_t seed, int index, const std::function<void(const CaseResult &)> &progress) {
+    std::string summary;
+    CaseResult r = run_steps(seed, index, progress, summary);
+    // The summary is what auto_schedule reports of its choice: in the user's names too.
+    const std::string g = leaked_name(summary, declared_names(r.cpp));
+    if (!g.empty() && (r.verdict == Verdict::Match || r.verdict == Verdict::Refused)) {
+        r.message = "the auto_schedule summary names '" + g + "', which the user never wrote: " + summary +
+                    (r.message.empty() ? "" : "; then: " + r.message);
+        r.verdict = Verdict::LeakedName;
     }
     return r;
 }

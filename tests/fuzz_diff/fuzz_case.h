@@ -13,6 +13,8 @@ namespace spyre::fuzzdiff {
 enum class Verdict {
     Match,      // the device computes what the CPU does
     Refused,    // the compiler (or Halide, for the schedule) refused with an error naming the problem
+    LeakedName, // refused, or matched, but a refusal or the auto_schedule summary names something the
+                // user never wrote (leaked_names.h)
     Mismatch,   // accepted, but wrong: another value, a simulator error, or an out-of-bounds read compiled
     Internal,   // an error whose message says "internal", or a Halide internal error
     Crash,      // the case died on a signal (fuzz_diff_main.cpp runs each case in a child process)

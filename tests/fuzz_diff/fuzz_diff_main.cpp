@@ -3,7 +3,8 @@
 // of its own (fork), so that a crash or a hang is one failed case, not the end of the run; -j runs
 // several at once; --case K reruns case K alone (in this process with --no-fork, for a debugger);
 // --known-failure CATEGORY lists the failures of a category with an open bug without failing the run.
-// Prints counts per category, the refusals grouped by message (digits stripped), and each failure
+// Prints counts per category, the refusals grouped by message (digits stripped), and each failure (a
+// refusal or auto_schedule summary that names what the user never wrote among them: leaked_names.h)
 // with its repro command and its pipeline and schedule as C++; exits 1 on any failure, and when
 // fewer cases than --min-matched ran on the device and matched the CPU (a run whose cases are all
 // refused compares nothing).
@@ -134,12 +135,13 @@ std::string shape_of(const std::string &msg) {
 }
 
 struct Counts {
-    int cases = 0, matched = 0, refused = 0, mismatched = 0, internal = 0, crashed = 0;
+    int cases = 0, matched = 0, refused = 0, leaked = 0, mismatched = 0, internal = 0, crashed = 0;
     void add(Verdict v) {
         cases++;
         switch (v) {
         case Verdict::Match: matched++; break;
         case Verdict::Refused: refused++; break;
+        case Verdict::LeakedName: leaked++; break;
         case Verdict::Mismatch: mismatched++; break;
         case Verdict::Internal:
         case Verdict::FuzzerBug: internal++; break;
@@ -150,8 +152,8 @@ struct Counts {
 };
 
 void print_row(const std::string &name, const Counts &c) {
-    std::printf("%-22s %6d %8d %8d %7.1f%% %10d %9d %9d\n", name.c_str(), c.cases, c.matched, c.refused,
-                c.cases ? 100.0 * c.refused / c.cases : 0.0, c.mismatched, c.internal, c.crashed);
+    std::printf("%-22s %6d %8d %8d %7.1f%% %7d %10d %9d %9d\n", name.c_str(), c.cases, c.matched, c.refused,
+                c.cases ? 100.0 * c.refused / c.cases : 0.0, c.leaked, c.mismatched, c.internal, c.crashed);
 }
 
 std::string indent(const std::string &text) {
@@ -244,8 +246,8 @@ int main(int argc, char **argv) {
             std::printf("  repro: spyre-fuzz-diff --seed %u --case %d -v\n%s\n", seed, i, indent(r.cpp).c_str());
         }
     }
-    std::printf("\n%-22s %6s %8s %8s %8s %10s %9s %9s\n", "category", "cases", "matched", "refused", "(rate)",
-                "mismatched", "internal", "crashed");
+    std::printf("\n%-22s %6s %8s %8s %8s %7s %10s %9s %9s\n", "category", "cases", "matched", "refused", "(rate)",
+                "leaked", "mismatched", "internal", "crashed");
     std::set<std::string> shown;
     for (const std::string &f : pipeline_families())
         if (by_family.count(f)) print_row(f, by_family[f]), shown.insert(f);
@@ -253,7 +255,8 @@ int main(int argc, char **argv) {
         if (!shown.count(f)) print_row(f, c);
     for (auto &[s, c] : by_schedule) print_row(s, c);
     print_row("total", total);
-    std::printf("(internal: internal errors and fuzzer bugs; crashed: signals and timeouts)\n");
+    std::printf("(leaked: a refusal or auto_schedule summary naming what the user never wrote; internal: internal "
+                "errors and fuzzer bugs; crashed: signals and timeouts)\n");
     if (!refusals.empty()) {
         std::printf("\nrefusals by category (digits stripped):\n");
         for (auto &[f, shapes] : refusals) {
@@ -264,8 +267,8 @@ int main(int argc, char **argv) {
             for (auto &[k, s] : sorted) std::printf("    %4d  %s\n", -k, s.c_str());
         }
     }
-    std::printf("\n%d cases from seed %u: %d match the CPU, %d refused with an error, %d failed", total.cases, seed,
-                total.matched, total.refused, failures);
+    std::printf("\n%d cases from seed %u: %d match the CPU, %d refused with an error, %d leaked a name, %d failed",
+                total.cases, seed, total.matched, total.refused, total.leaked, failures);
     if (!known.empty()) std::printf(" (and %d failures in the known-failure categories)", known_failures);
     std::printf("\n");
     if (total.matched < min_matched) {

@@ -40,7 +40,7 @@ struct Loop {
 struct Scheduler {
     std::mt19937 &rng;
     Pipe &p;
-    std::string cpp;
+    std::string &cpp;
 
     int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); }
     bool chance(int percent) { return pick(100) < percent; }
@@ -58,6 +58,7 @@ struct Scheduler {
         if (p.out_vars.size() == 2) {
             Var x = p.out_vars[0], y = p.out_vars[1];
             Var xo("xo"), xi("xi"), yo("yo"), yi("yi");
+            line("Var xo(\"xo\"), xi(\"xi\"), yo(\"yo\"), yi(\"yi\");");
             const int rows = p.out_shape[1];
             bool x_tiles = chance(12);
             if (x_tiles) {  // tiles of the stick dimension: of whole sticks, mostly
@@ -125,6 +126,7 @@ struct Scheduler {
             }
             if (chance(15)) {
                 Var vo(vn + "o"), vi(vn + "i");
+                line("Var " + vn + "o(\"" + vn + "o\"), " + vn + "i(\"" + vn + "i\");");
                 int f = l * one_of<int>({1, 2});
                 s.split(v, vo, vi, f).stick_vectorize(vi);
                 line("spyre::schedule(" + on + ").split(" + vn + ", " + vn + "o, " + vn + "i, " + std::to_string(f) +
@@ -217,13 +219,12 @@ CompileOptions compile_options(const Pipe &p) {
     return opt;
 }
 
-std::string random_schedule(Pipe &p, std::mt19937 &rng) {
-    Scheduler s{rng, p, ""};
+void random_schedule(Pipe &p, std::mt19937 &rng, std::string &cpp) {
+    Scheduler s{rng, p, cpp};
     s.run();
-    return s.cpp;
 }
 
-std::string auto_schedule_case(Pipe &p, uint32_t seed) {
+std::string auto_schedule_case(Pipe &p, uint32_t seed, std::string &summary) {
     AutoOptions ao;
     ao.seed = seed;
     ao.max_evaluations = 4;
@@ -231,6 +232,7 @@ std::string auto_schedule_case(Pipe &p, uint32_t seed) {
     ao.workers = 1;
     ao.progress = false;
     AutoResult r = auto_schedule(p.outputs[0], p.inputs, compile_options(p), ao);
+    summary = r.summary;
     return "// schedule=auto (" + r.summary + ")\n" + r.cpp;
 }
 

@@ -17,11 +17,12 @@ namespace spyre::fuzzdiff {
 // The compile options of a pipeline: its argument shapes, default (row-major, sticked) layouts.
 CompileOptions compile_options(const Pipe &p);
 
-// Applies a random schedule of directives to p; returns it as C++.
-std::string random_schedule(Pipe &p, std::mt19937 &rng);
+// Applies a random schedule of directives to p, appending it to `cpp` as C++ as it goes (so that
+// a schedule Halide refuses on the spot is still printed, with the Vars it declares).
+void random_schedule(Pipe &p, std::mt19937 &rng, std::string &cpp);
 
 // Applies the autoscheduler's schedule to p (a few candidates, one worker: a case stays cheap);
-// returns it as C++.
-std::string auto_schedule_case(Pipe &p, uint32_t seed);
+// returns it as C++. `summary`: the autoscheduler's one-line summary of its choice.
+std::string auto_schedule_case(Pipe &p, uint32_t seed, std::string &summary);
 
 }  // namespace spyre::fuzzdiff
