@@ -93,4 +93,19 @@ DiffResult run_differential_with_options(const Algorithm &alg,
                                          const std::vector<Halide::Runtime::Buffer<>> &inputs,
                                          const std::vector<int> &output_shape, const MachineDesc &machine = {});
 
+// A 3x3 box blur of an fp16 input through BoundaryConditions::repeat_edge, as a user writes it:
+// the pipeline whose Halide-made Funcs (lambda_<n>, repeat_edge) messages must not name.
+struct BorderedBlur {
+    Halide::ImageParam in{Halide::Float(16), 2, "in"};
+    Halide::Var x{"x"}, y{"y"};
+    Halide::Func edge, blur{"blur"};
+    BorderedBlur() {
+        edge = Halide::BoundaryConditions::repeat_edge(in);
+        Halide::Expr s = Halide::cast<Halide::float16_t>(0.0f);
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) s = s + edge(x + dx, y + dy);
+        blur(x, y) = s;
+    }
+};
+
 }  // namespace spyre::testing

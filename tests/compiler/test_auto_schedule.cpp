@@ -1092,14 +1092,9 @@ TEST(AutoSchedulePrint, PrintsTheDirectivesAsCpp) {
 // by the condition and its input (repeat_edge(in), Func(in): what wraps in), never lambda_<n>; the
 // printed schedule reaches them by their Halide names, saying which they are.
 TEST(AutoSchedulePrint, ABorderedPipelinesSummaryNamesTheBoundaryConditionByItsInput) {
-    ImageParam in(Float(16), 2, "in");
-    Var x("x"), y("y");
-    Func edge = BoundaryConditions::repeat_edge(in);
-    Func blur("blur");
-    Expr s = cast<float16_t>(0.0f);
-    for (int dy = -1; dy <= 1; dy++)
-        for (int dx = -1; dx <= 1; dx++) s = s + edge(x + dx, y + dy);
-    blur(x, y) = s;
+    BorderedBlur b;
+    ImageParam in = b.in;
+    Func blur = b.blur;
     AutoOptions ao = quick();
     ao.max_evaluations = 2;
     AutoResult r = auto_schedule(blur, {in}, auto_schedule_options_for({{128, 16}}, {128, 16}), ao);

@@ -223,14 +223,10 @@ TEST(CompileErrors, WrongNumberOfInputShapes) {
 // stick_vectorize: the back end's refusal names the condition and its input, not the Funcs Halide
 // made for it (lambda_<n>, repeat_edge).
 TEST(CompileErrors, ABorderedBlursRefusalNamesTheBoundaryConditionOfItsInput) {
-    ImageParam in(Float(16), 2, "in");
-    Var x("x"), y("y");
-    Func edge = BoundaryConditions::repeat_edge(in);
-    Func blur("blur");
-    Expr s = cast<float16_t>(0.0f);
-    for (int dy = -1; dy <= 1; dy++)
-        for (int dx = -1; dx <= 1; dx++) s = s + edge(x + dx, y + dy);
-    blur(x, y) = s;
+    BorderedBlur b;
+    ImageParam in = b.in;
+    Var x = b.x;
+    Func edge = b.edge, blur = b.blur;
     spyre::schedule(blur).stick_vectorize(x);
     spyre::schedule(edge).device_root();
     const std::string msg = compile_error([&] { compile_for_spyre(blur, {in}, opts({128, 16}, {128, 16})); });
