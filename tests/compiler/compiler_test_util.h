@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,8 @@ struct BorderedBlur {
             for (int dx = -1; dx <= 1; dx++) s = s + edge(x + dx, y + dy);
         blur(x, y) = s;
     }
+    // What the user wrote (and a Var `k` the tests may add): the rest are Halide's.
+    std::set<std::string> declared() const { return {"in", "x", "y", "blur", "k"}; }
 };
 
 }  // namespace spyre::testing

@@ -60,23 +60,8 @@ TEST(HalideErrors, ARefusedScheduleIsASpyreErrorInTheUsersNames) {
     EXPECT_EQ(msg.find('$'), std::string::npos) << msg;
 }
 
-// A 3x3 blur of `in` through BoundaryConditions::repeat_edge: the Funcs Halide makes for the
-// condition (lambda_<n>, repeat_edge) are named by the condition and the input they wrap.
-struct BorderedBlur {
-    ImageParam in{Float(16), 2, "in"};
-    Var x{"x"}, y{"y"};
-    Func edge = BoundaryConditions::repeat_edge(in);
-    Func blur{"blur"};
-    BorderedBlur() {
-        Expr s = cast<float16_t>(0.0f);
-        for (int dy = -1; dy <= 1; dy++)
-            for (int dx = -1; dx <= 1; dx++) s = s + edge(x + dx, y + dy);
-        blur(x, y) = s;
-    }
-    // What the user wrote: the rest are Halide's.
-    std::set<std::string> declared() const { return {"in", "x", "y", "blur", "k"}; }
-};
-
+// The bordered blur (compiler_test_util.h): the Funcs Halide makes for the condition are named by
+// the condition and the input they wrap.
 TEST(HalideErrors, ABoundaryConditionScheduledOnTheUsersVarsNamesTheConditionAndItsInput) {
     BorderedBlur b;
     const std::string msg = error_of([&] { spyre::schedule(b.edge).stick_vectorize(b.x); });
