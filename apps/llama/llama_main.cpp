@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
     CLI::App app{"Run a Llama decoder on the simulated Spyre device."};
     std::string config = "tiny", phase = "both";
     int prompt = 64, steps = 8, context = 2048, batch = 1, layers = 0;
-    bool timing_only = false, check_cpu = false;
+    bool timing_only = false, check_cpu = false, exact_timing = false;
     std::string trace;
     app.add_option("--config", config, "model: tiny or 8b")->capture_default_str();
     app.add_option("--phase", phase, "prefill, decode or both (a prefill then decode steps)")->capture_default_str();
@@ -64,6 +64,9 @@ int main(int argc, char **argv) {
     app.add_option("--batch", batch, "sequences decoded together")->capture_default_str();
     app.add_option("--layers", layers, "layers run (0: all)")->capture_default_str();
     app.add_flag("--timing-only", timing_only, "modelled time only (no weights, no numerics)");
+    app.add_flag("--exact-timing", exact_timing,
+                 "with --timing-only: run every loop iteration instead of summarising steady loops (slower; "
+                 "checks a summarised figure)");
     app.add_flag("--check-cpu", check_cpu, "also run Halide's CPU realisation of the same kernels and compare");
     std::string schedules = "fastest";
     app.add_option("--schedules", schedules,
@@ -84,6 +87,7 @@ int main(int argc, char **argv) {
         const LlamaConfig c = llama_config(config);
         ModelOptions o;
         o.timing_only = timing_only;
+        o.summarize_loops = !exact_timing;
         o.batch = batch;
         o.layers = layers;
         o.max_context = std::max(prompt + steps, context + steps);

@@ -172,6 +172,7 @@ void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
             if (choose) {
                 SimOptions so;
                 so.timing_only = true;
+                so.summarize_loops = options_.summarize_loops;
                 us = simulate(c.program, options_.machine, {}, so).stats.us;
             }
             if (!best || us < best_us) best = std::move(c), best_us = us;
@@ -217,6 +218,7 @@ void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
         it = programs_.emplace(key, std::move(*best)).first;
     }
     SimOptions so;
+    so.summarize_loops = options_.summarize_loops;
     if (trace_) so.trace_path = options_.trace_path + ".kernel";
     SimResult s = mem_.run(it->second.program, args, so);
     if (trace_)

@@ -41,6 +41,9 @@ struct ModelOptions {
     // "named", "auto" or "fastest"; spyre::Error naming the known ones otherwise.
     static Schedules schedules_by_name(const std::string &name);
     bool timing_only = false;   // modelled time only: no weights, no numerics (tokens come back 0)
+    // Timing-only runs summarise steady loops (docs/device_model.md, "Timing-only mode and loop
+    // summaries"); false runs every iteration, to check a summary or when the exact figure matters.
+    bool summarize_loops = true;
     int batch = 1;              // sequences decoded together (a prefill takes one)
     int max_context = 2048;     // positions each sequence's KV cache holds
     // Layers run per step; 0: all. The layers are the same kernels on the same shapes, so in
