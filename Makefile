@@ -17,10 +17,12 @@ ASAN_DIR     ?= build-asan
 FUZZERS      := program:program machine_json:machine layout:layout ktir:ktir tuned_schedule:tuned
 
 # fuzz-diff: random pipelines x random schedules against the CPU (tests/fuzz_diff). MIN_MATCHED:
-# the run fails if fewer cases matched the CPU (a refused case compares nothing).
+# the run fails if fewer cases matched the CPU (a refused case compares nothing). MAX_REFUSAL_RATE:
+# it fails if a larger percentage of the valid programs (schedules Halide's CPU runs) was refused.
 N    ?= 1000
 SEED ?= 1
 MIN_MATCHED ?= 0
+MAX_REFUSAL_RATE ?= 100
 
 .PHONY: all deps clang-deps install-packages configure build test sweep demo package fuzz fuzz-ci fuzz-build fuzz-diff fuzz-ktir sanitize clean
 
@@ -101,7 +103,7 @@ fuzz-ci: fuzz-build
 # JOBS at a time; each failure prints its repro command and its pipeline and schedule as C++
 # (ctest runs 60 cases with seed 1, .ci/run 400).
 fuzz-diff: build
-	$(BUILD_DIR)/bin/spyre-fuzz-diff -n $(N) -s $(SEED) -j $(JOBS) --min-matched $(MIN_MATCHED)
+	$(BUILD_DIR)/bin/spyre-fuzz-diff -n $(N) -s $(SEED) -j $(JOBS) --min-matched $(MIN_MATCHED) --max-refusal-rate $(MAX_REFUSAL_RATE)
 
 # N random KTIR kernels imported, simulated and compared with a reference interpreter (ctest: 200).
 fuzz-ktir: build

@@ -21,6 +21,7 @@ const char *verdict_name(Verdict v) {
     switch (v) {
     case Verdict::Match: return "match";
     case Verdict::Refused: return "refused";
+    case Verdict::InvalidSchedule: return "refused (Halide refuses the schedule too)";
     case Verdict::LeakedName: return "leaked name";
     case Verdict::Mismatch: return "mismatch";
     case Verdict::Internal: return "internal error";
@@ -105,6 +106,42 @@ void random_layouts(Pipe &p, std::mt19937 &rng) {
         std::shuffle(order.begin(), order.end(), rng);
         p.layouts[i] = DeviceLayout{0, order};
     }
+}
+
+// Halide's own answer to case `index`'s hand schedule (or, for an autoscheduled case, to the bare
+// algorithm, every Func inlined as Halide's default): the pipeline rebuilt and realised on the
+// host with the case's inputs. Empty when Halide runs it; otherwise Halide's error (a bounds check
+// failing on an input or output buffer, an invalid compute_at).
+std::string halide_error_of_schedule(uint32_t seed, int index, bool autoscheduled) {
+    std::mt19937 prng = stream(seed, index, 0);
+    Pipe p = random_pipeline(prng);
+    std::mt19937 srng = stream(seed, index, 1);
+    // The draw run_steps makes for auto_schedule before a hand schedule (single outputs only).
+    if (p.outputs.size() == 1) (void)std::uniform_int_distribution<int>(0, 7)(srng);
+    std::mt19937 drng = stream(seed, index, 2);
+    std::vector<Runtime::Buffer<>> inputs;
+    try {
+        std::string cpp;
+        if (!autoscheduled) random_schedule(p, srng, cpp);
+        for (size_t i = 0; i < p.specs.size(); i++) {
+            inputs.push_back(random_input(p.specs[i], drng));
+            p.inputs[i].set(Buffer<>(*inputs.back().raw_buffer()));
+        }
+        std::vector<Buffer<>> outs;
+        for (const Func &o : p.outputs) outs.emplace_back(o.output_types()[0], p.out_shape);
+        if (p.outputs.size() == 1) p.outputs[0].realize(Pipeline::RealizationArg(outs[0]), cpu_reference_target());
+        else Pipeline(p.outputs).realize(Realization(outs), cpu_reference_target());
+    } catch (const Halide::InternalError &) {
+        return "";  // not the schedule's fault: the device's refusal stands as a refusal
+    } catch (const Error &) {
+        return "";  // a directive refused by the back end's own rules, not Halide's
+    } catch (const Halide::Error &e) {
+        std::string m = e.what();
+        if (m.rfind("Error: ", 0) == 0) m.erase(0, 7);
+        while (!m.empty() && std::isspace(static_cast<unsigned char>(m.back()))) m.pop_back();
+        return m.empty() ? "(no message)" : m;
+    }
+    return "";
 }
 
 // The steps of run_case; `summary` receives the autoscheduler's summary of its choice.
@@ -209,6 +246,13 @@ CaseResult run_case(uint32_t seed, int index, const std::function<void(const Cas
         r.message = "the auto_schedule summary names '" + g + "', which the user never wrote: " + summary +
                     (r.message.empty() ? "" : "; then: " + r.message);
         r.verdict = Verdict::LeakedName;
+    }
+    // A refusal is a refusal of a valid program only if Halide runs the same thing: a split that
+    // rounds reads past an input, or a compute_at Halide rejects, is refused on the CPU as well
+    // (for auto_schedule, the algorithm itself: a stencil reading outside its input).
+    if (r.verdict == Verdict::Refused) {
+        r.halide_error = halide_error_of_schedule(seed, index, r.autoscheduled);
+        if (!r.halide_error.empty()) r.verdict = Verdict::InvalidSchedule;
     }
     return r;
 }

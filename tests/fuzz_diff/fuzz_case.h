@@ -13,6 +13,10 @@ namespace spyre::fuzzdiff {
 enum class Verdict {
     Match,      // the device computes what the CPU does
     Refused,    // the compiler (or Halide, for the schedule) refused with an error naming the problem
+    InvalidSchedule,  // refused, and Halide's CPU refuses the same schedule on the same buffers too
+                      // (bounds past an input or output, a compute_at Halide does not allow): the
+                      // case is not a valid program, so refusing it is right (the stencils that read
+                      // outside their input land here)
     LeakedName, // refused, or matched, but a refusal or the auto_schedule summary names something the
                 // user never wrote (leaked_names.h)
     Mismatch,   // accepted, but wrong: another value, a simulator error, or an out-of-bounds read compiled
@@ -22,13 +26,16 @@ enum class Verdict {
     FuzzerBug,  // the CPU reference itself failed: the generator built something invalid
 };
 const char *verdict_name(Verdict v);
-inline bool is_failure(Verdict v) { return v != Verdict::Match && v != Verdict::Refused; }
+inline bool is_failure(Verdict v) {
+    return v != Verdict::Match && v != Verdict::Refused && v != Verdict::InvalidSchedule;
+}
 
 struct CaseResult {
     std::string family;        // the pipeline's family: the category it is counted in
     bool autoscheduled = false;
     Verdict verdict = Verdict::Match;
     std::string message;       // the refusal, the mismatch or the error
+    std::string halide_error;  // InvalidSchedule: what Halide's CPU said of the same schedule
     std::string cpp;           // the pipeline and its schedule as C++
 };
 

@@ -46,12 +46,15 @@ void write_result(FILE *f, const CaseResult &r) {
     put(f, std::to_string(int(r.verdict)));
     put(f, r.message);
     put(f, r.cpp);
+    put(f, r.halide_error);
     std::fflush(f);
 }
 bool read_result(FILE *f, CaseResult &r) {
     std::rewind(f);
     std::string sched, verdict;
-    if (!get(f, r.family) || !get(f, sched) || !get(f, verdict) || !get(f, r.message) || !get(f, r.cpp)) return false;
+    if (!get(f, r.family) || !get(f, sched) || !get(f, verdict) || !get(f, r.message) || !get(f, r.cpp) ||
+        !get(f, r.halide_error))
+        return false;
     r.autoscheduled = sched == "auto";
     r.verdict = Verdict(std::stoi(verdict));
     return true;
@@ -135,12 +138,15 @@ std::string shape_of(const std::string &msg) {
 }
 
 struct Counts {
-    int cases = 0, matched = 0, refused = 0, leaked = 0, mismatched = 0, internal = 0, crashed = 0;
+    int cases = 0, matched = 0, refused = 0, invalid = 0, leaked = 0, mismatched = 0, internal = 0, crashed = 0;
+    // Refusals of valid programs, over the valid programs (a schedule Halide refuses is not one).
+    double refusal_rate() const { return cases > invalid ? double(refused) / (cases - invalid) : 0.0; }
     void add(Verdict v) {
         cases++;
         switch (v) {
         case Verdict::Match: matched++; break;
         case Verdict::Refused: refused++; break;
+        case Verdict::InvalidSchedule: invalid++; break;
         case Verdict::LeakedName: leaked++; break;
         case Verdict::Mismatch: mismatched++; break;
         case Verdict::Internal:
@@ -152,8 +158,8 @@ struct Counts {
 };
 
 void print_row(const std::string &name, const Counts &c) {
-    std::printf("%-22s %6d %8d %8d %7.1f%% %7d %10d %9d %9d\n", name.c_str(), c.cases, c.matched, c.refused,
-                c.cases ? 100.0 * c.refused / c.cases : 0.0, c.leaked, c.mismatched, c.internal, c.crashed);
+    std::printf("%-22s %6d %8d %8d %7.1f%% %8d %7d %10d %9d %9d\n", name.c_str(), c.cases, c.matched, c.refused,
+                100.0 * c.refusal_rate(), c.invalid, c.leaked, c.mismatched, c.internal, c.crashed);
 }
 
 std::string indent(const std::string &text) {
@@ -186,6 +192,14 @@ int main(int argc, char **argv) {
                    "fail the run if fewer cases than this were compiled, run and matched the CPU (refusals compare "
                    "nothing)")
         ->check(CLI::NonNegativeNumber);
+    double max_rate = 100, max_category_rate = 100;
+    app.add_option("--max-refusal-rate", max_rate,
+                   "fail the run if more than this percentage of the valid programs (Halide runs their schedule) "
+                   "were refused")
+        ->check(CLI::Range(0.0, 100.0));
+    app.add_option("--max-category-refusal-rate", max_category_rate,
+                   "the same, for each category of pipelines")
+        ->check(CLI::Range(0.0, 100.0));
     CLI11_PARSE(app, argc, argv);
 
     std::vector<int> indices;
@@ -228,6 +242,7 @@ int main(int argc, char **argv) {
     std::map<std::string, Counts> by_family, by_schedule;
     Counts total;
     std::map<std::string, std::map<std::string, int>> refusals;  // family -> message shape -> count
+    std::map<std::string, int> halide_refusals;                  // Halide's message shape -> count
     int failures = 0, known_failures = 0;
     const std::set<std::string> known_set(known.begin(), known.end());
     for (auto &[i, r] : results) {
@@ -235,6 +250,7 @@ int main(int argc, char **argv) {
         by_schedule[r.autoscheduled ? "schedule=auto" : "schedule=manual"].add(r.verdict);
         total.add(r.verdict);
         if (r.verdict == Verdict::Refused) refusals[r.family][shape_of(r.message)]++;
+        if (r.verdict == Verdict::InvalidSchedule) halide_refusals[shape_of(r.halide_error)]++;
         if (verbose || is_failure(r.verdict)) {
             const bool is_known = is_failure(r.verdict) && known_set.count(r.family);
             if (is_failure(r.verdict)) (is_known ? known_failures : failures)++;
@@ -243,11 +259,12 @@ int main(int argc, char **argv) {
                         r.family.c_str(), seed, i, r.autoscheduled ? " (schedule=auto)" : "",
                         verdict_name(r.verdict));
             if (!r.message.empty()) std::printf("  %s\n", r.message.c_str());
+            if (!r.halide_error.empty()) std::printf("  Halide's CPU, same schedule: %s\n", r.halide_error.c_str());
             std::printf("  repro: spyre-fuzz-diff --seed %u --case %d -v\n%s\n", seed, i, indent(r.cpp).c_str());
         }
     }
-    std::printf("\n%-22s %6s %8s %8s %8s %7s %10s %9s %9s\n", "category", "cases", "matched", "refused", "(rate)",
-                "leaked", "mismatched", "internal", "crashed");
+    std::printf("\n%-22s %6s %8s %8s %8s %8s %7s %10s %9s %9s\n", "category", "cases", "matched", "refused", "(rate)",
+                "invalid", "leaked", "mismatched", "internal", "crashed");
     std::set<std::string> shown;
     for (const std::string &f : pipeline_families())
         if (by_family.count(f)) print_row(f, by_family[f]), shown.insert(f);
@@ -255,8 +272,10 @@ int main(int argc, char **argv) {
         if (!shown.count(f)) print_row(f, c);
     for (auto &[s, c] : by_schedule) print_row(s, c);
     print_row("total", total);
-    std::printf("(leaked: a refusal or auto_schedule summary naming what the user never wrote; internal: internal "
-                "errors and fuzzer bugs; crashed: signals and timeouts)\n");
+    std::printf("(refused: valid programs the compiler refused, (rate) of the valid ones; invalid: hand schedules "
+                "Halide's CPU refuses too, on the same buffers, which the compiler refused; leaked: a refusal or "
+                "auto_schedule summary naming what the user never wrote; internal: internal errors and fuzzer bugs; "
+                "crashed: signals and timeouts)\n");
     if (!refusals.empty()) {
         std::printf("\nrefusals by category (digits stripped):\n");
         for (auto &[f, shapes] : refusals) {
@@ -267,10 +286,33 @@ int main(int argc, char **argv) {
             for (auto &[k, s] : sorted) std::printf("    %4d  %s\n", -k, s.c_str());
         }
     }
-    std::printf("\n%d cases from seed %u: %d match the CPU, %d refused with an error, %d leaked a name, %d failed",
-                total.cases, seed, total.matched, total.refused, total.leaked, failures);
+    if (!halide_refusals.empty()) {
+        std::vector<std::pair<int, std::string>> sorted;
+        for (auto &[s, k] : halide_refusals) sorted.push_back({-k, s});
+        std::sort(sorted.begin(), sorted.end());
+        std::printf("\ninvalid schedules, by what Halide's CPU says of them (digits stripped):\n");
+        for (auto &[k, s] : sorted) std::printf("    %4d  %s\n", -k, s.c_str());
+    }
+    std::printf("\n%d cases from seed %u: %d match the CPU, %d refused with an error (%.1f%% of the %d valid "
+                "programs), %d invalid schedules refused as Halide refuses them, %d leaked a name, %d failed",
+                total.cases, seed, total.matched, total.refused, 100.0 * total.refusal_rate(),
+                total.cases - total.invalid, total.invalid, total.leaked, failures);
     if (!known.empty()) std::printf(" (and %d failures in the known-failure categories)", known_failures);
     std::printf("\n");
+    int over_rate = 0;
+    if (100.0 * total.refusal_rate() > max_rate) {
+        std::printf("FAIL: %.1f%% of the valid programs were refused, more than --max-refusal-rate %.1f%%\n",
+                    100.0 * total.refusal_rate(), max_rate);
+        over_rate++;
+    }
+    for (auto &[f, c] : by_family)
+        if (100.0 * c.refusal_rate() > max_category_rate) {
+            std::printf("FAIL: %.1f%% of the valid %s programs were refused, more than --max-category-refusal-rate "
+                        "%.1f%%\n",
+                        100.0 * c.refusal_rate(), f.c_str(), max_category_rate);
+            over_rate++;
+        }
+    if (over_rate) return 1;
     if (total.matched < min_matched) {
         std::printf("FAIL: only %d cases ran and matched the CPU, fewer than --min-matched %d: the rest were refused "
                     "and compared nothing\n",
