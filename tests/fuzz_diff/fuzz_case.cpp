@@ -4,6 +4,7 @@
 #include <cctype>
 #include <random>
 #include <set>
+#include <stdexcept>
 
 #include "device/error.h"
 #include "device/half.h"
@@ -112,7 +113,9 @@ void random_layouts(Pipe &p, std::mt19937 &rng) {
 // algorithm, every Func inlined as Halide's default): the pipeline rebuilt and realised on the
 // host with the case's inputs. Empty when Halide runs it; otherwise Halide's error (a bounds check
 // failing on an input or output buffer, an invalid compute_at).
-std::string halide_error_of_schedule(uint32_t seed, int index, bool autoscheduled) {
+// `case_cpp` is the case's C++ as run: the rebuilt schedule must print the same (a fuzzer bug
+// otherwise, thrown as std::logic_error).
+std::string halide_error_of_schedule(uint32_t seed, int index, bool autoscheduled, const std::string &case_cpp) {
     std::mt19937 prng = stream(seed, index, 0);
     Pipe p = random_pipeline(prng);
     std::mt19937 srng = stream(seed, index, 1);
@@ -122,7 +125,11 @@ std::string halide_error_of_schedule(uint32_t seed, int index, bool autoschedule
     std::vector<Runtime::Buffer<>> inputs;
     try {
         std::string cpp;
-        if (!autoscheduled) random_schedule(p, srng, cpp);
+        if (!autoscheduled) {
+            random_schedule(p, srng, cpp);
+            if (case_cpp.find("// schedule\n" + cpp) == std::string::npos)
+                throw std::logic_error("the rebuilt schedule differs from the case's:\n" + cpp);
+        }
         for (size_t i = 0; i < p.specs.size(); i++) {
             inputs.push_back(random_input(p.specs[i], drng));
             p.inputs[i].set(Buffer<>(*inputs.back().raw_buffer()));
@@ -251,8 +258,13 @@ CaseResult run_case(uint32_t seed, int index, const std::function<void(const Cas
     // rounds reads past an input, or a compute_at Halide rejects, is refused on the CPU as well
     // (for auto_schedule, the algorithm itself: a stencil reading outside its input).
     if (r.verdict == Verdict::Refused) {
-        r.halide_error = halide_error_of_schedule(seed, index, r.autoscheduled);
-        if (!r.halide_error.empty()) r.verdict = Verdict::InvalidSchedule;
+        try {
+            r.halide_error = halide_error_of_schedule(seed, index, r.autoscheduled, r.cpp);
+            if (!r.halide_error.empty()) r.verdict = Verdict::InvalidSchedule;
+        } catch (const std::logic_error &e) {
+            r.verdict = Verdict::FuzzerBug;
+            r.message = e.what();
+        }
     }
     return r;
 }
