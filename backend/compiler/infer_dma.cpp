@@ -6,6 +6,8 @@
 
 #include "affine.h"
 #include "carried_reads.h"
+#include "layout_dma.h"
+#include "map_cores.h"
 #include "device/dtype_host.h"
 #include "device/error.h"
 #include "device/isa.h"
@@ -127,11 +129,15 @@ struct Footprint {
     int64_t dma_front = 0, dma_run = 0;
     int64_t lx_elems = 0;
     std::string stage;                     // LX staging buffer
+    // Whole padded rows of the device image, [rest, rest + run), copied to LX as they lie, so that
+    // every access keeps its offset from the box's first element (box_footprint).
+    bool box = false;
 };
 
 struct Level {
     bool ok = false;
     std::string why;
+    std::string box_why;  // why a written buffer could not be staged as a box (box_footprint)
     std::vector<Footprint> groups;
     int64_t bytes = 0;
 };
@@ -265,13 +271,20 @@ private:
     Stmt choose(const Stmt &s, const std::vector<Loop> &loops, const std::vector<const For *> &fors, const Stmt &leaf,
                 const std::string &func, bool must) {
 
-        std::string last_why;
+        std::string last_why, box_why;
         int chosen = -1, fallback = -1;
         // Half of what is free (the other half for the next iteration's copy), within the budget.
         const int64_t budget = std::min(budget_, (plan_.machine.lx_usable_bytes - live_) / 2);
         std::vector<Level> levels(loops.size() + 1);
         for (size_t l = 0; l <= loops.size(); l++) {
-            levels[l] = analyse(loops, l, leaf);
+            levels[l] = analyse(loops, l, leaf, false);
+            // Only where the footprints per access shape fail: the buffers written through
+            // several shapes, staged as boxes (box_groups).
+            if (!levels[l].ok) {
+                Level boxed = analyse(loops, l, leaf, true);
+                if (boxed.ok && boxed.bytes <= budget) levels[l] = boxed;
+                else if (box_why.empty()) box_why = boxed.box_why;  // the outermost level's reason
+            }
             if (!levels[l].ok) {
                 // The transpose hint says what to change; a deeper level's stick error would not.
                 if (last_why.find("(a transpose)") == std::string::npos) last_why = levels[l].why;
@@ -288,13 +301,15 @@ private:
         if (chosen < 0) {
             if (!must) return Stmt();
             const std::string name = plan_.has(func) ? plan_.buffer(func).func : func;
-            throw_error("Func ", name, ": ", last_why, inline_reduction_hint(name));
+            // A buffer written through several shapes that could have been one box says why it
+            // was not (the per-shape footprints' error would blame a stick boundary).
+            throw_error("Func ", name, ": ", box_why.empty() ? last_why : box_why, inline_reduction_hint(name));
         }
         return stage(fors, size_t(chosen), levels[chosen], leaf, func);
     }
 
     // Footprints of every device access when staging inside loops[0..l-1] (around loops[l..]).
-    Level analyse(const std::vector<Loop> &loops, size_t l, const Stmt &leaf) {
+    Level analyse(const std::vector<Loop> &loops, size_t l, const Stmt &leaf, bool boxes) {
         Level lv;
         std::map<std::string, int64_t> extent;
         std::set<std::string> inner;
@@ -330,7 +345,10 @@ private:
         }
         CollectAccesses acc(plan_);
         leaf.accept(&acc);
+        const std::set<std::string> boxed =
+            boxes ? box_groups(acc.device, loops, l, extent, lv) : std::set<std::string>{};
         for (const Access &a : acc.device) {
+            if (boxed.count(a.buf)) continue;
             const BufferInfo &bi = plan_.buffer(a.buf);
             int64_t lanes_t = plan_.lanes(bi.type);
             if (a.lanes < 0) {
@@ -581,6 +599,108 @@ private:
         return lv;
     }
 
+    // A buffer the nest writes and reaches through accesses of different shapes (a scan's element
+    // r - 1 and element r, an init and an update over other loops) or writes from inside a stick
+    // has no one footprint per access shape that holds what the others wrote. It is staged as one
+    // box instead: the whole padded rows its accesses touch, copied in before and out after, laid
+    // out in LX as in device memory (box_footprint). The buffers so staged are returned and their
+    // groups added to lv.
+    std::set<std::string> box_groups(const std::vector<Access> &accesses, const std::vector<Loop> &loops, size_t l,
+                                     const std::map<std::string, int64_t> &extent, Level &lv) const {
+        std::map<std::string, std::vector<const Access *>> by_buf;
+        for (const Access &a : accesses) by_buf[a.buf].push_back(&a);
+        std::set<std::string> boxed;
+        for (const auto &[buf, list] : by_buf) {
+            const int64_t lanes_t = plan_.lanes(plan_.buffer(buf).type);
+            bool stored = false, unaligned_store = false, shapes = false;
+            for (const Access *a : list) {
+                if (!a->store) continue;
+                stored = true;
+                if (!provably_multiple(a->base, lanes_t)) unaligned_store = true;
+            }
+            for (const Access *a : list)
+                if (a->lanes != list[0]->lanes || !equal(simplify(a->base - list[0]->base), make_zero(a->base.type())))
+                    shapes = true;
+            if (!stored || (!unaligned_store && !shapes)) continue;
+            if (std::optional<Footprint> f = box_footprint(buf, list, loops, l, extent, lv.box_why)) {
+                lv.groups.push_back(*f);
+                boxed.insert(buf);
+            }
+        }
+        return boxed;
+    }
+
+    // The box of `list`'s accesses to `buf` when staging inside loops[0..l-1]: from the padded row
+    // holding the first element any of them touches to the end of the row holding the last, when
+    // those bounds are a constant distance apart, the buffer lies in rows (its default layout), and
+    // the boxes of different iterations of the loops outside (and of different cores) do not
+    // overlap, so that no iteration's copy in can miss another's copy out.
+    std::optional<Footprint> box_footprint(const std::string &buf, const std::vector<const Access *> &list,
+                                           const std::vector<Loop> &loops, size_t l,
+                                           const std::map<std::string, int64_t> &extent, std::string &why) const {
+        const BufferInfo &bi = plan_.buffer(buf);
+        // In another layout the box's rows are placed one by one (layout_dma.h): rows of a
+        // rank-2 buffer only.
+        if (bi.shape.empty() || (needs_placement(bi) && bi.shape.size() > 2)) return std::nullopt;
+        const int64_t lanes_t = plan_.lanes(bi.type);
+        const int64_t row = (bi.shape[0] + lanes_t - 1) / lanes_t * lanes_t;
+        Expr lo0;
+        int64_t dmin = 0, dmax = 0;
+        for (const Access *a : list) {
+            if (a->shift || a->lanes < 1 || a->lane_stride != 1) return std::nullopt;
+            Scope<Interval> scope;
+            for (const auto &[v, e] : extent) {
+                auto own = a->loop_ext.find(v);
+                scope.push(v, Interval(Expr(0), Expr(int32_t((own != a->loop_ext.end() ? own->second : e) - 1))));
+            }
+            const Interval lo = bounds_of_expr_in_scope(a->base, scope);
+            const Interval hi = bounds_of_expr_in_scope(simplify(a->base + (a->lanes - 1)), scope);
+            if (!lo.has_lower_bound() || !hi.has_upper_bound()) return std::nullopt;
+            if (!lo0.defined()) lo0 = simplify(lo.min);
+            auto dl = const_int(simplify(lo.min - lo0)), dh = const_int(simplify(hi.max - lo0));
+            if (!dl || !dh) return std::nullopt;
+            dmin = std::min(dmin, *dl), dmax = std::max(dmax, *dh);
+        }
+        const Expr start = simplify(lo0 + int(dmin));
+        auto into_row = const_int(simplify(start % int(row)));
+        if (!into_row) return std::nullopt;
+        const Expr base = simplify(start - int(*into_row));
+        if (!provably_multiple(base, row)) return std::nullopt;
+        const int64_t elems = (dmax - dmin + 1 + *into_row + row - 1) / row * row;
+        // Each iteration of the loops outside the staging level, and each core, has a box of its
+        // own: the base steps by at least the box along each of them. (A box another core's nest
+        // also writes, as a ring split's tail on the last core writes the same row as the others,
+        // would go back over their elements with the values it loaded before they wrote them.)
+        std::set<std::string> outside;
+        for (size_t i = 0; i < l; i++) outside.insert(loops[i].name);
+        if (plan_.num_cores > 1) outside.insert(kCoreIdVar);
+        auto step = affine_in(base, outside);
+        if (!step) return std::nullopt;
+        for (const std::string &v : outside) {
+            if (std::llabs(step->of(v)) >= elems) continue;
+            const std::string f = bi.func.substr(0, bi.func.find('$'));
+            why = f + " is written and read in device memory through accesses of different shapes (a scan, or an "
+                  "update reading what another stage wrote), which the back end stages as whole rows only when "
+                  "each " + std::string(v == kCoreIdVar ? "core" : "iteration of loop " + user_loop_name(v)) +
+                  " has rows of its own; here " +
+                  (v == kCoreIdVar ? "other cores write the same rows (an update that is not split over the cores "
+                                     "as the pure definition is runs on core 0)"
+                                   : "the iterations share rows") +
+                  "; compute the scan in a Func kept in LX (scratchpad_store_at or scratchpad_root) and copy it to " + f;
+            return std::nullopt;
+        }
+        Footprint f;
+        f.buf = buf;
+        f.box = true;
+        f.load = f.store = true;  // elements the nest does not write go back as they came
+        f.rest = f.key_rest = base;
+        f.run = f.dma_run = row;
+        f.lx_elems = elems;
+        if (elems > row) f.outer.push_back({"$rows", DmaDim{elems / row, row, row}});
+        f.lanes_per_stick = lanes_t;
+        return f;
+    }
+
     // The loop whose earlier iterations wrote what a group of `buf` reads: the stored group and a
     // loaded one move alike, and the load sits a whole number of that loop's steps from the store
     // (row r - 1 of a scan over r: of the loops whose step divides the distance, the widest step).
@@ -671,6 +791,8 @@ private:
                 base = r->base, lanes = r->lanes;
                 if (auto st = as_const_int(r->stride)) lane_stride = *st;
             }
+            for (const Footprint &g : groups)
+                if (g.box && g.buf == name) return &g;
             auto af = affine_in(base, inner);
             if (!af) return nullptr;
             for (const Footprint &g : groups) {
@@ -687,6 +809,10 @@ private:
             return nullptr;
         }
         Expr new_index(const Footprint &g, const Expr &index) {
+            if (g.box) {
+                if (const Ramp *r = index.as<Ramp>()) return Ramp::make(simplify(r->base - g.rest), r->stride, r->lanes);
+                return simplify(index - g.rest);
+            }
             Expr b = make_zero(Int(32));
             int64_t lane_lx_stride = 1;
             for (const std::string &v : g.run_vars) b = b + Variable::make(Int(32), v) * int(g.coeff.at(v));
