@@ -407,20 +407,25 @@ public:
         cand.estimate_ns = estimate_ns(w, p.cores, m_);
         // The segments' count follows from the tile and the mask: "segmented" is one choice, so
         // that two segmented candidates with other tiles are neighbours in the local search.
-        auto summary = [&](bool segmented) {
-            std::string sm = "fold cores=" + std::to_string(p.cores) + " tile=" + std::to_string(p.tile) +
-                             " inner=" + std::to_string(p.inner);
-            if (segmented) sm += " segmented";
+        auto choose = [&](Candidate &k, bool segmented) {
+            k.set("cores", std::to_string(p.cores));
+            k.set("tile", std::to_string(p.tile));
+            k.set("inner", std::to_string(p.inner));
+            if (segmented) k.flag("segmented");
             for (const auto &[f, l] : p.level)
-                if (fold_.options.at(f).size() > 1) sm += " " + info_.shown(f) + ":" + level_name(l);
+                if (fold_.options.at(f).size() > 1) k.place(info_.shown(f), level_name(l));
             std::string staging;
             for (const auto &[in, l] : p.stage)
                 staging += (staging.empty() ? "" : ",") + display_name(in) + ":" + (l == Level::Inline ? "none" : level_name(l));
-            if (!staging.empty()) sm += " inputs=" + staging;
-            return sm;
+            if (!staging.empty()) k.set("inputs", staging);
         };
-        cand.summary = summary(p.segment != 0);
-        if (p.segment) cand.refines = summary(false);
+        choose(cand, p.segment != 0);
+        if (p.segment) {
+            Candidate base;
+            base.family = cand.family;
+            choose(base, false);
+            cand.refines = base.summary();
+        }
         cand.directives = std::move(ds);
         return cand;
     }
@@ -538,7 +543,7 @@ std::string fold_family(const PipelineInfo &info, const SpaceShapes &shapes, con
                                 out.pruned_lx++;
                                 continue;
                             }
-                            if (seen.insert(cand->summary).second) out.candidates.push_back(std::move(*cand));
+                            if (seen.insert(cand->summary()).second) out.candidates.push_back(std::move(*cand));
                         }
     return "";
 }

@@ -74,9 +74,9 @@ std::vector<Candidate> with_layout_variants(const std::vector<Candidate> &cs, co
             v.layouts.clear();
             for (size_t a = 0; a < args.size(); a++) {
                 v.layouts.push_back(p[a] ? choices[a][p[a] - 1] : args[a].layout);
-                if (p[a]) v.summary += " " + args[a].name + ".layout=" + order_text(choices[a][p[a] - 1].order);
+                if (p[a]) v.set(args[a].name + ".layout", order_text(choices[a][p[a] - 1].order));
             }
-            v.refines = base.summary;
+            v.refines = base.summary();
             out.push_back(std::move(v));
         }
     return out;
@@ -120,8 +120,8 @@ std::vector<Candidate> with_intermediate_layout_variants(const std::vector<Candi
                     std::string dims;
                     for (const std::string &a : order) dims += (dims.empty() ? "" : ",") + display_name(a);
                     if (k > 0) dims += ";sticks>" + display_name(order[size_t(k)]);
-                    v.summary += " " + info.shown(d.func) + ".layout=" + dims;
-                    v.refines = base.summary;
+                    v.set(info.shown(d.func) + ".layout", dims);
+                    v.refines = base.summary();
                     out.push_back(std::move(v));
                 }
             } while (std::next_permutation(rest.begin(), rest.end()));

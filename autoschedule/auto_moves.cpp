@@ -3,7 +3,6 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
-#include <sstream>
 #include <algorithm>
 #include <utility>
 
@@ -11,15 +10,10 @@ namespace spyre::autosched {
 
 namespace {
 
-// choice name -> value ("cores" -> "32", "segmented" -> "")
-std::map<std::string, std::string> choices(const std::string &summary) {
-    std::map<std::string, std::string> t;
-    std::istringstream is(summary);
-    std::string w;
-    while (is >> w) {
-        const size_t k = w.find_first_of("=:");
-        t[k == std::string::npos ? w : w.substr(0, k)] = k == std::string::npos ? "" : w.substr(k + 1);
-    }
+// choice name -> the choice
+std::map<std::string, Choice> by_name(const std::vector<Choice> &choices) {
+    std::map<std::string, Choice> t;
+    for (const Choice &c : choices) t[c.name] = c;
     return t;
 }
 
@@ -34,27 +28,27 @@ std::optional<double> number(const std::string &v) {
 
 }  // namespace
 
-std::optional<ChoiceDiff> one_choice_apart(const std::string &a, const std::string &b) {
-    const auto ta = choices(a), tb = choices(b);
+std::optional<ChoiceDiff> one_choice_apart(const std::vector<Choice> &a, const std::vector<Choice> &b) {
+    const auto ta = by_name(a), tb = by_name(b);
     std::optional<ChoiceDiff> diff;
     int n = 0;
-    for (const auto &[name, value] : ta) {
+    for (const auto &[name, c] : ta) {
         auto it = tb.find(name);
-        if (it == tb.end() || it->second != value) {
+        if (it == tb.end() || it->second != c) {
             n++;
-            diff = ChoiceDiff{name, value, it == tb.end() ? "" : it->second};
+            diff = ChoiceDiff{name, c.value, it == tb.end() ? "" : it->second.value};
         }
     }
-    for (const auto &[name, value] : tb)
+    for (const auto &[name, c] : tb)
         if (!ta.count(name)) {
             n++;
-            diff = ChoiceDiff{name, "", value};
+            diff = ChoiceDiff{name, "", c.value};
         }
     if (n != 1) return std::nullopt;
     return diff;
 }
 
-std::vector<size_t> local_moves(const std::vector<std::string> &summaries, size_t best,
+std::vector<size_t> local_moves(const std::vector<std::vector<Choice>> &choices, size_t best,
                                 const std::vector<size_t> &candidates, const std::function<bool(size_t)> &timed,
                                 const std::function<bool(size_t)> &lowered) {
     const double inf = std::numeric_limits<double>::infinity();
@@ -62,7 +56,7 @@ std::vector<size_t> local_moves(const std::vector<std::string> &summaries, size_
     std::map<std::string, std::pair<double, double>> nearest;  // choice -> nearest value below, above
     for (size_t i : candidates) {
         if (i == best) continue;
-        std::optional<ChoiceDiff> d = one_choice_apart(summaries.at(best), summaries.at(i));
+        std::optional<ChoiceDiff> d = one_choice_apart(choices.at(best), choices.at(i));
         if (!d) continue;
         const std::optional<double> from = number(d->from), to = number(d->to);
         if (from && to) {

@@ -253,7 +253,7 @@ AutoResult schedule_pipeline(Func output, const std::set<std::string> &also_outp
     r.validity = validity_mask_keys(sr.validity);
     r.validity_known = true;
     r.family = best.family;
-    r.summary = best.summary;
+    r.summary = best.summary();
     r.candidates = int64_t(space.candidates.size());
     r.pruned_lx = space.pruned_lx;
     r.timed = int64_t(sr.timed.size());

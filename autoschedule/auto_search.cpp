@@ -314,7 +314,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     std::map<size_t, std::vector<size_t>> refinements;  // base -> its refinements, by estimate
     {
         std::map<std::string, size_t> by_summary;
-        for (size_t i = 0; i < cs.size(); i++) by_summary.emplace(cs[i].summary, i);
+        for (size_t i = 0; i < cs.size(); i++) by_summary.emplace(cs[i].summary(), i);
         for (size_t i : by_est) {
             if (cs[i].refines.empty()) continue;
             auto base = by_summary.find(cs[i].refines);
@@ -324,8 +324,8 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         }
     }
     const std::vector<size_t> order = timing_order(cs, by_est, deferred, so);
-    std::vector<std::string> summaries;
-    for (const Candidate &c : cs) summaries.push_back(c.summary);
+    std::vector<std::vector<Choice>> choices;
+    for (const Candidate &c : cs) choices.push_back(c.choices);
     std::vector<size_t> everyone = order;  // then the deferred, by estimate
     for (size_t i : by_est)
         if (deferred[i]) everyone.push_back(i);
@@ -357,7 +357,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     // share from its own rows (stage_rows), so this is a guard: what Halide lowers is the truth.
     auto within_cores = [&](const Candidate &c, DeviceProgram p) {
         if (so.max_cores > 0 && p.num_cores > so.max_cores)
-            throw_error("auto_schedule: kernel ", opt.kernel_name, ": candidate '", c.summary, "' runs on ", p.num_cores,
+            throw_error("auto_schedule: kernel ", opt.kernel_name, ": candidate '", c.summary(), "' runs on ", p.num_cores,
                         " cores, more than the ", so.max_cores, " allowed (AutoOptions::max_cores)");
         return p;
     };
@@ -507,7 +507,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         const size_t best = best_timed();
         if (best == cs.size()) break;
         std::vector<size_t> near = local_moves(
-            summaries, best, everyone, [&](size_t i) { return listed.count(i) > 0; },
+            choices, best, everyone, [&](size_t i) { return listed.count(i) > 0; },
             [&](size_t i) { return owner.count(key[i]) > 0; });
         if (near.empty()) break;
         if (near.size() > budget / 2) near.resize(std::max<size_t>(1, budget / 2));
@@ -554,7 +554,7 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
         }
         throw_error("auto_schedule: kernel ", opt.kernel_name, ": none of the ", res.timed.size(),
                     " candidates timed compiles for this machine; the pre-filter's favourite (",
-                    cs[order[0]].summary, ") failed with: ", why);
+                    cs[order[0]].summary(), ") failed with: ", why);
     }
     std::stable_sort(ok.begin(), ok.end());
     res.best = list[ok[0].second];

@@ -16,6 +16,21 @@
 
 namespace spyre::autosched {
 
+std::string summary_of(const std::string &family, const std::vector<Choice> &choices) {
+    std::string s = family;
+    for (const Choice &c : choices) {
+        s += " " + c.name;
+        switch (c.form) {
+        case Choice::Form::Setting: s += "=" + c.value; break;
+        case Choice::Form::Placement: s += ":" + c.value; break;
+        case Choice::Form::Flag: break;
+        case Choice::Form::Group: s += "=(" + c.value + ")"; break;
+        }
+    }
+    return s;
+}
+
+
 using namespace Halide;
 
 int64_t product(const std::vector<int64_t> &v) {
@@ -296,15 +311,16 @@ public:
             return cand;
         }
         cand.estimate_ns = estimate_ns(w, c, m_);
-        cand.summary = "rows cores=" + std::to_string(c) + " tile=" + std::to_string(tile_rows);
-        for (const auto &pl : p.place) cand.summary += " " + info_.shown(pl.first) + ":" + place_name(pl.second);
-        // The inputs' staging is one choice (the variants of rows_family), one token.
+        cand.set("cores", std::to_string(c));
+        cand.set("tile", std::to_string(tile_rows));
+        for (const auto &pl : p.place) cand.place(info_.shown(pl.first), place_name(pl.second));
+        // The inputs' staging is one choice (the variants of rows_family).
         std::string staging;
         for (const auto &st : p.stage) staging += (staging.empty() ? "" : ",") + display_name(st.first) + ":" + stage_name(st.second);
-        if (!staging.empty()) cand.summary += " inputs=" + staging;
-        if (w.pe_macs + w.vector_macs > 0) cand.summary += p.pe ? " pe" : " vector";
-        if (p.materialise) cand.summary += " reductions:tile";
-        if (p.phased) cand.summary += " phased";
+        if (!staging.empty()) cand.set("inputs", staging);
+        if (w.pe_macs + w.vector_macs > 0) cand.flag(p.pe ? "pe" : "vector");
+        if (p.materialise) cand.place("reductions", "tile");
+        if (p.phased) cand.flag("phased");
         cand.directives = std::move(ds);
         return cand;
     }
@@ -453,7 +469,7 @@ void rows_family(const PipelineInfo &info, const SpaceShapes &shapes, const Mach
                             out.pruned_lx++;
                             continue;
                         }
-                        if (!seen.insert(cand->summary).second) continue;
+                        if (!seen.insert(cand->summary()).second) continue;
                         out.candidates.push_back(std::move(*cand));
                     }
     }
@@ -492,10 +508,11 @@ void columns_family(const PipelineInfo &info, const SpaceShapes &shapes, const M
             w.dram_bytes += double(cols) * o.type.bytes();
             Candidate cand;
             cand.family = "columns";
-            cand.summary = "columns cores=" + std::to_string(c) + " accumulators:" + place_name(acc_place);
+            cand.set("cores", std::to_string(c));
+            cand.place("accumulators", place_name(acc_place));
             cand.directives = ds;
             cand.estimate_ns = estimate_ns(w, c, m);
-            if (seen.insert(cand.summary).second) out.candidates.push_back(cand);
+            if (seen.insert(cand.summary()).second) out.candidates.push_back(cand);
         }
     }
 }
@@ -790,12 +807,12 @@ void matmul_family(const PipelineInfo &info, const SpaceShapes &shapes, const Ma
     auto add = [&](int c, MmMode mode, bool best_grid, int variant, size_t plan) {
         std::vector<Directive> ds;
         double est = 0;
-        std::string pre_summary;
+        std::vector<Choice> pre_choices;
         for (const auto &p : *pre) {
             const Candidate &pc = p[std::min(plan, p.size() - 1)];
             ds.insert(ds.end(), pc.directives.begin(), pc.directives.end());
             est += pc.estimate_ns;
-            pre_summary += " pre=(" + pc.summary + ")";
+            pre_choices.push_back({"pre", pc.summary(), Choice::Form::Group});
         }
         for (const MmStage &st : *stages) {
             if (!st.out->is_output) {
@@ -816,11 +833,14 @@ void matmul_family(const PipelineInfo &info, const SpaceShapes &shapes, const Ma
         }
         Candidate cand;
         cand.family = "matmul";
-        cand.summary = "matmul cores=" + std::to_string(c) + " " + mm_mode_name(mode) +
-                       (best_grid ? " grid=best" : " grid=first") + " tiles=" + std::to_string(variant) + pre_summary;
+        cand.set("cores", std::to_string(c));
+        cand.flag(mm_mode_name(mode));
+        cand.set("grid", best_grid ? "best" : "first");
+        cand.set("tiles", std::to_string(variant));
+        cand.choices.insert(cand.choices.end(), pre_choices.begin(), pre_choices.end());
         cand.directives = std::move(ds);
         cand.estimate_ns = est;
-        if (seen.insert(cand.summary).second) out.candidates.push_back(std::move(cand));
+        if (seen.insert(cand.summary()).second) out.candidates.push_back(std::move(cand));
     };
     for (int c = max_cores; c >= 1; c /= 2)
         for (MmMode mode : {MmMode::Pe, MmMode::RingBest, MmMode::RingA, MmMode::RingW, MmMode::Vector})
@@ -901,10 +921,11 @@ void column_tiles_family(const PipelineInfo &info, const SpaceShapes &shapes, co
             w.tiles_per_core = (tiles + c - 1) / c;
             Candidate cand;
             cand.family = "column_tiles";
-            cand.summary = "column_tiles cores=" + std::to_string(c) + (staged ? " inputs:tile" : " inputs:none");
+            cand.set("cores", std::to_string(c));
+            cand.place("inputs", staged ? "tile" : "none");
             cand.directives = std::move(ds);
             cand.estimate_ns = estimate_ns(w, c, m);
-            if (seen.insert(cand.summary).second) out.candidates.push_back(std::move(cand));
+            if (seen.insert(cand.summary()).second) out.candidates.push_back(std::move(cand));
         }
 }
 
@@ -938,7 +959,8 @@ void split_k_family(const PipelineInfo &info, const SpaceShapes &shapes, const M
         }
         Candidate cand;
         cand.family = "split_k";
-        cand.summary = "split_k cores=" + std::to_string(c) + (pe ? " pe" : " vector");
+        cand.set("cores", std::to_string(c));
+        cand.flag(pe ? "pe" : "vector");
         ds.insert(ds.begin(), {Directive::RingSplitReduction, red.name, {red.function.updates()[0].schedule().rvars()[0].var},
                                {c, int(extent), pe ? 1 : 0}, ""});
         cand.directives = std::move(ds);
@@ -946,7 +968,7 @@ void split_k_family(const PipelineInfo &info, const SpaceShapes &shapes, const M
         const double partial = double(lx) / 2;
         cand.estimate_ns = estimate_ns(w, c, m) + partial * double(c - 1) / double(c) / (m.ring_bytes_per_cycle * m.clock_ghz) +
                            double(c) * m.ring_hop_latency_cycles / m.clock_ghz;
-        if (seen.insert(cand.summary).second) out.candidates.push_back(std::move(cand));
+        if (seen.insert(cand.summary()).second) out.candidates.push_back(std::move(cand));
     };
     // A matmul stage of one output: out(n, m) from acc(n, m) += A(k, m) * W(n, k).
     std::optional<std::vector<MmStage>> stages = matmul_stages(info, shapes);

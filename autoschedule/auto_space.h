@@ -27,12 +27,44 @@
 
 namespace spyre::autosched {
 
+// One decision of a candidate, as the search varies it (a typed trace of choices, as TVM's
+// MetaSchedule keeps one): a name and its value, and how the summary prints it. The local search
+// (auto_moves.h) compares and edits these, never the printed summary.
+struct Choice {
+    enum class Form {
+        Setting,    // cores=4
+        Placement,  // m:tile (where a Func is kept)
+        Flag,       // pe (no value)
+        Group,      // pre=(rows cores=4 ...) (a nested candidate's summary)
+    };
+    std::string name, value;
+    Form form = Form::Setting;
+    bool operator==(const Choice &o) const { return name == o.name && value == o.value && form == o.form; }
+    bool operator!=(const Choice &o) const { return !(*this == o); }
+};
+
+// The one line the logs, the printed schedule's comment and auto_schedule's summary show:
+// the family, then each choice ("rows cores=4 tile=2 m:tile pe").
+std::string summary_of(const std::string &family, const std::vector<Choice> &choices);
+
 struct Candidate {
     std::string family;   // "rows", "columns", "matmul", "split_k"
-    std::string summary;  // one line: the choices, for logs and the printed schedule's comment
+    std::vector<Choice> choices;
+    std::string summary() const { return summary_of(family, choices); }
+    void set(const std::string &name, const std::string &value) { choices.push_back({name, value, Choice::Form::Setting}); }
+    void place(const std::string &name, const std::string &value) {
+        choices.push_back({name, value, Choice::Form::Placement});
+    }
+    void flag(const std::string &name) { choices.push_back({name, "", Choice::Form::Flag}); }
+    // The choice named `name`, or null.
+    const Choice *choice(const std::string &name) const {
+        for (const Choice &c : choices)
+            if (c.name == name) return &c;
+        return nullptr;
+    }
     std::vector<Directive> directives;
     double estimate_ns = 0;
-    // The summary of the candidate this one refines (empty: none). A refinement costs a Halide
+    // The summary of the candidate this one refines (empty: none): a key, printed from its choices. A refinement costs a Halide
     // lowering of its own and pays off only on a good base, so the search times it after its base,
     // when the base is among the best (auto_search.h).
     std::string refines;

@@ -210,14 +210,14 @@ void column_strips_family(const PipelineInfo &info, const SpaceShapes &shapes, c
                         work.stages_per_tile = computed;
                         Candidate cand;
                         cand.family = "column_strips";
-                        cand.summary = "column_strips cores=" + std::to_string(c) + " strip=" + std::to_string(w) + "sticks";
-                        for (const StageInfo *t : tensors)
-                            cand.summary += " " + t->shown + (at_strip.count(t->name) ? ":strip" : ":inline");
-                        if (!folded.empty()) cand.summary += materialise ? " reductions:strip" : " reductions:folded";
-                        if (!stageable.empty()) cand.summary += staged ? " inputs:strip" : " inputs:none";
+                        cand.set("cores", std::to_string(c));
+                        cand.set("strip", std::to_string(w) + "sticks");
+                        for (const StageInfo *t : tensors) cand.place(t->shown, at_strip.count(t->name) ? "strip" : "inline");
+                        if (!folded.empty()) cand.place("reductions", materialise ? "strip" : "folded");
+                        if (!stageable.empty()) cand.place("inputs", staged ? "strip" : "none");
                         cand.directives = std::move(ds);
                         cand.estimate_ns = estimate_ns(work, int(c), m);
-                        if (seen.insert(cand.summary).second) out.candidates.push_back(std::move(cand));
+                        if (seen.insert(cand.summary()).second) out.candidates.push_back(std::move(cand));
                     }
         }
     }

@@ -43,7 +43,7 @@ SpaceResult small_flash_space(bool causal) {
 
 const Candidate *find(const SpaceResult &r, const std::string &summary) {
     for (const Candidate &c : r.candidates)
-        if (c.summary == summary) return &c;
+        if (c.summary() == summary) return &c;
     return nullptr;
 }
 
@@ -63,7 +63,8 @@ TEST(AutoFold, FlashAttentionGivesTheHandScheduleAmongItsCandidates) {
         EXPECT_NE(cpp.find(line), std::string::npos) << line << "\n" << cpp;
     // No candidate reads V again per tile while copying it per tile: inputs that differ per key
     // tile are copied once per head or not at all.
-    for (const Candidate &k : r.candidates) EXPECT_EQ(k.summary.find("v:tile"), std::string::npos) << k.summary;
+    for (const Candidate &k : r.candidates)
+        EXPECT_FALSE(k.choice("v") && k.choice("v")->value == "tile") << k.summary();
 }
 
 TEST(AutoFold, CausalScoresAreClonedForTheDiagonalUpdate) {
@@ -88,19 +89,19 @@ TEST(AutoFold, SegmentedCandidatesRefineTheirUnsegmentedBases) {
     const SpaceResult causal = small_flash_space(true);
     int segmented = 0;
     for (const Candidate &c : causal.candidates) {
-        const bool seg = c.summary.find(" segmented") != std::string::npos;
+        const bool seg = c.choice("segmented") != nullptr;
         if (!seg) {
-            EXPECT_EQ(c.refines, "") << c.summary;
+            EXPECT_EQ(c.refines, "") << c.summary();
             continue;
         }
         segmented++;
-        std::string base = c.summary;
+        std::string base = c.summary();
         base.erase(base.find(" segmented"), std::string(" segmented").size());
         EXPECT_EQ(c.refines, base);
-        EXPECT_NE(find(causal, base), nullptr) << "the base of " << c.summary << " is in the space";
+        EXPECT_NE(find(causal, base), nullptr) << "the base of " << c.summary() << " is in the space";
     }
     EXPECT_GT(segmented, 0);
-    for (const Candidate &c : small_flash_space(false).candidates) EXPECT_EQ(c.refines, "") << c.summary;
+    for (const Candidate &c : small_flash_space(false).candidates) EXPECT_EQ(c.refines, "") << c.summary();
 }
 
 // At 2048 keys a head's K and V take most of LX, and the largest query tiles overflow it. The shared
@@ -148,13 +149,13 @@ TEST(AutoFold, NoFlashCandidateIsTimedFasterThanItsBound) {
             try {
                 p = lower_candidate(a.out, {a.q, a.k, a.v}, c, o, &cache);
             } catch (const std::exception &x) {
-                refusals.add(x, c.summary);
+                refusals.add(x, c.summary());
                 continue;
             }
             SimOptions so;
             so.timing_only = true;
             const double us = simulate(p, o.machine, {}, so).stats.us;
-            EXPECT_LE(time_lower_bound_us(p, o.machine), us * (1 + 1e-9)) << c.summary;
+            EXPECT_LE(time_lower_bound_us(p, o.machine), us * (1 + 1e-9)) << c.summary();
             checked++;
         }
         EXPECT_GT(checked, 3) << (causal ? "causal" : "full");
@@ -177,7 +178,7 @@ TEST(AutoFold, AWinnerItsOwnLoweringRefusesGivesWayToTheNext) {
     o.output = TensorSpec{flash_shapes(128, 2048, 32).output, {}};
     auto find = [&](const std::string &summary) {
         for (const Candidate &c : space.candidates)
-            if (c.summary == summary) return c;
+            if (c.summary() == summary) return c;
         ADD_FAILURE() << "no candidate " << summary;
         return Candidate{};
     };
@@ -203,8 +204,8 @@ TEST(AutoFold, ACausalMaskKeepsTheArgsItReadsOutsideTheReductionLoop) {
     auto inners = [](bool causal) {
         std::set<std::string> seen;
         for (const Candidate &c : small_flash_space(causal).candidates) {
-            const size_t at = c.summary.find(" inner=");
-            seen.insert(c.summary.substr(at + 1, c.summary.find(' ', at + 1) - at - 1));
+            EXPECT_NE(c.choice("inner"), nullptr) << c.summary();
+            if (c.choice("inner")) seen.insert("inner=" + c.choice("inner")->value);
         }
         return seen;
     };

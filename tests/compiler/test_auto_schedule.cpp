@@ -394,12 +394,15 @@ TEST(AutoSoftmaxDim0Space, EveryStripWidthCompilesWhenTheColumnsAreNotWholeStrip
     CaseSpace c = case_space(softmax_dim0(1000, 70, false), {{1000, 70}}, {1000, 70}, 4);
     int widths = 0;
     for (const autosched::Candidate &cand : c.space.candidates) {
-        if (cand.family != "column_strips" || cand.summary.find("cores=4 ") == std::string::npos ||
-            cand.summary.find("t:strip e:strip inputs:strip") == std::string::npos)
+        auto is = [&](const char *name, const char *value) {
+            return cand.choice(name) && cand.choice(name)->value == value;
+        };
+        if (cand.family != "column_strips" || !is("cores", "4") || !is("t", "strip") || !is("e", "strip") ||
+            !is("inputs", "strip"))
             continue;
         widths++;
         EXPECT_EQ(error_of([&] { autosched::time_candidate(c.k.output, c.k.inputs, cand, c.o); }), "(no error)")
-            << cand.summary;
+            << cand.summary();
     }
     EXPECT_EQ(widths, 3) << "strips of 1, 2 and 4 sticks: each core's 4";
 }
@@ -534,7 +537,7 @@ TEST(AutoWeightsPerBatchSpace, EveryPeCandidateCompilesAndMatchesCpu) {
     int checked = 0, rings_w = 0;
     RefusalLog refusals({});  // every PE candidate compiles
     for (const Candidate &c : cs.space.candidates) {
-        if (c.family != "matmul" || c.summary.find(" vector") != std::string::npos) continue;
+        if (c.family != "matmul" || c.choice("vector")) continue;
         DiffResult d;
         try {
             d = run_differential(weights_per_batch_matmul(256),
@@ -548,12 +551,12 @@ TEST(AutoWeightsPerBatchSpace, EveryPeCandidateCompilesAndMatchesCpu) {
                                  },
                                  ins, out, -1, 1);
         } catch (const std::exception &x) {
-            refusals.add(x, c.summary);
+            refusals.add(x, c.summary());
             continue;
         }
-        EXPECT_LE(d.cmp.max_abs_error, 0.0625) << c.summary << ": " << d.cmp.first_mismatch;
+        EXPECT_LE(d.cmp.max_abs_error, 0.0625) << c.summary() << ": " << d.cmp.first_mismatch;
         checked++;
-        rings_w += c.summary.find("pe_ring_w") != std::string::npos;
+        rings_w += c.choice("pe_ring_w") != nullptr;
     }
     EXPECT_GE(checked, 4);
     EXPECT_GE(rings_w, 1);
@@ -798,17 +801,17 @@ TEST_P(AutoLoweringCache, SharedLoweringTimesEqualThePlainOnes) {
         try {
             plain = time_candidate(k.output, k.inputs, cand, o, int64_t(1) << 20, false);
         } catch (const std::exception &x) {
-            refusals.add(x, cand.summary + " (its own lowering)");
+            refusals.add(x, cand.summary() + " (its own lowering)");
             plain_refusal = x.what();
         }
         try {
             shared = time_candidate(k.output, k.inputs, cand, o, int64_t(1) << 20, false, &cache);
         } catch (const std::exception &x) {
-            refusals.add(x, cand.summary + " (the shared lowering)");
+            refusals.add(x, cand.summary() + " (the shared lowering)");
             shared_refusal = x.what();
         }
-        EXPECT_EQ(plain, shared) << cand.summary;
-        EXPECT_EQ(plain_refusal, shared_refusal) << cand.summary;
+        EXPECT_EQ(plain, shared) << cand.summary();
+        EXPECT_EQ(plain_refusal, shared_refusal) << cand.summary();
         compared += plain > 0;
         // The first few also compute the same numbers (the shared program is a different Stmt).
         if (plain > 0 && compared <= 3) {
@@ -817,7 +820,7 @@ TEST_P(AutoLoweringCache, SharedLoweringTimesEqualThePlainOnes) {
                 data.push_back(random_buffer(k.inputs[i].type(), c.ins[i], -4, 4, uint32_t(77 + i)));
             const SpyreRun a = run_on_spyre(lower_candidate(k.output, k.inputs, cand, o, &cache), data);
             const SpyreRun b = run_on_spyre(lower_candidate(k.output, k.inputs, cand, o, nullptr), data);
-            EXPECT_EQ(compare(a.output, b.output).mismatches, 0) << cand.summary;
+            EXPECT_EQ(compare(a.output, b.output).mismatches, 0) << cand.summary();
         }
     }
     EXPECT_GT(compared, 3);
@@ -857,13 +860,13 @@ TEST(AutoLoweringCacheFixed, AFixedFactorStaysConstantInTheSharedLowering) {
         try {
             plain = time_candidate(k.output, k.inputs, c, o, int64_t(1) << 20, false);
         } catch (const std::exception &x) {
-            refusals.add(x, c.summary);
+            refusals.add(x, c.summary());
             continue;
         }
         LoweringCache cache;
-        EXPECT_EQ(time_candidate(k.output, k.inputs, c, o, int64_t(1) << 20, false, &cache), plain) << c.summary;
-        EXPECT_EQ(cache.lowerings(), 1) << c.summary;
-        EXPECT_EQ(cache.shared_hits(), 1) << c.summary;
+        EXPECT_EQ(time_candidate(k.output, k.inputs, c, o, int64_t(1) << 20, false, &cache), plain) << c.summary();
+        EXPECT_EQ(cache.lowerings(), 1) << c.summary();
+        EXPECT_EQ(cache.shared_hits(), 1) << c.summary();
         if (++checked == 3) break;
     }
     EXPECT_EQ(checked, 3);
@@ -884,7 +887,7 @@ TEST(AutoLoweringCacheAlone, ACandidateLoweredAloneKeepsItsOwnProgram) {
         try {
             plain = lower_candidate(k.output, k.inputs, c, o, nullptr);
         } catch (const std::exception &x) {
-            refusals.add(x, c.summary);
+            refusals.add(x, c.summary());
             continue;
         }
         LoweringCache cache;
@@ -892,11 +895,11 @@ TEST(AutoLoweringCacheAlone, ACandidateLoweredAloneKeepsItsOwnProgram) {
         EXPECT_FALSE(cache.holds_own_program(c));
         const DeviceProgram first = lower_candidate(k.output, k.inputs, c, o, &cache);
         const DeviceProgram again = lower_candidate(k.output, k.inputs, c, o, &cache);
-        EXPECT_EQ(serialize_program(first), serialize_program(plain)) << c.summary;
-        EXPECT_EQ(serialize_program(again), serialize_program(plain)) << c.summary;
-        EXPECT_EQ(cache.lowerings(), 1) << c.summary;
-        EXPECT_EQ(cache.shared_hits(), 0) << c.summary;
-        EXPECT_TRUE(cache.holds_own_program(c)) << c.summary;
+        EXPECT_EQ(serialize_program(first), serialize_program(plain)) << c.summary();
+        EXPECT_EQ(serialize_program(again), serialize_program(plain)) << c.summary();
+        EXPECT_EQ(cache.lowerings(), 1) << c.summary();
+        EXPECT_EQ(cache.shared_hits(), 0) << c.summary();
+        EXPECT_TRUE(cache.holds_own_program(c)) << c.summary();
         if (++checked == 3) break;
     }
     EXPECT_EQ(checked, 3);
@@ -935,7 +938,7 @@ TEST_P(AutoTimeBound, NoCandidateIsTimedFasterThanItsBound) {
         try {
             p = lower_candidate(k.output, k.inputs, cand, o, &cache);
         } catch (const std::exception &x) {
-            refusals.add(x, cand.summary);
+            refusals.add(x, cand.summary());
             continue;
         }
         const double bound = time_lower_bound_us(p, o.machine);
@@ -945,7 +948,7 @@ TEST_P(AutoTimeBound, NoCandidateIsTimedFasterThanItsBound) {
             so.summarize_loops = summarise;
             if (!summarise && program_work(p, o.machine).instructions > (int64_t(1) << 20)) continue;
             const double us = simulate(p, o.machine, {}, so).stats.us;
-            EXPECT_LE(bound, us * (1 + 1e-9)) << cand.summary << (summarise ? " (summarised)" : " (exact)");
+            EXPECT_LE(bound, us * (1 + 1e-9)) << cand.summary() << (summarise ? " (summarised)" : " (exact)");
             tightest = std::max(tightest, bound / us);
         }
         checked++;
@@ -986,7 +989,7 @@ TEST(AutoScheduleSearch, WithinFivePercentOfExhaustiveOnASmallSpace) {
             double us = time_candidate(k.output, k.inputs, c, o, int64_t(1) << 22, true);
             if (exhaustive == 0 || us < exhaustive) exhaustive = us;
         } catch (const std::exception &x) {
-            refusals.add(x, c.summary);
+            refusals.add(x, c.summary());
         }
     }
     ASSERT_GT(exhaustive, 0);
@@ -1047,7 +1050,8 @@ TEST(AutoLayouts, ASumOverHeadsPutsTheHeadsInsideTheRows) {
 TEST(AutoLayouts, VariantsRefineTheirBaseWithEveryOrderAndStickCountPlace) {
     using namespace autosched;
     Candidate base;
-    base.summary = "rows cores=4";
+    base.family = "rows";
+    base.set("cores", "4");
     const LayoutArg a3{"a", {}, 3, true}, b2{"b", {}, 2, true}, fixed3{"out", {}, 3, false}, c4{"c", {}, 4, true};
     EXPECT_EQ(layout_choices(a3).size(), 5u);
     ASSERT_EQ(layout_choices(b2).size(), 1u);
@@ -1057,7 +1061,9 @@ TEST(AutoLayouts, VariantsRefineTheirBaseWithEveryOrderAndStickCountPlace) {
     std::vector<Candidate> v = with_layout_variants({base}, {a3, b2});
     // (5 + 1) x (1 + 1) - 1 = 11 combinations: one argument at a time instead.
     ASSERT_EQ(v.size(), 1u + 5u + 1u);
-    EXPECT_EQ(v[1].summary, "rows cores=4 a.layout=2,0,1");
+    EXPECT_EQ(v[1].summary(), "rows cores=4 a.layout=2,0,1");
+    ASSERT_NE(v[1].choice("a.layout"), nullptr);
+    EXPECT_EQ(v[1].choice("a.layout")->value, "2,0,1");
     EXPECT_EQ(v[1].refines, "rows cores=4");
     ASSERT_EQ(v[1].layouts.size(), 2u);
     EXPECT_EQ(v[1].layouts[0].order, (std::vector<int>{2, 0, 1}));

@@ -236,7 +236,7 @@ TEST(AutoIntermediateLayouts, EveryDeviceIntermediateOfRankThreeGetsEveryOrderAn
     for (size_t i = v.bases; i < v.all.size(); i++) {
         const Candidate &c = v.all[i];
         const auto &[layout, call] = want[(i - v.bases) % want.size()];
-        EXPECT_EQ(c.summary, c.refines + " p.layout=" + layout);
+        EXPECT_EQ(c.summary(), c.refines + " p.layout=" + layout);
         const std::string cpp = print_cpp(c.directives, info, "m");
         EXPECT_NE(cpp.find(".device_root()." + call), std::string::npos) << cpp;
     }
@@ -261,7 +261,7 @@ TEST(AutoIntermediateLayouts, RankTwoIntermediatesGetTheStickCountOutermost) {
         for (const Directive &d : c.directives) device += d.kind == Directive::DeviceRoot && d.func == p.name();
     const std::vector<Candidate> all = with_intermediate_layout_variants(cs, info);
     ASSERT_EQ(all.size(), cs.size() + device);
-    for (size_t i = cs.size(); i < all.size(); i++) EXPECT_EQ(all[i].summary, all[i].refines + " p.layout=x,y;sticks>y");
+    for (size_t i = cs.size(); i < all.size(); i++) EXPECT_EQ(all[i].summary(), all[i].refines + " p.layout=x,y;sticks>y");
 }
 
 // On one core, storing p in its reader's order makes the reader's runs long: the variant is timed
@@ -269,18 +269,17 @@ TEST(AutoIntermediateLayouts, RankTwoIntermediatesGetTheStickCountOutermost) {
 TEST(AutoIntermediateLayouts, TheReadersOrderIsTimedFasterAndMatchesTheCpu) {
     using namespace autosched;
     const Variants v = variants_of_swapped_reader(1);
-    const std::string order = " p.layout=x,z,y";
     auto it = std::find_if(v.all.begin() + long(v.bases), v.all.end(), [&](const autosched::Candidate &c) {
-        return c.summary.size() > order.size() && c.summary.compare(c.summary.size() - order.size(), order.size(), order) == 0;
+        return c.choice("p.layout") && c.choice("p.layout")->value == "x,z,y";
     });
     ASSERT_NE(it, v.all.end());
     const Candidate &variant = *it;
     const Candidate *base = nullptr;
     for (size_t i = 0; i < v.bases; i++)
-        if (v.all[i].summary == variant.refines) base = &v.all[i];
+        if (v.all[i].summary() == variant.refines) base = &v.all[i];
     ASSERT_NE(base, nullptr);
     EXPECT_LT(time_candidate(v.k.output, v.k.inputs, variant, v.o), time_candidate(v.k.output, v.k.inputs, *base, v.o))
-        << variant.summary;
+        << variant.summary();
     const DiffResult d = run_differential(swapped_reader, [&](Kernel &k) {
         std::map<std::string, Func> funcs, input_funcs;
         for (const auto &e : pipeline_env(k.output)) funcs[e.first] = Func(e.second);
@@ -312,20 +311,19 @@ TEST(AutoIntermediateLayouts, AnIntermediateWithMoreRowsThanTheOutputStaysWithin
     // The one refusal: p kept in LX over the cores, read under out's split with another share.
     RefusalLog refusals({"(by p), but it is read under the ring split loop z of out (its split over cores) with another share"});
     for (const Candidate &c : v.all) {
-        const size_t at = c.summary.find("cores=");
-        ASSERT_NE(at, std::string::npos) << c.summary;
-        const int named = std::stoi(c.summary.substr(at + 6));
+        ASSERT_NE(c.choice("cores"), nullptr) << c.summary();
+        const int named = std::stoi(c.choice("cores")->value);
         try {
-            EXPECT_LE(lower_candidate(v.k.output, v.k.inputs, c, v.o, nullptr).num_cores, named) << c.summary;
+            EXPECT_LE(lower_candidate(v.k.output, v.k.inputs, c, v.o, nullptr).num_cores, named) << c.summary();
             lowered++;
         } catch (const std::exception &x) {
-            refusals.add(x, c.summary);
+            refusals.add(x, c.summary());
         }
         Candidate wrong = c;
         for (Directive &d : wrong.directives)
             if (d.kind == Directive::RingSplit && d.func == p && named == 4 &&
-                c.summary.find("p:device") != std::string::npos) {
-                EXPECT_EQ(d.ints.at(1), 64) << c.summary;
+                c.choice("p") && c.choice("p")->value == "device") {
+                EXPECT_EQ(d.ints.at(1), 64) << c.summary();
                 d.ints[1] = 16;
                 by_output_rows.push_back(wrong);
             }
