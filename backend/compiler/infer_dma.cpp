@@ -138,6 +138,7 @@ struct Level {
     bool ok = false;
     std::string why;
     std::string box_why;  // why a written buffer could not be staged as a box (box_footprint)
+    bool transpose_hint = false;  // why says how to reorder a transposed read's loops
     std::vector<Footprint> groups;
     int64_t bytes = 0;
 };
@@ -272,6 +273,7 @@ private:
                 const std::string &func, bool must) {
 
         std::string last_why, box_why;
+        bool transpose_hint = false;
         int chosen = -1, fallback = -1;
         // Half of what is free (the other half for the next iteration's copy), within the budget.
         const int64_t budget = std::min(budget_, (plan_.machine.lx_usable_bytes - live_) / 2);
@@ -287,7 +289,7 @@ private:
             }
             if (!levels[l].ok) {
                 // The transpose hint says what to change; a deeper level's stick error would not.
-                if (last_why.find("(a transpose)") == std::string::npos) last_why = levels[l].why;
+                if (!transpose_hint) last_why = levels[l].why, transpose_hint = levels[l].transpose_hint;
                 continue;
             }
             if (levels[l].bytes <= budget) {
@@ -488,6 +490,7 @@ private:
                     covered *= g.ext.count(v) ? g.ext.at(v) : 1;
                 }
                 if (!rows_back_to_back) {
+                    lv.transpose_hint = true;
                     lv.why = "reads a tile across its sticks (a transpose) while writing rows of " + g.buf +
                              " longer than one stick; split the output's stick dimension by one stick and put "
                              "that loop outside its rows (split(x, xo, xi, lanes).reorder(xi, y, xo))";

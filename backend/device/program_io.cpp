@@ -229,14 +229,16 @@ void read_code(Reader &r, DeviceProgram &p) {
     }
 }
 
-// Which section a verify_program message is about, from the subject it starts with.
-const char *section_of_verify_message(const std::string &msg) {
-    auto starts = [&](const char *s) { return msg.compare(0, std::strlen(s), s) == 0; };
-    if (starts("instruction")) return kSectionIds[CODE];
-    if (starts("buffer")) return kSectionIds[BUFS];
-    if (starts("dma descriptor")) return kSectionIds[DMAD];
-    if (starts("matmul descriptor")) return kSectionIds[MMDS];
-    return kSectionIds[HEAD];
+// The file section that holds each part verify_program checks.
+int section_of(VerifiedPart part) {
+    switch (part) {
+    case VerifiedPart::Head: return HEAD;
+    case VerifiedPart::Buffers: return BUFS;
+    case VerifiedPart::DmaDescriptors: return DMAD;
+    case VerifiedPart::MatmulDescriptors: return MMDS;
+    case VerifiedPart::Code: return CODE;
+    }
+    return HEAD;
 }
 
 }  // namespace
@@ -356,11 +358,12 @@ DeviceProgram parse_program(const uint8_t *data, size_t size) {
         if (!seen[k]) throw_error("section ", kSectionIds[k], " at offset ", pos, ": missing section");
     if (pos != size) throw_error("end of file at offset ", pos, ": ", size - pos, " trailing bytes after the last section");
 
-    try {
-        verify_program(p);
-    } catch (const Error &e) {
-        std::string msg = e.what();
-        throw_error("section ", section_of_verify_message(msg), ": ", msg);
+    for (VerifiedPart part : kVerifiedParts) {
+        try {
+            verify_program_part(p, part);
+        } catch (const Error &e) {
+            throw_error_of(e.kind(), "section ", kSectionIds[section_of(part)], ": ", e.what());
+        }
     }
     return p;
 }

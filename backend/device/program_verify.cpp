@@ -473,12 +473,18 @@ void check_machine_instr(const DeviceProgram &p, size_t pc, const Instr &in, con
 
 }  // namespace
 
+void verify_program_part(const DeviceProgram &program, VerifiedPart part) {
+    switch (part) {
+    case VerifiedPart::Head: check_head(program); break;
+    case VerifiedPart::Buffers: check_buffers(program); break;
+    case VerifiedPart::DmaDescriptors: check_dma(program); break;
+    case VerifiedPart::MatmulDescriptors: check_mm(program); break;
+    case VerifiedPart::Code: check_code(program); break;
+    }
+}
+
 void verify_program(const DeviceProgram &program) {
-    check_head(program);
-    check_buffers(program);
-    check_dma(program);
-    check_mm(program);
-    check_code(program);
+    for (VerifiedPart part : kVerifiedParts) verify_program_part(program, part);
 }
 
 void verify_for_machine(const DeviceProgram &program, const MachineDesc &machine) {

@@ -11,6 +11,13 @@
 namespace spyre {
 
 void verify_program(const DeviceProgram &program);
+
+// The parts verify_program checks, in its order: a file reader checks them one by one to name the
+// section of the file that is wrong (program_io.cpp), never by reading the message.
+enum class VerifiedPart { Head, Buffers, DmaDescriptors, MatmulDescriptors, Code };
+inline constexpr VerifiedPart kVerifiedParts[] = {VerifiedPart::Head, VerifiedPart::Buffers, VerifiedPart::DmaDescriptors,
+                                                VerifiedPart::MatmulDescriptors, VerifiedPart::Code};
+void verify_program_part(const DeviceProgram &program, VerifiedPart part);
 void verify_for_machine(const DeviceProgram &program, const MachineDesc &machine);
 
 }  // namespace spyre
