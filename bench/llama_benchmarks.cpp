@@ -1,10 +1,12 @@
 // Rows (each phase's model step is run once, on first use, outside the timed loop):
 //   llama/<stage>/<phase>   one layer's launches of a stage (or the embedding's and head's):
-//                           sim_us, sol_us, sol_frac, launches; the label names the term that binds
-//                           the speed of light and the schedule the driver chose
+//                           sim_us, sol_us, sol_frac, launches, formula_us (IBM's formula for the
+//                           same kernels) and faster_than_formula; the label names the term that
+//                           binds the speed of light and the schedule the driver chose
 //   llama/layer/<phase>     one decoder layer: the same counters, its speed of light the layer's
 //                           compulsory work as one (apps/llama/llama_figures.h)
-//   llama/model/<phase>     embedding, 32 layers and the head: sim_us (device time), launches and
+//   llama/model/<phase>     embedding, 32 layers and the head: sim_us (device time), formula_us,
+//                           launches and
 //                           launch_us (their host cost, MachineDesc::host_launch_ns), and tokens_per_s
 //                           (decode) or ttft_ms (prefill) with that cost (`_device`: without it)
 // Each kernel runs the faster of spyre::auto_schedule's choice and the stage's named schedules (its
@@ -67,8 +69,10 @@ void set_figure(benchmark::State &state, const Figure &f) {
     state.counters["launches"] = f.launches;
     state.counters["formula_us"] = f.formula_us;
     state.counters["sim_vs_formula"] = f.formula_us > 0 ? f.us / f.formula_us : 0;
+    state.counters["faster_than_formula"] = f.faster_than_formula() ? 1 : 0;
     state.counters["outside_calibration"] = f.validity.empty() ? 0 : 1;
     state.SetLabel("sol: " + f.bound + (f.schedule.empty() ? "" : "; " + f.schedule) +
+                   (f.faster_than_formula() ? "; faster than IBM's formula" : "") +
                    (f.validity.empty() ? "" : "; outside calibration: " + f.validity));
 }
 
@@ -91,6 +95,9 @@ void BM_LlamaModel(benchmark::State &state, Phase p) {
     const StepFigures *f = nullptr;
     for (auto _ : state) f = &figures(p);
     state.counters["sim_us"] = f->model_us;
+    state.counters["formula_us"] = f->model_formula_us;
+    state.counters["sim_vs_formula"] = f->model_formula_us > 0 ? f->model_us / f->model_formula_us : 0;
+    state.counters["outside_calibration"] = f->layer.validity.empty() ? 0 : 1;
     state.counters["launches"] = f->launches;
     state.counters["launch_us"] = f->host_us;  // host_launch_ns per launch, an assumption
     if (p.tokens == p.context) {

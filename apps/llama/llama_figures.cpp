@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "formula_check.h"
 #include "roofline.h"
 #include "sim/ibm_formula.h"
 #include "sim/ibm_kernel.h"
@@ -109,6 +110,10 @@ void add_to(std::vector<Figure> &list, const Figure &f) {
 
 }  // namespace
 
+bool Figure::faster_than_formula() const {
+    return formula_us > 0 && us / formula_us < report::kFasterThanFormula;
+}
+
 StepFigures step_figures(const LlamaConfig &c, const StepShape &shape, const StepResult &r, const MachineDesc &m) {
     StepFigures f;
     for (const KernelRun &k : r.runs) {
@@ -125,10 +130,11 @@ StepFigures step_figures(const LlamaConfig &c, const StepShape &shape, const Ste
         report::bound(ibm_channel_ns(w.read_bytes, w.write_bytes, m), 0, w.macs, m.cores, m, f.layer.us);
     f.layer.sol_us = sol.bound_ns / 1000.0;
     f.layer.bound = sol.limiter;
-    double outside = 0;
+    double outside = 0, outside_formula = 0;
     int outside_launches = 0;
-    for (const Figure &s : f.outside) outside += s.us, outside_launches += s.launches;
+    for (const Figure &s : f.outside) outside += s.us, outside_launches += s.launches, outside_formula += s.formula_us;
     f.model_us = outside + f.layer.us * c.layers;
+    f.model_formula_us = outside_formula + f.layer.formula_us * c.layers;
     f.launches = outside_launches + f.layer.launches * c.layers;
     f.host_us = f.launches * m.host_launch_ns / 1000.0;
     return f;

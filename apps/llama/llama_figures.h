@@ -30,6 +30,9 @@ struct Figure {
     double formula_us = 0;  // IBM's cost formula for the same kernels (sim/ibm_formula.h)
     std::string validity;   // the model-validity note keys of its kernels ("short_tiles,ring"), "" if none
     double sol_frac() const { return us > 0 ? sol_us / us : 0; }
+    // More than 25% faster than IBM's formula (report::kFasterThanFormula): a mechanism the formula
+    // lacks must explain it (docs/device_model.md, "IBM's formula beside the simulator").
+    bool faster_than_formula() const;
 };
 
 struct StepShape {
@@ -43,6 +46,7 @@ struct StepFigures {
     std::vector<Figure> outside;       // the embedding and the head
     Figure layer;                      // one layer: its stages' time, its own speed of light
     double model_us = 0;               // embedding + every layer + head, device time
+    double model_formula_us = 0;       // IBM's formula for the same kernels, summed as model_us is
     int launches = 0;                  // kernel launches of the whole step
     double host_us = 0;                // launches x the machine's host_launch_ns
     double model_with_host_us() const { return model_us + host_us; }

@@ -219,7 +219,14 @@ TEST(LlamaTiny, TimingOnlyStepsReportEveryKernelOfEveryLayer) {
         EXPECT_DOUBLE_EQ(f.host_us, f.launches * o.machine.host_launch_ns / 1000.0);
         EXPECT_GT(f.host_us, 0);
         EXPECT_DOUBLE_EQ(f.model_with_host_us(), f.model_us + f.host_us);
-        for (const Figure &g : f.layer_stages) EXPECT_GT(g.formula_us, 0) << g.name;
+        for (const Figure &g : f.layer_stages) {
+            EXPECT_GT(g.formula_us, 0) << g.name;
+            EXPECT_EQ(g.faster_than_formula(), g.us < 0.8 * g.formula_us) << g.name;
+        }
+        // IBM's formula for the whole step, summed as the device time is.
+        double outside_formula = 0;
+        for (const Figure &g : f.outside) outside_formula += g.formula_us;
+        EXPECT_NEAR(f.model_formula_us, f.layer.formula_us * c.layers + outside_formula, 1e-9 * f.model_formula_us);
         MachineDesc no_host = o.machine;
         no_host.host_launch_ns = 0;
         EXPECT_DOUBLE_EQ(step_figures(c, shape, *step, no_host).model_with_host_us(), f.model_us);
