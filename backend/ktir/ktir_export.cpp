@@ -276,6 +276,22 @@ private:
         line(x + " = ktdp.load " + tile + " : " + short_tile_type(s) + " -> " + tensor_type(s, t));
         return x;
     }
+    // A linalg.reduce's init. ktir-cpu counts a value's uses from op operands, and it parses a
+    // linalg.reduce's outs into an attribute, not an operand: a held value used once elsewhere (the
+    // store that put it in LX) is freed at that use (its LXOptions.consume_last_use) and the reduce
+    // finds it gone ("Value '%_N' not found"); the reduce also rebinds the outs name to its result.
+    // So a held value reaches the reduce through a tensor.reshape to its own shape, which only the
+    // reduce reads (our importer: the same LX bytes).
+    std::string reduce_init(const std::string &tile, const std::vector<int64_t> &s, DType t, bool in_place) {
+        auto rg = lx_regions_.find(tile);
+        const std::string held = rg == lx_regions_.end() ? "" : held_value(rg->second, in_place);
+        if (held.empty()) return load(tile, s, t, in_place);
+        std::string shp = fresh(), x = fresh();
+        line(shp + " = arith.constant dense<[" + list(s) + "]> : tensor<" + std::to_string(s.size()) + "xindex>");
+        line(x + " = tensor.reshape " + held + "(" + shp + ") : (" + tensor_type(s, t) + ", tensor<" +
+             std::to_string(s.size()) + "xindex>) -> " + tensor_type(s, t));
+        return x;
+    }
     // shared: the store into LX of a shared load (DMA_LD.shared), marked `spyre.shared = 1`.
     void store(const std::string &x, const std::string &tile, const std::vector<int64_t> &s, DType t, int tag,
                bool shared = false) {
@@ -708,12 +724,13 @@ private:
             if (in.mode & kFoldGroups) {  // the rows of src1 into src0's row: a reduce over dimension 0
                 const std::vector<int64_t> row{shape.back()};
                 std::string dt = lx_tile(in, 1, t, row, {1}, pc, "dst");
-                std::string init = load(lx_tile(in, 3, t, row, {1}, pc, "src0"), row, t);
+                std::string init = reduce_init(lx_tile(in, 3, t, row, {1}, pc, "src0"), row, t, false);
                 std::string x = load(lx_tile(in, 5, t, shape, dense, pc, "src1"), shape, t);
                 std::string r = fresh(), in_v = fresh(), acc = fresh(), c = fresh();
                 line(r + " = linalg.reduce ins(" + x + " : " + tt + ") outs(" + init + " : " + tensor_type(row, t) +
                      ") dimensions = [0]");
-                line("  (" + in_v + ": " + type_name(t) + ", " + acc + ": " + type_name(t) + ") {");
+                line("  () {");
+                line("  ^bb0(" + in_v + ": " + type_name(t) + ", " + acc + ": " + type_name(t) + "):");
                 line("    " + c + " = " + mlir + " " + acc + ", " + in_v + " : " + type_name(t));
                 line("    linalg.yield " + c + " : " + type_name(t));
                 line("  }");
@@ -833,7 +850,7 @@ private:
             std::string x = load(lx_tile(in, 3, t, src, dense, pc, "src0"), src, t);
             std::string init;
             if (in.mode & kAccumulate) {
-                init = load(dt, out, ot, true);
+                init = reduce_init(dt, out, ot, true);
             } else {
                 std::string id = fresh(), e = fresh();
                 init = fresh();
@@ -849,7 +866,12 @@ private:
             line(r + " = linalg.reduce ins(" + x + " : " + tensor_type(src, t) + ") outs(" + init + " : " +
                  tensor_type(out, ot) + ") dimensions = [1]");
             std::string in_v = fresh(), acc = fresh(), ext = fresh(), sum = fresh();
-            line("  (" + in_v + ": " + type_name(t) + ", " + acc + ": " + type_name(ot) + ") {");
+            // The block arguments in a ^bb0 label after an empty (), not in the (...): MLIR reads both,
+            // and ktir-cpu binds a region's arguments from a label, else from its first op's operands,
+            // which for an f16 input into an f32 init is the arith.extf of the input alone
+            // (docs/ktir.md, "What spyre-gen writes, on ktir-cpu").
+            line("  () {");
+            line("  ^bb0(" + in_v + ": " + type_name(t) + ", " + acc + ": " + type_name(ot) + "):");
             std::string lhs = in_v;
             if (ot != t) {
                 line("    " + ext + " = arith.extf " + in_v + " : " + type_name(t) + " to " + type_name(ot));

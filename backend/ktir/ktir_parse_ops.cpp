@@ -416,19 +416,28 @@ Op Parser::operation() {
         expect_word("dimensions");
         expect("=");
         op.dims = int_list();
-        if (is_punct("(")) {  // long form: (%in: t, %init: t) { ... }
+        if (is_punct("(")) {  // long form: (%in: t, %init: t) { ... }, or () { ^bb0(%in: t, %init: t): ... }
             next();
             std::vector<std::string> args;
             std::vector<Type> types;
-            do {
-                args.push_back(value_name());
-                expect(":");
-                types.push_back(type());
-            } while (accept(","));
+            if (!is_punct(")")) {
+                do {
+                    args.push_back(value_name());
+                    expect(":");
+                    types.push_back(type());
+                } while (accept(","));
+            }
             expect(")");
             op.regions.push_back(region());
-            op.regions.back().args = args;
-            op.regions.back().arg_types = types;
+            Region &r = op.regions.back();
+            if (!args.empty()) {
+                // MLIR forbids a block label after named arguments; so do we, rather than pick one.
+                if (!r.args.empty()) fail("linalg.reduce: block arguments both in (...) and in a ^bb0 label");
+                r.args = args;
+                r.arg_types = types;
+            } else if (r.args.empty()) {
+                fail("linalg.reduce: a region with no block arguments (write them in (...) or a ^bb0 label)");
+            }
         }
         opt_attr_dict(op);
         if (op.operand_types.size() < 2) fail("linalg.reduce: needs ins and outs");

@@ -108,6 +108,14 @@ std::vector<BadCase> cases() {
          "line 10: linalg.reduce: a reduction over the rows (dimensions = [0]) keeps its element type (f16 into f32)"},
         {"ReduceRowsInitShape", kernel(kLoad + "  %e = tensor.empty() : tensor<32xf16>\n  %w = linalg.reduce { arith.maximumf } ins(%v : tensor<4x64xf16>) outs(%e : tensor<32xf16>) dimensions = [0]\n"),
          "line 10: linalg.reduce: init shape does not match"},
+        // The block arguments go in (...) or, after an empty (), in a ^bb0 label (what spyre-gen
+        // writes): not both, as MLIR says, and not neither.
+        {"ReduceArgumentsTwice", kernel(kLoad + "  %e = tensor.empty() : tensor<4xf32>\n  %w = linalg.reduce ins(%v : tensor<4x64xf16>) outs(%e : tensor<4xf32>) dimensions = [1]\n"
+                                        "    (%a: f16, %b: f32) {\n    ^bb0(%a: f16, %b: f32):\n    %x = arith.extf %a : f16 to f32\n    %s = arith.addf %x, %b : f32\n    linalg.yield %s : f32\n  }\n"),
+         "linalg.reduce: block arguments both in (...) and in a ^bb0 label"},
+        {"ReduceNoArguments", kernel(kLoad + "  %e = tensor.empty() : tensor<4xf32>\n  %w = linalg.reduce ins(%v : tensor<4x64xf16>) outs(%e : tensor<4xf32>) dimensions = [1]\n"
+                                     "    () {\n    %x = arith.constant 0.0 : f32\n    linalg.yield %x : f32\n  }\n"),
+         "linalg.reduce: a region with no block arguments"},
         {"ReduceMul", kernel(kLoad + "  %e = tensor.empty() : tensor<4xf16>\n  %w = linalg.reduce { arith.mulf } ins(%v : tensor<4x64xf16>) outs(%e : tensor<4xf16>) dimensions = [1]\n"),
          "line 10: linalg.reduce: combining op 'arith.mulf' has no device form"},
         {"ShapeMismatch", kernel(kLoad + "  %s = tensor.empty() : tensor<4x32xf16>\n  %w = arith.addf %v, %s : tensor<4x64xf16>\n"),

@@ -9,6 +9,7 @@
 // text (docs/ktir.md, "What spyre-gen writes, on ktir-cpu").
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -158,6 +159,98 @@ TEST(KtirIbmForm, AValueFromBeforeALoopIsReadInItsBody) {
     auto gv = ktir_testing::random_halves(64, 3), iv = ktir_testing::random_halves(256, 4);
     auto ra = ktir_testing::run(p, {{"g", gv}, {"in", iv}}), rb = ktir_testing::run(q, {{"g", gv}, {"in", iv}});
     EXPECT_EQ(ra["out"], rb["out"]);
+}
+
+// The lines of a text, trimmed.
+std::vector<std::string> ibm_form_lines(const std::string &text) {
+    std::vector<std::string> v;
+    std::istringstream is(text);
+    for (std::string l; std::getline(is, l);) {
+        const size_t a = l.find_first_not_of(' ');
+        v.push_back(a == std::string::npos ? "" : l.substr(a));
+    }
+    return v;
+}
+
+// Each op by name and its operands (ins and outs of linalg ops included), recursively.
+void ibm_form_ops(const ktir::Region &r, std::vector<const ktir::Op *> &out) {
+    for (const ktir::Op &op : r.ops) {
+        out.push_back(&op);
+        for (const ktir::Region &sub : op.regions) ibm_form_ops(sub, out);
+    }
+}
+
+// fp16 rows summed into fp32, the second sum accumulated onto the first (kAccumulate): the
+// reduce's combiner widens its input (arith.extf of the first block argument), and its init is
+// the value the first sum stored to LX.
+DeviceProgram ibm_form_widening_sums() {
+    ProgramBuilder b("sums", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64, 4});
+    int out = b.buffer("out", BufferKind::Output, DType::F32, {4});
+    DmaDesc d;
+    d.sticks = 4;
+    DmaDesc ds;
+    ds.sticks = 1;
+    int dd = b.dma_desc(d), dsd = b.dma_desc(ds);
+    const DType H = DType::F16;
+    b.dma_ld(0, in, kZero, 0, Lx(0), dd);
+    b.wait_tag(0);
+    b.vred(Opcode::VREDSUM, H, 1, Lx(1024), Lx(0), 1, 4, 0, kDstF32);
+    b.wait_tag(1);
+    b.vred(Opcode::VREDSUM, H, 1, Lx(1024), Lx(0), 1, 4, 0, kDstF32 | kAccumulate);
+    b.wait_tag(1);
+    b.dma_st(2, out, kZero, 0, Lx(1024), dsd);
+    b.wait_tag(2);
+    return b.finish();
+}
+
+// ktir-cpu binds a region's block arguments from a ^bb0 label, else from the operands of the
+// region's first op: for `(%in: f16, %acc: f32) { %e = arith.extf %in ...` that is %in alone, and
+// the accumulator is unbound ("Value '%_N' not found in core 0"). The export writes MLIR's other
+// form, an empty () and the arguments in the entry block's label, which our reader reads back.
+TEST(KtirIbmForm, AWideningReduceNamesItsBlockArgumentsInABb0Label) {
+    const DeviceProgram p = ibm_form_widening_sums();
+    const std::string text = ktir::export_ktir(p);
+    const std::vector<std::string> lines = ibm_form_lines(text);
+    int reduces = 0;
+    for (size_t i = 0; i + 3 < lines.size(); i++) {
+        if (lines[i].find("linalg.reduce") == std::string::npos) continue;
+        reduces++;
+        EXPECT_EQ(lines[i + 1], "() {") << text;
+        EXPECT_EQ(lines[i + 2].rfind("^bb0(%", 0), 0u) << text;
+        EXPECT_NE(lines[i + 2].find(": f16, %"), std::string::npos) << text;
+        EXPECT_NE(lines[i + 2].find(": f32):"), std::string::npos) << text;
+        EXPECT_NE(lines[i + 3].find("arith.extf"), std::string::npos) << text;
+    }
+    EXPECT_EQ(reduces, 2) << text;
+    // Read back: the same instructions, computing the same bytes.
+    DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    EXPECT_EQ(::testing::PrintToString(ibm_form_async_ops(q)), ::testing::PrintToString(ibm_form_async_ops(p)));
+    auto iv = ktir_testing::random_halves(256, 5);
+    auto ra = ktir_testing::run(p, {{"in", iv}}), rb = ktir_testing::run(q, {{"in", iv}});
+    EXPECT_EQ(ra["out"], rb["out"]);
+}
+
+// ktir-cpu counts a value's uses from op operands, but parses a linalg.reduce's outs into an
+// attribute, and frees a value at its one counted use: an init that the store into LX also used
+// was gone by the reduce. The export passes it through a value the reduce alone reads.
+TEST(KtirIbmForm, AnAccumulatingReduceReadsItsInitFromAValueNoOtherOpUses) {
+    const DeviceProgram p = ibm_form_widening_sums();
+    const std::string text = ktir::export_ktir(p);
+    ktir::Module m = ktir::read_ktir(text);
+    std::vector<const ktir::Op *> ops;
+    ibm_form_ops(m.funcs.at(0).body, ops);
+    int checked = 0;
+    for (const ktir::Op *op : ops) {
+        if (op->name != "linalg.reduce") continue;
+        const std::string &init = op->operands.back();
+        int uses = 0;
+        for (const ktir::Op *o : ops)
+            for (const std::string &x : o->operands) uses += x == init;
+        EXPECT_EQ(uses, 1) << "%" << init << "\n" << text;
+        checked++;
+    }
+    EXPECT_EQ(checked, 2) << text;
 }
 
 // Over the catalogue: kernels without LX data carried across loop iterations read no LX tile
