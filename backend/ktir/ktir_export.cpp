@@ -276,6 +276,72 @@ private:
         line(x + " = ktdp.load " + tile + " : " + short_tile_type(s) + " -> " + tensor_type(s, t));
         return x;
     }
+    // VSHIFT in ops ktir-cpu runs (docs/ktir.md, "Shifted reads"). `x` holds the n elements read,
+    // the first `first` elements after row 0's base (negative: before it). The rows' positions are
+    // laid out flat in a zero tensor of whole rows (x inserted at its place), seen as rows; each run
+    // of result columns that reads consecutive positions of one row is an extract_slice of those rows
+    // (one per group) inserted into a zero result; the last insert_slice carries the instruction's
+    // operands as spyre.* attributes, from which our importer rebuilds it (checking the slices).
+    // Returns "" when no element is read or the rows would be too large; the caller writes spyre.shift.
+    std::string shift_slices(const std::string &x, int64_t n, int64_t first, int64_t groups, int64_t row, DType t,
+                             ShiftEdge e, int64_t sh, int64_t lo, int64_t hi, const std::string &attrs) {
+        struct Run {
+            int64_t j0, q, c0, len;
+        };
+        auto floor_div = [](int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+        std::vector<Run> runs;
+        for (int64_t j = 0; j < row; j++) {
+            bool zero = false;
+            const int64_t p = shift_source(e, j + sh, lo, hi, &zero);
+            if (zero) continue;
+            const int64_t q = floor_div(p, row), c = p - q * row;
+            Run &b = runs.empty() ? runs.emplace_back(Run{j, q, c, 0}) : runs.back();
+            if (b.j0 + b.len == j && b.q == q && b.c0 + b.len == c) {
+                b.len++;
+            } else {
+                runs.push_back(Run{j, q, c, 1});
+            }
+        }
+        const int64_t qmin = floor_div(first, row), qmax = floor_div(first + n - 1, row);
+        const int64_t rows = qmax - qmin + 1, total = rows * row;
+        if (runs.empty() || total > (int64_t(1) << 22)) return "";
+        const std::string xt = tensor_type({n}, t), st = tensor_type({rows, row}, t), rt = tensor_type({groups, row}, t);
+        std::string z = fresh();
+        line(z + " = arith.constant " + float_literal(0.0f, t) + " : " + type_name(t));
+        // Inserted even when x fills the rows: our importer reads a reshape of x itself as x's LX bytes.
+        std::string zf = fresh(), flat = fresh();
+        line(zf + " = tensor.splat " + z + " : " + tensor_type({total}, t));
+        line(flat + " = tensor.insert_slice " + x + " into " + zf + "[" + std::to_string(first - qmin * row) + "] [" +
+             std::to_string(n) + "] [1] : " + xt + " into " + tensor_type({total}, t));
+        std::string shp = fresh(), s = fresh(), r = fresh();
+        line(shp + " = arith.constant dense<[" + std::to_string(rows) + ", " + std::to_string(row) +
+             "]> : tensor<2xindex>");
+        line(s + " = tensor.reshape " + flat + "(" + shp + ") : (" + tensor_type({total}, t) +
+             ", tensor<2xindex>) -> " + st);
+        line(r + " = tensor.splat " + z + " : " + rt);
+        for (size_t i = 0; i < runs.size(); i++) {
+            const Run &b = runs[i];
+            const std::string bt = tensor_type({groups, b.len}, t), sizes = "[" + std::to_string(groups) + ", " +
+                                                                            std::to_string(b.len) + "] [1, 1]";
+            std::string piece = fresh(), next = fresh();
+            line(piece + " = tensor.extract_slice " + s + "[" + std::to_string(b.q - qmin) + ", " +
+                 std::to_string(b.c0) + "] " + sizes + " : " + st + " to " + bt);
+            std::string tail = " : " + bt + " into " + rt;
+            if (i + 1 == runs.size()) {
+                std::string spy;  // the instruction's operands, each as spyre.<name>
+                for (size_t k = 0; k < attrs.size();) {
+                    const size_t c = attrs.find(", ", k);
+                    spy += (spy.empty() ? "spyre." : ", spyre.") + attrs.substr(k, c == std::string::npos ? c : c - k);
+                    k = c == std::string::npos ? attrs.size() : c + 2;
+                }
+                tail = " {" + spy + "}" + tail;
+            }
+            line(next + " = tensor.insert_slice " + piece + " into " + r + "[0, " + std::to_string(b.j0) + "] " +
+                 sizes + tail);
+            r = next;
+        }
+        return r;
+    }
     // A linalg.reduce's init. ktir-cpu counts a value's uses from op operands, and it parses a
     // linalg.reduce's outs into an attribute, not an operand: a held value used once elsewhere (the
     // store that put it in LX) is freed at that use (its LXOptions.consume_last_use) and the reduce
@@ -899,10 +965,15 @@ private:
                                : (in.mode & kEdgeMirrorImage)    ? "mirror_image"
                                : (in.mode & kEdgeMirrorInterior) ? "mirror_interior"
                                                                  : "none";
-            std::string r = fresh();
-            line(r + " = \"spyre.shift\"(" + x + ") {shift = " + std::to_string(a[5]) + " : i32, lo = " +
-                 std::to_string(a[6]) + " : i32, hi = " + std::to_string(a[9]) + " : i32, origin = " +
-                 std::to_string(first) + " : i32, edge = \"" + edge + "\"} : (" + tensor_type(src, t) + ") -> " + tt);
+            const std::string attrs = "shift = " + std::to_string(a[5]) + " : i32, lo = " + std::to_string(a[6]) +
+                                      " : i32, hi = " + std::to_string(a[9]) + " : i32, origin = " +
+                                      std::to_string(first) + " : i32, edge = \"" + edge + "\"";
+            std::string r = shift_slices(x, n, first, groups, shape.back(), t, shift_edge(in.mode), a[5], a[6], a[9],
+                                         attrs);
+            if (r.empty()) {  // no element read (a zero edge everywhere), or too large to spell out
+                r = fresh();
+                line(r + " = \"spyre.shift\"(" + x + ") {" + attrs + "} : (" + tensor_type(src, t) + ") -> " + tt);
+            }
             store(r, dt, shape, t, a[0]);
             return;
         }

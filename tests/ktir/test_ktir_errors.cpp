@@ -239,6 +239,15 @@ std::vector<BadCase> cases() {
          "line 9: ktdp.reduce: only across grid_axis<0> is supported"},
         {"RingReduceMissingKind", kernel(kLoad + "  %w = ktdp.reduce %v {mode = #ktdp.reduce_mode<all_reduce>} : tensor<4x64xf16> -> tensor<4x64xf16>\n"),
          "line 9: ktdp.reduce: needs kind = #ktdp....<...>"},
+        // ---- shifted reads in tensor slices (docs/ktir.md, "Shifted reads")
+        {"SliceReadOutsideAShift", kernel(kLoad + kFlat + "  %s = tensor.extract_slice %f[0] [256] [1] : tensor<256xf16> to tensor<256xf16>\n"
+                                          "  %sh = arith.constant dense<[4, 64]> : tensor<2xindex>\n"
+                                          "  %w = tensor.reshape %s(%sh) : (tensor<256xf16>, tensor<2xindex>) -> tensor<4x64xf16>\n" + kStore),
+         "line 13: ktdp.store: %w is a slice of a shifted read, which only the tensor.insert_slice that carries spyre.shift"},
+        {"SliceOfATwoDimensionalTensor", kernel(kLoad + "  %w = tensor.extract_slice %v[0, 0] [4, 64] [1, 1] : tensor<4x64xf16> to tensor<4x64xf16>\n" + kStore),
+         "line 9: tensor.extract_slice: %v is not a 1-D packed tensor in LX or a zero splat"},
+        {"SliceDynamicOffset", kernel(kLoad + kFlat + "  %s = tensor.extract_slice %f[%c0] [256] [1] : tensor<256xf16> to tensor<256xf16>\n"),
+         "line 10: expected an integer"},
         // ---- spyre.shift (VSHIFT)
         {"ShiftEdge", kernel(kLoad + kFlat + shift_op("shift = 1 : i32, lo = 0 : i32, hi = 9 : i32, origin = 0 : i32, edge = \"mirror\"")),
          "line 10: spyre.shift: needs edge = \"none\", \"clamp\", \"zero\", \"mirror_image\" or \"mirror_interior\""},

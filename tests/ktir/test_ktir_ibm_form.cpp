@@ -253,6 +253,90 @@ TEST(KtirIbmForm, AnAccumulatingReduceReadsItsInitFromAValueNoOtherOpUses) {
     EXPECT_EQ(checked, 2) << text;
 }
 
+// VSHIFT (vector_shift.h) of `groups` rows of two sticks, the rows loaded at LX 1024 (one stick of
+// room below them, which a read before row 0 reaches), to LX 8192 and stored.
+DeviceProgram ibm_form_shift(int32_t shift, uint8_t mode, int32_t lo, int32_t hi, int32_t groups) {
+    ProgramBuilder b("shift", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {128, groups + 2});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {128, groups});
+    DmaDesc d;
+    d.sticks = 2 * (groups + 2);
+    DmaDesc o;
+    o.sticks = 2 * groups;
+    int dd = b.dma_desc(d), od = b.dma_desc(o);
+    b.dma_ld(0, in, kZero, 0, Lx(768), dd);  // rows -1 .. groups: a read past either end reads data
+    b.wait_tag(0);
+    b.vshift(DType::F16, 1, Lx(8192), Lx(1024), shift, 2, groups, mode, lo, hi);
+    b.wait_tag(1);
+    b.dma_st(2, out, kZero, 0, Lx(8192), od);
+    b.wait_tag(2);
+    return b.finish();
+}
+
+// ktir-cpu skips ops it does not know, so spyre.shift's result was "not found" (conv1d, rope,
+// stencil). The export spells VSHIFT in tensor.insert_slice / extract_slice / reshape of zero
+// splats and the elements read, which ktir-cpu runs, with the instruction's operands as spyre.*
+// attributes on the last insert_slice; our importer checks that the slices compute what those
+// say and rebuilds the same VSHIFT. Every edge mode, shifts left and right by less and more than a
+// stick, windows inside and beyond the row.
+TEST(KtirIbmForm, AShiftedReadIsSlicesThatImportBackToTheSameVshift) {
+    struct Case {
+        int32_t shift;
+        uint8_t mode;
+        int32_t lo, hi, groups;
+    };
+    const std::vector<Case> cases = {
+        {-1, 0, 0, 0, 1},         {3, 0, 0, 0, 2},          {-70, 0, 0, 0, 3},        {-1, kEdgeZero, 0, 1 << 30, 4},
+        {32, kEdgeZero, -(1 << 30), 127, 2}, {-5, kEdgeZero, 2, 100, 3}, {-3, kEdgeClamp, 0, 127, 2},
+        {4, kEdgeClamp, 10, 120, 3}, {-3, kEdgeMirrorImage, 0, 127, 2}, {6, kEdgeMirrorImage, 5, 110, 2},
+        {-9, kEdgeMirrorInterior, 0, 127, 3}, {200, kEdgeMirrorInterior, 0, 127, 1}, {-2, kEdgeMirrorImage, 0, 0, 2}};
+    for (const Case &c : cases) {
+        const std::string name = "shift " + std::to_string(c.shift) + " mode " + std::to_string(c.mode) + " [" +
+                                 std::to_string(c.lo) + ", " + std::to_string(c.hi) + "] x" + std::to_string(c.groups);
+        const DeviceProgram p = ibm_form_shift(c.shift, c.mode, c.lo, c.hi, c.groups);
+        const std::string text = ktir::export_ktir(p);
+        EXPECT_EQ(text.find("\"spyre.shift\""), std::string::npos) << name << "\n" << text;
+        EXPECT_NE(text.find("tensor.insert_slice"), std::string::npos) << name << "\n" << text;
+        DeviceProgram q;
+        try {
+            q = ktir::import_ktir(ktir::read_ktir(text), {});
+        } catch (const std::exception &e) {
+            ADD_FAILURE() << name << ": " << e.what() << "\n" << text;
+            continue;
+        }
+        const Instr *a = nullptr, *b = nullptr;
+        for (const Instr &in : p.code)
+            if (in.op == Opcode::VSHIFT) a = &in;
+        for (const Instr &in : q.code)
+            if (in.op == Opcode::VSHIFT) b = &in;
+        ASSERT_TRUE(a && b) << name;
+        EXPECT_EQ(a->mode, b->mode) << name;
+        for (int k : {5, 6, 7, 8, 9}) EXPECT_EQ(a->a[k], b->a[k]) << name << ", operand a" << k;
+        auto iv = ktir_testing::random_halves(size_t(128 * (c.groups + 2)), 11);
+        auto ra = ktir_testing::run(p, {{"in", iv}}), rb = ktir_testing::run(q, {{"in", iv}});
+        EXPECT_EQ(ra["out"], rb["out"]) << name;
+    }
+}
+
+// The importer reads the slices, not only the attributes: slices that read other elements than
+// the attributes say are refused, naming the first element that differs.
+TEST(KtirIbmForm, SlicesThatDisagreeWithTheirShiftAttributesAreRefused) {
+    const std::string text = ktir::export_ktir(ibm_form_shift(-3, kEdgeClamp, 0, 127, 2));
+    const std::string lo = "spyre.lo = 0 : i32";
+    const size_t at = text.find(lo);
+    ASSERT_NE(at, std::string::npos) << text;
+    std::string bad = text;
+    bad.replace(at, lo.size(), "spyre.lo = 1 : i32");  // element (0, 0) would read position 1, the slices read 0
+    try {
+        ktir::import_ktir(ktir::read_ktir(bad), {});
+        ADD_FAILURE() << "imported\n" << bad;
+    } catch (const std::exception &e) {
+        EXPECT_NE(std::string(e.what()).find("tensor.insert_slice: element (0, 0) of the slices reads source element 0, spyre.shift and "
+                                               "its edge say source element 1"), std::string::npos)
+            << e.what();
+    }
+}
+
 // Over the catalogue: kernels without LX data carried across loop iterations read no LX tile
 // they wrote but constant fills and broadcasts (each other such read is the stored SSA value);
 // what is left reads LX across loop iterations (docs/ktir.md).
