@@ -276,6 +276,12 @@ private:
         line(x + " = ktdp.load " + tile + " : " + short_tile_type(s) + " -> " + tensor_type(s, t));
         return x;
     }
+    // The elements of the whole rows around n elements read from `first` (after row 0's base).
+    static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+    static int64_t shift_rows(int64_t first, int64_t n, int64_t row) {
+        return (floor_div(first + n - 1, row) - floor_div(first, row) + 1) * row;
+    }
+    static constexpr int64_t kMaxShiftRowsElements = int64_t(1) << 22;
     // VSHIFT in ops ktir-cpu runs (docs/ktir.md, "Shifted reads"). `x` holds the n elements read,
     // the first `first` elements after row 0's base (negative: before it). The rows' positions are
     // laid out flat in a zero tensor of whole rows (x inserted at its place), seen as rows; each run
@@ -288,7 +294,6 @@ private:
         struct Run {
             int64_t j0, q, c0, len;
         };
-        auto floor_div = [](int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
         std::vector<Run> runs;
         for (int64_t j = 0; j < row; j++) {
             bool zero = false;
@@ -302,9 +307,9 @@ private:
                 runs.push_back(Run{j, q, c, 1});
             }
         }
-        const int64_t qmin = floor_div(first, row), qmax = floor_div(first + n - 1, row);
-        const int64_t rows = qmax - qmin + 1, total = rows * row;
-        if (runs.empty() || total > (int64_t(1) << 22)) return "";
+        const int64_t qmin = floor_div(first, row);
+        const int64_t total = shift_rows(first, n, row), rows = total / row;
+        if (runs.empty() || total > kMaxShiftRowsElements) return "";
         const std::string xt = tensor_type({n}, t), st = tensor_type({rows, row}, t), rt = tensor_type({groups, row}, t);
         std::string z = fresh();
         line(z + " = arith.constant " + float_literal(0.0f, t) + " : " + type_name(t));
@@ -958,7 +963,34 @@ private:
             std::vector<int64_t> src{n};
             std::string st = view_tile(elem_addr(a[3], off, dtype_bytes(t), pc, "src0"), false, t, src, {1},
                                        a[3] ? reg_[a[3]] : "", off);
-            std::string x = load(st, src, t);
+            // The elements read, from a held value that holds them all when there is one (ktir-cpu's
+            // LX does not keep what a ktdp.load of part of a tile would read): an extract_slice of it,
+            // flat. The slices then start from that value, so `origin` counts from its first element.
+            std::string x;
+            int64_t origin = first;
+            const Region &need = lx_regions_.at(st);
+            const bool slices = !span.empty() && shift_rows(first, n, shape.back()) <= kMaxShiftRowsElements;
+            for (const Held &h : slices ? held_ : std::vector<Held>{}) {
+                if (splats_.count(h.value) || h.at.base != need.base || h.at.t != t || !Exporter::dense(h.at) ||
+                    h.at.lo > need.lo || need.hi > h.at.hi || h.at.sizes == need.sizes)
+                    continue;
+                const int64_t hn = count(h.at.sizes), k = (need.lo - h.at.lo) / dtype_bytes(t);
+                if ((need.lo - h.at.lo) % dtype_bytes(t)) continue;
+                std::string hf = h.value;
+                if (h.at.sizes.size() != 1) {
+                    std::string shp = fresh();
+                    hf = fresh();
+                    line(shp + " = arith.constant dense<[" + std::to_string(hn) + "]> : tensor<1xindex>");
+                    line(hf + " = tensor.reshape " + h.value + "(" + shp + ") : (" + tensor_type(h.at.sizes, t) +
+                         ", tensor<1xindex>) -> " + tensor_type({hn}, t));
+                }
+                x = fresh();
+                line(x + " = tensor.extract_slice " + hf + "[" + std::to_string(k) + "] [" + std::to_string(n) +
+                     "] [1] : " + tensor_type({hn}, t) + " to " + tensor_type(src, t));
+                origin = first - k;
+                break;
+            }
+            if (x.empty()) x = load(st, src, t);
             std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
             const char *edge = (in.mode & kEdgeClamp)            ? "clamp"
                                : (in.mode & kEdgeZero)           ? "zero"
@@ -967,9 +999,10 @@ private:
                                                                  : "none";
             const std::string attrs = "shift = " + std::to_string(a[5]) + " : i32, lo = " + std::to_string(a[6]) +
                                       " : i32, hi = " + std::to_string(a[9]) + " : i32, origin = " +
-                                      std::to_string(first) + " : i32, edge = \"" + edge + "\"";
-            std::string r = shift_slices(x, n, first, groups, shape.back(), t, shift_edge(in.mode), a[5], a[6], a[9],
-                                         attrs);
+                                      std::to_string(origin) + " : i32, edge = \"" + edge + "\"";
+            std::string r = slices ? shift_slices(x, n, first, groups, shape.back(), t, shift_edge(in.mode), a[5],
+                                                  a[6], a[9], attrs)
+                                   : "";
             if (r.empty()) {  // no element read (a zero edge everywhere), or too large to spell out
                 r = fresh();
                 line(r + " = \"spyre.shift\"(" + x + ") {" + attrs + "} : (" + tensor_type(src, t) + ") -> " + tt);
