@@ -79,6 +79,9 @@ struct Op {
     std::vector<IExpr> indices;
     // ktdp.construct_memory_view: static sizes and strides (dynamic entries are rejected).
     std::vector<int64_t> sizes, strides;
+    // tensor.extract_slice / insert_slice: static offsets (sizes and strides in `sizes`, `strides`);
+    // operands are the source, then (insert_slice) the destination.
+    std::vector<int64_t> offsets;
     // linalg.reduce / linalg.broadcast `dimensions`, linalg.transpose `permutation`.
     std::vector<int64_t> dims;
     // tensor.collapse_shape / expand_shape reassociation.

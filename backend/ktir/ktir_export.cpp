@@ -276,6 +276,93 @@ private:
         line(x + " = ktdp.load " + tile + " : " + short_tile_type(s) + " -> " + tensor_type(s, t));
         return x;
     }
+    // The elements of the whole rows around n elements read from `first` (after row 0's base).
+    static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+    static int64_t shift_rows(int64_t first, int64_t n, int64_t row) {
+        return (floor_div(first + n - 1, row) - floor_div(first, row) + 1) * row;
+    }
+    static constexpr int64_t kMaxShiftRowsElements = int64_t(1) << 22;
+    // VSHIFT in ops ktir-cpu runs (docs/ktir.md, "Shifted reads"). `x` holds the n elements read,
+    // the first `first` elements after row 0's base (negative: before it). The rows' positions are
+    // laid out flat in a zero tensor of whole rows (x inserted at its place), seen as rows; each run
+    // of result columns that reads consecutive positions of one row is an extract_slice of those rows
+    // (one per group) inserted into a zero result; the last insert_slice carries the instruction's
+    // operands as spyre.* attributes, from which our importer rebuilds it (checking the slices).
+    // Returns "" when no element is read or the rows would be too large; the caller writes spyre.shift.
+    std::string shift_slices(const std::string &x, int64_t n, int64_t first, int64_t groups, int64_t row, DType t,
+                             ShiftEdge e, int64_t sh, int64_t lo, int64_t hi, const std::string &attrs) {
+        struct Run {
+            int64_t j0, q, c0, len;
+        };
+        std::vector<Run> runs;
+        for (int64_t j = 0; j < row; j++) {
+            bool zero = false;
+            const int64_t p = shift_source(e, j + sh, lo, hi, &zero);
+            if (zero) continue;
+            const int64_t q = floor_div(p, row), c = p - q * row;
+            Run &b = runs.empty() ? runs.emplace_back(Run{j, q, c, 0}) : runs.back();
+            if (b.j0 + b.len == j && b.q == q && b.c0 + b.len == c) {
+                b.len++;
+            } else {
+                runs.push_back(Run{j, q, c, 1});
+            }
+        }
+        const int64_t qmin = floor_div(first, row);
+        const int64_t total = shift_rows(first, n, row), rows = total / row;
+        if (runs.empty() || total > kMaxShiftRowsElements) return "";
+        const std::string xt = tensor_type({n}, t), st = tensor_type({rows, row}, t), rt = tensor_type({groups, row}, t);
+        std::string z = fresh();
+        line(z + " = arith.constant " + float_literal(0.0f, t) + " : " + type_name(t));
+        // Inserted even when x fills the rows: our importer reads a reshape of x itself as x's LX bytes.
+        std::string zf = fresh(), flat = fresh();
+        line(zf + " = tensor.splat " + z + " : " + tensor_type({total}, t));
+        line(flat + " = tensor.insert_slice " + x + " into " + zf + "[" + std::to_string(first - qmin * row) + "] [" +
+             std::to_string(n) + "] [1] : " + xt + " into " + tensor_type({total}, t));
+        std::string shp = fresh(), s = fresh(), r = fresh();
+        line(shp + " = arith.constant dense<[" + std::to_string(rows) + ", " + std::to_string(row) +
+             "]> : tensor<2xindex>");
+        line(s + " = tensor.reshape " + flat + "(" + shp + ") : (" + tensor_type({total}, t) +
+             ", tensor<2xindex>) -> " + st);
+        line(r + " = tensor.splat " + z + " : " + rt);
+        for (size_t i = 0; i < runs.size(); i++) {
+            const Run &b = runs[i];
+            const std::string bt = tensor_type({groups, b.len}, t), sizes = "[" + std::to_string(groups) + ", " +
+                                                                            std::to_string(b.len) + "] [1, 1]";
+            std::string piece = fresh(), next = fresh();
+            line(piece + " = tensor.extract_slice " + s + "[" + std::to_string(b.q - qmin) + ", " +
+                 std::to_string(b.c0) + "] " + sizes + " : " + st + " to " + bt);
+            std::string tail = " : " + bt + " into " + rt;
+            if (i + 1 == runs.size()) {
+                std::string spy;  // the instruction's operands, each as spyre.<name>
+                for (size_t k = 0; k < attrs.size();) {
+                    const size_t c = attrs.find(", ", k);
+                    spy += (spy.empty() ? "spyre." : ", spyre.") + attrs.substr(k, c == std::string::npos ? c : c - k);
+                    k = c == std::string::npos ? attrs.size() : c + 2;
+                }
+                tail = " {" + spy + "}" + tail;
+            }
+            line(next + " = tensor.insert_slice " + piece + " into " + r + "[0, " + std::to_string(b.j0) + "] " +
+                 sizes + tail);
+            r = next;
+        }
+        return r;
+    }
+    // A linalg.reduce's init. ktir-cpu counts a value's uses from op operands, and it parses a
+    // linalg.reduce's outs into an attribute, not an operand: a held value used once elsewhere (the
+    // store that put it in LX) is freed at that use (its LXOptions.consume_last_use) and the reduce
+    // finds it gone ("Value '%_N' not found"); the reduce also rebinds the outs name to its result.
+    // So a held value reaches the reduce through a tensor.reshape to its own shape, which only the
+    // reduce reads (our importer: the same LX bytes).
+    std::string reduce_init(const std::string &tile, const std::vector<int64_t> &s, DType t, bool in_place) {
+        auto rg = lx_regions_.find(tile);
+        const std::string held = rg == lx_regions_.end() ? "" : held_value(rg->second, in_place);
+        if (held.empty()) return load(tile, s, t, in_place);
+        std::string shp = fresh(), x = fresh();
+        line(shp + " = arith.constant dense<[" + list(s) + "]> : tensor<" + std::to_string(s.size()) + "xindex>");
+        line(x + " = tensor.reshape " + held + "(" + shp + ") : (" + tensor_type(s, t) + ", tensor<" +
+             std::to_string(s.size()) + "xindex>) -> " + tensor_type(s, t));
+        return x;
+    }
     // shared: the store into LX of a shared load (DMA_LD.shared), marked `spyre.shared = 1`.
     void store(const std::string &x, const std::string &tile, const std::vector<int64_t> &s, DType t, int tag,
                bool shared = false) {
@@ -708,12 +795,13 @@ private:
             if (in.mode & kFoldGroups) {  // the rows of src1 into src0's row: a reduce over dimension 0
                 const std::vector<int64_t> row{shape.back()};
                 std::string dt = lx_tile(in, 1, t, row, {1}, pc, "dst");
-                std::string init = load(lx_tile(in, 3, t, row, {1}, pc, "src0"), row, t);
+                std::string init = reduce_init(lx_tile(in, 3, t, row, {1}, pc, "src0"), row, t, false);
                 std::string x = load(lx_tile(in, 5, t, shape, dense, pc, "src1"), shape, t);
                 std::string r = fresh(), in_v = fresh(), acc = fresh(), c = fresh();
                 line(r + " = linalg.reduce ins(" + x + " : " + tt + ") outs(" + init + " : " + tensor_type(row, t) +
                      ") dimensions = [0]");
-                line("  (" + in_v + ": " + type_name(t) + ", " + acc + ": " + type_name(t) + ") {");
+                line("  () {");
+                line("  ^bb0(" + in_v + ": " + type_name(t) + ", " + acc + ": " + type_name(t) + "):");
                 line("    " + c + " = " + mlir + " " + acc + ", " + in_v + " : " + type_name(t));
                 line("    linalg.yield " + c + " : " + type_name(t));
                 line("  }");
@@ -833,7 +921,7 @@ private:
             std::string x = load(lx_tile(in, 3, t, src, dense, pc, "src0"), src, t);
             std::string init;
             if (in.mode & kAccumulate) {
-                init = load(dt, out, ot, true);
+                init = reduce_init(dt, out, ot, true);
             } else {
                 std::string id = fresh(), e = fresh();
                 init = fresh();
@@ -849,7 +937,12 @@ private:
             line(r + " = linalg.reduce ins(" + x + " : " + tensor_type(src, t) + ") outs(" + init + " : " +
                  tensor_type(out, ot) + ") dimensions = [1]");
             std::string in_v = fresh(), acc = fresh(), ext = fresh(), sum = fresh();
-            line("  (" + in_v + ": " + type_name(t) + ", " + acc + ": " + type_name(ot) + ") {");
+            // The block arguments in a ^bb0 label after an empty (), not in the (...): MLIR reads both,
+            // and ktir-cpu binds a region's arguments from a label, else from its first op's operands,
+            // which for an f16 input into an f32 init is the arith.extf of the input alone
+            // (docs/ktir.md, "What spyre-gen writes, on ktir-cpu").
+            line("  () {");
+            line("  ^bb0(" + in_v + ": " + type_name(t) + ", " + acc + ": " + type_name(ot) + "):");
             std::string lhs = in_v;
             if (ot != t) {
                 line("    " + ext + " = arith.extf " + in_v + " : " + type_name(t) + " to " + type_name(ot));
@@ -870,17 +963,50 @@ private:
             std::vector<int64_t> src{n};
             std::string st = view_tile(elem_addr(a[3], off, dtype_bytes(t), pc, "src0"), false, t, src, {1},
                                        a[3] ? reg_[a[3]] : "", off);
-            std::string x = load(st, src, t);
+            // The elements read, from a held value that holds them all when there is one (ktir-cpu's
+            // LX does not keep what a ktdp.load of part of a tile would read): an extract_slice of it,
+            // flat. The slices then start from that value, so `origin` counts from its first element.
+            std::string x;
+            int64_t origin = first;
+            const Region &need = lx_regions_.at(st);
+            const bool slices = !span.empty() && shift_rows(first, n, shape.back()) <= kMaxShiftRowsElements;
+            for (const Held &h : slices ? held_ : std::vector<Held>{}) {
+                if (splats_.count(h.value) || h.at.base != need.base || h.at.t != t || !Exporter::dense(h.at) ||
+                    h.at.lo > need.lo || need.hi > h.at.hi || h.at.sizes == need.sizes)
+                    continue;
+                const int64_t hn = count(h.at.sizes), k = (need.lo - h.at.lo) / dtype_bytes(t);
+                if ((need.lo - h.at.lo) % dtype_bytes(t)) continue;
+                std::string hf = h.value;
+                if (h.at.sizes.size() != 1) {
+                    std::string shp = fresh();
+                    hf = fresh();
+                    line(shp + " = arith.constant dense<[" + std::to_string(hn) + "]> : tensor<1xindex>");
+                    line(hf + " = tensor.reshape " + h.value + "(" + shp + ") : (" + tensor_type(h.at.sizes, t) +
+                         ", tensor<1xindex>) -> " + tensor_type({hn}, t));
+                }
+                x = fresh();
+                line(x + " = tensor.extract_slice " + hf + "[" + std::to_string(k) + "] [" + std::to_string(n) +
+                     "] [1] : " + tensor_type({hn}, t) + " to " + tensor_type(src, t));
+                origin = first - k;
+                break;
+            }
+            if (x.empty()) x = load(st, src, t);
             std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
             const char *edge = (in.mode & kEdgeClamp)            ? "clamp"
                                : (in.mode & kEdgeZero)           ? "zero"
                                : (in.mode & kEdgeMirrorImage)    ? "mirror_image"
                                : (in.mode & kEdgeMirrorInterior) ? "mirror_interior"
                                                                  : "none";
-            std::string r = fresh();
-            line(r + " = \"spyre.shift\"(" + x + ") {shift = " + std::to_string(a[5]) + " : i32, lo = " +
-                 std::to_string(a[6]) + " : i32, hi = " + std::to_string(a[9]) + " : i32, origin = " +
-                 std::to_string(first) + " : i32, edge = \"" + edge + "\"} : (" + tensor_type(src, t) + ") -> " + tt);
+            const std::string attrs = "shift = " + std::to_string(a[5]) + " : i32, lo = " + std::to_string(a[6]) +
+                                      " : i32, hi = " + std::to_string(a[9]) + " : i32, origin = " +
+                                      std::to_string(origin) + " : i32, edge = \"" + edge + "\"";
+            std::string r = slices ? shift_slices(x, n, first, groups, shape.back(), t, shift_edge(in.mode), a[5],
+                                                  a[6], a[9], attrs)
+                                   : "";
+            if (r.empty()) {  // no element read (a zero edge everywhere), or too large to spell out
+                r = fresh();
+                line(r + " = \"spyre.shift\"(" + x + ") {" + attrs + "} : (" + tensor_type(src, t) + ") -> " + tt);
+            }
             store(r, dt, shape, t, a[0]);
             return;
         }

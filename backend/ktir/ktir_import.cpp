@@ -386,6 +386,10 @@ Scalar Importer::scalar(const std::string &name, const Op &op) {
 }
 
 Tens &Importer::tensor(const std::string &name, const Op &op) {
+    if (shift_parts_.count(name))
+        throw_error("line ", op.line, ": ", op.name, ": %", name,
+                    " is a slice of a shifted read, which only the tensor.insert_slice that carries spyre.shift "
+                    "(and slices and reshapes on the way to it) may read");
     Val &v = val(name, op);
     if (v.k != Val::T) throw_error("line ", op.line, ": ", op.name, ": %", name, " is not a tensor");
     return v.x;
@@ -751,6 +755,7 @@ void Importer::lower(const Op &op) {
     if (n == "ktdp.reduce") return ring_reduce(op);
     if (n == "spyre.ring_send" || n == "spyre.ring_recv") return ring_transfer(op);
     if (n == "spyre.shift") return shift(op);
+    if (n == "tensor.extract_slice" || n == "tensor.insert_slice") return slice(op);
     if (n == "spyre.to_fp8" || n == "spyre.from_fp8") return fp8_convert(op);
     if (n == "spyre.lane_select") return lane_select(op);
     if (n == "spyre.index_select") return index_select(op);

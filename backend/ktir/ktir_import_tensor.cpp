@@ -95,6 +95,15 @@ Val Importer::general_reshape(const Op &op, const Tens &x, const std::vector<int
 }
 
 void Importer::reshape(const Op &op) {
+    if (shift_parts_.count(op.operands[0])) {  // a part of a shifted read: the same elements in row-major order
+        ShiftPart p = shift_parts_.at(op.operands[0]);
+        p.shape = op.result_types[0].shape;
+        if (elements(p.shape) != int64_t(p.map.size()))
+            throw_error("line ", op.line, ": ", op.name, ": changes the number of elements");
+        shift_parts_[op.results[0]] = p;
+        keep_source_alive(p.root, op.results[0]);
+        return;
+    }
     Tens x = tensor(op.operands[0], op);
     const Type &rt = op.result_types[0];
     std::vector<int64_t> out = rt.shape;
@@ -895,14 +904,105 @@ void Importer::ring_transfer(const Op &op) {
     define(op, 0, v);
 }
 
+// The source of a shifted read is read by the last insert_slice, not only where it is an operand:
+// it lives as long as each part made of it.
+void Importer::keep_source_alive(const std::string &root, const std::string &part) {
+    if (root.empty()) return;
+    auto r = du_.find(root), p = du_.find(part);
+    if (r != du_.end() && p != du_.end()) r->second.last = std::max(r->second.last, p->second.last);
+}
+
+Importer::ShiftPart Importer::shift_part(const std::string &name, const Op &op) {
+    auto it = shift_parts_.find(name);
+    if (it != shift_parts_.end()) return it->second;
+    const Tens &x = tensor(name, op);
+    ShiftPart p;
+    p.t = x.t;
+    p.shape = x.shape;
+    const int64_t n = elements(x.shape);
+    if (n > (int64_t(1) << 24)) throw_error("line ", op.line, ": ", op.name, ": %", name, " is too large to slice");
+    if (x.kind == Tens::Splat && x.splat == 0) {
+        p.map.assign(size_t(n), -1);
+    } else if (x.kind == Tens::InLx && packed(x) && x.shape.size() == 1) {
+        p.root = name;
+        for (int64_t i = 0; i < n; i++) p.map.push_back(i);
+    } else {
+        throw_error("line ", op.line, ": ", op.name, ": %", name,
+                    " is not a 1-D packed tensor in LX or a zero splat: tensor.extract_slice and insert_slice are "
+                    "read only as parts of a shifted read (docs/ktir.md)");
+    }
+    return p;
+}
+
+void Importer::slice(const Op &op) {
+    const bool insert = op.name == "tensor.insert_slice";
+    const size_t rank = op.offsets.size();
+    ShiftPart src = shift_part(op.operands[0], op);
+    ShiftPart big = insert ? shift_part(op.operands[1], op) : src;
+    if (big.shape.size() != rank || src.t != big.t)
+        throw_error("line ", op.line, ": ", op.name, ": offsets of ", rank, " dimensions for a tensor of ",
+                    big.shape.size());
+    // The slice's elements, row-major over `sizes`, and where each lies in `big`.
+    int64_t count = 1;
+    for (size_t d = 0; d < rank; d++) {
+        if (op.sizes[d] < 0 || op.strides[d] < 1 || op.offsets[d] < 0 ||
+            (op.sizes[d] > 0 && op.offsets[d] + (op.sizes[d] - 1) * op.strides[d] >= big.shape[d]))
+            throw_error("line ", op.line, ": ", op.name, ": the slice leaves the tensor in dimension ", d);
+        count *= op.sizes[d];
+    }
+    if (insert && count != int64_t(src.map.size()))
+        throw_error("line ", op.line, ": ", op.name, ": the source has ", src.map.size(), " elements, the slice ", count);
+    ShiftPart r;
+    r.t = src.t;
+    r.shape = op.result_types[0].shape;
+    if (!insert && elements(r.shape) != count)
+        throw_error("line ", op.line, ": ", op.name, ": the result has ", elements(r.shape), " elements, the slice ", count);
+    if (insert) {
+        if (elements(r.shape) != int64_t(big.map.size()))
+            throw_error("line ", op.line, ": ", op.name, ": the result and the destination differ in elements");
+        r.map = big.map;
+    }
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t e = 0; e < count; e++) {
+        int64_t flat = 0;
+        for (size_t d = 0; d < rank; d++) flat = flat * big.shape[d] + op.offsets[d] + idx[d] * op.strides[d];
+        if (insert) r.map[size_t(flat)] = src.map[size_t(e)];
+        else r.map.push_back(big.map[size_t(flat)]);
+        for (size_t d = rank; d-- > 0;) {
+            if (++idx[d] < op.sizes[d]) break;
+            idx[d] = 0;
+        }
+    }
+    if (insert && !src.root.empty() && !big.root.empty() && src.root != big.root)
+        throw_error("line ", op.line, ": ", op.name, ": reads two sources (%", src.root, ", %", big.root,
+                    "); a shifted read has one");
+    r.root = insert && src.root.empty() ? big.root : src.root;
+    if (!op.attrs.count("spyre.shift")) {
+        shift_parts_[op.results[0]] = r;
+        keep_source_alive(r.root, op.results[0]);
+        return;
+    }
+    if (!insert) throw_error("line ", op.line, ": ", op.name, ": spyre.shift belongs on a tensor.insert_slice");
+    if (r.root.empty()) throw_error("line ", op.line, ": ", op.name, ": a shifted read of no source element");
+    emit_shift(op, "spyre.", r.root, &r.map);
+}
+
 void Importer::shift(const Op &op) {
+    if (op.operands.size() != 1)
+        throw_error("line ", op.line, ": spyre.shift: takes one tensor and returns a 2-D tensor (groups x row)");
+    emit_shift(op, "", op.operands[0], nullptr);
+}
+
+void Importer::emit_shift(const Op &op, const std::string &prefix, const std::string &src,
+                          const std::vector<int64_t> *map) {
+    const std::string what = map ? op.name : "spyre.shift";
     auto int_attr = [&](const char *name) {
-        auto a = op.attrs.find(name);
+        auto a = op.attrs.find(prefix + name);
         if (a == op.attrs.end() || a->second.kind != Attr::Int || a->second.i < INT32_MIN || a->second.i > INT32_MAX)
-            throw_error("line ", op.line, ": spyre.shift: needs ", name, " = <i32>");
+            throw_error("line ", op.line, ": ", what, ": needs ", prefix, name, " = <i32>");
         return int32_t(a->second.i);
     };
-    auto e = op.attrs.find("edge");
+    auto e = op.attrs.find(prefix + "edge");
     static const std::map<std::string, uint8_t> edges = {{"none", 0},
                                                          {"clamp", kEdgeClamp},
                                                          {"zero", kEdgeZero},
@@ -910,40 +1010,55 @@ void Importer::shift(const Op &op) {
                                                          {"mirror_interior", kEdgeMirrorInterior}};
     auto edge = e == op.attrs.end() || e->second.kind != Attr::String ? edges.end() : edges.find(e->second.s);
     if (edge == edges.end())
-        throw_error("line ", op.line,
-                    ": spyre.shift: needs edge = \"none\", \"clamp\", \"zero\", \"mirror_image\" or \"mirror_interior\"");
+        throw_error("line ", op.line, ": ", what, ": needs ", prefix,
+                    "edge = \"none\", \"clamp\", \"zero\", \"mirror_image\" or \"mirror_interior\"");
     const uint8_t mode = edge->second;
     const int32_t sh = int_attr("shift"), lo = int_attr("lo"), hi = int_attr("hi"), origin = int_attr("origin");
-    if (mode && lo > hi) throw_error("line ", op.line, ": spyre.shift: edge window [", lo, ", ", hi, "] is empty");
-    if (op.operands.size() != 1 || op.result_types.size() != 1 || op.result_types[0].kind != Type::Tensor ||
-        op.result_types[0].shape.size() != 2)
-        throw_error("line ", op.line, ": spyre.shift: takes one tensor and returns a 2-D tensor (groups x row)");
-    Tens x = tensor(op.operands[0], op);
+    if (mode && lo > hi) throw_error("line ", op.line, ": ", what, ": edge window [", lo, ", ", hi, "] is empty");
+    if (op.result_types.size() != 1 || op.result_types[0].kind != Type::Tensor || op.result_types[0].shape.size() != 2)
+        throw_error("line ", op.line, ": ", what, ": takes one tensor and returns a 2-D tensor (groups x row)");
+    Tens x = tensor(src, op);
     if (x.kind != Tens::InLx || !packed(x) || x.shape.size() != 1)
-        throw_error("line ", op.line, ": spyre.shift: the source must be a packed 1-D tensor in LX");
+        throw_error("line ", op.line, ": ", what, ": the source must be a packed 1-D tensor in LX");
     const Type &rt = op.result_types[0];
     const DType t = dtype_of(rt, op);
-    if (t != x.t) throw_error("line ", op.line, ": spyre.shift: source and result element types differ");
+    if (t != x.t) throw_error("line ", op.line, ": ", what, ": source and result element types differ");
     const int64_t eb = dtype_bytes(t), lanes = sb_ / eb, groups = rt.shape[0], row = rt.shape[1];
     if (groups < 1 || row < 1 || row % lanes || row / lanes > INT32_MAX || groups > INT32_MAX)
-        throw_error("line ", op.line, ": spyre.shift: rows of ", row, " elements are not whole sticks of ", lanes);
+        throw_error("line ", op.line, ": ", what, ": rows of ", row, " elements are not whole sticks of ", lanes);
     // The home (the rows' base) is `origin` elements before the source tensor's first element.
     const int64_t base_off = int64_t(x.at.off) - int64_t(origin) * eb;
     if (base_off < INT32_MIN || base_off > INT32_MAX || (x.at.reg.id == 0 && base_off % sb_))
-        throw_error("line ", op.line, ": spyre.shift: the rows' base (", origin,
+        throw_error("line ", op.line, ": ", what, ": the rows' base (", origin,
                     " elements before the source) is not on a stick boundary");
     Instr probe;
     probe.op = Opcode::VSHIFT, probe.mode = mode;
     probe.a[5] = sh, probe.a[6] = lo, probe.a[7] = int32_t(row / lanes), probe.a[8] = int32_t(groups), probe.a[9] = hi;
     const ShiftSpan span = vshift_read_span(probe, lanes);
     if (!span.empty() && (span.first < origin || span.last >= origin + x.shape[0]))
-        throw_error("line ", op.line, ": spyre.shift: reads elements [", span.first - origin, ", ", span.last - origin,
+        throw_error("line ", op.line, ": ", what, ": reads elements [", span.first - origin, ", ", span.last - origin,
                     "] of a source of ", x.shape[0]);
+    if (map) {  // the parts must compute what the attributes say, element by element
+        const int64_t row_ = row;
+        if (int64_t(map->size()) != groups * row_)
+            throw_error("line ", op.line, ": ", what, ": the slices hold ", map->size(), " elements, not ", groups * row_);
+        for (int64_t g = 0; g < groups; g++)
+            for (int64_t j = 0; j < row_; j++) {
+                bool zero = false;
+                const int64_t p = shift_source(shift_edge(mode), j + sh, lo, hi, &zero);
+                const int64_t want = zero ? -1 : g * row_ + p - origin, got = (*map)[size_t(g * row_ + j)];
+                if (got != want)
+                    throw_error("line ", op.line, ": ", what, ": element (", g, ", ", j, ") of the slices reads ",
+                                got < 0 ? std::string("zero") : "source element " + std::to_string(got), ", ", prefix,
+                                "shift and its edge say ",
+                                want < 0 ? std::string("zero") : "source element " + std::to_string(want));
+            }
+    }
     Val v;
     v.k = Val::T;
     const Op *tag_op = &op;
     Tens dst = packed_result(op, t, rt.shape, &tag_op);
-    if (!packed(dst)) throw_error("line ", op.line, ": spyre.shift: the result must be packed");
+    if (!packed(dst)) throw_error("line ", op.line, ": ", what, ": the result must be packed");
     Access acc;
     acc.reads.push_back(range_of(x));
     acc.writes.push_back(range_of(dst));

@@ -348,6 +348,23 @@ private:
     // ------------------------------------------------------------------ shifted stick access
     // "spyre.shift": VSHIFT of a 1-D LX tensor (the elements read) into rows (docs/ktir.md).
     void shift(const Op &op);
+    // The same VSHIFT spelt in ops ktir-cpu runs (docs/ktir.md, "Shifted reads"): tensor.insert_slice,
+    // extract_slice and reshape of the 1-D source and of zero splats, the last insert_slice carrying
+    // the instruction's operands as spyre.shift, spyre.lo, spyre.hi, spyre.origin and spyre.edge.
+    // Each part is kept as the element of the source each element reads (-1: zero) and emits
+    // nothing; the last op checks that the parts compute what its attributes say.
+    struct ShiftPart {
+        std::string root;  // the source's SSA name ("" while only zeros)
+        DType t = DType::F16;
+        std::vector<int64_t> shape, map;
+    };
+    std::map<std::string, ShiftPart> shift_parts_;
+    ShiftPart shift_part(const std::string &name, const Op &op);
+    void keep_source_alive(const std::string &root, const std::string &part);
+    void slice(const Op &op);
+    // VSHIFT of `src` into op's result, its operands from the attributes `prefix` + "shift" etc.;
+    // `map`, when given, must be what the instruction reads (the parts' map).
+    void emit_shift(const Op &op, const std::string &prefix, const std::string &src, const std::vector<int64_t> *map);
     // "spyre.lane_select": VLSEL of two LX tensors of the same rows, by lane block (docs/ktir.md).
     void lane_select(const Op &op);
     // "spyre.index_select": VSELIDX of two LX tensors (the second may be one element per row) by

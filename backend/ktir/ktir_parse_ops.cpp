@@ -416,19 +416,28 @@ Op Parser::operation() {
         expect_word("dimensions");
         expect("=");
         op.dims = int_list();
-        if (is_punct("(")) {  // long form: (%in: t, %init: t) { ... }
+        if (is_punct("(")) {  // long form: (%in: t, %init: t) { ... }, or () { ^bb0(%in: t, %init: t): ... }
             next();
             std::vector<std::string> args;
             std::vector<Type> types;
-            do {
-                args.push_back(value_name());
-                expect(":");
-                types.push_back(type());
-            } while (accept(","));
+            if (!is_punct(")")) {
+                do {
+                    args.push_back(value_name());
+                    expect(":");
+                    types.push_back(type());
+                } while (accept(","));
+            }
             expect(")");
             op.regions.push_back(region());
-            op.regions.back().args = args;
-            op.regions.back().arg_types = types;
+            Region &r = op.regions.back();
+            if (!args.empty()) {
+                // MLIR forbids a block label after named arguments; so do we, rather than pick one.
+                if (!r.args.empty()) fail("linalg.reduce: block arguments both in (...) and in a ^bb0 label");
+                r.args = args;
+                r.arg_types = types;
+            } else if (r.args.empty()) {
+                fail("linalg.reduce: a region with no block arguments (write them in (...) or a ^bb0 label)");
+            }
         }
         opt_attr_dict(op);
         if (op.operand_types.size() < 2) fail("linalg.reduce: needs ins and outs");
@@ -473,6 +482,27 @@ Op Parser::operation() {
         e.kind = op.operand_types[0].elem;
         e.bits = op.operand_types[0].bits;
         results_from(op, {e});
+    } else if (n == "tensor.extract_slice" || n == "tensor.insert_slice") {
+        // %y = tensor.extract_slice %x[offsets] [sizes] [strides] : t to t
+        // %y = tensor.insert_slice %x into %d[offsets] [sizes] [strides] : t into t  (static lists only)
+        const bool insert = n == "tensor.insert_slice";
+        op.operands.push_back(value_name());
+        if (insert) {
+            expect_word("into");
+            op.operands.push_back(value_name());
+        }
+        op.offsets = int_list();
+        op.sizes = int_list();
+        op.strides = int_list();
+        if (op.offsets.size() != op.sizes.size() || op.sizes.size() != op.strides.size())
+            fail(n + ": offsets, sizes and strides differ in number");
+        opt_attr_dict(op);
+        expect(":");
+        op.operand_types.push_back(type());
+        expect_word(insert ? "into" : "to");
+        Type r = type();
+        if (insert) op.operand_types.push_back(r);
+        results_from(op, {r});
     } else if (n == "tensor.reshape") {  // %y = tensor.reshape %x(%shape) : (t, shape t) -> t
         op.operands.push_back(value_name());
         expect("(");

@@ -108,6 +108,14 @@ std::vector<BadCase> cases() {
          "line 10: linalg.reduce: a reduction over the rows (dimensions = [0]) keeps its element type (f16 into f32)"},
         {"ReduceRowsInitShape", kernel(kLoad + "  %e = tensor.empty() : tensor<32xf16>\n  %w = linalg.reduce { arith.maximumf } ins(%v : tensor<4x64xf16>) outs(%e : tensor<32xf16>) dimensions = [0]\n"),
          "line 10: linalg.reduce: init shape does not match"},
+        // The block arguments go in (...) or, after an empty (), in a ^bb0 label (what spyre-gen
+        // writes): not both, as MLIR says, and not neither.
+        {"ReduceArgumentsTwice", kernel(kLoad + "  %e = tensor.empty() : tensor<4xf32>\n  %w = linalg.reduce ins(%v : tensor<4x64xf16>) outs(%e : tensor<4xf32>) dimensions = [1]\n"
+                                        "    (%a: f16, %b: f32) {\n    ^bb0(%a: f16, %b: f32):\n    %x = arith.extf %a : f16 to f32\n    %s = arith.addf %x, %b : f32\n    linalg.yield %s : f32\n  }\n"),
+         "linalg.reduce: block arguments both in (...) and in a ^bb0 label"},
+        {"ReduceNoArguments", kernel(kLoad + "  %e = tensor.empty() : tensor<4xf32>\n  %w = linalg.reduce ins(%v : tensor<4x64xf16>) outs(%e : tensor<4xf32>) dimensions = [1]\n"
+                                     "    () {\n    %x = arith.constant 0.0 : f32\n    linalg.yield %x : f32\n  }\n"),
+         "linalg.reduce: a region with no block arguments"},
         {"ReduceMul", kernel(kLoad + "  %e = tensor.empty() : tensor<4xf16>\n  %w = linalg.reduce { arith.mulf } ins(%v : tensor<4x64xf16>) outs(%e : tensor<4xf16>) dimensions = [1]\n"),
          "line 10: linalg.reduce: combining op 'arith.mulf' has no device form"},
         {"ShapeMismatch", kernel(kLoad + "  %s = tensor.empty() : tensor<4x32xf16>\n  %w = arith.addf %v, %s : tensor<4x64xf16>\n"),
@@ -231,6 +239,15 @@ std::vector<BadCase> cases() {
          "line 9: ktdp.reduce: only across grid_axis<0> is supported"},
         {"RingReduceMissingKind", kernel(kLoad + "  %w = ktdp.reduce %v {mode = #ktdp.reduce_mode<all_reduce>} : tensor<4x64xf16> -> tensor<4x64xf16>\n"),
          "line 9: ktdp.reduce: needs kind = #ktdp....<...>"},
+        // ---- shifted reads in tensor slices (docs/ktir.md, "Shifted reads")
+        {"SliceReadOutsideAShift", kernel(kLoad + kFlat + "  %s = tensor.extract_slice %f[0] [256] [1] : tensor<256xf16> to tensor<256xf16>\n"
+                                          "  %sh = arith.constant dense<[4, 64]> : tensor<2xindex>\n"
+                                          "  %w = tensor.reshape %s(%sh) : (tensor<256xf16>, tensor<2xindex>) -> tensor<4x64xf16>\n" + kStore),
+         "line 13: ktdp.store: %w is a slice of a shifted read, which only the tensor.insert_slice that carries spyre.shift"},
+        {"SliceOfATwoDimensionalTensor", kernel(kLoad + "  %w = tensor.extract_slice %v[0, 0] [4, 64] [1, 1] : tensor<4x64xf16> to tensor<4x64xf16>\n" + kStore),
+         "line 9: tensor.extract_slice: %v is not a 1-D packed tensor in LX or a zero splat"},
+        {"SliceDynamicOffset", kernel(kLoad + kFlat + "  %s = tensor.extract_slice %f[%c0] [256] [1] : tensor<256xf16> to tensor<256xf16>\n"),
+         "line 10: expected an integer"},
         // ---- spyre.shift (VSHIFT)
         {"ShiftEdge", kernel(kLoad + kFlat + shift_op("shift = 1 : i32, lo = 0 : i32, hi = 9 : i32, origin = 0 : i32, edge = \"mirror\"")),
          "line 10: spyre.shift: needs edge = \"none\", \"clamp\", \"zero\", \"mirror_image\" or \"mirror_interior\""},

@@ -9,6 +9,7 @@
 // text (docs/ktir.md, "What spyre-gen writes, on ktir-cpu").
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -158,6 +159,185 @@ TEST(KtirIbmForm, AValueFromBeforeALoopIsReadInItsBody) {
     auto gv = ktir_testing::random_halves(64, 3), iv = ktir_testing::random_halves(256, 4);
     auto ra = ktir_testing::run(p, {{"g", gv}, {"in", iv}}), rb = ktir_testing::run(q, {{"g", gv}, {"in", iv}});
     EXPECT_EQ(ra["out"], rb["out"]);
+}
+
+// The lines of a text, trimmed.
+std::vector<std::string> ibm_form_lines(const std::string &text) {
+    std::vector<std::string> v;
+    std::istringstream is(text);
+    for (std::string l; std::getline(is, l);) {
+        const size_t a = l.find_first_not_of(' ');
+        v.push_back(a == std::string::npos ? "" : l.substr(a));
+    }
+    return v;
+}
+
+// Each op by name and its operands (ins and outs of linalg ops included), recursively.
+void ibm_form_ops(const ktir::Region &r, std::vector<const ktir::Op *> &out) {
+    for (const ktir::Op &op : r.ops) {
+        out.push_back(&op);
+        for (const ktir::Region &sub : op.regions) ibm_form_ops(sub, out);
+    }
+}
+
+// fp16 rows summed into fp32, the second sum accumulated onto the first (kAccumulate): the
+// reduce's combiner widens its input (arith.extf of the first block argument), and its init is
+// the value the first sum stored to LX.
+DeviceProgram ibm_form_widening_sums() {
+    ProgramBuilder b("sums", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64, 4});
+    int out = b.buffer("out", BufferKind::Output, DType::F32, {4});
+    DmaDesc d;
+    d.sticks = 4;
+    DmaDesc ds;
+    ds.sticks = 1;
+    int dd = b.dma_desc(d), dsd = b.dma_desc(ds);
+    const DType H = DType::F16;
+    b.dma_ld(0, in, kZero, 0, Lx(0), dd);
+    b.wait_tag(0);
+    b.vred(Opcode::VREDSUM, H, 1, Lx(1024), Lx(0), 1, 4, 0, kDstF32);
+    b.wait_tag(1);
+    b.vred(Opcode::VREDSUM, H, 1, Lx(1024), Lx(0), 1, 4, 0, kDstF32 | kAccumulate);
+    b.wait_tag(1);
+    b.dma_st(2, out, kZero, 0, Lx(1024), dsd);
+    b.wait_tag(2);
+    return b.finish();
+}
+
+// ktir-cpu binds a region's block arguments from a ^bb0 label, else from the operands of the
+// region's first op: for `(%in: f16, %acc: f32) { %e = arith.extf %in ...` that is %in alone, and
+// the accumulator is unbound ("Value '%_N' not found in core 0"). The export writes MLIR's other
+// form, an empty () and the arguments in the entry block's label, which our reader reads back.
+TEST(KtirIbmForm, AWideningReduceNamesItsBlockArgumentsInABb0Label) {
+    const DeviceProgram p = ibm_form_widening_sums();
+    const std::string text = ktir::export_ktir(p);
+    const std::vector<std::string> lines = ibm_form_lines(text);
+    int reduces = 0;
+    for (size_t i = 0; i + 3 < lines.size(); i++) {
+        if (lines[i].find("linalg.reduce") == std::string::npos) continue;
+        reduces++;
+        EXPECT_EQ(lines[i + 1], "() {") << text;
+        EXPECT_EQ(lines[i + 2].rfind("^bb0(%", 0), 0u) << text;
+        EXPECT_NE(lines[i + 2].find(": f16, %"), std::string::npos) << text;
+        EXPECT_NE(lines[i + 2].find(": f32):"), std::string::npos) << text;
+        EXPECT_NE(lines[i + 3].find("arith.extf"), std::string::npos) << text;
+    }
+    EXPECT_EQ(reduces, 2) << text;
+    // Read back: the same instructions, computing the same bytes.
+    DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    EXPECT_EQ(::testing::PrintToString(ibm_form_async_ops(q)), ::testing::PrintToString(ibm_form_async_ops(p)));
+    auto iv = ktir_testing::random_halves(256, 5);
+    auto ra = ktir_testing::run(p, {{"in", iv}}), rb = ktir_testing::run(q, {{"in", iv}});
+    EXPECT_EQ(ra["out"], rb["out"]);
+}
+
+// ktir-cpu counts a value's uses from op operands, but parses a linalg.reduce's outs into an
+// attribute, and frees a value at its one counted use: an init that the store into LX also used
+// was gone by the reduce. The export passes it through a value the reduce alone reads.
+TEST(KtirIbmForm, AnAccumulatingReduceReadsItsInitFromAValueNoOtherOpUses) {
+    const DeviceProgram p = ibm_form_widening_sums();
+    const std::string text = ktir::export_ktir(p);
+    ktir::Module m = ktir::read_ktir(text);
+    std::vector<const ktir::Op *> ops;
+    ibm_form_ops(m.funcs.at(0).body, ops);
+    int checked = 0;
+    for (const ktir::Op *op : ops) {
+        if (op->name != "linalg.reduce") continue;
+        const std::string &init = op->operands.back();
+        int uses = 0;
+        for (const ktir::Op *o : ops)
+            for (const std::string &x : o->operands) uses += x == init;
+        EXPECT_EQ(uses, 1) << "%" << init << "\n" << text;
+        checked++;
+    }
+    EXPECT_EQ(checked, 2) << text;
+}
+
+// VSHIFT (vector_shift.h) of `groups` rows of two sticks, the rows loaded at LX 1024 (one stick of
+// room below them, which a read before row 0 reaches), to LX 8192 and stored.
+DeviceProgram ibm_form_shift(int32_t shift, uint8_t mode, int32_t lo, int32_t hi, int32_t groups) {
+    ProgramBuilder b("shift", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {128, groups + 2});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {128, groups});
+    DmaDesc d;
+    d.sticks = 2 * (groups + 2);
+    DmaDesc o;
+    o.sticks = 2 * groups;
+    int dd = b.dma_desc(d), od = b.dma_desc(o);
+    b.dma_ld(0, in, kZero, 0, Lx(768), dd);  // rows -1 .. groups: a read past either end reads data
+    b.wait_tag(0);
+    b.vshift(DType::F16, 1, Lx(8192), Lx(1024), shift, 2, groups, mode, lo, hi);
+    b.wait_tag(1);
+    b.dma_st(2, out, kZero, 0, Lx(8192), od);
+    b.wait_tag(2);
+    return b.finish();
+}
+
+// ktir-cpu skips ops it does not know, so spyre.shift's result was "not found" (conv1d, rope,
+// stencil). The export spells VSHIFT in tensor.insert_slice / extract_slice / reshape of zero
+// splats and the elements read, which ktir-cpu runs, with the instruction's operands as spyre.*
+// attributes on the last insert_slice; our importer checks that the slices compute what those
+// say and rebuilds the same VSHIFT. The elements read are sliced from the value that was loaded
+// into LX (ktir-cpu's LX does not keep a tile at its address). Every edge mode, shifts left and right by less and more than a
+// stick, windows inside and beyond the row.
+TEST(KtirIbmForm, AShiftedReadIsSlicesThatImportBackToTheSameVshift) {
+    struct Case {
+        int32_t shift;
+        uint8_t mode;
+        int32_t lo, hi, groups;
+    };
+    const std::vector<Case> cases = {
+        {-1, 0, 0, 0, 1},         {3, 0, 0, 0, 2},          {-70, 0, 0, 0, 3},        {-1, kEdgeZero, 0, 1 << 30, 4},
+        {32, kEdgeZero, -(1 << 30), 127, 2}, {-5, kEdgeZero, 2, 100, 3}, {-3, kEdgeClamp, 0, 127, 2},
+        {4, kEdgeClamp, 10, 120, 3}, {-3, kEdgeMirrorImage, 0, 127, 2}, {6, kEdgeMirrorImage, 5, 110, 2},
+        {-9, kEdgeMirrorInterior, 0, 127, 3}, {200, kEdgeMirrorInterior, 0, 127, 1}, {-2, kEdgeMirrorImage, 0, 0, 2}};
+    for (const Case &c : cases) {
+        const std::string name = "shift " + std::to_string(c.shift) + " mode " + std::to_string(c.mode) + " [" +
+                                 std::to_string(c.lo) + ", " + std::to_string(c.hi) + "] x" + std::to_string(c.groups);
+        const DeviceProgram p = ibm_form_shift(c.shift, c.mode, c.lo, c.hi, c.groups);
+        const std::string text = ktir::export_ktir(p);
+        EXPECT_EQ(text.find("\"spyre.shift\""), std::string::npos) << name << "\n" << text;
+        EXPECT_NE(text.find("tensor.insert_slice"), std::string::npos) << name << "\n" << text;
+        // The elements read are a slice of the loaded rows' value, not a ktdp.load of part of their tile.
+        EXPECT_EQ(::testing::PrintToString(ibm_form_lx_loads(text)), "{}") << name << "\n" << text;
+        DeviceProgram q;
+        try {
+            q = ktir::import_ktir(ktir::read_ktir(text), {});
+        } catch (const std::exception &e) {
+            ADD_FAILURE() << name << ": " << e.what() << "\n" << text;
+            continue;
+        }
+        const Instr *a = nullptr, *b = nullptr;
+        for (const Instr &in : p.code)
+            if (in.op == Opcode::VSHIFT) a = &in;
+        for (const Instr &in : q.code)
+            if (in.op == Opcode::VSHIFT) b = &in;
+        ASSERT_TRUE(a && b) << name;
+        EXPECT_EQ(a->mode, b->mode) << name;
+        for (int k : {5, 6, 7, 8, 9}) EXPECT_EQ(a->a[k], b->a[k]) << name << ", operand a" << k;
+        auto iv = ktir_testing::random_halves(size_t(128 * (c.groups + 2)), 11);
+        auto ra = ktir_testing::run(p, {{"in", iv}}), rb = ktir_testing::run(q, {{"in", iv}});
+        EXPECT_EQ(ra["out"], rb["out"]) << name;
+    }
+}
+
+// The importer reads the slices, not only the attributes: slices that read other elements than
+// the attributes say are refused, naming the first element that differs.
+TEST(KtirIbmForm, SlicesThatDisagreeWithTheirShiftAttributesAreRefused) {
+    const std::string text = ktir::export_ktir(ibm_form_shift(-3, kEdgeClamp, 0, 127, 2));
+    const std::string lo = "spyre.lo = 0 : i32";
+    const size_t at = text.find(lo);
+    ASSERT_NE(at, std::string::npos) << text;
+    std::string bad = text;
+    bad.replace(at, lo.size(), "spyre.lo = 1 : i32");  // element (0, 0) would read position 1, the slices read 0
+    try {
+        ktir::import_ktir(ktir::read_ktir(bad), {});
+        ADD_FAILURE() << "imported\n" << bad;
+    } catch (const std::exception &e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("tensor.insert_slice: element (0, 0) of the slices reads source element "), std::string::npos) << m;
+        EXPECT_NE(m.find(", spyre.shift and its edge say source element "), std::string::npos) << m;
+    }
 }
 
 // Over the catalogue: kernels without LX data carried across loop iterations read no LX tile
