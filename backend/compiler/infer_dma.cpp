@@ -686,8 +686,8 @@ private:
                   "update reading what another stage wrote), which the back end stages as whole rows only when "
                   "each " + std::string(v == kCoreIdVar ? "core" : "iteration of loop " + user_loop_name(v)) +
                   " has rows of its own; here " +
-                  (v == kCoreIdVar ? "other cores write the same rows (an update that is not split over the cores "
-                                     "as the pure definition is runs on core 0)"
+                  (v == kCoreIdVar ? "the nest's rows are not its core's own (an update that is not split over the "
+                                     "cores as the pure definition is runs on core 0, over rows other cores wrote)"
                                    : "the iterations share rows") +
                   "; compute the scan in a Func kept in LX (scratchpad_store_at or scratchpad_root) and copy it to " + f;
             return std::nullopt;
