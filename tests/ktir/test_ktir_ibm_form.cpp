@@ -343,6 +343,56 @@ TEST(KtirIbmForm, SlicesThatDisagreeWithTheirShiftAttributesAreRefused) {
 // Over the catalogue: kernels without LX data carried across loop iterations read no LX tile
 // they wrote but constant fills and broadcasts (each other such read is the stored SSA value);
 // what is left reads LX across loop iterations (docs/ktir.md).
+// conv1d schedule=auto's start: rows loaded into LX as one run of sticks, copied (VCOPY) to another
+// tile in the copy's 2-D shape, and the copy stored to device memory while the next load already
+// overwrites the loaded rows. The export reads the copy through a tensor.reshape of the loaded
+// value (the same bytes in the copy's shape), stored to the copy's tile, and the DMA_ST stores a
+// reshape of that. The importer took both reshapes for views of the loaded rows, so the imported
+// DMA_ST read the rows' tile, which the next DMA_LD overwrites before any WAIT on the store: the
+// simulator stopped with "race: overwrites LX ... WAIT on that tag first" (spyre-run conv1d.ktir).
+// A value that views another's LX and is first stored to a tile is, from that store on, that tile.
+TEST(KtirIbmForm, AReshapedValueStoredToAnLxTileIsReadFromThatTile) {
+    ProgramBuilder b("copy", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64, 4});
+    int in2 = b.buffer("in2", BufferKind::Input, DType::F16, {64, 4});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64, 4});
+    int out2 = b.buffer("out2", BufferKind::Output, DType::F16, {64, 4});
+    DmaDesc d;
+    d.sticks = 4;
+    int dd = b.dma_desc(d);
+    const DType H = DType::F16;
+    b.dma_ld(5, in, kZero, 0, Lx(8192), dd);
+    b.wait_tag(5);
+    b.vun(Opcode::VCOPY, H, 2, Lx(0), Lx(8192), 4, 1);
+    b.wait_tag(2);
+    b.dma_st(6, out, kZero, 0, Lx(0), dd);
+    b.dma_ld(5, in2, kZero, 0, Lx(8192), dd);  // the store reads LX 0, not 8192: no WAIT on tag 6 first
+    b.wait_tag(5);
+    b.dma_st(7, out2, kZero, 0, Lx(8192), dd);
+    b.wait_tag(6);
+    b.wait_tag(7);
+    const DeviceProgram p = b.finish();
+    const std::string text = ktir::export_ktir(p);
+    ASSERT_NE(text.find("tensor.reshape"), std::string::npos) << text;  // the form that went wrong
+    EXPECT_EQ(::testing::PrintToString(ibm_form_lx_loads(text)), "{}") << text;
+    DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    EXPECT_EQ(::testing::PrintToString(ibm_form_async_ops(q)), ::testing::PrintToString(ibm_form_async_ops(p)));
+    // Each DMA_ST reads the LX address the device program's did.
+    std::vector<int32_t> pa, qa;
+    for (const Instr &i : p.code)
+        if (i.op == Opcode::DMA_ST) pa.push_back(i.a[5]);
+    for (const Instr &i : q.code)
+        if (i.op == Opcode::DMA_ST) qa.push_back(i.a[5]);
+    EXPECT_EQ(::testing::PrintToString(qa), ::testing::PrintToString(pa));
+    auto iv = ktir_testing::random_halves(256, 21), iv2 = ktir_testing::random_halves(256, 22);
+    std::map<std::string, ktir_testing::Halves> ra, rb;
+    ra = ktir_testing::run(p, {{"in", iv}, {"in2", iv2}});
+    ASSERT_NO_THROW(rb = ktir_testing::run(q, {{"in", iv}, {"in2", iv2}}));  // was: race on LX 8192
+    EXPECT_EQ(ra["out"], rb["out"]);
+    EXPECT_EQ(ra["out2"], rb["out2"]);
+    EXPECT_EQ(ra["out"], iv);
+}
+
 TEST(KtirIbmForm, CatalogueKernelsWithoutLoopCarriedLxReadOnlyFillsFromLx) {
     for (const auto &[app, schedule] : std::vector<std::pair<std::string, std::string>>{
              {"gelu", "root"}, {"gelu", "tiles"}, {"gelu", "cores32"}, {"softmax", "stage4"}, {"rmsnorm", "tiles"}}) {
