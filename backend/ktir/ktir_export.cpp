@@ -366,12 +366,41 @@ private:
     // shared: the store into LX of a shared load (DMA_LD.shared), marked `spyre.shared = 1`.
     void store(const std::string &x, const std::string &tile, const std::vector<int64_t> &s, DType t, int tag,
                bool shared = false) {
-        line("ktdp.store " + x + ", " + tile + " {spyre.tag = " + std::to_string(tag) + " : i32" +
-             (shared ? ", spyre.shared = 1 : i32" : "") + "} : " + tensor_type(s, t) + ", " + short_tile_type(s));
         auto rg = lx_regions_.find(tile);
+        std::string v = x;  // the value the tile holds after the store
+        if (rg != lx_regions_.end() && !splats_.count(x)) {
+            // Our importer keeps a value at one LX place, the tile it was first stored to, and
+            // reads it there (a value that views another's LX and is first stored to a tile is that
+            // tile: Importer::store). A value stored to a second tile is that tile's contents under a
+            // new name, a tensor.reshape to its own shape, so that a read of the second tile reads
+            // it, not the first, which later instructions may overwrite while the second still holds
+            // it. Where the reshape would not view the first tile's layout in place (rows not back
+            // to back in whole sticks), the export forgets the second tile and reads it with a load.
+            auto home = lx_home_.find(x);
+            if (home != lx_home_.end()) {
+                const Region &h = home->second;
+                if (dense(h) && (h.sizes.size() == 1 || (h.sizes.back() * dtype_bytes(t)) % sb_ == 0)) {
+                    std::string shp = fresh();
+                    v = fresh();
+                    line(shp + " = arith.constant dense<[" + list(s) + "]> : tensor<" + std::to_string(s.size()) +
+                         "xindex>");
+                    line(v + " = tensor.reshape " + x + "(" + shp + ") : (" + tensor_type(s, t) + ", tensor<" +
+                         std::to_string(s.size()) + "xindex>) -> " + tensor_type(s, t));
+                    renamed_.insert(x);
+                    renamed_.insert(v);
+                } else {
+                    v.clear();
+                }
+            }
+        }
+        line("ktdp.store " + (v.empty() ? x : v) + ", " + tile + " {spyre.tag = " + std::to_string(tag) + " : i32" +
+             (shared ? ", spyre.shared = 1 : i32" : "") + "} : " + tensor_type(s, t) + ", " + short_tile_type(s));
         if (rg != lx_regions_.end()) {
             forget(rg->second);
-            held_.push_back(Held{rg->second, x});
+            if (!v.empty()) {
+                held_.push_back(Held{rg->second, v});
+                lx_home_.emplace(v, rg->second);
+            }
         }
     }
 
@@ -436,6 +465,8 @@ private:
             if (splats_.count(h.value)) continue;
             if (h.at.base != r.base || h.at.lo != r.lo || h.at.t != r.t) continue;
             if (in_place) {
+                // ktir-cpu accumulates into the init in place: not a value another name may share.
+                if (renamed_.count(h.value)) return "";
                 int uses = 0;
                 for (const Held &o : held_) uses += o.value == h.value;
                 if (uses != 1 || h.at.sizes != r.sizes || h.at.strides != r.strides) return "";
@@ -1205,6 +1236,8 @@ private:
     std::string reg_[kNumRegs];
     std::map<std::string, Region> lx_regions_;  // LX access tiles by SSA name
     std::vector<Held> held_;                    // LX tiles whose contents an SSA value holds
+    std::map<std::string, Region> lx_home_;     // the LX tile each SSA value was first stored to
+    std::set<std::string> renamed_;             // values stored to a second tile, and their new names
     std::map<std::string, std::string> splats_; // tensor.splat and linalg.broadcast values
 };
 

@@ -393,6 +393,50 @@ TEST(KtirIbmForm, AReshapedValueStoredToAnLxTileIsReadFromThatTile) {
     EXPECT_EQ(ra["out"], iv);
 }
 
+// The same with the copy in the load's shape: the export stores the loaded value itself to the
+// copy's tile, so one SSA value is held at two tiles, and the importer reads it from the first.
+TEST(KtirIbmForm, AValueCopiedToASecondLxTileIsReadFromTheTileTheProgramRead) {
+    ProgramBuilder b("copy2", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64, 4});
+    int in2 = b.buffer("in2", BufferKind::Input, DType::F16, {64, 4});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64, 4});
+    int out2 = b.buffer("out2", BufferKind::Output, DType::F16, {64, 4});
+    DmaDesc d;
+    d.sticks = 1;
+    d.count = {4, 1, 1};
+    d.dram_stride = {128, 0, 0};
+    d.lx_stride = {128, 0, 0};
+    int dd = b.dma_desc(d);
+    const DType H = DType::F16;
+    b.dma_ld(5, in, kZero, 0, Lx(8192), dd);
+    b.wait_tag(5);
+    b.vun(Opcode::VCOPY, H, 2, Lx(0), Lx(8192), 1, 4);
+    b.wait_tag(2);
+    b.dma_st(6, out, kZero, 0, Lx(0), dd);
+    b.dma_ld(5, in2, kZero, 0, Lx(8192), dd);
+    b.wait_tag(5);
+    b.dma_st(7, out2, kZero, 0, Lx(8192), dd);
+    b.wait_tag(6);
+    b.wait_tag(7);
+    const DeviceProgram p = b.finish();
+    const std::string text = ktir::export_ktir(p);
+    EXPECT_EQ(::testing::PrintToString(ibm_form_lx_loads(text)), "{}") << text;
+    DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    EXPECT_EQ(::testing::PrintToString(ibm_form_async_ops(q)), ::testing::PrintToString(ibm_form_async_ops(p)));
+    std::vector<int32_t> pa, qa;
+    for (const Instr &i : p.code)
+        if (i.op == Opcode::DMA_ST) pa.push_back(i.a[5]);
+    for (const Instr &i : q.code)
+        if (i.op == Opcode::DMA_ST) qa.push_back(i.a[5]);
+    EXPECT_EQ(::testing::PrintToString(qa), ::testing::PrintToString(pa)) << text;
+    auto iv = ktir_testing::random_halves(256, 23), iv2 = ktir_testing::random_halves(256, 24);
+    std::map<std::string, ktir_testing::Halves> ra, rb;
+    ra = ktir_testing::run(p, {{"in", iv}, {"in2", iv2}});
+    ASSERT_NO_THROW(rb = ktir_testing::run(q, {{"in", iv}, {"in2", iv2}})) << text;
+    EXPECT_EQ(ra["out"], rb["out"]);
+    EXPECT_EQ(ra["out2"], rb["out2"]);
+}
+
 TEST(KtirIbmForm, CatalogueKernelsWithoutLoopCarriedLxReadOnlyFillsFromLx) {
     for (const auto &[app, schedule] : std::vector<std::pair<std::string, std::string>>{
              {"gelu", "root"}, {"gelu", "tiles"}, {"gelu", "cores32"}, {"softmax", "stage4"}, {"rmsnorm", "tiles"}}) {
