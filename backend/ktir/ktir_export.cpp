@@ -282,6 +282,43 @@ private:
         return (floor_div(first + n - 1, row) - floor_div(first, row) + 1) * row;
     }
     static constexpr int64_t kMaxShiftRowsElements = int64_t(1) << 22;
+    // VLSEL in ops ktir-cpu runs (docs/ktir.md, "Lane selects"): the columns of each block of w taken
+    // from x (even blocks) or y (odd blocks) as tensor.extract_slice, inserted at the same place in a
+    // zero result; strided slices (one per column of a block pair) or one per block, whichever is
+    // fewer. The last insert_slice carries spyre.lane_select = w, from which our importer rebuilds
+    // the instruction (checking the slices). Returns "" for rows of at most w columns (no element of
+    // y) or tensors too large to spell out; the caller writes spyre.lane_select.
+    std::string lane_select_slices(const std::string &x, const std::string &y, const std::vector<int64_t> &shape,
+                                   DType t, int64_t w) {
+        if (shape.size() != 2 || w < 1 || shape[1] <= w || shape[0] * shape[1] > kMaxShiftRowsElements) return "";
+        const int64_t groups = shape[0], row = shape[1];
+        struct Piece {
+            bool second;
+            int64_t c0, count, step;
+        };
+        std::vector<Piece> strided, blocks;
+        for (int64_t o = 0; o < 2 * w && o < row; o++)
+            strided.push_back(Piece{o >= w, o, (row - o + 2 * w - 1) / (2 * w), 2 * w});
+        for (int64_t k = 0; k * w < row; k++) blocks.push_back(Piece{k % 2 == 1, k * w, std::min(w, row - k * w), 1});
+        const std::vector<Piece> &pieces = strided.size() <= blocks.size() ? strided : blocks;
+        const std::string rt = tensor_type(shape, t);
+        std::string z = fresh(), r = fresh();
+        line(z + " = arith.constant " + float_literal(0.0f, t) + " : " + type_name(t));
+        line(r + " = tensor.splat " + z + " : " + rt);
+        for (size_t i = 0; i < pieces.size(); i++) {
+            const Piece &p = pieces[i];
+            const std::string pt = tensor_type({groups, p.count}, t);
+            const std::string at = "[0, " + std::to_string(p.c0) + "] [" + std::to_string(groups) + ", " +
+                                   std::to_string(p.count) + "] [1, " + std::to_string(p.step) + "]";
+            std::string piece = fresh(), next = fresh();
+            line(piece + " = tensor.extract_slice " + (p.second ? y : x) + at + " : " + rt + " to " + pt);
+            const std::string attr =
+                i + 1 == pieces.size() ? " {spyre.lane_select = " + std::to_string(w) + " : i32}" : "";
+            line(next + " = tensor.insert_slice " + piece + " into " + r + at + attr + " : " + pt + " into " + rt);
+            r = next;
+        }
+        return r;
+    }
     // VSHIFT in ops ktir-cpu runs (docs/ktir.md, "Shifted reads"). `x` holds the n elements read,
     // the first `first` elements after row 0's base (negative: before it). The rows' positions are
     // laid out flat in a zero tensor of whole rows (x inserted at its place), seen as rows; each run
@@ -1045,9 +1082,12 @@ private:
             std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
             std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
             std::string y = load(lx_tile(in, 5, t, shape, dense, pc, "src1"), shape, t);
-            std::string r = fresh();
-            line(r + " = \"spyre.lane_select\"(" + x + ", " + y + ") {block = " + std::to_string(a[9]) + " : i32} : (" +
-                 tt + ", " + tt + ") -> " + tt);
+            std::string r = lane_select_slices(x, y, shape, t, a[9]);
+            if (r.empty()) {
+                r = fresh();
+                line(r + " = \"spyre.lane_select\"(" + x + ", " + y + ") {block = " + std::to_string(a[9]) +
+                     " : i32} : (" + tt + ", " + tt + ") -> " + tt);
+            }
             store(r, dt, shape, t, a[0]);
             return;
         }

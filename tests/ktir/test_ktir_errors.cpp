@@ -243,9 +243,9 @@ std::vector<BadCase> cases() {
         {"SliceReadOutsideAShift", kernel(kLoad + kFlat + "  %s = tensor.extract_slice %f[0] [256] [1] : tensor<256xf16> to tensor<256xf16>\n"
                                           "  %sh = arith.constant dense<[4, 64]> : tensor<2xindex>\n"
                                           "  %w = tensor.reshape %s(%sh) : (tensor<256xf16>, tensor<2xindex>) -> tensor<4x64xf16>\n" + kStore),
-         "line 13: ktdp.store: %w is a slice of a shifted read, which only the tensor.insert_slice that carries spyre.shift"},
-        {"SliceOfATwoDimensionalTensor", kernel(kLoad + "  %w = tensor.extract_slice %v[0, 0] [4, 64] [1, 1] : tensor<4x64xf16> to tensor<4x64xf16>\n" + kStore),
-         "line 9: tensor.extract_slice: %v is not a 1-D packed tensor in LX or a zero splat"},
+         "line 13: ktdp.store: %w is a slice of a shifted read or a lane select, which only the tensor.insert_slice that carries spyre.shift or spyre.lane_select"},
+        {"SliceOfATwoDimensionalTensorOutsideALaneSelect", kernel(kLoad + "  %w = tensor.extract_slice %v[0, 0] [4, 64] [1, 1] : tensor<4x64xf16> to tensor<4x64xf16>\n" + kStore),
+         "line 10: ktdp.store: %w is a slice of a shifted read or a lane select"},
         {"SliceDynamicOffset", kernel(kLoad + kFlat + "  %s = tensor.extract_slice %f[%c0] [256] [1] : tensor<256xf16> to tensor<256xf16>\n"),
          "line 10: expected an integer"},
         // ---- spyre.shift (VSHIFT)

@@ -340,6 +340,89 @@ TEST(KtirIbmForm, SlicesThatDisagreeWithTheirShiftAttributesAreRefused) {
     }
 }
 
+// VLSEL (rope_interleaved's even and odd lanes) of `groups` rows of `sticks` sticks from LX 0 and
+// LX 8192 (blocks of `block` lanes) to LX 16384, and stored.
+DeviceProgram ibm_form_lane_select(int32_t block, int32_t sticks, int32_t groups) {
+    ProgramBuilder b("lsel", 1);
+    const int64_t row = 64 * int64_t(sticks);
+    int a = b.buffer("a", BufferKind::Input, DType::F16, {row, groups});
+    int c = b.buffer("b", BufferKind::Input, DType::F16, {row, groups});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {row, groups});
+    DmaDesc d;
+    d.sticks = sticks * groups;
+    int dd = b.dma_desc(d);
+    b.dma_ld(0, a, kZero, 0, Lx(0), dd);
+    b.dma_ld(0, c, kZero, 0, Lx(8192), dd);
+    b.wait_tag(0);
+    b.vlsel(DType::F16, 1, Lx(16384), Lx(0), Lx(8192), block, sticks, groups);
+    b.wait_tag(1);
+    b.dma_st(2, out, kZero, 0, Lx(16384), dd);
+    b.wait_tag(2);
+    return b.finish();
+}
+
+// ktir-cpu skips ops it does not know, so spyre.lane_select's result was "not found"
+// (rope_interleaved x4). The export spells VLSEL as tensor.extract_slice of each operand (strided,
+// one per column of a block pair, or one per block) inserted into a zero result, the block as
+// spyre.lane_select on the last insert_slice; our importer checks the slices element by element
+// and rebuilds the same VLSEL. Blocks of one lane (rope), of several, of a stick and more, a
+// last block cut short.
+TEST(KtirIbmForm, ALaneSelectIsSlicesThatImportBackToTheSameVlsel) {
+    struct Case {
+        int32_t block, sticks, groups;
+    };
+    const std::vector<Case> cases = {{1, 1, 2}, {1, 2, 3}, {2, 1, 1}, {3, 2, 2}, {32, 1, 2}, {64, 2, 2}, {50, 2, 1}};
+    for (const Case &c : cases) {
+        const std::string name = "block " + std::to_string(c.block) + ", " + std::to_string(c.sticks) + " sticks x" +
+                                 std::to_string(c.groups);
+        const DeviceProgram p = ibm_form_lane_select(c.block, c.sticks, c.groups);
+        const std::string text = ktir::export_ktir(p);
+        EXPECT_EQ(text.find("\"spyre.lane_select\""), std::string::npos) << name << "\n" << text;
+        EXPECT_NE(text.find("spyre.lane_select = " + std::to_string(c.block) + " : i32"), std::string::npos)
+            << name << "\n" << text;
+        EXPECT_EQ(::testing::PrintToString(ibm_form_lx_loads(text)), "{}") << name << "\n" << text;
+        DeviceProgram q;
+        try {
+            q = ktir::import_ktir(ktir::read_ktir(text), {});
+        } catch (const std::exception &e) {
+            ADD_FAILURE() << name << ": " << e.what() << "\n" << text;
+            continue;
+        }
+        EXPECT_EQ(::testing::PrintToString(ibm_form_async_ops(q)), ::testing::PrintToString(ibm_form_async_ops(p)))
+            << name;
+        const Instr *a = nullptr, *b = nullptr;
+        for (const Instr &in : p.code)
+            if (in.op == Opcode::VLSEL) a = &in;
+        for (const Instr &in : q.code)
+            if (in.op == Opcode::VLSEL) b = &in;
+        ASSERT_TRUE(a && b) << name;
+        for (int k = 1; k < 10; k++) EXPECT_EQ(a->a[k], b->a[k]) << name << ", operand a" << k;
+        const size_t n = size_t(64 * c.sticks * c.groups);
+        auto av = ktir_testing::random_halves(n, 31), bv = ktir_testing::random_halves(n, 32);
+        auto ra = ktir_testing::run(p, {{"a", av}, {"b", bv}}), rb = ktir_testing::run(q, {{"a", av}, {"b", bv}});
+        EXPECT_EQ(ra["out"], rb["out"]) << name;
+    }
+}
+
+// The importer reads the slices, not only the attribute: slices that select other lanes than the
+// block says are refused, naming the first element that differs.
+TEST(KtirIbmForm, SlicesThatDisagreeWithTheirLaneSelectBlockAreRefused) {
+    const std::string text = ktir::export_ktir(ibm_form_lane_select(2, 1, 2));
+    const std::string blk = "spyre.lane_select = 2 : i32";
+    const size_t at = text.find(blk);
+    ASSERT_NE(at, std::string::npos) << text;
+    std::string bad = text;
+    bad.replace(at, blk.size(), "spyre.lane_select = 1 : i32");  // column 2: the slices read b, a block of 1 says a
+    try {
+        ktir::import_ktir(ktir::read_ktir(bad), {});
+        ADD_FAILURE() << "imported\n" << bad;
+    } catch (const std::exception &e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("tensor.insert_slice: element (0, 2) reads %"), std::string::npos) << m;
+        EXPECT_NE(m.find("[2], but spyre.lane_select = 1 reads %"), std::string::npos) << m;
+    }
+}
+
 // Over the catalogue: kernels without LX data carried across loop iterations read no LX tile
 // they wrote but constant fills and broadcasts (each other such read is the stored SSA value);
 // what is left reads LX across loop iterations (docs/ktir.md).
