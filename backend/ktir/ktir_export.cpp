@@ -282,6 +282,43 @@ private:
         return (floor_div(first + n - 1, row) - floor_div(first, row) + 1) * row;
     }
     static constexpr int64_t kMaxShiftRowsElements = int64_t(1) << 22;
+    // VLSEL in ops ktir-cpu runs (docs/ktir.md, "Lane selects"): the columns of each block of w taken
+    // from x (even blocks) or y (odd blocks) as tensor.extract_slice, inserted at the same place in a
+    // zero result; strided slices (one per column of a block pair) or one per block, whichever is
+    // fewer. The last insert_slice carries spyre.lane_select = w, from which our importer rebuilds
+    // the instruction (checking the slices). Returns "" for rows of at most w columns (no element of
+    // y) or tensors too large to spell out; the caller writes spyre.lane_select.
+    std::string lane_select_slices(const std::string &x, const std::string &y, const std::vector<int64_t> &shape,
+                                   DType t, int64_t w) {
+        if (shape.size() != 2 || w < 1 || shape[1] <= w || shape[0] * shape[1] > kMaxShiftRowsElements) return "";
+        const int64_t groups = shape[0], row = shape[1];
+        struct Piece {
+            bool second;
+            int64_t c0, count, step;
+        };
+        std::vector<Piece> strided, blocks;
+        for (int64_t o = 0; o < 2 * w && o < row; o++)
+            strided.push_back(Piece{o >= w, o, (row - o + 2 * w - 1) / (2 * w), 2 * w});
+        for (int64_t k = 0; k * w < row; k++) blocks.push_back(Piece{k % 2 == 1, k * w, std::min(w, row - k * w), 1});
+        const std::vector<Piece> &pieces = strided.size() <= blocks.size() ? strided : blocks;
+        const std::string rt = tensor_type(shape, t);
+        std::string z = fresh(), r = fresh();
+        line(z + " = arith.constant " + float_literal(0.0f, t) + " : " + type_name(t));
+        line(r + " = tensor.splat " + z + " : " + rt);
+        for (size_t i = 0; i < pieces.size(); i++) {
+            const Piece &p = pieces[i];
+            const std::string pt = tensor_type({groups, p.count}, t);
+            const std::string at = "[0, " + std::to_string(p.c0) + "] [" + std::to_string(groups) + ", " +
+                                   std::to_string(p.count) + "] [1, " + std::to_string(p.step) + "]";
+            std::string piece = fresh(), next = fresh();
+            line(piece + " = tensor.extract_slice " + (p.second ? y : x) + at + " : " + rt + " to " + pt);
+            const std::string attr =
+                i + 1 == pieces.size() ? " {spyre.lane_select = " + std::to_string(w) + " : i32}" : "";
+            line(next + " = tensor.insert_slice " + piece + " into " + r + at + attr + " : " + pt + " into " + rt);
+            r = next;
+        }
+        return r;
+    }
     // VSHIFT in ops ktir-cpu runs (docs/ktir.md, "Shifted reads"). `x` holds the n elements read,
     // the first `first` elements after row 0's base (negative: before it). The rows' positions are
     // laid out flat in a zero tensor of whole rows (x inserted at its place), seen as rows; each run
@@ -366,12 +403,41 @@ private:
     // shared: the store into LX of a shared load (DMA_LD.shared), marked `spyre.shared = 1`.
     void store(const std::string &x, const std::string &tile, const std::vector<int64_t> &s, DType t, int tag,
                bool shared = false) {
-        line("ktdp.store " + x + ", " + tile + " {spyre.tag = " + std::to_string(tag) + " : i32" +
-             (shared ? ", spyre.shared = 1 : i32" : "") + "} : " + tensor_type(s, t) + ", " + short_tile_type(s));
         auto rg = lx_regions_.find(tile);
+        std::string v = x;  // the value the tile holds after the store
+        if (rg != lx_regions_.end() && !splats_.count(x)) {
+            // Our importer keeps a value at one LX place, the tile it was first stored to, and
+            // reads it there (a value that views another's LX and is first stored to a tile is that
+            // tile: Importer::store). A value stored to a second tile is that tile's contents under a
+            // new name, a tensor.reshape to its own shape, so that a read of the second tile reads
+            // it, not the first, which later instructions may overwrite while the second still holds
+            // it. Where the reshape would not view the first tile's layout in place (rows not back
+            // to back in whole sticks), the export forgets the second tile and reads it with a load.
+            auto home = lx_home_.find(x);
+            if (home != lx_home_.end()) {
+                const Region &h = home->second;
+                if (dense(h) && (h.sizes.size() == 1 || (h.sizes.back() * dtype_bytes(t)) % sb_ == 0)) {
+                    std::string shp = fresh();
+                    v = fresh();
+                    line(shp + " = arith.constant dense<[" + list(s) + "]> : tensor<" + std::to_string(s.size()) +
+                         "xindex>");
+                    line(v + " = tensor.reshape " + x + "(" + shp + ") : (" + tensor_type(s, t) + ", tensor<" +
+                         std::to_string(s.size()) + "xindex>) -> " + tensor_type(s, t));
+                    renamed_.insert(x);
+                    renamed_.insert(v);
+                } else {
+                    v.clear();
+                }
+            }
+        }
+        line("ktdp.store " + (v.empty() ? x : v) + ", " + tile + " {spyre.tag = " + std::to_string(tag) + " : i32" +
+             (shared ? ", spyre.shared = 1 : i32" : "") + "} : " + tensor_type(s, t) + ", " + short_tile_type(s));
         if (rg != lx_regions_.end()) {
             forget(rg->second);
-            held_.push_back(Held{rg->second, x});
+            if (!v.empty()) {
+                held_.push_back(Held{rg->second, v});
+                lx_home_.emplace(v, rg->second);
+            }
         }
     }
 
@@ -436,6 +502,8 @@ private:
             if (splats_.count(h.value)) continue;
             if (h.at.base != r.base || h.at.lo != r.lo || h.at.t != r.t) continue;
             if (in_place) {
+                // ktir-cpu accumulates into the init in place: not a value another name may share.
+                if (renamed_.count(h.value)) return "";
                 int uses = 0;
                 for (const Held &o : held_) uses += o.value == h.value;
                 if (uses != 1 || h.at.sizes != r.sizes || h.at.strides != r.strides) return "";
@@ -1014,9 +1082,12 @@ private:
             std::string dt = lx_tile(in, 1, t, shape, dense, pc, "dst");
             std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
             std::string y = load(lx_tile(in, 5, t, shape, dense, pc, "src1"), shape, t);
-            std::string r = fresh();
-            line(r + " = \"spyre.lane_select\"(" + x + ", " + y + ") {block = " + std::to_string(a[9]) + " : i32} : (" +
-                 tt + ", " + tt + ") -> " + tt);
+            std::string r = lane_select_slices(x, y, shape, t, a[9]);
+            if (r.empty()) {
+                r = fresh();
+                line(r + " = \"spyre.lane_select\"(" + x + ", " + y + ") {block = " + std::to_string(a[9]) +
+                     " : i32} : (" + tt + ", " + tt + ") -> " + tt);
+            }
             store(r, dt, shape, t, a[0]);
             return;
         }
@@ -1205,6 +1276,8 @@ private:
     std::string reg_[kNumRegs];
     std::map<std::string, Region> lx_regions_;  // LX access tiles by SSA name
     std::vector<Held> held_;                    // LX tiles whose contents an SSA value holds
+    std::map<std::string, Region> lx_home_;     // the LX tile each SSA value was first stored to
+    std::set<std::string> renamed_;             // values stored to a second tile, and their new names
     std::map<std::string, std::string> splats_; // tensor.splat and linalg.broadcast values
 };
 

@@ -388,8 +388,8 @@ Scalar Importer::scalar(const std::string &name, const Op &op) {
 Tens &Importer::tensor(const std::string &name, const Op &op) {
     if (shift_parts_.count(name))
         throw_error("line ", op.line, ": ", op.name, ": %", name,
-                    " is a slice of a shifted read, which only the tensor.insert_slice that carries spyre.shift "
-                    "(and slices and reshapes on the way to it) may read");
+                    " is a slice of a shifted read or a lane select, which only the tensor.insert_slice that carries "
+                    "spyre.shift or spyre.lane_select (and slices and reshapes on the way to it) may read");
     Val &v = val(name, op);
     if (v.k != Val::T) throw_error("line ", op.line, ": ", op.name, ": %", name, " is not a tensor");
     return v.x;

@@ -534,6 +534,23 @@ void Importer::store(const Op &op) {
     check_row_end(t, op);
     check_clobber(dst, op, op.operands[0]);
     materialize(x, op, &dst);
+    // In an explicitly synchronised function (our export's form) a value that reads another value's
+    // LX in place (a reshape, a slice, a ktdp.load of an LX tile) and whose first user is this store
+    // is, from here on, the tile it was stored to: the export reads the tile through that value
+    // ("LX contents as SSA values" in ktir_export.cpp), and the device program read the tile, not
+    // the place the value was copied from, which later ops may overwrite. Its first store is where
+    // any other value would have been placed (lx_store_of).
+    if (explicit_ && x.kind == Tens::InLx && x.alloc < 0) {
+        auto du = du_.find(op.operands[0]);
+        auto v = vals_.find(op.operands[0]);
+        if (du != du_.end() && !du->second.users.empty() && du->second.users[0] == &op && v != vals_.end() &&
+            !v->second.released) {
+            for (int r : v->second.regs) unhold(r);
+            v->second.regs.clear();
+            v->second.x = dst;
+            hold_tensor(v->second);
+        }
+    }
 }
 
 void Importer::check_row_end(const Tile &t, const Op &op) {

@@ -102,6 +102,7 @@ void Importer::reshape(const Op &op) {
             throw_error("line ", op.line, ": ", op.name, ": changes the number of elements");
         shift_parts_[op.results[0]] = p;
         keep_source_alive(p.root, op.results[0]);
+        keep_source_alive(p.root2, op.results[0]);
         return;
     }
     Tens x = tensor(op.operands[0], op);
@@ -923,13 +924,14 @@ Importer::ShiftPart Importer::shift_part(const std::string &name, const Op &op) 
     if (n > (int64_t(1) << 24)) throw_error("line ", op.line, ": ", op.name, ": %", name, " is too large to slice");
     if (x.kind == Tens::Splat && x.splat == 0) {
         p.map.assign(size_t(n), -1);
-    } else if (x.kind == Tens::InLx && packed(x) && x.shape.size() == 1) {
+    } else if (x.kind == Tens::InLx && packed(x) && (x.shape.size() == 1 || x.shape.size() == 2)) {
+        // 2-D: a lane select's source (a shifted read's must be 1-D: emit_shift checks)
         p.root = name;
         for (int64_t i = 0; i < n; i++) p.map.push_back(i);
     } else {
         throw_error("line ", op.line, ": ", op.name, ": %", name,
-                    " is not a 1-D packed tensor in LX or a zero splat: tensor.extract_slice and insert_slice are "
-                    "read only as parts of a shifted read (docs/ktir.md)");
+                    " is not a 1-D or 2-D packed tensor in LX or a zero splat: tensor.extract_slice and "
+                    "insert_slice are read only as parts of a shifted read or a lane select (docs/ktir.md)");
     }
     return p;
 }
@@ -963,26 +965,61 @@ void Importer::slice(const Op &op) {
         r.map = big.map;
     }
     std::vector<int64_t> idx(rank, 0);
-    for (int64_t e = 0; e < count; e++) {
+    for (int64_t e = 0; !insert && e < count; e++) {
         int64_t flat = 0;
         for (size_t d = 0; d < rank; d++) flat = flat * big.shape[d] + op.offsets[d] + idx[d] * op.strides[d];
-        if (insert) r.map[size_t(flat)] = src.map[size_t(e)];
-        else r.map.push_back(big.map[size_t(flat)]);
+        r.map.push_back(big.map[size_t(flat)]);
         for (size_t d = rank; d-- > 0;) {
             if (++idx[d] < op.sizes[d]) break;
             idx[d] = 0;
         }
     }
-    if (insert && !src.root.empty() && !big.root.empty() && src.root != big.root)
-        throw_error("line ", op.line, ": ", op.name, ": reads two sources (%", src.root, ", %", big.root,
-                    "); a shifted read has one");
-    r.root = insert && src.root.empty() ? big.root : src.root;
-    if (!op.attrs.count("spyre.shift")) {
+    if (insert) {
+        // The sources of the result: big's, then src's (its elements renumbered to big's roots).
+        r.root = big.root;
+        r.root2 = big.root2;
+        auto slot = [&](const std::string &name) -> int64_t {
+            if (name.empty()) return -1;
+            if (r.root.empty() || r.root == name) {
+                r.root = name;
+                return 0;
+            }
+            if (r.root2.empty() || r.root2 == name) {
+                r.root2 = name;
+                return kSecondRoot;
+            }
+            throw_error("line ", op.line, ": ", op.name, ": reads three sources (%", r.root, ", %", r.root2, ", %",
+                        name, "); a lane select has two");
+        };
+        const int64_t s1 = slot(src.root), s2 = slot(src.root2);
+        idx.assign(rank, 0);
+        for (int64_t e = 0; e < count; e++) {
+            int64_t flat = 0;
+            for (size_t d = 0; d < rank; d++) flat = flat * big.shape[d] + op.offsets[d] + idx[d] * op.strides[d];
+            const int64_t m = src.map[size_t(e)];
+            r.map[size_t(flat)] = m < 0 ? -1 : m >= kSecondRoot ? m - kSecondRoot + s2 : m + s1;
+            for (size_t d = rank; d-- > 0;) {
+                if (++idx[d] < op.sizes[d]) break;
+                idx[d] = 0;
+            }
+        }
+    } else {
+        r.root = src.root;
+        r.root2 = src.root2;
+    }
+    const bool lsel = op.attrs.count("spyre.lane_select") > 0;
+    if (!op.attrs.count("spyre.shift") && !lsel) {
         shift_parts_[op.results[0]] = r;
         keep_source_alive(r.root, op.results[0]);
+        keep_source_alive(r.root2, op.results[0]);
         return;
     }
-    if (!insert) throw_error("line ", op.line, ": ", op.name, ": spyre.shift belongs on a tensor.insert_slice");
+    const char *attr = lsel ? "spyre.lane_select" : "spyre.shift";
+    if (!insert) throw_error("line ", op.line, ": ", op.name, ": ", attr, " belongs on a tensor.insert_slice");
+    if (lsel) return emit_lane_select_slices(op, r);
+    if (!r.root2.empty())
+        throw_error("line ", op.line, ": ", op.name, ": reads two sources (%", r.root, ", %", r.root2,
+                    "); a shifted read has one");
     if (r.root.empty()) throw_error("line ", op.line, ": ", op.name, ": a shifted read of no source element");
     emit_shift(op, "spyre.", r.root, &r.map);
 }
@@ -1076,9 +1113,39 @@ void Importer::lane_select(const Op &op) {
         throw_error("line ", op.line, ": spyre.lane_select: needs block = <positive i32>");
     if (op.operands.size() != 2 || op.result_types.size() != 1 || op.result_types[0].kind != Type::Tensor)
         throw_error("line ", op.line, ": spyre.lane_select: takes two tensors and returns one");
+    lane_select_of(op, op.operands[0], op.operands[1], b->second.i);
+}
+
+// The lane select spelt in slices (docs/ktir.md, "Lane selects"): element j of row g of the result
+// must be element (g, j) of the first source where (j / w) % 2 == 0, else of the second; the first
+// source is the one column 0 reads, the second the one column w reads.
+void Importer::emit_lane_select_slices(const Op &op, const ShiftPart &r) {
+    auto b = op.attrs.find("spyre.lane_select");
+    if (b == op.attrs.end() || b->second.kind != Attr::Int || b->second.i < 1 || b->second.i > INT32_MAX)
+        throw_error("line ", op.line, ": ", op.name, ": needs spyre.lane_select = <positive i32>");
+    const int64_t w = b->second.i;
+    if (r.shape.size() != 2 || r.shape[1] <= w)
+        throw_error("line ", op.line, ": ", op.name, ": a lane select's result is rows of more than ",
+                    "spyre.lane_select = ", w, " elements");
+    const int64_t rows = r.shape[0], row = r.shape[1];
+    auto name = [&](int64_t m) { return m < 0 ? std::string() : m >= kSecondRoot ? r.root2 : r.root; };
+    const std::string a = name(r.map[0]), c = name(r.map[size_t(w)]);
+    for (int64_t g = 0; g < rows; g++)
+        for (int64_t j = 0; j < row; j++) {
+            const int64_t e = g * row + j, m = r.map[size_t(e)];
+            const std::string &want = (j / w) % 2 == 0 ? a : c;
+            if (m < 0 || name(m) != want || m % kSecondRoot != e)
+                throw_error("line ", op.line, ": ", op.name, ": element (", g, ", ", j, ") ",
+                            m < 0 ? std::string("is zero") : "reads %" + name(m) + "[" + std::to_string(m % kSecondRoot) + "]",
+                            ", but spyre.lane_select = ", w, " reads %", want.empty() ? "?" : want, "[", e, "] there");
+        }
+    lane_select_of(op, a, c, w);
+}
+
+void Importer::lane_select_of(const Op &op, const std::string &xa, const std::string &ya, int64_t block) {
     const Type &rt = op.result_types[0];
     const DType t = dtype_of(rt, op);
-    Tens x = tensor(op.operands[0], op), y = tensor(op.operands[1], op);
+    Tens x = tensor(xa, op), y = tensor(ya, op);
     for (const Tens *s : {&x, &y}) {
         if (s->kind != Tens::InLx)
             throw_error("line ", op.line, ": spyre.lane_select: the operands must be tensors in LX");
@@ -1090,7 +1157,7 @@ void Importer::lane_select(const Op &op) {
         throw_error("line ", op.line, ": spyre.lane_select: operands have different LX layouts (", g.groups, "x",
                     g.sticks, " and ", g2.groups, "x", g2.sticks, " groups x sticks)");
     two_source_select(op, t, rt, x, y, g, [&](int tag, Lx dst) {
-        b_.vlsel(t, tag, dst, x.at, y.at, int32_t(b->second.i), int32_t(g.sticks), int32_t(g.groups));
+        b_.vlsel(t, tag, dst, x.at, y.at, int32_t(block), int32_t(g.sticks), int32_t(g.groups));
     });
 }
 

@@ -353,11 +353,17 @@ private:
     // the instruction's operands as spyre.shift, spyre.lo, spyre.hi, spyre.origin and spyre.edge.
     // Each part is kept as the element of the source each element reads (-1: zero) and emits
     // nothing; the last op checks that the parts compute what its attributes say.
+    // A lane select (VLSEL) is spelt so too, from two sources, its block on the last insert_slice
+    // as spyre.lane_select: the elements of the second source are kSecondRoot + their index.
     struct ShiftPart {
-        std::string root;  // the source's SSA name ("" while only zeros)
+        std::string root;   // the source's SSA name ("" while only zeros)
+        std::string root2;  // a second source (lane selects only)
         DType t = DType::F16;
         std::vector<int64_t> shape, map;
     };
+    static constexpr int64_t kSecondRoot = int64_t(1) << 40;
+    // The VLSEL the parts of `r` spell, checked element by element against its block.
+    void emit_lane_select_slices(const Op &op, const ShiftPart &r);
     std::map<std::string, ShiftPart> shift_parts_;
     ShiftPart shift_part(const std::string &name, const Op &op);
     void keep_source_alive(const std::string &root, const std::string &part);
@@ -367,6 +373,7 @@ private:
     void emit_shift(const Op &op, const std::string &prefix, const std::string &src, const std::vector<int64_t> *map);
     // "spyre.lane_select": VLSEL of two LX tensors of the same rows, by lane block (docs/ktir.md).
     void lane_select(const Op &op);
+    void lane_select_of(const Op &op, const std::string &a, const std::string &b, int64_t block);
     // "spyre.index_select": VSELIDX of two LX tensors (the second may be one element per row) by
     // lane index against an index value (docs/ktir.md).
     void index_select(const Op &op);

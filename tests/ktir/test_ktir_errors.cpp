@@ -243,9 +243,21 @@ std::vector<BadCase> cases() {
         {"SliceReadOutsideAShift", kernel(kLoad + kFlat + "  %s = tensor.extract_slice %f[0] [256] [1] : tensor<256xf16> to tensor<256xf16>\n"
                                           "  %sh = arith.constant dense<[4, 64]> : tensor<2xindex>\n"
                                           "  %w = tensor.reshape %s(%sh) : (tensor<256xf16>, tensor<2xindex>) -> tensor<4x64xf16>\n" + kStore),
-         "line 13: ktdp.store: %w is a slice of a shifted read, which only the tensor.insert_slice that carries spyre.shift"},
-        {"SliceOfATwoDimensionalTensor", kernel(kLoad + "  %w = tensor.extract_slice %v[0, 0] [4, 64] [1, 1] : tensor<4x64xf16> to tensor<4x64xf16>\n" + kStore),
-         "line 9: tensor.extract_slice: %v is not a 1-D packed tensor in LX or a zero splat"},
+         "line 13: ktdp.store: %w is a slice of a shifted read or a lane select, which only the tensor.insert_slice that carries spyre.shift or spyre.lane_select"},
+        {"SliceOfATwoDimensionalTensorOutsideALaneSelect", kernel(kLoad + "  %w = tensor.extract_slice %v[0, 0] [4, 64] [1, 1] : tensor<4x64xf16> to tensor<4x64xf16>\n" + kStore),
+         "line 10: ktdp.store: %w is a slice of a shifted read or a lane select"},
+        {"LaneSelectSlicesOfThreeSources",
+         kernel(kLoad + "  %v2 = ktdp.load %t : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf16>\n"
+                        "  %v3 = ktdp.load %t : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf16>\n"
+                        "  %z = arith.constant 0.0 : f16\n  %r0 = tensor.splat %z : tensor<4x64xf16>\n"
+                        "  %p1 = tensor.extract_slice %v[0, 0] [4, 1] [1, 1] : tensor<4x64xf16> to tensor<4x1xf16>\n"
+                        "  %r1 = tensor.insert_slice %p1 into %r0[0, 0] [4, 1] [1, 1] : tensor<4x1xf16> into tensor<4x64xf16>\n"
+                        "  %p2 = tensor.extract_slice %v2[0, 1] [4, 1] [1, 1] : tensor<4x64xf16> to tensor<4x1xf16>\n"
+                        "  %r2 = tensor.insert_slice %p2 into %r1[0, 1] [4, 1] [1, 1] : tensor<4x1xf16> into tensor<4x64xf16>\n"
+                        "  %p3 = tensor.extract_slice %v3[0, 2] [4, 1] [1, 1] : tensor<4x64xf16> to tensor<4x1xf16>\n"
+                        "  %w = tensor.insert_slice %p3 into %r2[0, 2] [4, 1] [1, 1] : tensor<4x1xf16> into tensor<4x64xf16>\n" +
+                kStore),
+         "line 18: tensor.insert_slice: reads three sources (%v, %v2, %v3); a lane select has two"},
         {"SliceDynamicOffset", kernel(kLoad + kFlat + "  %s = tensor.extract_slice %f[%c0] [256] [1] : tensor<256xf16> to tensor<256xf16>\n"),
          "line 10: expected an integer"},
         // ---- spyre.shift (VSHIFT)

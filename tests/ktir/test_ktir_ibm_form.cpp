@@ -340,9 +340,186 @@ TEST(KtirIbmForm, SlicesThatDisagreeWithTheirShiftAttributesAreRefused) {
     }
 }
 
+// VLSEL (rope_interleaved's even and odd lanes) of `groups` rows of `sticks` sticks from LX 0 and
+// LX 8192 (blocks of `block` lanes) to LX 16384, and stored.
+DeviceProgram ibm_form_lane_select(int32_t block, int32_t sticks, int32_t groups) {
+    ProgramBuilder b("lsel", 1);
+    const int64_t row = 64 * int64_t(sticks);
+    int a = b.buffer("a", BufferKind::Input, DType::F16, {row, groups});
+    int c = b.buffer("b", BufferKind::Input, DType::F16, {row, groups});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {row, groups});
+    DmaDesc d;
+    d.sticks = sticks * groups;
+    int dd = b.dma_desc(d);
+    b.dma_ld(0, a, kZero, 0, Lx(0), dd);
+    b.dma_ld(0, c, kZero, 0, Lx(8192), dd);
+    b.wait_tag(0);
+    b.vlsel(DType::F16, 1, Lx(16384), Lx(0), Lx(8192), block, sticks, groups);
+    b.wait_tag(1);
+    b.dma_st(2, out, kZero, 0, Lx(16384), dd);
+    b.wait_tag(2);
+    return b.finish();
+}
+
+// ktir-cpu skips ops it does not know, so spyre.lane_select's result was "not found"
+// (rope_interleaved x4). The export spells VLSEL as tensor.extract_slice of each operand (strided,
+// one per column of a block pair, or one per block) inserted into a zero result, the block as
+// spyre.lane_select on the last insert_slice; our importer checks the slices element by element
+// and rebuilds the same VLSEL. Blocks of one lane (rope), of several, of a stick and more, a
+// last block cut short.
+TEST(KtirIbmForm, ALaneSelectIsSlicesThatImportBackToTheSameVlsel) {
+    struct Case {
+        int32_t block, sticks, groups;
+    };
+    const std::vector<Case> cases = {{1, 1, 2}, {1, 2, 3}, {2, 1, 1}, {3, 2, 2}, {32, 1, 2}, {64, 2, 2}, {50, 2, 1}};
+    for (const Case &c : cases) {
+        const std::string name = "block " + std::to_string(c.block) + ", " + std::to_string(c.sticks) + " sticks x" +
+                                 std::to_string(c.groups);
+        const DeviceProgram p = ibm_form_lane_select(c.block, c.sticks, c.groups);
+        const std::string text = ktir::export_ktir(p);
+        EXPECT_EQ(text.find("\"spyre.lane_select\""), std::string::npos) << name << "\n" << text;
+        EXPECT_NE(text.find("spyre.lane_select = " + std::to_string(c.block) + " : i32"), std::string::npos)
+            << name << "\n" << text;
+        EXPECT_EQ(::testing::PrintToString(ibm_form_lx_loads(text)), "{}") << name << "\n" << text;
+        DeviceProgram q;
+        try {
+            q = ktir::import_ktir(ktir::read_ktir(text), {});
+        } catch (const std::exception &e) {
+            ADD_FAILURE() << name << ": " << e.what() << "\n" << text;
+            continue;
+        }
+        EXPECT_EQ(::testing::PrintToString(ibm_form_async_ops(q)), ::testing::PrintToString(ibm_form_async_ops(p)))
+            << name;
+        const Instr *a = nullptr, *b = nullptr;
+        for (const Instr &in : p.code)
+            if (in.op == Opcode::VLSEL) a = &in;
+        for (const Instr &in : q.code)
+            if (in.op == Opcode::VLSEL) b = &in;
+        ASSERT_TRUE(a && b) << name;
+        for (int k = 1; k < 10; k++) EXPECT_EQ(a->a[k], b->a[k]) << name << ", operand a" << k;
+        const size_t n = size_t(64 * c.sticks * c.groups);
+        auto av = ktir_testing::random_halves(n, 31), bv = ktir_testing::random_halves(n, 32);
+        auto ra = ktir_testing::run(p, {{"a", av}, {"b", bv}}), rb = ktir_testing::run(q, {{"a", av}, {"b", bv}});
+        EXPECT_EQ(ra["out"], rb["out"]) << name;
+    }
+}
+
+// The importer reads the slices, not only the attribute: slices that select other lanes than the
+// block says are refused, naming the first element that differs.
+TEST(KtirIbmForm, SlicesThatDisagreeWithTheirLaneSelectBlockAreRefused) {
+    const std::string text = ktir::export_ktir(ibm_form_lane_select(2, 1, 2));
+    const std::string blk = "spyre.lane_select = 2 : i32";
+    const size_t at = text.find(blk);
+    ASSERT_NE(at, std::string::npos) << text;
+    std::string bad = text;
+    bad.replace(at, blk.size(), "spyre.lane_select = 1 : i32");  // column 2: the slices read b, a block of 1 says a
+    try {
+        ktir::import_ktir(ktir::read_ktir(bad), {});
+        ADD_FAILURE() << "imported\n" << bad;
+    } catch (const std::exception &e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("tensor.insert_slice: element (0, 2) reads %"), std::string::npos) << m;
+        EXPECT_NE(m.find("[2], but spyre.lane_select = 1 reads %"), std::string::npos) << m;
+    }
+}
+
 // Over the catalogue: kernels without LX data carried across loop iterations read no LX tile
 // they wrote but constant fills and broadcasts (each other such read is the stored SSA value);
 // what is left reads LX across loop iterations (docs/ktir.md).
+// conv1d schedule=auto's start: rows loaded into LX as one run of sticks, copied (VCOPY) to another
+// tile in the copy's 2-D shape, and the copy stored to device memory while the next load already
+// overwrites the loaded rows. The export reads the copy through a tensor.reshape of the loaded
+// value (the same bytes in the copy's shape), stored to the copy's tile, and the DMA_ST stores a
+// reshape of that. The importer took both reshapes for views of the loaded rows, so the imported
+// DMA_ST read the rows' tile, which the next DMA_LD overwrites before any WAIT on the store: the
+// simulator stopped with "race: overwrites LX ... WAIT on that tag first" (spyre-run conv1d.ktir).
+// A value that views another's LX and is first stored to a tile is, from that store on, that tile.
+TEST(KtirIbmForm, AReshapedValueStoredToAnLxTileIsReadFromThatTile) {
+    ProgramBuilder b("copy", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64, 4});
+    int in2 = b.buffer("in2", BufferKind::Input, DType::F16, {64, 4});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64, 4});
+    int out2 = b.buffer("out2", BufferKind::Output, DType::F16, {64, 4});
+    DmaDesc d;
+    d.sticks = 4;
+    int dd = b.dma_desc(d);
+    const DType H = DType::F16;
+    b.dma_ld(5, in, kZero, 0, Lx(8192), dd);
+    b.wait_tag(5);
+    b.vun(Opcode::VCOPY, H, 2, Lx(0), Lx(8192), 4, 1);
+    b.wait_tag(2);
+    b.dma_st(6, out, kZero, 0, Lx(0), dd);
+    b.dma_ld(5, in2, kZero, 0, Lx(8192), dd);  // the store reads LX 0, not 8192: no WAIT on tag 6 first
+    b.wait_tag(5);
+    b.dma_st(7, out2, kZero, 0, Lx(8192), dd);
+    b.wait_tag(6);
+    b.wait_tag(7);
+    const DeviceProgram p = b.finish();
+    const std::string text = ktir::export_ktir(p);
+    ASSERT_NE(text.find("tensor.reshape"), std::string::npos) << text;  // the form that went wrong
+    EXPECT_EQ(::testing::PrintToString(ibm_form_lx_loads(text)), "{}") << text;
+    DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    EXPECT_EQ(::testing::PrintToString(ibm_form_async_ops(q)), ::testing::PrintToString(ibm_form_async_ops(p)));
+    // Each DMA_ST reads the LX address the device program's did.
+    std::vector<int32_t> pa, qa;
+    for (const Instr &i : p.code)
+        if (i.op == Opcode::DMA_ST) pa.push_back(i.a[5]);
+    for (const Instr &i : q.code)
+        if (i.op == Opcode::DMA_ST) qa.push_back(i.a[5]);
+    EXPECT_EQ(::testing::PrintToString(qa), ::testing::PrintToString(pa));
+    auto iv = ktir_testing::random_halves(256, 21), iv2 = ktir_testing::random_halves(256, 22);
+    std::map<std::string, ktir_testing::Halves> ra, rb;
+    ra = ktir_testing::run(p, {{"in", iv}, {"in2", iv2}});
+    ASSERT_NO_THROW(rb = ktir_testing::run(q, {{"in", iv}, {"in2", iv2}}));  // was: race on LX 8192
+    EXPECT_EQ(ra["out"], rb["out"]);
+    EXPECT_EQ(ra["out2"], rb["out2"]);
+    EXPECT_EQ(ra["out"], iv);
+}
+
+// The same with the copy in the load's shape: the export stores the loaded value itself to the
+// copy's tile, so one SSA value is held at two tiles, and the importer reads it from the first.
+TEST(KtirIbmForm, AValueCopiedToASecondLxTileIsReadFromTheTileTheProgramRead) {
+    ProgramBuilder b("copy2", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64, 4});
+    int in2 = b.buffer("in2", BufferKind::Input, DType::F16, {64, 4});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64, 4});
+    int out2 = b.buffer("out2", BufferKind::Output, DType::F16, {64, 4});
+    DmaDesc d;
+    d.sticks = 1;
+    d.count = {4, 1, 1};
+    d.dram_stride = {128, 0, 0};
+    d.lx_stride = {128, 0, 0};
+    int dd = b.dma_desc(d);
+    const DType H = DType::F16;
+    b.dma_ld(5, in, kZero, 0, Lx(8192), dd);
+    b.wait_tag(5);
+    b.vun(Opcode::VCOPY, H, 2, Lx(0), Lx(8192), 1, 4);
+    b.wait_tag(2);
+    b.dma_st(6, out, kZero, 0, Lx(0), dd);
+    b.dma_ld(5, in2, kZero, 0, Lx(8192), dd);
+    b.wait_tag(5);
+    b.dma_st(7, out2, kZero, 0, Lx(8192), dd);
+    b.wait_tag(6);
+    b.wait_tag(7);
+    const DeviceProgram p = b.finish();
+    const std::string text = ktir::export_ktir(p);
+    EXPECT_EQ(::testing::PrintToString(ibm_form_lx_loads(text)), "{}") << text;
+    DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    EXPECT_EQ(::testing::PrintToString(ibm_form_async_ops(q)), ::testing::PrintToString(ibm_form_async_ops(p)));
+    std::vector<int32_t> pa, qa;
+    for (const Instr &i : p.code)
+        if (i.op == Opcode::DMA_ST) pa.push_back(i.a[5]);
+    for (const Instr &i : q.code)
+        if (i.op == Opcode::DMA_ST) qa.push_back(i.a[5]);
+    EXPECT_EQ(::testing::PrintToString(qa), ::testing::PrintToString(pa)) << text;
+    auto iv = ktir_testing::random_halves(256, 23), iv2 = ktir_testing::random_halves(256, 24);
+    std::map<std::string, ktir_testing::Halves> ra, rb;
+    ra = ktir_testing::run(p, {{"in", iv}, {"in2", iv2}});
+    ASSERT_NO_THROW(rb = ktir_testing::run(q, {{"in", iv}, {"in2", iv2}})) << text;
+    EXPECT_EQ(ra["out"], rb["out"]);
+    EXPECT_EQ(ra["out2"], rb["out2"]);
+}
+
 TEST(KtirIbmForm, CatalogueKernelsWithoutLoopCarriedLxReadOnlyFillsFromLx) {
     for (const auto &[app, schedule] : std::vector<std::pair<std::string, std::string>>{
              {"gelu", "root"}, {"gelu", "tiles"}, {"gelu", "cores32"}, {"softmax", "stage4"}, {"rmsnorm", "tiles"}}) {
