@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "catalogue_shapes.h"
 #include "device/program_builder.h"
 #include "kernel_catalog.h"
@@ -253,6 +255,40 @@ TEST(KtirIbmForm, AnAccumulatingReduceReadsItsInitFromAValueNoOtherOpUses) {
     EXPECT_EQ(checked, 2) << text;
 }
 
+// The import of an exported text, or a test failure naming the case (none).
+std::optional<DeviceProgram> imported_or_failure(const std::string &text, const std::string &name) {
+    try {
+        return ktir::import_ktir(ktir::read_ktir(text), {});
+    } catch (const std::exception &e) {
+        ADD_FAILURE() << name << ": " << e.what() << "\n" << text;
+        return std::nullopt;
+    }
+}
+
+// The last instruction of `op` in a program, or null.
+const Instr *last_of(const DeviceProgram &p, Opcode op) {
+    const Instr *found = nullptr;
+    for (const Instr &in : p.code)
+        if (in.op == op) found = &in;
+    return found;
+}
+
+// `text` with `from` replaced by `to` must be refused with a message holding each of `says`.
+void expect_refused_when_changed(const std::string &text, const std::string &from, const std::string &to,
+                                 const std::vector<std::string> &says) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << text;
+    std::string bad = text;
+    bad.replace(at, from.size(), to);
+    try {
+        ktir::import_ktir(ktir::read_ktir(bad), {});
+        ADD_FAILURE() << "imported\n" << bad;
+    } catch (const std::exception &e) {
+        const std::string m = e.what();
+        for (const std::string &part : says) EXPECT_NE(m.find(part), std::string::npos) << m;
+    }
+}
+
 // VSHIFT (vector_shift.h) of `groups` rows of two sticks, the rows loaded at LX 1024 (one stick of
 // room below them, which a read before row 0 reaches), to LX 8192 and stored.
 DeviceProgram ibm_form_shift(int32_t shift, uint8_t mode, int32_t lo, int32_t hi, int32_t groups) {
@@ -300,23 +336,14 @@ TEST(KtirIbmForm, AShiftedReadIsSlicesThatImportBackToTheSameVshift) {
         EXPECT_NE(text.find("tensor.insert_slice"), std::string::npos) << name << "\n" << text;
         // The elements read are a slice of the loaded rows' value, not a ktdp.load of part of their tile.
         EXPECT_EQ(::testing::PrintToString(ibm_form_lx_loads(text)), "{}") << name << "\n" << text;
-        DeviceProgram q;
-        try {
-            q = ktir::import_ktir(ktir::read_ktir(text), {});
-        } catch (const std::exception &e) {
-            ADD_FAILURE() << name << ": " << e.what() << "\n" << text;
-            continue;
-        }
-        const Instr *a = nullptr, *b = nullptr;
-        for (const Instr &in : p.code)
-            if (in.op == Opcode::VSHIFT) a = &in;
-        for (const Instr &in : q.code)
-            if (in.op == Opcode::VSHIFT) b = &in;
+        const std::optional<DeviceProgram> q = imported_or_failure(text, name);
+        if (!q) continue;
+        const Instr *a = last_of(p, Opcode::VSHIFT), *b = last_of(*q, Opcode::VSHIFT);
         ASSERT_TRUE(a && b) << name;
         EXPECT_EQ(a->mode, b->mode) << name;
         for (int k : {5, 6, 7, 8, 9}) EXPECT_EQ(a->a[k], b->a[k]) << name << ", operand a" << k;
         auto iv = ktir_testing::random_halves(size_t(128 * (c.groups + 2)), 11);
-        auto ra = ktir_testing::run(p, {{"in", iv}}), rb = ktir_testing::run(q, {{"in", iv}});
+        auto ra = ktir_testing::run(p, {{"in", iv}}), rb = ktir_testing::run(*q, {{"in", iv}});
         EXPECT_EQ(ra["out"], rb["out"]) << name;
     }
 }
@@ -324,20 +351,11 @@ TEST(KtirIbmForm, AShiftedReadIsSlicesThatImportBackToTheSameVshift) {
 // The importer reads the slices, not only the attributes: slices that read other elements than
 // the attributes say are refused, naming the first element that differs.
 TEST(KtirIbmForm, SlicesThatDisagreeWithTheirShiftAttributesAreRefused) {
-    const std::string text = ktir::export_ktir(ibm_form_shift(-3, kEdgeClamp, 0, 127, 2));
-    const std::string lo = "spyre.lo = 0 : i32";
-    const size_t at = text.find(lo);
-    ASSERT_NE(at, std::string::npos) << text;
-    std::string bad = text;
-    bad.replace(at, lo.size(), "spyre.lo = 1 : i32");  // element (0, 0) would read position 1, the slices read 0
-    try {
-        ktir::import_ktir(ktir::read_ktir(bad), {});
-        ADD_FAILURE() << "imported\n" << bad;
-    } catch (const std::exception &e) {
-        const std::string m = e.what();
-        EXPECT_NE(m.find("tensor.insert_slice: element (0, 0) of the slices reads source element "), std::string::npos) << m;
-        EXPECT_NE(m.find(", spyre.shift and its edge say source element "), std::string::npos) << m;
-    }
+    // Element (0, 0) would read position 1; the slices read 0.
+    expect_refused_when_changed(ktir::export_ktir(ibm_form_shift(-3, kEdgeClamp, 0, 127, 2)), "spyre.lo = 0 : i32",
+                                "spyre.lo = 1 : i32",
+                                {"tensor.insert_slice: element (0, 0) of the slices reads source element ",
+                                 ", spyre.shift and its edge say source element "});
 }
 
 // VLSEL (rope_interleaved's even and odd lanes) of `groups` rows of `sticks` sticks from LX 0 and
@@ -381,25 +399,16 @@ TEST(KtirIbmForm, ALaneSelectIsSlicesThatImportBackToTheSameVlsel) {
         EXPECT_NE(text.find("spyre.lane_select = " + std::to_string(c.block) + " : i32"), std::string::npos)
             << name << "\n" << text;
         EXPECT_EQ(::testing::PrintToString(ibm_form_lx_loads(text)), "{}") << name << "\n" << text;
-        DeviceProgram q;
-        try {
-            q = ktir::import_ktir(ktir::read_ktir(text), {});
-        } catch (const std::exception &e) {
-            ADD_FAILURE() << name << ": " << e.what() << "\n" << text;
-            continue;
-        }
-        EXPECT_EQ(::testing::PrintToString(ibm_form_async_ops(q)), ::testing::PrintToString(ibm_form_async_ops(p)))
+        const std::optional<DeviceProgram> q = imported_or_failure(text, name);
+        if (!q) continue;
+        EXPECT_EQ(::testing::PrintToString(ibm_form_async_ops(*q)), ::testing::PrintToString(ibm_form_async_ops(p)))
             << name;
-        const Instr *a = nullptr, *b = nullptr;
-        for (const Instr &in : p.code)
-            if (in.op == Opcode::VLSEL) a = &in;
-        for (const Instr &in : q.code)
-            if (in.op == Opcode::VLSEL) b = &in;
+        const Instr *a = last_of(p, Opcode::VLSEL), *b = last_of(*q, Opcode::VLSEL);
         ASSERT_TRUE(a && b) << name;
         for (int k = 1; k < 10; k++) EXPECT_EQ(a->a[k], b->a[k]) << name << ", operand a" << k;
         const size_t n = size_t(64 * c.sticks * c.groups);
         auto av = ktir_testing::random_halves(n, 31), bv = ktir_testing::random_halves(n, 32);
-        auto ra = ktir_testing::run(p, {{"a", av}, {"b", bv}}), rb = ktir_testing::run(q, {{"a", av}, {"b", bv}});
+        auto ra = ktir_testing::run(p, {{"a", av}, {"b", bv}}), rb = ktir_testing::run(*q, {{"a", av}, {"b", bv}});
         EXPECT_EQ(ra["out"], rb["out"]) << name;
     }
 }
@@ -407,20 +416,10 @@ TEST(KtirIbmForm, ALaneSelectIsSlicesThatImportBackToTheSameVlsel) {
 // The importer reads the slices, not only the attribute: slices that select other lanes than the
 // block says are refused, naming the first element that differs.
 TEST(KtirIbmForm, SlicesThatDisagreeWithTheirLaneSelectBlockAreRefused) {
-    const std::string text = ktir::export_ktir(ibm_form_lane_select(2, 1, 2));
-    const std::string blk = "spyre.lane_select = 2 : i32";
-    const size_t at = text.find(blk);
-    ASSERT_NE(at, std::string::npos) << text;
-    std::string bad = text;
-    bad.replace(at, blk.size(), "spyre.lane_select = 1 : i32");  // column 2: the slices read b, a block of 1 says a
-    try {
-        ktir::import_ktir(ktir::read_ktir(bad), {});
-        ADD_FAILURE() << "imported\n" << bad;
-    } catch (const std::exception &e) {
-        const std::string m = e.what();
-        EXPECT_NE(m.find("tensor.insert_slice: element (0, 2) reads %"), std::string::npos) << m;
-        EXPECT_NE(m.find("[2], but spyre.lane_select = 1 reads %"), std::string::npos) << m;
-    }
+    // Column 2: the slices read b, a block of 1 says a.
+    expect_refused_when_changed(ktir::export_ktir(ibm_form_lane_select(2, 1, 2)), "spyre.lane_select = 2 : i32",
+                                "spyre.lane_select = 1 : i32",
+                                {"tensor.insert_slice: element (0, 2) reads %", "[2], but spyre.lane_select = 1 reads %"});
 }
 
 // Over the catalogue: kernels without LX data carried across loop iterations read no LX tile
