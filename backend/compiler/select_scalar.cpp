@@ -1,8 +1,55 @@
 // Instruction selection: scalar code (index expressions into registers) and LX operand addresses.
 #include "selector.h"
+#include "map_cores.h"
 
 namespace spyre {
 namespace selection {
+
+// Whether `e` is at least 0 for every value the loops around it take (a variable that is not a
+// loop's may be anything).
+bool Selector::never_negative(const Expr &e) const {
+    Scope<Interval> scope;
+    for (const auto &[v, n] : st_.extents) scope.push(v, Interval(Expr(0), Expr(int32_t(std::max<int64_t>(n - 1, 0)))));
+    scope.push(kCoreIdVar, Interval(Expr(0), Expr(int32_t(std::max(plan_.num_cores - 1, 0)))));
+    const Interval in = bounds_of_expr_in_scope(e, scope);
+    if (!in.has_lower_bound()) return false;
+    auto lo = const_int(simplify(in.min));
+    return lo && *lo >= 0;
+}
+
+Reg Selector::euclidean(const Expr &a, const Expr &b, bool quotient) {
+    auto c = const_int(b);
+    auto bin = [&](Opcode op) {
+        Reg ra = eval(a), rb = eval(b);
+        b_.op3(op, ra, ra, rb);
+        b_.release(rb);
+        return ra;
+    };
+    if (c && *c > 0 && never_negative(a)) return bin(quotient ? Opcode::DIV : Opcode::REM);
+    Reg ra = eval(a), rb = eval(b);
+    Reg r = b_.alloc(), mag = b_.alloc();
+    b_.op3(Opcode::REM, r, ra, rb);
+    if (c) {
+        b_.li(mag, *c < 0 ? -*c : *c);
+    } else {
+        b_.li(mag, 0);
+        b_.op3(Opcode::SUB, mag, mag, rb);
+        b_.op3(Opcode::MAX, mag, mag, rb);  // |b|
+    }
+    b_.op3(Opcode::ADD, r, r, mag);
+    b_.op3(Opcode::REM, r, r, mag);  // the remainder in [0, |b|)
+    b_.release(mag);
+    if (!quotient) {
+        b_.release(ra);
+        b_.release(rb);
+        return r;
+    }
+    b_.op3(Opcode::SUB, ra, ra, r);
+    b_.op3(Opcode::DIV, ra, ra, rb);
+    b_.release(r);
+    b_.release(rb);
+    return ra;
+}
 
 Reg Selector::eval(const Expr &e0) {
     Expr e = simplify(e0);
@@ -40,8 +87,13 @@ Reg Selector::eval(const Expr &e0) {
         return bin(op->a, op->b, Opcode::SUB);
     }
     if (const Mul *op = e.as<Mul>()) return bin(op->a, op->b, Opcode::MUL);
-    if (const Div *op = e.as<Div>()) return bin(op->a, op->b, Opcode::DIV);
-    if (const Mod *op = e.as<Mod>()) return bin(op->a, op->b, Opcode::REM);
+    // Halide divides and takes remainders Euclidean (the remainder is never negative); DIV and REM
+    // truncate toward zero, as C does. The two agree when the numerator cannot be negative and the
+    // divisor is a positive constant; otherwise the remainder is corrected into [0, |b|) and the
+    // quotient taken from it ((a - r) / b divides exactly). An address such as
+    // (x*32 - 192) / 160 for x = 0 is -2 in Halide and -1 truncated: a row off.
+    if (const Div *op = e.as<Div>()) return euclidean(op->a, op->b, true);
+    if (const Mod *op = e.as<Mod>()) return euclidean(op->a, op->b, false);
     if (const Min *op = e.as<Min>()) return bin(op->a, op->b, Opcode::MIN);
     if (const Max *op = e.as<Max>()) return bin(op->a, op->b, Opcode::MAX);
     if (const LT *op = e.as<LT>()) return bin(op->a, op->b, Opcode::CMPLT);

@@ -123,6 +123,9 @@ private:
     // ---------------------------------------------------------------- scalar code
     static bool uses_core_id(const Stmt &s) { return stmt_uses_var(s, kCoreIdVar); }
 
+    // Halide's Euclidean division or remainder of a by b in a register (eval's Div and Mod).
+    Reg euclidean(const Halide::Expr &a, const Halide::Expr &b, bool quotient);
+    bool never_negative(const Halide::Expr &e) const;
     Reg eval(const Expr &e0);
 
     // ---------------------------------------------------------------- hazards

@@ -256,3 +256,42 @@ TEST(StickDimOne, AutoScheduleAroundAWeightStickedOnKMatchesCpuAndPaysTheRelayou
 
 }  // namespace
 }  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+
+// Rows of a concatenation's second input, whose view offset the simplifier writes with a negative
+// part ((x*32 - 192) / 160 + max(y, 2) for the row): Halide divides Euclidean, the DMA's address
+// registers must too (a truncating DIV put the last tile's read one row past the input:
+// spyre-fuzz-diff seed 4 case 179). The input sticked with its stick count outermost, so the
+// address is placed through that division.
+TEST(LayoutPlacement, AConcatsSecondInputReadThroughANegativeOffsetMatchesCpu) {
+    Algorithm alg = [] {
+        Kernel k;
+        ImageParam in0(Float(32), 2, "in0"), in1(Float(32), 2, "in1");
+        Var x("x"), y("y");
+        Func out("out");
+        out(x, y) = select(y < 2, in0(x, min(y, 1)), in1(x, max(y - 2, 0))) - 3.0f;
+        k.inputs = {in0, in1};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    DiffResult r = run_differential_with_options(
+        alg,
+        [](Kernel &k, const CompileOptions &opt) {
+            Var x = k.vars["x"], y = k.vars["y"], xo("xo"), xi("xi"), yo("yo"), yi("yi");
+            spyre::schedule(k.output).split(x, xo, xi, 64).stick_vectorize(xi);
+            spyre::schedule(k.output).split(y, yo, yi, 2);
+            k.output.reorder(xi, yi, xo, yo);
+            CompileOptions o = opt;
+            o.inputs[1].layout = DeviceLayout{0, {0, 1}};
+            return o;
+        },
+        {random_buffer(halide_type_of<float>(), {130, 2}, -2, 2, 3), random_buffer(halide_type_of<float>(), {130, 14}, -2, 2, 4)},
+        {130, 16});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+}  // namespace
+}  // namespace spyre::testing
