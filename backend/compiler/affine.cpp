@@ -107,6 +107,8 @@ bool provably_multiple(const Expr &e0, int64_t k) {
         return scaled(op->b, op->a) || scaled(op->a, op->b);
     }
     if (const Cast *op = e.as<Cast>()) return op->type.is_int() && provably_multiple(op->value, k);
+    if (const Min *op = e.as<Min>()) return provably_multiple(op->a, k) && provably_multiple(op->b, k);
+    if (const Max *op = e.as<Max>()) return provably_multiple(op->a, k) && provably_multiple(op->b, k);
     return false;  // a variable or an opaque term: any integer
 }
 

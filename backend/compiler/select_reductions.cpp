@@ -261,61 +261,6 @@ void Selector::emit_arg_reduction(const std::vector<Loop> &loops, const ArgReduc
     });
 }
 
-auto Selector::scan_of(const std::vector<Loop> &loops, const Store *st) -> std::optional<Expr> {
-    if (loops.empty() || st->value.type().is_vector()) return std::nullopt;
-    const Add *add = st->value.as<Add>();
-    if (!add) return std::nullopt;
-    auto ai = affine_in(st->index, var_set(loops));
-    if (!ai || ai->of(loops.back().name) != 1) return std::nullopt;
-    auto previous = [&](const Expr &e) {
-        const Load *l = e.as<Load>();
-        if (!l || l->name != st->name) return false;
-        auto d = const_int(simplify(l->index - st->index));
-        return d && *d == -1;
-    };
-    Expr x = previous(add->a) ? add->b : previous(add->b) ? add->a : Expr();
-    if (!x.defined() || reads_buffer(x, st->name)) return std::nullopt;
-    return x;
-}
-
-// One VSCANSUM per step of rows. The loop over the row starts at the scan's second element (Halide's
-// RDom from 1); shifted back by one, the step covers the whole row from its first element, which
-// the instruction keeps, so both operands start on a stick.
-void Selector::emit_scan(const std::vector<Loop> &loops, const Store *st, const Expr &x) {
-    const BufferInfo &dst = plan_.buffer(st->name);
-    const DType t = dtype_of(x.type());
-    if (dst.type != t) internal("internal: a running sum of " + std::string(dtype_name(dst.type)) + " adds " + dtype_name(t));
-    const Loop &l = loops.back();
-    const Expr back = Variable::make(Int(32), l.name) - 1;
-    const Expr index = simplify(substitute(l.name, back, st->index)), value = simplify(substitute(l.name, back, x));
-    Domain d;
-    d.padded = true;
-    d.lane.push_back({l.name, 1});
-    d.elems = l.extent + 1;
-    size_t k = loops.size() - 1;
-    // A group: the next loop out, when the rows of the sum and of every value lie a padded row apart.
-    if (k > 0) {
-        auto ai = affine_in(index, var_set(loops));
-        if (ai && ai->of(loops[k - 1].name) == sticks_per_group(d, t) * plan_.lanes(t)) group_rows(loops, value, t, d, k);
-    }
-    emit_loops(loops, k, [&] {
-        Operand o;
-        o.kind = Operand::Vec;
-        o.type = t;
-        o.buf = st->name;
-        o.base = lx_base(st->name);
-        o.index = simplify(affine_in(index, d.vars())->rest);
-        if (!provably_multiple(o.index, plan_.lanes(t)))
-            unsupported("runs a sum along a row that does not start on a stick boundary (the scan's first element, "
-                        "the one before its RDom's first, must start a stick)");
-        Operand src = gen(value, d, nullptr);
-        if (src.kind != Operand::Vec) unsupported("a running sum of a value that does not vary along its row");
-        vinstr(Opcode::VSCANSUM, t, o, &src, nullptr, sticks_per_group(d, t), d.groups, 0, int32_t(d.elems));
-        free_temp(src);
-        reset_temps();
-    });
-}
-
 void Selector::emit_ring_reduce(const RingReduceCall &rr) {
     const BufferInfo &bi = plan_.buffer(rr.lx);
     st_.func = bi.func;

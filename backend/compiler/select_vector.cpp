@@ -752,7 +752,8 @@ void Selector::emit_nest(const std::vector<Loop> &loops, const Store *st) {
         auto a = affine_in(st->index, var_set(loops));
         has_reduction_loop = a && a->of(loops.back().name) == 0;
     }
-    if (auto x = scan_of(loops, st)) return emit_scan(loops, st, *x);
+    if (auto x = scan_of(loops, st); x && emit_scan(loops, st, *x)) return;
+    if (is_lane_scan(loops, st)) return emit_lane_scan(loops, st);
     if (auto red = reduction_of(st); red && has_reduction_loop) {
         // The reduction loop's values are computed together, before any is accumulated: a value
         // that reads the accumulator's buffer would miss what the loop accumulates (carried_reads.h).
@@ -983,9 +984,10 @@ void Selector::emit_element_store(const std::vector<Loop> &loops, const Store *s
     if (d.lane.empty() && carried)
         unsupported("its update reads " + st_.func + " where the previous iterations of loop " +
                     user_loop_name(loops[k - 1].name) + " wrote it, along its stick dimension (a scan along the "
-                    "elements of a stick): the vector unit computes a stick's elements together; of the scans along "
-                    "them only a running sum, acc(r, y) = acc(r - 1, y) + x, has a vector form (VSCANSUM); scan "
-                    "along another dimension (the rows), e.g. over the transposed data");
+                    "elements of a stick) other than at the element just before the one it writes: the vector unit "
+                    "computes a stick's elements together, and a scan along them runs one element per iteration "
+                    "only when the update reads the element before, acc(r, y) = f(acc(r - 1, y), ...); scan along "
+                    "another dimension (the rows), e.g. over the transposed data");
     if (d.lane.empty() && k != 0)
         unsupported("stores one element at a time; stick_vectorize it or make its innermost loop run over "
                     "consecutive elements");

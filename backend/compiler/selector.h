@@ -3,7 +3,7 @@
 // (select_scalar.cpp), waits for hazards between engine queues (select_hazards.cpp), vector
 // expressions, temporaries and loop nests (select_vector.cpp), masks by lane index
 // (select_masks.cpp), MATMUL (select_matmul.cpp),
-// reductions (select_reductions.cpp), DMA (select_dma.cpp) and double-buffered, ring-shared loops
+// reductions (select_reductions.cpp), scans (select_scans.cpp), DMA (select_dma.cpp) and double-buffered, ring-shared loops
 // (select_pipelines.cpp). What it has decided so far is one value, SelectionState
 // (selection_state.h). Internal to the pass: its one entry point is select_instructions.h.
 #pragma once
@@ -289,7 +289,12 @@ private:
     // A running sum along the innermost loop, acc[i] = acc[i - 1] + x (a scan along a row): the
     // value x added, when `st` is one (select_reductions.cpp).
     std::optional<Expr> scan_of(const std::vector<Loop> &loops, const Store *st);
-    void emit_scan(const std::vector<Loop> &loops, const Store *st, const Expr &x);
+    // One VSCANSUM per step of rows; false (nothing emitted) when VSCANSUM cannot take it (select_scans.cpp).
+    bool emit_scan(const std::vector<Loop> &loops, const Store *st, const Expr &x);
+    // Any other update reading only the element before the one it writes along the innermost loop
+    // (the stick dimension): one element per iteration (select_scans.cpp).
+    bool is_lane_scan(const std::vector<Loop> &loops, const Store *st);
+    void emit_lane_scan(const std::vector<Loop> &loops, const Store *st);
     void emit_arg_reduction(const std::vector<Loop> &loops, const ArgReduction &red);
 
     void emit_element_store(const std::vector<Loop> &loops, const Store *st);

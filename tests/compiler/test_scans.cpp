@@ -125,9 +125,10 @@ TEST(ColumnScan, AccumulatorInDeviceMemoryMatchesCpuOrIsRefusedNamingFuncAndLoop
     EXPECT_NE(msg.find("keep acc in LX"), std::string::npos) << msg;
 }
 
-// A running sum along each row, the stick dimension: acc(r, y) = acc(r - 1, y) + in(r, y) (with
-// `product`, a running product).
-Algorithm row_scan(int cols, Type t = Float(16), bool product = false) {
+// A scan along each row, the stick dimension: acc(r, y) = op(acc(r - 1, y), in(r, y)), op a sum, a
+// product, a maximum or a linear recurrence (acc(r - 1, y) * 0.5 + in(r, y)).
+enum class ScanOp { Sum, Product, Max, Linear };
+Algorithm row_scan(int cols, Type t = Float(16), ScanOp op = ScanOp::Sum) {
     return [=] {
         Kernel k;
         ImageParam in(t, 2, "in");
@@ -135,7 +136,11 @@ Algorithm row_scan(int cols, Type t = Float(16), bool product = false) {
         RDom r(1, cols - 1, "r");
         Func acc("acc"), out("out");
         acc(x, y) = in(x, y);
-        acc(r, y) = product ? acc(r - 1, y) * in(r, y) : acc(r - 1, y) + in(r, y);
+        Expr prev = acc(r - 1, y), cur = in(r, y);
+        acc(r, y) = op == ScanOp::Sum       ? prev + cur
+                    : op == ScanOp::Product ? prev * cur
+                    : op == ScanOp::Max     ? max(prev, cur)
+                                            : prev * cast(t, 0.5f) + cur;
         out(x, y) = acc(x, y);
         k.inputs = {in};
         k.output = out;
@@ -191,20 +196,75 @@ INSTANTIATE_TEST_SUITE_P(Shapes, RowScan,
                              return os.str();
                          });
 
-// A running product along the row has no vector form: refused, naming the Func and the loop, never
-// run with the running value dropped.
-TEST(RowScanErrors, ARunningProductAlongTheStickDimensionIsRefusedNamingFuncAndLoop) {
-    Algorithm alg = row_scan(100, Float(32), true);
-    const std::string msg = error_of([&] { run_differential(alg, row_scan_rows(37, 1), {{100, 37}}, {100, 37}); });
-    EXPECT_NE(msg.find("Func acc"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("loop r.x"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("stick dimension"), std::string::npos) << msg;
+struct LaneScanCase {
+    std::string type;  // "f16", "f32", "i32"
+    ScanOp op;
+    int cols, rows, cores;
+};
+void PrintTo(const LaneScanCase &c, std::ostream *os) {
+    const char *ops[] = {"sum", "product", "max", "linear"};
+    *os << ops[int(c.op)] << "_" << c.type << "_" << c.cols << "x" << c.rows << "c" << c.cores;
+}
+
+class LaneScan : public ::testing::TestWithParam<LaneScanCase> {};
+
+// A scan along the stick other than a running sum has no instruction of its own: each step of the
+// loop computes the update over the sticks around the element it writes (the previous element by a
+// shifted read) and keeps that one element, so every element is rounded as Halide's sequential
+// update rounds it: bit for bit, at rows of one, two and many sticks, on one core and several.
+TEST_P(LaneScan, ScanAlongTheStickDimensionMatchesCpu) {
+    const LaneScanCase c = GetParam();
+    const Type t = c.type == "f16" ? Float(16) : c.type == "f32" ? Float(32) : Int(32);
+    const float range = c.op == ScanOp::Product ? 1.f : 4.f;
+    DiffResult r = run_differential(row_scan(c.cols, t, c.op), row_scan_rows(c.rows, c.cores), {{c.cols, c.rows}},
+                                    {c.cols, c.rows}, -range, range);
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, LaneScan,
+                         ::testing::Values(LaneScanCase{"f16", ScanOp::Max, 100, 37, 1},
+                                           LaneScanCase{"f16", ScanOp::Max, 300, 5, 4},
+                                           LaneScanCase{"i32", ScanOp::Max, 65, 3, 1},
+                                           LaneScanCase{"f32", ScanOp::Product, 100, 9, 1},
+                                           LaneScanCase{"f16", ScanOp::Linear, 64, 16, 1},
+                                           LaneScanCase{"f32", ScanOp::Linear, 300, 5, 32},
+                                           LaneScanCase{"f16", ScanOp::Linear, 20, 7, 2}),
+                         [](const auto &info) {
+                             std::ostringstream os;
+                             PrintTo(info.param, &os);
+                             return os.str();
+                         });
+
+// A scan over the first part of each row: the elements after its last keep what the pure
+// definition wrote (each iteration puts back every element but the one it writes), with the row
+// one instruction's sticks (100 columns) and in two-stick windows (300).
+TEST(LaneScan, AScanOverPartOfTheRowLeavesTheRestOfTheRowAsThePureDefinitionWroteIt) {
+    for (int cols : {100, 300}) {
+        Algorithm alg = [=] {
+            Kernel k;
+            ImageParam in(Float(16), 2, "in");
+            Var x("x"), y("y");
+            RDom r(1, cols / 2 - 1, "r");
+            Func acc("acc"), out("out");
+            acc(x, y) = in(x, y);
+            acc(r, y) = max(acc(r - 1, y), in(r, y));
+            out(x, y) = acc(x, y);
+            k.inputs = {in};
+            k.output = out;
+            k.funcs = {{"acc", acc}};
+            k.vars = {{"x", x}, {"y", y}};
+            return k;
+        };
+        DiffResult r = run_differential(alg, row_scan_rows(9, 1), {{cols, 9}}, {cols, 9}, -4, 4);
+        EXPECT_EQ(r.cmp.max_ulp, 0) << cols << " columns: " << r.cmp.first_mismatch;
+    }
 }
 
 // A running sum whose first element is not a stick's first (an RDom from 2), and one that adds a
-// value constant along the row: refused, each saying why.
-TEST(RowScanErrors, ASumStartingInsideAStickOrAddingAConstantIsRefused) {
-    auto refused = [](bool from_two) {
+// value constant along the row: no VSCANSUM takes them, and they run one element per step.
+TEST(LaneScan, ASumStartingInsideAStickOrAddingAConstantMatchesCpu) {
+    for (bool from_two : {true, false}) {
         Algorithm alg = [=] {
             Kernel k;
             ImageParam in(Float(32), 2, "in");
@@ -220,12 +280,34 @@ TEST(RowScanErrors, ASumStartingInsideAStickOrAddingAConstantIsRefused) {
             k.vars = {{"x", x}, {"y", y}};
             return k;
         };
-        return error_of([&] { run_differential(alg, row_scan_rows(37, 1), {{100, 37}}, {100, 37}); });
+        DiffResult r = run_differential(alg, row_scan_rows(37, 1), {{100, 37}}, {100, 37}, -4, 4);
+        EXPECT_EQ(r.cmp.max_ulp, 0) << (from_two ? "from 2: " : "constant: ") << r.cmp.first_mismatch;
+    }
+}
+
+// An update reading the element two before the one it writes has no step form: refused, naming the
+// Func and the loop, never run with the running value dropped.
+TEST(RowScanErrors, AScanReadingTwoElementsBackAlongTheStickIsRefusedNamingFuncAndLoop) {
+    Algorithm alg = [] {
+        Kernel k;
+        ImageParam in(Float(32), 2, "in");
+        Var x("x"), y("y");
+        RDom r(2, 98, "r");
+        Func acc("acc"), out("out");
+        acc(x, y) = in(x, y);
+        acc(r, y) = acc(r - 2, y) + in(r, y);
+        out(x, y) = acc(x, y);
+        k.inputs = {in};
+        k.output = out;
+        k.funcs = {{"acc", acc}};
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
     };
-    const std::string inside = refused(true), constant = refused(false);
-    EXPECT_NE(inside.find("runs a sum along a row that does not start on a stick boundary"), std::string::npos) << inside;
-    EXPECT_NE(constant.find("a running sum of a value that does not vary along its row"), std::string::npos) << constant;
-    EXPECT_EQ(generated_name_in(inside) + generated_name_in(constant), "");
+    const std::string msg = error_of([&] { run_differential(alg, row_scan_rows(37, 1), {{100, 37}}, {100, 37}); });
+    EXPECT_NE(msg.find("Func acc"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("loop r.x"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("stick dimension"), std::string::npos) << msg;
+    EXPECT_EQ(generated_name_in(msg), "") << msg;
 }
 
 // The running sum with no schedule at all: Halide computes acc inside out's innermost loop, the
