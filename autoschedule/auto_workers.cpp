@@ -52,7 +52,16 @@ WorkerPool::WorkerPool(int workers, Evaluate evaluate) : evaluate_(std::move(eva
             for (const Worker &o : workers_) close(o.fd);  // the other workers' ends, inherited
             WorkTask t;
             while (recv_record(sv[1], &t, sizeof t) && t.kind != kStopWorker) {
-                WorkResult r = evaluate_(t);
+                // An exception must not leave this process's copy of the caller's stack (it would
+                // run the caller's code on in the child): the caller repeats the task to raise it.
+                WorkResult r;
+                try {
+                    r = evaluate_(t);
+                } catch (...) {
+                    r = WorkResult{};
+                    r.pos = t.pos;
+                    r.status = kThrew;
+                }
                 if (!send_record(sv[1], &r, sizeof r)) break;
             }
             _exit(0);
@@ -162,7 +171,13 @@ void WorkerPool::run(const std::vector<WorkTask> &tasks, const std::vector<int> 
             const size_t w = which[k];
             WorkResult r;
             if (recv_record(workers_[w].fd, &r, sizeof r)) {
+                const size_t i = in_flight[w].front();
                 in_flight[w].pop_front();
+                if (r.status == kThrew) {  // raised here, with its own message, or a result after all
+                    stop_all(true);
+                    spent_ = true;
+                    r = evaluate_(tasks[i]);
+                }
                 note(r);
                 feed(w);
             } else {

@@ -19,9 +19,13 @@ struct WorkTask {
     double best_before = 0; // the best time known when the round began (0: none)
 };
 
+// A worker's task that threw (our bug, not a refused candidate): WorkerPool::run repeats it in the
+// caller's process, which raises the exception there.
+constexpr int32_t kThrew = 3;
+
 struct WorkResult {
     int32_t pos = 0;
-    int32_t status = 2;  // 0 failed, 1 timed, 2 not done (past the time bound, or its worker died)
+    int32_t status = 2;  // 0 failed, 1 timed, 2 not done (past the time bound, or its worker died), kThrew
     double us = 0;
     // The caller's: the search's `us` is the exact model's; its winner's own lowering is the same
     // program as the shared one (not timed again).

@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <map>
+#include <stdexcept>
+#include <string>
 
 #include "auto_workers.h"
 
@@ -53,6 +56,29 @@ TEST_P(WorkerPoolSizes, EveryTaskComesBackOnceWithItsResult) {
 
 INSTANTIATE_TEST_SUITE_P(Workers, WorkerPoolSizes, ::testing::Values(1, 2, 3),
                          [](const auto &i) { return std::to_string(i.param) + "_workers"; });
+
+// A task that throws in a worker (a bug, not a refused candidate) is raised in the caller's process,
+// with its message; the worker's copy of the caller never runs on past it (it ran the rest of this
+// test binary's tests in the child before).
+TEST(WorkerPool, ATaskThatThrowsInAWorkerIsRaisedInTheCallerWithItsMessage) {
+    const pid_t caller = getpid();
+    WorkerPool pool(2, [&](const WorkTask &t) {
+        if (t.candidate == 3) throw std::runtime_error("candidate 3 broke");
+        WorkResult r;
+        r.pos = t.pos;
+        r.status = 1;
+        return r;
+    });
+    const std::vector<WorkTask> ts = tasks_for(6);
+    std::string what;
+    try {
+        pool.run(ts, std::vector<int>(ts.size(), 0), later(), [](const WorkResult &) {});
+    } catch (const std::runtime_error &e) {
+        what = e.what();
+    }
+    ASSERT_EQ(getpid(), caller);
+    EXPECT_EQ(what, "candidate 3 broke");
+}
 
 TEST(WorkerPool, AWorkerKeepsItsStateFromOneRunToTheNext) {
     int done = 0;  // each worker's own count (a copy in each process)
