@@ -245,8 +245,18 @@ void Selector::emit_arg_reduction(const std::vector<Loop> &loops, const ArgReduc
                     name + " of a one-dimensional RDom that starts at 0");
     }
     auto ia = affine_in(red.index->index, var_set(loops)), va = affine_in(red.value->index, var_set(loops));
-    bool same_rows = ia && va;
-    for (const Loop &l : loops) same_rows = same_rows && ia->of(l.name) == va->of(l.name);
+    if (!ia || !va) internal("internal: an " + std::string(name) + " accumulator at a non-affine place");
+    // One instruction's groups keep their values and indices one element apart; where one of them
+    // lies a padded row apart (one int32 and one fp16 per row are a stick each), a group per row.
+    if (!d.group_var.empty() && (ia->of(d.group_var) != 1 || va->of(d.group_var) != 1)) {
+        if (loops[k].name != d.group_var) internal("internal: an " + std::string(name) + "'s rows are not its next loop");
+        d.group_var.clear();
+        d.groups = 1;
+        k++;
+    }
+    // Both move with the same loops (by different strides where their types pad rows differently).
+    bool same_rows = true;
+    for (const Loop &l : loops) same_rows = same_rows && (ia->of(l.name) == 0) == (va->of(l.name) == 0);
     if (!same_rows) internal("internal: the index and the value of an " + std::string(name) + " are at different rows");
     emit_loops(loops, k, [&] {
         auto slot = [&](const Store *st, DType t) {

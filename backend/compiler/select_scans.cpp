@@ -1,7 +1,10 @@
 // Instruction selection: scans along the stick dimension, an update that reads the element its
-// loop's previous iteration wrote, acc[i] = f(acc[i - 1], ...), with i the innermost loop. A
-// running sum is one VSCANSUM per step of rows (emit_scan); any other update, or a sum VSCANSUM does
-// not take, runs one element per iteration on the sticks around it (emit_lane_scan).
+// loop's previous iteration wrote, acc[i] = f(acc[i - 1], ...), with i the innermost loop, and
+// stores of one element at a time. A running sum is one VSCANSUM per step of rows (emit_scan); any
+// other update, or a sum VSCANSUM does not take, runs one element per iteration on the sticks
+// around it (emit_lane_scan); a store whose innermost loop does not run along the stick computes
+// each element on a stick of its own (emit_single_elements). The last two keep one element of the
+// sticks they compute (keep_element).
 #include "selector.h"
 #include "carried_reads.h"
 
@@ -175,27 +178,56 @@ void Selector::emit_lane_scan(const std::vector<Loop> &loops, const Store *st) {
         if (!provably_multiple(s.index, lanes_t)) internal("internal: a scan's sticks moved off their boundary");
         Operand v = to_vec(gen(value, d, nullptr), d);
         if (v.temp < 0) internal("internal: a scan's update is not in a temporary");
-        // v = e <= i - 1 ? s : v, then s = e <= i ? v : s (e counted from the window's first element).
-        auto select = [&](const Operand &into, const Operand &a, const Operand &b, const Expr &limit) {
-            std::set<std::string> reads{a.buf, b.buf}, writes{into.buf};
-            before(QVec, reads, writes);
-            std::vector<Reg> regs;
-            Lx ld = addr(into, regs), la = addr(a, regs), lb = addr(b, regs);
-            Reg lim = eval(simplify(limit));
-            regs.push_back(lim);
-            b_.vselidx(t, kTagVec, ld, la, lb, lim, false, false, int32_t(sticks), int32_t(d.groups));
-            for (Reg g : regs) b_.release(g);
-            after(kTagVec, QVec, reads, writes);
-        };
-        const Expr written = step + int32_t(*first + 1) - ws;
-        select(v, s, v, written - 1);
-        select(s, v, s, written);
+        keep_element(s, v, step + int32_t(*first + 1) - ws, t, sticks, d.groups);
         free_temp(v);
         reset_temps();
         drain();
         b_.end_loop();
         st_.vars.erase(l.name);
         b_.release(r);
+    });
+}
+
+void Selector::keep_element(const Operand &s, const Operand &v, const Expr &at, DType t, int64_t sticks,
+                            int64_t groups) {
+    // v = e <= at - 1 ? s : v, then s = e <= at ? v : s.
+    auto select = [&](const Operand &into, const Operand &a, const Operand &b, const Expr &limit) {
+        std::set<std::string> reads{a.buf, b.buf}, writes{into.buf};
+        before(QVec, reads, writes);
+        std::vector<Reg> regs;
+        Lx ld = addr(into, regs), la = addr(a, regs), lb = addr(b, regs);
+        Reg lim = eval(simplify(limit));
+        regs.push_back(lim);
+        b_.vselidx(t, kTagVec, ld, la, lb, lim, false, false, int32_t(sticks), int32_t(groups));
+        for (Reg g : regs) b_.release(g);
+        after(kTagVec, QVec, reads, writes);
+    };
+    select(v, s, v, at - 1);
+    select(s, v, s, at);
+}
+
+// Every iteration computes its element's value on one stick (spread over its lanes) and keeps it
+// in the destination's stick that holds the element: slow (a few instructions per element), but
+// each element is computed in Halide's loop order, so an update may read what earlier iterations
+// wrote anywhere in the buffer.
+void Selector::emit_single_elements(const std::vector<Loop> &loops, const Store *st) {
+    const BufferInfo &dst = plan_.buffer(st->name);
+    const DType t = dtype_of(st->value.type());
+    if (dst.type != t)
+        unsupported("stores " + std::string(dtype_name(t)) + " values into a buffer of " + dtype_name(dst.type));
+    const int32_t lanes_t = int32_t(plan_.lanes(t));
+    emit_loops(loops, loops.size(), [&] {
+        Domain d;
+        d.padded = true;
+        Operand v = gen(st->value, d, nullptr);
+        // A value on a stick has it in its element 0: read as one element, it spreads over a stick.
+        if (v.kind == Operand::Vec) v.kind = Operand::Scal, v.per_group = false, v.row = false;
+        Operand w = to_vec(v, d);
+        if (w.temp < 0) internal("internal: a stored element is not in a temporary");
+        const Expr ws = simplify(st->index / lanes_t * lanes_t);
+        keep_element(at_buffer(st->name, t, ws), w, st->index - ws, t, 1, 1);
+        free_temp(w);
+        reset_temps();
     });
 }
 

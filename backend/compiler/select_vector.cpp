@@ -980,17 +980,9 @@ void Selector::emit_element_store(const std::vector<Loop> &loops, const Store *s
         d.elems *= l.extent;
         k--;
     }
-    // No loop over consecutive elements: one element (a stick whose other lanes must be free).
-    if (d.lane.empty() && carried)
-        unsupported("its update reads " + st_.func + " where the previous iterations of loop " +
-                    user_loop_name(loops[k - 1].name) + " wrote it, along its stick dimension (a scan along the "
-                    "elements of a stick) other than at the element just before the one it writes: the vector unit "
-                    "computes a stick's elements together, and a scan along them runs one element per iteration "
-                    "only when the update reads the element before, acc(r, y) = f(acc(r - 1, y), ...); scan along "
-                    "another dimension (the rows), e.g. over the transposed data");
-    if (d.lane.empty() && k != 0)
-        unsupported("stores one element at a time; stick_vectorize it or make its innermost loop run over "
-                    "consecutive elements");
+    // No loop over consecutive elements: one element per iteration, in the loops' order (an update
+    // may read what the earlier ones wrote, anywhere).
+    if (d.lane.empty() && (carried || k != 0)) return emit_single_elements(loops, st);
     int64_t lanes_t = plan_.lanes(dst.type);
     emit_loops(loops, k, [&] {
         Operand o = at_buffer(st->name, dst.type, simplify(affine_in(st->index, d.vars())->rest));

@@ -295,6 +295,12 @@ private:
     // (the stick dimension): one element per iteration (select_scans.cpp).
     bool is_lane_scan(const std::vector<Loop> &loops, const Store *st);
     void emit_lane_scan(const std::vector<Loop> &loops, const Store *st);
+    // Element `at` of each group of `v` (a temporary) into `s`, the other elements of s kept: two
+    // VSELIDX, the first writing v.
+    void keep_element(const Operand &s, const Operand &v, const Halide::Expr &at, DType t, int64_t sticks,
+                      int64_t groups);
+    // A store whose innermost loop does not run along the stick: one element per iteration.
+    void emit_single_elements(const std::vector<Loop> &loops, const Store *st);
     void emit_arg_reduction(const std::vector<Loop> &loops, const ArgReduction &red);
 
     void emit_element_store(const std::vector<Loop> &loops, const Store *st);
