@@ -676,7 +676,9 @@ private:
         // would go back over their elements with the values it loaded before they wrote them.)
         std::set<std::string> outside;
         for (size_t i = 0; i < l; i++) outside.insert(loops[i].name);
-        if (plan_.num_cores > 1) outside.insert(kCoreIdVar);
+        // A nest under `core == c` (map_cores' device-memory writers outside ring splits, between
+        // barriers) runs on that core alone: its box is nobody else's while it runs.
+        if (plan_.num_cores > 1 && !on_one_core()) outside.insert(kCoreIdVar);
         auto step = affine_in(base, outside);
         if (!step) return std::nullopt;
         for (const std::string &v : outside) {
@@ -702,6 +704,16 @@ private:
         if (elems > row) f.outer.push_back({"$rows", DmaDim{elems / row, row, row}});
         f.lanes_per_stick = lanes_t;
         return f;
+    }
+
+    // Whether a condition around the nest being staged holds on one core only (core == c).
+    bool on_one_core() const {
+        for (const Expr &c : path_) {
+            const EQ *eq = c.as<EQ>();
+            const Variable *v = eq ? eq->a.as<Variable>() : nullptr;
+            if (v && v->name == kCoreIdVar && is_const(eq->b)) return true;
+        }
+        return false;
     }
 
     // The loop whose earlier iterations wrote what a group of `buf` reads: the stored group and a
