@@ -1,7 +1,8 @@
 // Generation from a checkpoint (apps/llama/llama_generate.h): a tiny random Hugging Face checkpoint
 // written to a temp dir, read, and run on the simulated device; the new ids, greedy and sampled
 // with a seed, are the plain C++ decoder's from the same checkpoint, and EOS and stop ids end
-// generation. Also the sampler's own rules and its sequence for a seed.
+// generation; spyre-llama generate prints the same ids. Also the sampler's own rules and its
+// sequence for a seed.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <memory>
 #include <set>
 
+#include "../tools/tool_test_util.h"
 #include "device/error.h"
 #include "llama_checkpoint.h"
 #include "llama_generate.h"
@@ -126,6 +128,27 @@ TEST_F(LlamaGenerate, EosFromTheConfigAndStopIdsEndGenerationAfterTheStopToken) 
     g.stop_ids = {};
     g.max_new_tokens = 1;
     EXPECT_EQ(on_device(g).ids, std::vector<int>{greedy[0]});
+}
+
+// The command line: the ids on the first line, as the library draws them; bad ids refused by name.
+TEST_F(LlamaGenerate, SpyreLlamaGeneratePrintsTheSameIdsOnItsFirstLine) {
+    using tools_testing::quote;
+    using tools_testing::run_command;
+    GenerateOptions g;
+    g.max_new_tokens = 3;
+    g.sampling = SamplingOptions{0.8, 40, 0.9, 7};
+    const Generated d = on_device(g);
+    const std::string cmd = SPYRE_LLAMA + " generate --checkpoint " + quote(dir_->string());
+    const tools_testing::CommandResult r = run_command(
+        cmd + " --prompt-ids 1,17,200,42,9 --max-new-tokens 3 --temperature 0.8 --top-k 40 --top-p 0.9 --seed 7 --ignore-eos");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::string want;
+    for (int id : d.ids) want += (want.empty() ? "" : ",") + std::to_string(id);
+    EXPECT_EQ(r.output.substr(0, r.output.find('\n')), want) << r.output;
+    EXPECT_NE(r.output.find("prefill of 5 tokens"), std::string::npos) << r.output;
+    const tools_testing::CommandResult bad = run_command(cmd + " --prompt-ids 1,256");
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_NE(bad.output.find("--prompt-ids: 256 outside the vocabulary"), std::string::npos) << bad.output;
 }
 
 TEST(LlamaSampler, GreedyTopKAndTopPFollowTheirRulesAndASeedGivesOneSequence) {
