@@ -14,7 +14,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_RUNS    ?= 20000
 FUZZ_DIR     ?= build-fuzz
 ASAN_DIR     ?= build-asan
-FUZZERS      := program:program machine_json:machine layout:layout ktir:ktir tuned_schedule:tuned
+FUZZERS      := program:program machine_json:machine layout:layout ktir:ktir tuned_schedule:tuned \
+                llama_checkpoint:checkpoint
 
 # fuzz-diff: random pipelines x random schedules against the CPU (tests/fuzz_diff). MIN_MATCHED:
 # the run fails if fewer cases matched the CPU (a refused case compares nothing). MAX_REFUSAL_RATE:

@@ -48,6 +48,18 @@ VocabSplit vocab_split(const LlamaConfig &c, const MachineDesc &m) {
                 "-wide fp16 rows that fits one core's span of ", m.max_span_bytes, " bytes");
 }
 
+std::vector<float> split_lm_head(const LlamaConfig &c, const VocabSplit &v, const std::vector<float> &whole) {
+    if (whole.size() != size_t(c.vocab) * size_t(c.hidden))
+        throw_error("llama: lm_head of ", whole.size(), " values for a vocabulary of ", c.vocab, " by ", c.hidden);
+    std::vector<float> parts(size_t(v.padded()) * size_t(c.hidden), 0.0f);
+    for (int p = 0; p < v.parts; p++)
+        for (int k = 0; k < c.hidden; k++)
+            for (int n = 0; n < v.part_cols && p * v.part_cols + n < c.vocab; n++)
+                parts[(size_t(p) * c.hidden + size_t(k)) * v.part_cols + size_t(n)] =
+                    whole[size_t(k) * c.vocab + size_t(p * v.part_cols + n)];
+    return parts;
+}
+
 std::vector<double> rope_inverse_frequencies(const LlamaConfig &c) {
     const double pi = std::acos(-1.0);
     const double low_wavelen = c.rope_original_context / double(c.rope_low_freq_factor);

@@ -58,6 +58,9 @@ struct VocabSplit {
     int padded() const { return parts * part_cols; }
 };
 VocabSplit vocab_split(const LlamaConfig &c, const MachineDesc &m);
+// lm_head's weights {vocab, hidden} (Halide order: w[k * vocab + n]) in those parts, as the model
+// stores them: one {part_cols, hidden} matrix after another, the columns past the vocabulary zero.
+std::vector<float> split_lm_head(const LlamaConfig &c, const VocabSplit &v, const std::vector<float> &whole);
 
 // cos and sin tables for the rotate-half RoPE kernel (schedules/rope.h), {head_dim, positions.size()}
 // in Halide order, as fp32 values (the caller rounds them to fp16): row t holds position

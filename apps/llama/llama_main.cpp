@@ -4,13 +4,18 @@
 //                                                           against Halide's CPU realisation
 //   spyre-llama --config 8b --timing-only --phase decode --context 2048 --batch 1
 //   spyre-llama --config 8b --timing-only --phase prefill --prompt 2048
+//   spyre-llama generate --checkpoint DIR --prompt-ids 128000,791,6864 --max-new-tokens 16
+//                                                           a Hugging Face checkpoint's weights;
+//                                                           token ids in and out (no tokenizer)
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
 #include <map>
 
 #include "device/error.h"
+#include "llama_checkpoint.h"
 #include "llama_figures.h"
+#include "llama_generate.h"
 #include "llama_model.h"
 
 namespace {
@@ -66,6 +71,62 @@ void print_figures(const StepFigures &f, int layers, const std::string &phase, i
                     f.layer.validity.c_str());
 }
 
+struct GenerateArgs {
+    std::string checkpoint, prompt_ids, stop_ids;
+    int max_new_tokens = 16;
+    double temperature = 0, top_p = 1;
+    int top_k = 0;
+    uint64_t seed = 0;
+    bool no_eos = false;
+};
+
+// `spyre-llama generate`: the checkpoint's weights on the device, new ids drawn on the host from
+// the device's logits; the ids on one line, then the prefill's and the last decode step's figures.
+int run_generate(const GenerateArgs &a, ModelOptions o) {
+    const LlamaCheckpoint ck = LlamaCheckpoint::open(a.checkpoint);
+    const LlamaConfig &c = ck.config();
+    const std::vector<int> prompt = parse_ids(a.prompt_ids, "--prompt-ids");
+    GenerateOptions g;
+    g.max_new_tokens = a.max_new_tokens;
+    g.sampling = SamplingOptions{a.temperature, a.top_k, a.top_p, a.seed};
+    if (!a.stop_ids.empty()) g.stop_ids = parse_ids(a.stop_ids, "--stop-ids");
+    if (!a.no_eos) g.stop_ids.insert(g.stop_ids.end(), ck.eos_ids().begin(), ck.eos_ids().end());
+    // Refused before the weights load: ids outside the vocabulary, sampling options out of range.
+    for (int id : prompt)
+        if (id < 0 || id >= c.vocab) spyre::throw_error("--prompt-ids: ", id, " outside the vocabulary [0, ", c.vocab, ")");
+    Sampler check(g.sampling);
+    o.checkpoint = &ck;
+    o.max_context = int(prompt.size()) + std::max(a.max_new_tokens, 1);
+    LlamaModel model(c, o);
+    std::vector<StepResult> steps;
+    const Generated out = generate(
+        [&](const std::vector<int> &ids) {
+            steps.push_back(steps.empty() ? model.prefill(ids) : model.decode(ids));
+            return model.logits(0);
+        },
+        c.vocab, prompt, g);
+    for (size_t i = 0; i < out.ids.size(); i++) std::printf("%s%d", i ? "," : "", out.ids[i]);
+    std::printf("\n");
+    std::printf("%zu new tokens (%s); sampled on the host from the device's logits (%s)\n", out.ids.size(),
+                out.stopped ? "stopped at a stop id" : "reached --max-new-tokens",
+                a.temperature == 0 ? "greedy" : "temperature, top-k, top-p");
+    if (steps.empty()) return 0;
+    double decode_us = 0;
+    for (size_t i = 1; i < steps.size(); i++) decode_us += steps[i].us;
+    std::printf("modelled on the device: prefill of %zu tokens %.1f us; %zu decode steps %.1f us (%.1f us each)\n",
+                prompt.size(), steps[0].us, steps.size() - 1, decode_us,
+                steps.size() > 1 ? decode_us / double(steps.size() - 1) : 0.0);
+    std::printf("prefill of %zu tokens:\n", prompt.size());
+    print_figures(step_figures(c, {int(prompt.size()), 1, int(prompt.size())}, steps[0], o.machine), c.layers,
+                  "prefill", 1, o.machine);
+    if (steps.size() > 1) {
+        const int context = int(prompt.size() + steps.size()) - 1;
+        std::printf("last decode step, context %d:\n", context);
+        print_figures(step_figures(c, {1, 1, context}, steps.back(), o.machine), c.layers, "decode", 1, o.machine);
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -100,8 +161,44 @@ int main(int argc, char **argv) {
         ->capture_default_str()
         ->check(CLI::Range(1, 1 << 20));
     app.add_option("--trace", trace, "write the last step's timeline (Chrome trace events, for Perfetto) here");
+
+    GenerateArgs ga;
+    CLI::App *gen = app.add_subcommand(
+        "generate",
+        "Generate token ids from a Hugging Face Llama checkpoint (config.json and safetensors), run on the simulated "
+        "device. There is no tokenizer: the prompt is token ids, and so is the output (one line, comma-separated; "
+        "decode them with the model's tokenizer elsewhere). The sampling runs on the host, on the device's logits.");
+    gen->add_option("--checkpoint", ga.checkpoint,
+                    "directory with config.json and model.safetensors (or model.safetensors.index.json and its shards)")
+        ->required();
+    gen->add_option("--prompt-ids", ga.prompt_ids, "the prompt as token ids, comma-separated (e.g. 128000,791,6864)")
+        ->required();
+    gen->add_option("--max-new-tokens", ga.max_new_tokens, "new tokens at most")->capture_default_str()->check(CLI::Range(0, 1 << 20));
+    gen->add_option("--temperature", ga.temperature, "0: greedy; above 0: sample from softmax(logits / temperature)")
+        ->capture_default_str();
+    gen->add_option("--top-k", ga.top_k, "sample among the k likeliest tokens (0: all)")->capture_default_str();
+    gen->add_option("--top-p", ga.top_p, "then among the fewest likeliest whose probability reaches p (1: all)")
+        ->capture_default_str();
+    gen->add_option("--seed", ga.seed, "the sampler's seed (std::mt19937_64; the same ids for the same seed)")
+        ->capture_default_str();
+    gen->add_option("--stop-ids", ga.stop_ids, "more ids that end generation, comma-separated (the config's "
+                                               "eos_token_id always does)");
+    gen->add_flag("--ignore-eos", ga.no_eos, "do not stop at the config's eos_token_id");
+    std::string gen_schedules = "named", gen_tuning_db;
+    gen->add_option("--schedules", gen_schedules, "named, auto or fastest (as for the main command)")->capture_default_str();
+    gen->add_option("--tuning-db", gen_tuning_db, "with --schedules auto or fastest: spyre-tune's database");
+    gen->add_option("--auto-evaluations", auto_evaluations, "candidates each kernel's search times")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1 << 20));
     CLI11_PARSE(app, argc, argv);
     try {
+        if (*gen) {
+            ModelOptions o;
+            o.schedules = ModelOptions::schedules_by_name(gen_schedules);
+            o.tuning_db = gen_tuning_db;
+            o.auto_evaluations = auto_evaluations;
+            return run_generate(ga, o);
+        }
         const LlamaConfig c = llama_config(config);
         ModelOptions o;
         o.timing_only = timing_only;

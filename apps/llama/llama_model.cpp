@@ -9,6 +9,7 @@
 #include "device/half.h"
 #include "device/layout.h"
 #include "auto_schedule.h"
+#include "llama_checkpoint.h"
 #include "llama_stages.h"
 #include "step_trace.h"
 
@@ -74,7 +75,10 @@ LlamaModel::LlamaModel(const LlamaConfig &config, const ModelOptions &options)
     matrix("final_norm", c.hidden, 1);
     const VocabSplit v = vocab_split(c, m);
     matrix("lm_head", v.part_cols, c.hidden * v.parts);
-    init_weights();
+    if (options.checkpoint)
+        load_weights(*options.checkpoint);
+    else
+        init_weights();
 }
 
 LlamaModel::~LlamaModel() = default;
@@ -120,7 +124,6 @@ void LlamaModel::init_weights() {
         write_f16(layer_tensor(l, "w2"), proj(c.hidden, c.intermediate), c.hidden);
     }
     write_f16("final_norm", uniform(size_t(c.hidden), 0.2f, 1.0f), c.hidden);
-    // lm_head in the vocabulary's parts, one {vocab / parts, hidden} matrix after another.
     // lm_head in the vocabulary's parts, one {part_cols, hidden} matrix after another; the columns
     // past the vocabulary stay zero.
     const VocabSplit v = vocab_split(c, options_.machine);
@@ -130,6 +133,30 @@ void LlamaModel::init_weights() {
             for (int n = 0; n < v.part_cols; n++)
                 if (p * v.part_cols + n >= c.vocab) head[(size_t(p) * c.hidden + size_t(k)) * v.part_cols + size_t(n)] = 0;
     write_f16("lm_head", head, v.part_cols);
+}
+
+void LlamaModel::load_weights(const LlamaCheckpoint &ck) {
+    if (options_.timing_only) return;
+    const LlamaConfig &c = config_, &k = ck.config();
+    if (c.hidden != k.hidden || c.heads != k.heads || c.kv_heads != k.kv_heads || c.head_dim != k.head_dim ||
+        c.intermediate != k.intermediate || c.vocab != k.vocab || c.layers != k.layers)
+        throw_error("llama: the checkpoint's shape (hidden ", k.hidden, ", heads ", k.heads, "/", k.kv_heads, " of ",
+                    k.head_dim, ", intermediate ", k.intermediate, ", vocabulary ", k.vocab, ", ", k.layers,
+                    " layers) is not the model's (config ", c.name, ")");
+    // A tensor at a time, so that the host holds one in fp32 (lm_head's is the largest).
+    write_f16("embed", ck.weight("embed"), c.hidden);
+    for (int l = 0; l < c.layers; l++) {
+        write_f16(layer_tensor(l, "attn_norm"), ck.weight(layer_tensor(l, "attn_norm")), c.hidden);
+        write_f16(layer_tensor(l, "wqkv"), ck.weight(layer_tensor(l, "wqkv")), c.q_width() + 2 * c.kv_width());
+        write_f16(layer_tensor(l, "wo"), ck.weight(layer_tensor(l, "wo")), c.hidden);
+        write_f16(layer_tensor(l, "ffn_norm"), ck.weight(layer_tensor(l, "ffn_norm")), c.hidden);
+        write_f16(layer_tensor(l, "w1"), ck.weight(layer_tensor(l, "w1")), c.intermediate);
+        write_f16(layer_tensor(l, "w3"), ck.weight(layer_tensor(l, "w3")), c.intermediate);
+        write_f16(layer_tensor(l, "w2"), ck.weight(layer_tensor(l, "w2")), c.hidden);
+    }
+    write_f16("final_norm", ck.weight("final_norm"), c.hidden);
+    const VocabSplit v = vocab_split(c, options_.machine);
+    write_f16("lm_head", split_lm_head(c, v, ck.weight("lm_head")), v.part_cols);
 }
 
 std::vector<float> LlamaModel::weights(const std::string &name) const {
@@ -226,6 +253,11 @@ void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
                     r.us, s.stats.us);
     r.runs.push_back({it->second.program.kernel_name, it->second.schedule, layer, s.stats, &it->second.program});
     r.us += s.stats.us;
+}
+
+void LlamaModel::reset() {
+    for (int &p : positions_) p = 0;
+    last_rows_ = 0;
 }
 
 void LlamaModel::set_context(int positions) {

@@ -25,6 +25,7 @@ namespace spyre::llama {
 enum class Backend;
 struct StageKernel;
 class StepTrace;
+class LlamaCheckpoint;
 
 struct ModelOptions {
     bool cpu = false;           // Halide's CPU realisation of every kernel instead of the simulator
@@ -50,6 +51,9 @@ struct ModelOptions {
     // timing-only mode one layer's time is every layer's (see LlamaModel::layer_us).
     int layers = 0;
     uint32_t seed = 1;          // the random weights
+    // The weights from this checkpoint instead (held by the caller while the model is built; its
+    // config must be the model's); null: random.
+    const LlamaCheckpoint *checkpoint = nullptr;
     // Each step writes its timeline here (a Chrome trace event file for Perfetto: every kernel's
     // cores and engines, one after another, and a track of the kernels); empty: none.
     std::string trace_path;
@@ -82,6 +86,8 @@ public:
     StepResult decode(const std::vector<int> &tokens);
     // Timing-only: every sequence's cache holds `positions` earlier positions (as after a prefill).
     void set_context(int positions);
+    // Every sequence starts again at position 0 (a new prompt); the weights and compiled kernels stay.
+    void reset();
 
     // The last step's logits of sequence b's last token (fp16 values as floats); not in timing-only mode.
     std::vector<float> logits(int b) const;
@@ -110,6 +116,7 @@ private:
     void launch_kernel(StepResult &r, const std::string &key, int layer, const std::vector<Builder> &builds,
                        const std::vector<TensorView> &args);
     void init_weights();
+    void load_weights(const LlamaCheckpoint &ck);
     void write_f16(const std::string &tensor, const std::vector<float> &values, int cols);
 
     LlamaConfig config_;

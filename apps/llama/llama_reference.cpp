@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "device/half.h"
+#include "llama_checkpoint.h"
 #include "llama_model.h"
 
 namespace spyre::llama {
@@ -29,6 +30,20 @@ ReferenceLlama::ReferenceLlama(const LlamaConfig &c, const LlamaModel &model)
         for (const char *w : {"attn_norm", "wqkv", "wo", "ffn_norm", "w1", "w3", "w2"})
             names.push_back(layer_name(l, w));
     for (const std::string &n : names) w_[n] = model.weights(n);
+}
+
+ReferenceLlama::ReferenceLlama(const LlamaCheckpoint &ck, const MachineDesc &m)
+    : c_(ck.config()), split_(vocab_split(ck.config(), m)), k_cache_(size_t(c_.layers)), v_cache_(size_t(c_.layers)) {
+    auto rounded = [](std::vector<float> v) {
+        for (float &x : v) x = f16(x);
+        return v;
+    };
+    w_["embed"] = rounded(ck.weight("embed"));
+    w_["final_norm"] = rounded(ck.weight("final_norm"));
+    w_["lm_head"] = rounded(split_lm_head(c_, split_, ck.weight("lm_head")));
+    for (int l = 0; l < c_.layers; l++)
+        for (const char *w : {"attn_norm", "wqkv", "wo", "ffn_norm", "w1", "w3", "w2"})
+            w_[layer_name(l, w)] = rounded(ck.weight(layer_name(l, w)));
 }
 
 std::vector<float> ReferenceLlama::rmsnorm(const std::vector<float> &x, const std::vector<float> &gain) const {

@@ -16,11 +16,15 @@
 namespace spyre::llama {
 
 class LlamaModel;
+class LlamaCheckpoint;
 
 class ReferenceLlama {
 public:
     // Copies `model`'s weights (functional mode).
     ReferenceLlama(const LlamaConfig &c, const LlamaModel &model);
+    // Reads `ck`'s weights, rounded to fp16 as the model stores them; `m` gives the vocabulary's
+    // parts (vocab_split), which the head's sums follow as the device's do.
+    ReferenceLlama(const LlamaCheckpoint &ck, const MachineDesc &m);
 
     // Runs the tokens of one sequence at its next positions; returns the last token's logits.
     std::vector<float> step(const std::vector<int> &ids);

@@ -1,7 +1,8 @@
 // Writes the fuzzers' seed corpora: small hand-built programs that use every instruction family
 // (DMA loops, vector ops and masks, byte conversions, matmul, ring transfers and reductions, barriers) as .spyre files, machine
 // descriptions as JSON, a few layout byte strings, and KTIR: the hand-written test kernels of
-// tests/ktir/kernels and the seed programs exported to KTIR. Usage: make_fuzz_seeds OUT_DIR.
+// tests/ktir/kernels and the seed programs exported to KTIR, and tiny Llama checkpoints (one file,
+// two shards, a tied head, no rope scaling). Usage: make_fuzz_seeds OUT_DIR.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,7 +11,9 @@
 #include "device/machine_desc.h"
 #include "device/program_builder.h"
 #include "device/program_io.h"
+#include "checkpoint_input.h"
 #include "ktir_export.h"
+#include "tiny_checkpoint.h"
 
 namespace fs = std::filesystem;
 using namespace spyre;
@@ -256,7 +259,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     fs::path out = argv[1];
-    for (const char *d : {"program", "machine", "layout", "ktir", "tuned"}) fs::create_directories(out / d);
+    for (const char *d : {"program", "machine", "layout", "ktir", "tuned", "checkpoint"}) fs::create_directories(out / d);
     int n = 0;
     for (const DeviceProgram &p : {streaming(1), streaming(4), matmul(), ring(4), quantize(), fp8(), rows_and_folds()}) {
         std::vector<uint8_t> bytes = serialize_program(p);
@@ -286,5 +289,38 @@ int main(int argc, char **argv) {
           R"({"directives":[{"kind":9,"func":"F1","vars":["R0"],"ints":[],"at_func":"","update":0,"fixed":false}],)"
           R"("layouts":[{"stick_dim":0,"order":[1,2,0]},{"stick_dim":0,"order":[]},{"stick_dim":0,"order":[2,1,0]}],)"
           R"("us":12.5,"exact":true,"family":"matmul","summary":"m","candidates":9,"timed":9,"failed":0,"search_seconds":1})");
+    // Llama checkpoints at a small shape (the reader's limits, not the device's).
+    {
+        namespace t = spyre::llama::test;
+        t::TinyShape s;
+        s.hidden = 16, s.heads = 2, s.kv_heads = 1, s.head_dim = 8, s.intermediate = 24, s.vocab = 32, s.layers = 1;
+        const std::vector<t::TestTensor> tensors = t::tiny_tensors(s);
+        const nlohmann::json config = t::tiny_config(s);
+        auto single = [&](const nlohmann::json &c, const std::vector<t::TestTensor> &ts) {
+            fuzz::CheckpointInput in;
+            in.config = c.dump();
+            in.files = {{"model.safetensors", t::safetensors_bytes(ts)}};
+            return fuzz::encode_checkpoint_input(in);
+        };
+        write(out / "checkpoint" / "single", single(config, tensors));
+        nlohmann::json tied = config, plain = config;
+        tied["tie_word_embeddings"] = true;
+        tied["eos_token_id"] = {30, 31};
+        write(out / "checkpoint" / "tied", single(tied, std::vector<t::TestTensor>(tensors.begin(), tensors.end() - 1)));
+        plain["rope_scaling"] = nullptr;
+        plain.erase("head_dim");
+        write(out / "checkpoint" / "unscaled", single(plain, tensors));
+        fuzz::CheckpointInput sharded;
+        sharded.config = config.dump();
+        std::vector<t::TestTensor> a, b;
+        nlohmann::json index = {{"weight_map", nlohmann::json::object()}};
+        for (size_t i = 0; i < tensors.size(); i++) {
+            (i % 2 ? b : a).push_back(tensors[i]);
+            index["weight_map"][tensors[i].name] = i % 2 ? fuzz::kShard2 : fuzz::kShard1;
+        }
+        sharded.index = index.dump();
+        sharded.files = {{fuzz::kShard1, t::safetensors_bytes(a)}, {fuzz::kShard2, t::safetensors_bytes(b)}};
+        write(out / "checkpoint" / "sharded", fuzz::encode_checkpoint_input(sharded));
+    }
     return 0;
 }
