@@ -185,13 +185,6 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
         case Directive::CloneIn: break;
         }
     }
-    // An update a candidate leaves as Halide's default is meant so: say it, or Halide warns on
-    // stderr, once per candidate lowered, that it "has not been scheduled".
-    for (auto &[name, f] : funcs)
-        for (int i = 0; i < f.num_update_definitions(); i++)
-            if (f.function().has_pure_definition() && f.function().definition().schedule().touched() &&
-                !f.function().update(i).schedule().touched())
-                f.update(i).unscheduled();
 }
 
 }  // namespace spyre::autosched

@@ -99,6 +99,13 @@ bool any_in_registers(const std::map<std::string, Function> &env) {
 Stmt run_passes(const std::vector<Function> &output_funcs, const std::string &name, const Target &t) {
     auto [outputs, env] = deep_copy(output_funcs, build_environment(output_funcs));
     strictify_float(env, t);
+    // An update left as Halide's default beside a scheduled pure definition is what Spyre schedules
+    // write (their directives reach the updates they apply to): Halide would warn on stderr that it
+    // "has not been scheduled", naming the Func as Halide renamed it. The copy is marked, not the
+    // user's Func.
+    for (auto &kv : env)
+        if (kv.second.has_pure_definition() && kv.second.definition().schedule().touched())
+            for (size_t i = 0; i < kv.second.updates().size(); i++) kv.second.update(int(i)).schedule().touched() = true;
     for (const Function &f : outputs) Func(f).compute_root().store_root();
     for (auto &kv : env) kv.second.lock_loop_levels();
     env = wrap_func_calls(env);

@@ -315,6 +315,20 @@ TEST(SingleElements, AScanReadingTwoElementsBackOrWithItsRowLoopInsideMatchesCpu
     }
 }
 
+// A schedule of the scan's pure definition alone (its update left to the back end) lowers without
+// Halide's "has not been scheduled" warning, which named the Func as Halide renamed it (acc$21).
+TEST(RowScan, AScheduleOfThePureDefinitionAloneLowersWithoutHalidesWarning) {
+    Kernel k = row_scan(100, Float(16), ScanOp::Max)();
+    row_scan_rows(37, 1)(k);
+    CompileOptions o;
+    o.inputs = {TensorSpec{{100, 37}, {}}};
+    o.output = TensorSpec{{100, 37}, {}};
+    ::testing::internal::CaptureStderr();
+    compile_for_spyre(k.output, k.inputs, o);
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(err.find("has not been scheduled"), std::string::npos) << err;
+}
+
 // The running sum with no schedule at all: Halide computes acc inside out's innermost loop, the
 // whole row again for every element out reads. The refusal says so and what to write instead.
 TEST(RowScanErrors, AnUnscheduledRunningSumSaysWhereHalideComputesIt) {
