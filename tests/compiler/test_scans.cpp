@@ -261,6 +261,23 @@ TEST(LaneScan, AScanOverPartOfTheRowLeavesTheRestOfTheRowAsThePureDefinitionWrot
     }
 }
 
+// auto_schedule finds a schedule for a running maximum along the rows (it found none while such
+// scans were refused), and it matches the CPU bit for bit.
+TEST(LaneScan, AutoScheduledRunningMaxAlongTheStickMatchesCpu) {
+    AutoOptions ao;
+    ao.max_evaluations = 8;
+    ao.progress = false;
+    CompileOptions o;
+    o.inputs = {TensorSpec{{100, 37}, {}}};
+    o.output = TensorSpec{{100, 37}, {}};
+    AutoResult chosen;
+    DiffResult r = run_differential(
+        row_scan(100, Float(16), ScanOp::Max), [&](Kernel &k) { chosen = auto_schedule(k.output, k.inputs, o, ao); },
+        {{100, 37}}, {100, 37}, -4, 4);
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch << "\n" << chosen.cpp;
+    EXPECT_GT(r.program.num_cores, 1) << chosen.summary;
+}
+
 // A running sum whose first element is not a stick's first (an RDom from 2), and one that adds a
 // value constant along the row: no VSCANSUM takes them, and they run one element per step.
 TEST(LaneScan, ASumStartingInsideAStickOrAddingAConstantMatchesCpu) {
