@@ -1,5 +1,7 @@
 #include "lower_store_predicates.h"
 
+#include <set>
+
 #include "affine.h"
 #include "device/isa.h"
 #include "spyre_intrinsics.h"
@@ -43,13 +45,20 @@ public:
         const int lanes = op->value.type().lanes();
         int64_t last = 0;
         const Expr first = first_lane_condition(op->predicate, &last);
-        // Device memory only (its rows are padded to whole sticks), one stick at most along the
-        // stick dim (a dense ramp), and the Func's own end: lanes past it are padding, never
-        // another element.
+        // One stick at most along the stick dim (a dense ramp). In device memory (its rows padded to
+        // whole sticks) against the Func's own end, the lanes past it are padding, never another
+        // element: the store runs unpredicated. Elsewhere it keeps the stick's other lanes
+        // (selected_store).
         const Ramp *dense = op->index.as<Ramp>();
-        if (!b.in_device_memory() || b.shape.empty() || lanes > plan_.lanes(b.type) || !first.defined() ||
-            last + 1 != b.shape[0] || !dense || !is_const_one(dense->stride))
-            return IRMutator::visit(op);
+        const bool one_stick = lanes <= plan_.lanes(b.type) && first.defined() && dense && is_const_one(dense->stride);
+        if (!one_stick) return IRMutator::visit(op);
+        if (!b.in_device_memory() || b.shape.empty() || last + 1 != b.shape[0]) {
+            // In device memory under a split over the cores, another core may write the same stick
+            // (shares of the stick dimension that are not whole sticks): its copy back would race.
+            if (!provably_multiple(dense->base, plan_.lanes(b.type)) || (b.in_device_memory() && parallel_ > 0))
+                return IRMutator::visit(op);
+            return selected_store(op, first, last);
+        }
         Expr value = strip_.mutate(op->value);
         // Lanes past the end read their shifted source clamped to the last lane in range: a shift
         // needs no halo stick for lanes whose results are padding (past the input's last row, on
@@ -66,9 +75,23 @@ public:
         return hi && *hi <= last ? store : IfThenElse::make(first, store);
     }
 
+    // A loop around nothing but a condition of the loops outside it runs under that condition: the
+    // staging of the loop's nest then sees the iterations the condition leaves (infer_dma).
     Stmt visit(const For *op) override {
         ScopedBinding<Interval> bind(loops_, op->name, loop_range(op->min, op->extent, loops_));
-        return IRMutator::visit(op);
+        const int parallel = op->for_type == ForType::Parallel;
+        parallel_ += parallel;
+        Stmt body = mutate(op->body);
+        parallel_ -= parallel;
+        const IfThenElse *c = body.as<IfThenElse>();
+        if (c && !c->else_case.defined() && hoisted_.count(c) && !expr_uses_var(c->condition, op->name)) {
+            Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api, c->then_case);
+            Stmt s = IfThenElse::make(c->condition, loop);
+            hoisted_.insert(s.as<IfThenElse>());
+            return s;
+        }
+        return body.same_as(op->body) ? Stmt(op)
+                                      : For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
     }
     Stmt visit(const LetStmt *op) override {
         ScopedBinding<Interval> bind(loops_, op->name, bounds_of_expr_in_scope(op->value, loops_));
@@ -76,6 +99,30 @@ public:
     }
 
 private:
+    // Any other predicated store of one stick at most, on a stick boundary (to LX, or where the
+    // predicate is not the buffer's own end): it runs when its first lane is in range, and its
+    // other lanes keep what the stick held (a select of the predicate, the vector unit's
+    // lane-index select), so it writes what Halide's predicated store writes whatever the stick's
+    // other elements are. Its loads read whole sticks (their masked lanes feed only lanes the
+    // select drops).
+    Stmt selected_store(const Store *op, const Expr &first, int64_t last) {
+        const int lanes = op->value.type().lanes();
+        ClampShifts clamp;
+        clamp.lanes = lanes;
+        clamp.valid = simplify(Expr(int(last)) - ramp_base(op->predicate));
+        const Expr value = clamp.mutate(strip_.mutate(op->value));
+        const Expr old = Load::make(op->value.type(), op->name, op->index, Buffer<>(), op->param, const_true(lanes),
+                                    op->alignment);
+        Stmt store = Store::make(op->name, select(op->predicate, value, old), op->index, op->param, const_true(lanes),
+                                 op->alignment);
+        const Interval at = bounds_of_expr_in_scope(first.as<LE>() ? first.as<LE>()->a : first.as<LT>()->a, loops_);
+        const std::optional<int64_t> hi = at.has_upper_bound() ? const_int(simplify(at.max)) : std::nullopt;
+        if (hi && *hi <= last) return store;
+        Stmt s = IfThenElse::make(first, store);
+        hoisted_.insert(s.as<IfThenElse>());
+        return s;
+    }
+
     static Expr ramp_base(const Expr &pred) {
         const Expr a = pred.as<LE>() ? pred.as<LE>()->a : pred.as<LT>()->a;
         return a.as<Ramp>()->base;
@@ -114,6 +161,8 @@ private:
     const KernelPlan &plan_;
     StripLoadPredicates strip_;
     Scope<Interval> loops_;  // the loops' (and lets') ranges around
+    std::set<const IfThenElse *> hoisted_;
+    int parallel_ = 0;  // ring-split (parallel) loops around  // this pass's first-lane conditions (only these move out of loops)
 };
 
 }  // namespace

@@ -20,22 +20,6 @@ std::string compile_error(const std::function<void()> &f) { return error_of(f); 
 
 CompileOptions opts(std::vector<int64_t> in, std::vector<int64_t> out) { return kernel_options({in}, out); }
 
-// A vectorize wider than a core's share (7 elements over 3 cores, vectors of 32): Halide guards
-// the lanes past each share's end, and the refusal says so and what to write instead (it said only
-// "predicated stores have no Spyre form"; spyre-fuzz-diff seed 1 case 81).
-TEST(CompileErrors, APredicatedVectorSaysWhyHalidePredicatedIt) {
-    ImageParam in(Int(32), 2, "in");
-    Var x("x"), xo("xo"), xi("xi");
-    RDom r(0, 3, "r");
-    Func out("out");
-    out(x) = sum(in(x, r));
-    spyre::schedule(out).ring_split(x, 3, 7);
-    spyre::schedule(out).split(x, xo, xi, 32).stick_vectorize(xi);
-    const std::string msg = compile_error([&] { compile_for_spyre(out, {in}, kernel_options({{7, 3}}, {7})); });
-    EXPECT_NE(msg.find("vectors of 32 lanes are predicated"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("vectorize by a divisor"), std::string::npos) << msg;
-}
-
 // Shapes beyond the device are named before lowering (they used to surface as Halide's
 // "unsupported statement unreachable()").
 TEST(CompileErrors, ShapeBeyondDeviceMemoryNamesTheArgument) {

@@ -77,4 +77,58 @@ TEST(PartialColumnTiles, AShiftedReadInTheLastTileLoadsNothingPastItsInput) {
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
 
+// A column sum kept in LX per tile (acc inline in out), its columns vectorized in tiles wider than
+// the row: the tiles' LX stores carry the split's predicate too. Each tile's stick runs when its
+// first column is in range (the second stick of a 128-wide tile of 7 or 100 columns is past the
+// row: run, it read the input's rows past its end); the lanes past the end keep what the stick
+// held (spyre-fuzz-diff --seed 4 --case 26 was refused).
+TEST(PartialColumnTiles, AColumnSumInLxVectorizedWiderThanTheRowMatchesCpu) {
+    for (int cols : {7, 100}) {
+        auto alg = [=] {
+            Kernel k;
+            ImageParam in0(Float(16), 2, "in0");
+            Var x("x");
+            RDom r(0, 16, "r");
+            Func acc("acc"), out("out");
+            acc(x) = cast(Float(16), 0);
+            acc(x) += in0(x, r);
+            out(x) = acc(x);
+            k.inputs = {in0};
+            k.output = out;
+            k.funcs = {{"acc", acc}};
+            k.vars = {{"x", x}};
+            return k;
+        };
+        DiffResult r = run_differential(alg, [](Kernel &k) {
+            Var xo("xo"), xi("xi");
+            spyre::schedule(k.output).split(k.vars["x"], xo, xi, 128).stick_vectorize(xi);
+        }, {{cols, 16}}, {cols}, -2, 2);
+        EXPECT_EQ(r.cmp.max_ulp, 0) << cols << " columns: " << r.cmp.first_mismatch;
+    }
+}
+
+// A vectorize wider than a core's share (7 int32 elements, a ring split over 3 cores, vectors of
+// 32): Halide guards the lanes past the end; the sum kept in LX stores under that guard as a
+// select, and the program matches the CPU (it was refused, spyre-fuzz-diff seed 1 case 81).
+TEST(PartialColumnTiles, AVectorWiderThanTheElementsSplitOverTheCoresMatchesCpu) {
+    auto alg = [] {
+        Kernel k;
+        ImageParam in(Int(32), 2, "in");
+        Var x("x");
+        RDom r(0, 3, "r");
+        Func out("out");
+        out(x) = sum(in(x, r));
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"x", x}};
+        return k;
+    };
+    DiffResult d = run_differential(alg, [](Kernel &k) {
+        Var xo("xo"), xi("xi");
+        spyre::schedule(k.output).ring_split(k.vars["x"], 3, 7);
+        spyre::schedule(k.output).split(k.vars["x"], xo, xi, 32).stick_vectorize(xi);
+    }, {{7, 3}}, {7}, -100, 100);
+    EXPECT_EQ(d.cmp.mismatches, 0) << d.cmp.first_mismatch;
+}
+
 }  // namespace
