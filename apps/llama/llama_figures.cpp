@@ -125,6 +125,11 @@ StepFigures step_figures(const LlamaConfig &c, const StepShape &shape, const Ste
         f.layer.us += s.us, f.layer.launches += s.launches, f.layer.formula_us += s.formula_us;
         f.layer.validity = key_union(f.layer.validity, s.validity);
     }
+    double layer_reduces = 0;
+    for (const AllReduceRun &a : r.allreduces)
+        if (a.layer == 0) layer_reduces += a.us;
+    f.layer.us += layer_reduces;
+    f.allreduce_us = layer_reduces * c.layers;
     const LayerWork w = layer_work(c, shape);
     const report::SpeedOfLight sol =
         report::bound(ibm_channel_ns(w.read_bytes, w.write_bytes, m), 0, w.macs, m.cores, m, f.layer.us);

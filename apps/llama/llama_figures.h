@@ -49,10 +49,14 @@ struct StepFigures {
     double model_formula_us = 0;       // IBM's formula for the same kernels, summed as model_us is
     int launches = 0;                  // kernel launches of the whole step
     double host_us = 0;                // launches x the machine's host_launch_ns
+    // Several cards (ModelOptions::cards): every layer's all-reduces (layer 0's, times the layers),
+    // counted in layer.us and model_us; IBM's formula prices kernels only, so formula_us leaves them out.
+    double allreduce_us = 0;
     double model_with_host_us() const { return model_us + host_us; }
 };
 
-// `r` must hold layer 0's launches (a timing-only step with any number of layers).
+// `r` must hold layer 0's launches (a timing-only step with any number of layers). On several cards
+// pass the model's card_config(): the figures are one card's (every card runs the same kernels).
 StepFigures step_figures(const LlamaConfig &c, const StepShape &shape, const StepResult &r, const MachineDesc &m);
 
 // The stages a step launches, in order (layer stages, then the embedding and the head), as

@@ -22,7 +22,8 @@ namespace {
 
 using namespace spyre::llama;
 
-void print_figures(const StepFigures &f, int layers, const std::string &phase, int batch, const spyre::MachineDesc &m) {
+void print_figures(const StepFigures &f, int layers, const std::string &phase, int batch, const spyre::MachineDesc &m,
+                   int cards = 1) {
     std::printf("  %-14s %10s %10s %6s %10s  %-7s %-30s %s\n", "stage", "us", "sol_us", "sol", "formula_us", "bound",
                 "schedule", "model validity");
     auto row = [](const Figure &g) {
@@ -39,10 +40,16 @@ void print_figures(const StepFigures &f, int layers, const std::string &phase, i
                 "(host_launch_ns, an assumption) = %.1f us",
                 layers, f.model_us, f.launches, m.host_launch_ns / 1000.0, f.model_with_host_us());
     if (phase == "decode")
-        std::printf(" = %.1f tokens/s (batch %d; %.1f on the device alone)\n", batch / (f.model_with_host_us() * 1e-6),
-                    batch, batch / (f.model_us * 1e-6));
+        std::printf(" = %.1f tokens/s on %d card%s (batch %d; %.1f on the device alone)\n",
+                    batch / (f.model_with_host_us() * 1e-6), cards, cards == 1 ? "" : "s", batch,
+                    batch / (f.model_us * 1e-6));
     else
-        std::printf(" to the first token\n");
+        std::printf(" to the first token on %d card%s\n", cards, cards == 1 ? "" : "s");
+    if (cards > 1)
+        std::printf("  %d cards, tensor parallel: the layers' shapes are one card's; all-reduce %.1f us of the model's "
+                    "time (2 a layer, after o_proj and down_proj: a ring over PCIe at link_bytes_per_ns %g with "
+                    "link_latency_ns %g a step, assumptions)\n",
+                    cards, f.allreduce_us, m.link_bytes_per_ns, m.link_latency_ns);
     std::printf("  IBM's formula for the same kernels: %.1f us on the device (formula_us; '!': more than 25%% faster "
                 "than it)\n",
                 f.model_formula_us);
@@ -98,6 +105,7 @@ int run_generate(const GenerateArgs &a, ModelOptions o) {
     o.checkpoint = &ck;
     o.max_context = int(prompt.size()) + std::max(a.max_new_tokens, 1);
     LlamaModel model(c, o);
+    const LlamaConfig &cc = model.card_config();
     std::vector<StepResult> steps;
     const Generated out = generate(
         [&](const std::vector<int> &ids) {
@@ -111,18 +119,24 @@ int run_generate(const GenerateArgs &a, ModelOptions o) {
                 out.stopped ? "stopped at a stop id" : "reached --max-new-tokens",
                 a.temperature == 0 ? "greedy" : "temperature, top-k, top-p");
     if (steps.empty()) return 0;
-    double decode_us = 0;
+    double decode_us = 0, reduce_us = 0;
     for (size_t i = 1; i < steps.size(); i++) decode_us += steps[i].us;
-    std::printf("modelled on the device: prefill of %zu tokens %.1f us; %zu decode steps %.1f us (%.1f us each)\n",
-                prompt.size(), steps[0].us, steps.size() - 1, decode_us,
+    for (const StepResult &s : steps)
+        for (const AllReduceRun &a : s.allreduces) reduce_us += a.us;
+    std::printf("modelled on the device (%d card%s): prefill of %zu tokens %.1f us; %zu decode steps %.1f us (%.1f us "
+                "each)",
+                o.cards, o.cards == 1 ? "" : "s", prompt.size(), steps[0].us, steps.size() - 1, decode_us,
                 steps.size() > 1 ? decode_us / double(steps.size() - 1) : 0.0);
+    if (o.cards > 1) std::printf("; all-reduces between the cards %.1f us of it", reduce_us);
+    std::printf("\n");
     std::printf("prefill of %zu tokens:\n", prompt.size());
-    print_figures(step_figures(c, {int(prompt.size()), 1, int(prompt.size())}, steps[0], o.machine), c.layers,
-                  "prefill", 1, o.machine);
+    print_figures(step_figures(cc, {int(prompt.size()), 1, int(prompt.size())}, steps[0], o.machine), c.layers,
+                  "prefill", 1, o.machine, o.cards);
     if (steps.size() > 1) {
         const int context = int(prompt.size() + steps.size()) - 1;
         std::printf("last decode step, context %d:\n", context);
-        print_figures(step_figures(c, {1, 1, context}, steps.back(), o.machine), c.layers, "decode", 1, o.machine);
+        print_figures(step_figures(cc, {1, 1, context}, steps.back(), o.machine), c.layers, "decode", 1, o.machine,
+                      o.cards);
     }
     return 0;
 }
@@ -132,7 +146,7 @@ int run_generate(const GenerateArgs &a, ModelOptions o) {
 int main(int argc, char **argv) {
     CLI::App app{"Run a Llama decoder on the simulated Spyre device."};
     std::string config = "tiny", phase = "both";
-    int prompt = 64, steps = 8, context = 2048, batch = 1, layers = 0;
+    int prompt = 64, steps = 8, context = 2048, batch = 1, layers = 0, cards = 1;
     bool timing_only = false, check_cpu = false, exact_timing = false;
     std::string trace;
     app.add_option("--config", config, "model: tiny or 8b")->capture_default_str();
@@ -142,6 +156,10 @@ int main(int argc, char **argv) {
     app.add_option("--context", context, "timing-only decode: positions already in the cache")->capture_default_str();
     app.add_option("--batch", batch, "sequences decoded together")->capture_default_str();
     app.add_option("--layers", layers, "layers run (0: all)")->capture_default_str();
+    app.add_option("--cards", cards,
+                   "tensor parallelism over this many cards (their heads and MLP columns split, the partials "
+                   "all-reduced over PCIe); must divide heads, kv_heads and intermediate")
+        ->capture_default_str();
     app.add_flag("--timing-only", timing_only, "modelled time only (no weights, no numerics)");
     app.add_flag("--exact-timing", exact_timing,
                  "with --timing-only: run every loop iteration instead of summarising steady loops (slower; "
@@ -184,6 +202,9 @@ int main(int argc, char **argv) {
     gen->add_option("--stop-ids", ga.stop_ids, "more ids that end generation, comma-separated (the config's "
                                                "eos_token_id always does)");
     gen->add_flag("--ignore-eos", ga.no_eos, "do not stop at the config's eos_token_id");
+    int gen_cards = 1;
+    gen->add_option("--cards", gen_cards, "tensor parallelism over this many cards (as for the main command)")
+        ->capture_default_str();
     std::string gen_schedules = "named", gen_tuning_db;
     gen->add_option("--schedules", gen_schedules, "named, auto or fastest (as for the main command)")->capture_default_str();
     gen->add_option("--tuning-db", gen_tuning_db, "with --schedules auto or fastest: spyre-tune's database");
@@ -197,6 +218,7 @@ int main(int argc, char **argv) {
             o.schedules = ModelOptions::schedules_by_name(gen_schedules);
             o.tuning_db = gen_tuning_db;
             o.auto_evaluations = auto_evaluations;
+            o.cards = gen_cards;
             return run_generate(ga, o);
         }
         const LlamaConfig c = llama_config(config);
@@ -210,18 +232,22 @@ int main(int argc, char **argv) {
         o.schedules = ModelOptions::schedules_by_name(schedules);
         o.tuning_db = tuning_db;
         o.auto_evaluations = auto_evaluations;
+        o.cards = cards;
         LlamaModel model(c, o);
+        const LlamaConfig &cc = model.card_config();
         if (timing_only) {
             if (phase == "prefill" || phase == "both") {
                 StepResult r = model.prefill(std::vector<int>(size_t(prompt), 0));
                 std::printf("prefill of %d tokens:\n", prompt);
-                print_figures(step_figures(c, {prompt, 1, prompt}, r, o.machine), c.layers, "prefill", 1, o.machine);
+                print_figures(step_figures(cc, {prompt, 1, prompt}, r, o.machine), c.layers, "prefill", 1, o.machine,
+                              cards);
             }
             if (phase == "decode" || phase == "both") {
                 model.set_context(context);
                 StepResult r = model.decode(std::vector<int>(size_t(batch), 0));
                 std::printf("decode step, batch %d, context %d:\n", batch, context + 1);
-                print_figures(step_figures(c, {1, batch, context + 1}, r, o.machine), c.layers, "decode", batch, o.machine);
+                print_figures(step_figures(cc, {1, batch, context + 1}, r, o.machine), c.layers, "decode", batch,
+                              o.machine, cards);
             }
             return 0;
         }

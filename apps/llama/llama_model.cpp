@@ -25,7 +25,35 @@ int64_t row_bytes(int cols, const MachineDesc &m) {
 
 std::string layer_tensor(int l, const std::string &what) { return "L" + std::to_string(l) + "." + what; }
 
+// Bytes of a row of `cols` fp32 elements, padded to whole sticks.
+int64_t f32_row_bytes(int cols, const MachineDesc &m) {
+    const int64_t lanes = m.stick_bytes / 4;
+    return (cols + lanes - 1) / lanes * m.stick_bytes;
+}
+
 }  // namespace
+
+double allreduce_us(int64_t bytes, int cards, const MachineDesc &m) {
+    if (cards <= 1) return 0;
+    const double steps = 2.0 * (cards - 1);
+    return (steps / cards * double(bytes) / m.link_bytes_per_ns + steps * m.link_latency_ns) / 1000.0;
+}
+
+LlamaConfig card_config(const LlamaConfig &c, int cards) {
+    if (cards < 1) throw_error("llama: cards ", cards, " (at least one)");
+    if (cards == 1) return c;
+    // Each card's heads and MLP columns; whole sticks of fp16 columns (64), as every kernel takes.
+    const int lanes = 64;
+    if (c.heads % cards) throw_error("llama: cards ", cards, " do not divide the ", c.heads, " query heads (heads)");
+    if (c.kv_heads % cards)
+        throw_error("llama: cards ", cards, " do not divide the ", c.kv_heads, " key and value heads (kv_heads)");
+    if (c.intermediate % (cards * lanes))
+        throw_error("llama: cards ", cards, " do not split the MLP's ", c.intermediate,
+                    " columns (intermediate) into whole sticks of ", lanes, " a card");
+    LlamaConfig k = c;
+    k.heads /= cards, k.kv_heads /= cards, k.intermediate /= cards;
+    return k;
+}
 
 // The CPU backend's kernels, built once per key (Halide JIT-compiles each once).
 struct LlamaModel::Kernels {
@@ -40,7 +68,9 @@ ModelOptions::Schedules ModelOptions::schedules_by_name(const std::string &name)
 }
 
 LlamaModel::LlamaModel(const LlamaConfig &config, const ModelOptions &options)
-    : config_(config), options_(options), mem_(options.timing_only, options.machine),
+    : config_(config), card_config_(llama::card_config(config, options.cards)), options_(options),
+      mem_(options.timing_only, options.machine),
+      others_(size_t(std::max(options.cards, 1) - 1), DeviceMemory(options.timing_only, options.machine)),
       positions_(size_t(std::max(options.batch, 1)), 0), kernels_(std::make_unique<Kernels>()) {
     if (options.batch < 1) throw_error("llama: batch ", options.batch, " (at least one sequence)");
     if (options.max_context < 1) throw_error("llama: max_context ", options.max_context);
@@ -52,9 +82,10 @@ LlamaModel::LlamaModel(const LlamaConfig &config, const ModelOptions &options)
     if (options.auto_evaluations < 1)
         throw_error("llama: auto_evaluations ", options.auto_evaluations, " (each search times at least one candidate)");
     const MachineDesc &m = options.machine;
-    const LlamaConfig &c = config_;
+    // On several cards each holds its share of the layers' weights and KV cache (card_config_).
+    const LlamaConfig &c = card_config_;
     auto matrix = [&](const std::string &name, int cols, int rows) {
-        mem_.allocate(name, row_bytes(cols, m) * rows);
+        for (DeviceMemory *d : all_cards()) d->allocate(name, row_bytes(cols, m) * rows);
     };
     // The embedding table, in parts a core can address (max_span_bytes) if it is larger.
     matrix("embed", c.hidden, c.vocab);
@@ -83,18 +114,64 @@ LlamaModel::LlamaModel(const LlamaConfig &config, const ModelOptions &options)
 
 LlamaModel::~LlamaModel() = default;
 
+std::vector<DeviceMemory *> LlamaModel::all_cards() {
+    std::vector<DeviceMemory *> v = {&mem_};
+    for (DeviceMemory &d : others_) v.push_back(&d);
+    return v;
+}
+
 void LlamaModel::write_f16(const std::string &tensor, const std::vector<float> &values, int cols) {
+    if (others_.empty()) return write_card(mem_, tensor, values, cols);
+    // Several cards: the layers' projections sliced (card i: its heads' columns of wqkv, q then k
+    // then v, and their rows of wo; its columns of w1 and w3 and their rows of w2); the rest whole.
+    const LlamaConfig &c = config_, &k = card_config_;
+    const size_t dot = tensor.find('.');
+    const std::string what = tensor[0] == 'L' && dot != std::string::npos ? tensor.substr(dot + 1) : "";
+    const size_t rows = values.size() / size_t(cols);
+    // Row r's columns [from, from + n) appended to out.
+    auto cols_of = [&](std::vector<float> &out, size_t r, int from, int n) {
+        out.insert(out.end(), values.begin() + long(r * size_t(cols) + size_t(from)),
+                   values.begin() + long(r * size_t(cols) + size_t(from + n)));
+    };
+    const std::vector<DeviceMemory *> cards = all_cards();
+    for (size_t i = 0; i < cards.size(); i++) {
+        const int ci = int(i);
+        std::vector<float> mine;
+        int mine_cols = cols;
+        if (what == "wqkv") {
+            const int qc = k.q_width(), kc = k.kv_width();
+            mine_cols = qc + 2 * kc;
+            for (size_t r = 0; r < rows; r++) {
+                cols_of(mine, r, ci * qc, qc);
+                cols_of(mine, r, c.q_width() + ci * kc, kc);
+                cols_of(mine, r, c.q_width() + c.kv_width() + ci * kc, kc);
+            }
+        } else if (what == "w1" || what == "w3") {
+            mine_cols = k.intermediate;
+            for (size_t r = 0; r < rows; r++) cols_of(mine, r, ci * k.intermediate, k.intermediate);
+        } else if (what == "wo" || what == "w2") {
+            const int share = what == "wo" ? k.q_width() : k.intermediate;
+            for (size_t r = size_t(ci * share); r < size_t((ci + 1) * share); r++) cols_of(mine, r, 0, cols);
+        } else {
+            write_card(*cards[i], tensor, values, cols);
+            continue;
+        }
+        write_card(*cards[i], tensor, mine, mine_cols);
+    }
+}
+
+void LlamaModel::write_card(DeviceMemory &mem, const std::string &tensor, const std::vector<float> &values, int cols) {
     // Rows of `cols` values, each padded to whole sticks (the padding stays zero).
-    const int64_t rb = row_bytes(cols, options_.machine), n_rows = int64_t(values.size()) / cols;
-    if (n_rows * rb != mem_.size(tensor))
-        throw_error("llama: ", n_rows, " rows of ", cols, " values for tensor ", tensor, " of ", mem_.size(tensor),
+    const int64_t rb = row_bytes(cols, mem.machine()), n_rows = int64_t(values.size()) / cols;
+    if (n_rows * rb != mem.size(tensor))
+        throw_error("llama: ", n_rows, " rows of ", cols, " values for tensor ", tensor, " of ", mem.size(tensor),
                     " bytes");
-    std::vector<uint8_t> image(size_t(mem_.size(tensor)), 0);
+    std::vector<uint8_t> image(size_t(mem.size(tensor)), 0);
     for (size_t i = 0; i < values.size(); i++) {
         const uint16_t h = float_to_half(values[i]);
         std::memcpy(image.data() + int64_t(i / size_t(cols)) * rb + 2 * int64_t(i % size_t(cols)), &h, 2);
     }
-    mem_.write(mem_.whole(tensor), image);
+    mem.write(mem.whole(tensor), image);
 }
 
 void LlamaModel::init_weights() {
@@ -181,7 +258,8 @@ void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
     if (options_.cpu) {
         auto it = kernels_->cpu.find(key);
         if (it == kernels_->cpu.end()) it = kernels_->cpu.emplace(key, builds.front()(Backend::Cpu)).first;
-        realize_on_cpu(it->second, mem_, args);
+        for (DeviceMemory *d : head_only_ ? std::vector<DeviceMemory *>{&mem_} : all_cards())
+            realize_on_cpu(it->second, *d, args);
         r.runs.push_back({it->second.name, "cpu", layer, {}, nullptr});
         return;
     }
@@ -248,6 +326,15 @@ void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
     so.summarize_loops = options_.summarize_loops;
     if (trace_) so.trace_path = options_.trace_path + ".kernel";
     SimResult s = mem_.run(it->second.program, args, so);
+    // The other cards run the same program on their own shares at the same time (the same shapes:
+    // in timing-only mode, the same time, so card 0 stands for them); the slowest sets the time.
+    if (!head_only_ && !options_.timing_only)
+        for (DeviceMemory &d : others_) {
+            SimOptions o2 = so;
+            o2.trace_path.clear();
+            const SimResult t = d.run(it->second.program, args, o2);
+            if (t.stats.us > s.stats.us) s.stats = t.stats;
+        }
     if (trace_)
         trace_->add(so.trace_path, it->second.program.kernel_name + (layer >= 0 ? " L" + std::to_string(layer) : ""),
                     r.us, s.stats.us);
@@ -289,8 +376,44 @@ std::vector<float> LlamaModel::logits(int b) const {
     return v;
 }
 
+void LlamaModel::all_reduce(StepResult &r, const std::string &stage, int layer, int rows, const std::string &residual,
+                            const std::string &out) {
+    const MachineDesc &m = options_.machine;
+    const int hidden = config_.hidden;
+    const int64_t prow = f32_row_bytes(hidden, m), hrow = row_bytes(hidden, m);
+    if (!options_.timing_only) {
+        // In card order, then the residual: the single card's fp16(acc + residual), its acc summed
+        // over the cards' shares of K.
+        std::vector<float> acc(size_t(rows) * size_t(hidden), 0.0f);
+        for (DeviceMemory *d : all_cards()) {
+            const std::vector<uint8_t> img = d->read(d->window("part", 0, prow * rows));
+            for (int t = 0; t < rows; t++)
+                for (int i = 0; i < hidden; i++) {
+                    float v;
+                    std::memcpy(&v, img.data() + t * prow + 4 * i, 4);
+                    acc[size_t(t) * size_t(hidden) + size_t(i)] += v;
+                }
+        }
+        const std::vector<uint8_t> res = mem_.read(mem_.window(residual, 0, hrow * rows));
+        std::vector<uint8_t> img(size_t(hrow * rows), 0);
+        for (int t = 0; t < rows; t++)
+            for (int i = 0; i < hidden; i++) {
+                const float v = half_to_float(uint16_t(res[size_t(t * hrow + 2 * i)] | res[size_t(t * hrow + 2 * i + 1)] << 8));
+                const uint16_t h = float_to_half(acc[size_t(t) * size_t(hidden) + size_t(i)] + v);
+                std::memcpy(img.data() + t * hrow + 2 * i, &h, 2);
+            }
+        for (DeviceMemory *d : all_cards()) d->write(d->window(out, 0, hrow * rows), img);
+    }
+    AllReduceRun a{stage, layer, int64_t(rows) * hidden * 4, 0};
+    a.us = allreduce_us(a.bytes, options_.cards, m);
+    r.us += a.us;
+    r.allreduces.push_back(a);
+}
+
 StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
-    const LlamaConfig &c = config_;
+    // One card's shapes (the whole model's on one card): the hidden width, head_dim and
+    // vocabulary are every card's.
+    const LlamaConfig &c = card_config_;
     const MachineDesc &m = options_.machine;
     if (ids.empty() || n < 1) throw_error("llama: a step of no tokens");
     const int T = int(ids.size()), B = T / n;
@@ -313,8 +436,13 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
     for (auto [name, bytes] : std::initializer_list<std::pair<const char *, int64_t>>{
              {"x", hrow}, {"xn", hrow}, {"h", hrow}, {"hn", hrow}, {"qkv", qkvrow}, {"qr", qrow}, {"attn", qrow},
              {"kr", kvrow}, {"cos", drow}, {"sin", drow}, {"gate", irow}, {"mid", irow}})
-        mem_.ensure(name, bytes * T);
-    mem_.ensure("ids", (T + 31) / 32 * m.stick_bytes);
+        for (DeviceMemory *d : all_cards()) d->ensure(name, bytes * T);
+    for (DeviceMemory *d : all_cards()) d->ensure("ids", (T + 31) / 32 * m.stick_bytes);
+    const bool several = !others_.empty();
+    const int64_t prow = f32_row_bytes(c.hidden, m);
+    if (several)
+        for (DeviceMemory *d : all_cards()) d->ensure("part", prow * T);
+    head_only_ = false;
     auto rows = [&](const std::string &t, int64_t row, int first, int count) {
         return mem_.window(t, first * row, count * row);
     };
@@ -333,7 +461,7 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
                     const uint16_t h = float_to_half(v[size_t(t) * c.head_dim + i]);
                     std::memcpy(img.data() + t * drow + 2 * i, &h, 2);
                 }
-            mem_.write(all(name, drow), img);
+            for (DeviceMemory *d : all_cards()) d->write(all(name, drow), img);
         };
         table("cos", tables.cos);
         table("sin", tables.sin);
@@ -354,7 +482,7 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
                 const int id = ids[size_t(t)] - part * part_rows;
                 std::memcpy(img.data() + 4 * (t - t0), &id, 4);
             }
-            mem_.write(mem_.window("ids", 0, id_bytes), img);
+            for (DeviceMemory *d : all_cards()) d->write(mem_.window("ids", 0, id_bytes), img);
         }
         launch(r, "embedding/" + std::to_string(count) + "/" + std::to_string(table_rows), -1,
                [&](Backend be) { return embedding_stage(c, count, table_rows, be); },
@@ -421,8 +549,15 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
                    {rows("qr", qrow, b * n, n), cache("kc", b, 0, keys), cache("vc", b, 0, keys),
                     rows("attn", qrow, b * n, n)});
         }
-        launch(r, "o_proj" + ts, l, proj("o_proj", c.q_width(), c.hidden, Epilogue::Residual),
-               {all("attn", qrow), w("wo"), all("x", hrow), all("h", hrow)});
+        if (several) {
+            // Each card's heads' share of the product; the residual is added in the all-reduce.
+            launch(r, "o_proj" + ts, l, proj("o_proj", c.q_width(), c.hidden, Epilogue::Partial),
+                   {all("attn", qrow), w("wo"), all("part", prow)});
+            all_reduce(r, "o_proj", l, T, "x", "h");
+        } else {
+            launch(r, "o_proj" + ts, l, proj("o_proj", c.q_width(), c.hidden, Epilogue::Residual),
+                   {all("attn", qrow), w("wo"), all("x", hrow), all("h", hrow)});
+        }
         launch(r, "ffn_norm" + ts, l, [&](Backend be) { return rmsnorm_stage("ffn_norm", c, T, be); },
                {all("h", hrow), w("ffn_norm"), all("hn", hrow)});
         // SwiGLU: the gate projection, the up projection times silu of the gate, the down
@@ -431,10 +566,17 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
                {all("hn", hrow), w("w1"), all("gate", irow)});
         launch(r, "up_proj" + ts, l, proj("up_proj", c.hidden, c.intermediate, Epilogue::SiluGate),
                {all("hn", hrow), w("w3"), all("gate", irow), all("mid", irow)});
-        launch(r, "down_proj" + ts, l, proj("down_proj", c.intermediate, c.hidden, Epilogue::Residual),
-               {all("mid", irow), w("w2"), all("h", hrow), all("x", hrow)});
+        if (several) {
+            launch(r, "down_proj" + ts, l, proj("down_proj", c.intermediate, c.hidden, Epilogue::Partial),
+                   {all("mid", irow), w("w2"), all("part", prow)});
+            all_reduce(r, "down_proj", l, T, "h", "x");
+        } else {
+            launch(r, "down_proj" + ts, l, proj("down_proj", c.intermediate, c.hidden, Epilogue::Residual),
+                   {all("mid", irow), w("w2"), all("h", hrow), all("x", hrow)});
+        }
     }
-    // The head, on each sequence's last token: one row per sequence.
+    // The head, on each sequence's last token: one row per sequence (on card 0 alone).
+    head_only_ = true;
     const int H = B;
     mem_.ensure("xf", hrow * H);
     mem_.ensure("logits", vrow * H);

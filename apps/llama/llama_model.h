@@ -46,6 +46,14 @@ struct ModelOptions {
     // summaries"); false runs every iteration, to check a summary or when the exact figure matters.
     bool summarize_loops = true;
     int batch = 1;              // sequences decoded together (a prefill takes one)
+    // Tensor parallelism over this many cards, as vLLM splits Llama (Megatron style): each card
+    // holds its share of the query and KV heads (their columns of wqkv, their rows of wo) and of
+    // the MLP's columns (w1, w3; w2's rows), and the embedding, norms and lm_head whole. Every card
+    // runs the same kernels on its shapes; after o_proj and down_proj the cards' fp32 partials are
+    // summed on the host in card order with the residual and rounded to fp16 once (an all-reduce,
+    // timed by allreduce_us). The head runs on card 0. The cards must divide heads, kv_heads and
+    // intermediate (spyre::Error naming the field).
+    int cards = 1;
     int max_context = 2048;     // positions each sequence's KV cache holds
     // Layers run per step; 0: all. The layers are the same kernels on the same shapes, so in
     // timing-only mode one layer's time is every layer's (see LlamaModel::layer_us).
@@ -69,11 +77,28 @@ struct KernelRun {
     const DeviceProgram *program = nullptr;  // the program run (Spyre backend), held by the model
 };
 
+// One all-reduce between the cards (ModelOptions::cards > 1) of a step.
+struct AllReduceRun {
+    std::string stage;  // the partials' kernel: "o_proj" or "down_proj"
+    int layer = 0;
+    int64_t bytes = 0;  // one card's partials (fp32)
+    double us = 0;      // allreduce_us
+};
+
 struct StepResult {
     std::vector<int> tokens;  // the greedy next token of each sequence (0 in timing-only mode)
-    std::vector<KernelRun> runs;
-    double us = 0;            // modelled time of the step as run (the layers run, not all)
+    std::vector<KernelRun> runs;           // card 0's (every card runs the same kernels at once)
+    std::vector<AllReduceRun> allreduces;  // in order; none on one card
+    double us = 0;            // modelled time of the step as run (the layers run, not all), all-reduces included
 };
+
+// The modelled time of a ring all-reduce of `bytes` (each card's) over `cards` cards linked by the
+// machine's PCIe link (link_bytes_per_ns, link_latency_ns, assumptions): 2 (cards - 1) / cards x
+// bytes / rate + 2 (cards - 1) steps' latency; 0 on one card.
+double allreduce_us(int64_t bytes, int cards, const MachineDesc &m);
+// One card's share of the model: heads, kv_heads and intermediate divided by `cards`; spyre::Error
+// naming the field that `cards` does not divide.
+LlamaConfig card_config(const LlamaConfig &c, int cards);
 
 class LlamaModel {
 public:
@@ -96,6 +121,9 @@ public:
     // projections' columns side by side), ..., "final_norm", "lm_head".
     std::vector<float> weights(const std::string &name) const;
     const LlamaConfig &config() const { return config_; }
+    // One card's share of the layers' shapes (the config itself on one card): what step_figures
+    // takes for a step's per-card figures.
+    const LlamaConfig &card_config() const { return card_config_; }
     const ModelOptions &options() const { return options_; }
     int position(int b) const { return positions_.at(size_t(b)); }
     int programs_compiled() const { return int(programs_.size()); }
@@ -117,11 +145,22 @@ private:
                        const std::vector<TensorView> &args);
     void init_weights();
     void load_weights(const LlamaCheckpoint &ck);
+    // Writes a whole tensor (`cols` values a row): on several cards each its slice (wqkv, wo, w1,
+    // w3, w2) or a copy.
     void write_f16(const std::string &tensor, const std::vector<float> &values, int cols);
+    static void write_card(DeviceMemory &mem, const std::string &tensor, const std::vector<float> &values, int cols);
+    // Every card (1..N-1 besides mem_) in order.
+    std::vector<DeviceMemory *> all_cards();
+    // The all-reduce after o_proj or down_proj: out = fp16(sum over cards of their fp32 partials
+    // {hidden, rows} in "part", + the residual), on every card; its time in r.
+    void all_reduce(StepResult &r, const std::string &stage, int layer, int rows, const std::string &residual,
+                    const std::string &out);
 
-    LlamaConfig config_;
+    LlamaConfig config_, card_config_;
     ModelOptions options_;
-    DeviceMemory mem_;
+    DeviceMemory mem_;              // card 0
+    std::vector<DeviceMemory> others_;  // cards 1..N-1
+    bool head_only_ = false;        // launches on card 0 alone (the head)
     std::vector<int> positions_;
     struct Compiled {
         DeviceProgram program;

@@ -99,7 +99,10 @@ StageKernel projection_stage(const std::string &name, int rows, int inner, int c
                              const std::string &sched) {
     MatmulKernel k = make_bmm(1, rows, inner, cols);
     std::vector<ImageParam> inputs = {k.a, k.w};
-    if (e != Epilogue::None) {
+    if (e == Epilogue::Partial) {
+        k.out = Func(name);
+        k.out(k.n, k.m, k.b) = k.acc(k.n, k.m, k.b);
+    } else if (e != Epilogue::None) {
         ImageParam extra(Float(16), 3, e == Epilogue::Residual ? "residual" : "gate");
         Expr acc = k.acc(k.n, k.m, k.b), v = cast<float>(extra(k.n, k.m, k.b));
         k.out = Func(name);
@@ -122,7 +125,7 @@ StageKernel projection_stage(const std::string &name, int rows, int inner, int c
     }
     StageKernel s{name, k.out, inputs, {}, sched};
     s.options.inputs = {TensorSpec{{inner, rows, 1}, {}}, matrix(cols, inner)};
-    if (e != Epilogue::None) s.options.inputs.push_back(TensorSpec{{cols, rows, 1}, {}});
+    if (e != Epilogue::None && e != Epilogue::Partial) s.options.inputs.push_back(TensorSpec{{cols, rows, 1}, {}});
     s.options.output = TensorSpec{{cols, rows, 1}, {}};
     return s;
 }

@@ -32,7 +32,9 @@ StageKernel rmsnorm_stage(const std::string &name, const LlamaConfig &c, int row
 // What a projection does with its fp32 product before the one rounding to fp16: nothing; add a
 // third argument {cols, rows} (the residual); or multiply by silu of a third argument g {cols,
 // rows}, silu(g) = g / (1 + exp(-g)) in fp32 (SwiGLU's up projection, g the gate projection's).
-enum class Epilogue { None, Residual, SiluGate };
+// Partial: no rounding, the fp32 product itself is the output (a card's share of a projection
+// split over cards by K, summed with the other cards' on the host).
+enum class Epilogue { None, Residual, SiluGate, Partial };
 // x {inner, rows} times w {cols, inner} -> {cols, rows} (schedules/matmul.h), fp32 accumulation.
 // Schedules: "pe" and "pe_ring" (schedules/matmul_stage.h: split over the cores by N and M, pe_ring
 // sharing K panels over the ring), "split_k/<panel>" (a few rows: the cores split K and add their

@@ -155,6 +155,16 @@ std::vector<MachineParam> build_params() {
                    "bucket kept apart from the kernel time (cost_model.py: \"the old ~20us fixed was a separate "
                    "... host-setup bucket, not kernel\"); 0 gives device time alone",
                    &MD::host_launch_ns, true),
+        real_param("link_bytes_per_ns", "bytes/ns", PS::Assumption,
+                   "effective rate of a transfer between two cards over PCIe (tensor parallelism: spyre-llama "
+                   "--cards). IBM's Spyre card is PCIe Gen5 x16, 63 GB/s a direction before packet overhead; 50 "
+                   "assumes about 80% of that is reached",
+                   &MD::link_bytes_per_ns),
+        real_param("link_latency_ns", "ns", PS::Assumption,
+                   "latency of one step of a ring all-reduce between cards (a transfer over PCIe and its "
+                   "synchronisation); a ring all-reduce of B bytes over N cards takes 2 (N - 1) / N x B / "
+                   "link_bytes_per_ns + 2 (N - 1) x link_latency_ns",
+                   &MD::link_latency_ns, true),
         real_param("ring_bytes_per_cycle", "bytes/cycle", PS::PublicFact,
                    "ring bandwidth per direction between cores (spyre_accelerator.md, scratchpad_planning.md)",
                    &MD::ring_bytes_per_cycle),

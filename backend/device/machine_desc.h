@@ -62,6 +62,11 @@ struct MachineDesc {
     // the kernels of a figure that spans several (a layer, a token). Assumption, after IBM's note of
     // a ~20 us non-deterministic Memset/host-setup bucket beside the kernel time (cost_model.py).
     double host_launch_ns = 20000.0;
+    // Between cards (tensor parallelism, spyre-llama --cards): each card is a PCIe Gen5 x16 device
+    // (IBM), 63 GB/s a direction raw. The effective rate of a card-to-card transfer and the latency
+    // of one step of a ring all-reduce are assumptions (nothing measured is public).
+    double link_bytes_per_ns = 50.0;
+    double link_latency_ns = 5000.0;
 
     // --- ring (public: 128 B/cycle per direction) ---
     double ring_bytes_per_cycle = 128.0;
