@@ -4,6 +4,8 @@
 // written the earlier ones. Checked against Halide's CPU realization, bit for bit.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "auto_schedule.h"
 #include "compiler_test_util.h"
 #include "scan_kernels.h"
@@ -125,22 +127,18 @@ TEST(ColumnScan, AccumulatorInDeviceMemoryMatchesCpuOrIsRefusedNamingFuncAndLoop
     EXPECT_NE(msg.find("keep acc in LX"), std::string::npos) << msg;
 }
 
-// A scan along each row, the stick dimension: acc(r, y) = op(acc(r - 1, y), in(r, y)), op a sum, a
-// product, a maximum or a linear recurrence (acc(r - 1, y) * 0.5 + in(r, y)).
-enum class ScanOp { Sum, Product, Max, Linear };
-Algorithm row_scan(int cols, Type t = Float(16), ScanOp op = ScanOp::Sum) {
+// A scan along each row, the stick dimension: acc(x, y) = in(x, y), then acc(r, y) = update(acc,
+// in, r, y) over RDom r(first, count); out = acc.
+using ScanUpdate = std::function<Expr(Func acc, ImageParam in, RVar r, Var y)>;
+Algorithm row_scan_of(Type t, int first, int count, ScanUpdate update) {
     return [=] {
         Kernel k;
         ImageParam in(t, 2, "in");
         Var x("x"), y("y");
-        RDom r(1, cols - 1, "r");
+        RDom r(first, count, "r");
         Func acc("acc"), out("out");
         acc(x, y) = in(x, y);
-        Expr prev = acc(r - 1, y), cur = in(r, y);
-        acc(r, y) = op == ScanOp::Sum       ? prev + cur
-                    : op == ScanOp::Product ? prev * cur
-                    : op == ScanOp::Max     ? max(prev, cur)
-                                            : prev * cast(t, 0.5f) + cur;
+        acc(r, y) = update(acc, in, r.x, y);
         out(x, y) = acc(x, y);
         k.inputs = {in};
         k.output = out;
@@ -148,6 +146,19 @@ Algorithm row_scan(int cols, Type t = Float(16), ScanOp op = ScanOp::Sum) {
         k.vars = {{"x", x}, {"y", y}};
         return k;
     };
+}
+
+// acc(r, y) = op(acc(r - 1, y), in(r, y)) over the row from its second element, op a sum, a product,
+// a maximum or a linear recurrence (acc(r - 1, y) * 0.5 + in(r, y)).
+enum class ScanOp { Sum, Product, Max, Linear };
+Algorithm row_scan(int cols, Type t = Float(16), ScanOp op = ScanOp::Sum) {
+    return row_scan_of(t, 1, cols - 1, [=](Func acc, ImageParam in, RVar r, Var y) {
+        Expr prev = acc(r - 1, y), cur = in(r, y);
+        return op == ScanOp::Sum       ? prev + cur
+               : op == ScanOp::Product ? prev * cur
+               : op == ScanOp::Max     ? max(prev, cur)
+                                       : prev * cast(in.type(), 0.5f) + cur;
+    });
 }
 
 // The accumulator in LX next to the output's rows, the rows split over the cores.
@@ -241,21 +252,9 @@ INSTANTIATE_TEST_SUITE_P(Ops, LaneScan,
 // one instruction's sticks (100 columns) and in two-stick windows (300).
 TEST(LaneScan, AScanOverPartOfTheRowLeavesTheRestOfTheRowAsThePureDefinitionWroteIt) {
     for (int cols : {100, 300}) {
-        Algorithm alg = [=] {
-            Kernel k;
-            ImageParam in(Float(16), 2, "in");
-            Var x("x"), y("y");
-            RDom r(1, cols / 2 - 1, "r");
-            Func acc("acc"), out("out");
-            acc(x, y) = in(x, y);
-            acc(r, y) = max(acc(r - 1, y), in(r, y));
-            out(x, y) = acc(x, y);
-            k.inputs = {in};
-            k.output = out;
-            k.funcs = {{"acc", acc}};
-            k.vars = {{"x", x}, {"y", y}};
-            return k;
-        };
+        Algorithm alg = row_scan_of(Float(16), 1, cols / 2 - 1, [](Func acc, ImageParam in, RVar r, Var y) {
+            return max(acc(r - 1, y), in(r, y));
+        });
         DiffResult r = run_differential(alg, row_scan_rows(9, 1), {{cols, 9}}, {cols, 9}, -4, 4);
         EXPECT_EQ(r.cmp.max_ulp, 0) << cols << " columns: " << r.cmp.first_mismatch;
     }
@@ -282,21 +281,10 @@ TEST(LaneScan, AutoScheduledRunningMaxAlongTheStickMatchesCpu) {
 // value constant along the row: no VSCANSUM takes them, and they run one element per step.
 TEST(LaneScan, ASumStartingInsideAStickOrAddingAConstantMatchesCpu) {
     for (bool from_two : {true, false}) {
-        Algorithm alg = [=] {
-            Kernel k;
-            ImageParam in(Float(32), 2, "in");
-            Var x("x"), y("y");
-            RDom r(from_two ? 2 : 1, from_two ? 98 : 99, "r");
-            Func acc("acc"), out("out");
-            acc(x, y) = in(x, y);
-            acc(r, y) = acc(r - 1, y) + (from_two ? in(r, y) : in(0, y));
-            out(x, y) = acc(x, y);
-            k.inputs = {in};
-            k.output = out;
-            k.funcs = {{"acc", acc}};
-            k.vars = {{"x", x}, {"y", y}};
-            return k;
-        };
+        Algorithm alg = row_scan_of(Float(32), from_two ? 2 : 1, from_two ? 98 : 99,
+                                    [=](Func acc, ImageParam in, RVar r, Var y) {
+                                        return acc(r - 1, y) + (from_two ? in(r, y) : in(0, y));
+                                    });
         DiffResult r = run_differential(alg, row_scan_rows(37, 1), {{100, 37}}, {100, 37}, -4, 4);
         EXPECT_EQ(r.cmp.max_ulp, 0) << (from_two ? "from 2: " : "constant: ") << r.cmp.first_mismatch;
     }
@@ -307,21 +295,9 @@ TEST(LaneScan, ASumStartingInsideAStickOrAddingAConstantMatchesCpu) {
 // stick of its own, in Halide's loop order.
 TEST(SingleElements, AScanReadingTwoElementsBackOrWithItsRowLoopInsideMatchesCpu) {
     for (bool two_back : {true, false}) {
-        Algorithm alg = [=] {
-            Kernel k;
-            ImageParam in(Float(32), 2, "in");
-            Var x("x"), y("y");
-            RDom r(2, 98, "r");
-            Func acc("acc"), out("out");
-            acc(x, y) = in(x, y);
-            acc(r, y) = max(acc(r - (two_back ? 2 : 1), y), in(r, y)) * 0.75f;
-            out(x, y) = acc(x, y);
-            k.inputs = {in};
-            k.output = out;
-            k.funcs = {{"acc", acc}};
-            k.vars = {{"x", x}, {"y", y}};
-            return k;
-        };
+        Algorithm alg = row_scan_of(Float(32), 2, 98, [=](Func acc, ImageParam in, RVar r, Var y) {
+            return max(acc(r - (two_back ? 2 : 1), y), in(r, y)) * 0.75f;
+        });
         Schedule sched = [=](Kernel &k) {
             row_scan_rows(37, 1)(k);
             // RDom r of the algorithm: its dimension is r.x, which Halide names "r$x".
