@@ -19,11 +19,13 @@ FUZZERS      := program:program machine_json:machine layout:layout ktir:ktir tun
 
 # fuzz-diff: random pipelines x random schedules against the CPU (tests/fuzz_diff). MIN_MATCHED:
 # the run fails if fewer cases matched the CPU (a refused case compares nothing). MAX_REFUSAL_RATE:
-# it fails if a larger percentage of the valid programs (schedules Halide's CPU runs) was refused.
+# it fails if a larger percentage of the valid programs (schedules Halide's CPU runs) was refused;
+# MAX_CATEGORY_REFUSAL_RATE: the same in any one category of pipelines.
 N    ?= 1000
 SEED ?= 1
 MIN_MATCHED ?= 0
 MAX_REFUSAL_RATE ?= 100
+MAX_CATEGORY_REFUSAL_RATE ?= 100
 
 .PHONY: all deps clang-deps install-packages configure build test sweep demo package fuzz fuzz-ci fuzz-build fuzz-diff fuzz-ktir sanitize clean
 
@@ -104,7 +106,8 @@ fuzz-ci: fuzz-build
 # JOBS at a time; each failure prints its repro command and its pipeline and schedule as C++
 # (ctest runs 60 cases with seed 1, .ci/run 400).
 fuzz-diff: build
-	$(BUILD_DIR)/bin/spyre-fuzz-diff -n $(N) -s $(SEED) -j $(JOBS) --min-matched $(MIN_MATCHED) --max-refusal-rate $(MAX_REFUSAL_RATE)
+	$(BUILD_DIR)/bin/spyre-fuzz-diff -n $(N) -s $(SEED) -j $(JOBS) --min-matched $(MIN_MATCHED) --max-refusal-rate $(MAX_REFUSAL_RATE) \
+	  --max-category-refusal-rate $(MAX_CATEGORY_REFUSAL_RATE)
 
 # N random KTIR kernels imported, simulated and compared with a reference interpreter (ctest: 200).
 fuzz-ktir: build
