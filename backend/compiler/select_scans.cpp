@@ -132,9 +132,8 @@ bool Selector::emit_scan(const std::vector<Loop> &loops, const Store *st, const 
 void Selector::emit_lane_scan(const std::vector<Loop> &loops, const Store *st) {
     const BufferInfo &dst = plan_.buffer(st->name);
     const DType t = dtype_of(st->value.type());
-    if (dst.type != t)
-        unsupported("its scan along loop " + user_loop_name(loops.back().name) + " computes " + dtype_name(t) +
-                    " values into a buffer of " + dtype_name(dst.type));
+    // (A store's value has its buffer's type: legalise_types made both the device's.)
+    if (dst.type != t) internal("internal: a scan stores " + std::string(dtype_name(t)) + " into " + dtype_name(dst.type));
     const Loop &l = loops.back();
     const int64_t lanes_t = plan_.lanes(t), n = l.extent;
     const Expr step = Variable::make(Int(32), l.name);
@@ -143,10 +142,9 @@ void Selector::emit_lane_scan(const std::vector<Loop> &loops, const Store *st) {
     std::optional<int64_t> first;
     for (int64_t c = 0; c < lanes_t && !first; c++)
         if (provably_multiple(first_index - Expr(int32_t(c)), lanes_t)) first = c;
-    if (!first)
-        unsupported("its scan along loop " + user_loop_name(l.name) +
-                    " starts at a place in a stick that differs between its rows; start the scan's rows on "
-                    "whole sticks");
+    // Rows that start at different places in their sticks (rows of 7 back to back) fit no window
+    // of whole sticks: one element per iteration on a stick of its own.
+    if (!first) return emit_single_elements(loops, st);
     const int64_t span = *first + n + 1, row = (span + lanes_t - 1) / lanes_t * lanes_t;
     const bool whole = row <= 2 * lanes_t;
     // The window's first element, from the row's stick boundary.
@@ -213,8 +211,7 @@ void Selector::keep_element(const Operand &s, const Operand &v, const Expr &at, 
 void Selector::emit_single_elements(const std::vector<Loop> &loops, const Store *st) {
     const BufferInfo &dst = plan_.buffer(st->name);
     const DType t = dtype_of(st->value.type());
-    if (dst.type != t)
-        unsupported("stores " + std::string(dtype_name(t)) + " values into a buffer of " + dtype_name(dst.type));
+    if (dst.type != t) internal("internal: a store of " + std::string(dtype_name(t)) + " into " + dtype_name(dst.type));
     const int32_t lanes_t = int32_t(plan_.lanes(t));
     emit_loops(loops, loops.size(), [&] {
         Domain d;

@@ -290,6 +290,34 @@ TEST(LaneScan, ASumStartingInsideAStickOrAddingAConstantMatchesCpu) {
     }
 }
 
+// Rows of 7 elements back to back in a one-dimensional Func, each scanned from its second element:
+// the rows start at a different place in a stick each, so no window of whole sticks fits them all,
+// and each element is computed on a stick of its own.
+TEST(SingleElements, ScansOfRowsThatStartAnywhereInAStickMatchCpu) {
+    Algorithm alg = [] {
+        Kernel k;
+        ImageParam in(Float(32), 1, "in");
+        Var x("x");
+        RDom r(1, 6, 0, 5, "r");
+        Func p("p"), acc("acc"), out("out");
+        p(x) = in(x);
+        acc(x) = p(x);
+        acc(r.x + r.y * 7) = max(acc(r.x + r.y * 7 - 1), p(r.x + r.y * 7));
+        out(x) = acc(x);
+        k.inputs = {in};
+        k.output = out;
+        k.funcs = {{"p", p}, {"acc", acc}};
+        k.vars = {{"x", x}};
+        return k;
+    };
+    DiffResult r = run_differential(alg, [](Kernel &k) {
+        spyre::schedule(k.output).stick_vectorize(k.vars.at("x"));
+        spyre::schedule(k.funcs.at("p")).scratchpad_root().stick_vectorize(k.vars.at("x"));
+        spyre::schedule(k.funcs.at("acc")).scratchpad_root().stick_vectorize(k.vars.at("x"));
+    }, {{35}}, {35}, -4, 4);
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+}
+
 // An update reading the element two before the one it writes, and a scan whose loop over the rows
 // runs inside its loop along the row (no loop runs along a stick): each element is computed on a
 // stick of its own, in Halide's loop order.
