@@ -79,10 +79,10 @@ double ibm_working_set_factor(double working_set_bytes, const MachineDesc &m) {
 
 double ibm_matmul_ns(int64_t rows, int64_t n, int64_t k, const MachineDesc &m) {
     if (rows <= 0 || n <= 0 || k <= 0) return 0.0;
-    const int64_t pass = std::max<int64_t>(m.pe_pass_rows, 1);
-    const double padded = double((rows + pass - 1) / pass * pass);
+    // IBM's formula prices the real MACs at the fill efficiency (cost_model.py predict_ops:
+    // MACs / cores / (mac_peak * pt_eff)); it does not pad the rows to a pass, as the simulator does.
     const double eff = std::min(1.0, std::pow(double(rows) / m.ibm_pe_full_rows, m.ibm_pe_fill_exponent));
-    return padded * double(n) * double(k) / (m.ibm_pe_macs_per_ns * eff);
+    return double(rows) * double(n) * double(k) / (m.ibm_pe_macs_per_ns * eff);
 }
 
 double ibm_reread_fraction(double output_tile_elems, const MachineDesc &m) {
