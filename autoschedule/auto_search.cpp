@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -146,7 +145,7 @@ std::vector<int> assign_workers(const std::vector<std::string> &group, int worke
 
 struct LoweringCache::Entry {
     std::shared_ptr<CapturedKernel> kernel;  // null: lower each candidate on its own
-    // The kinds of the shared lowering's refusals (their messages without the numbers) that a
+    // The kinds of the shared lowering's refusals (the checks that raised them, Error::site) that a
     // plain lowering of a sibling gave too: refusals of these kinds are the back end's, not the
     // shared lowering's own, and are taken as they are.
     std::set<std::string> confirmed;
@@ -178,13 +177,11 @@ Func scheduled_copy(const Func &output, const std::vector<ImageParam> &inputs, c
 // and the same layouts.
 std::string lowering_key(const Candidate &c) { return structure_key(c.directives) + layouts_key(c); }
 
-// A refusal's message with its numbers taken out: "LX overflow: ... needs N bytes ...".
-std::string refusal_kind(const std::string &what) {
-    std::string k;
-    for (char ch : what)
-        if (!std::isdigit(static_cast<unsigned char>(ch))) k += ch;
-        else if (k.empty() || k.back() != 'N') k += 'N';
-    return k;
+// Which check refused (Error::site), or empty when unknown: two refusals of one check are of one
+// kind, whatever names and numbers their messages hold.
+std::string refusal_kind(const std::exception &e) {
+    const Error *err = dynamic_cast<const Error *>(&e);
+    return err ? err->site() : std::string();
 }
 
 BackendOptions backend_options(const CompileOptions &opt) {
@@ -248,8 +245,8 @@ DeviceProgram lower_candidate(const Func &output, const std::vector<ImageParam> 
                 // The shared Stmt may differ from a plain lowering in ways the back end refuses
                 // (bounds that Halide cannot prove constant with the factors symbolic): such a
                 // candidate is lowered on its own, and its siblings still share the lowering.
-                const std::string kind = refusal_kind(shared.what());
-                if (e->confirmed.count(kind)) throw;
+                const std::string kind = refusal_kind(shared);
+                if (!kind.empty() && e->confirmed.count(kind)) throw;
                 // An LX overflow is the back end's: it allocates LX once every size is a constant
                 // (it refuses sizes that change first), so a plain lowering needs the same bytes.
                 // spyre-bench's searches confirmed all 323 of them with a plain lowering.
@@ -257,7 +254,7 @@ DeviceProgram lower_candidate(const Func &output, const std::vector<ImageParam> 
                 try {
                     return own();
                 } catch (const std::exception &plain) {
-                    if (refusal_kind(plain.what()) == kind) e->confirmed.insert(kind);
+                    if (!kind.empty() && refusal_kind(plain) == kind) e->confirmed.insert(kind);
                     throw;
                 }
             }

@@ -104,7 +104,7 @@ void allocate_lx(const Stmt &s, KernelPlan &plan) {
             os << " " << n << " (" << a.footprint(b) << " bytes)";
         }
         os << ". Tile the Func (split) or keep less of it in the scratchpad";
-        throw Error(os.str(), ErrorKind::LxOverflow);
+        throw Error(os.str(), ErrorKind::LxOverflow, "LX overflow");
     }
 }
 

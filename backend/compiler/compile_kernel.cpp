@@ -41,7 +41,7 @@ auto in_user_terms_on_error(const std::map<std::string, std::string> &made, F &&
     try {
         return f();
     } catch (const Error &e) {
-        throw Error(in_user_terms(e.what(), &made), e.kind());
+        throw e.reworded(in_user_terms(e.what(), &made));
     }
 }
 

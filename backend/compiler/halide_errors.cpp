@@ -15,8 +15,10 @@ void throw_halide_error(const std::string &kernel, const std::string &during, co
                     " (Halide failed on this schedule; please report it with the pipeline and its schedule): ", what);
     const std::string prefix = "Error: ";
     if (what.compare(0, prefix.size(), prefix) == 0) what = what.substr(prefix.size());
-    throw_error("kernel ", kernel, ": Halide refused the pipeline or its schedule while ", during, ": ",
-                in_user_terms(what));
+    // Its site names the step Halide refused in, so refusals of different steps stay apart.
+    throw Error("kernel " + kernel + ": Halide refused the pipeline or its schedule while " + during + ": " +
+                    in_user_terms(what),
+                ErrorKind::Refused, "Halide refused while " + during);
 }
 
 }  // namespace spyre

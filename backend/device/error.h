@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 namespace spyre {
 
@@ -18,20 +20,40 @@ enum class ErrorKind { Refused, LxOverflow, Internal };
 
 class Error : public std::runtime_error {
 public:
-    explicit Error(const std::string &msg, ErrorKind kind = ErrorKind::Refused)
-        : std::runtime_error(msg), kind_(kind) {}
+    explicit Error(const std::string &msg, ErrorKind kind = ErrorKind::Refused, std::string site = {})
+        : std::runtime_error(msg), kind_(kind), site_(std::move(site)) {}
     ErrorKind kind() const { return kind_; }
+    // Which check raised it: the fixed words of its message (the string literals throw_error was
+    // given, without the names and numbers put between them), so that a caller can tell two
+    // refusals of the same check apart from two different ones without reading the message.
+    // Empty when unknown (an Error built from a finished message).
+    const std::string &site() const { return site_; }
+    // The same error with a message reworded for the user (a prefix, other names).
+    Error reworded(const std::string &msg) const { return Error(msg, kind_, site_); }
 
 private:
     ErrorKind kind_;
+    std::string site_;
 };
+
+namespace detail {
+template <typename Part>
+void add_site_word(std::string &site, const Part &part) {
+    if constexpr (std::is_array_v<Part>) {  // a string literal: part of the check's fixed words
+        site += part;
+        site += '|';
+    }
+}
+}  // namespace detail
 
 // Builds a message from streamable parts: throw_error("register ", r, " out of range").
 template <typename... Parts>
 [[noreturn]] void throw_error_of(ErrorKind kind, const Parts &...parts) {
     std::ostringstream os;
     (os << ... << parts);
-    throw Error(os.str(), kind);
+    std::string site;
+    (detail::add_site_word(site, parts), ...);
+    throw Error(os.str(), kind, std::move(site));
 }
 
 template <typename... Parts>

@@ -362,7 +362,7 @@ DeviceProgram parse_program(const uint8_t *data, size_t size) {
         try {
             verify_program_part(p, part);
         } catch (const Error &e) {
-            throw_error_of(e.kind(), "section ", kSectionIds[section_of(part)], ": ", e.what());
+            throw e.reworded(std::string("section ") + kSectionIds[section_of(part)] + ": " + e.what());
         }
     }
     return p;
@@ -410,7 +410,7 @@ DeviceProgram read_program_file(const std::string &path) {
     try {
         return parse_program(bytes.data(), bytes.size());
     } catch (const Error &e) {
-        throw_error_of(e.kind(), "'", path, "': ", e.what());
+        throw e.reworded("'" + path + "': " + e.what());
     }
 }
 

@@ -1293,7 +1293,7 @@ DeviceProgram import_ktir_file(const std::string &path, const ImportOptions &opt
     try {
         return import_ktir(m, options);
     } catch (const Error &e) {
-        throw Error(path + ": " + e.what(), e.kind());
+        throw e.reworded(path + ": " + e.what());
     }
 }
 

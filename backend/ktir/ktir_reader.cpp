@@ -45,7 +45,7 @@ Module read_ktir_file(const std::string &path) {
     try {
         return read_ktir(ss.str());
     } catch (const Error &e) {
-        throw Error(path + ": " + e.what(), e.kind());
+        throw e.reworded(path + ": " + e.what());
     }
 }
 

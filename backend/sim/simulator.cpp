@@ -225,7 +225,7 @@ private:
         try {
             return lx_access(prog_, in, c.regs.data(), m_, c.pc);
         } catch (const Error &e) {
-            throw Error("core " + std::to_string(c.id) + ", " + e.what(), e.kind());
+            throw e.reworded("core " + std::to_string(c.id) + ", " + e.what());
         }
     }
     // Functional work budget (SimOptions::max_work).

@@ -82,6 +82,46 @@ TEST(CompileErrors, ErrorKindsAreCarriedNotParsed) {
     EXPECT_EQ(error_kind(Error("says internal: but is a refusal")), ErrorKind::Refused);
 }
 
+// An error names the check that raised it (Error::site) apart from its message: the autoscheduler
+// compares two refusals by it, never by their words. Names and numbers put in the message are not
+// part of it; a message reworded for the user keeps it.
+TEST(CompileErrors, ARefusalsSiteIsItsChecksFixedWordsNotItsNamesAndNumbers) {
+    auto site_of = [](auto &&raise) {
+        try {
+            raise();
+        } catch (const Error &e) {
+            return e.site();
+        }
+        return std::string("no error");
+    };
+    const std::string name_a = "f", name_b = "g";
+    const std::string a = site_of([&] { throw_error("Func ", name_a, ": tile of ", 64, " rows overflows"); });
+    const std::string b = site_of([&] { throw_error("Func ", name_b, ": tile of ", 128, " rows overflows"); });
+    const std::string other = site_of([&] { throw_error("Func ", name_a, ": tile of ", 64, " rows is ragged"); });
+    EXPECT_FALSE(a.empty());
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, other);
+    try {
+        throw_error("Func ", name_a, ": tile of ", 64, " rows overflows");
+    } catch (const Error &e) {
+        const Error r = e.reworded(std::string("kernel k: ") + e.what());
+        EXPECT_EQ(r.site(), a);
+        EXPECT_EQ(r.kind(), e.kind());
+        EXPECT_EQ(std::string(r.what()), "kernel k: Func f: tile of 64 rows overflows");
+    }
+    // An LX overflow of any size is one kind; an error built from a finished message has no site.
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func big("big"), out("out");
+    big(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    out(x, y) = big(x, y) + cast<float16_t>(1.0f);
+    spyre::schedule(big).scratchpad_root().stick_vectorize(x);
+    spyre::schedule(out).stick_vectorize(x);
+    const std::string lx = site_of([&] { compile_for_spyre(out, {in}, opts({1024, 2048}, {1024, 2048})); });
+    EXPECT_EQ(lx, site_of([&] { compile_for_spyre(out, {in}, opts({1024, 4096}, {1024, 4096})); }));
+    EXPECT_TRUE(Error("a finished message").site().empty());
+}
+
 // Halide 14 itself lowers a split whose inner loop is named "s" to code that uses row 0 throughout;
 // the back end refuses it rather than run a silently wrong kernel.
 TEST(CompileErrors, SplitWithAnInnerVarNamedSIsRefused) {
