@@ -9,11 +9,13 @@
 //                           launches and
 //                           launch_us (their host cost, MachineDesc::host_launch_ns), and tokens_per_s
 //                           (decode) or ttft_ms (prefill) with that cost (`_device`: without it)
-//   llama/decode/8b/cards<N>  a decode step (batch 1, context 2048) with tensor parallelism over N
+//   llama/<phase>/8b/cards<N>  prefill (a 2048-token prompt), decode (batch 1) and decode_b16
+//                           (batch 16), context 2048, with tensor parallelism over N = 1, 2, 4
 //                           cards (ModelOptions::cards; the named schedules, to stay cheap):
-//                           tokens_per_s (host launches included), tokens_per_s_device, sim_us (the
-//                           model's device time) and allreduce_us (its all-reduces between the cards,
-//                           the PCIe link model's: link_bytes_per_ns, link_latency_ns, assumptions)
+//                           ttft_ms (prefill) or tokens_per_s (host launches included), the same
+//                           `_device` without them, sim_us (the model's device time) and
+//                           allreduce_us (its all-reduces between the cards, the PCIe link model's:
+//                           link_bytes_per_ns, link_latency_ns, assumptions)
 // Each kernel runs the faster of spyre::auto_schedule's choice and the stage's named schedules (its
 // label says which). Phases: prefill (2048 tokens), decode (batch 1, context 2048), decode_b8 (batch 8, context 2048),
 // decode_8k (batch 1, context 8192). One layer is simulated: every layer is the same kernels on the
@@ -24,6 +26,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "llama_figures.h"
@@ -116,43 +119,61 @@ void BM_LlamaModel(benchmark::State &state, Phase p) {
                                              : "outside calibration: " + f->layer.validity);
 }
 
-// Decode at batch 1, context 2048, on `cards` cards: one card's figures (every card runs the same kernels).
-void BM_LlamaCards(benchmark::State &state, int cards) {
-    static std::map<int, StepFigures> cache;
+// A phase on `cards` cards: one card's figures (every card runs the same kernels).
+void BM_LlamaCards(benchmark::State &state, Phase p, int cards) {
+    static std::map<std::pair<std::string, int>, StepFigures> cache;
     const StepFigures *f = nullptr;
     for (auto _ : state) {
-        auto it = cache.find(cards);
+        auto it = cache.find({p.name, cards});
         if (it == cache.end()) {
             const LlamaConfig c = llama31_8b();
             ModelOptions o;
             o.timing_only = true;
             o.layers = 1;
-            o.max_context = 2048;
+            o.batch = p.batch;
+            o.max_context = p.context;
             o.cards = cards;
             o.schedules = ModelOptions::Schedules::Named;
             LlamaModel model(c, o);
-            model.set_context(2047);
-            const StepResult r = model.decode({0});
-            it = cache.emplace(cards, step_figures(model.card_config(), {1, 1, 2048}, r, o.machine)).first;
+            StepResult r;
+            if (p.tokens == p.context) {
+                r = model.prefill(std::vector<int>(size_t(p.tokens), 0));
+            } else {
+                model.set_context(p.context - p.tokens);
+                r = model.decode(std::vector<int>(size_t(p.batch), 0));
+            }
+            it = cache.emplace(std::make_pair(p.name, cards),
+                               step_figures(model.card_config(), {p.tokens, p.batch, p.context}, r, o.machine))
+                     .first;
         }
         f = &it->second;
     }
     state.counters["cards"] = cards;
+    state.counters["batch"] = p.batch;
     state.counters["sim_us"] = f->model_us;
     state.counters["allreduce_us"] = f->allreduce_us;
     state.counters["launches"] = f->launches;
-    state.counters["tokens_per_s"] = 1 / (f->model_with_host_us() * 1e-6);
-    state.counters["tokens_per_s_device"] = 1 / (f->model_us * 1e-6);
+    if (p.tokens == p.context) {
+        state.counters["ttft_ms"] = f->model_with_host_us() / 1000.0;
+        state.counters["ttft_ms_device"] = f->model_us / 1000.0;
+    } else {
+        state.counters["tokens_per_s"] = p.batch / (f->model_with_host_us() * 1e-6);
+        state.counters["tokens_per_s_device"] = p.batch / (f->model_us * 1e-6);
+    }
     state.SetLabel("named schedules; all-reduce over PCIe (link model, assumptions)");
 }
 
 }  // namespace
 
 void register_llama_benchmarks() {
-    for (int cards : {1, 2, 4})
-        benchmark::RegisterBenchmark(("llama/decode/8b/cards" + std::to_string(cards)).c_str(), BM_LlamaCards, cards)
-            ->Iterations(1)
-            ->Unit(benchmark::kMillisecond);
+    // Time to first token (a 2048-token prompt) and decode at batch 1 and 16, on 1, 2 and 4 cards.
+    const std::vector<Phase> on_cards = {{"prefill", 2048, 1, 2048}, {"decode", 1, 1, 2048}, {"decode_b16", 1, 16, 2048}};
+    for (const Phase &p : on_cards)
+        for (int cards : {1, 2, 4})
+            benchmark::RegisterBenchmark(("llama/" + p.name + "/8b/cards" + std::to_string(cards)).c_str(), BM_LlamaCards,
+                                         p, cards)
+                ->Iterations(1)
+                ->Unit(benchmark::kMillisecond);
     for (const Phase &p : phases()) {
         for (const std::string &s : step_stage_names(p.batch, p.tokens == p.context))
             benchmark::RegisterBenchmark(("llama/" + s + "/" + p.name).c_str(), BM_LlamaStage, p, s)
