@@ -771,7 +771,10 @@ private:
         int64_t rem = 0;
         if (!reduce_expr_modulo(base, lanes, &rem)) return std::nullopt;
         if (rem == 0 && !any) return std::nullopt;
-        int shift = int(rem > lanes / 2 ? rem - lanes : rem);
+        // The nearer stick as the home, but the stick that holds the whole read when one does (a
+        // vector narrower than a stick, e.g. 32 int8 lanes at element 96): the next stick may lie
+        // past the buffer's end.
+        int shift = int(rem > lanes / 2 && rem + w > lanes ? rem - lanes : rem);
         ShiftCall s;
         s.home = Load::make(op->type, op->name, Ramp::make(simplify(base - shift), 1, w), op->image, op->param, op->predicate,
                             ModulusRemainder());

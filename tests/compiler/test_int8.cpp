@@ -158,6 +158,47 @@ TEST(Int8, VectorsPastTheInputsPaddedRowInBackEndStagingMatchCpu) {
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
 
+// An int32 output in tiles of 64 columns (half a stick of int8), its rows inside the column
+// tiles, reading an int8 input of 100 x 5: the second column tile's reads of the input stay inside
+// its five rows (spyre-fuzz-diff seed 12 case 709 read a sixth row past the input's device image).
+TEST(Int8, HalfStickColumnTilesOfAnInt32OutputReadOnlyTheInputsRows) {
+    DiffResult r = run_differential(
+        [] {
+            ImageParam in(Int(8), 2, "in");
+            Var x("x"), y("y");
+            Func out("out");
+            out(x, y) = min(5, cast<int32_t>(in(x, y)));
+            return int8_two_d({in}, out, x, y);
+        },
+        [](Kernel &k) {
+            Var xo("xo"), xi("xi");
+            schedule(k.output).split(k.vars["x"], xo, xi, 64).stick_vectorize(xi);
+            k.output.reorder(xi, k.vars["y"], xo);
+        },
+        {{100, 5}}, {100, 5}, -128, 127);
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+// The same with a sixth input row that the output does not read: nothing faults, so the values of
+// the second column tile are what is checked.
+TEST(Int8, HalfStickColumnTilesOfAnInt32OutputReadTheRightBytes) {
+    DiffResult r = run_differential(
+        [] {
+            ImageParam in(Int(8), 2, "in");
+            Var x("x"), y("y");
+            Func out("out");
+            out(x, y) = min(5, cast<int32_t>(in(x, y)));
+            return int8_two_d({in}, out, x, y);
+        },
+        [](Kernel &k) {
+            Var xo("xo"), xi("xi");
+            schedule(k.output).split(k.vars["x"], xo, xi, 64).stick_vectorize(xi);
+            k.output.reorder(xi, k.vars["y"], xo);
+        },
+        {{100, 6}}, {100, 5}, -128, 127);
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
 // Arithmetic on bytes is computed in int32 and narrowed back with Halide's wrap (legalise_types.h;
 // test_narrow_types.cpp has the rest).
 TEST(Int8, ArithmeticOnBytesIsWidenedAndWrapsAsOnTheCpu) {
