@@ -384,6 +384,15 @@ private:
         }
         return r;
     }
+    // `x` (of shape `from`) as shape `to`, the same dense elements.
+    std::string reshaped(const std::string &x, const std::vector<int64_t> &from, const std::vector<int64_t> &to,
+                         DType t) {
+        std::string shp = fresh(), r = fresh();
+        line(shp + " = arith.constant dense<[" + list(to) + "]> : tensor<" + std::to_string(to.size()) + "xindex>");
+        line(r + " = tensor.reshape " + x + "(" + shp + ") : (" + tensor_type(from, t) + ", tensor<" +
+             std::to_string(to.size()) + "xindex>) -> " + tensor_type(to, t));
+        return r;
+    }
     // A linalg.reduce's init. ktir-cpu counts a value's uses from op operands, and it parses a
     // linalg.reduce's outs into an attribute, not an operand: a held value used once elsewhere (the
     // store that put it in LX) is freed at that use (its LXOptions.consume_last_use) and the reduce
@@ -392,7 +401,22 @@ private:
     // reduce reads (our importer: the same LX bytes).
     std::string reduce_init(const std::string &tile, const std::vector<int64_t> &s, DType t, bool in_place) {
         auto rg = lx_regions_.find(tile);
-        const std::string held = rg == lx_regions_.end() ? "" : held_value(rg->second, in_place);
+        std::string held = rg == lx_regions_.end() ? "" : held_value(rg->second, in_place);
+        // A constant fill held at that tile alone, as many elements as the init (the identity a
+        // reduction starts from): its value too, in the init's shape, not a load of the tile, which
+        // ktir-cpu's own copies of loaded tiles may have overwritten. Our importer accumulates into
+        // the tile the fill was stored to. (A fill of more elements than the init would need a
+        // slice of it, which our importer reads only in shifted reads and lane selects.)
+        if (held.empty() && rg != lx_regions_.end())
+            for (const Held &h : held_) {
+                int uses = 0;
+                for (const Held &o : held_) uses += o.value == h.value;
+                if (splats_.count(h.value) && uses == 1 && h.at.base == rg->second.base && h.at.lo == rg->second.lo &&
+                    h.at.t == t && dense(h.at) && dense(rg->second) && count(h.at.sizes) == count(s)) {
+                    held = h.at.sizes == s ? h.value : reshaped(h.value, h.at.sizes, s, t);
+                    break;
+                }
+            }
         if (held.empty()) return load(tile, s, t, in_place);
         std::string shp = fresh(), x = fresh();
         line(shp + " = arith.constant dense<[" + list(s) + "]> : tensor<" + std::to_string(s.size()) + "xindex>");
@@ -498,7 +522,8 @@ private:
     std::string held_value(const Region &r, bool in_place) {
         for (const Held &h : held_) {
             // A constant fill or a broadcast: our importer keeps a tensor.splat or linalg.broadcast
-            // as such and writes LX with it again for each use, so the tile is read where it is.
+            // as such and writes LX with it again for each use, so the tile is read where it is
+            // (but a DMA store of the whole tile stores the value: dma()).
             if (splats_.count(h.value)) continue;
             if (h.at.base != r.base || h.at.lo != r.lo || h.at.t != r.t) continue;
             if (in_place) {
@@ -1001,22 +1026,26 @@ private:
             std::string comb = in.op == Opcode::VREDSUM ? (t == DType::I32 ? "arith.addi" : "arith.addf")
                                : in.op == Opcode::VREDMAX ? (t == DType::I32 ? "arith.maxsi" : "arith.maximumf")
                                                           : (t == DType::I32 ? "arith.minsi" : "arith.minimumf");
+            // An f16 sum into f32 widens its input first: ktir-cpu folds a reduce's input in the
+            // input's element type and rounds the fold to it before it meets the init
+            // (linalg__reduce in dialects/linalg_ops.py), so a widening inside the region would
+            // still round every row's sum to f16. Our importer reads the pair back as the one
+            // widening instruction.
+            if (ot != t) {
+                std::string w = fresh();
+                line(w + " = arith.extf " + x + " : " + tensor_type(src, t) + " to " + tensor_type(src, ot));
+                x = w;
+            }
             std::string r = fresh();
-            line(r + " = linalg.reduce ins(" + x + " : " + tensor_type(src, t) + ") outs(" + init + " : " +
+            line(r + " = linalg.reduce ins(" + x + " : " + tensor_type(src, ot) + ") outs(" + init + " : " +
                  tensor_type(out, ot) + ") dimensions = [1]");
-            std::string in_v = fresh(), acc = fresh(), ext = fresh(), sum = fresh();
+            std::string in_v = fresh(), acc = fresh(), sum = fresh();
             // The block arguments in a ^bb0 label after an empty (), not in the (...): MLIR reads both,
-            // and ktir-cpu binds a region's arguments from a label, else from its first op's operands,
-            // which for an f16 input into an f32 init is the arith.extf of the input alone
+            // and ktir-cpu binds a region's arguments from a label, else from its first op's operands
             // (docs/ktir.md, "What spyre-gen writes, on ktir-cpu").
             line("  () {");
-            line("  ^bb0(" + in_v + ": " + type_name(t) + ", " + acc + ": " + type_name(ot) + "):");
-            std::string lhs = in_v;
-            if (ot != t) {
-                line("    " + ext + " = arith.extf " + in_v + " : " + type_name(t) + " to " + type_name(ot));
-                lhs = ext;
-            }
-            line("    " + sum + " = " + comb + " " + lhs + ", " + acc + " : " + type_name(ot));
+            line("  ^bb0(" + in_v + ": " + type_name(ot) + ", " + acc + ": " + type_name(ot) + "):");
+            line("    " + sum + " = " + comb + " " + in_v + ", " + acc + " : " + type_name(ot));
             line("    linalg.yield " + sum + " : " + type_name(ot));
             line("  }");
             store(r, dt, out, ot, a[0]);
@@ -1205,8 +1234,24 @@ private:
         }
         std::string ht = view_tile(addr, true, t, sizes, ds);
         std::string lt = lx_tile(in, 4, t, sizes, ls, pc, "LX");
-        if (in.op == Opcode::DMA_LD) store(load(ht, sizes, t), lt, sizes, t, a[0], (in.mode & kDmaShared) != 0);
-        else store(load(lt, sizes, t), ht, sizes, t, a[0]);
+        if (in.op == Opcode::DMA_LD) {
+            store(load(ht, sizes, t), lt, sizes, t, a[0], (in.mode & kDmaShared) != 0);
+            return;
+        }
+        // A constant fill or broadcast stored whole: the value itself, in its own shape (the same
+        // dense bytes), so that our importer stores the tile the value was put in.
+        auto rg = lx_regions_.find(lt);
+        if (rg != lx_regions_.end() && sizes.size() == 1)
+            for (const Held &h : held_)
+                if (splats_.count(h.value) && h.at.base == rg->second.base && h.at.lo == rg->second.lo &&
+                    h.at.t == t && dense(h.at) && count(h.at.sizes) == sizes[0]) {
+                    std::vector<int64_t> dense_strides(h.at.sizes.size(), 1);
+                    for (size_t k = h.at.sizes.size() - 1; k > 0; k--)
+                        dense_strides[k - 1] = dense_strides[k] * h.at.sizes[k];
+                    store(h.value, view_tile(addr, true, t, h.at.sizes, dense_strides), h.at.sizes, t, a[0]);
+                    return;
+                }
+        store(load(lt, sizes, t), ht, sizes, t, a[0]);
     }
 
     void matmul(size_t pc) {

@@ -540,6 +540,22 @@ void Importer::store(const Op &op) {
     // ("LX contents as SSA values" in ktir_export.cpp), and the device program read the tile, not
     // the place the value was copied from, which later ops may overwrite. Its first store is where
     // any other value would have been placed (lx_store_of).
+    // Likewise a constant fill or a broadcast that is only ever stored (into LX here, then to device
+    // memory) or reshaped (a reduction's init): the export writes the value itself there (ktir-cpu
+    // reads its own copies of loaded tiles at fixed LX addresses), where the device program read
+    // this tile.
+    if (explicit_ && (x.kind == Tens::Splat || x.kind == Tens::Bcast)) {
+        auto du = du_.find(op.operands[0]);
+        auto v = vals_.find(op.operands[0]);
+        const bool only_stored = kept_where_stored(op.operands[0]) && du->second.users[0] == &op;
+        if (only_stored && v != vals_.end() && !v->second.released) {
+            for (int r : v->second.regs) unhold(r);
+            v->second.regs.clear();
+            v->second.x = dst;
+            hold_tensor(v->second);
+        }
+        return;
+    }
     if (explicit_ && x.kind == Tens::InLx && x.alloc < 0) {
         auto du = du_.find(op.operands[0]);
         auto v = vals_.find(op.operands[0]);
@@ -551,6 +567,29 @@ void Importer::store(const Op &op) {
             hold_tensor(v->second);
         }
     }
+}
+
+bool Importer::kept_where_stored(const std::string &value) const {
+    auto du = du_.find(value);
+    if (!explicit_ || du == du_.end() || du->second.users.empty()) return false;
+    const Op &first = *du->second.users[0];
+    if (first.name != "ktdp.store" || first.operands.size() != 2 || first.operands[0] != value) return false;
+    // A store into device memory (a store into LX again writes the value there again).
+    auto to_device_memory = [&](const Op &u) {
+        if (u.name != "ktdp.store" || u.operands.size() != 2 || u.operands[0] != value) return false;
+        const Op *tile = def_op(u.operands[1]);
+        const Op *view = tile && tile->name == "ktdp.construct_access_tile" && !tile->operands.empty()
+                             ? def_op(tile->operands[0])
+                             : nullptr;
+        return view && view->name == "ktdp.construct_memory_view" && memory_space_hbm(*view);
+    };
+    if (to_device_memory(first)) return false;
+    for (size_t k = 1; k < du->second.users.size(); k++) {
+        const Op &u = *du->second.users[k];
+        if (!to_device_memory(u) && !(u.name == "tensor.reshape" && !u.operands.empty() && u.operands[0] == value))
+            return false;
+    }
+    return true;
 }
 
 void Importer::check_row_end(const Tile &t, const Op &op) {

@@ -220,7 +220,13 @@ void Importer::broadcast(const Op &op) {
                     "element per row (dimensions = [last], packed input) and of whole rows along outer "
                     "dimensions (the innermost dimension not among `dimensions`)");
     }
-    extend_life(op.operands[0], op.results[0]);
+    if (kept_where_stored(op.results[0])) {
+        // Read only by its first store (later reads are of the tile it was stored to).
+        auto a = du_.find(op.operands[0]);
+        if (a != du_.end()) a->second.last = std::max(a->second.last, info_.at(du_[op.results[0]].users[0]).index);
+    } else {
+        extend_life(op.operands[0], op.results[0]);
+    }
     define(op, 0, v);
 }
 
@@ -338,6 +344,16 @@ void Importer::tensor_op(const Op &op) {
     if (cvt.count(n)) {
         // Bytes are signless i8: the op says how to read them (a narrowing keeps the same low bits).
         Tens x = a.at(0);
+        if (n == "arith.extf" && widens_into_a_reduce(op, x, t)) {
+            // The reduce widens as it sums (the form spyre-gen writes for ktir-cpu): no instruction here.
+            Val v;
+            v.k = Val::T;
+            v.x = x;
+            v.x.alloc = -1;
+            v.x.widened = true;
+            extend_life(op.operands[0], op.results[0]);
+            return define(op, 0, v);
+        }
         if (dtype_is_byte(x.t)) x.t = n == "arith.uitofp" || n == "arith.extui" ? DType::U8 : DType::I8;
         return convert(op, x, t);
     }
@@ -422,6 +438,18 @@ void Importer::binary(const Op &op, Opcode oc, Tens x, Tens y, DType t) {
     vec_emit(op, oc, t, v.x, &x, &src1, ig, mode, 0, 0, 0, s1_elems);
     if (y.kind == Tens::Splat) lx_free(src1.alloc);
     define(op, 0, v);
+}
+
+// An f16 tensor widened to f32 whose one user is a linalg.reduce of its innermost dimension that
+// reads it as its input: the device's reduction widens as it sums, so the pair is one instruction.
+bool Importer::widens_into_a_reduce(const Op &op, const Tens &x, DType to) const {
+    if (x.kind != Tens::InLx || x.t != DType::F16 || to != DType::F32 || x.shape.empty()) return false;
+    auto uses = du_.find(op.results[0]);
+    if (uses == du_.end() || uses->second.users.size() != 1) return false;
+    const Op &r = *uses->second.users[0];
+    return r.name == "linalg.reduce" && r.n_ins == 1 && !r.operands.empty() && r.operands[0] == op.results[0] &&
+           r.dims.size() == 1 && r.dims[0] == int64_t(x.shape.size() - 1) && r.result_types.size() == 1 &&
+           dtype_of(r.result_types[0], r) == DType::F32;
 }
 
 void Importer::convert(const Op &op, Tens x, DType to, int fp8) {
@@ -582,6 +610,9 @@ void Importer::reduce(const Op &op) {
     std::vector<int64_t> oshape(x.shape.begin(), x.shape.end() - 1);
     if (init.shape != oshape) throw_error("line ", op.line, ": linalg.reduce: init shape does not match");
     DType ot = init.t;
+    if (x.widened && ot != DType::F32)
+        throw_internal("line ", op.line, ": linalg.reduce: internal: a widened input into ", dtype_name(ot));
+    x.widened = false;  // read as f16, into the f32 init (kDstF32 below)
     if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
     Geo g = geo(x, op, "the input");
     uint8_t mode = 0;

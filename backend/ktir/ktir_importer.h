@@ -74,6 +74,7 @@ struct Tens {
     bool uniform = false;          // Bcast: one element for all
     bool row = false;              // Bcast: one row (at src) for every row, read as a row operand
     int alloc = -1;                // InLx allocated by the importer: allocation id
+    bool widened = false;          // InLx f16 read as f32: an arith.extf whose one user is a reduce
 };
 
 struct Val {
@@ -302,6 +303,10 @@ private:
     void reshape(const Op &op);
     Val general_reshape(const Op &op, const Tens &x, const std::vector<int64_t> &out);
     void extend_life(const std::string &from, const std::string &to);
+    bool widens_into_a_reduce(const Op &op, const Tens &x, DType to) const;
+    // A fill or broadcast first stored into LX and after that only stored to device memory or
+    // reshaped: from that store on it is the LX tile it was stored to.
+    bool kept_where_stored(const std::string &value) const;
 
     void broadcast(const Op &op);
     Val row_broadcast(const Op &op, const Tens &s, const Type &rt);

@@ -27,7 +27,8 @@ inline Halves random_halves(size_t n, uint32_t seed) {
 
 inline uint16_t add_f16(uint16_t a, uint16_t b) { return float_to_half(half_to_float(a) + half_to_float(b)); }
 
-// Runs a program whose buffers are all f16, inputs from `in` by name; returns every buffer by name.
+// Runs a program, inputs from `in` by name (f16 buffers); returns every buffer by name, its bytes as
+// 16-bit words (an f32 buffer's element i is words 2i and 2i + 1).
 inline std::map<std::string, Halves> run(const DeviceProgram &p, const std::map<std::string, Halves> &in) {
     MachineDesc m;
     std::vector<std::vector<uint8_t>> images(p.buffers.size());
@@ -42,7 +43,7 @@ inline std::map<std::string, Halves> run(const DeviceProgram &p, const std::map<
         const BufferDecl &b = p.buffers[i];
         int64_t n = 1;
         for (int64_t e : b.shape) n *= e;
-        Halves h(static_cast<size_t>(n));
+        Halves h(static_cast<size_t>(n * dtype_bytes(b.type) + 1) / 2);
         unstickify(r.buffers[i], h.data(), b.shape, b.type, b.layout, m.stick_bytes);
         out[b.name] = h;
     }

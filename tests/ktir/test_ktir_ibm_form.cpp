@@ -7,6 +7,7 @@
 // So a value the kernel wrote to LX and reads again while it is still there is the SSA value that
 // was stored, not a load of the LX tile. ktir-cpu is never in CI: these tests pin that form on the
 // text (docs/ktir.md, "What spyre-gen writes, on ktir-cpu").
+#include <cstring>
 #include <map>
 #include <set>
 #include <sstream>
@@ -207,22 +208,29 @@ DeviceProgram ibm_form_widening_sums() {
 }
 
 // ktir-cpu binds a region's block arguments from a ^bb0 label, else from the operands of the
-// region's first op: for `(%in: f16, %acc: f32) { %e = arith.extf %in ...` that is %in alone, and
-// the accumulator is unbound ("Value '%_N' not found in core 0"). The export writes MLIR's other
-// form, an empty () and the arguments in the entry block's label, which our reader reads back.
-TEST(KtirIbmForm, AWideningReduceNamesItsBlockArgumentsInABb0Label) {
+// region's first op (the accumulator is then unbound: "Value '%_N' not found in core 0"); the export
+// writes MLIR's other form, an empty () and the arguments in the entry block's label. And ktir-cpu
+// folds a reduce's input in the input's element type, rounding each row's sum to it before it meets
+// the init: an f16 sum into f32 widens its input with a tensor arith.extf first, so the region
+// combines f32 with f32. Our reader reads the pair back as the one widening instruction.
+TEST(KtirIbmForm, AWideningReduceWidensItsInputFirstAndNamesItsBlockArgumentsInABb0Label) {
     const DeviceProgram p = ibm_form_widening_sums();
     const std::string text = ktir::export_ktir(p);
     const std::vector<std::string> lines = ibm_form_lines(text);
     int reduces = 0;
-    for (size_t i = 0; i + 3 < lines.size(); i++) {
+    for (size_t i = 1; i + 3 < lines.size(); i++) {
         if (lines[i].find("linalg.reduce") == std::string::npos) continue;
         reduces++;
+        EXPECT_NE(lines[i - 1].find("arith.extf"), std::string::npos) << text;
+        EXPECT_NE(lines[i - 1].find("xf16> to tensor<"), std::string::npos) << text;
+        EXPECT_NE(lines[i].find("ins(" + lines[i - 1].substr(0, lines[i - 1].find(' ')) + " : tensor<"),
+                  std::string::npos)
+            << text;
         EXPECT_EQ(lines[i + 1], "() {") << text;
         EXPECT_EQ(lines[i + 2].rfind("^bb0(%", 0), 0u) << text;
-        EXPECT_NE(lines[i + 2].find(": f16, %"), std::string::npos) << text;
+        EXPECT_NE(lines[i + 2].find(": f32, %"), std::string::npos) << text;
         EXPECT_NE(lines[i + 2].find(": f32):"), std::string::npos) << text;
-        EXPECT_NE(lines[i + 3].find("arith.extf"), std::string::npos) << text;
+        EXPECT_EQ(lines[i + 3].find("arith.extf"), std::string::npos) << text;
     }
     EXPECT_EQ(reduces, 2) << text;
     // Read back: the same instructions, computing the same bytes.
@@ -231,6 +239,84 @@ TEST(KtirIbmForm, AWideningReduceNamesItsBlockArgumentsInABb0Label) {
     auto iv = ktir_testing::random_halves(256, 5);
     auto ra = ktir_testing::run(p, {{"in", iv}}), rb = ktir_testing::run(q, {{"in", iv}});
     EXPECT_EQ(ra["out"], rb["out"]);
+}
+
+// A fill stored to device memory, and a sum that starts from a fill kept in LX (softmax's stages:
+// the maxima and sums start from their identity). ktir-cpu places its own copies of loaded tiles in
+// LX from address 0, so a fill read back from its LX tile with a ktdp.load is what ktir-cpu put
+// there: the export writes the fill's value itself to device memory and into the reduction's init,
+// and our importer reads the pair back as the same instructions (the fill's tile is read where the
+// device program read it).
+DeviceProgram ibm_form_fills_kept_in_lx() {
+    ProgramBuilder b("fills", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64, 32});
+    int zero = b.buffer("zero", BufferKind::Output, DType::F32, {64});
+    int out = b.buffer("out", BufferKind::Output, DType::F32, {32});
+    DmaDesc d, d2, ds;
+    d.sticks = 32;
+    d2.sticks = 2;
+    ds.sticks = 1;
+    int dd = b.dma_desc(d), d2d = b.dma_desc(d2), dsd = b.dma_desc(ds);
+    b.dma_ld(0, in, kZero, 0, Lx(0), dd);
+    b.vfill(DType::F32, 1, Lx(16384), 0.0f, 2);   // 64 zeros, stored whole to device memory
+    b.vfill(DType::F32, 1, Lx(20480), 0.5f, 1);   // the 32 sums start from 0.5
+    b.wait_tag(0);
+    b.wait_tag(1);
+    b.dma_st(2, zero, kZero, 0, Lx(16384), d2d);
+    b.vred(Opcode::VREDSUM, DType::F16, 1, Lx(20480), Lx(0), 1, 32, 0, kDstF32 | kAccumulate);
+    b.wait_tag(1);
+    b.dma_st(3, out, kZero, 0, Lx(20480), dsd);
+    b.wait_tag(2);
+    b.wait_tag(3);
+    return b.finish();
+}
+
+TEST(KtirIbmForm, AFillStoredToDeviceMemoryOrSummedIntoIsWrittenAsItsValueNotReadFromLx) {
+    const DeviceProgram p = ibm_form_fills_kept_in_lx();
+    const std::string text = ktir::export_ktir(p);
+    // No LX tile is read back: neither the 64 zeros nor the sums' init.
+    EXPECT_TRUE(ibm_form_lx_loads(text).empty()) << text;
+    // Read back: the same instructions, computing the same bytes.
+    DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    EXPECT_EQ(::testing::PrintToString(ibm_form_async_ops(q)), ::testing::PrintToString(ibm_form_async_ops(p)));
+    auto iv = ktir_testing::random_halves(64 * 32, 7);
+    auto ra = ktir_testing::run(p, {{"in", iv}}), rb = ktir_testing::run(q, {{"in", iv}});
+    EXPECT_EQ(ra["zero"], rb["zero"]);
+    EXPECT_EQ(ra["out"], rb["out"]);
+}
+
+// A broadcast a kernel stores into LX and then keeps there while it writes other LX: the importer
+// frees the broadcast's source once the tile holds it (flash attention's running maxima).
+TEST(KtirIbmForm, AFillWrittenToLxAgainIsNotKeptWhereItWasFirstStored) {
+    // Stored into LX twice: each store writes the fill again, so neither tile is the value's home.
+    const std::string text = R"(module {
+  func.func @twice(%out: index) attributes {grid = [1]} {
+    %c0 = arith.constant 0 : index
+    %a = arith.constant 0 : index
+    %b = arith.constant 256 : index
+    %va = ktdp.construct_memory_view %a, sizes: [64], strides: [1] {memory_space = #ktdp.memory_space<ct_local>} : memref<64xf32>
+    %ta = ktdp.construct_access_tile %va[%c0] : memref<64xf32> -> !ktdp.access_tile<64xindex>
+    %vb = ktdp.construct_memory_view %b, sizes: [64], strides: [1] {memory_space = #ktdp.memory_space<ct_local>} : memref<64xf32>
+    %tb = ktdp.construct_access_tile %vb[%c0] : memref<64xf32> -> !ktdp.access_tile<64xindex>
+    %vo = ktdp.construct_memory_view %out, sizes: [64], strides: [1] {memory_space = #ktdp.memory_space<global>} : memref<64xf32>
+    %to = ktdp.construct_access_tile %vo[%c0] : memref<64xf32> -> !ktdp.access_tile<64xindex>
+    %one = arith.constant 1.0 : f32
+    %f = tensor.splat %one : tensor<64xf32>
+    ktdp.store %f, %ta : tensor<64xf32>, !ktdp.access_tile<64xindex>
+    %two = arith.constant 2.0 : f32
+    %g = tensor.splat %two : tensor<64xf32>
+    ktdp.store %g, %ta : tensor<64xf32>, !ktdp.access_tile<64xindex>
+    ktdp.store %f, %tb : tensor<64xf32>, !ktdp.access_tile<64xindex>
+    ktdp.store %f, %to : tensor<64xf32>, !ktdp.access_tile<64xindex>
+    return
+  }
+})";
+    DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    auto r = ktir_testing::run(q, {});
+    ASSERT_EQ(r["out"].size(), 64u * 2);  // 64 f32
+    float first;
+    std::memcpy(&first, r["out"].data(), 4);
+    EXPECT_EQ(first, 1.0f);  // the fill's value, not the 2.0 written over its first tile
 }
 
 // ktir-cpu counts a value's uses from op operands, but parses a linalg.reduce's outs into an
