@@ -21,6 +21,10 @@ SMALL = {"rows": 64, "cols": 128, "inner": 128, "seq": 128, "dim": 64, "hidden":
          "heads": 2, "batch": 2, "cores": 4, "head_dim": 64}
 
 
+# Parameters a schedule needs besides the small shape (spyre-gen refuses it without them).
+NEEDS = {"flash_attention/kv_chunked": ["mask=causal"]}
+
+
 def generators(spyre_gen):
     """[(name, [schedules], {param: default})] from `spyre-gen -l`."""
     out = subprocess.run([spyre_gen, "-l"], capture_output=True, text=True, check=True).stdout
@@ -59,6 +63,8 @@ def main():
                 continue
             kv = [f"{k}={SMALL[k]}" for k, v in params.items() if k in SMALL and v.isdigit() and int(v) > SMALL[k]]
             kv += [f"schedule={sched}"]
+            if NEEDS.get(key):
+                kv += NEEDS[key]
             outdir = os.path.join(tmp, name + "_" + sched)
             g = subprocess.run([gen, "-g", name, "-o", outdir, "-e", "ktir"] + kv,
                                capture_output=True, text=True)
