@@ -48,6 +48,13 @@ const std::vector<Phase> &phases() {
     return p;
 }
 
+// One step of phase `p` on `model` (a prefill of its tokens, or a decode after its context).
+StepResult run_step(LlamaModel &model, const Phase &p) {
+    if (p.tokens == p.context) return model.prefill(std::vector<int>(size_t(p.tokens), 0));
+    model.set_context(p.context - p.tokens);
+    return model.decode(std::vector<int>(size_t(p.batch), 0));
+}
+
 const StepFigures &figures(const Phase &p) {
     static std::map<std::string, StepFigures> cache;
     auto it = cache.find(p.name);
@@ -60,13 +67,7 @@ const StepFigures &figures(const Phase &p) {
     o.max_context = p.context;
     o.schedules = ModelOptions::Schedules::Fastest;  // each kernel's fastest of auto and the named
     LlamaModel model(c, o);
-    StepResult r;
-    if (p.tokens == p.context) {
-        r = model.prefill(std::vector<int>(size_t(p.tokens), 0));
-    } else {
-        model.set_context(p.context - p.tokens);
-        r = model.decode(std::vector<int>(size_t(p.batch), 0));
-    }
+    const StepResult r = run_step(model, p);
     return cache.emplace(p.name, step_figures(c, {p.tokens, p.batch, p.context}, r, o.machine)).first->second;
 }
 
@@ -82,6 +83,17 @@ void set_figure(benchmark::State &state, const Figure &f) {
     state.SetLabel("sol: " + f.bound + (f.schedule.empty() ? "" : "; " + f.schedule) +
                    (f.faster_than_formula() ? "; faster than IBM's formula" : "") +
                    (f.validity.empty() ? "" : "; outside calibration: " + f.validity));
+}
+
+// ttft_ms (a prefill) or tokens_per_s (a decode), with the host's launches and without (`_device`).
+void set_rate(benchmark::State &state, const Phase &p, const StepFigures &f) {
+    if (p.tokens == p.context) {
+        state.counters["ttft_ms"] = f.model_with_host_us() / 1000.0;
+        state.counters["ttft_ms_device"] = f.model_us / 1000.0;
+    } else {
+        state.counters["tokens_per_s"] = p.batch / (f.model_with_host_us() * 1e-6);
+        state.counters["tokens_per_s_device"] = p.batch / (f.model_us * 1e-6);
+    }
 }
 
 void BM_LlamaStage(benchmark::State &state, Phase p, std::string stage) {
@@ -108,13 +120,7 @@ void BM_LlamaModel(benchmark::State &state, Phase p) {
     state.counters["outside_calibration"] = f->layer.validity.empty() ? 0 : 1;
     state.counters["launches"] = f->launches;
     state.counters["launch_us"] = f->host_us;  // host_launch_ns per launch, an assumption
-    if (p.tokens == p.context) {
-        state.counters["ttft_ms"] = f->model_with_host_us() / 1000.0;
-        state.counters["ttft_ms_device"] = f->model_us / 1000.0;
-    } else {
-        state.counters["tokens_per_s"] = p.batch / (f->model_with_host_us() * 1e-6);
-        state.counters["tokens_per_s_device"] = p.batch / (f->model_us * 1e-6);
-    }
+    set_rate(state, p, *f);
     state.SetLabel(f->layer.validity.empty() ? "within the calibrated range"
                                              : "outside calibration: " + f->layer.validity);
 }
@@ -135,13 +141,7 @@ void BM_LlamaCards(benchmark::State &state, Phase p, int cards) {
             o.cards = cards;
             o.schedules = ModelOptions::Schedules::Named;
             LlamaModel model(c, o);
-            StepResult r;
-            if (p.tokens == p.context) {
-                r = model.prefill(std::vector<int>(size_t(p.tokens), 0));
-            } else {
-                model.set_context(p.context - p.tokens);
-                r = model.decode(std::vector<int>(size_t(p.batch), 0));
-            }
+            const StepResult r = run_step(model, p);
             it = cache.emplace(std::make_pair(p.name, cards),
                                step_figures(model.card_config(), {p.tokens, p.batch, p.context}, r, o.machine))
                      .first;
@@ -153,13 +153,7 @@ void BM_LlamaCards(benchmark::State &state, Phase p, int cards) {
     state.counters["sim_us"] = f->model_us;
     state.counters["allreduce_us"] = f->allreduce_us;
     state.counters["launches"] = f->launches;
-    if (p.tokens == p.context) {
-        state.counters["ttft_ms"] = f->model_with_host_us() / 1000.0;
-        state.counters["ttft_ms_device"] = f->model_us / 1000.0;
-    } else {
-        state.counters["tokens_per_s"] = p.batch / (f->model_with_host_us() * 1e-6);
-        state.counters["tokens_per_s_device"] = p.batch / (f->model_us * 1e-6);
-    }
+    set_rate(state, p, *f);
     state.SetLabel("named schedules; all-reduce over PCIe (link model, assumptions)");
 }
 

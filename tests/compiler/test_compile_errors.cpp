@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 
 #include "compiler_test_util.h"
 #include "device/error.h"
@@ -41,9 +42,8 @@ TEST(CompileErrors, ShapeBeyondHalideIndexingNamesTheLimit) {
     EXPECT_NE(msg.find("2147483647"), std::string::npos) << msg;
 }
 
-// Stage 3 keeps exp of the whole tensor in LX: 4 MiB at 1024 x 2048 on one core.
-TEST(CompileErrors, LxOverflowNamesPeakAndCapacity) {
-    // A 4 MiB intermediate kept whole in LX (the named schedules would tile it; this one asks not to).
+// in(x, y) * 2 kept whole in LX, then + 1: its input and output.
+std::pair<ImageParam, Func> whole_intermediate_in_lx() {
     ImageParam in(Float(16), 2, "in");
     Var x("x"), y("y");
     Func big("big"), out("out");
@@ -51,6 +51,15 @@ TEST(CompileErrors, LxOverflowNamesPeakAndCapacity) {
     out(x, y) = big(x, y) + cast<float16_t>(1.0f);
     spyre::schedule(big).scratchpad_root().stick_vectorize(x);
     spyre::schedule(out).stick_vectorize(x);
+    return {in, out};
+}
+
+// Stage 3 keeps exp of the whole tensor in LX: 4 MiB at 1024 x 2048 on one core.
+TEST(CompileErrors, LxOverflowNamesPeakAndCapacity) {
+    // A 4 MiB intermediate kept whole in LX (the named schedules would tile it; this one asks not to).
+    ImageParam in;
+    Func out;
+    std::tie(in, out) = whole_intermediate_in_lx();
     std::string msg = compile_error([&] { compile_for_spyre(out, {in}, opts({1024, 2048}, {1024, 2048})); });
     EXPECT_NE(msg.find("LX overflow"), std::string::npos) << msg;
     EXPECT_NE(msg.find("usable LX is 1625344 bytes"), std::string::npos) << msg;
@@ -110,13 +119,9 @@ TEST(CompileErrors, ARefusalsSiteIsItsChecksFixedWordsNotItsNamesAndNumbers) {
         EXPECT_EQ(std::string(r.what()), "kernel k: Func f: tile of 64 rows overflows");
     }
     // An LX overflow of any size is one kind; an error built from a finished message has no site.
-    ImageParam in(Float(16), 2, "in");
-    Var x("x"), y("y");
-    Func big("big"), out("out");
-    big(x, y) = in(x, y) * cast<float16_t>(2.0f);
-    out(x, y) = big(x, y) + cast<float16_t>(1.0f);
-    spyre::schedule(big).scratchpad_root().stick_vectorize(x);
-    spyre::schedule(out).stick_vectorize(x);
+    ImageParam in;
+    Func out;
+    std::tie(in, out) = whole_intermediate_in_lx();
     const std::string lx = site_of([&] { compile_for_spyre(out, {in}, opts({1024, 2048}, {1024, 2048})); });
     EXPECT_EQ(lx, site_of([&] { compile_for_spyre(out, {in}, opts({1024, 4096}, {1024, 4096})); }));
     EXPECT_TRUE(Error("a finished message").site().empty());
