@@ -48,6 +48,18 @@ const std::vector<Phase> &phases() {
     return p;
 }
 
+// A timing-only run of one layer (every layer is the same kernels) at the phase's batch and context.
+ModelOptions phase_options(const Phase &p, int cards, ModelOptions::Schedules schedules) {
+    ModelOptions o;
+    o.timing_only = true;
+    o.layers = 1;
+    o.batch = p.batch;
+    o.max_context = p.context;
+    o.cards = cards;
+    o.schedules = schedules;
+    return o;
+}
+
 // One step of phase `p` on `model` (a prefill of its tokens, or a decode after its context).
 StepResult run_step(LlamaModel &model, const Phase &p) {
     if (p.tokens == p.context) return model.prefill(std::vector<int>(size_t(p.tokens), 0));
@@ -60,12 +72,7 @@ const StepFigures &figures(const Phase &p) {
     auto it = cache.find(p.name);
     if (it != cache.end()) return it->second;
     const LlamaConfig c = llama31_8b();
-    ModelOptions o;
-    o.timing_only = true;
-    o.layers = 1;
-    o.batch = p.batch;
-    o.max_context = p.context;
-    o.schedules = ModelOptions::Schedules::Fastest;  // each kernel's fastest of auto and the named
+    const ModelOptions o = phase_options(p, 1, ModelOptions::Schedules::Fastest);  // auto's or the named
     LlamaModel model(c, o);
     const StepResult r = run_step(model, p);
     return cache.emplace(p.name, step_figures(c, {p.tokens, p.batch, p.context}, r, o.machine)).first->second;
@@ -133,13 +140,7 @@ void BM_LlamaCards(benchmark::State &state, Phase p, int cards) {
         auto it = cache.find({p.name, cards});
         if (it == cache.end()) {
             const LlamaConfig c = llama31_8b();
-            ModelOptions o;
-            o.timing_only = true;
-            o.layers = 1;
-            o.batch = p.batch;
-            o.max_context = p.context;
-            o.cards = cards;
-            o.schedules = ModelOptions::Schedules::Named;
+            const ModelOptions o = phase_options(p, cards, ModelOptions::Schedules::Named);
             LlamaModel model(c, o);
             const StepResult r = run_step(model, p);
             it = cache.emplace(std::make_pair(p.name, cards),

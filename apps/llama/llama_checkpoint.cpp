@@ -9,6 +9,7 @@
 
 #include "device/error.h"
 #include "device/half.h"
+#include "json_object.h"
 
 namespace spyre::llama {
 
@@ -63,13 +64,7 @@ std::string hf_layer(int l, const std::string &what) { return "model.layers." + 
 
 LlamaConfig read_llama_config(const std::string &text, const std::string &origin, std::vector<int> *eos_ids,
                               bool *tie_word_embeddings) {
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::exception &e) {
-        throw_error(origin, ": not valid JSON: ", e.what());
-    }
-    if (!j.is_object()) throw_error(origin, ": must be a JSON object, got ", j.type_name());
+    json j = parse_json_object(text, origin);
     // What this decoder is: Llama's layer, no biases, SiLU.
     auto expect_string = [&](const char *key, const char *want) {
         if (!j.contains(key) || j[key].is_null()) return;

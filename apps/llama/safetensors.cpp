@@ -11,6 +11,7 @@
 
 #include "device/error.h"
 #include "device/half.h"
+#include "json_object.h"
 
 namespace spyre::llama {
 
@@ -211,13 +212,7 @@ std::vector<float> SafetensorsFile::read_floats(const std::string &tensor) const
 }
 
 std::map<std::string, std::string> read_safetensors_index(const std::string &text, const std::string &origin) {
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::exception &e) {
-        throw_error(origin, ": not valid JSON: ", e.what());
-    }
-    if (!j.is_object()) throw_error(origin, ": must be a JSON object, got ", j.type_name());
+    json j = parse_json_object(text, origin);
     if (!j.contains("weight_map")) throw_error(origin, ": field weight_map missing");
     const json &m = j["weight_map"];
     if (!m.is_object()) throw_error(origin, ": weight_map must be an object of tensor: file, got ", m.type_name());
