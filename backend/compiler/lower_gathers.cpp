@@ -136,10 +136,14 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
             throw_error("kernel ", plan.kernel_name, ": reading '", func, "' at a position given by '", ids.func, "': ", why...);
         };
         if (r.outer_store) refuse("a store at positions given by another buffer (a scatter) has no form on Spyre");
+        if (r.id->type.is_vector())
+            refuse("the positions are ", r.id->type,
+                   " vectors, one per lane of a vectorized loop; a gather fetches whole rows, one position at a time: "
+                   "vectorize along the first dimension of '", func, "' instead, or, where the positions run along "
+                   "the output's first dimension, gather into a Func of its own whose first dimension is the row's "
+                   "(g(x, i) = ", func, "(x, position(i)), stick_vectorize(x)) and read that Func transposed");
         if (r.id->type != Int(32))
-            refuse("the positions are ", r.id->type, (r.id->type.is_vector() ? " vectors" : ""),
-                   "; a gather reads one int32 position at a time (cast the ids to int32, and do not vectorize the loop "
-                   "that reads them)");
+            refuse("the positions are ", r.id->type, "; a gather reads one int32 position at a time (cast the ids to int32)");
         if (reads_memory(r.id->index))
             refuse("the position of '", ids.func, "' is itself read from memory; one level of indirection has a form");
         const BufferInfo &table = plan.buffer(r.outer);
