@@ -83,7 +83,8 @@ struct MachineDesc {
     // The second instrument the simulator is held against: torch-spyre's analytical model, fitted to
     // whole-kernel device timings (SPYRE_FACTS.md, "torch-spyre's cost-model sweeps"). The channel
     // law uses dram_bytes_per_ns and dram_turnaround_ns_per_byte above, the working-set term
-    // lx_ws_knee_bytes and lx_ws_exponent, restickify restickify_bytes_per_ns. Nothing here is read by the simulator's timing.
+    // lx_ws_knee_bytes and lx_ws_exponent, restickify restickify_bytes_per_ns. Nothing here is read
+    // by the simulator's timing.
     double ibm_pe_macs_per_ns = 1140.0;          // sustained MAC/ns per core (measured)
     double ibm_pe_full_rows = 64.0;              // rows per core from which the PE runs at full rate
     double ibm_pe_fill_exponent = 0.35;          // efficiency (rows / full_rows)^exponent below it

@@ -355,11 +355,8 @@ private:
         line(zf + " = tensor.splat " + z + " : " + tensor_type({total}, t));
         line(flat + " = tensor.insert_slice " + x + " into " + zf + "[" + std::to_string(first - qmin * row) + "] [" +
              std::to_string(n) + "] [1] : " + xt + " into " + tensor_type({total}, t));
-        std::string shp = fresh(), s = fresh(), r = fresh();
-        line(shp + " = arith.constant dense<[" + std::to_string(rows) + ", " + std::to_string(row) +
-             "]> : tensor<2xindex>");
-        line(s + " = tensor.reshape " + flat + "(" + shp + ") : (" + tensor_type({total}, t) +
-             ", tensor<2xindex>) -> " + st);
+        const std::string s = reshaped(flat, {total}, {rows, row}, t);
+        std::string r = fresh();
         line(r + " = tensor.splat " + z + " : " + rt);
         for (size_t i = 0; i < runs.size(); i++) {
             const Run &b = runs[i];
@@ -418,11 +415,7 @@ private:
                 }
             }
         if (held.empty()) return load(tile, s, t, in_place);
-        std::string shp = fresh(), x = fresh();
-        line(shp + " = arith.constant dense<[" + list(s) + "]> : tensor<" + std::to_string(s.size()) + "xindex>");
-        line(x + " = tensor.reshape " + held + "(" + shp + ") : (" + tensor_type(s, t) + ", tensor<" +
-             std::to_string(s.size()) + "xindex>) -> " + tensor_type(s, t));
-        return x;
+        return reshaped(held, s, s, t);
     }
     // shared: the store into LX of a shared load (DMA_LD.shared), marked `spyre.shared = 1`.
     void store(const std::string &x, const std::string &tile, const std::vector<int64_t> &s, DType t, int tag,
@@ -441,12 +434,7 @@ private:
             if (home != lx_home_.end()) {
                 const Region &h = home->second;
                 if (dense(h) && (h.sizes.size() == 1 || (h.sizes.back() * dtype_bytes(t)) % sb_ == 0)) {
-                    std::string shp = fresh();
-                    v = fresh();
-                    line(shp + " = arith.constant dense<[" + list(s) + "]> : tensor<" + std::to_string(s.size()) +
-                         "xindex>");
-                    line(v + " = tensor.reshape " + x + "(" + shp + ") : (" + tensor_type(s, t) + ", tensor<" +
-                         std::to_string(s.size()) + "xindex>) -> " + tensor_type(s, t));
+                    v = reshaped(x, s, s, t);
                     renamed_.insert(x);
                     renamed_.insert(v);
                 } else {
@@ -535,14 +523,8 @@ private:
                 return h.value;
             }
             if (h.at.sizes == r.sizes && h.at.strides == r.strides) return h.value;
-            if (dense(h.at) && dense(r) && count(h.at.sizes) == count(r.sizes)) {
-                std::string shp = fresh(), x = fresh();
-                line(shp + " = arith.constant dense<[" + list(r.sizes) + "]> : tensor<" +
-                     std::to_string(r.sizes.size()) + "xindex>");
-                line(x + " = tensor.reshape " + h.value + "(" + shp + ") : (" + tensor_type(h.at.sizes, r.t) +
-                     ", tensor<" + std::to_string(r.sizes.size()) + "xindex>) -> " + tensor_type(r.sizes, r.t));
-                return x;
-            }
+            if (dense(h.at) && dense(r) && count(h.at.sizes) == count(r.sizes))
+                return reshaped(h.value, h.at.sizes, r.sizes, r.t);
             return "";
         }
         return "";
@@ -1073,14 +1055,7 @@ private:
                     continue;
                 const int64_t hn = count(h.at.sizes), k = (need.lo - h.at.lo) / dtype_bytes(t);
                 if ((need.lo - h.at.lo) % dtype_bytes(t)) continue;
-                std::string hf = h.value;
-                if (h.at.sizes.size() != 1) {
-                    std::string shp = fresh();
-                    hf = fresh();
-                    line(shp + " = arith.constant dense<[" + std::to_string(hn) + "]> : tensor<1xindex>");
-                    line(hf + " = tensor.reshape " + h.value + "(" + shp + ") : (" + tensor_type(h.at.sizes, t) +
-                         ", tensor<1xindex>) -> " + tensor_type({hn}, t));
-                }
+                const std::string hf = h.at.sizes.size() != 1 ? reshaped(h.value, h.at.sizes, {hn}, t) : h.value;
                 x = fresh();
                 line(x + " = tensor.extract_slice " + hf + "[" + std::to_string(k) + "] [" + std::to_string(n) +
                      "] [1] : " + tensor_type({hn}, t) + " to " + tensor_type(src, t));
