@@ -3,6 +3,7 @@
 #include "affine.h"
 #include "device/dtype_host.h"
 #include "device/error.h"
+#include "visit_loads.h"
 
 namespace spyre {
 
@@ -59,6 +60,7 @@ public:
             b.place = Place::DeviceTemp;
             b.shape = {elems};
             b.layout = default_layout(1);
+            b.slack_elems = read_slack(op, plan_.lanes(b.type));
             auto at = plan_.stick_count_outside.find(op->name);
             if (at != plan_.stick_count_outside.end()) place_stick_count(b, op, at->second, what);
         }
@@ -68,6 +70,16 @@ public:
     }
 
 private:
+    // Elements past the end of a flat device temp that its widest vector read may reach: none when
+    // every read is one stick at most, else that read's width in whole sticks.
+    static int64_t read_slack(const Allocate *op, int64_t lanes_per_stick) {
+        int64_t widest = 0;
+        visit_loads(op->body, [&](const Load *l) {
+            if (l->name == op->name) widest = std::max<int64_t>(widest, l->type.lanes());
+        });
+        return widest > lanes_per_stick ? (widest + lanes_per_stick - 1) / lanes_per_stick * lanes_per_stick : 0;
+    }
+
     // A device_layout with the stick count outside storage dim `at`: the buffer keeps its storage
     // dims (innermost first, as Halide flattens them) with the stick count moved, which instruction
     // selection reaches through place_dma (layout_dma.h). Halide's rows are the layout's only when

@@ -25,6 +25,11 @@ struct BufferInfo {
     Place place = Place::LX;
     int64_t elems = 0;                // flat size in elements
     std::vector<int64_t> shape;       // device buffers: logical shape (Halide order)
+    // Device temps: elements allocated past the end. A vector wider than the Func's rows (an int8
+    // consumer's 128 lanes over fp16 rows of 64) reads whole sticks past the last row; only its
+    // masked lanes see them (Halide keeps valid reads in range), but the transfer must stay inside
+    // the buffer.
+    int64_t slack_elems = 0;
     DeviceLayout layout;              // device buffers
     int program_buffer = -1;          // device buffers: index in the program's buffer table
     int32_t lx_offset = -1;           // LX buffers: assigned by allocate_lx
@@ -34,6 +39,12 @@ struct BufferInfo {
 
     bool in_device_memory() const { return place != Place::LX; }
     int64_t bytes() const { return elems * dtype_bytes(type); }
+    // The shape the device buffer is allocated with: `shape`, its last row followed by the slack.
+    std::vector<int64_t> allocated_shape() const {
+        std::vector<int64_t> s = shape;
+        if (slack_elems > 0 && s.size() == 1) s[0] += slack_elems;
+        return s;
+    }
 };
 
 struct KernelPlan {

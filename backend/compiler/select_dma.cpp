@@ -91,7 +91,7 @@ void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
     int64_t extra = (d.run * eb + sb_ - 1) / sb_ * sb_;
     for (const DmaDim &dim : d.dims) extra += (dim.count - 1) * dim.dram_stride * eb;
     const int64_t image = dev.shape.empty() ? 0
-                          : device_geometry(dev.layout, dev.shape, dev.type, sb_).total_bytes;
+                          : device_geometry(dev.layout, dev.allocated_shape(), dev.type, sb_).total_bytes;
     // An offset affine in the core index (the usual split over the cores) is bounded over the
     // loops once and shifted per core; any other, core by core.
     std::optional<int64_t> shared_lo, shared_hi;

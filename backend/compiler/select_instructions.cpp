@@ -221,7 +221,7 @@ DeviceProgram select_instructions(const Halide::Internal::Stmt &s, KernelPlan &p
     auto add = [&](const std::string &name, BufferKind kind) {
         BufferInfo &bi = plan.buffer(name);
         std::string shown = base_count[base(name)] == 1 ? base(name) : name;
-        bi.program_buffer = b.buffer(shown, kind, bi.type, bi.shape, bi.layout);
+        bi.program_buffer = b.buffer(shown, kind, bi.type, bi.allocated_shape(), bi.layout);
     };
     for (const std::string &n : input_order) add(n, BufferKind::Input);
     for (const std::string &o : outputs) add(o, BufferKind::Output);

@@ -1,4 +1,4 @@
-// Visiting every Load of an expression, outermost first: the passes that ask which buffers an
+// Visiting every Load of an expression or statement, outermost first: the passes that ask which buffers an
 // expression reads (a store reading its own element, the buffers a value loads) share it.
 #pragma once
 
@@ -6,10 +6,10 @@
 
 namespace spyre {
 
-// Calls f(const Halide::Internal::Load *) for each Load in e, including those inside the indices
-// of others.
-template <typename F>
-void visit_loads(const Halide::Expr &e, F f) {
+// Calls f(const Halide::Internal::Load *) for each Load in e (an Expr or a Stmt), including those
+// inside the indices of others.
+template <typename Node, typename F>
+void visit_loads(const Node &e, F f) {
     class V : public Halide::Internal::IRVisitor {
     public:
         F *f;
