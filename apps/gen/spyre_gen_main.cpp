@@ -330,7 +330,17 @@ int generate(const std::string &generator, const std::string &out_dir, std::stri
     fs::path spyre_path = fs::absolute(fs::path(base.string() + ".spyre"));
     spyre::write_program_file(program, spyre_path.string());
     write_text(base.string() + ".s", spyre::disassemble(program));
-    if (emit_ktir) write_text(base.string() + ".ktir", spyre::ktir::export_ktir(program, machine));
+    if (emit_ktir) {
+        // The program's LX moves to the top of LX, clear of the tensors IBM's interpreter keeps at
+        // the bottom (ktir_export.h); its high water from a run of every iteration, as summarised
+        // loops skip some addresses.
+        spyre::SimOptions exact;
+        exact.timing_only = true;
+        exact.summarize_loops = false;
+        spyre::ktir::ExportOptions eo;
+        eo.lx_high_water_bytes = spyre::simulate(program, machine, {}, exact).stats.lx_peak_bytes;
+        write_text(base.string() + ".ktir", spyre::ktir::export_ktir(program, machine, eo));
+    }
     write_text(base.string() + ".h", host_header(name, program, spyre_path, machine_path, command));
 
     nlohmann::json r;

@@ -43,7 +43,10 @@ std::string shape_text(const std::vector<int64_t> &s) {
 
 class Exporter {
 public:
-    Exporter(const DeviceProgram &p, const MachineDesc &m) : p_(p), m_(m), sb_(m.stick_bytes) {}
+    Exporter(const DeviceProgram &p, const MachineDesc &m, const ExportOptions &o) : p_(p), m_(m), sb_(m.stick_bytes) {
+        if (o.lx_high_water_bytes > 0 && o.lx_high_water_bytes <= m.lx_bytes)
+            lx_shift_ = (m.lx_bytes - o.lx_high_water_bytes) / sb_ * sb_;
+    }
 
     std::string run() {
         verify_program(p_);
@@ -54,7 +57,9 @@ public:
             << "// Run it on the simulator: spyre-run " << p_.kernel_name << ".ktir (docs/ktir.md).\n"
             << "module {\n  func.func @" << ident(p_.kernel_name) << "(";
         for (size_t i = 0; i < p_.buffers.size(); i++) os_ << (i ? ", " : "") << "%" << buf_[i] << ": index";
-        os_ << ") attributes {grid = [" << p_.num_cores << "], spyre.sync = \"explicit\"} {\n";
+        os_ << ") attributes {grid = [" << p_.num_cores << "], spyre.sync = \"explicit\"";
+        if (lx_shift_) os_ << ", spyre.lx_offset = " << lx_shift_ << " : i64";
+        os_ << "} {\n";
         ind_ = 4;
         line("%_zero = arith.constant 0 : index");
         for (int r = 0; r < kNumRegs; r++) reg_[r] = "%_zero";
@@ -182,6 +187,13 @@ private:
 
     // ------------------------------------------------------------------ text
     void line(const std::string &s) { os_ << std::string(size_t(ind_), ' ') << s << "\n"; }
+    // An op whose text ends in an attribute, not a type (linalg.broadcast's dimensions,
+    // linalg.transpose's permutation): a blank line ends it, since ktir-cpu's parser joins such a
+    // line with the next unless that one starts an SSA assignment (it dropped a ktdp.store so).
+    void untyped_line(const std::string &s) {
+        line(s);
+        os_ << "\n";
+    }
     std::string fresh() { return "%_" + std::to_string(next_++); }
     static std::string ident(const std::string &s) {
         std::string o;
@@ -263,7 +275,7 @@ private:
     std::string lx_tile(const Instr &in, int reg_slot, DType t, const std::vector<int64_t> &sizes,
                         const std::vector<int64_t> &strides, size_t pc, const char *what) {
         const int r = in.a[size_t(reg_slot)];
-        std::string a = elem_addr(r, in.a[size_t(reg_slot + 1)], dtype_bytes(t), pc, what);
+        std::string a = elem_addr(r, in.a[size_t(reg_slot + 1)] + lx_shift_, dtype_bytes(t), pc, what);
         return view_tile(a, false, t, sizes, strides, r ? reg_[r] : "", in.a[size_t(reg_slot + 1)]);
     }
     std::string load(const std::string &tile, const std::vector<int64_t> &s, DType t, bool in_place = false) {
@@ -891,7 +903,7 @@ private:
                 std::string e = fresh();
                 line(e + " = tensor.empty() : " + tt);
                 y = fresh();
-                line(y + " = linalg.broadcast ins(" + s + " : " + tensor_type({groups}, t) + ") outs(" + e + " : " +
+                untyped_line(y + " = linalg.broadcast ins(" + s + " : " + tensor_type({groups}, t) + ") outs(" + e + " : " +
                      tt + ") dimensions = [1]");
             } else if (in.mode & kSrc1Row) {  // one row for every group: broadcast along the groups
                 const int64_t n = shape.back();
@@ -899,7 +911,7 @@ private:
                 std::string e = fresh();
                 line(e + " = tensor.empty() : " + tt);
                 y = fresh();
-                line(y + " = linalg.broadcast ins(" + s + " : " + tensor_type({n}, t) + ") outs(" + e + " : " + tt +
+                untyped_line(y + " = linalg.broadcast ins(" + s + " : " + tensor_type({n}, t) + ") outs(" + e + " : " + tt +
                      ") dimensions = [0]");
             } else {
                 y = load(lx_tile(in, 5, t, shape, dense, pc, "src1"), shape, t);
@@ -964,7 +976,7 @@ private:
             std::string s = load(lx_tile(in, 3, t, {groups}, {1}, pc, "src0"), {groups}, t);
             std::string e = fresh(), r = fresh();
             line(e + " = tensor.empty() : " + tt);
-            line(r + " = linalg.broadcast ins(" + s + " : " + tensor_type({groups}, t) + ") outs(" + e + " : " + tt +
+            untyped_line(r + " = linalg.broadcast ins(" + s + " : " + tensor_type({groups}, t) + ") outs(" + e + " : " + tt +
                  ") dimensions = [1]");
             splats_[r] = "";
             store(r, dt, shape, t, a[0]);
@@ -1040,7 +1052,7 @@ private:
             const int64_t off = int64_t(a[4]) + first * dtype_bytes(t);
             if (off < INT32_MIN || off > INT32_MAX) break;
             std::vector<int64_t> src{n};
-            std::string st = view_tile(elem_addr(a[3], off, dtype_bytes(t), pc, "src0"), false, t, src, {1},
+            std::string st = view_tile(elem_addr(a[3], off + lx_shift_, dtype_bytes(t), pc, "src0"), false, t, src, {1},
                                        a[3] ? reg_[a[3]] : "", off);
             // The elements read, from a held value that holds them all when there is one (ktir-cpu's
             // LX does not keep what a ktdp.load of part of a tile would read): an extract_slice of it,
@@ -1119,7 +1131,7 @@ private:
             std::string x = load(lx_tile(in, 3, t, s, {up(C), 1}, pc, "src0"), s, t);
             std::string e = fresh(), r = fresh();
             line(e + " = tensor.empty() : " + tensor_type(d, t));
-            line(r + " = linalg.transpose ins(" + x + " : " + tensor_type(s, t) + ") outs(" + e + " : " +
+            untyped_line(r + " = linalg.transpose ins(" + x + " : " + tensor_type(s, t) + ") outs(" + e + " : " +
                  tensor_type(d, t) + ") permutation = [1, 0]");
             store(r, dt, d, t, a[0]);
             return;
@@ -1288,6 +1300,8 @@ private:
     const DeviceProgram &p_;
     const MachineDesc &m_;
     int64_t sb_;
+    // Bytes added to every LX address (ExportOptions), recorded as spyre.lx_offset.
+    int64_t lx_shift_ = 0;
     std::ostringstream os_;
     int ind_ = 0;
     int next_ = 0;
@@ -1303,8 +1317,8 @@ private:
 
 }  // namespace
 
-std::string export_ktir(const DeviceProgram &program, const MachineDesc &machine) {
-    Exporter e(program, machine);
+std::string export_ktir(const DeviceProgram &program, const MachineDesc &machine, const ExportOptions &options) {
+    Exporter e(program, machine, options);
     return e.run();
 }
 

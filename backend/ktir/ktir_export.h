@@ -5,7 +5,8 @@
 //     shape and stick-padded strides; `grid = [cores]`; CORE_ID is ktdp.get_compute_tile_id;
 //   - scalar registers become index SSA values (LOOP -> scf.for, IF -> scf.if, with the registers a
 //     block changes carried as iter_args / results);
-//   - every LX operand is an LX memory view at its address (elements of its type) and an access tile;
+//   - every LX operand is an LX memory view at its address (elements of its type, shifted by
+//     spyre.lx_offset when ExportOptions asks) and an access tile;
 //     DMAs load a tile of an HBM view at the transfer's address and store it to an LX tile (or back);
 //     vector and PE instructions load LX tiles, compute with arith / math / linalg, and store the
 //     result tile;
@@ -23,6 +24,17 @@
 
 namespace spyre::ktir {
 
-std::string export_ktir(const DeviceProgram &program, const MachineDesc &machine = {});
+struct ExportOptions {
+    // The highest LX byte the program touches on any core (the simulator's lx_peak_bytes), or 0.
+    // Given, the program's LX moves to the top of LX, [lx_bytes - high water rounded down to a
+    // stick, lx_bytes), and the shift is written as the function's spyre.lx_offset (bytes), which
+    // import_ktir subtracts. IBM's interpreter (ktir-cpu) keeps every loaded or computed tensor in
+    // LX too, allocated from address 0 up; at the bottom, the program's own LX views would be
+    // overwritten by them (docs/ktir.md, "LX placement").
+    int64_t lx_high_water_bytes = 0;
+};
+
+std::string export_ktir(const DeviceProgram &program, const MachineDesc &machine = {},
+                        const ExportOptions &options = {});
 
 }  // namespace spyre::ktir

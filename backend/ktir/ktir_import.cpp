@@ -12,6 +12,13 @@ namespace lowering {
 DeviceProgram Importer::run() {
     auto sync = f_.attrs.find("spyre.sync");
     explicit_ = sync != f_.attrs.end() && sync->second.kind == Attr::String && sync->second.s == "explicit";
+    if (auto off = f_.attrs.find("spyre.lx_offset"); off != f_.attrs.end()) {
+        if (off->second.kind != Attr::Int || off->second.i < 0 || off->second.i >= m_.lx_bytes ||
+            off->second.i % m_.stick_bytes)
+            throw_error("func.func @", f_.name, ": spyre.lx_offset must be a whole number of ", m_.stick_bytes,
+                        "-byte sticks in [0, ", m_.lx_bytes, ") bytes");
+        lx_offset_ = off->second.i;
+    }
     num_cores_ = grid_cores();
     b_ = ProgramBuilder(f_.name, num_cores_);
     ssa_ = analyse_ssa(f_);
@@ -149,7 +156,7 @@ void Importer::find_buffers() {
                 const Type &t = v->result_types[0];
                 int eb = t.bits == 16 ? 2 : t.bits == 8 ? 1 : 4;
                 if (d->value.i >= 0 && d->value.i < m_.lx_bytes && extent < m_.lx_bytes)
-                    lx_base_ = std::max<int64_t>(lx_base_, (d->value.i + extent) * eb);
+                    lx_base_ = std::max<int64_t>(lx_base_, (d->value.i + extent) * eb - lx_offset_);
             }
             continue;
         }

@@ -111,21 +111,25 @@ int64_t Importer::elements(const std::vector<int64_t> &shape) const {
 Lx Importer::lx_addr(const Scalar &s, int64_t eb, const Op &op) {
     if (s.is_float) throw_error("line ", op.line, ": ", op.name, ": a float is not an address");
     if (s.buffer >= 0) throw_error("line ", op.line, ": ", op.name, ": an HBM address used as an LX address");
+    // Addresses count from spyre.lx_offset (bytes), where the exporter moved the program's LX.
     if (s.known) {
-        int64_t a = wrap_mul(s.c, eb);
-        if (a < 0 || a >= m_.lx_bytes)
-            throw_error("line ", op.line, ": ", op.name, ": LX address ", a, " is outside LX (", m_.lx_bytes,
+        const int64_t at = wrap_mul(s.c, eb), a = at - lx_offset_;
+        if (a < 0 && at >= 0)
+            throw_error("line ", op.line, ": ", op.name, ": LX address ", at, " lies below the function's spyre.lx_offset (",
+                        lx_offset_, " bytes), where its LX starts");
+        if (a < 0 || at >= m_.lx_bytes)
+            throw_error("line ", op.line, ": ", op.name, ": LX address ", at, " is outside LX (", m_.lx_bytes,
                         " bytes)");
         return Lx(int32_t(a));
     }
     if (s.div_k == eb && std::llabs(s.div_add) < (int64_t(1) << 28))
-        return Lx(s.div_src, int32_t(s.div_add * eb));
+        return Lx(s.div_src, int32_t(s.div_add * eb - lx_offset_));
     Reg t;
     Reg r = reg_of(s, op, &t);
     Reg d = new_reg(op);
     b_.muli(d, r, int32_t(eb));
     temps_.push_back(d);
-    return Lx(d, 0);
+    return Lx(d, int32_t(-lx_offset_));
 }
 
 std::pair<Reg, int32_t> Importer::dram_addr(const Scalar &s, int64_t eb, const Op &op) {

@@ -441,6 +441,8 @@ private:
 
     std::vector<Block> blocks_;
     int64_t lx_base_ = 0, lx_next_ = 0;
+    // The function's spyre.lx_offset: bytes our exporter added to every LX address (ExportOptions).
+    int64_t lx_offset_ = 0;
 
     // A core records a bounded number of unwaited instructions (the simulator faults past 4096): a
     // long run of independent ones waits now and then.

@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "catalogue_shapes.h"
+#include "device/disassembler.h"
 #include "device/program_builder.h"
 #include "kernel_catalog.h"
 #include "ktir_export.h"
@@ -613,6 +614,56 @@ TEST(KtirIbmForm, CatalogueKernelsWithoutLoopCarriedLxReadOnlyFillsFromLx) {
         const std::string text = ktir::export_ktir(p);
         EXPECT_EQ(::testing::PrintToString(ibm_form_lx_loads(text, true)), "{}") << app << "/" << schedule;
     }
+}
+
+// ktir-cpu's parser joins an op whose text ends in an attribute (linalg.transpose's permutation,
+// linalg.broadcast's dimensions) with the next line unless that line starts an SSA assignment or
+// is blank (ktir_cpu/parser.py, _tokenize_operations): a ktdp.store after a transpose was dropped
+// so. Each such op is followed by a blank line.
+TEST(KtirIbmForm, AnOpEndingInAnAttributeIsFollowedByABlankLine) {
+    int seen = 0;
+    for (const auto &[app, schedule] : std::vector<std::pair<std::string, std::string>>{
+             {"transpose", "tiles"}, {"layernorm", "tiles"}}) {
+        const DeviceProgram p = report::compile_kernel(app, schedule, small_shape(app), {}, "", nullptr);
+        std::istringstream text(ktir::export_ktir(p));
+        std::string line, next;
+        while (std::getline(text, line)) {
+            if (line.find("= linalg.transpose") == std::string::npos && line.find("= linalg.broadcast") == std::string::npos)
+                continue;
+            seen++;
+            ASSERT_TRUE(std::getline(text, next));
+            EXPECT_EQ(next, "") << app << "/" << schedule << ": after\n" << line;
+        }
+    }
+    EXPECT_GT(seen, 1);
+}
+
+// The program's LX at the top of LX when the export is given its high water (as spyre-gen does):
+// ktir-cpu puts the tensors it loads at LX address 0 up, where they overwrote the program's own
+// tiles (a transpose's second tile read the first's data). The import moves the LX back.
+TEST(KtirIbmForm, WithItsHighWaterTheProgramsLxIsAtTheTopOfLxAndImportsBack) {
+    const DeviceProgram p = report::compile_kernel("transpose", "tiles", small_shape("transpose"), {}, "", nullptr);
+    const std::string plain = ktir::export_ktir(p);
+    EXPECT_EQ(plain.find("spyre.lx_offset"), std::string::npos);
+    ktir::ExportOptions eo;
+    eo.lx_high_water_bytes = 40000;
+    const std::string text = ktir::export_ktir(p, {}, eo);
+    const int64_t shift = (MachineDesc{}.lx_bytes - 40000) / 128 * 128;
+    EXPECT_NE(text.find("spyre.lx_offset = " + std::to_string(shift) + " : i64"), std::string::npos) << text;
+    // Every ct_local view at a constant address is at or above the shift (in elements of fp16).
+    ktir::Module m = ktir::read_ktir(text);
+    LxWalk w;
+    w.walk(m.funcs.at(0).body);
+    int constant_views = 0;
+    for (const auto &[view, addr] : w.view_addr)
+        if (addr >= 0) {
+            constant_views++;
+            EXPECT_GE(addr * 2, shift) << view;
+        }
+    EXPECT_GT(constant_views, 0);
+    const DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    const DeviceProgram r = ktir::import_ktir(ktir::read_ktir(plain), {});
+    EXPECT_EQ(disassemble(q), disassemble(r));
 }
 
 }  // namespace
