@@ -187,9 +187,10 @@ private:
 
     // ------------------------------------------------------------------ text
     void line(const std::string &s) { os_ << std::string(size_t(ind_), ' ') << s << "\n"; }
-    // An op whose text ends in an attribute, not a type (linalg.broadcast's dimensions,
-    // linalg.transpose's permutation): a blank line ends it, since ktir-cpu's parser joins such a
-    // line with the next unless that one starts an SSA assignment (it dropped a ktdp.store so).
+    // An op whose text ends in an attribute or a region, not a type (linalg.broadcast's dimensions,
+    // linalg.transpose's permutation, the closing brace of scf.for, scf.if or linalg.reduce): a
+    // blank line ends it, since ktir-cpu's parser joins such an op with the next line unless that
+    // one starts an SSA assignment (it dropped a ktdp.store after a transpose and after a reduce).
     void untyped_line(const std::string &s) {
         line(s);
         os_ << "\n";
@@ -719,7 +720,7 @@ private:
         block(pc + 1, end);
         if (!carried.empty()) line(yield(carried));
         ind_ -= 2;
-        line("}");
+        untyped_line("}");
         held_ = before;
         for (size_t i = 0; i < carried.size(); i++) reg_[carried[i]] = res[i];
     }
@@ -773,7 +774,7 @@ private:
             held_ = before;
             std::copy(std::begin(saved), std::end(saved), std::begin(reg_));
         }
-        line("}");
+        untyped_line("}");
         for (size_t i = 0; i < results.size(); i++) reg_[results[i]] = res[i];
     }
 
@@ -891,7 +892,7 @@ private:
                 line("  ^bb0(" + in_v + ": " + type_name(t) + ", " + acc + ": " + type_name(t) + "):");
                 line("    " + c + " = " + mlir + " " + acc + ", " + in_v + " : " + type_name(t));
                 line("    linalg.yield " + c + " : " + type_name(t));
-                line("  }");
+                untyped_line("  }");
                 store(r, dt, row, t, a[0]);
                 return;
             }
@@ -1041,7 +1042,7 @@ private:
             line("  ^bb0(" + in_v + ": " + type_name(ot) + ", " + acc + ": " + type_name(ot) + "):");
             line("    " + sum + " = " + comb + " " + in_v + ", " + acc + " : " + type_name(ot));
             line("    linalg.yield " + sum + " : " + type_name(ot));
-            line("  }");
+            untyped_line("  }");
             store(r, dt, out, ot, a[0]);
             return;
         }

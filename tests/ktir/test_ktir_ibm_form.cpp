@@ -616,26 +616,33 @@ TEST(KtirIbmForm, CatalogueKernelsWithoutLoopCarriedLxReadOnlyFillsFromLx) {
     }
 }
 
-// ktir-cpu's parser joins an op whose text ends in an attribute (linalg.transpose's permutation,
-// linalg.broadcast's dimensions) with the next line unless that line starts an SSA assignment or
-// is blank (ktir_cpu/parser.py, _tokenize_operations): a ktdp.store after a transpose was dropped
-// so. Each such op is followed by a blank line.
-TEST(KtirIbmForm, AnOpEndingInAnAttributeIsFollowedByABlankLine) {
-    int seen = 0;
+// ktir-cpu's parser joins an op whose text ends in an attribute or a region (linalg.transpose's
+// permutation, linalg.broadcast's dimensions, the closing brace of scf.for, scf.if and
+// linalg.reduce) with the next line unless that line starts an SSA assignment or is blank
+// (ktir_cpu/parser.py, _tokenize_operations): a ktdp.store after a transpose, and one after a
+// reduce (rmsnorm/cores32's sums of squares), were dropped so. Each such op is followed by a blank
+// line.
+TEST(KtirIbmForm, AnOpEndingInAnAttributeOrARegionIsFollowedByABlankLine) {
+    int ops = 0, regions = 0;
     for (const auto &[app, schedule] : std::vector<std::pair<std::string, std::string>>{
-             {"transpose", "tiles"}, {"layernorm", "tiles"}}) {
+             {"transpose", "tiles"}, {"layernorm", "tiles"}, {"rmsnorm", "cores32"}}) {
         const DeviceProgram p = report::compile_kernel(app, schedule, small_shape(app), {}, "", nullptr);
         std::istringstream text(ktir::export_ktir(p));
         std::string line, next;
         while (std::getline(text, line)) {
-            if (line.find("= linalg.transpose") == std::string::npos && line.find("= linalg.broadcast") == std::string::npos)
-                continue;
-            seen++;
+            const bool op = line.find("= linalg.transpose") != std::string::npos ||
+                            line.find("= linalg.broadcast") != std::string::npos;
+            // A region's end inside the function (the function's own is at 2 spaces, the module's at 0).
+            const size_t first = line.find_first_not_of(' ');
+            const bool region = first != std::string::npos && first >= 4 && line.substr(first) == "}";
+            if (!op && !region) continue;
+            (op ? ops : regions)++;
             ASSERT_TRUE(std::getline(text, next));
             EXPECT_EQ(next, "") << app << "/" << schedule << ": after\n" << line;
         }
     }
-    EXPECT_GT(seen, 1);
+    EXPECT_GT(ops, 1);
+    EXPECT_GT(regions, 1);
 }
 
 // The program's LX at the top of LX when the export is given its high water (as spyre-gen does):
