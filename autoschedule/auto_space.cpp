@@ -488,9 +488,26 @@ void columns_family(const PipelineInfo &info, const SpaceShapes &shapes, const M
     int64_t rows = 1;
     for (const auto &s : shapes.inputs)
         if (s.size() >= 2) rows = std::max(rows, s.back());
+    // A reduction the columns read per row (m(y) = sum(in(r, y)), read as m(ry) in out(x) =
+    // sum(in(x, ry) - m(ry))) does not stream along the columns: vectorized along its rows it reads
+    // the input across its sticks, past the last row when there are fewer rows than lanes. Such
+    // stages are also tried unvectorized (`rows:scalar`), a reduction along each row, and are
+    // placed as the accumulators are (computed once per tile of columns or once per core, not
+    // inline in the column loop).
+    // The statistic is its Func's own reduction, or the inline one it wraps (m(y) = sum(...)).
+    auto per_row_stage = [&](const StageInfo &s) {
+        if (s.is_output || s.folded) return false;
+        if (s.updates > 0) return !s.streams_x;
+        for (const std::string &r : s.reads)
+            if (const StageInfo *f = info.find(r); f && f->folded && f->updates > 0 && !f->streams_x) return true;
+        return false;
+    };
+    bool per_row = false;
+    for (const StageInfo &s : info.stages) per_row |= per_row_stage(s);
     for (int c : core_counts(cols, max_cores)) {
         if (c > 1 && (cols % c || (cols / c) % lanes)) continue;
-        for (Place acc_place : {Place::Tile, Place::LxRoot}) {
+        for (Place acc_place : {Place::Tile, Place::LxRoot})
+          for (bool scalar_rows : per_row ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
             std::vector<Directive> ds;
             const std::string x = o.args[0];
             if (c > 1) ds.push_back({Directive::RingSplit, o.name, {x}, {c, 0}, ""});
@@ -498,10 +515,12 @@ void columns_family(const PipelineInfo &info, const SpaceShapes &shapes, const M
             RowsWork w;
             for (const StageInfo &s : info.stages) {
                 w.vector_sticks_cycles += double(rows) * double(cols) / lanes * stage_cycles_per_stick(s, m);
-                if (s.is_output || s.folded || s.updates == 0) continue;
+                const bool row_stat = per_row_stage(s);
+                if (s.is_output || s.folded || (s.updates == 0 && !row_stat)) continue;
                 if (acc_place == Place::Tile) ds.push_back({Directive::StoreAt, s.name, {x}, {}, o.name});
                 else ds.push_back({Directive::LxRoot, s.name, {}, {}, ""});
-                ds.push_back({Directive::StickVectorize, s.name, {s.args[0]}, {sticks_of(s)}, ""});
+                if (!scalar_rows || !row_stat)
+                    ds.push_back({Directive::StickVectorize, s.name, {s.args[0]}, {sticks_of(s)}, ""});
             }
             for (size_t i = 0; i < info.inputs.size(); i++)
                 w.dram_bytes += double(product(shapes.inputs[i])) * info.inputs[i].type.bytes();
@@ -510,6 +529,7 @@ void columns_family(const PipelineInfo &info, const SpaceShapes &shapes, const M
             cand.family = "columns";
             cand.set("cores", std::to_string(c));
             cand.place("accumulators", place_name(acc_place));
+            if (scalar_rows) cand.place("rows", "scalar");
             cand.directives = ds;
             cand.estimate_ns = estimate_ns(w, c, m);
             if (seen.insert(cand.summary()).second) out.candidates.push_back(cand);

@@ -102,6 +102,7 @@ std::optional<MatmulShape> matmul_shape(const Function &f) {
 bool streams_along_x(const Function &f) {
     if (f.updates().empty() || f.args().empty()) return false;
     const std::string x = f.args()[0];
+    bool streams = false;
     for (const Definition &u : f.updates()) {
         bool pure_x = false;
         for (const Expr &a : u.args()) pure_x |= is_var(a, x);
@@ -109,13 +110,18 @@ bool streams_along_x(const Function &f) {
         CallCollector c;
         for (const Expr &e : u.values()) e.accept(&c);
         // Along the sticks of what it reads: x indexes their stick dimension (in(x, r)); a row
-        // reduction out(y) += in(r, y) reads across its y instead.
+        // reduction out(y) += in(r, y) reads across its y instead. A read without x (m(r), a
+        // statistic per row of the rows it sums) is the same for every column: a broadcast.
         for (const Call *call : c.all) {
             if (call->name == f.name()) continue;
-            if (call->args.empty() || !expr_uses_var(call->args[0], x)) return false;
+            bool uses_x = false;
+            for (const Expr &a : call->args) uses_x |= expr_uses_var(a, x);
+            if (!uses_x) continue;
+            if (!expr_uses_var(call->args[0], x)) return false;
+            streams = true;
         }
     }
-    return true;
+    return streams;
 }
 
 bool inline_reduction_name(const std::string &n) {

@@ -372,6 +372,32 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AutoSoftmaxDim0,
                                     (i.param.inline_reductions ? "_inline" : "");
                          });
 
+// A column reduction that reads a statistic of each row it sums: m(y) = sum(in(r, y)), out(x) =
+// sum(in(x, ry) - m(ry)) (spyre-fuzz-diff --seed 13 --case 97). The read m(ry) is the same for
+// every column, a broadcast, so out still streams along its columns; m, a reduction along each
+// row, is placed once per tile of columns and also tried unvectorized (with 16 rows, vectorized
+// along them it reads past the input's last row). No candidate compiled before.
+TEST(AutoColumnReduction, AStatisticPerSummedRowIsPlacedOnceAndMatchesCpu) {
+    Algorithm alg = [] {
+        ImageParam in(Float(32), 2, "in0");
+        Var x("x"), y("y");
+        Func m("m"), out("out");
+        RDom r(0, 128, "r");
+        m(y) = sum(in(r, y));
+        RDom ry(0, 16, "ry");
+        out(x) = sum(in(x, ry) - m(ry));
+        Kernel k;
+        k.inputs = {in};
+        k.output = out;
+        return k;
+    };
+    AutoResult r;
+    DiffResult d = run_differential(alg, auto_scheduled({{128, 16}}, {128}, &r), {{128, 16}}, {128});
+    EXPECT_EQ(d.cmp.mismatches, 0) << d.cmp.first_mismatch << "\n" << r.cpp;
+    EXPECT_EQ(r.family, "columns") << r.summary;
+    EXPECT_NE(r.summary.find("rows:scalar"), std::string::npos) << r.summary;
+}
+
 // The candidates that leave an update as Halide's default say so: Halide prints no "has not been
 // scheduled" warning while the search lowers them (it printed 32 for this pipeline).
 TEST(AutoSoftmaxDim0Quiet, TheSearchPrintsNoHalideWarnings) {
