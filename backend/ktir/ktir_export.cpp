@@ -1253,6 +1253,19 @@ private:
         std::string ct = lx_tile(in, 1, ot, C, {d.ldc / 4, 1}, pc, "C");
         std::string x = load(lx_tile(in, 3, it, A, {d.lda / eb, 1}, pc, "A"), A, it);
         std::string y = load(lx_tile(in, 5, it, B, {d.ldb / eb, 1}, pc, "B"), B, it);
+        // fp16 operands widened to fp32 first (exactly), so that the products are summed in fp32
+        // as on the PE array: ktir-cpu multiplies in the operands' type and rounds the sum to it
+        // (ArithOps.matmul in ops/arith_ops.py), 196 ULP off for linear/pe. Our importer reads
+        // each arith.extf whose one user is the matmul back as the fp16 operand.
+        DType mt = it;
+        if (it == DType::F16) {
+            for (auto [v, s] : {std::pair<std::string *, const std::vector<int64_t> *>{&x, &A}, {&y, &B}}) {
+                std::string w = fresh();
+                line(w + " = arith.extf " + *v + " : " + tensor_type(*s, it) + " to " + tensor_type(*s, ot));
+                *v = w;
+            }
+            mt = ot;
+        }
         std::string init;
         if (in.mode & kAccumulate) {
             init = load(ct, C, ot, true);
@@ -1265,7 +1278,7 @@ private:
                  ") -> " + tensor_type(C, ot));
         }
         std::string r = fresh();
-        line(r + " = linalg.matmul ins(" + x + ", " + y + " : " + tensor_type(A, it) + ", " + tensor_type(B, it) +
+        line(r + " = linalg.matmul ins(" + x + ", " + y + " : " + tensor_type(A, mt) + ", " + tensor_type(B, mt) +
              ") outs(" + init + " : " + tensor_type(C, ot) + ") -> " + tensor_type(C, ot));
         store(r, ct, C, ot, a[0]);
     }

@@ -344,8 +344,9 @@ void Importer::tensor_op(const Op &op) {
     if (cvt.count(n)) {
         // Bytes are signless i8: the op says how to read them (a narrowing keeps the same low bits).
         Tens x = a.at(0);
-        if (n == "arith.extf" && widens_into_a_reduce(op, x, t)) {
-            // The reduce widens as it sums (the form spyre-gen writes for ktir-cpu): no instruction here.
+        if (n == "arith.extf" && (widens_into_a_reduce(op, x, t) || widens_into_a_matmul(op, x, t))) {
+            // The reduce widens as it sums, the PE array as it multiplies (the forms spyre-gen writes
+            // for ktir-cpu): no instruction here.
             Val v;
             v.k = Val::T;
             v.x = x;
@@ -450,6 +451,19 @@ bool Importer::widens_into_a_reduce(const Op &op, const Tens &x, DType to) const
     return r.name == "linalg.reduce" && r.n_ins == 1 && !r.operands.empty() && r.operands[0] == op.results[0] &&
            r.dims.size() == 1 && r.dims[0] == int64_t(x.shape.size() - 1) && r.result_types.size() == 1 &&
            dtype_of(r.result_types[0], r) == DType::F32;
+}
+
+// An f16 tensor widened to f32 whose one user is a linalg.matmul with an f32 result that reads it
+// as an operand: the PE array multiplies f16 operands into f32 sums, so the widening is exact and
+// part of the matmul.
+bool Importer::widens_into_a_matmul(const Op &op, const Tens &x, DType to) const {
+    if (x.kind != Tens::InLx || x.t != DType::F16 || to != DType::F32 || x.shape.size() != 2) return false;
+    auto uses = du_.find(op.results[0]);
+    if (uses == du_.end() || uses->second.users.size() != 1) return false;
+    const Op &mm = *uses->second.users[0];
+    return mm.name == "linalg.matmul" && mm.n_ins == 2 && mm.operands.size() == 3 &&
+           (mm.operands[0] == op.results[0]) != (mm.operands[1] == op.results[0]) && mm.result_types.size() == 1 &&
+           dtype_of(mm.result_types[0], mm) == DType::F32;
 }
 
 void Importer::convert(const Op &op, Tens x, DType to, int fp8) {

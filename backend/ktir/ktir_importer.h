@@ -304,6 +304,7 @@ private:
     Val general_reshape(const Op &op, const Tens &x, const std::vector<int64_t> &out);
     void extend_life(const std::string &from, const std::string &to);
     bool widens_into_a_reduce(const Op &op, const Tens &x, DType to) const;
+    bool widens_into_a_matmul(const Op &op, const Tens &x, DType to) const;
     // A fill or broadcast first stored into LX and after that only stored to device memory or
     // reshaped: from that store on it is the LX tile it was stored to.
     bool kept_where_stored(const std::string &value) const;

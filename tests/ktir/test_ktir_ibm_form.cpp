@@ -673,4 +673,21 @@ TEST(KtirIbmForm, WithItsHighWaterTheProgramsLxIsAtTheTopOfLxAndImportsBack) {
     EXPECT_EQ(disassemble(q), disassemble(r));
 }
 
+// ktir-cpu multiplies a linalg.matmul in its operands' type and rounds the sum to it
+// (ArithOps.matmul, np.matmul in fp16): linear/pe came out up to 196 ULP off. The export widens fp16
+// operands to fp32 first, as the PE array sums in fp32, and our importer reads each such widening
+// back as part of the MATMUL: the same instructions.
+TEST(KtirIbmForm, AMatmulWidensItsFp16OperandsFirstAndImportsBackToTheSameMatmul) {
+    const DeviceProgram p = report::compile_kernel("linear", "pe", small_shape("linear"), {}, "", nullptr);
+    const std::string text = ktir::export_ktir(p);
+    const size_t mm = text.find("= linalg.matmul ins(");
+    ASSERT_NE(mm, std::string::npos);
+    const std::string line = text.substr(mm, text.find('\n', mm) - mm);
+    EXPECT_NE(line.find("xf32>, tensor<"), std::string::npos) << line;
+    EXPECT_EQ(line.find("xf16>"), std::string::npos) << line;
+    EXPECT_NE(text.rfind("arith.extf", mm), std::string::npos);
+    const DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    EXPECT_EQ(ibm_form_async_ops(q), ibm_form_async_ops(p));
+}
+
 }  // namespace
