@@ -669,6 +669,7 @@ private:
             const Instr &in = p_.code[pc];
             switch (in.op) {
             case Opcode::LOOP:
+                declare_tiles_read_after(pc, to);
                 loop(pc);
                 pc = match_[pc];
                 break;
@@ -679,6 +680,35 @@ private:
                 break;
             default: instr(pc);
             }
+        }
+    }
+
+    // ktir-cpu's LX is a set of typed allocations, each made by the first store at an address, and
+    // a read reads one of them, zeros past its end (_read_flat in memory.py): a tile a loop fills a
+    // row at a time and a DMA then stores whole read one row and zeros. Before such a loop, each
+    // tile that a DMA after it (in the same block) stores from a fixed LX address is declared: a
+    // store of tensor.empty() of the DMA's shape and type there, one allocation for ktir-cpu and no
+    // instruction for our importer.
+    void declare_tiles_read_after(size_t pc, size_t to) {
+        for (size_t q = match_[pc] + 1; q < to; q++) {
+            const Instr &in = p_.code[q];
+            if (in.op == Opcode::LOOP || in.op == Opcode::IF) {
+                q = match_[q];
+                while (p_.code[q].op == Opcode::ELSE) q = match_[q];
+                continue;
+            }
+            if (in.op != Opcode::DMA_ST || in.a[4] != 0) continue;
+            const DmaDesc &d = p_.dma[size_t(in.a[6])];
+            if (d.count[0] > 1 || d.count[1] > 1 || d.count[2] > 1) continue;
+            const DType t = p_.buffers[size_t(in.a[1])].type;
+            const int64_t eb = dtype_bytes(t), n = int64_t(d.sticks) * (sb_ / eb);
+            bool held = false;
+            for (const Held &h : held_) held |= h.at.base.empty() && h.at.lo == in.a[5];
+            if (held) continue;
+            std::string e = fresh();
+            line(e + " = tensor.empty() : " + tensor_type({n}, t));
+            const std::string tile = view_tile(konst((in.a[5] + lx_shift_) / eb), false, t, {n}, {1}, "", in.a[5]);
+            line("ktdp.store " + e + ", " + tile + " : " + tensor_type({n}, t) + ", " + short_tile_type({n}));
         }
     }
 

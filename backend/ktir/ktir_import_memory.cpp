@@ -535,6 +535,10 @@ void Importer::store(const Op &op) {
     Tens dst = tile_tensor(t, op);
     if (x.kind == Tens::InLx && x.at.reg.id == dst.at.reg.id && x.at.off == dst.at.off && x.bstride == dst.bstride)
         return;  // stored where it already is
+    // A tensor.empty() stored into LX leaves the tile's contents as they are, undefined: no
+    // instruction. (Our export writes one to declare a tile that a loop fills in pieces, so that
+    // ktir-cpu holds it as one allocation: "Typed allocations" in docs/ktir.md.)
+    if (x.kind == Tens::Empty) return;
     check_row_end(t, op);
     check_clobber(dst, op, op.operands[0]);
     materialize(x, op, &dst);

@@ -142,6 +142,11 @@ std::vector<BadCase> cases() {
          "line 10: scf.if: only index and integer results are supported"},
         {"ExplicitSyncWithoutTag", kernel(kLoad + "  ktdp.store %v, %u : tensor<4x64xf16>, !ktdp.access_tile<4x64xindex>\n", " attributes {spyre.sync = \"explicit\"}"),
          "line 7: ktdp.load: the function synchronises explicitly (spyre.sync) but this op has no spyre.tag in 0..15"},
+        {"EmptyStoredToDeviceMemory",
+         kernel("  %w = tensor.empty() : tensor<4x64xf16>\n"
+                "  %u = ktdp.construct_access_tile %yv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<4x64xindex>\n"
+                "  ktdp.store %w, %u : tensor<4x64xf16>, !ktdp.access_tile<4x64xindex>\n"),
+         "line 8: ktdp.store: reads a tensor.empty value, which holds no data"},
         {"LxOffsetNotWholeSticks", kernel("", " attributes {spyre.lx_offset = 100 : i64}"),
          "func.func @k: spyre.lx_offset must be a whole number of 128-byte sticks in [0, 2097152) bytes"},
         {"LxOffsetPastLx", kernel("", " attributes {spyre.lx_offset = 2097152 : i64}"),

@@ -690,4 +690,24 @@ TEST(KtirIbmForm, AMatmulWidensItsFp16OperandsFirstAndImportsBackToTheSameMatmul
     EXPECT_EQ(ibm_form_async_ops(q), ibm_form_async_ops(p));
 }
 
+// ktir-cpu makes each first store at an LX address an allocation of its own and reads zeros past
+// the end of one (_read_flat in memory.py): rope's output tile, filled a row per loop iteration
+// and stored whole by one DMA, came back one row and zeros. The export declares such a tile before
+// the loop with a store of tensor.empty() of the DMA's shape, which our importer takes as no
+// instruction (the tile's contents are undefined until written).
+TEST(KtirIbmForm, ATileALoopFillsInPiecesIsDeclaredWholeBeforeTheLoop) {
+    const DeviceProgram p = report::compile_kernel("rope", "root", small_shape("rope"), {}, "", nullptr);
+    const std::string text = ktir::export_ktir(p);
+    const size_t loop = text.find("scf.for");
+    ASSERT_NE(loop, std::string::npos);
+    const size_t empty = text.rfind("= tensor.empty() : tensor<", loop);
+    ASSERT_NE(empty, std::string::npos) << text.substr(0, loop);
+    const std::string value = text.substr(text.rfind('%', text.rfind(" = tensor.empty", loop)),
+                                          text.rfind(" = tensor.empty", loop) - text.rfind('%', text.rfind(" = tensor.empty", loop)));
+    EXPECT_NE(text.find("ktdp.store " + value + ", ", empty), std::string::npos) << value;
+    EXPECT_LT(text.find("ktdp.store " + value + ", ", empty), loop);
+    const DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    EXPECT_EQ(ibm_form_async_ops(q), ibm_form_async_ops(p));
+}
+
 }  // namespace
