@@ -64,6 +64,7 @@ public:
         line("%_zero = arith.constant 0 : index");
         for (int r = 0; r < kNumRegs; r++) reg_[r] = "%_zero";
         for (size_t i = 0; i < p_.buffers.size(); i++) buffer_view(i);
+        declare_grown_dma_tiles();
         block(0, p_.code.size());
         line("return");
         os_ << "  }\n}\n";
@@ -680,6 +681,39 @@ private:
                 break;
             default: instr(pc);
             }
+        }
+    }
+
+    // ktir-cpu cuts a store short at the end of the allocation the first store at its address made
+    // (_write_flat in memory.py): a DMA into a fixed LX address that an earlier, smaller DMA of the
+    // same type filled (conv1d/root: one stick per row, then two) lost its second half. Each such
+    // address is declared at the start with the largest of those DMAs' extents (a store of
+    // tensor.empty(), no instruction for our importer), when every DMA into it has the same type.
+    void declare_grown_dma_tiles() {
+        struct Dest {
+            DType t = DType::F16;
+            int64_t first = 0, most = 0;
+            bool mixed = false;
+        };
+        std::map<int64_t, Dest> dests;  // by LX byte address
+        for (const Instr &in : p_.code) {
+            if (in.op != Opcode::DMA_LD || in.a[4] != 0) continue;
+            const DmaDesc &d = p_.dma[size_t(in.a[6])];
+            int64_t bytes = int64_t(d.sticks) * sb_;
+            for (int k = 0; k < 3; k++) bytes += int64_t(d.count[size_t(k)] - 1) * d.lx_stride[size_t(k)];
+            const DType t = p_.buffers[size_t(in.a[1])].type;
+            auto [it, fresh_dest] = dests.try_emplace(in.a[5]);
+            if (fresh_dest) it->second = Dest{t, bytes, bytes, false};
+            it->second.mixed |= it->second.t != t;
+            it->second.most = std::max(it->second.most, bytes);
+        }
+        for (const auto &[at, d] : dests) {
+            if (d.mixed || d.most <= d.first) continue;
+            const int64_t eb = dtype_bytes(d.t), n = d.most / eb;
+            std::string e = fresh();
+            line(e + " = tensor.empty() : " + tensor_type({n}, d.t));
+            const std::string tile = view_tile(konst((at + lx_shift_) / eb), false, d.t, {n}, {1}, "", at);
+            line("ktdp.store " + e + ", " + tile + " : " + tensor_type({n}, d.t) + ", " + short_tile_type({n}));
         }
     }
 

@@ -710,4 +710,19 @@ TEST(KtirIbmForm, ATileALoopFillsInPiecesIsDeclaredWholeBeforeTheLoop) {
     EXPECT_EQ(ibm_form_async_ops(q), ibm_form_async_ops(p));
 }
 
+// ktir-cpu cuts a store short at the end of the allocation the first store at its address made:
+// conv1d/root loads one stick per row into a fixed LX address, then two, and lost the second half.
+// The export declares that address at the start with the larger DMA's extent (tensor.empty()
+// stored there, before any load), and imports back to the same instructions.
+TEST(KtirIbmForm, AnLxAddressALaterDmaFillsFurtherIsDeclaredWithItsLargestExtent) {
+    const DeviceProgram p = report::compile_kernel("conv1d", "root", small_shape("conv1d"), {}, "", nullptr);
+    const std::string text = ktir::export_ktir(p);
+    const size_t first_load = text.find("= ktdp.load");
+    const size_t empty = text.find("= tensor.empty() : tensor<");
+    ASSERT_NE(empty, std::string::npos);
+    EXPECT_LT(empty, first_load);
+    const DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    EXPECT_EQ(ibm_form_async_ops(q), ibm_form_async_ops(p));
+}
+
 }  // namespace
