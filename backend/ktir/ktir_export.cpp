@@ -684,6 +684,13 @@ private:
         }
     }
 
+    // The LX bytes a transfer spans, from its first element to its last.
+    int64_t dma_lx_bytes(const DmaDesc &d) const {
+        int64_t bytes = int64_t(d.sticks) * sb_;
+        for (int k = 0; k < 3; k++) bytes += int64_t(d.count[size_t(k)] - 1) * d.lx_stride[size_t(k)];
+        return bytes;
+    }
+
     // ktir-cpu cuts a store short at the end of the allocation the first store at its address made
     // (_write_flat in memory.py): a DMA into a fixed LX address that an earlier, smaller DMA of the
     // same type filled (conv1d/root: one stick per row, then two) lost its second half. Each such
@@ -698,9 +705,7 @@ private:
         std::map<int64_t, Dest> dests;  // by LX byte address
         for (const Instr &in : p_.code) {
             if (in.op != Opcode::DMA_LD || in.a[4] != 0) continue;
-            const DmaDesc &d = p_.dma[size_t(in.a[6])];
-            int64_t bytes = int64_t(d.sticks) * sb_;
-            for (int k = 0; k < 3; k++) bytes += int64_t(d.count[size_t(k)] - 1) * d.lx_stride[size_t(k)];
+            const int64_t bytes = dma_lx_bytes(p_.dma[size_t(in.a[6])]);
             const DType t = p_.buffers[size_t(in.a[1])].type;
             auto [it, fresh_dest] = dests.try_emplace(in.a[5]);
             if (fresh_dest) it->second = Dest{t, bytes, bytes, false};
@@ -721,8 +726,8 @@ private:
     // a read reads one of them, zeros past its end (_read_flat in memory.py): a tile a loop fills a
     // row at a time and a DMA then stores whole read one row and zeros. Before such a loop, each
     // tile that a DMA after it (in the same block) stores from a fixed LX address is declared: a
-    // store of tensor.empty() of the DMA's shape and type there, one allocation for ktir-cpu and no
-    // instruction for our importer.
+    // store of tensor.empty() of the DMA's extent and type there, one allocation for ktir-cpu and
+    // no instruction for our importer (unless a DMA loaded that tile before: it holds data).
     void declare_tiles_read_after(size_t pc, size_t to) {
         for (size_t q = match_[pc] + 1; q < to; q++) {
             const Instr &in = p_.code[q];
@@ -732,13 +737,16 @@ private:
                 continue;
             }
             if (in.op != Opcode::DMA_ST || in.a[4] != 0) continue;
-            const DmaDesc &d = p_.dma[size_t(in.a[6])];
-            if (d.count[0] > 1 || d.count[1] > 1 || d.count[2] > 1) continue;
             const DType t = p_.buffers[size_t(in.a[1])].type;
-            const int64_t eb = dtype_bytes(t), n = int64_t(d.sticks) * (sb_ / eb);
+            const int64_t eb = dtype_bytes(t), n = dma_lx_bytes(p_.dma[size_t(in.a[6])]) / eb;
             bool held = false;
             for (const Held &h : held_) held |= h.at.base.empty() && h.at.lo == in.a[5];
-            if (held) continue;
+            // A tile a DMA loaded before (an output's old contents, updated in place) holds data:
+            // an empty store there would be zeros to ktir-cpu.
+            bool loaded = false;
+            for (size_t e = 0; e < pc && !loaded; e++)
+                loaded = p_.code[e].op == Opcode::DMA_LD && p_.code[e].a[4] == 0 && p_.code[e].a[5] == in.a[5];
+            if (held || loaded) continue;
             std::string e = fresh();
             line(e + " = tensor.empty() : " + tensor_type({n}, t));
             const std::string tile = view_tile(konst((in.a[5] + lx_shift_) / eb), false, t, {n}, {1}, "", in.a[5]);

@@ -725,4 +725,17 @@ TEST(KtirIbmForm, AnLxAddressALaterDmaFillsFurtherIsDeclaredWithItsLargestExtent
     EXPECT_EQ(ibm_form_async_ops(q), ibm_form_async_ops(p));
 }
 
+// The declaration covers a DMA of several rows (conv1d/cores32 stores 2 rows of 64 filled a row per
+// iteration: 128 elements declared), and is left out where a DMA loaded the tile before, which then
+// holds data an empty store would zero in ktir-cpu (conv1d/tiles loads its output's tile of 64
+// rows of 128 first: no 8192-element declaration).
+TEST(KtirIbmForm, ARowsDmaTileIsDeclaredUnlessADmaLoadedItBefore) {
+    const std::string cores32 = ktir::export_ktir(
+        report::compile_kernel("conv1d", "cores32", small_shape("conv1d"), {}, "", nullptr));
+    EXPECT_NE(cores32.find("= tensor.empty() : tensor<128xf16>"), std::string::npos);
+    const std::string tiles = ktir::export_ktir(
+        report::compile_kernel("conv1d", "tiles", small_shape("conv1d"), {}, "", nullptr));
+    EXPECT_EQ(tiles.find("= tensor.empty() : tensor<8192xf16>"), std::string::npos);
+}
+
 }  // namespace
