@@ -684,6 +684,15 @@ private:
         }
     }
 
+    // A store of tensor.empty() of n elements of type t at fixed LX byte address `at`: one
+    // allocation for ktir-cpu, no instruction for our importer (the tile's contents stay undefined).
+    void declare_tile(int64_t at, DType t, int64_t n) {
+        const std::string e = fresh();
+        line(e + " = tensor.empty() : " + tensor_type({n}, t));
+        const std::string tile = view_tile(konst((at + lx_shift_) / dtype_bytes(t)), false, t, {n}, {1}, "", at);
+        line("ktdp.store " + e + ", " + tile + " : " + tensor_type({n}, t) + ", " + short_tile_type({n}));
+    }
+
     // The LX bytes a transfer spans, from its first element to its last.
     int64_t dma_lx_bytes(const DmaDesc &d) const {
         int64_t bytes = int64_t(d.sticks) * sb_;
@@ -714,11 +723,8 @@ private:
         }
         for (const auto &[at, d] : dests) {
             if (d.mixed || d.most <= d.first) continue;
-            const int64_t eb = dtype_bytes(d.t), n = d.most / eb;
-            std::string e = fresh();
-            line(e + " = tensor.empty() : " + tensor_type({n}, d.t));
-            const std::string tile = view_tile(konst((at + lx_shift_) / eb), false, d.t, {n}, {1}, "", at);
-            line("ktdp.store " + e + ", " + tile + " : " + tensor_type({n}, d.t) + ", " + short_tile_type({n}));
+            const int64_t n = d.most / dtype_bytes(d.t);
+            declare_tile(at, d.t, n);
         }
     }
 
@@ -738,7 +744,7 @@ private:
             }
             if (in.op != Opcode::DMA_ST || in.a[4] != 0) continue;
             const DType t = p_.buffers[size_t(in.a[1])].type;
-            const int64_t eb = dtype_bytes(t), n = dma_lx_bytes(p_.dma[size_t(in.a[6])]) / eb;
+            const int64_t n = dma_lx_bytes(p_.dma[size_t(in.a[6])]) / dtype_bytes(t);
             bool held = false;
             for (const Held &h : held_) held |= h.at.base.empty() && h.at.lo == in.a[5];
             // A tile a DMA loaded before (an output's old contents, updated in place) holds data:
@@ -747,10 +753,7 @@ private:
             for (size_t e = 0; e < pc && !loaded; e++)
                 loaded = p_.code[e].op == Opcode::DMA_LD && p_.code[e].a[4] == 0 && p_.code[e].a[5] == in.a[5];
             if (held || loaded) continue;
-            std::string e = fresh();
-            line(e + " = tensor.empty() : " + tensor_type({n}, t));
-            const std::string tile = view_tile(konst((in.a[5] + lx_shift_) / eb), false, t, {n}, {1}, "", in.a[5]);
-            line("ktdp.store " + e + ", " + tile + " : " + tensor_type({n}, t) + ", " + short_tile_type({n}));
+            declare_tile(in.a[5], t, n);
         }
     }
 
