@@ -1,6 +1,7 @@
 #include "compile.h"
 
 #include "compile_kernel.h"
+#include "inline_reductions.h"
 #include "user_terms.h"
 #include "device/dtype_host.h"
 #include "device/error.h"
@@ -31,6 +32,7 @@ halide_type_t host_type(DType t) { return dtype_host_type(t); }
 }  // namespace
 
 DeviceProgram compile_for_spyre(Func output, const std::vector<ImageParam> &inputs, const CompileOptions &options) {
+    schedule_inline_reductions({output}, options.machine);
     BackendOptions bo;
     bo.staging_budget_bytes = options.staging_budget_bytes;
     // The kernel sees arguments sticked on another dim sticked on dim 0; their restickify goes around it.
@@ -102,6 +104,7 @@ DeviceProgram compile_pipeline_for_spyre(Pipeline pipeline, const std::vector<Ar
         if (i == 0) sig.output = a;
         else sig.more_outputs.push_back(a);
     }
+    schedule_inline_reductions(pipeline.outputs(), options.machine);
     BackendOptions bo;
     bo.staging_budget_bytes = options.staging_budget_bytes;
     const DeviceProgram kernel = compile_kernel(pipeline, args, sig, options.machine, bo).program;
@@ -117,6 +120,7 @@ void fix_device_shape(OutputImageParam buffer, const TensorSpec &spec, const Mac
 
 std::vector<std::pair<std::string, std::string>> spyre_pass_dumps(Func output, const std::vector<ImageParam> &inputs,
                                                                   const CompileOptions &options) {
+    schedule_inline_reductions({output}, options.machine);
     BackendOptions bo;
     bo.staging_budget_bytes = options.staging_budget_bytes;
     bo.keep_stmt = true;

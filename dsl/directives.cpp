@@ -101,6 +101,44 @@ std::string transposed_row(const Func &f, const std::string &x) {
 
 }  // namespace
 
+void unroll_stick_offsets(Func f, int i, const std::string &x) {
+    constexpr int64_t kMaxUnrolledTaps = 64;
+    struct Offsets : Internal::IRVisitor {
+        std::string x;
+        std::set<std::string> rvars;
+        std::set<std::string> used;  // offsets a read along x
+        using IRVisitor::visit;
+        void visit(const Internal::Call *c) override {
+            if ((c->call_type == Internal::Call::Halide || c->call_type == Internal::Call::Image) && !c->args.empty() &&
+                Internal::expr_uses_var(c->args[0], x))
+                for (const std::string &r : rvars)
+                    if (Internal::expr_uses_var(c->args[0], r)) used.insert(r);
+            IRVisitor::visit(c);
+        }
+    } offsets;
+    offsets.x = x;
+    const std::vector<Internal::ReductionVariable> rvs = f.function().update(i).schedule().rvars();
+    for (const auto &rv : rvs) offsets.rvars.insert(rv.var);
+    Tuple values = f.update_values(i);  // kept alive: as_vector() refers into it
+    for (const Expr &v : values.as_vector()) v.accept(&offsets);
+    if (offsets.used.empty()) return;
+    int64_t taps = 1;  // of the RVars with a constant extent
+    for (const auto &rv : rvs) {
+        const int64_t *extent = Internal::as_const_int(rv.extent);
+        if (offsets.used.count(rv.var) && (!extent || *extent > kMaxUnrolledTaps))
+            throw_error(subject(f), ": ", user_name(RVar(rv.var)), " offsets its reads along the stick dimension (", x,
+                        " + ", user_name(RVar(rv.var)), ") over ", extent ? std::to_string(*extent) + " taps" : "a run-time extent",
+                        "; Spyre shifts a vector only by a constant, so such taps are unrolled, at most ",
+                        kMaxUnrolledTaps, " of them: use a constant window of at most ", kMaxUnrolledTaps, " taps");
+        if (extent) taps *= *extent;
+    }
+    // A 2-D stencil's other taps too (its rows), so that each tap reads one fixed row: a loop of
+    // rows under a boundary condition would be staged without the condition's clamp.
+    for (const auto &rv : rvs)
+        if (offsets.used.count(rv.var) || (Internal::as_const_int(rv.extent) && taps <= kMaxUnrolledTaps))
+            f.update(i).unroll(RVar(rv.var));
+}
+
 SpyreSchedule::SpyreSchedule(Func f, const MachineDesc &machine) : f_(f), machine_(machine) {}
 
 int SpyreSchedule::lanes() const {
@@ -133,8 +171,10 @@ SpyreSchedule &SpyreSchedule::stick_vectorize(const Var &x, int sticks) {
         const Var lanes_of_x(x.name() + kLanesSuffix);
         f_.split(x, x, lanes_of_x, sticks * lanes(), TailStrategy::RoundUp).vectorize(lanes_of_x);
         for (int i = 0; i < f_.num_update_definitions(); i++)
-            if (streams_along(f_, i, x.name()))
+            if (streams_along(f_, i, x.name())) {
                 f_.update(i).split(x, x, lanes_of_x, sticks * lanes(), TailStrategy::RoundUp).vectorize(lanes_of_x);
+                unroll_stick_offsets(f_, i, x.name());
+            }
     });
     return *this;
 }

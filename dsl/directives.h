@@ -20,7 +20,9 @@ public:
     SpyreSchedule(Halide::Func f, const MachineDesc &machine = {});
 
     // Compute f in whole sticks along x: vectorize(x, sticks * lanes(type), RoundUp). A row that is
-    // not a whole number of sticks is padded by its device layout, never peeled.
+    // not a whole number of sticks is padded by its device layout, never peeled. The RVars of each
+    // update it vectorizes that offset reads along x (taps, acc(x) += in(x + r - 1)) are unrolled
+    // (unroll_stick_offsets below).
     SpyreSchedule &stick_vectorize(const Halide::Var &x, int sticks = 1);
 
     // Keep f in the core's LX scratchpad, computed and allocated at g's loop v
@@ -118,6 +120,15 @@ inline SpyreSchedule schedule(Halide::Func f, const MachineDesc &machine = {}) {
 // compute_at) or arranges a matmul nest by hand: pe_matmul(k) renames k to pe_loop(k), the loop the
 // PE array runs; ring_share(r, cores) renames r to ring_share_loop(r, cores). Use these rather than
 // spelling the back end's marks.
+// Unrolls the RVars of update `update` of f that offset a read along x's stick dimension
+// (acc(x) += in(x + r - 1), a stencil's taps), and with them the stencil's other RVars (its rows)
+// while all its taps are at most 64: each tap then reads at a constant shift (one VSHIFT) from a
+// fixed row, where a loop would shift by a run-time amount, which no Spyre instruction does.
+// Throws spyre::Error naming the Func and the RVar when such an RVar has more than 64 taps or a
+// run-time extent. stick_vectorize applies it; so does compiling, to Halide's inline reductions
+// (inline_reductions.h).
+void unroll_stick_offsets(Halide::Func f, int update, const std::string &x);
+
 Halide::RVar pe_loop(const Halide::RVar &k);
 Halide::RVar ring_share_loop(const Halide::RVar &r, int cores);
 

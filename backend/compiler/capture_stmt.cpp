@@ -76,7 +76,8 @@ void fix_device_shape(OutputImageParam p, const ArgSpec &a, const MachineDesc &m
 
 void check_single_valued_output(const Func &output) {
     if (output.outputs() != 1)
-        throw_error("output '", output.name(), "': Funcs with several values (a Tuple) cannot be outputs; make each "
+        // The name as written: Halide makes a second Func "pair" in one process "pair$1".
+        throw_error("output '", output.name().substr(0, output.name().find('$')), "': Funcs with several values (a Tuple) cannot be outputs; make each "
                     "value a Func of its own and give the pipeline both (Pipeline({a, b}))");
 }
 

@@ -8,6 +8,7 @@
 #include "carried_reads.h"
 #include "layout_dma.h"
 #include "map_cores.h"
+#include "strided_stick_reads.h"
 #include "device/dtype_host.h"
 #include "device/error.h"
 #include "device/isa.h"
@@ -31,6 +32,17 @@ struct Access {
     // and its tail share a name, so an extent is a property of the access, not of the name.
     std::map<std::string, int64_t> loop_ext;
 };
+
+// What to do about an access that starts inside a stick. The usual cause: vectors covering part of
+// a stick of a narrower type (an fp32 accumulator of fp16 data) because the Func is vectorized by
+// its own stick, which a wider stick_vectorize fixes.
+std::string whole_stick_advice(const Access &a, int64_t lanes_t) {
+    if (a.lanes > 1 && a.lanes < lanes_t && lanes_t % a.lanes == 0)
+        return "its vectors are " + std::to_string(a.lanes) + " elements and a stick of " + a.buf + " holds " +
+               std::to_string(lanes_t) + ": stick_vectorize(x, " + std::to_string(lanes_t / a.lanes) +
+               ") on this Func makes each vector a whole stick of " + a.buf;
+    return "stick_vectorize or tile it in whole sticks";
+}
 
 class CollectAccesses : public IRVisitor {
 public:
@@ -429,6 +441,11 @@ private:
                 return lv;
             }
             for (auto &od : f.outer) {
+                if (od.first == kLanesDim && od.second.dram_stride < lanes_t) {
+                    // Not a transpose: the lanes pick every n-th element of each stick.
+                    lv.why = strided_stick_read_refusal(a.buf, od.second.dram_stride);
+                    return lv;
+                }
                 if (od.second.dram_stride % lanes_t) {
                     lv.why = "rows of " + a.buf + " do not start on a stick boundary";
                     return lv;
@@ -436,7 +453,7 @@ private:
             }
             if (!provably_multiple(f.rest, lanes_t)) {
                 lv.why = "access to " + a.buf + " does not start on a stick boundary (" +
-                         std::to_string(lanes_t) + " elements); stick_vectorize or tile it in whole sticks";
+                         std::to_string(lanes_t) + " elements); " + whole_stick_advice(a, lanes_t);
                 return lv;
             }
             f.lanes_per_stick = lanes_t;
@@ -448,7 +465,7 @@ private:
                     g.lane_stride == f.lane_stride && equal(g.key_rest, f.key_rest)) {
                     if (a.store && g.skew) {
                         lv.why = "access to " + a.buf + " does not start on a stick boundary (" +
-                                 std::to_string(lanes_t) + " elements); stick_vectorize or tile it in whole sticks";
+                                 std::to_string(lanes_t) + " elements); " + whole_stick_advice(a, lanes_t);
                         return lv;
                     }
                     (a.store ? g.store : g.load) = true;

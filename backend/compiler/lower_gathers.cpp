@@ -128,6 +128,14 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
     s.accept(&find);
     if (find.reads.empty()) return s;
 
+    // A scatter first: its update also reads the buffer at the same positions (h(bin) += 1, a
+    // histogram), and that read is not the cause.
+    for (const IndexRead &r : find.reads)
+        if (r.outer_store)
+            throw_error("kernel ", plan.kernel_name, ": writing '", plan.has(r.outer) ? plan.buffer(r.outer).func : r.outer,
+                        "' at positions given by '", plan.buffer(r.id->name).func,
+                        "' (a scatter, as a histogram's update is) has no form on Spyre: the DMA and the vector unit "
+                        "write at positions fixed by the program");
     std::set<std::string> id_buffers;
     for (const IndexRead &r : find.reads) {
         const BufferInfo &ids = plan.buffer(r.id->name);
@@ -135,7 +143,6 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
         auto refuse = [&](const auto &...why) {
             throw_error("kernel ", plan.kernel_name, ": reading '", func, "' at a position given by '", ids.func, "': ", why...);
         };
-        if (r.outer_store) refuse("a store at positions given by another buffer (a scatter) has no form on Spyre");
         if (r.id->type.is_vector())
             refuse("the positions are ", r.id->type,
                    " vectors, one per lane of a vectorized loop; a gather fetches whole rows, one position at a time: "

@@ -253,6 +253,11 @@ public:
             // Nothing later reads stride-2 vectors: say what the algorithm did, not what it became.
             std::string func = store_;
             if (plan_.has(store_)) func = plan_.buffer(store_).func;
+            // Both sides one vector: each element twice, what Halide makes of a read at x / 2.
+            if (equal(op->vectors[0], op->vectors[1]))
+                throw_error("Func ", func, ": stick_vectorize: it reads each element twice along the stick dimension "
+                            "(an index such as x / 2, an upsample), and no Spyre instruction spreads a stick's lanes "
+                            "apart; an upsample along another dimension (y / 2) compiles");
             throw_error("Func ", func, ": stick_vectorize: an interleaving of even and odd lanes (what Halide makes "
                         "of a select() on x % 2) whose sides are not element-wise arithmetic of reads along the "
                         "stick dimension has no Spyre vector form");

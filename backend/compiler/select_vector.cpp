@@ -2,6 +2,7 @@
 // vector stores (stick runs, per-group scalars, element stores).
 #include "carried_reads.h"
 #include "selector.h"
+#include "strided_stick_reads.h"
 
 namespace spyre {
 namespace selection {
@@ -241,6 +242,8 @@ Operand Selector::transposed_load(const Load *op, const Ramp *r, const BufferInf
                     "; transposes take whole sticks of each output row, over whole rows of the input tile");
     };
     if (!stride || *stride <= 1) fail("with a stride that is not a positive constant");
+    // A stride below a stick is not a transpose (rows are whole sticks): it picks lanes of each stick.
+    if (*stride < lanes_t) unsupported(strided_stick_read_refusal(bi.func, *stride));
     if (r->lanes % lanes_t || d.ramp_lanes != r->lanes) fail("with vectors that are not whole sticks");
     if (d.group_var.empty() && d.groups != 1) fail("outside a loop over the output's rows");
     auto a = affine_in(r->base, d.vars());

@@ -149,6 +149,20 @@ TEST(GatherErrors, AScatterIsRefusedByName) {
     EXPECT_NE(e.find("a scatter"), std::string::npos) << e;
 }
 
+// A histogram: its update reads the bins it writes, and the error names the scatter, not that read.
+TEST(GatherErrors, AHistogramIsRefusedAsAScatterNotAsAGather) {
+    ImageParam in(Int(32), 2, "in");
+    Var x("x"), y("y");
+    RDom r(0, 128, 0, 4, "r");
+    Func hist("hist");
+    hist(x, y) = 0;
+    hist(clamp(in(r.x, r.y), 0, 63), y) += 1;
+    spyre::schedule(hist).stick_vectorize(x);
+    const std::string e = error_of([&] { compile_for_spyre(hist, {in}, kernel_options({{128, 4}}, {64, 4})); });
+    EXPECT_NE(e.find("writing 'hist' at positions given by 'in' (a scatter, as a histogram's update is)"), std::string::npos) << e;
+    EXPECT_EQ(e.find("a gather fetches whole rows"), std::string::npos) << e;
+}
+
 // A table staged in LX by the schedule: a gather fetches its rows from device memory.
 TEST(GatherErrors, ATableStagedInLxIsRefusedByName) {
     Kernel k = embedding(Float(16), 10)();

@@ -1,0 +1,193 @@
+// Image pipelines as Halide's tutorials write them. Convolutions written with an RDom of taps, as Halide's tutorials write them: an inline
+// sum()/maximum() over in(x + r.x - 1, y + r.y - 1) through a boundary condition, or a Func of the
+// user's with an update over the taps. The taps along the stick are unrolled (each a VSHIFT at a
+// constant shift), and an inline reduction that reads only inputs is computed in LX once per row
+// of its consumer (dsl/inline_reductions.h): the hand schedule only vectorizes the output. And
+// 2:1 down- and upsampling: along the rows they compile; along the stick each is an error that names
+// what it reads.
+// Checked bit-exactly against Halide's CPU realisation.
+#include <gtest/gtest.h>
+
+#include "auto_schedule.h"
+#include "compiler_test_util.h"
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+enum class Taps { BoxSum3x3, Max5Zero, Sum20Row, Sum100Row };
+
+// out(x, y) over an fp16 input; the taps as an inline reduction.
+Algorithm inline_taps(Taps t) {
+    return [=] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        Func out("out");
+        Func edge = BoundaryConditions::repeat_edge(in);
+        switch (t) {
+        case Taps::BoxSum3x3: {
+            RDom r(0, 3, 0, 3, "r");
+            out(x, y) = cast<float16_t>(sum(cast<float>(edge(x + r.x - 1, y + r.y - 1))) / 9.0f);
+            break;
+        }
+        case Taps::Max5Zero: {
+            RDom r(0, 5, "r");
+            Func zero = BoundaryConditions::constant_exterior(in, cast<float16_t>(0));
+            out(x, y) = maximum(zero(x + r - 2, y));
+            break;
+        }
+        case Taps::Sum20Row:
+        case Taps::Sum100Row: {
+            RDom r(0, t == Taps::Sum20Row ? 20 : 100, "r");
+            out(x, y) = cast<float16_t>(sum(cast<float>(edge(x + r - 10, y))));
+            break;
+        }
+        }
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+}
+
+Schedule rows_over(int cores) {
+    return [=](Kernel &k) { spyre::schedule(k.output).ring_split(k.vars.at("y"), cores).stick_vectorize(k.vars.at("x")); };
+}
+
+TEST(RDomStencils, AnInlineSumOverA3x3RDomMatchesCpuWithOnlyTheOutputScheduled) {
+    // 200 columns: the last stick is part padding, and the right edge's clamp falls inside it.
+    const DiffResult r = run_differential(inline_taps(Taps::BoxSum3x3), rows_over(8), {{200, 30}}, {200, 30});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+    EXPECT_TRUE(meets_channel_floor(r));
+}
+
+TEST(RDomStencils, AnInlineMaximumOverFiveTapsWithAZeroEdgeMatchesCpu) {
+    const DiffResult r = run_differential(inline_taps(Taps::Max5Zero), rows_over(4), {{130, 8}}, {130, 8});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+TEST(RDomStencils, TwentyTapsAlongTheStickAreUnrolledAndMatchCpu) {
+    const DiffResult r = run_differential(inline_taps(Taps::Sum20Row), rows_over(2), {{128, 4}}, {128, 4});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+TEST(RDomStencils, AWindowOfMoreTapsThanAreUnrolledIsAnErrorNamingTheRDom) {
+    Kernel k = inline_taps(Taps::Sum100Row)();
+    rows_over(2)(k);
+    const std::string e = error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{128, 4}}, {128, 4})); });
+    // A one-dimensional RDom's only RVar is r.x, as Halide names it.
+    EXPECT_NE(e.find("Func sum: r.x offsets its reads along the stick dimension (x + r.x) over 100 taps"), std::string::npos) << e;
+    EXPECT_NE(e.find("at most 64"), std::string::npos) << e;
+}
+
+// The same box filter with the accumulator a Func of the user's, its taps left as loops.
+Algorithm named_accumulator() {
+    return [] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        Func acc("acc"), out("out");
+        Func edge = BoundaryConditions::repeat_edge(in);
+        RDom r(0, 3, 0, 3, "r");
+        acc(x, y) = 0.0f;
+        acc(x, y) += cast<float>(edge(x + r.x - 1, y + r.y - 1));
+        out(x, y) = cast<float16_t>(acc(x, y) / 9.0f);
+        k.inputs = {in};
+        k.output = out;
+        k.funcs = {{"acc", acc}};
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+}
+
+TEST(RDomStencils, ANamedAccumulatorsTapsAreUnrolledByStickVectorizeAndMatchCpu) {
+    const DiffResult r = run_differential(named_accumulator(), [](Kernel &k) {
+        const Var x = k.vars.at("x"), y = k.vars.at("y");
+        spyre::schedule(k.output).ring_split(y, 4).stick_vectorize(x);
+        // fp32 of fp16 taps: two fp32 sticks make each vector one whole fp16 stick.
+        spyre::schedule(k.funcs.at("acc")).scratchpad_store_at(k.output, y).stick_vectorize(x, 2);
+    }, {{128, 16}}, {128, 16});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+TEST(RDomStencils, AnFp32AccumulatorVectorizedByItsOwnStickSaysHowManySticks) {
+    Kernel k = named_accumulator()();
+    const Var x = k.vars.at("x"), y = k.vars.at("y");
+    spyre::schedule(k.output).ring_split(y, 4).stick_vectorize(x);
+    spyre::schedule(k.funcs.at("acc")).scratchpad_store_at(k.output, y).stick_vectorize(x);
+    const std::string e = error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{128, 16}}, {128, 16})); });
+    EXPECT_NE(e.find("Func acc"), std::string::npos) << e;
+    EXPECT_NE(e.find("stick_vectorize(x, 2)"), std::string::npos) << e;
+}
+
+TEST(AutoRDomStencils, AnInlineSumOverA3x3RDomIsScheduledAndMatchesCpu) {
+    const Algorithm alg = inline_taps(Taps::BoxSum3x3);
+    const DiffResult hand = run_differential(alg, rows_over(8), {{200, 30}}, {200, 30});
+    Schedule by_auto = [&](Kernel &k) {
+        AutoOptions ao;
+        ao.max_evaluations = 64;
+        ao.progress = false;
+        auto_schedule(k.output, k.inputs, kernel_options({{200, 30}}, {200, 30}), ao);
+    };
+    const DiffResult a = run_differential(alg, by_auto, {{200, 30}}, {200, 30});
+    EXPECT_EQ(a.cmp.mismatches, 0) << a.cmp.first_mismatch;
+    EXPECT_LE(a.stats.us, hand.stats.us);
+}
+
+// A 2:1 downsample along the stick: the error names the stride, not a stick boundary of rows.
+TEST(StridedReads, ADownsampleAlongTheStickIsAnErrorNamingTheStride) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func out("out");
+    out(x, y) = (in(2 * x, y) + in(2 * x + 1, y)) * cast<float16_t>(0.5f);
+    spyre::schedule(out).ring_split(y, 4).stick_vectorize(x);
+    const std::string e = error_of([&] { compile_for_spyre(out, {in}, kernel_options({{256, 8}}, {128, 8})); });
+    EXPECT_NE(e.find("Func out: reads in at every 2 elements along its stick dimension"), std::string::npos) << e;
+}
+
+TEST(StridedReads, ADownsampleAlongTheRowsMatchesCpu) {
+    const DiffResult r = run_differential([] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        Func out("out");
+        out(x, y) = (in(x, 2 * y) + in(x, 2 * y + 1)) * cast<float16_t>(0.5f);
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    }, rows_over(4), {{128, 16}}, {128, 8});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+// A nearest-neighbour 2x upsample: along the stick an error that names it, along the rows it compiles.
+TEST(StridedReads, AnUpsampleAlongTheStickIsAnErrorNamingIt) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func out("out");
+    out(x, y) = in(x / 2, y);
+    spyre::schedule(out).stick_vectorize(x);
+    const std::string e = error_of([&] { compile_for_spyre(out, {in}, kernel_options({{64, 4}}, {128, 4})); });
+    EXPECT_NE(e.find("Func out: stick_vectorize: it reads each element twice along the stick dimension (an index such "
+                     "as x / 2, an upsample)"), std::string::npos) << e;
+}
+
+TEST(StridedReads, AnUpsampleAlongTheRowsMatchesCpu) {
+    const DiffResult r = run_differential([] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        Func out("out");
+        out(x, y) = in(x, y / 2);
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    }, rows_over(4), {{128, 4}}, {128, 8});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+}  // namespace
+}  // namespace spyre::testing
