@@ -1,5 +1,6 @@
 #include "compile.h"
 
+#include "broadcast_inputs.h"
 #include "compile_kernel.h"
 #include "inline_reductions.h"
 #include "user_terms.h"
@@ -33,6 +34,7 @@ halide_type_t host_type(DType t) { return dtype_host_type(t); }
 
 DeviceProgram compile_for_spyre(Func output, const std::vector<ImageParam> &inputs, const CompileOptions &options) {
     schedule_inline_reductions({output}, options.machine);
+    stage_broadcast_inputs(output, inputs, options.inputs, options.machine);
     BackendOptions bo;
     bo.staging_budget_bytes = options.staging_budget_bytes;
     // The kernel sees arguments sticked on another dim sticked on dim 0; their restickify goes around it.
@@ -74,6 +76,7 @@ DeviceProgram compile_for_spyre(Pipeline pipeline, const std::vector<ImageParam>
         throw_error("kernel ", options.kernel_name, ": ", inputs.size(), " ImageParams but ", options.inputs.size(),
                     " input shapes in CompileOptions::inputs");
     const std::vector<TensorSpec> specs = output_specs(pipeline, options);
+    if (specs.size() == 1) stage_broadcast_inputs(pipeline.outputs()[0], inputs, options.inputs, options.machine);
     std::vector<Argument> args;
     for (size_t i = 0; i < inputs.size(); i++) {
         fix_device_shape(inputs[i], options.inputs[i], options.machine);
@@ -121,6 +124,7 @@ void fix_device_shape(OutputImageParam buffer, const TensorSpec &spec, const Mac
 std::vector<std::pair<std::string, std::string>> spyre_pass_dumps(Func output, const std::vector<ImageParam> &inputs,
                                                                   const CompileOptions &options) {
     schedule_inline_reductions({output}, options.machine);
+    stage_broadcast_inputs(output, inputs, options.inputs, options.machine);
     BackendOptions bo;
     bo.staging_budget_bytes = options.staging_budget_bytes;
     bo.keep_stmt = true;
