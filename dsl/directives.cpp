@@ -101,7 +101,7 @@ std::string transposed_row(const Func &f, const std::string &x) {
 
 }  // namespace
 
-void unroll_stick_offsets(Func f, int i, const std::string &x) {
+bool unroll_stick_offsets(Func f, int i, const std::string &x) {
     constexpr int64_t kMaxUnrolledTaps = 64;
     struct Offsets : Internal::IRVisitor {
         std::string x;
@@ -121,7 +121,7 @@ void unroll_stick_offsets(Func f, int i, const std::string &x) {
     for (const auto &rv : rvs) offsets.rvars.insert(rv.var);
     Tuple values = f.update_values(i);  // kept alive: as_vector() refers into it
     for (const Expr &v : values.as_vector()) v.accept(&offsets);
-    if (offsets.used.empty()) return;
+    if (offsets.used.empty()) return false;
     int64_t taps = 1;  // of the RVars with a constant extent
     for (const auto &rv : rvs) {
         const int64_t *extent = Internal::as_const_int(rv.extent);
@@ -137,6 +137,7 @@ void unroll_stick_offsets(Func f, int i, const std::string &x) {
     for (const auto &rv : rvs)
         if (offsets.used.count(rv.var) || (Internal::as_const_int(rv.extent) && taps <= kMaxUnrolledTaps))
             f.update(i).unroll(RVar(rv.var));
+    return true;
 }
 
 SpyreSchedule::SpyreSchedule(Func f, const MachineDesc &machine) : f_(f), machine_(machine) {}

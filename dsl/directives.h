@@ -125,9 +125,9 @@ inline SpyreSchedule schedule(Halide::Func f, const MachineDesc &machine = {}) {
 // while all its taps are at most 64: each tap then reads at a constant shift (one VSHIFT) from a
 // fixed row, where a loop would shift by a run-time amount, which no Spyre instruction does.
 // Throws spyre::Error naming the Func and the RVar when such an RVar has more than 64 taps or a
-// run-time extent. stick_vectorize applies it; so does compiling, to Halide's inline reductions
-// (inline_reductions.h).
-void unroll_stick_offsets(Halide::Func f, int update, const std::string &x);
+// run-time extent. Returns whether the update had such taps. stick_vectorize applies it; so does
+// compiling, to Halide's inline reductions (inline_reductions.h).
+bool unroll_stick_offsets(Halide::Func f, int update, const std::string &x);
 
 Halide::RVar pe_loop(const Halide::RVar &k);
 Halide::RVar ring_share_loop(const Halide::RVar &r, int cores);

@@ -95,11 +95,14 @@ void schedule_inline_reductions(const std::vector<Func> &outputs, const MachineD
         if (v.empty()) continue;
         Func f(g);
         // Its taps along the stick: an RVar's loop would shift each vector by a run-time amount.
-        for (int i = 0; i < f.num_update_definitions(); i++) unroll_stick_offsets(f, i, f.args()[0].name());
-        // Where it reads only inputs (through inlined Funcs such as a boundary condition), computed
-        // once per row of the consumer, in LX: inside the stick loop each stick would stage its own
-        // halo, past the row's ends. A reduction over Funcs a schedule placed stays where Halide
-        // puts it, inside the consumer's vector loop (a placement of its producers may rely on it).
+        bool taps = false;
+        for (int i = 0; i < f.num_update_definitions(); i++) taps |= unroll_stick_offsets(f, i, f.args()[0].name());
+        // A stencil that reads only inputs (through inlined Funcs such as a boundary condition) is
+        // computed once per row of the consumer, in LX: inside the stick loop each stick would
+        // stage its own halo, past the row's ends. Any other inline reduction stays where Halide
+        // puts it, inside the consumer's vector loop (a column reduction works there, and a
+        // placement of its producers may rely on it).
+        if (!taps) continue;
         bool reads_inputs_only = true;
         for (const auto &callee : Internal::find_direct_calls(g))
             if (callee.first != g.name())  // its update reads itself

@@ -5,8 +5,8 @@
 // 1)), then reads each tap at a shift along the stick that its RVar's loop varies at run time,
 // which no Spyre instruction does, and stages each stick's halo on its own, past the row's ends.
 // Before compiling, such a Func gets what a user would write for a named one: its taps unrolled
-// (unroll_stick_offsets, directives.h) and, where it reads only inputs, computed in LX once per
-// row of its consumer, in as many sticks as the consumer's vector.
+// (unroll_stick_offsets, directives.h) and, where it has such taps and reads only inputs, computed
+// in LX once per row of its consumer, in as many sticks as the consumer's vector.
 #pragma once
 
 #include <vector>

@@ -42,10 +42,10 @@ std::string whole_stick_advice(const Access &a, int64_t lanes_t) {
                std::to_string(lanes_t) + ": stick_vectorize(x, " + std::to_string(lanes_t / a.lanes) +
                ") on this Func makes each vector a whole stick of " + a.buf;
     if (a.lanes == 1 && !a.store)
-        return "one element of " + a.buf + " is read for a whole vector (a broadcast parameter, such as a scale per "
-               "row): copy " + a.buf + " into each core's LX once with stage_all_in_lx(" + a.buf +
-               ", <output>, Var::outermost()) (the compiler does for a 1-D input of at most 64 KiB), or stick_vectorize "
-               "or tile it in whole sticks";
+        return "one element of " + a.buf + " is read for a whole vector: where " + a.buf + " is a broadcast "
+               "parameter (a scale per row), copy it into each core's LX once with stage_all_in_lx(" + a.buf +
+               ", <output>, Var::outermost()) (the compiler does for a 1-D input of at most 64 KiB); otherwise "
+               "stick_vectorize or tile it in whole sticks";
     return "stick_vectorize or tile it in whole sticks";
 }
 
