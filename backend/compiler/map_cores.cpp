@@ -1,5 +1,7 @@
 #include "map_cores.h"
 
+#include <numeric>
+
 #include "user_terms.h"
 
 #include "spyre_intrinsics.h"
@@ -55,9 +57,14 @@ public:
         if (!a) return;
         int64_t lanes = plan.lanes(plan.buffer(buf).type);
         int64_t c = a->of(var);
-        if (c % lanes)
+        if (c % lanes) {
+            // The fewest times fewer cores whose shares are whole sticks.
+            const int64_t fewer = lanes / std::gcd(c, lanes);
             throw_error("Func ", func_of_loop(var), ": ring split ", var, " gives each core ", c,
-                        " elements along the stick dimension, not whole sticks of ", lanes);
+                        " elements along the stick dimension of ", plan.buffer(buf).func, ", not whole sticks of ", lanes,
+                        ": split it over ", fewer, " times fewer cores (", c * fewer, " elements each), or split a "
+                        "dimension that is not ", plan.buffer(buf).func, "'s stick dimension");
+        }
     }
     void visit(const Store *op) override {
         check(op->name, op->index);

@@ -189,5 +189,18 @@ TEST(StridedReads, AnUpsampleAlongTheRowsMatchesCpu) {
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
 
+// A transpose whose output rows are split over more cores than the input's sticks allow: the error
+// names the input whose sticks a core would cut and how many fewer cores keep them whole.
+TEST(CoreSplits, ATransposeSplitOverTooManyCoresSaysHowManyFewer) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y");
+    Func out("out");
+    out(x, y) = in(y, x);
+    spyre::schedule(out).ring_split(y, 32).stick_vectorize(x);
+    const std::string e = error_of([&] { compile_for_spyre(out, {in}, kernel_options({{256, 256}}, {256, 256})); });
+    EXPECT_NE(e.find("gives each core 8 elements along the stick dimension of in, not whole sticks of 64: split it over 8 "
+                     "times fewer cores (64 elements each)"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace spyre::testing
