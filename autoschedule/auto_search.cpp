@@ -206,7 +206,8 @@ double time_candidate(const Func &output, const std::vector<ImageParam> &inputs,
 
 DeviceProgram lower_candidate(const Func &output, const std::vector<ImageParam> &inputs, const Candidate &c,
                               const CompileOptions &caller_opt, LoweringCache *cache) {
-    const CompileOptions opt = with_layouts(caller_opt, c);
+    CompileOptions opt = with_layouts(caller_opt, c);
+    opt.stage_broadcast_inputs = false;  // the search places the inputs itself
     if (cache) {
         const std::string mine = own_key(c);
         auto kept = cache->own_.find(mine);

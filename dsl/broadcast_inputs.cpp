@@ -76,8 +76,9 @@ bool is_identity_wrapper(const Function &f, const std::string &input) {
 
 }  // namespace
 
-void stage_broadcast_inputs(const Func &output, const std::vector<ImageParam> &inputs, const std::vector<TensorSpec> &specs,
+bool stage_broadcast_inputs(const Func &output, const std::vector<ImageParam> &inputs, const std::vector<TensorSpec> &specs,
                             const MachineDesc &machine) {
+    bool staged_any = false;
     std::map<std::string, Function> funcs = Internal::find_transitive_calls(output.function());
     funcs.emplace(output.name(), output.function());
     for (size_t i = 0; i < inputs.size() && i < specs.size(); i++) {
@@ -121,8 +122,11 @@ void stage_broadcast_inputs(const Func &output, const std::vector<ImageParam> &i
             for (const auto &kv : funcs)
                 if (Internal::find_direct_calls(kv.second).count(f)) readers.insert(kv.first);
         }
-        if (inside_output) stage_all_in_lx(inputs[i], output, Var::outermost(), machine);
+        if (!inside_output) continue;
+        stage_all_in_lx(inputs[i], output, Var::outermost(), machine);
+        staged_any = true;
     }
+    return staged_any;
 }
 
 }  // namespace spyre

@@ -34,13 +34,13 @@ halide_type_t host_type(DType t) { return dtype_host_type(t); }
 
 DeviceProgram compile_for_spyre(Func output, const std::vector<ImageParam> &inputs, const CompileOptions &options) {
     schedule_inline_reductions({output}, options.machine);
-    stage_broadcast_inputs(output, inputs, options.inputs, options.machine);
     BackendOptions bo;
     bo.staging_budget_bytes = options.staging_budget_bytes;
     // The kernel sees arguments sticked on another dim sticked on dim 0; their restickify goes around it.
     const CompileOptions ko = kernel_options(options);
-    const DeviceProgram kernel =
-        compile_kernel(output, inputs, kernel_signature(output, inputs, ko), options.machine, bo).program;
+    const DeviceProgram kernel = compile_staging_broadcasts(output, inputs, options, [&] {
+        return compile_kernel(output, inputs, kernel_signature(output, inputs, ko), options.machine, bo).program;
+    });
     return needs_restickify(options) ? restickify_arguments(kernel, options) : kernel;
 }
 
@@ -76,7 +76,6 @@ DeviceProgram compile_for_spyre(Pipeline pipeline, const std::vector<ImageParam>
         throw_error("kernel ", options.kernel_name, ": ", inputs.size(), " ImageParams but ", options.inputs.size(),
                     " input shapes in CompileOptions::inputs");
     const std::vector<TensorSpec> specs = output_specs(pipeline, options);
-    if (specs.size() == 1) stage_broadcast_inputs(pipeline.outputs()[0], inputs, options.inputs, options.machine);
     std::vector<Argument> args;
     for (size_t i = 0; i < inputs.size(); i++) {
         fix_device_shape(inputs[i], options.inputs[i], options.machine);
@@ -87,7 +86,9 @@ DeviceProgram compile_for_spyre(Pipeline pipeline, const std::vector<ImageParam>
         check_single_valued_output(f);  // before output_buffer(), which a Tuple's Func does not have
         fix_device_shape(f.output_buffer(), specs[i], options.machine);
     }
-    return compile_pipeline_for_spyre(pipeline, args, options);
+    if (specs.size() != 1) return compile_pipeline_for_spyre(pipeline, args, options);
+    return compile_staging_broadcasts(pipeline.outputs()[0], inputs, options,
+                                      [&] { return compile_pipeline_for_spyre(pipeline, args, options); });
 }
 
 DeviceProgram compile_pipeline_for_spyre(Pipeline pipeline, const std::vector<Argument> &args,
@@ -124,13 +125,14 @@ void fix_device_shape(OutputImageParam buffer, const TensorSpec &spec, const Mac
 std::vector<std::pair<std::string, std::string>> spyre_pass_dumps(Func output, const std::vector<ImageParam> &inputs,
                                                                   const CompileOptions &options) {
     schedule_inline_reductions({output}, options.machine);
-    stage_broadcast_inputs(output, inputs, options.inputs, options.machine);
     BackendOptions bo;
     bo.staging_budget_bytes = options.staging_budget_bytes;
     bo.keep_stmt = true;
     // The kernel's passes: arguments sticked on another dim as the kernel sees them (restickify_arguments.h).
     const CompileOptions ko = kernel_options(options);
-    return compile_kernel(output, inputs, kernel_signature(output, inputs, ko), options.machine, bo).stmts;
+    return compile_staging_broadcasts(output, inputs, options, [&] {
+        return compile_kernel(output, inputs, kernel_signature(output, inputs, ko), options.machine, bo).stmts;
+    });
 }
 
 std::vector<uint8_t> to_device(const Runtime::Buffer<> &host, const BufferDecl &decl, const MachineDesc &m) {

@@ -35,6 +35,10 @@ struct CompileOptions {
     // A pipeline with several outputs: one per output, in the pipeline's order (`output` unused).
     std::vector<TensorSpec> outputs;
     int64_t staging_budget_bytes = 0;  // LX one DMA staging level may use; 0 = half of the free LX
+    // Where the schedule as written is refused, copy its broadcast parameters (1-D inputs read one
+    // value per vector) whole into each core's LX and compile once more (broadcast_inputs.h).
+    // auto_schedule turns it off: it searches the inputs' placements itself.
+    bool stage_broadcast_inputs = true;
 };
 
 // Lowers `output` with its Spyre schedule and returns the verified device program. Throws

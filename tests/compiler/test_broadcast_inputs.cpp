@@ -1,8 +1,9 @@
 // Broadcast parameters: a 1-D input read as one value per row or per head by every lane of a vector
 // (a dequantisation scale per row, a mean per row, a scale per head), in hand schedules that only
-// split and vectorize the output. The compiler copies such an input whole into each core's LX
-// (dsl/broadcast_inputs.h); before, each was refused with "access to scale does not start on a
-// stick boundary". Checked bit-exactly against Halide's CPU realisation.
+// split and vectorize the output. Where such a schedule is refused as written, the compiler copies
+// the input whole into each core's LX and compiles again (dsl/broadcast_inputs.h); before, each was
+// refused with "access to scale does not start on a stick boundary". Checked bit-exactly against
+// Halide's CPU realisation.
 #include <gtest/gtest.h>
 
 #include "compiler_test_util.h"
@@ -68,6 +69,16 @@ TEST(BroadcastInputs, AScaleTheScheduleStagedItselfMatchesCpu) {
         spyre::stage_all_in_lx(k.inputs[1], k.output, Var::outermost());
     }, {{256, 64}, {64}}, {256, 64});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+// CompileOptions::stage_broadcast_inputs off (what auto_schedule's search does): refused as written.
+TEST(BroadcastInputs, WithTheOptionOffAScalePerRowIsRefusedAsWritten) {
+    Kernel k = scaled_rows(1)();
+    rows_over(8)(k);
+    CompileOptions o = kernel_options({{256, 64}, {64}}, {256, 64});
+    o.stage_broadcast_inputs = false;
+    const std::string e = error_of([&] { compile_for_spyre(k.output, k.inputs, o); });
+    EXPECT_NE(e.find("one element of scale is read for a whole vector"), std::string::npos) << e;
 }
 
 // A vector of parameters over 64 KiB is not copied by the compiler; the error names the directive
