@@ -147,6 +147,18 @@ TEST(StridedReads, ADownsampleAlongTheStickIsAnErrorNamingTheStride) {
     EXPECT_NE(e.find("Func out: reads in at every 2 elements along its stick dimension"), std::string::npos) << e;
 }
 
+// The same read from a copy of the input tiled in LX: instruction selection says the same.
+TEST(StridedReads, ADownsampleAlongTheStickFromAnLxTileIsAnErrorNamingTheStride) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    Func out("out");
+    out(x, y) = (in(2 * x, y) + in(2 * x + 1, y)) * cast<float16_t>(0.5f);
+    spyre::schedule(out).split(y, yo, yi, 4).stick_vectorize(x);
+    spyre::stage_all_in_lx(in, out, yo);
+    const std::string e = error_of([&] { compile_for_spyre(out, {in}, kernel_options({{256, 8}}, {128, 8})); });
+    EXPECT_NE(e.find("reads in.in() at every 2 elements along its stick dimension"), std::string::npos) << e;
+}
+
 TEST(StridedReads, ADownsampleAlongTheRowsMatchesCpu) {
     const DiffResult r = run_differential([] {
         Kernel k;
