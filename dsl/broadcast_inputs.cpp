@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "compute_level.h"
 #include "directives.h"
 
 namespace spyre {
@@ -24,6 +25,12 @@ std::set<std::string> vectorized_vars(const Internal::Definition &d) {
 
 // How a pipeline reads one input: whether every read is a broadcast in a vector Func.
 struct InputReads : Internal::IRVisitor {
+    std::set<std::string> input;      // the input, and its identity wrappers (ImageParam::in())
+    std::set<std::string> lane_vars;  // of the definition being visited
+    int index_depth = 0;              // inside another call's arguments
+    int reads = 0;
+    bool broadcast_only = true;
+    using IRVisitor::visit;
     // A Let whose value follows a vectorized Var follows it too (t = x % 64; cos(t, p)).
     void visit(const Internal::Let *l) override {
         l->value.accept(this);
@@ -33,12 +40,6 @@ struct InputReads : Internal::IRVisitor {
         l->body.accept(this);
         if (added) lane_vars.erase(l->name);
     }
-    std::set<std::string> input;  // the input, and its identity wrappers (ImageParam::in())
-    std::set<std::string> lane_vars;  // of the definition being visited
-    int index_depth = 0;              // inside another call's arguments
-    int reads = 0;
-    bool broadcast_only = true;
-    using IRVisitor::visit;
     void visit(const Internal::Call *c) override {
         if ((c->call_type == Internal::Call::Image || c->call_type == Internal::Call::Halide) && input.count(c->name)) {
             reads++;
@@ -53,12 +54,6 @@ struct InputReads : Internal::IRVisitor {
     }
 };
 
-// Read on a copy of f's level: a Func's own LoopLevel may only be inspected once lowering locked it.
-LoopLevel compute_level_of(const Function &f) {
-    LoopLevel level;
-    level.set(f.schedule().compute_level());
-    return level.lock();
-}
 bool computed_at_root(const Function &f) { return compute_level_of(f).is_root(); }
 bool inlined(const Function &f) { return compute_level_of(f).is_inlined() && !f.has_update_definition(); }
 

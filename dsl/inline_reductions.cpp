@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "compute_level.h"
 #include "directives.h"
 #include "spyre_intrinsics.h"
 
@@ -58,14 +59,6 @@ std::string stick_loop_reading(const Function &c, const std::string &g) {
     return pure && vectorized ? reads.v : "";
 }
 
-// Whether g is still computed where Halide's default puts it (inlined), read on a copy of its level:
-// a Func's own LoopLevel may only be inspected once lowering has locked it.
-bool at_halides_default(const Function &g) {
-    LoopLevel level;
-    level.set(g.schedule().compute_level());
-    return level.lock().is_inlined();
-}
-
 // The lanes of c's vector loop along v (its split factor).
 int consumer_lanes(const Function &c, const std::string &v) {
     const std::string lanes = v + kLanesSuffix;
@@ -85,7 +78,7 @@ void schedule_inline_reductions(const std::vector<Func> &outputs, const MachineD
     }
     for (const auto &kv : all) {
         const Function &g = kv.second;
-        if (!is_inline_reduction(g) || !g.has_update_definition() || !at_halides_default(g))
+        if (!is_inline_reduction(g) || !g.has_update_definition() || !compute_level_of(g).is_inlined())
             continue;
         std::vector<Function> consumers;
         for (const auto &c : all)
@@ -106,7 +99,7 @@ void schedule_inline_reductions(const std::vector<Func> &outputs, const MachineD
         bool reads_inputs_only = true;
         for (const auto &callee : Internal::find_direct_calls(g))
             if (callee.first != g.name())  // its update reads itself
-                reads_inputs_only &= at_halides_default(callee.second) && !callee.second.has_update_definition();
+                reads_inputs_only &= compute_level_of(callee.second).is_inlined() && !callee.second.has_update_definition();
         const std::vector<Internal::Dim> &dims = consumers[0].definition().schedule().dims();
         size_t at = 0;
         while (at < dims.size() && dims[at].var != v && !Internal::ends_with(dims[at].var, "." + v)) at++;
