@@ -111,7 +111,7 @@ public:
         // A transposing output's sticks per row (tile_rows.h), when its rows are whole sticks.
         const int64_t out_row_lanes = int64_t(m_.stick_bytes / out.type.bytes());
         const int transpose_sticks =
-            out.transposes && cols_ % out_row_lanes == 0
+            out.reads_across_sticks && cols_ % out_row_lanes == 0
                 ? transpose_row_sticks(cols_ / out_row_lanes, split ? p.tile : share, m_)
                 : 1;
         if (split && !even && (share % p.tile || last % p.tile)) return std::nullopt;
@@ -156,6 +156,15 @@ public:
             }
             return false;
         };
+        // A transposed read under a reduction (scores(t, h) = sum(q(d, h) * k(d, t, h)): a dot
+        // product per element) over too few rows for whole sticks of the result: each element is
+        // computed on its own, reduced along the input's sticks, as a hand schedule that leaves the
+        // Func unvectorized does.
+        auto dots_by_element = [&](const StageInfo &s) {
+            const int lanes = int(m_.stick_bytes / s.type.bytes());
+            return s.args.size() == 2 && s.reads_across_sticks && (s.updates > 0 || reads_folded(s)) &&
+                   ((split ? p.tile : share) % lanes || (c > 1 && share % lanes));
+        };
         std::vector<Directive> ds;
         int roots = 0, computed = 0;
         auto schedule_matmul = [&](const StageInfo &s) {
@@ -195,11 +204,15 @@ public:
                 if (c > 1) ds.push_back({Directive::RingSplit, s.name, {rv}, {c, s.is_output ? 0 : int(srows)}, ""});
                 if (split) ds.push_back({Directive::Split, s.name, {rv, rv + "o", rv + "i"}, {p.tile}, ""});
                 if (p.phased && s.is_output) ds.push_back({Directive::DmaPhases, s.name, {rv + "o"}, {}, ""});
-                if (s.args.size() == 2 && s.transposes) {
+                if (s.args.size() == 2 && s.reads_across_sticks) {
                     // A transpose: a few output sticks per row (transpose_sticks), the tile's rows
                     // around them, so that each tile is one transpose of whole sticks
                     // (split(x, xo, xi, n * lanes).reorder(xi, y, xo)).
                     const int lanes = int(m_.stick_bytes / s.type.bytes());
+                    if (dots_by_element(s)) {
+                        schedule_matmul(s);
+                        continue;
+                    }
                     if ((split ? p.tile : share) % lanes || (c > 1 && share % lanes)) return std::nullopt;
                     const std::string x = s.args[0];
                     ds.push_back({Directive::Split, s.name, {x, x + "o", x + "i"}, {transpose_sticks * lanes}, ""});
@@ -223,7 +236,7 @@ public:
                 const StageInfo *r = info_.find(owner.at(s.name));
                 if (!r) return std::nullopt;
                 ds.push_back({Directive::StoreAt, s.name, {tile_var(*r)}, {}, r->name});
-                if (s.args.size() >= 2) ds.push_back({Directive::StickVectorize, s.name, {s.args[0]}, {sticks_of(s)}, ""});
+                if (s.args.size() >= 2 && !dots_by_element(s)) ds.push_back({Directive::StickVectorize, s.name, {s.args[0]}, {sticks_of(s)}, ""});
                 schedule_matmul(s);
             }
         }
@@ -275,7 +288,7 @@ public:
         // A transposing output holds one stick of each of a tile's rows at a time, not whole rows.
         const int64_t out_lanes = int64_t(m_.stick_bytes / out.type.bytes());
         const int64_t held_cols =
-            out.transposes && out.args.size() == 2 ? std::min(cols_, transpose_sticks * out_lanes) : cols_;
+            out.reads_across_sticks && out.args.size() == 2 ? std::min(cols_, transpose_sticks * out_lanes) : cols_;
         row_bytes = row_bytes * held_cols / std::max<int64_t>(cols_, 1);
         row_bytes += 2 * int64_t(out_bytes) / rows_ * held_cols / std::max<int64_t>(cols_, 1);
         for (const StageInfo &s : info_.stages) {

@@ -354,6 +354,35 @@ PipelineInfo analyse_pipeline(const Func &output, const std::vector<ImageParam> 
         }
     for (StageInfo &s : info.stages)
         s.folded = !s.is_output && s.updates > 0 && s.consumers.size() == 1 && inline_reduction_name(s.name);
+    // A folded reduction's args are in the order Halide found its free variables (sum() in
+    // out(d, h) = sum(e(r, h) * v(d, r)) is sum(h, d)), not its consumer's: whether a stage reads
+    // across its sticks is decided through the calls of the reductions it folds in, at its own args.
+    // (A one-dimensional stage's only arg is its rows: m(y) = sum(in(r, y)) reads no transpose.)
+    for (StageInfo &s : info.stages) {
+        s.reads_across_sticks = s.transposes;
+        if (s.folded || s.args.size() < 2) continue;
+        bool across = false;
+        auto check = [&](const std::vector<Expr> &args) {
+            for (size_t j = 1; j < args.size(); j++) across |= expr_uses_var(args[j], s.args[0]);
+        };
+        for (const Call *c : calls[s.name].all) {
+            if (c->name == s.name) continue;
+            const StageInfo *f = info.find(c->name);
+            if (!f || !f->folded || f->args.size() != c->args.size()) {
+                check(c->args);
+                continue;
+            }
+            std::map<std::string, Expr> at;
+            for (size_t i = 0; i < f->args.size(); i++) at[f->args[i]] = c->args[i];
+            for (const Call *inner : calls[f->name].all) {
+                if (inner->name == f->name) continue;
+                std::vector<Expr> args;
+                for (const Expr &a : inner->args) args.push_back(substitute(at, a));
+                check(args);
+            }
+        }
+        s.reads_across_sticks = across;
+    }
     return info;
 }
 

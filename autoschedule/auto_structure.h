@@ -50,6 +50,10 @@ struct StageInfo {
     // It reads a value whose stick dimension is not its own args[0] (out(x, y) = in(y, x)): the
     // back end transposes tiles, one output stick per row (auto_space.cpp schedules it so).
     bool transposes = false;
+    // The same, with the reductions it folds in read at its own args (Halide orders an inline
+    // reduction's args as it met them: sum() in out(d, h) = sum(e(r, h) * v(d, r)) is sum(h, d), so
+    // `transposes` holds for out, which streams along d). The rows family goes by this one.
+    bool reads_across_sticks = false;
     // Its definition takes args[0] modulo a constant (x % head_dim: RoPE's position within a head):
     // the search splits args[0] by it, so that the modulo is the inner loop and a condition on it
     // a window of each vector's lanes, as a hand schedule does. 0: none.
