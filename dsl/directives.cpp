@@ -1,4 +1,5 @@
 #include "directives.h"
+#include "compute_level.h"
 
 #include <algorithm>
 #include <set>
@@ -71,6 +72,46 @@ bool streams_along(const Func &f, int i, const std::string &x) {
     Tuple values = f.update_values(i);  // kept alive: as_vector() refers into it
     for (const Expr &v : values.as_vector()) v.accept(&reads);
     return reads.all_use_x;
+}
+
+// Sticks of f's type that cover one stick of the narrowest values its reductions along x read: an
+// fp32 accumulator of fp16 values (acc(x) += f32(in(x, r)), or an inline sum(f32(in(x, r))) that f
+// reads at its own x) takes two, so that each vector reads whole sticks of in. 1 when it reduces
+// nothing narrower than itself.
+int covering_sticks(const Func &f, const std::string &x) {
+    struct Narrowest : Internal::IRVisitor {
+        int bytes = 0;
+        std::vector<Internal::Function> reductions;  // inline reductions read at x
+        std::string x;
+        using IRVisitor::visit;
+        void visit(const Internal::Call *c) override {
+            if (c->call_type == Internal::Call::Halide || c->call_type == Internal::Call::Image) {
+                if (bytes == 0 || c->type.bytes() < bytes) bytes = c->type.bytes();
+                if (c->call_type == Internal::Call::Halide && c->func.defined() && !x.empty() && !c->args.empty()) {
+                    const Internal::Function g(c->func);
+                    const auto *v = c->args[0].as<Internal::Variable>();
+                    if (!g.updates().empty() && compute_level_of(g).is_inlined() && v && v->name == x)
+                        reductions.push_back(g);
+                }
+            }
+            IRVisitor::visit(c);
+        }
+    };
+    Narrowest pure;
+    pure.x = x;
+    for (const Expr &v : f.function().definition().values()) v.accept(&pure);
+    Narrowest reduced;
+    for (int i = 0; i < f.num_update_definitions(); i++)
+        if (streams_along(f, i, x)) {
+            Tuple values = f.update_values(i);
+            for (const Expr &v : values.as_vector()) v.accept(&reduced);
+        }
+    for (const Internal::Function &g : pure.reductions)
+        for (const Internal::Definition &u : g.updates())
+            for (const Expr &v : u.values()) v.accept(&reduced);
+    const int own = f.output_types()[0].bytes();
+    if (reduced.bytes == 0 || reduced.bytes >= own || own % reduced.bytes) return 1;
+    return own / reduced.bytes;
 }
 
 // The row variable of a transposed read in f's pure definition: a Func or buffer read with x in
@@ -148,8 +189,10 @@ int SpyreSchedule::lanes() const {
 }
 
 SpyreSchedule &SpyreSchedule::stick_vectorize(const Var &x, int sticks) {
-    if (sticks < 1)
-        throw_error(subject(f_), ": stick_vectorize(", x.name(), ", ", sticks, "): sticks must be at least 1");
+    if (sticks < 0)
+        throw_error(subject(f_), ": stick_vectorize(", x.name(), ", ", sticks,
+                    "): sticks must be at least 1 (or 0, the default: as many as cover a stick of what it reduces)");
+    if (sticks == 0) sticks = covering_sticks(f_, x.name());
     Type t = f_.output_types()[0];
     DType dt;
     if (!dtype_from_host(t, &dt))

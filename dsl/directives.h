@@ -22,8 +22,10 @@ public:
     // Compute f in whole sticks along x: vectorize(x, sticks * lanes(type), RoundUp). A row that is
     // not a whole number of sticks is padded by its device layout, never peeled. The RVars of each
     // update it vectorizes that offset reads along x (taps, acc(x) += in(x + r - 1)) are unrolled
-    // (unroll_stick_offsets below).
-    SpyreSchedule &stick_vectorize(const Halide::Var &x, int sticks = 1);
+    // (unroll_stick_offsets below). sticks = 0 (the default): one, or, where f reduces narrower
+    // values along x (an fp32 acc(x) += f32(in(x, r)) of fp16 in, or an inline sum() of them that
+    // f reads at its own x), as many of f's sticks as cover one stick of those values (two).
+    SpyreSchedule &stick_vectorize(const Halide::Var &x, int sticks = 0);
 
     // Keep f in the core's LX scratchpad, computed and allocated at g's loop v
     // (compute_at(g, v) + store_in(MemoryType::VTCM)).

@@ -134,13 +134,39 @@ TEST(ColumnReductionFold, ARowConditionKeepsTheRowLoopAndMatchesTheCpu) {
     for (const Instr &i : r.program.code) EXPECT_FALSE(op_info(i.op).form == VecForm::Map2 && (i.mode & kFoldGroups));
 }
 
-// An fp32 accumulator vectorized by one of its own sticks covers half a stick of its fp16 input;
-// the error says how many sticks to ask for.
+// stick_vectorize(x) with no count on an fp32 accumulator of fp16 values takes two of its sticks,
+// one whole stick of the input per vector, as the schedule above asks by hand; so does an inline
+// sum() of them that the output reads.
+TEST(ColumnReduction, StickVectorizeWithNoCountCoversAStickOfTheInput) {
+    const DiffResult named = run_differential(column_reduction({"sum", 200, 9}), [](Kernel &k) {
+        const Var x = k.vars.at("x");
+        spyre::schedule(k.output).stick_vectorize(x);
+        spyre::schedule(k.funcs.at("acc")).stick_vectorize(x).scratchpad_store_at(k.output, x);
+    }, {{200, 9}}, {200});
+    EXPECT_EQ(named.cmp.max_ulp, 0) << named.cmp.first_mismatch;
+    const DiffResult inline_sum = run_differential([] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x");
+        RDom r(0, 16, "r");
+        Func out("out");
+        out(x) = sum(cast<float>(in(x, r)));
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"x", x}};
+        return k;
+    }, [](Kernel &k) { spyre::schedule(k.output).ring_split(k.vars.at("x"), 2).stick_vectorize(k.vars.at("x")); },
+                                                   {{256, 16}}, {256});
+    EXPECT_EQ(inline_sum.cmp.max_ulp, 0) << inline_sum.cmp.first_mismatch;
+}
+
+// An fp32 accumulator vectorized by one of its own sticks, asked for by count, covers half a stick
+// of its fp16 input; the error says how many sticks to ask for.
 TEST(ColumnReductionErrors, HalfStickOfTheInputSaysHowManySticks) {
     Kernel k = column_reduction({"sum", 128, 4})();
     Var x = k.vars.at("x");
     spyre::schedule(k.output).stick_vectorize(x);
-    spyre::schedule(k.funcs.at("acc")).stick_vectorize(x).scratchpad_store_at(k.output, x);
+    spyre::schedule(k.funcs.at("acc")).stick_vectorize(x, 1).scratchpad_store_at(k.output, x);
     CompileOptions o;
     o.inputs = {TensorSpec{{128, 4}, {}}};
     o.output = TensorSpec{{128}, {}};

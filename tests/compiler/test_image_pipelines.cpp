@@ -116,7 +116,7 @@ TEST(RDomStencils, AnFp32AccumulatorVectorizedByItsOwnStickSaysHowManySticks) {
     Kernel k = named_accumulator()();
     const Var x = k.vars.at("x"), y = k.vars.at("y");
     spyre::schedule(k.output).ring_split(y, 4).stick_vectorize(x);
-    spyre::schedule(k.funcs.at("acc")).scratchpad_store_at(k.output, y).stick_vectorize(x);
+    spyre::schedule(k.funcs.at("acc")).scratchpad_store_at(k.output, y).stick_vectorize(x, 1);
     const std::string e = error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{128, 16}}, {128, 16})); });
     EXPECT_NE(e.find("Func acc"), std::string::npos) << e;
     EXPECT_NE(e.find("stick_vectorize(x, 2)"), std::string::npos) << e;
