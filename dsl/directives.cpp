@@ -208,8 +208,14 @@ SpyreSchedule &SpyreSchedule::stick_vectorize(const Var &x, int sticks) {
         if (!row.empty()) {
             // A transposed read (a restickify): one stick of x per row, the rows innermost, so that
             // each step's rows are the columns of one tile of the producer (one VTRANSPOSE).
+            // A loop over the cores (ring_split(x), ring_split(y)) stays outermost, as it must.
             Var xo(x.name() + "_sticks"), r(row);
-            f_.split(x, xo, x, sticks * lanes(), TailStrategy::RoundUp).reorder(x, r, xo);
+            std::vector<VarOrRVar> order = {x, r, xo};
+            for (const Internal::Dim &d : f_.function().definition().schedule().dims()) {
+                const std::string name = d.var.substr(d.var.rfind('.') + 1);
+                if (d.for_type == Internal::ForType::Parallel && name != row) order.push_back(Var(name));
+            }
+            f_.split(x, xo, x, sticks * lanes(), TailStrategy::RoundUp).reorder(order);
         }
         // The lanes loop named for x (Halide's vectorize(x, n) names it v<n>, which errors would show).
         const Var lanes_of_x(x.name() + kLanesSuffix);

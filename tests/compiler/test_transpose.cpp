@@ -78,6 +78,19 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto &info) { return info.param.name; });
 
 // A permute of the two inner dimensions of a batch, out(x, y, b) = in(y, x, b), batches over cores.
+// Split over the cores along the output's sticks (the input's rows), as a user splitting a wide
+// transpose over 32 cores writes it: ring_split(x) puts a loop over the cores outside x, and the
+// restickify's loop over x's sticks, outside the rows, stays inside it (before, it moved the cores'
+// loop inward and the split was refused as not outermost).
+TEST(Transpose, ARingSplitAlongTheOutputsSticksKeepsTheCoresOutermost) {
+    const TransposeCase c{"split_x_over_32_cores", 256, 4096};  // two sticks of x per core
+    const DiffResult r = run_differential(transpose_alg(c), [](Kernel &k) {
+        spyre::schedule(k.output).ring_split(k.vars.at("x"), 32).stick_vectorize(k.vars.at("x"));
+    }, {{c.cols, c.rows}}, {c.rows, c.cols});
+    EXPECT_EQ(r.cmp.max_ulp, 0) << r.cmp.first_mismatch;
+    EXPECT_EQ(r.program.num_cores, 32);
+}
+
 TEST(Permute, InnerDimensionsOfEachBatchMatchCpu) {
     const int W = 128, H = 192, B = 4;
     DiffResult r = run_differential(
