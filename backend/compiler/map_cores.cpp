@@ -89,8 +89,14 @@ public:
             return s;
         }
         std::string func = func_of_loop(op->name);
-        if (depth_ > 0)
-            throw_error("Func ", func, ": ring split ", op->name, " must be the outermost loop of its stage");
+        if (depth_ > 0) {
+            // ring_split(v, ...) names its loop over the cores Var("v_core"), which no directive of
+            // the user's shows: say it, so that a reorder can put it last.
+            const std::string var = op->name.substr(op->name.rfind('.') + 1);
+            throw_error("Func ", func, ": ring split ", op->name, " must be the outermost loop of its stage; ring_split "
+                        "names that loop Var(\"", var, "\"): list it last in a reorder() of ", func,
+                        ", or ring_split a loop that is already outermost");
+        }
         auto ext = const_int(op->extent);
         auto mn = const_int(op->min);
         if (!ext || !mn) throw_error("Func ", func, ": ring split ", op->name, " has a non-constant extent");

@@ -210,6 +210,27 @@ TEST(CompileErrors, RingSplitNotWholeSticks) {
     EXPECT_NE(msg.find("not whole sticks"), std::string::npos) << msg;
 }
 
+// A split over the cores inside another loop: the error names the Var ring_split made for its
+// loop over the cores, so the user can reorder it outermost, and doing so compiles.
+TEST(CompileErrors, RingSplitNotOutermostNamesItsLoopsVar) {
+    ImageParam in(Float(16), 2, "in");
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    Func f("inner_split");
+    f(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    spyre::schedule(f).split(y, yo, yi, 8).ring_split(yi, 4, 8).stick_vectorize(x);
+    std::string msg = compile_error([&] { compile_for_spyre(f, {in}, opts({64, 32}, {64, 32})); });
+    EXPECT_NE(msg.find("Func inner_split"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("must be the outermost loop"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Var(\"yi_core\")"), std::string::npos) << msg;
+
+    Func g("inner_split2");
+    g(x, y) = in(x, y) * cast<float16_t>(2.0f);
+    spyre::schedule(g).split(y, yo, yi, 8).ring_split(yi, 4, 8).stick_vectorize(x);
+    g.reorder(x, yi, yo, Var("yi_core"));
+    const DeviceProgram p = compile_for_spyre(g, {in}, opts({64, 32}, {64, 32}));
+    EXPECT_EQ(p.num_cores, 4);
+}
+
 TEST(CompileErrors, UnsupportedType) {
     ImageParam in(UInt(16), 2, "in");
     Var x("x"), y("y");
