@@ -212,6 +212,10 @@ AutoResult schedule_pipeline(Func output, const std::set<std::string> &also_outp
     for (const TensorSpec &t : options.inputs) shapes.inputs.push_back(t.shape);
     shapes.output = options.output.shape;
     SpaceResult space = candidate_space(info, shapes, options.machine, ao.max_cores, ao.allow_reassociation);
+    // Nothing within the pre-filter's LX estimate: time those it rejected, the back end's LX plan
+    // deciding (its refusal, if every one is refused, names the real overflow).
+    const bool beyond_estimate = space.candidates.empty() && !space.over_lx.empty();
+    if (beyond_estimate) space.candidates = std::move(space.over_lx);
     space.candidates = with_layout_variants(space.candidates, layout_args(output, inputs, options, ao));
     space.candidates = with_intermediate_layout_variants(space.candidates, info);
     if (!also_outputs.empty()) {
@@ -241,7 +245,16 @@ AutoResult schedule_pipeline(Func output, const std::set<std::string> &also_outp
     so.workers = ao.workers;
     so.progress = ao.progress;
     so.max_cores = ao.max_cores;
-    SearchResult sr = search(output, inputs, space.candidates, options, so);
+    SearchResult sr;
+    try {
+        sr = search(output, inputs, space.candidates, options, so);
+    } catch (const Error &e) {
+        if (!beyond_estimate) throw;
+        throw_error_of(e.kind(), "auto_schedule: kernel ", options.kernel_name, ": no candidate schedule for Func ",
+                       display_name(output.name()), " fits the usable LX (", options.machine.lx_usable_bytes,
+                       " bytes): the estimate rejected all ", space.candidates.size(),
+                       ", and those timed did not compile; ", e.what());
+    }
     const Candidate &best = space.candidates[sr.best];
 
     // The winner on the caller's Funcs.

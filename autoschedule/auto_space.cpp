@@ -319,10 +319,7 @@ public:
         const int64_t lx = tile_rows * row_bytes + fixed_bytes;
         Candidate cand;
         cand.family = "rows";
-        if (lx > m_.lx_usable_bytes) {
-            cand.estimate_ns = -1;  // over the LX budget
-            return cand;
-        }
+        cand.lx_estimate = lx;
         cand.estimate_ns = estimate_ns(w, c, m_);
         cand.set("cores", std::to_string(c));
         cand.set("tile", std::to_string(tile_rows));
@@ -478,11 +475,12 @@ void rows_family(const PipelineInfo &info, const SpaceShapes &shapes, const Mach
                         }
                         std::optional<Candidate> cand = b.build(p);
                         if (!cand) continue;
-                        if (cand->estimate_ns < 0) {
+                        if (!seen.insert(cand->summary()).second) continue;
+                        if (cand->lx_estimate > m.lx_usable_bytes) {
                             out.pruned_lx++;
+                            out.over_lx.push_back(std::move(*cand));
                             continue;
                         }
-                        if (!seen.insert(cand->summary()).second) continue;
                         out.candidates.push_back(std::move(*cand));
                     }
     }

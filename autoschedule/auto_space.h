@@ -71,6 +71,10 @@ struct Candidate {
     // The device layouts it compiles with, per input and then the output (auto_layouts.h); empty:
     // the caller's.
     std::vector<DeviceLayout> layouts;
+    // The pre-filter's estimate of its LX use (0: not estimated). The estimate is coarse (whole
+    // rows of every Func placed per tile, two fp32 rows of temporaries): the back end may fit what
+    // it rejects.
+    int64_t lx_estimate = 0;
 };
 
 struct SpaceShapes {
@@ -81,6 +85,9 @@ struct SpaceShapes {
 struct SpaceResult {
     std::vector<Candidate> candidates;  // distinct, in a fixed order
     int64_t pruned_lx = 0;              // dropped: estimated LX use over the usable LX
+    // Of those, the rows family's, whole: searched when no candidate is within the estimate, the
+    // back end's own LX plan deciding (a row wider than the estimate allows streams in parts).
+    std::vector<Candidate> over_lx;
 };
 
 // Elements of a shape.

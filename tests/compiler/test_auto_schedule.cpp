@@ -1314,6 +1314,39 @@ TEST(AutoScheduleErrors, NoCandidateCompilesGivesTheBackEndsReason) {
     EXPECT_NE(e.find("type uint16 has no stick operations"), std::string::npos) << e;
 }
 
+// Rows of 262144 fp16 values (512 KiB): the pre-filter's LX estimate (whole rows of input, output
+// and fp32 temporaries per tile) rejects every candidate, but the back end streams such rows in
+// parts. With nothing within the estimate, the rejected candidates are timed (before, auto_schedule
+// gave up with "no candidate schedule for Func out fits the usable LX" while a hand schedule
+// compiled); the result matches the CPU and is no slower than the hand schedule.
+TEST(AutoScheduleSearch, RowsWiderThanTheLxEstimateAllowsAreStillScheduled) {
+    const int cols = 262144, rows = 4;
+    const Algorithm alg = [] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        Func out("out");
+        out(x, y) = in(x, y) * cast<float16_t>(2.0f) + cast<float16_t>(1.0f);
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    const DiffResult hand = run_differential(alg, [](Kernel &k) {
+        spyre::schedule(k.output).ring_split(k.vars.at("y"), 4).stick_vectorize(k.vars.at("x"));
+    }, {{cols, rows}}, {cols, rows});
+    AutoResult chosen;
+    const DiffResult a = run_differential(alg, [&](Kernel &k) {
+        AutoOptions ao;
+        ao.max_evaluations = 16;
+        ao.progress = false;
+        chosen = auto_schedule(k.output, k.inputs, kernel_options({{cols, rows}}, {cols, rows}), ao);
+    }, {{cols, rows}}, {cols, rows});
+    EXPECT_EQ(a.cmp.mismatches, 0) << a.cmp.first_mismatch;
+    EXPECT_GT(chosen.pruned_lx, 0);
+    EXPECT_LE(a.stats.us, hand.stats.us);
+}
+
 TEST(AutoScheduleErrors, DirectiveOnAnUnknownFuncIsNamed) {
     using namespace autosched;
     Kernel k = pointwise_chain()();
