@@ -237,9 +237,25 @@ Operand Selector::transposed_load(const Load *op, const Ramp *r, const BufferInf
                                   const Operand *into) {
     const int64_t lanes_t = plan_.lanes(bi.type);
     auto stride = as_const_int(r->stride);
+    // Lanes that walk the input's rows while a reduction loop walks its sticks: one dot product per
+    // element (scores(t, h) = sum(q(d, h) * k(d, t, h)) vectorized along t), which needs no
+    // transpose at all when the Func is left unvectorized.
+    auto dot_products = [&]() -> std::string {
+        std::set<std::string> loops;
+        for (const auto &kv : st_.vars) loops.insert(kv.first);
+        auto in_loops = affine_in(r->base, loops);
+        if (!in_loops) return "";
+        for (const std::string &l : loops)
+            if (l.find('$') != std::string::npos && in_loops->of(l) == 1)
+                return "; each element reads " + bi.func + " along its sticks over " + user_loop_name(l) +
+                       " (a dot product per element): leave the dimension it vectorizes unvectorized (no "
+                       "stick_vectorize of it), and each element is one reduction along the sticks";
+        return "";
+    };
     auto fail = [&](const std::string &why) {
         unsupported("reads " + bi.func + " across its sticks (a transpose) but " + why +
-                    "; transposes take whole sticks of each output row, over whole rows of the input tile");
+                    "; transposes take whole sticks of each output row, over whole rows of the input tile" +
+                    dot_products());
     };
     if (!stride || *stride <= 1) fail("with a stride that is not a positive constant");
     // A stride below a stick is not a transpose (rows are whole sticks): it picks lanes of each stick.

@@ -93,6 +93,16 @@ TEST(DotProducts, GqaDecodeAttentionFromTheDocsMatchesCpuByHandAndUnderAuto) {
     EXPECT_LE(a.stats.us, hand.stats.us * 1.001);
 }
 
+// stick_vectorize(t) on the dot products puts different keys in one vector's lanes, a transpose of
+// the keys inside the reduction: the refusal says so, and what to write instead.
+TEST(DotProducts, VectorizingAcrossTheKeysIsRefusedSayingToLeaveItUnvectorized) {
+    Kernel k = row_dots()();
+    spyre::schedule(k.output).ring_split(k.vars.at("h"), 8).stick_vectorize(k.vars.at("t"));
+    const std::string e = error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{64, 8}, {64, 64, 8}}, {64, 8})); });
+    EXPECT_NE(e.find("a dot product per element"), std::string::npos) << e;
+    EXPECT_NE(e.find("no stick_vectorize"), std::string::npos) << e;
+}
+
 // The analysis behind it: out(d, h) = sum(e(r, h) * v(d, r)) streams along d (Halide names its
 // inline sum's args (h, d), in the order it met them), while scores(t, h) reads the keys across
 // their sticks.
