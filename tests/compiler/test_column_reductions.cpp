@@ -160,6 +160,14 @@ TEST(ColumnReduction, StickVectorizeWithNoCountCoversAStickOfTheInput) {
     EXPECT_EQ(inline_sum.cmp.max_ulp, 0) << inline_sum.cmp.first_mismatch;
 }
 
+// A negative count is refused by the directive, naming the Func and what the count means.
+TEST(ColumnReductionErrors, ANegativeStickCountIsRefusedByName) {
+    Kernel k = column_reduction({"sum", 128, 4})();
+    const std::string e = error_of([&] { spyre::schedule(k.funcs.at("acc")).stick_vectorize(k.vars.at("x"), -1); });
+    EXPECT_NE(e.find("Func acc"), std::string::npos) << e;
+    EXPECT_NE(e.find("stick_vectorize(x, -1): sticks must be at least 1 (or 0, the default"), std::string::npos) << e;
+}
+
 // An fp32 accumulator vectorized by one of its own sticks, asked for by count, covers half a stick
 // of its fp16 input; the error says how many sticks to ask for.
 TEST(ColumnReductionErrors, HalfStickOfTheInputSaysHowManySticks) {
