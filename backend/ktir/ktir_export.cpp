@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iomanip>
 #include <map>
 #include <set>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "device/fp8.h"
 #include "device/half.h"
 #include "device/layout.h"
+#include "device/program_builder.h"
 #include "device/program_verify.h"
 #include "device/vector_shift.h"
 
@@ -925,7 +927,7 @@ private:
             if (in.op == Opcode::WAIT)
                 line("\"spyre.wait\"() {tags = " + std::to_string(uint32_t(a[0])) + " : i32} : () -> ()");
             else
-                line("\"spyre.barrier\"() : () -> ()");
+                barrier();
             return;
         case Engine::DMA: return dma(pc);
         case Engine::PE: return matmul(pc);
@@ -1378,12 +1380,55 @@ private:
             store(x, tl, s, t, a[0]);
             return;
         }
-        static const char *kinds[] = {"sum", "max", "min"};
-        std::string x = load(tl, s, t), r = fresh();
-        line(r + " = ktdp.reduce " + x + " {kind = #ktdp.reduce_kind<" + kinds[a[1]] +
-             ">, mode = #ktdp.reduce_mode<all_reduce>, across = #ktdp.grid_axis<0>} : " + tensor_type(s, t) + " -> " +
-             tensor_type(s, t));
-        store(r, tl, s, t, a[0]);
+        std::string x = load(tl, s, t);
+        store(all_reduce(x, s, t, RedOp(a[1])), tl, s, t, a[0]);
+    }
+
+    // The dialect's inter-tile all-reduce of `x` over every core: ktdp.inter_tile_produce of each
+    // core's partial, ktdp.inter_tile_reduce of it with every core a consumer (one group, no
+    // per-tile dependencies: each core waits for every core's partial). Returns the result.
+    std::string all_reduce(const std::string &x, const std::vector<int64_t> &s, DType t, RedOp ro) {
+        const std::string tt = tensor_type(s, t), n1 = std::to_string(p_.num_cores - 1);
+        const std::string tiles = "affine_set<(i)[g] : (i >= 0, -i + " + n1 + " >= 0)>";
+        const std::string fut = "!ktdp.tile_future<" + tt + ", groups = affine_set<(g) : (g == 0)>>";
+        const bool ints = t == DType::I32;
+        const char *comb = ro == RedOp::Sum ? (ints ? "arith.addi" : "arith.addf")
+                           : ro == RedOp::Max ? (ints ? "arith.maxsi" : "arith.maximumf")
+                                              : (ints ? "arith.minsi" : "arith.minimumf");
+        // The identity seeds tiles that produce nothing (none here); it is the combiner's own.
+        const double big = t == DType::F16 ? 65504.0 : t == DType::F32 ? 3.4028234663852886e38 : 2147483647.0;
+        const double ident = ro == RedOp::Sum ? 0.0 : ro == RedOp::Max ? -big : big;
+        std::string c = fresh(), e = fresh(), id = fresh(), f = fresh(), gid = fresh(), r = fresh();
+        std::ostringstream lit;
+        if (ints) lit << int64_t(ident);
+        else lit << std::scientific << std::setprecision(9) << ident;
+        line(c + " = arith.constant " + lit.str() + " : " + type_name(t));
+        line(e + " = tensor.empty() : " + tt);
+        line(id + " = linalg.fill ins(" + c + " : " + type_name(t) + ") outs(" + e + " : " + tt + ") -> " + tt);
+        line(f + " = ktdp.inter_tile_produce producer_tiles_per_group = " + tiles + " -> " + fut + " {");
+        line("^bb0(" + gid + ": index):");
+        line("  ktdp.yield_partial " + x + " : " + tt);
+        untyped_line("}");
+        std::string lhs = fresh(), rhs = fresh(), v = fresh();
+        line(r + " = ktdp.inter_tile_reduce(" + f + ") consumer_tiles_per_group = " + tiles + ", identity(" + id +
+             " : " + tt + ") : " + fut + " -> " + tt + " {");
+        line("^bb0(" + lhs + ": " + tt + ", " + rhs + ": " + tt + "):");
+        line("  " + v + " = " + comb + " " + lhs + ", " + rhs + " : " + tt);
+        line("  ktdp.yield_reduced " + v + " : " + tt);
+        untyped_line("}");
+        return r;
+    }
+
+    // BARRIER: the dialect has no barrier op; an all-reduce of a constant stick whose result is
+    // unused waits for every core the same way (our importer reads it back as BARRIER).
+    void barrier() {
+        const std::vector<int64_t> s{sb_ / 2};
+        std::string z = fresh(), e = fresh(), x = fresh();
+        line(z + " = arith.constant 0.0 : f16");
+        line(e + " = tensor.empty() : " + tensor_type(s, DType::F16));
+        line(x + " = linalg.fill ins(" + z + " : f16) outs(" + e + " : " + tensor_type(s, DType::F16) + ") -> " +
+             tensor_type(s, DType::F16));
+        all_reduce(x, s, DType::F16, RedOp::Sum);
     }
 
     const DeviceProgram &p_;

@@ -760,6 +760,8 @@ void Importer::lower(const Op &op) {
     if (n == "linalg.matmul") return matmul(op);
     if (n == "linalg.transpose") return transpose(op);
     if (n == "ktdp.reduce") return ring_reduce(op);
+    if (n == "ktdp.inter_tile_produce") return inter_tile_produce(op);
+    if (n == "ktdp.inter_tile_reduce") return inter_tile_reduce(op);
     if (n == "spyre.ring_send" || n == "spyre.ring_recv") return ring_transfer(op);
     if (n == "spyre.shift") return shift(op);
     if (n == "tensor.extract_slice" || n == "tensor.insert_slice") return slice(op);

@@ -880,19 +880,26 @@ void Importer::ring_reduce(const Op &op) {
     if (across != "0") throw_error("line ", op.line, ": ktdp.reduce: only across grid_axis<0> is supported");
     RedOp ro = kind == "sum" ? RedOp::Sum : kind == "max" ? RedOp::Max : kind == "min" ? RedOp::Min : RedOp(-1);
     if (int(ro) < 0) throw_error("line ", op.line, ": ktdp.reduce: kind must be sum, max or min");
-    Tens x = tensor(op.operands[0], op);
+    ring_reduce_of(op, op.operands[0], ro, dtype_of(op.result_types[0], op), nullptr);
+}
+
+void Importer::ring_reduce_of(const Op &op, const std::string &in, RedOp ro, DType rt,
+                              const std::vector<int64_t> *shape) {
+    Tens x = tensor(in, op);
+    if (x.t != rt) throw_error("line ", op.line, ": ", op.name, ": the result's element type differs from the input's");
     if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
     if (!packed(x) || (elements(x.shape) * dtype_bytes(x.t)) % sb_ != 0)
-        throw_error("line ", op.line, ": ktdp.reduce: the tensor must fill whole sticks, packed");
+        throw_error("line ", op.line, ": ", op.name, ": the tensor must fill whole sticks, packed (RING_REDUCE "
+                    "combines whole sticks)");
     Val v;
     v.k = Val::T;
     const Op *st = lx_store_of(op, op.results[0]);
     Tens at = x;
-    if (du_[op.operands[0]].last > info_.at(&op).index) {
+    if (du_[in].last > info_.at(&op).index) {
         at = new_tensor(x.t, x.shape, op);
         materialize(x, op, &at);
     } else {
-        vals_[op.operands[0]].x.alloc = -1;
+        vals_[in].x.alloc = -1;
     }
     if (st) {  // the exported form stores the result back where it was
         Tens d = tile_tensor(tile_of(st->operands[1], *st), *st);
@@ -908,6 +915,11 @@ void Importer::ring_reduce(const Op &op) {
     int tag = tag_for(tag_op, QRing);
     b_.ring_reduce(x.t, tag, ro, at.at, sticks);
     after(tag, QRing, acc);
+    if (shape && *shape != at.shape) {  // a result of another shape over the same packed elements
+        at.shape = *shape;
+        at.bstride.assign(shape->size(), dtype_bytes(at.t));
+        for (size_t i = shape->size(); i-- > 1;) at.bstride[i - 1] = at.bstride[i] * (*shape)[i];
+    }
     v.x = at;
     define(op, 0, v);
 }

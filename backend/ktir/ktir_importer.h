@@ -350,6 +350,24 @@ private:
     void ring_reduce(const Op &op);
 
     void ring_transfer(const Op &op);
+    // RING_REDUCE of the tensor `in` (whole sticks, packed) into op's result of element type `t`
+    // (and of `shape`, the same elements, when given).
+    void ring_reduce_of(const Op &op, const std::string &in, RedOp ro, DType t, const std::vector<int64_t> *shape);
+
+    // ------------------------------------------------------------------ inter-tile communication
+    // (ktir_import_inter_tile.cpp) ktdp.inter_tile_produce: lowers the producer region and records
+    // the future; ktdp.inter_tile_reduce: RING_REDUCE of the future's partial (BARRIER when only
+    // its synchronisation is used).
+    struct Future {
+        std::string partial;  // the tensor each tile yields
+        Type type;            // its type as the future declares it
+        const Op *produce = nullptr;
+    };
+    std::map<std::string, Future> futures_;
+    void inter_tile_produce(const Op &op);
+    void inter_tile_reduce(const Op &op);
+    // The RedOp of an inter_tile_reduce's combiner region (one add, max or min of its arguments).
+    RedOp tile_combiner(const Op &op);
 
     // ------------------------------------------------------------------ shifted stick access
     // "spyre.shift": VSHIFT of a 1-D LX tensor (the elements read) into rows (docs/ktir.md).

@@ -188,6 +188,50 @@ void Parser::same_type_op(Op &op) {
     }
 }
 
+void Parser::set_attr(Op &op, const char *key) {
+    Attr a = attribute();
+    if (a.kind != Attr::Set) fail(op.name + ": " + key + " must be an affine_set");
+    op.attrs[key] = a;
+}
+
+void Parser::future_type(Op &op) {
+    // !ktdp.tile_future<T, groups = SET>, <(T1, T2), groups = SET>, or the same without the name.
+    if (peek().kind == Token::Bang) {
+        if (peek().text != "ktdp.tile_future")
+            fail(op.name + ": expected a !ktdp.tile_future type, found '!" + peek().text + "'");
+        next();
+    }
+    expect("<");
+    Attr parts;
+    parts.kind = Attr::Array;
+    auto part = [&] {
+        Attr t;
+        t.kind = Attr::TypeAttr;
+        t.type = type();
+        if (t.type.kind != Type::Tensor) fail(op.name + ": a tile_future's partials must be tensors");
+        parts.items.push_back(t);
+    };
+    if (accept("(")) {
+        do part();
+        while (accept(","));
+        expect(")");
+    } else {
+        part();
+    }
+    while (accept(",")) {
+        if (is_word("groups")) {
+            next();
+            expect("=");
+            set_attr(op, "groups");
+        } else {
+            part();
+        }
+    }
+    expect(">");
+    if (!op.attrs.count("groups")) fail(op.name + ": the !ktdp.tile_future type has no groups = affine_set<...>");
+    op.attrs["partial_types"] = parts;
+}
+
 Op Parser::generic_op(Op op) {
     op.name = next().text;
     expect("(");
@@ -348,6 +392,70 @@ Op Parser::operation() {
         op.operand_types.push_back(type());
         expect("->");
         results_from(op, {type()});
+    } else if (n == "ktdp.inter_tile_produce") {
+        // producer_tiles_per_group = SET [attr-dict] [: partial types] -> FUTURE { ^bb0(%gid: index): ... }
+        expect_word("producer_tiles_per_group");
+        expect("=");
+        set_attr(op, "producer_tiles_per_group");
+        opt_attr_dict(op);
+        if (accept(":")) type_list();  // ktir-cpu's examples repeat the partial types here
+        expect("->");
+        future_type(op);
+        op.regions.push_back(region());
+        opt_attr_dict(op);
+        results_from(op, {Type{}});
+    } else if (n == "ktdp.inter_tile_reduce") {
+        // (%future) consumer_tiles_per_group = SET, [producer_dependency_per_consumer = SET,]
+        // identity(%v : t, ...) [attr-dict] : FUTURE -> result types { ^bb0(lhs..., rhs...): ... }
+        expect("(");
+        op.operands.push_back(value_name());
+        expect(")");
+        op.operand_types.push_back(Type{});
+        expect_word("consumer_tiles_per_group");
+        expect("=");
+        set_attr(op, "consumer_tiles_per_group");
+        expect(",");
+        if (is_word("producer_dependency_per_consumer")) {
+            next();
+            expect("=");
+            set_attr(op, "producer_dependency_per_consumer");
+            expect(",");
+        }
+        expect_word("identity");
+        expect("(");
+        if (!is_punct(")")) {
+            std::vector<std::string> ids;
+            do ids.push_back(value_name());
+            while (accept(","));
+            expect(":");
+            std::vector<Type> ts;
+            do ts.push_back(type());
+            while (accept(","));
+            if (ts.size() != ids.size()) fail_at(op.line, n + ": identity values and types differ in number");
+            for (size_t i = 0; i < ids.size(); i++) {
+                op.operands.push_back(ids[i]);
+                op.operand_types.push_back(ts[i]);
+            }
+        }
+        expect(")");
+        opt_attr_dict(op);
+        expect(":");
+        future_type(op);
+        expect("->");
+        std::vector<Type> rt = type_list();
+        op.regions.push_back(region());
+        opt_attr_dict(op);
+        results_from(op, rt);
+    } else if (n == "ktdp.yield_partial" || n == "ktdp.yield_reduced") {
+        if (peek().kind == Token::Value) {
+            do op.operands.push_back(value_name());
+            while (accept(","));
+            expect(":");
+            do op.operand_types.push_back(type());
+            while (accept(","));
+            if (op.operand_types.size() != op.operands.size()) fail_at(op.line, n + ": values and types differ in number");
+        }
+        opt_attr_dict(op);
     } else if (n == "scf.for") {
         std::string iv = value_name();
         expect("=");

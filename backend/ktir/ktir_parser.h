@@ -65,6 +65,11 @@ private:
     // `%a, %b` operands then `: type` (one type for all operands and the result).
     void same_type_op(Op &op);
     Op generic_op(Op op);
+    // An integer-set attribute into op.attrs[key] (an error names the op and key otherwise).
+    void set_attr(Op &op, const char *key);
+    // A `!ktdp.tile_future<...>` type (or its shortened `<...>` form): its partial tensor types
+    // into op.attrs["partial_types"] (an Array of TypeAttr), its groups set into op.attrs["groups"].
+    void future_type(Op &op);
     Op operation();
 
     std::map<std::string, Attr> attr_aliases_;

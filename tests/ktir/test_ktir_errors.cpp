@@ -39,6 +39,29 @@ std::string shift_op(const std::string &attrs, const std::string &shape = "4x64"
 }
 const std::string kStore = "  ktdp.store %w, %u : tensor<4x64xf16>, !ktdp.access_tile<4x64xindex>\n";
 
+// An inter-tile produce of %v over the given tile sets and a reduce of it with `combiner`
+// (lines 9-12 and 13-16 after kLoad): the dialect's all-reduce (ktir-mlir-frontend's ODS).
+std::string inter_tile(const std::string &producers = "(i)[g] : (i >= 0, -i + 3 >= 0)",
+                       const std::string &groups = "(g) : (g == 0)",
+                       const std::string &combiner = "%s = arith.addf %l, %r : tensor<4x64xf16>",
+                       const std::string &reduce_attrs = "", const std::string &result = "tensor<4x64xf16>",
+                       const std::string &partial = "tensor<4x64xf16>") {
+    const std::string fut = "!ktdp.tile_future<" + partial + ", groups = affine_set<" + groups + ">>";
+    return kLoad + "  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<" + producers + "> -> " + fut +
+           " {\n  ^bb0(%gid: index):\n    ktdp.yield_partial %v : " + partial + "\n  }\n"
+           "  %w = ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0)>, " + reduce_attrs +
+           "identity(%v : tensor<4x64xf16>) : " + fut + " -> " + result +
+           " {\n  ^bb0(%l: tensor<4x64xf16>, %r: tensor<4x64xf16>):\n    " + combiner + "\n    ktdp.yield_reduced %s : "
+           "tensor<4x64xf16>\n  }\n";
+}
+const std::string kGrid4 = " attributes {grid = [4]}";
+// `s` with every `from` replaced by `to`.
+std::string subst(std::string s, const std::string &from, const std::string &to) {
+    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+    return s;
+}
+
+
 std::vector<BadCase> cases() {
     return {
         // ---- reader
@@ -252,6 +275,77 @@ std::vector<BadCase> cases() {
          "line 9: ktdp.reduce: kind must be sum, max or min"},
         {"RingReduceAcross", kernel(kLoad + "  %w = ktdp.reduce %v {kind = #ktdp.reduce_kind<sum>, mode = #ktdp.reduce_mode<all_reduce>, across = #ktdp.grid_axis<1>} : tensor<4x64xf16> -> tensor<4x64xf16>\n"),
          "line 9: ktdp.reduce: only across grid_axis<0> is supported"},
+        // ---- inter-tile communication (ktdp.inter_tile_produce / inter_tile_reduce)
+        {"InterTileTwoGroups", kernel(inter_tile("(i)[g] : (i - 2*g >= 0, -i + 2*g + 1 >= 0)", "(g) : (g >= 0, -g + 1 >= 0)"), kGrid4),
+         "line 9: ktdp.inter_tile_produce: 2 groups of tiles; RING_REDUCE, the device's inter-tile reduction, combines all 4 cores"},
+        {"InterTileTileInNoGroup", kernel(inter_tile("(i)[g] : (i >= 0, -i + 2 >= 0)"), kGrid4),
+         "line 9: ktdp.inter_tile_produce: tile 3 of the grid's 4 produces for no group"},
+        {"InterTileTileInTwoGroups", kernel(inter_tile("(i)[g] : (i >= 0)", "(g) : (g >= 0, -g + 1 >= 0)"), kGrid4),
+         "line 9: ktdp.inter_tile_produce: tile 0 produces for groups 0 and 1"},
+        {"InterTileSetReadsAValue", kernel(inter_tile("(i)[g] : (i - %c0 >= 0)"), kGrid4),
+         "line 9: ktdp.inter_tile_produce: producer_tiles_per_group reads the SSA value %c0; tile sets must be constant"},
+        {"InterTileSetWrongArity", kernel(inter_tile("(i, j) : (i >= 0)"), kGrid4),
+         "line 9: ktdp.inter_tile_produce: producer_tiles_per_group must be affine_set<(i)[g] : ...>, it has 2 dimensions and 0 symbols"},
+        {"InterTileDependencies", kernel(inter_tile("(i)[g] : (i >= 0, -i + 3 >= 0)", "(g) : (g == 0)",
+             "%s = arith.addf %l, %r : tensor<4x64xf16>", "producer_dependency_per_consumer = affine_set<(p)[c] : (p - c == 0)>, "), kGrid4),
+         "line 13: ktdp.inter_tile_reduce: producer_dependency_per_consumer (per-tile dependencies) has no device form"},
+        {"InterTileProductCombiner", kernel(inter_tile("(i)[g] : (i >= 0, -i + 3 >= 0)", "(g) : (g == 0)",
+             "%s = arith.mulf %l, %r : tensor<4x64xf16>"), kGrid4),
+         "line 15: ktdp.inter_tile_reduce: the combiner arith.mulf has no device form (RING_REDUCE adds, takes the maximum or the minimum)"},
+        {"InterTileCombinerOfOneArgument", kernel(inter_tile("(i)[g] : (i >= 0, -i + 3 >= 0)", "(g) : (g == 0)",
+             "%s = arith.addf %l, %l : tensor<4x64xf16>"), kGrid4),
+         "line 15: ktdp.inter_tile_reduce: arith.addf must combine the region's two arguments"},
+        {"InterTileTwoCombiningOps", kernel(inter_tile("(i)[g] : (i >= 0, -i + 3 >= 0)", "(g) : (g == 0)",
+             "%q = arith.addf %l, %r : tensor<4x64xf16>\n    %s = arith.addf %q, %r : tensor<4x64xf16>"), kGrid4),
+         "line 16: ktdp.inter_tile_reduce: the combiner must hold one combining op (arith.addf and arith.addf)"},
+        {"InterTileYieldsNotTheCombination", kernel(subst(inter_tile("(i)[g] : (i >= 0, -i + 3 >= 0)", "(g) : (g == 0)",
+             "%s = arith.addf %l, %r : tensor<4x64xf16>\n    %t2 = tensor.empty() : tensor<4x64xf16>"), "ktdp.yield_reduced %s", "ktdp.yield_reduced %l"), kGrid4),
+         "line 13: ktdp.inter_tile_reduce: the combiner must end in ktdp.yield_reduced of its combining op's result"},
+        {"InterTileResultOfOtherElements", kernel(inter_tile("(i)[g] : (i >= 0, -i + 3 >= 0)", "(g) : (g == 0)",
+             "%s = arith.addf %l, %r : tensor<4x64xf16>", "", "tensor<2x64xf16>"), kGrid4),
+         "line 13: ktdp.inter_tile_reduce: the result tensor<2x64xf16> must hold the partial's elements (tensor<4x64xf16>)"},
+        {"InterTileTwoPartials", kernel(subst(inter_tile("(i)[g] : (i >= 0, -i + 3 >= 0)", "(g) : (g == 0)",
+             "%s = arith.addf %l, %r : tensor<4x64xf16>", "", "tensor<4x64xf16>", "(tensor<4x64xf16>, tensor<4x64xf16>)"),
+             "ktdp.yield_partial %v : (tensor<4x64xf16>, tensor<4x64xf16>)", "ktdp.yield_partial %v, %v : tensor<4x64xf16>, tensor<4x64xf16>"), kGrid4),
+         "line 9: ktdp.inter_tile_produce: one partial per tile is supported (the future carries 2)"},
+        {"InterTileFutureWithoutGroups", kernel(kLoad + "  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0)> -> !ktdp.tile_future<tensor<4x64xf16>> {\n  }\n"),
+         "line 9: ktdp.inter_tile_produce: the !ktdp.tile_future type has no groups = affine_set<...>"},
+        {"InterTileOtherFutureType", kernel(kLoad + "  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0)> -> !ktdp.future<tensor<4x64xf16>> {\n  }\n"),
+         "line 9: ktdp.inter_tile_produce: expected a !ktdp.tile_future type, found '!ktdp.future'"},
+        {"InterTileProducersNotASet", kernel(kLoad + "  %f = ktdp.inter_tile_produce producer_tiles_per_group = 3 -> !ktdp.tile_future<tensor<4x64xf16>> {\n  }\n"),
+         "line 9: ktdp.inter_tile_produce: producer_tiles_per_group must be an affine_set"},
+        {"InterTilePartialNotATensor", kernel(kLoad + "  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0)> -> !ktdp.tile_future<index, groups = affine_set<(g) : (g == 0)>> {\n  }\n"),
+         "line 9: ktdp.inter_tile_produce: a tile_future's partials must be tensors"},
+        {"InterTileReduceOfAValue", kernel(kLoad + "  %w = ktdp.inter_tile_reduce(%v) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0)>, identity() : !ktdp.tile_future<tensor<4x64xf16>, groups = affine_set<(g) : (g == 0)>> -> tensor<4x64xf16> {\n  ^bb0(%l: tensor<4x64xf16>, %r: tensor<4x64xf16>):\n    %s = arith.addf %l, %r : tensor<4x64xf16>\n    ktdp.yield_reduced %s : tensor<4x64xf16>\n  }\n"),
+         "line 9: ktdp.inter_tile_reduce: %v is not the result of a ktdp.inter_tile_produce"},
+        {"InterTileNoConsumer", kernel(subst(inter_tile(), "consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0)>", "consumer_tiles_per_group = affine_set<(i)[g] : (i - 9 >= 0)>"), kGrid4),
+         "line 13: ktdp.inter_tile_reduce: consumer_tiles_per_group holds no tile"},
+        {"InterTileProducerRegionEndsOtherwise", kernel(subst(inter_tile(), "    ktdp.yield_partial %v : tensor<4x64xf16>\n", ""), kGrid4),
+         "line 9: ktdp.inter_tile_produce: the region must end in ktdp.yield_partial of one tensor"},
+        {"InterTilePartialNotStickWhole", kernel("  %t = ktdp.construct_access_tile %xv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<1x8xindex>\n"
+             "  %v = ktdp.load %t : !ktdp.access_tile<1x8xindex> -> tensor<1x8xf16>\n  %u = tensor.empty() : tensor<1x1xf16>\n" +
+             subst(inter_tile().substr(kLoad.size()), "tensor<4x64xf16>", "tensor<1x8xf16>"), kGrid4),
+         "line 13: ktdp.inter_tile_reduce: the tensor must fill whole sticks, packed (RING_REDUCE combines whole sticks)"},
+        {"InterTileProduceGenericForm", kernel(kLoad + "  \"ktdp.inter_tile_produce\"() : () -> ()\n"),
+         "line 9: ktdp.inter_tile_produce: takes no operands and has one result (the future) and one region"},
+        {"InterTileReduceGenericForm", kernel(kLoad + "  \"ktdp.inter_tile_reduce\"() : () -> ()\n"),
+         "line 9: ktdp.inter_tile_reduce: takes a future (and identities) and has one result and one region"},
+        {"InterTileIdentitiesAndTypesDiffer", kernel(subst(inter_tile(), "identity(%v : ", "identity(%v, %v : "), kGrid4),
+         "line 13: ktdp.inter_tile_reduce: identity values and types differ in number"},
+        {"InterTileProducerRegionTwoArguments", kernel(subst(inter_tile(), "^bb0(%gid: index)", "^bb0(%gid: index, %h: index)"), kGrid4),
+         "line 9: ktdp.inter_tile_produce: the region takes one argument (%gid), not 2"},
+        {"InterTileCombinerOneArgument", kernel(subst(subst(inter_tile(), "^bb0(%l: tensor<4x64xf16>, %r: tensor<4x64xf16>)", "^bb0(%l: tensor<4x64xf16>)"), "%l, %r", "%l, %l"), kGrid4),
+         "line 13: ktdp.inter_tile_reduce: the combiner takes two arguments (%lhs, %rhs), not 1"},
+        {"InterTileCombinerWithoutOp", kernel(subst(subst(inter_tile(), "    %s = arith.addf %l, %r : tensor<4x64xf16>\n", ""), "yield_reduced %s", "yield_reduced %l"), kGrid4),
+         "line 13: ktdp.inter_tile_reduce: the combiner has no combining op"},
+        {"InterTileYieldsAnIndex", kernel(subst(inter_tile(), "ktdp.yield_partial %v : tensor<4x64xf16>", "ktdp.yield_partial %c0 : index"), kGrid4),
+         "line 11: ktdp.yield_partial: %c0 must be a tensor"},
+        {"InterTileYieldValuesAndTypesDiffer", kernel(subst(inter_tile(), "ktdp.yield_partial %v : tensor<4x64xf16>", "ktdp.yield_partial %v, %v : tensor<4x64xf16>"), kGrid4),
+         "line 11: ktdp.yield_partial: values and types differ in number"},
+        {"InterTileResultNotATensor", kernel(subst(inter_tile(), "-> tensor<4x64xf16> {", "-> index {"), kGrid4),
+         "line 13: ktdp.inter_tile_reduce: its result must be a tensor"},
+        {"RingReduceResultOfOtherType", kernel(kLoad + "  %w = ktdp.reduce %v {kind = #ktdp.reduce_kind<sum>, mode = #ktdp.reduce_mode<all_reduce>, across = #ktdp.grid_axis<0>} : tensor<4x64xf16> -> tensor<4x64xf32>\n"),
+         "line 9: ktdp.reduce: the result's element type differs from the input's"},
         {"RingReduceMissingKind", kernel(kLoad + "  %w = ktdp.reduce %v {mode = #ktdp.reduce_mode<all_reduce>} : tensor<4x64xf16> -> tensor<4x64xf16>\n"),
          "line 9: ktdp.reduce: needs kind = #ktdp....<...>"},
         // ---- shifted reads in tensor slices (docs/ktir.md, "Shifted reads")

@@ -189,6 +189,76 @@ TEST(KtirExport, AnFp16AccumulatingSumIsRefusedByName) {
     }
 }
 
+// RING_REDUCE and BARRIER in the dialect's inter-tile form (ktdp.inter_tile_produce, then
+// ktdp.inter_tile_reduce with every core a producer and a consumer): the form IBM's interpreter
+// runs. They come back as the same instructions, with the same numbers.
+TEST(KtirExport, RingReductionsAndBarriersAreInterTileAllReduces) {
+    const int cores = 4, sticks = 2;
+    ProgramBuilder b("all_reduce", cores);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {sticks * 64, cores});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {sticks * 64, cores});
+    int out2 = b.buffer("out2", BufferKind::Output, DType::F32, {sticks * 64, cores});
+    DmaDesc d;
+    d.sticks = sticks;
+    int desc = b.dma_desc(d);
+    Reg core = b.alloc(), off = b.alloc();
+    b.core_id(core);
+    b.muli(off, core, int32_t(sticks * 128));
+    b.dma_ld(0, in, off, 0, Lx(0), desc);
+    b.wait_tag(0);
+    b.vcvt(DType::F16, DType::F32, 1, Lx(4 * S), Lx(0), sticks);
+    b.wait_tag(1);
+    b.ring_reduce(DType::F16, 2, RedOp::Max, Lx(0), sticks);
+    b.wait_tag(2);
+    b.ring_reduce(DType::F32, 3, RedOp::Sum, Lx(4 * S), 2 * sticks);
+    b.wait_tag(3);
+    b.barrier();
+    b.dma_st(4, out, off, 0, Lx(0), desc);
+    Reg off2 = b.alloc();
+    b.muli(off2, core, int32_t(2 * sticks * 128));
+    DmaDesc d2;
+    d2.sticks = 2 * sticks;
+    b.dma_st(5, out2, off2, 0, Lx(4 * S), b.dma_desc(d2));
+    b.wait_tag(4);
+    b.wait_tag(5);
+    const DeviceProgram p = b.finish();
+
+    const std::string text = ktir::export_ktir(p);
+    for (const char *want : {"attributes {grid = [4]", "ktdp.inter_tile_produce producer_tiles_per_group = "
+                             "affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)> -> !ktdp.tile_future<tensor<128xf16>, "
+                             "groups = affine_set<(g) : (g == 0)>> {",
+                             "consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>, identity(%",
+                             "= arith.maximumf %", "= arith.addf %", " : tensor<128xf32>", "ktdp.yield_reduced %"})
+        EXPECT_NE(text.find(want), std::string::npos) << want;
+    EXPECT_EQ(text.find("spyre.barrier"), std::string::npos);
+    EXPECT_EQ(text.find("ktdp.reduce "), std::string::npos);
+
+    const DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    EXPECT_EQ(::testing::PrintToString(async_ops(q)), ::testing::PrintToString(async_ops(p)));
+    std::vector<uint8_t> x(size_t(cores * sticks * 128));
+    for (size_t j = 0; j < x.size() / 2; j++) {
+        uint16_t h = float_to_half(float(int(j * 7 % 31) - 15) * 0.25f);
+        std::memcpy(&x[j * 2], &h, 2);
+    }
+    MachineDesc m;
+    SimResult a = simulate(p, m, {x, {}, {}}), r = simulate(q, m, {x, {}, {}});
+    EXPECT_EQ(a.buffers[1], r.buffers[1]);
+    EXPECT_EQ(a.buffers[2], r.buffers[2]);
+    // Every core's row of out is the lane-wise maximum of the four rows of in.
+    for (int c = 0; c < cores; c++)
+        for (int i = 0; i < sticks * 64; i++) {
+            float want = -1e9f;
+            for (int k = 0; k < cores; k++) {
+                uint16_t h;
+                std::memcpy(&h, &x[size_t((k * sticks * 64 + i) * 2)], 2);
+                want = std::max(want, half_to_float(h));
+            }
+            uint16_t g;
+            std::memcpy(&g, &r.buffers[1][size_t((c * sticks * 64 + i) * 2)], 2);
+            ASSERT_EQ(half_to_float(g), want) << "core " << c << " element " << i;
+        }
+}
+
 TEST(KtirExport, ExportedTextUsesTheKtdpFormsAndOurExtensions) {
     std::string text = ktir::export_ktir(every_instruction());
     for (const char *want : {"attributes {grid = [1], spyre.sync = \"explicit\"}", "ktdp.get_compute_tile_id : index",
@@ -198,7 +268,10 @@ TEST(KtirExport, ExportedTextUsesTheKtdpFormsAndOurExtensions) {
                              "linalg.reduce", "linalg.broadcast", "tensor.splat", "math.rsqrt", "arith.fptosi",
                              "math.roundeven", "arith.fptoui", "arith.uitofp", "arith.sitofp", "arith.extui",
                              "arith.trunci", "xi8>", "xi32>) -> tensor<2x128xi32>",
-                             "\"spyre.wait\"() {tags = 2 : i32}", "\"spyre.barrier\"() : () -> ()",
+                             "\"spyre.wait\"() {tags = 2 : i32}",
+                             "ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + ",
+                             "ktdp.yield_partial", "ktdp.yield_reduced", "-> !ktdp.tile_future<tensor<64xf16>, "
+                             "groups = affine_set<(g) : (g == 0)>> {", "= ktdp.inter_tile_reduce(%",
                              "{spyre.tag = 3 : i32}", "\"spyre.to_fp8\"(", "\"spyre.from_fp8\"(",
                              "{format = \"e4m3\"} : (tensor<1x256xf16>) -> tensor<1x256xi8>",
                              "{format = \"e5m2\"} : (tensor<1x128xi8>) -> tensor<1x128xf32>"})

@@ -1,5 +1,6 @@
 // Hand-written KTIR kernels (tests/ktir/kernels, in the style of IBM's public examples) imported
 // and run on the simulator, checked against Halide's CPU realisation of the same computation.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -176,6 +177,27 @@ TEST(KtirKernels, ScalarArgumentChangesTheResult) {
     Buffer<float16_t> q = random_f16({64, 64}, 9), k = random_f16({64, 64}, 10), v = random_f16({64, 64}, 11);
     SpyreRun ra = run_on_spyre(a, {q, k, v}), rb = run_on_spyre(b, {q, k, v});
     EXPECT_NE(std::memcmp(ra.output.data(), rb.output.data(), ra.output.size_in_bytes()), 0);
+}
+
+
+// IBM's inter-tile all-reduce (ktdp.inter_tile_produce + ktdp.inter_tile_reduce, combiners
+// linalg.add and arith.maximumf) is RING_REDUCE: every tile gets the sum and the maximum of the
+// four tiles' rows. The device adds the partials in core order, rounding each sum to fp16.
+TEST(KtirKernels, InterTileAllReduceGivesEveryTileTheSumAndMaximumOfTheTilesRows) {
+    DeviceProgram p = import("tile_all_reduce.ktir");
+    EXPECT_EQ(p.num_cores, 4);
+    Buffer<float16_t> x = random_f16({64, 8}, 7);
+    std::vector<Halide::Runtime::Buffer<>> outs = run_on_spyre(p, {x}).outputs;
+    Var c, r;
+    Func sum, mx;
+    Expr row = r % 2;
+    sum(c, r) = ((x(c, row) + x(c, row + 2)) + x(c, row + 4)) + x(c, row + 6);
+    mx(c, r) = Halide::max(Halide::max(x(c, row), x(c, row + 2)), Halide::max(x(c, row + 4), x(c, row + 6)));
+    ASSERT_EQ(outs.size(), 2u);
+    EXPECT_EQ(max_ulp(outs[0], realize(sum, {64, 8})), 0);
+    EXPECT_EQ(max_ulp(outs[1], realize(mx, {64, 8})), 0);
+    EXPECT_EQ(std::count_if(p.code.begin(), p.code.end(), [](const Instr &in) { return in.op == Opcode::RING_REDUCE; }),
+              2);
 }
 
 }  // namespace
