@@ -138,6 +138,7 @@ void Importer::find_buffers() {
         }
     };
     find(f_.body);
+    std::map<std::string, std::vector<const Op *>> views_of;  // HBM views by the argument they address
     for (const Op *v : views) {
         bool hbm = memory_space_hbm(*v);
         if (!hbm) {
@@ -169,6 +170,7 @@ void Importer::find_buffers() {
                         " must be an index argument, not ", f_.arg_types[ai].text());
         if (v->operands[0] == arg && !arg_view_.count(arg)) arg_view_[arg] = v;  // the first declares it
         pointer_args_.insert(arg);
+        views_of[arg].push_back(v);
         // The innermost extents of the tiles cut from the view (see BufInfo::elem_sticks).
         auto uses = du_.find(v->results.empty() ? std::string() : v->results[0]);
         if (uses == du_.end()) continue;
@@ -181,10 +183,12 @@ void Importer::find_buffers() {
     for (const std::string &a : f_.args) {
         if (!pointer_args_.count(a)) continue;
         auto it = arg_view_.find(a);
-        if (it == arg_view_.end())
+        std::string why;
+        if (it == arg_view_.end() && !infer_buffer_view(a, views_of[a], &why))
             throw_error("line ", f_.line, ": argument %", a,
                         " is used as an HBM address but no memory view is constructed directly on it (its view "
-                        "gives the buffer's shape)");
+                        "gives the buffer's shape), and its views at offsets do not give it: ", why);
+        it = arg_view_.find(a);
         arg_of_view_[it->second] = a;
         arg_buffer_[a] = declare_buffer(*it->second, strip(a, {"_ptr", "_addr", "_address"}), -1);
     }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <map>
@@ -140,6 +141,11 @@ private:
     std::string base_arg(const std::string &v, int depth = 0) const;
 
     void find_buffers();
+    // An argument no view is constructed on directly: declares its buffer as the union of `views`
+    // (its views at offsets) over every tile and loop iteration (ktir_infer_buffer.cpp). False,
+    // with the reason in *why, when the offsets cannot be evaluated or the views do not tile rows.
+    bool infer_buffer_view(const std::string &arg, const std::vector<const Op *> &views, std::string *why);
+    std::deque<Op> inferred_views_;  // the declaring views infer_buffer_view made
 
     int declare_buffer(const Op &v, const std::string &name, int64_t const_addr);
     void split_stick_layout(const Op &v, const std::vector<size_t> &order, const BufInfo &bi,

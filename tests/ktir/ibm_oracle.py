@@ -85,6 +85,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-ulp", type=int, default=0)
     ap.add_argument("--range", type=float, default=2.0, help="inputs are uniform in [-range, range]")
+    ap.add_argument("--quantum", type=float, default=0.0,
+                    help="round float inputs to multiples of this (e.g. 0.125): sums of few terms are then exact "
+                         "in fp16, so two orders of addition agree bit for bit")
     o = ap.parse_args()
     sys.path.insert(0, o.ktir_cpu)
     from ktir_cpu import KTIRInterpreter  # noqa: E402  (IBM's interpreter, from the checkout)
@@ -115,7 +118,10 @@ def main():
         t = DTYPES[dt]
         if kind in ("input", "inout"):
             if t in (np.float16, np.float32):
-                data = rng.uniform(-o.range, o.range, size=shape).astype(t)
+                data = rng.uniform(-o.range, o.range, size=shape)
+                if o.quantum > 0:
+                    data = np.round(data / o.quantum) * o.quantum
+                data = data.astype(t)
             else:
                 data = rng.integers(-8, 8, size=shape).astype(t)
             f = os.path.join(tmp, name + ".in")

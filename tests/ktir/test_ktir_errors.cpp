@@ -62,6 +62,23 @@ std::string subst(std::string s, const std::string &from, const std::string &to)
 }
 
 
+// A kernel whose only view of %x_ptr is at `offset` (lines 3-4 hold `pre`, which defines it) inside
+// the loop `loop` (an scf.for header, or empty): no view declares the argument's buffer directly.
+std::string offset_kernel(const std::string &pre, const std::string &offset, const std::string &loop = "",
+                          const std::string &view = "sizes: [1, 64], strides: [64, 1]", const std::string &args = "") {
+    std::string m = "memref<1x64xf16>";
+    return "// test kernel\nfunc.func @k(%x_ptr: index" + args + ") attributes {grid = [4]} {\n" + pre +
+           "  %id = ktdp.get_compute_tile_id : index\n  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n" +
+           (loop.empty() ? "" : loop + " {\n") + "  %xa = arith.addi %x_ptr, " + offset + " : index\n"
+           "  %xv = ktdp.construct_memory_view %xa, " + view + " {memory_space = #ktdp.memory_space<global>} : " + m + "\n"
+           "  %t = ktdp.construct_access_tile %xv[%c0, %c0] : " + m + " -> !ktdp.access_tile<1x64xindex>\n"
+           "  %v = ktdp.load %t : !ktdp.access_tile<1x64xindex> -> tensor<1x64xf16>\n"
+           "  ktdp.store %v, %t : tensor<1x64xf16>, !ktdp.access_tile<1x64xindex>\n" + (loop.empty() ? "" : "  }\n") +
+           "  return\n}\n";
+}
+const std::string kNoView = "line 2: argument %x_ptr is used as an HBM address but no memory view is constructed directly "
+                            "on it (its view gives the buffer's shape), and its views at offsets do not give it: ";
+
 std::vector<BadCase> cases() {
     return {
         // ---- reader
@@ -215,9 +232,6 @@ std::vector<BadCase> cases() {
         {"SameBufferName",
          "func.func @k(%x_ptr: index, %x: index) {\n  %a = ktdp.construct_memory_view %x_ptr, sizes: [64], strides: [1] : memref<64xf16>\n  %b = ktdp.construct_memory_view %x, sizes: [64], strides: [1] : memref<64xf16>\n  return\n}\n",
          "two buffers are named 'x'"},
-        {"PointerArgWithoutView",
-         "func.func @k(%x_ptr: index) {\n  %c64 = arith.constant 64 : index\n  %o = arith.addi %x_ptr, %c64 : index\n  %a = ktdp.construct_memory_view %o, sizes: [64], strides: [1] : memref<64xf16>\n  return\n}\n",
-         "argument %x_ptr is used as an HBM address but no memory view is constructed directly on it"},
         {"MemrefArgument", "func.func @k(%m: memref<4xf16>) {\n  return\n}\n",
          "argument %m of type memref<4xf16> is not supported (pass buffers as index addresses with a memory view)"},
         {"GridNotList", kernel("", " attributes {grid = \"big\"}"), "line 2: function @k: grid must be a list of integers"},
@@ -346,6 +360,32 @@ std::vector<BadCase> cases() {
          "line 13: ktdp.inter_tile_reduce: its result must be a tensor"},
         {"RingReduceResultOfOtherType", kernel(kLoad + "  %w = ktdp.reduce %v {kind = #ktdp.reduce_kind<sum>, mode = #ktdp.reduce_mode<all_reduce>, across = #ktdp.grid_axis<0>} : tensor<4x64xf16> -> tensor<4x64xf32>\n"),
          "line 9: ktdp.reduce: the result's element type differs from the input's"},
+        // ---- an argument's buffer from its views at offsets (ktir_infer_buffer.cpp)
+        {"OffsetFromAnUnevaluatedOp", offset_kernel("  %c9 = arith.constant 9 : index\n  %m = arith.maxsi %c9, %c9 : index\n", "%m"),
+         kNoView + "%m comes from arith.maxsi, which the importer does not evaluate"},
+        {"OffsetFromAScalarWithoutValue", offset_kernel("", "%n", "", "sizes: [1, 64], strides: [64, 1]", ", %n: index"),
+         kNoView + "%n is not a constant, a tile id or a loop variable"},
+        {"OffsetFromANonIntegerArgument", offset_kernel("", "%n", "", "sizes: [1, 64], strides: [64, 1]", ", %n: index"),
+         kNoView + "argument %n is not an integer", {{"n", "1.5"}}},
+        {"OffsetDividesByZero", offset_kernel("  %z = arith.constant 0 : index\n  %q = arith.divsi %z, %z : index\n", "%q"),
+         kNoView + "the offset of a view divides by zero"},
+        {"OffsetNotAtARow", offset_kernel("  %c3 = arith.constant 3 : index\n", "%c3"),
+         kNoView + "the view at line 8 starts at element 3 for tile 0, not at a row of 64 elements"},
+        {"OffsetViewNotDense", offset_kernel("", "%c0", "", "sizes: [1, 64], strides: [128, 1]"),
+         kNoView + "the view at line 7 is not dense and row-major"},
+        {"OffsetViewsDifferInInnerSizes", subst(offset_kernel("", "%c0"), "  return\n",
+             "  %xb = arith.addi %x_ptr, %c1 : index\n  %xw = ktdp.construct_memory_view %xb, sizes: [1, 128], strides: [128, 1] {memory_space = #ktdp.memory_space<global>} : memref<1x128xf16>\n  return\n"),
+         kNoView + "its views (lines 7 and 12) differ in more than their outermost size"},
+        {"OffsetLoopBoundsNotConstant", offset_kernel("  %c9 = arith.constant 9 : index\n  %m = arith.maxsi %c9, %c9 : index\n", "%i",
+             "  scf.for %i = %c0 to %m step %c1"),
+         kNoView + "the bounds of the loop at line 8 around the view at line 10 are not constant"},
+        {"OffsetLoopTooLong", offset_kernel("  %big = arith.constant 4000000 : index\n", "%i", "  scf.for %i = %c0 to %big step %c1"),
+         kNoView + "the loop at line 7 runs too many iterations"},
+        {"OffsetTakesTooManyValues", subst(subst(offset_kernel("  %k = arith.constant 1100 : index\n", "%s", "  scf.for %i = %c0 to %k step %c1 {\n  scf.for %j = %c0 to %k step %c1"),
+             "  %xa = arith.addi %x_ptr, %s", "  %ij = arith.muli %i, %j : index\n  %s = arith.muli %ij, %c0 : index\n  %xa = arith.addi %x_ptr, %s"), "  }\n  return", "  }\n  }\n  return"),
+         kNoView + "the offset of the view at line 12 takes over 1048576 values"},
+        {"OffsetNestedTooDeeply", offset_kernel("  %o0 = arith.constant 0 : index\n  %k1 = arith.constant 1 : index\n  %o1 = arith.addi %o0, %k1 : index\n  %o2 = arith.addi %o1, %k1 : index\n  %o3 = arith.addi %o2, %k1 : index\n  %o4 = arith.addi %o3, %k1 : index\n  %o5 = arith.addi %o4, %k1 : index\n  %o6 = arith.addi %o5, %k1 : index\n  %o7 = arith.addi %o6, %k1 : index\n  %o8 = arith.addi %o7, %k1 : index\n  %o9 = arith.addi %o8, %k1 : index\n  %o10 = arith.addi %o9, %k1 : index\n  %o11 = arith.addi %o10, %k1 : index\n  %o12 = arith.addi %o11, %k1 : index\n  %o13 = arith.addi %o12, %k1 : index\n  %o14 = arith.addi %o13, %k1 : index\n  %o15 = arith.addi %o14, %k1 : index\n  %o16 = arith.addi %o15, %k1 : index\n  %o17 = arith.addi %o16, %k1 : index\n  %o18 = arith.addi %o17, %k1 : index\n  %o19 = arith.addi %o18, %k1 : index\n  %o20 = arith.addi %o19, %k1 : index\n  %o21 = arith.addi %o20, %k1 : index\n  %o22 = arith.addi %o21, %k1 : index\n  %o23 = arith.addi %o22, %k1 : index\n  %o24 = arith.addi %o23, %k1 : index\n  %o25 = arith.addi %o24, %k1 : index\n  %o26 = arith.addi %o25, %k1 : index\n  %o27 = arith.addi %o26, %k1 : index\n  %o28 = arith.addi %o27, %k1 : index\n  %o29 = arith.addi %o28, %k1 : index\n  %o30 = arith.addi %o29, %k1 : index\n  %o31 = arith.addi %o30, %k1 : index\n  %o32 = arith.addi %o31, %k1 : index\n  %o33 = arith.addi %o32, %k1 : index\n  %o34 = arith.addi %o33, %k1 : index\n  %o35 = arith.addi %o34, %k1 : index\n  %o36 = arith.addi %o35, %k1 : index\n  %o37 = arith.addi %o36, %k1 : index\n  %o38 = arith.addi %o37, %k1 : index\n  %o39 = arith.addi %o38, %k1 : index\n  %o40 = arith.addi %o39, %k1 : index\n  %o41 = arith.addi %o40, %k1 : index\n  %o42 = arith.addi %o41, %k1 : index\n  %o43 = arith.addi %o42, %k1 : index\n  %o44 = arith.addi %o43, %k1 : index\n  %o45 = arith.addi %o44, %k1 : index\n  %o46 = arith.addi %o45, %k1 : index\n  %o47 = arith.addi %o46, %k1 : index\n  %o48 = arith.addi %o47, %k1 : index\n  %o49 = arith.addi %o48, %k1 : index\n  %o50 = arith.addi %o49, %k1 : index\n  %o51 = arith.addi %o50, %k1 : index\n  %o52 = arith.addi %o51, %k1 : index\n  %o53 = arith.addi %o52, %k1 : index\n  %o54 = arith.addi %o53, %k1 : index\n  %o55 = arith.addi %o54, %k1 : index\n  %o56 = arith.addi %o55, %k1 : index\n  %o57 = arith.addi %o56, %k1 : index\n  %o58 = arith.addi %o57, %k1 : index\n  %o59 = arith.addi %o58, %k1 : index\n  %o60 = arith.addi %o59, %k1 : index\n  %o61 = arith.addi %o60, %k1 : index\n  %o62 = arith.addi %o61, %k1 : index\n  %o63 = arith.addi %o62, %k1 : index\n  %o64 = arith.addi %o63, %k1 : index\n  %o65 = arith.addi %o64, %k1 : index\n  %o66 = arith.addi %o65, %k1 : index\n  %o67 = arith.addi %o66, %k1 : index\n  %o68 = arith.addi %o67, %k1 : index\n  %o69 = arith.addi %o68, %k1 : index\n  %o70 = arith.addi %o69, %k1 : index\n", "%o70"),
+         kNoView + "the offset of a view is nested too deeply"},
         {"RingReduceMissingKind", kernel(kLoad + "  %w = ktdp.reduce %v {mode = #ktdp.reduce_mode<all_reduce>} : tensor<4x64xf16> -> tensor<4x64xf16>\n"),
          "line 9: ktdp.reduce: needs kind = #ktdp....<...>"},
         // ---- shifted reads in tensor slices (docs/ktir.md, "Shifted reads")

@@ -69,6 +69,42 @@ TEST(KtirImport, TwoDimensionalGridSplitsRowsAndColumns) {
     EXPECT_EQ(std::memcmp(r.output.data(), in.data(), in.size_in_bytes()), 0);
 }
 
+// IBM's multi-core examples construct no view on the argument itself, only each tile's rows at an
+// offset from it (`%in_ptr + %pid * 128`): the buffer is the union of those views over the tiles
+// and the loop iterations. Tile t negates rows 2t and 2t + 1 of an 8 x 64 tensor, one per iteration.
+TEST(KtirImport, ViewsAtPerTileOffsetsDeclareTheBufferTheyCover) {
+    const std::string k = R"(func.func @k(%x_ptr: index, %y_ptr: index) attributes {grid = [4]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %id = ktdp.get_compute_tile_id : index
+  %first = arith.muli %id, %c2 : index
+  scf.for %i = %c0 to %c2 step %c1 {
+    %row = arith.addi %first, %i : index
+    %off = arith.muli %row, %c64 : index
+    %xa = arith.addi %x_ptr, %off : index
+    %ya = arith.addi %y_ptr, %off : index
+    %xv = ktdp.construct_memory_view %xa, sizes: [1, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<1x64xf16>
+    %yv = ktdp.construct_memory_view %ya, sizes: [1, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<1x64xf16>
+    %t = ktdp.construct_access_tile %xv[%c0, %c0] : memref<1x64xf16> -> !ktdp.access_tile<1x64xindex>
+    %v = ktdp.load %t : !ktdp.access_tile<1x64xindex> -> tensor<1x64xf16>
+    %n = arith.negf %v : tensor<1x64xf16>
+    %u = ktdp.construct_access_tile %yv[%c0, %c0] : memref<1x64xf16> -> !ktdp.access_tile<1x64xindex>
+    ktdp.store %n, %u : tensor<1x64xf16>, !ktdp.access_tile<1x64xindex>
+  }
+  return
+})";
+    DeviceProgram p = lower(k);
+    ASSERT_EQ(p.buffers.size(), 2u);
+    EXPECT_EQ(p.buffers[0].shape, (std::vector<int64_t>{64, 8}));  // Halide order
+    EXPECT_EQ(p.buffers[1].shape, (std::vector<int64_t>{64, 8}));
+    auto in = ramp16({64, 8});
+    SpyreRun r = run_on_spyre(p, {in});
+    for (int y = 0; y < 8; y++)
+        for (int x = 0; x < 64; x++) ASSERT_EQ(at(r.output, x, y), -float(in(x, y))) << x << ", " << y;
+}
+
 TEST(KtirImport, IfOnTileIdAndLoopCarriedIndexSelectPerTileWork) {
     // Tile 0 negates its rows, tile 1 doubles them; rows are walked with an iter_arg offset.
     std::string k = views(8, 64, "array<i64: 2>") + R"(
