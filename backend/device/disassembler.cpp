@@ -126,7 +126,15 @@ std::string operands(const DeviceProgram &p, const Instr &in) {
             }
             break;
         case Operand::Count:
-        case Operand::CountOpt: os << v; break;
+        case Operand::CountOpt:
+            if (in.op == Opcode::RING_REDUCE && i == 5) {  // the group, when not every core (isa.h)
+                if (v > 0) os << "group " << v << " x" << std::max(1, in.a[6]);
+                i++;
+                if (v == 0) continue;
+            } else {
+                os << v;
+            }
+            break;
         case Operand::Tag: os << "t" << v; break;
         case Operand::TagMask: {
             os << "{";

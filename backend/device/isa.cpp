@@ -80,7 +80,7 @@ const OpInfo kOps[kNumOpcodes] = {
     {"DMA_ST", Engine::DMA, kDma},
     {"RING_SEND", Engine::Ring, kRing},
     {"RING_RECV", Engine::Ring, kRing},
-    {"RING_REDUCE", Engine::Ring, {O::Tag, O::RedOp, O::RegSrc, O::Imm, O::Count, N, N, N, N, N}},
+    {"RING_REDUCE", Engine::Ring, {O::Tag, O::RedOp, O::RegSrc, O::Imm, O::Count, O::CountOpt, O::CountOpt, N, N, N}},
     {"WAIT", Engine::Sync, {O::TagMask, N, N, N, N, N, N, N, N, N}},
     {"BARRIER", Engine::Sync, kNone},
     {"VROUND", Engine::Vector, kVecUn, VecForm::Map1, VecClass::MinMax},

@@ -37,7 +37,10 @@ enum class Opcode : uint16_t {
     MATMUL,
     // DMA between device memory and LX (async, tagged)
     DMA_LD, DMA_ST,
-    // ring (async, tagged)
+    // ring (async, tagged). RING_REDUCE tag, op, src, off, sticks, group_size, group_stride: an
+    // all-reduce of the sticks at src + off over every core (group_size 0), or over each group of
+    // group_size cores group_stride (0: 1) apart, core c's group being {b + k * stride : k < size}
+    // with b = c - c % (size * stride) + c % stride; size * stride must divide the core count.
     RING_SEND, RING_RECV, RING_REDUCE,
     // synchronisation
     WAIT, BARRIER,

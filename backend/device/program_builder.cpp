@@ -170,8 +170,10 @@ void ProgramBuilder::ring_send(int tag, int dir, Lx src, int32_t sticks) {
 void ProgramBuilder::ring_recv(int tag, int dir, Lx dst, int32_t sticks) {
     emit(make(Opcode::RING_RECV, {tag, dir, dst.reg.id, dst.off, sticks}));
 }
-void ProgramBuilder::ring_reduce(DType t, int tag, RedOp op, Lx buf, int32_t sticks) {
-    emit(make(Opcode::RING_REDUCE, {tag, int32_t(op), buf.reg.id, buf.off, sticks}, uint8_t(t)));
+void ProgramBuilder::ring_reduce(DType t, int tag, RedOp op, Lx buf, int32_t sticks, int32_t group_size,
+                                 int32_t group_stride) {
+    emit(make(Opcode::RING_REDUCE, {tag, int32_t(op), buf.reg.id, buf.off, sticks, group_size, group_stride},
+              uint8_t(t)));
 }
 
 void ProgramBuilder::wait(uint32_t tag_mask) { emit(make(Opcode::WAIT, {int32_t(tag_mask)})); }

@@ -99,7 +99,10 @@ public:
 
     void ring_send(int tag, int dir, Lx src, int32_t sticks);
     void ring_recv(int tag, int dir, Lx dst, int32_t sticks);
-    void ring_reduce(DType t, int tag, RedOp op, Lx buf, int32_t sticks);
+    // An all-reduce over every core, or (group_size > 0) over each group of group_size cores
+    // group_stride apart (isa.h, RING_REDUCE).
+    void ring_reduce(DType t, int tag, RedOp op, Lx buf, int32_t sticks, int32_t group_size = 0,
+                     int32_t group_stride = 0);
 
     void wait(uint32_t tag_mask);
     void wait_tag(int tag) { wait(1u << tag); }

@@ -268,6 +268,11 @@ void check_code(const DeviceProgram &p) {
         check_type_and_mode(pc, in);
 
         switch (in.op) {
+        case Opcode::RING_REDUCE:
+            if (in.a[5] > 0 && p.num_cores % (int64_t(in.a[5]) * std::max(1, in.a[6])) != 0)
+                throw_error(where(pc, in.op), ": groups of ", in.a[5], " cores ", std::max(1, in.a[6]),
+                            " apart do not tile the program's ", p.num_cores, " cores");
+            break;
         case Opcode::LOOP:
         case Opcode::IF:
             if (int(open.size()) >= kMaxLoopDepth)

@@ -852,22 +852,24 @@ void Importer::tile_id(const Op &op) {
                     grid.size(), " dimensions");
     Reg core = new_reg(op);
     b_.core_id(core);
-    // Row-major over the grid: id_i = (core / prod(grid[i+1..])) % grid[i].
+    // Dimension 0 varies fastest, as ktir-cpu numbers tiles (`GridExecutor._linear_to_grid`: the
+    // core of tile (x, y, z) is x + nx * (y + ny * z)); the tile sets of inter-tile ops name tiles so.
+    // id_i = (core / prod(grid[0..i-1])) % grid[i].
     int64_t inner = 1;
     std::vector<int64_t> div(grid.size());
-    for (size_t i = grid.size(); i-- > 0;) {
+    for (size_t i = 0; i < grid.size(); i++) {
         div[i] = inner;
         inner *= grid[i];
     }
     for (size_t i = 0; i < n; i++) {
-        if (div[i] == 1 && i == 0) {  // the only non-trivial dimension: the core id itself
+        if (div[i] == 1 && grid[i] == inner) {  // the only non-trivial dimension: the core id itself
             define(op, i, reg_val(core));
             continue;
         }
         Reg r = new_reg(op), k = new_reg(op);
         b_.li(k, div[i]);
         b_.op3(Opcode::DIV, r, core, k);
-        if (i > 0) {  // the leading dimension needs no wrap: core < prod(grid)
+        if (i + 1 < grid.size()) {  // the last dimension needs no wrap: core < prod(grid)
             b_.li(k, grid[i]);
             b_.op3(Opcode::REM, r, r, k);
         }

@@ -1,9 +1,10 @@
 // The importer's inter-tile communication (ktir_importer.h): `ktdp.inter_tile_produce` names each
 // tile's partial, `ktdp.inter_tile_reduce` combines the partials of its group and delivers the
 // result (RFC 0682's produce / deliver pair, as ktir-mlir-frontend defines it). On the device that
-// is RING_REDUCE, an all-reduce over every core of the program; a reduce whose result nothing
-// reads and whose partial is a constant is a pure synchronisation, BARRIER (how our exporter
+// is RING_REDUCE, an all-reduce over every core of the program or over each group of evenly spaced
+// cores; a reduce whose result nothing reads and whose partial is a constant is a pure synchronisation, BARRIER (how our exporter
 // writes one, docs/ktir.md).
+#include <algorithm>
 #include <functional>
 
 #include "ktir_importer.h"
@@ -77,30 +78,44 @@ void Importer::inter_tile_produce(const Op &op) {
     const IntegerSet &groups = set_attr(op, "groups");
     // Each tile's group: the one g of the groups set whose producer set holds the tile.
     std::vector<int> group_of(size_t(num_cores_), -1);
-    std::vector<int64_t> members_of;
+    std::vector<std::vector<int64_t>> members;  // per group in the set, its tiles in order
     for (int64_t g = 0; g < num_cores_; g++) {
         if (!holds(groups, {g}, {}, op, "the tile_future's groups")) continue;
-        int64_t members = 0;
+        members.emplace_back();
         for (int64_t i = 0; i < num_cores_; i++) {
             if (!holds(producers, {i}, {g}, op, "producer_tiles_per_group")) continue;
             if (group_of[size_t(i)] >= 0)
                 throw_error("line ", op.line, ": ktdp.inter_tile_produce: tile ", i, " produces for groups ",
                             group_of[size_t(i)], " and ", g, " (a tile belongs to one group)");
             group_of[size_t(i)] = int(g);
-            members++;
+            members.back().push_back(i);
         }
-        members_of.push_back(members);
+        if (members.back().empty())
+            throw_error("line ", op.line, ": ktdp.inter_tile_produce: group ", g, " has no producer tile");
     }
     for (int64_t i = 0; i < num_cores_; i++)
         if (group_of[size_t(i)] < 0)
             throw_error("line ", op.line, ": ktdp.inter_tile_produce: tile ", i, " of the grid's ", num_cores_,
-                        " produces for no group; RING_REDUCE, the device's inter-tile reduction, combines every "
-                        "core's partial, so every tile must produce");
-    if (members_of.size() != 1)
-        throw_error("line ", op.line, ": ktdp.inter_tile_produce: ", members_of.size(), " groups of tiles; RING_REDUCE, "
-                    "the device's inter-tile reduction, combines all ", num_cores_, " cores of the program as one "
-                    "group (docs/ktir.md)");
-    // The region: the tile's ops for its partial, %gid bound to its group (0: there is one).
+                        " produces for no group; RING_REDUCE, the device's inter-tile reduction, combines a "
+                        "partial from every core, so every tile must produce");
+    // The device's groups (isa.h, RING_REDUCE): equal groups of `size` cores `stride` apart, tiling
+    // the cores in order, core c's group starting at c - c % (size * stride) + c % stride.
+    const int64_t size = int64_t(members[0].size());
+    const int64_t stride = size > 1 ? members[0][1] - members[0][0] : 1;
+    bool device_form = stride >= 1 && num_cores_ % (size * stride) == 0;
+    for (const auto &m : members) {
+        device_form = device_form && int64_t(m.size()) == size;
+        for (size_t k = 1; device_form && k < m.size(); k++) device_form = m[k] - m[k - 1] == stride;
+    }
+    for (int64_t c = 0; device_form && c < num_cores_; c++)
+        device_form = members[size_t(std::find_if(members.begin(), members.end(), [&](const auto &m) {
+                                          return std::find(m.begin(), m.end(), c) != m.end();
+                                      }) - members.begin())][0] == c - c % (size * stride) + c % stride;
+    if (!device_form)
+        throw_error("line ", op.line, ": ktdp.inter_tile_produce: its ", members.size(), " groups of tiles have no "
+                    "device form: RING_REDUCE groups are equal, their cores evenly spaced (size cores stride apart, "
+                    "e.g. 4 adjacent tiles, or every second tile), and tile the grid (docs/ktir.md)");
+    // The region: the tile's ops for its partial, %gid bound to its group's index in the set.
     const Region &r = op.regions[0];
     const Op *term = terminator(r);
     if (!term || term->name != "ktdp.yield_partial" || term->operands.size() != 1)
@@ -110,10 +125,30 @@ void Importer::inter_tile_produce(const Op &op) {
         throw_error("line ", op.line, ": ktdp.inter_tile_produce: the region takes one argument (%gid), not ",
                     r.args.size());
     if (r.args.size() == 1) {
-        Scalar gid;
-        gid.known = true;
-        gid.c = 0;
-        Val v = scalar_val(gid);
+        // The group index as a function of the core: (c / span) * stride + c % stride orders the
+        // groups by their first core, which is how the sets number them in IBM's examples.
+        const int64_t span = size * stride;
+        for (int64_t c = 0; c < num_cores_; c++)
+            if (du_[r.args[0]].users.size() && group_of[size_t(c)] != c / span * stride + c % stride)
+                throw_error("line ", op.line, ": ktdp.inter_tile_produce: the region reads %", r.args[0],
+                            ", and tile ", c, " is in group ", group_of[size_t(c)], ", not in group (tile / ", span,
+                            ") * ", stride, " + tile % ", stride, " as the device numbers them");
+        Scalar core;
+        if (members.size() == 1) {
+            core.known = true;  // one group: %gid is 0
+        } else {
+            core.r = new_reg(op);
+            b_.core_id(core.r);
+            Scalar k;
+            k.known = true;
+            k.c = span;
+            Scalar hi = scalar_op(Opcode::DIV, core, k, op);
+            k.c = stride;
+            hi = scalar_op(Opcode::MUL, hi, k, op);
+            core = scalar_op(Opcode::ADD, hi, scalar_op(Opcode::REM, core, k, op), op);
+        }
+        Val v = scalar_val(core);
+        hold_scalar(v);
         vals_[r.args[0]] = v;
     }
     for (const Op &o : r.ops) {
@@ -129,7 +164,8 @@ void Importer::inter_tile_produce(const Op &op) {
         throw_error("line ", term->line, ": ktdp.yield_partial: %", partial, " must be a tensor");
     // The partial is read where the future is delivered.
     extend_life(partial, op.results[0]);
-    futures_[op.results[0]] = Future{partial, pt->second.items[0].type, &op};
+    futures_[op.results[0]] = Future{partial, pt->second.items[0].type, &op,
+                                     int32_t(members.size() == 1 ? 0 : size), int32_t(members.size() == 1 ? 0 : stride)};
     Val none;
     define(op, 0, none);
 }
@@ -183,9 +219,12 @@ void Importer::inter_tile_reduce(const Op &op) {
         throw_error("line ", op.line, ": ktdp.inter_tile_reduce: producer_dependency_per_consumer (per-tile "
                     "dependencies) has no device form: RING_REDUCE gives every core the combination of every "
                     "core's partial");
+    // Every core receives its group's combination; the consumer set may name fewer (the others'
+    // results are then unused), but not none.
     const IntegerSet &consumers = set_attr(op, "consumer_tiles_per_group");
     bool any = false;
-    for (int64_t i = 0; i < num_cores_; i++) any = any || holds(consumers, {i}, {0}, op, "consumer_tiles_per_group");
+    for (int64_t g = 0; g < num_cores_ && !any; g++)
+        for (int64_t i = 0; i < num_cores_ && !any; i++) any = holds(consumers, {i}, {g}, op, "consumer_tiles_per_group");
     if (!any) throw_error("line ", op.line, ": ktdp.inter_tile_reduce: consumer_tiles_per_group holds no tile");
     if (op.result_types[0].kind != Type::Tensor)
         throw_error("line ", op.line, ": ktdp.inter_tile_reduce: its result must be a tensor");
@@ -202,7 +241,7 @@ void Importer::inter_tile_reduce(const Op &op) {
         Val none;
         return define(op, 0, none);
     }
-    ring_reduce_of(op, fut.partial, ro, DType(dtype_of(rt, op)), &rt.shape);
+    ring_reduce_of(op, fut.partial, ro, DType(dtype_of(rt, op)), &rt.shape, fut.group_size, fut.group_stride);
 }
 
 }  // namespace spyre::ktir::lowering

@@ -884,7 +884,7 @@ void Importer::ring_reduce(const Op &op) {
 }
 
 void Importer::ring_reduce_of(const Op &op, const std::string &in, RedOp ro, DType rt,
-                              const std::vector<int64_t> *shape) {
+                              const std::vector<int64_t> *shape, int32_t group_size, int32_t group_stride) {
     Tens x = tensor(in, op);
     if (x.t != rt) throw_error("line ", op.line, ": ", op.name, ": the result's element type differs from the input's");
     if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
@@ -913,7 +913,7 @@ void Importer::ring_reduce_of(const Op &op, const std::string &in, RedOp ro, DTy
     before(QRing, acc);
     const Op &tag_op = st && skip_.count(st) ? *st : op;
     int tag = tag_for(tag_op, QRing);
-    b_.ring_reduce(x.t, tag, ro, at.at, sticks);
+    b_.ring_reduce(x.t, tag, ro, at.at, sticks, group_size, group_stride);
     after(tag, QRing, acc);
     if (shape && *shape != at.shape) {  // a result of another shape over the same packed elements
         at.shape = *shape;

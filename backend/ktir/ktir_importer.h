@@ -358,7 +358,8 @@ private:
     void ring_transfer(const Op &op);
     // RING_REDUCE of the tensor `in` (whole sticks, packed) into op's result of element type `t`
     // (and of `shape`, the same elements, when given).
-    void ring_reduce_of(const Op &op, const std::string &in, RedOp ro, DType t, const std::vector<int64_t> *shape);
+    void ring_reduce_of(const Op &op, const std::string &in, RedOp ro, DType t, const std::vector<int64_t> *shape,
+                        int32_t group_size = 0, int32_t group_stride = 0);
 
     // ------------------------------------------------------------------ inter-tile communication
     // (ktir_import_inter_tile.cpp) ktdp.inter_tile_produce: lowers the producer region and records
@@ -368,6 +369,7 @@ private:
         std::string partial;  // the tensor each tile yields
         Type type;            // its type as the future declares it
         const Op *produce = nullptr;
+        int32_t group_size = 0, group_stride = 0;  // RING_REDUCE's group (0: every core)
     };
     std::map<std::string, Future> futures_;
     void inter_tile_produce(const Op &op);

@@ -54,12 +54,12 @@ bool Importer::infer_buffer_view(const std::string &arg, const std::vector<const
         if (!d) return *why = "%" + name + " is not a constant, a tile id or a loop variable", false;
         if (d->name == "arith.constant" && d->value.kind == Attr::Int) return *out = d->value.i, true;
         if (d->name == "ktdp.get_compute_tile_id") {
-            // Row-major over the grid, as tile_id() lowers it.
+            // Dimension 0 fastest, as tile_id() lowers it.
             std::vector<int64_t> grid = grid_.empty() ? std::vector<int64_t>{num_cores_} : grid_;
             size_t i = size_t(std::find(d->results.begin(), d->results.end(), name) - d->results.begin());
             int64_t inner = 1;
-            for (size_t k = i + 1; k < grid.size(); k++) inner *= grid[k];
-            *out = core / inner % grid[i];
+            for (size_t k = 0; k < i && k < grid.size(); k++) inner *= grid[k];
+            *out = i < grid.size() ? core / inner % grid[i] : 0;
             return true;
         }
         if (d->name == "arith.index_cast" || d->name == "arith.index_castui")

@@ -87,10 +87,10 @@ double ring_transfer_cycles(int64_t bytes, const MachineDesc &m) {
 
 // A pipelined ring all-reduce: reduce-scatter then all-gather, each moving (n-1)/n of the data over
 // n-1 hops. Our assumption for the dedicated reduce-sum ring; not a published figure.
-double ring_reduce_cycles(int64_t bytes, int cores, const MachineDesc &m) {
+double ring_reduce_cycles(int64_t bytes, int cores, const MachineDesc &m, int hops_between) {
     if (cores <= 1) return 0;
     double frac = double(cores - 1) / cores;
-    return 2 * (cores - 1) * m.ring_hop_latency_cycles + 2 * frac * double(bytes) / m.ring_bytes_per_cycle;
+    return 2 * (cores - 1) * hops_between * m.ring_hop_latency_cycles + 2 * frac * double(bytes) / m.ring_bytes_per_cycle;
 }
 
 }  // namespace spyre

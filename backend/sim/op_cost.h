@@ -30,8 +30,9 @@ int64_t dma_runs(const DmaDesc &d, const MachineDesc &m);
 // (ws / knee)^lx_ws_exponent.
 double dma_channel_work(const DmaDesc &d, int64_t bytes, bool store, int64_t lx_ws, const MachineDesc &m);
 
-// One neighbour transfer of `bytes`, and an all-core ring reduction of `bytes` per core.
+// One neighbour transfer of `bytes`, and a ring reduction of `bytes` per core over `cores` cores
+// `hops_between` ring hops apart (a group of RING_REDUCE; 1: neighbours).
 double ring_transfer_cycles(int64_t bytes, const MachineDesc &m);
-double ring_reduce_cycles(int64_t bytes, int cores, const MachineDesc &m);
+double ring_reduce_cycles(int64_t bytes, int cores, const MachineDesc &m, int hops_between = 1);
 
 }  // namespace spyre

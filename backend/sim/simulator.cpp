@@ -137,12 +137,12 @@ struct Core {
 
 // One side of a ring transfer waiting for its partner.
 struct RingEnd {
-    int core;
-    size_t pc;
-    int tag;
-    double issue;
-    int64_t bytes;
-    int64_t lx_addr;
+    int core = -1;  // -1: a collective's part not yet issued
+    size_t pc = 0;
+    int tag = 0;
+    double issue = 0;
+    int64_t bytes = 0;
+    int64_t lx_addr = 0;
     std::vector<uint8_t> data;  // sender's snapshot (functional mode)
 };
 
@@ -273,7 +273,7 @@ private:
     std::priority_queue<ReadyKey, std::vector<ReadyKey>, std::greater<ReadyKey>> ready_;
     std::vector<std::pair<int, int>> flow_owner_;  // flow id -> (core, dma queue)
     std::vector<std::deque<RingEnd>> sends_, recvs_;  // per channel src * n + dst
-    std::map<int64_t, Collective> collectives_;
+    std::map<std::pair<int, int64_t>, Collective> collectives_;  // (group's first core, sequence)
     // Completions in flight, by slot; finished slots are reused (a model-size kernel makes millions
     // of transfers, and a growing table would cost more than the transfers' own bookkeeping).
     std::vector<RingCompletion> ring_done_;
@@ -682,7 +682,10 @@ void Simulator::issue_reduce(Core &c, const Instr &in) {
     LxAccess acc = access(c, in);
     track_lx(c, acc);
     check_race(c, queue_of(in.op), acc, -1, 0, 0, false, in.a[0]);
-    int n = prog_.num_cores;
+    // The core's group (isa.h): `n` cores `stride` apart from `base`; this core is member `k`.
+    const int stride = in.a[5] > 0 ? std::max(1, in.a[6]) : 1;
+    const int n = in.a[5] > 0 ? in.a[5] : prog_.num_cores;
+    const int base = c.id - c.id % (n * stride) + c.id % stride, k = (c.id - base) / stride;
     int64_t bytes = int64_t(in.a[4]) * m_.stick_bytes;
     int64_t addr = wrap_add(c.regs[in.a[2]], in.a[3]);
     RingEnd me{c.id, c.pc, in.a[0], std::max(c.t, c.ring_free), bytes, addr, {}};
@@ -690,21 +693,34 @@ void Simulator::issue_reduce(Core &c, const Instr &in) {
     if (numeric_) me.data.assign(c.lx.begin() + addr, c.lx.begin() + addr + bytes);
     c.tag_pending[in.a[0]]++;
     c.tag_cause[in.a[0]] = kWaitRing;
-    Collective &col = collectives_[c.reduce_seq++];
+    const std::pair<int, int64_t> key{base, c.reduce_seq++};
+    Collective &col = collectives_[key];
     if (col.parts.empty()) col.parts.resize(size_t(n));
-    col.parts[c.id] = std::move(me);
+    if (col.parts.size() != size_t(n) || col.parts[size_t(k)].core >= 0) {
+        const RingEnd *other = nullptr;
+        for (const RingEnd &p : col.parts)
+            if (p.core >= 0) other = &p;
+        fault(c, "RING_REDUCE mismatch: core " + std::to_string(c.id) + " " + describe(prog_, c.pc) +
+                     " reduces over a group of " + std::to_string(n) + " cores " + std::to_string(stride) +
+                     " apart, which another core's RING_REDUCE of the same turn " +
+                     (other ? "(core " + std::to_string(other->core) + " " + describe(prog_, other->pc) + ") " : "") +
+                     "does not form (size, type, operation or group)");
+    }
+    col.parts[size_t(k)] = std::move(me);
     if (++col.arrived < n) return;
 
     const RingEnd &p0 = col.parts[0];
     double start = 0;
     for (const RingEnd &p : col.parts) {
-        if (p.bytes != p0.bytes || prog_.code[p.pc].dtype != prog_.code[p0.pc].dtype ||
-            prog_.code[p.pc].a[1] != prog_.code[p0.pc].a[1])
+        const Instr &ip = prog_.code[p.pc], &i0 = prog_.code[p0.pc];
+        if (p.bytes != p0.bytes || ip.dtype != i0.dtype || ip.a[1] != i0.a[1] || ip.a[5] != i0.a[5] ||
+            (ip.a[5] > 0 && std::max(1, ip.a[6]) != std::max(1, i0.a[6])))
             fault(c, "RING_REDUCE mismatch: core " + std::to_string(p.core) + " " + describe(prog_, p.pc) +
-                         " does not match core 0 " + describe(prog_, p0.pc) + " (size, type or operation)");
+                         " does not match core " + std::to_string(p0.core) + " " + describe(prog_, p0.pc) +
+                         " (size, type, operation or group)");
         start = std::max(start, p.issue);
     }
-    double end = start + ring_reduce_cycles(bytes, n, m_);
+    double end = start + ring_reduce_cycles(bytes, n, m_, stride);
     if (numeric_) {
         const Instr &i0 = prog_.code[p0.pc];
         std::vector<uint8_t> acc_bytes = col.parts[0].data;
@@ -726,7 +742,7 @@ void Simulator::issue_reduce(Core &c, const Instr &in) {
         add_ring_busy(pc, start, end);
         pc.ctr.ring += bytes;
     }
-    collectives_.erase(collectives_.begin());
+    collectives_.erase(key);
     schedule(end, EventKind::RingDone, -1, slot, 0);
 }
 

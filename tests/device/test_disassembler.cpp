@@ -84,6 +84,16 @@ TEST(Disassembler, Fp8ConversionsNameTheirFormat) {
     EXPECT_THAT(disassemble(p), HasSubstr("fp8fmt9"));
 }
 
+TEST(Disassembler, RingReduceOverGroupsShowsItsGroup) {
+    ProgramBuilder b("groups", 8);
+    b.ring_reduce(DType::F16, 1, RedOp::Sum, Lx(256), 2, 4, 2);
+    b.ring_reduce(DType::F16, 2, RedOp::Min, Lx(256), 2, 4, 0);
+    b.wait(0x6);
+    std::string text = disassemble(b.finish());
+    EXPECT_THAT(text, HasSubstr("RING_REDUCE.f16 t1, sum, [r0+256], 2, group 4 x2\n"));
+    EXPECT_THAT(text, HasSubstr("RING_REDUCE.f16 t2, min, [r0+256], 2, group 4 x1\n"));
+}
+
 TEST(Disassembler, Deterministic) {
     DeviceProgram p = golden_program();
     EXPECT_EQ(disassemble(p), disassemble(p));

@@ -111,6 +111,24 @@ TEST(ProgramVerify, RejectsBadCoreCount) {
     EXPECT_THAT(broken([](DeviceProgram &p) { p.num_cores = 1025; }), HasSubstr("num_cores 1025 out of range"));
 }
 
+// A RING_REDUCE over groups must tile the cores: groups of size x stride cores, whole.
+TEST(ProgramVerify, RejectsRingReduceGroupsThatDoNotTileTheCores) {
+    auto with_reduce = [](int32_t size, int32_t stride) {
+        return broken([&](DeviceProgram &p) {
+            p.code.insert(p.code.begin() + 1, instr(Opcode::RING_REDUCE, {5, 0, 0, 0, 1, size, stride}));
+        });
+    };
+    EXPECT_THAT(with_reduce(3, 0), HasSubstr("instruction 1 (RING_REDUCE): groups of 3 cores 1 apart do not tile the "
+                                             "program's 4 cores"));
+    EXPECT_THAT(with_reduce(2, 4), HasSubstr("groups of 2 cores 4 apart do not tile"));
+    EXPECT_THAT(with_reduce(-1, 0), HasSubstr("operand 5 count -1 must be >= 0"));
+    for (auto [size, stride] : std::vector<std::pair<int32_t, int32_t>>{{0, 0}, {4, 0}, {2, 1}, {2, 2}, {1, 4}}) {
+        DeviceProgram p = base_program();
+        p.code.insert(p.code.begin() + 1, instr(Opcode::RING_REDUCE, {5, 0, 0, 0, 1, size, stride}));
+        EXPECT_NO_THROW(verify_program(p)) << size << " x " << stride;
+    }
+}
+
 // --- operands ---
 
 TEST(ProgramVerify, RejectsBadRegister) {

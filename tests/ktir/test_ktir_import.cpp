@@ -2,6 +2,7 @@
 // (grids, scf.if / scf.for with iter_args, affine maps, constant addresses, generic op syntax,
 // reshapes, extract + splat, LX views, int32, scalar arguments), checked on the simulator against
 // values computed here.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -103,6 +104,58 @@ TEST(KtirImport, ViewsAtPerTileOffsetsDeclareTheBufferTheyCover) {
     SpyreRun r = run_on_spyre(p, {in});
     for (int y = 0; y < 8; y++)
         for (int x = 0; x < 64; x++) ASSERT_EQ(at(r.output, x, y), -float(in(x, y))) << x << ", " << y;
+}
+
+// Inter-tile reductions over groups, and tile ids on a 2-D grid, as ktir-cpu numbers them (dimension
+// 0 fastest: tile (x, y) of grid [2, 4] is x + 2y). The groups are the tiles of one x, every second
+// tile: RING_REDUCE over groups of 4 cores 2 apart. Each tile's producer region loads row
+// gid + 2y (gid = x), and the tile at y = 0 stores its group's sum to row gid of the output.
+TEST(KtirImport, InterTileGroupsOfEverySecondTileOnA2DGrid) {
+    const std::string k = R"(func.func @k(%x_ptr: index, %y_ptr: index) attributes {grid = [2, 4]} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %px, %py = ktdp.get_compute_tile_id : index, index
+  %xv = ktdp.construct_memory_view %x_ptr, sizes: [8, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<8x64xf16>
+  %yv = ktdp.construct_memory_view %y_ptr, sizes: [2, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<2x64xf16>
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : ((i - g) mod 2 == 0, i - g >= 0, -i + g + 6 >= 0)>
+      -> !ktdp.tile_future<tensor<1x64xf16>, groups = affine_set<(g) : (g >= 0, -g + 1 >= 0)>> {
+  ^bb0(%gid: index):
+    %y2 = arith.muli %py, %c2 : index
+    %row = arith.addi %gid, %y2 : index
+    %t = ktdp.construct_access_tile %xv[%row, %c0] : memref<8x64xf16> -> !ktdp.access_tile<1x64xindex>
+    %v = ktdp.load %t : !ktdp.access_tile<1x64xindex> -> tensor<1x64xf16>
+    ktdp.yield_partial %v : tensor<1x64xf16>
+  }
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<1x64xf16>
+  %id = linalg.fill ins(%z : f16) outs(%e : tensor<1x64xf16>) -> tensor<1x64xf16>
+  %s = ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = affine_set<(i)[g] : ((i - g) mod 2 == 0, i - g >= 0, -i + g + 6 >= 0)>,
+      identity(%id : tensor<1x64xf16>) : !ktdp.tile_future<tensor<1x64xf16>, groups = affine_set<(g) : (g >= 0, -g + 1 >= 0)>> -> tensor<1x64xf16> {
+  ^bb0(%l: tensor<1x64xf16>, %r: tensor<1x64xf16>):
+    %a = linalg.add ins(%l, %r : tensor<1x64xf16>, tensor<1x64xf16>) outs(%l : tensor<1x64xf16>) -> tensor<1x64xf16>
+    ktdp.yield_reduced %a : tensor<1x64xf16>
+  }
+  %first = arith.cmpi eq, %py, %c0 : index
+  scf.if %first {
+    %u = ktdp.construct_access_tile %yv[%px, %c0] : memref<2x64xf16> -> !ktdp.access_tile<1x64xindex>
+    ktdp.store %s, %u : tensor<1x64xf16>, !ktdp.access_tile<1x64xindex>
+  }
+  return
+})";
+    DeviceProgram p = lower(k);
+    EXPECT_EQ(p.num_cores, 8);
+    auto in = ramp16({64, 8}, 0.375f);
+    SpyreRun r = run_on_spyre(p, {in});
+    for (int g = 0; g < 2; g++)
+        for (int x = 0; x < 64; x++) {
+            float acc = float(in(x, g));
+            for (int y = 1; y < 4; y++) acc = half_to_float(float_to_half(acc + float(in(x, g + 2 * y))));
+            ASSERT_EQ(at(r.output, x, g), acc) << "group " << g << ", element " << x;
+        }
+    const auto reduce = std::find_if(p.code.begin(), p.code.end(), [](const Instr &in) { return in.op == Opcode::RING_REDUCE; });
+    ASSERT_NE(reduce, p.code.end());
+    EXPECT_EQ(reduce->a[5], 4);  // groups of 4 cores
+    EXPECT_EQ(reduce->a[6], 2);  // 2 apart
 }
 
 TEST(KtirImport, IfOnTileIdAndLoopCarriedIndexSelectPerTileWork) {

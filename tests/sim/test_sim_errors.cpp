@@ -227,6 +227,24 @@ TEST(SimErrors, RingReduceMismatch) {
     expect_rejected(b.finish(), {"RING_REDUCE mismatch", "core 2", "does not match core 0"});
 }
 
+// Cores 0 and 1 reduce in a group of 2, cores 2 and 3 in a group of 4: both groups start at core 0,
+// so their first turns meet in one collective that has the shape of neither.
+TEST(SimErrors, RingReduceGroupMismatch) {
+    ProgramBuilder b("group_mismatch", 4);
+    Reg core = b.alloc(), two = b.alloc(), lt = b.alloc();
+    b.core_id(core);
+    b.li(two, 2);
+    b.op3(Opcode::CMPLT, lt, core, two);
+    b.if_(lt);
+    b.ring_reduce(DType::F32, 0, RedOp::Sum, Lx(0), 1, 2, 1);
+    b.else_();
+    b.ring_reduce(DType::F32, 0, RedOp::Sum, Lx(0), 1, 4, 1);
+    b.end_if();
+    b.wait_tag(0);
+    expect_rejected(b.finish(), {"RING_REDUCE mismatch: core 0", "reduces over a group of 2 cores 1 apart",
+                                 "(core 3 instruction 6 (RING_REDUCE))"});
+}
+
 TEST(SimErrors, RingReceiveWithNoSenderDeadlocks) {
     ProgramBuilder b("no_sender", 3);
     only_core(b, 1, [&] {

@@ -170,6 +170,57 @@ TEST_P(RingReduceF32, EveryCoreHoldsTheCombination) {
     }
 }
 
+// RING_REDUCE over groups (isa.h): 8 cores in groups of `size` cores `stride` apart; each core's
+// row becomes the sum over its group, computed here from the members' rows.
+class RingReduceGroups : public ::testing::TestWithParam<std::pair<int, int>> {};
+
+TEST_P(RingReduceGroups, EveryCoreHoldsItsGroupsSum) {
+    const auto [size, stride] = GetParam();
+    const int cores = 8, sticks = 1;
+    const int64_t row = 32;
+    ProgramBuilder b("group_reduce", cores);
+    int in = b.buffer("in", BufferKind::Input, DType::F32, {row, cores});
+    int out = b.buffer("out", BufferKind::Output, DType::F32, {row, cores});
+    DmaDesc d;
+    d.sticks = sticks;
+    int desc = b.dma_desc(d);
+    Reg core = b.alloc(), off = b.alloc();
+    b.core_id(core);
+    b.muli(off, core, int32_t(kStick));
+    b.dma_ld(0, in, off, 0, Lx(256), desc);
+    b.wait_tag(0);
+    b.ring_reduce(DType::F32, 1, RedOp::Sum, Lx(256), sticks, size, stride);
+    b.wait_tag(1);
+    b.dma_st(2, out, off, 0, Lx(256), desc);
+    b.wait_tag(2);
+    DeviceProgram p = b.finish();
+    std::vector<float> x(size_t(cores * row));
+    for (int c = 0; c < cores; c++)
+        for (int i = 0; i < row; i++) x[size_t(c * row + i)] = float((c * 5 + i) % 17 - 8) * (c % 2 ? 1 : 16);
+    SimResult r = simulate(p, MachineDesc{}, {to_bytes(x), {}});
+    std::vector<float> y = from_bytes<float>(r.buffers[1]);
+    const int span = size * std::max(1, stride);
+    for (int c = 0; c < cores; c++) {
+        std::vector<float> want(size_t(row), 0.0f);
+        int members = 0;
+        for (int m = 0; m < cores; m++) {
+            if (m / span != c / span || m % std::max(1, stride) != c % std::max(1, stride)) continue;
+            members++;
+            for (int i = 0; i < row; i++) want[size_t(i)] += x[size_t(m * row + i)];
+        }
+        ASSERT_EQ(members, size);
+        EXPECT_EQ(row_of(y, row, c), want) << "core " << c;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, RingReduceGroups,
+                         ::testing::Values(std::pair{4, 1}, std::pair{4, 2}, std::pair{2, 4}, std::pair{8, 0},
+                                           std::pair{1, 1}),
+                         [](const auto &info) {
+                             return std::to_string(info.param.first) + "cores_" + std::to_string(info.param.second) +
+                                    "apart";
+                         });
+
 INSTANTIATE_TEST_SUITE_P(Ops, RingReduceF32,
                          ::testing::Combine(::testing::Values(32, 2, 1),
                                             ::testing::Values(RedOp::Sum, RedOp::Max, RedOp::Min)),
