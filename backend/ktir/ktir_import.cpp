@@ -131,13 +131,16 @@ void Importer::find_buffers() {
     collect(f_.body);
     // Views constructed directly on an argument declare that argument's buffer.
     std::vector<const Op *> views;
+    std::vector<const Op *> dist;
     std::function<void(const Region &)> find = [&](const Region &r) {
         for (const Op &op : r.ops) {
             if (op.name == "ktdp.construct_memory_view") views.push_back(&op);
+            if (op.name == "ktdp.construct_distributed_memory_view") dist.push_back(&op);
             for (const Region &s : op.regions) find(s);
         }
     };
     find(f_.body);
+    distributed_views(dist);  // the whole tensor's view declares its argument's buffer
     std::map<std::string, std::vector<const Op *>> views_of;  // HBM views by the argument they address
     for (const Op *v : views) {
         bool hbm = memory_space_hbm(*v);
@@ -765,6 +768,7 @@ void Importer::lower(const Op &op) {
     if (n == "linalg.transpose") return transpose(op);
     if (n == "ktdp.reduce") return ring_reduce(op);
     if (n == "ktdp.inter_tile_produce") return inter_tile_produce(op);
+    if (n == "ktdp.construct_distributed_memory_view") return memory_view(dist_views_.at(&op));
     if (n == "ktdp.inter_tile_reduce") return inter_tile_reduce(op);
     if (n == "spyre.ring_send" || n == "spyre.ring_recv") return ring_transfer(op);
     if (n == "spyre.shift") return shift(op);

@@ -350,29 +350,41 @@ void Importer::access_tile(const Op &op) {
     define(op, 0, x);
 }
 
-void Importer::check_box(const Attr &a, const std::vector<int64_t> &shape, const Op &op) {
-    if (a.kind != Attr::Set) throw_error("line ", op.line, ": access_tile_set must be an affine_set");
-    const IntegerSet &s = *a.set;
-    if (s.dims != int(shape.size()) || s.syms != 0)
-        throw_error("line ", op.line, ": access_tile_set has ", s.dims, " dimensions, the tile ", shape.size());
-    std::vector<int64_t> lo(shape.size(), INT64_MIN), hi(shape.size(), INT64_MAX);
+int Importer::box_bounds(const IntegerSet &s, std::vector<int64_t> &lo, std::vector<int64_t> &hi) {
+    lo.assign(size_t(s.dims), INT64_MIN);
+    hi.assign(size_t(s.dims), INT64_MAX);
     for (size_t i = 0; i < s.exprs.size(); i++) {
         // Linear form: coefficient per dim and a constant.
-        std::vector<int64_t> coef(shape.size(), 0);
+        std::vector<int64_t> coef(size_t(s.dims), 0);
         int64_t c = 0;
-        if (!linear(s.exprs[i], 1, coef, c))
-            throw_error("line ", op.line, ": access_tile_set constraint ", i, " is not a bound on one dimension");
+        if (!linear(s.exprs[i], 1, coef, c) || s.equality[i]) return int(i);
         int nz = 0, which = -1;
         for (size_t d = 0; d < coef.size(); d++)
             if (coef[d]) {
                 nz++;
                 which = int(d);
             }
-        if (nz != 1 || (coef[size_t(which)] != 1 && coef[size_t(which)] != -1) || s.equality[i])
-            throw_error("line ", op.line, ": access_tile_set: only rectangular tiles (one bound per constraint) "
-                        "are supported");
+        if (nz != 1 || (coef[size_t(which)] != 1 && coef[size_t(which)] != -1)) return int(i);
         if (coef[size_t(which)] == 1) lo[size_t(which)] = std::max(lo[size_t(which)], -c);
         else hi[size_t(which)] = std::min(hi[size_t(which)], c);
+    }
+    return -1;
+}
+
+void Importer::check_box(const Attr &a, const std::vector<int64_t> &shape, const Op &op) {
+    if (a.kind != Attr::Set) throw_error("line ", op.line, ": access_tile_set must be an affine_set");
+    const IntegerSet &s = *a.set;
+    if (s.dims != int(shape.size()) || s.syms != 0)
+        throw_error("line ", op.line, ": access_tile_set has ", s.dims, " dimensions, the tile ", shape.size());
+    std::vector<int64_t> lo, hi;
+    const int bad = box_bounds(s, lo, hi);
+    if (bad >= 0) {
+        std::vector<int64_t> coef(shape.size(), 0);
+        int64_t c = 0;
+        if (!linear(s.exprs[size_t(bad)], 1, coef, c))
+            throw_error("line ", op.line, ": access_tile_set constraint ", bad, " is not a bound on one dimension");
+        throw_error("line ", op.line, ": access_tile_set: only rectangular tiles (one bound per constraint) "
+                    "are supported");
     }
     for (size_t d = 0; d < shape.size(); d++)
         if (lo[d] != 0 || hi[d] != shape[d] - 1)

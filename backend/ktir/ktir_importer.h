@@ -265,6 +265,16 @@ private:
     // The access_tile_set must be the box [0, extent) of the tile's type.
     void check_box(const Attr &a, const std::vector<int64_t> &shape, const Op &op);
     static bool linear(const IExpr &e, int64_t scale, std::vector<int64_t> &coef, int64_t &c, int depth = 0);
+    // The box [lo, hi] (inclusive, per dimension) an integer set of one bound per constraint
+    // describes; returns the index of the first constraint that is not such a bound, else -1.
+    static int box_bounds(const IntegerSet &s, std::vector<int64_t> &lo, std::vector<int64_t> &hi);
+
+    // ------------------------------------------------------------------ distributed views
+    // (ktir_import_distributed.cpp) A ktdp.construct_distributed_memory_view whose partitions are
+    // device-memory views that tile one argument's tensor, each where a view of the whole tensor
+    // would put it: that whole view. Declares the argument's buffer with the global shape.
+    void distributed_views(const std::vector<const Op *> &dist);
+    std::map<const Op *, Op> dist_views_;  // distributed view -> the view of the whole tensor
 
     // ------------------------------------------------------------------ loads and stores
     Tile tile_of(const std::string &name, const Op &op);

@@ -392,6 +392,20 @@ Op Parser::operation() {
         op.operand_types.push_back(type());
         expect("->");
         results_from(op, {type()});
+    } else if (n == "ktdp.construct_distributed_memory_view") {
+        // (%p0, %p1, ... : memref types) [attr-dict] : memref<global>
+        expect("(");
+        do op.operands.push_back(value_name());
+        while (accept(","));
+        expect(":");
+        do op.operand_types.push_back(type());
+        while (accept(","));
+        expect(")");
+        if (op.operand_types.size() != op.operands.size())
+            fail_at(op.line, n + ": partitions and their types differ in number");
+        opt_attr_dict(op);
+        expect(":");
+        results_from(op, {type()});
     } else if (n == "ktdp.inter_tile_produce") {
         // producer_tiles_per_group = SET [attr-dict] [: partial types] -> FUTURE { ^bb0(%gid: index): ... }
         expect_word("producer_tiles_per_group");

@@ -79,6 +79,22 @@ std::string offset_kernel(const std::string &pre, const std::string &offset, con
 const std::string kNoView = "line 2: argument %x_ptr is used as an HBM address but no memory view is constructed directly "
                             "on it (its view gives the buffer's shape), and its views at offsets do not give it: ";
 
+// A distributed view %d of two column halves %p0 (at %x_ptr) and %p1 (at `at1`) of a 4 x 128 tensor,
+// with the given coordinate sets and strides (lines 4-8), loaded at [0, 0].
+std::string dist_kernel(const std::string &at1 = "%x1", const std::string &set1 = "(d0 >= 0, -d0 + 3 >= 0, d1 - 64 >= 0, -d1 + 127 >= 0)",
+                        const std::string &strides1 = "[128, 1]", const std::string &space1 = "global",
+                        const std::string &extra = "") {
+    return "// test kernel\nfunc.func @k(%x_ptr: index, %z_ptr: index) attributes {grid = [1]} {\n"
+           "  %c64 = arith.constant 64 : index\n  %x1 = arith.addi %x_ptr, %c64 : index\n"
+           "  %p0 = ktdp.construct_memory_view %x_ptr, sizes: [4, 64], strides: [128, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.memory_space<global>} : memref<4x64xf16>\n"
+           "  %p1 = ktdp.construct_memory_view " + at1 + ", sizes: [4, 64], strides: " + strides1 + " {coordinate_set = affine_set<(d0, d1) : " + set1 + ">, memory_space = #ktdp.memory_space<" + space1 + ">} : memref<4x64xf16>\n" + extra +
+           "  %d = ktdp.construct_distributed_memory_view (%p0, %p1 : memref<4x64xf16>, memref<4x64xf16>) : memref<4x128xf16>\n"
+           "  %c0 = arith.constant 0 : index\n"
+           "  %t = ktdp.construct_access_tile %d[%c0, %c0] : memref<4x128xf16> -> !ktdp.access_tile<4x128xindex>\n"
+           "  %v = ktdp.load %t : !ktdp.access_tile<4x128xindex> -> tensor<4x128xf16>\n"
+           "  ktdp.store %v, %t : tensor<4x128xf16>, !ktdp.access_tile<4x128xindex>\n  return\n}\n";
+}
+
 std::vector<BadCase> cases() {
     return {
         // ---- reader
@@ -391,6 +407,31 @@ std::vector<BadCase> cases() {
          kNoView + "the offset of the view at line 12 takes over 1048576 values"},
         {"OffsetNestedTooDeeply", offset_kernel("  %o0 = arith.constant 0 : index\n  %k1 = arith.constant 1 : index\n  %o1 = arith.addi %o0, %k1 : index\n  %o2 = arith.addi %o1, %k1 : index\n  %o3 = arith.addi %o2, %k1 : index\n  %o4 = arith.addi %o3, %k1 : index\n  %o5 = arith.addi %o4, %k1 : index\n  %o6 = arith.addi %o5, %k1 : index\n  %o7 = arith.addi %o6, %k1 : index\n  %o8 = arith.addi %o7, %k1 : index\n  %o9 = arith.addi %o8, %k1 : index\n  %o10 = arith.addi %o9, %k1 : index\n  %o11 = arith.addi %o10, %k1 : index\n  %o12 = arith.addi %o11, %k1 : index\n  %o13 = arith.addi %o12, %k1 : index\n  %o14 = arith.addi %o13, %k1 : index\n  %o15 = arith.addi %o14, %k1 : index\n  %o16 = arith.addi %o15, %k1 : index\n  %o17 = arith.addi %o16, %k1 : index\n  %o18 = arith.addi %o17, %k1 : index\n  %o19 = arith.addi %o18, %k1 : index\n  %o20 = arith.addi %o19, %k1 : index\n  %o21 = arith.addi %o20, %k1 : index\n  %o22 = arith.addi %o21, %k1 : index\n  %o23 = arith.addi %o22, %k1 : index\n  %o24 = arith.addi %o23, %k1 : index\n  %o25 = arith.addi %o24, %k1 : index\n  %o26 = arith.addi %o25, %k1 : index\n  %o27 = arith.addi %o26, %k1 : index\n  %o28 = arith.addi %o27, %k1 : index\n  %o29 = arith.addi %o28, %k1 : index\n  %o30 = arith.addi %o29, %k1 : index\n  %o31 = arith.addi %o30, %k1 : index\n  %o32 = arith.addi %o31, %k1 : index\n  %o33 = arith.addi %o32, %k1 : index\n  %o34 = arith.addi %o33, %k1 : index\n  %o35 = arith.addi %o34, %k1 : index\n  %o36 = arith.addi %o35, %k1 : index\n  %o37 = arith.addi %o36, %k1 : index\n  %o38 = arith.addi %o37, %k1 : index\n  %o39 = arith.addi %o38, %k1 : index\n  %o40 = arith.addi %o39, %k1 : index\n  %o41 = arith.addi %o40, %k1 : index\n  %o42 = arith.addi %o41, %k1 : index\n  %o43 = arith.addi %o42, %k1 : index\n  %o44 = arith.addi %o43, %k1 : index\n  %o45 = arith.addi %o44, %k1 : index\n  %o46 = arith.addi %o45, %k1 : index\n  %o47 = arith.addi %o46, %k1 : index\n  %o48 = arith.addi %o47, %k1 : index\n  %o49 = arith.addi %o48, %k1 : index\n  %o50 = arith.addi %o49, %k1 : index\n  %o51 = arith.addi %o50, %k1 : index\n  %o52 = arith.addi %o51, %k1 : index\n  %o53 = arith.addi %o52, %k1 : index\n  %o54 = arith.addi %o53, %k1 : index\n  %o55 = arith.addi %o54, %k1 : index\n  %o56 = arith.addi %o55, %k1 : index\n  %o57 = arith.addi %o56, %k1 : index\n  %o58 = arith.addi %o57, %k1 : index\n  %o59 = arith.addi %o58, %k1 : index\n  %o60 = arith.addi %o59, %k1 : index\n  %o61 = arith.addi %o60, %k1 : index\n  %o62 = arith.addi %o61, %k1 : index\n  %o63 = arith.addi %o62, %k1 : index\n  %o64 = arith.addi %o63, %k1 : index\n  %o65 = arith.addi %o64, %k1 : index\n  %o66 = arith.addi %o65, %k1 : index\n  %o67 = arith.addi %o66, %k1 : index\n  %o68 = arith.addi %o67, %k1 : index\n  %o69 = arith.addi %o68, %k1 : index\n  %o70 = arith.addi %o69, %k1 : index\n", "%o70"),
          kNoView + "the offset of a view is nested too deeply"},
+        // ---- distributed memory views (ktir_import_distributed.cpp)
+        {"DistributedPartitionInLx", dist_kernel("%c64", "(d0 >= 0, -d0 + 3 >= 0, d1 - 64 >= 0, -d1 + 127 >= 0)", "[128, 1]", "ct_local"),
+         "line 7: ktdp.construct_distributed_memory_view: partition %p1 is not in device memory; partitions in a core's LX"},
+        {"DistributedPartitionsOfTwoArguments", dist_kernel("%z_ptr"),
+         "line 7: ktdp.construct_distributed_memory_view: partition %p1 is not a view of %x_ptr (every partition must address one argument's tensor)"},
+        {"DistributedPartitionStrides", dist_kernel("%x1", "(d0 >= 0, -d0 + 3 >= 0, d1 - 64 >= 0, -d1 + 127 >= 0)", "[64, 1]"),
+         "line 7: ktdp.construct_distributed_memory_view: partition %p1 has other strides than the first partition"},
+        {"DistributedPartitionNotABox", dist_kernel("%x1", "(d0 >= 0, -d0 + 3 >= 0, d1 - 64 - d0 >= 0, -d1 + 127 >= 0)"),
+         "line 7: ktdp.construct_distributed_memory_view: partition %p1: its coordinate_set must be a box"},
+        {"DistributedPartitionSizes", dist_kernel("%x1", "(d0 >= 0, -d0 + 3 >= 0, d1 - 32 >= 0, -d1 + 127 >= 0)"),
+         "line 7: ktdp.construct_distributed_memory_view: partition %p1: its coordinate_set does not match its sizes inside memref<4x128xf16>"},
+        {"DistributedPartitionElsewhere", dist_kernel("%x_ptr"),
+         "line 7: ktdp.construct_distributed_memory_view: partition %p1 does not start where the whole tensor's view puts its coordinates (64 elements from %x_ptr)"},
+        {"DistributedPartitionsOverlap", subst(dist_kernel("%x_ptr", "(d0 >= 0, -d0 + 3 >= 0, d1 >= 0, -d1 + 63 >= 0)"), "memref<4x128xf16>", "memref<4x128xf16>"),
+         "line 7: ktdp.construct_distributed_memory_view: partition %p1 overlaps another partition"},
+        {"DistributedPartitionsLeaveAGap", subst(dist_kernel(), "memref<4x128xf16>", "memref<4x192xf16>"),
+         "line 7: ktdp.construct_distributed_memory_view: its partitions do not cover memref<4x192xf16>"},
+        {"DistributedPartitionWithoutCoordinates", subst(dist_kernel(), "{coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 - 64 >= 0, -d1 + 127 >= 0)>, ", "{"),
+         "line 7: ktdp.construct_distributed_memory_view: partition %p1 needs a coordinate_set of its 2 global coordinates"},
+        {"DistributedPartitionNotAView", subst(dist_kernel(), "(%p0, %p1 :", "(%p0, %c64 :"),
+         "line 7: ktdp.construct_distributed_memory_view: partition %c64 is not a ktdp.construct_memory_view"},
+        {"DistributedPartitionOfOtherType", subst(dist_kernel(), ": memref<4x128xf16>\n  %c0", ": memref<4x128xf32>\n  %c0"),
+         "line 7: ktdp.construct_distributed_memory_view: partition %p0 differs from the view memref<4x128xf32> in rank or element type"},
+        {"DistributedPartitionTypesDiffer", subst(dist_kernel(), "(%p0, %p1 : memref<4x64xf16>, memref<4x64xf16>)", "(%p0, %p1 : memref<4x64xf16>)"),
+         "line 7: ktdp.construct_distributed_memory_view: partitions and their types differ in number"},
         {"RingReduceMissingKind", kernel(kLoad + "  %w = ktdp.reduce %v {mode = #ktdp.reduce_mode<all_reduce>} : tensor<4x64xf16> -> tensor<4x64xf16>\n"),
          "line 9: ktdp.reduce: needs kind = #ktdp....<...>"},
         // ---- shifted reads in tensor slices (docs/ktir.md, "Shifted reads")

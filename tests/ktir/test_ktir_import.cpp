@@ -158,6 +158,41 @@ TEST(KtirImport, InterTileGroupsOfEverySecondTileOnA2DGrid) {
     EXPECT_EQ(reduce->a[6], 2);  // 2 apart
 }
 
+// A distributed memory view whose partitions are the column halves of one tensor, each at the place
+// the whole tensor's view puts it (ktir-cpu's ffn_swiglu_4core shards its weights so): the import
+// reads it as that whole view, and the argument's buffer has the global shape. Tile t negates the
+// 2 x 64 block at rows 2 (t / 2), columns 64 (t % 2).
+TEST(KtirImport, ADistributedViewOfColumnShardsIsTheWholeTensor) {
+    const std::string k = R"(func.func @k(%x_ptr: index, %y_ptr: index) attributes {grid = [4]} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %id = ktdp.get_compute_tile_id : index
+  %x1 = arith.addi %x_ptr, %c64 : index
+  %p0 = ktdp.construct_memory_view %x_ptr, sizes: [4, 64], strides: [128, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.memory_space<global>} : memref<4x64xf16>
+  %p1 = ktdp.construct_memory_view %x1, sizes: [4, 64], strides: [128, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 - 64 >= 0, -d1 + 127 >= 0)>, memory_space = #ktdp.memory_space<global>} : memref<4x64xf16>
+  %xv = ktdp.construct_distributed_memory_view (%p0, %p1 : memref<4x64xf16>, memref<4x64xf16>) : memref<4x128xf16>
+  %yv = ktdp.construct_memory_view %y_ptr, sizes: [4, 128], strides: [128, 1] {memory_space = #ktdp.memory_space<global>} : memref<4x128xf16>
+  %half = arith.divsi %id, %c2 : index
+  %row = arith.muli %half, %c2 : index
+  %side = arith.remsi %id, %c2 : index
+  %col = arith.muli %side, %c64 : index
+  %t = ktdp.construct_access_tile %xv[%row, %col] : memref<4x128xf16> -> !ktdp.access_tile<2x64xindex>
+  %v = ktdp.load %t : !ktdp.access_tile<2x64xindex> -> tensor<2x64xf16>
+  %n = arith.negf %v : tensor<2x64xf16>
+  %u = ktdp.construct_access_tile %yv[%row, %col] : memref<4x128xf16> -> !ktdp.access_tile<2x64xindex>
+  ktdp.store %n, %u : tensor<2x64xf16>, !ktdp.access_tile<2x64xindex>
+  return
+})";
+    DeviceProgram p = lower(k);
+    ASSERT_EQ(p.buffers.size(), 2u);
+    EXPECT_EQ(p.buffers[0].shape, (std::vector<int64_t>{128, 4}));  // Halide order: the global shape
+    auto in = ramp16({128, 4});
+    SpyreRun r = run_on_spyre(p, {in});
+    for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 128; x++) ASSERT_EQ(at(r.output, x, y), -float(in(x, y))) << x << ", " << y;
+}
+
 TEST(KtirImport, IfOnTileIdAndLoopCarriedIndexSelectPerTileWork) {
     // Tile 0 negates its rows, tile 1 doubles them; rows are walked with an iter_arg offset.
     std::string k = views(8, 64, "array<i64: 2>") + R"(
