@@ -304,6 +304,24 @@ Val Importer::row_broadcast(const Op &op, const Tens &s, const Type &rt) {
     return v;
 }
 
+bool Importer::element_arith(const Op &op) {
+    if (op.result_types.size() != 1 || op.result_types[0].kind != Type::Float) return false;
+    if (op.name.rfind("arith.", 0) != 0 && op.name.rfind("math.", 0) != 0) return false;
+    bool element = false;
+    for (const std::string &o : op.operands) {
+        const Val &v = val(o, op);
+        if (v.k != Val::T) continue;
+        if (v.x.kind != Tens::InLx || !v.x.shape.empty())
+            throw_error("line ", op.line, ": ", op.name, ": %", o, " is a tensor, the result a scalar");
+        if (v.x.at.reg.id != 0 || v.x.at.off % sb_ != 0)
+            throw_error("line ", op.line, ": ", op.name, ": %", o, " is an element in LX that is not the first of "
+                        "its stick; float arithmetic on a run-time element works on the first element of a stick "
+                        "(a reduction's result, tensor.extract at [0])");
+        element = true;
+    }
+    return element;
+}
+
 void Importer::tensor_op(const Op &op) {
     std::string n = op.name;
     std::vector<std::string> ins = op.operands;
@@ -322,7 +340,20 @@ void Importer::tensor_op(const Op &op) {
     const Type &rt = op.result_types[0];
     DType t = dtype_of(rt, op);
     std::vector<Tens> a;
-    for (const std::string &o : ins) a.push_back(tensor(o, op));
+    for (const std::string &o : ins) {
+        const Val &sv = val(o, op);
+        if (rt.kind != Type::Tensor && sv.k == Val::S) {  // a float constant beside an element (element_arith)
+            if (!sv.s.known || !sv.s.is_float)
+                throw_error("line ", op.line, ": ", op.name, ": %", o, " must be a float constant or --arg value");
+            Tens c;
+            c.kind = Tens::Splat;
+            c.t = t;
+            c.splat = t == DType::F16 ? half_to_float(float_to_half(float(sv.s.f))) : sv.s.f;
+            a.push_back(c);
+            continue;
+        }
+        a.push_back(tensor(o, op));
+    }
     for (const Tens &x : a)
         if (x.shape != rt.shape)
             throw_error("line ", op.line, ": ", op.name, ": operand shapes differ from the result's (broadcast "
@@ -888,14 +919,18 @@ void Importer::ring_reduce_of(const Op &op, const std::string &in, RedOp ro, DTy
     Tens x = tensor(in, op);
     if (x.t != rt) throw_error("line ", op.line, ": ", op.name, ": the result's element type differs from the input's");
     if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
-    if (!packed(x) || (elements(x.shape) * dtype_bytes(x.t)) % sb_ != 0)
-        throw_error("line ", op.line, ": ", op.name, ": the tensor must fill whole sticks, packed (RING_REDUCE "
-                    "combines whole sticks)");
+    const int64_t bytes = elements(x.shape) * dtype_bytes(x.t);
+    // Less than a stick (one row's sum, ktir-cpu's 2x2 rmsnorm): reduced in a stick of its own, whose
+    // other lanes combine with each other and are not read.
+    const bool part_stick = bytes < sb_ && packed(x);
+    if (!packed(x) || (bytes % sb_ != 0 && !part_stick))
+        throw_error("line ", op.line, ": ", op.name, ": the tensor must fill whole sticks, packed, or fit in one "
+                    "(RING_REDUCE combines whole sticks)");
     Val v;
     v.k = Val::T;
-    const Op *st = lx_store_of(op, op.results[0]);
+    const Op *st = part_stick ? nullptr : lx_store_of(op, op.results[0]);
     Tens at = x;
-    if (du_[in].last > info_.at(&op).index) {
+    if (part_stick || du_[in].last > info_.at(&op).index) {
         at = new_tensor(x.t, x.shape, op);
         materialize(x, op, &at);
     } else {
@@ -905,10 +940,10 @@ void Importer::ring_reduce_of(const Op &op, const std::string &in, RedOp ro, DTy
         Tens d = tile_tensor(tile_of(st->operands[1], *st), *st);
         if (d.at.reg.id == at.at.reg.id && d.at.off == at.at.off) skip_.insert(st);
     }
-    int32_t sticks = int32_t(elements(x.shape) * dtype_bytes(x.t) / sb_);
+    int32_t sticks = int32_t(std::max<int64_t>(1, bytes / sb_));
     Access acc;
-    acc.reads.push_back(range_of(at));
-    acc.writes.push_back(range_of(at));
+    acc.reads.push_back(range_at(at.at, int64_t(sticks) * sb_));
+    acc.writes.push_back(range_at(at.at, int64_t(sticks) * sb_));
     if (!explicit_) drain();  // every core's partial is complete before the collective
     before(QRing, acc);
     const Op &tag_op = st && skip_.count(st) ? *st : op;

@@ -336,6 +336,10 @@ private:
 
     // Elementwise arith / math / named linalg ops on tensors.
     void tensor_op(const Op &op);
+    // A float scalar op with an operand that is an element in LX (a tensor.extract, or such an op's
+    // result): done by tensor_op on one stick, the element at its start and float constants as
+    // splats; the result is such an element (which tensor.splat broadcasts).
+    bool element_arith(const Op &op);
 
     void binary(const Op &op, Opcode oc, Tens x, Tens y, DType t);
 

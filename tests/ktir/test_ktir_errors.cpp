@@ -357,10 +357,16 @@ std::vector<BadCase> cases() {
          "line 13: ktdp.inter_tile_reduce: consumer_tiles_per_group holds no tile"},
         {"InterTileProducerRegionEndsOtherwise", kernel(subst(inter_tile(), "    ktdp.yield_partial %v : tensor<4x64xf16>\n", ""), kGrid4),
          "line 9: ktdp.inter_tile_produce: the region must end in ktdp.yield_partial of one tensor"},
-        {"InterTilePartialNotStickWhole", kernel("  %t = ktdp.construct_access_tile %xv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<1x8xindex>\n"
-             "  %v = ktdp.load %t : !ktdp.access_tile<1x8xindex> -> tensor<1x8xf16>\n  %u = tensor.empty() : tensor<1x1xf16>\n" +
-             subst(inter_tile().substr(kLoad.size()), "tensor<4x64xf16>", "tensor<1x8xf16>"), kGrid4),
-         "line 13: ktdp.inter_tile_reduce: the tensor must fill whole sticks, packed (RING_REDUCE combines whole sticks)"},
+        {"InterTilePartialNotStickWhole", kernel("  %one = arith.constant 1.0 : f16\n  %s1 = tensor.splat %one : tensor<1x80xf16>\n  %v = math.exp %s1 : tensor<1x80xf16>\n" +
+             subst(inter_tile().substr(kLoad.size()), "tensor<4x64xf16>", "tensor<1x80xf16>"), kGrid4),
+         "line 13: ktdp.inter_tile_reduce: the tensor must fill whole sticks, packed, or fit in one (RING_REDUCE combines whole sticks)"},
+        // ---- float arithmetic on a run-time element (element_arith)
+        {"ElementArithOnATensor", kernel(kLoad + "  %e = tensor.extract %v[%c0, %c0] : tensor<4x64xf16>\n  %w = arith.addf %e, %v : f16\n"),
+         "line 10: arith.addf: %v is a tensor, the result a scalar"},
+        {"ElementArithNotFirstOfItsStick", kernel(kLoad + "  %c1 = arith.constant 1 : index\n  %e = tensor.extract %v[%c0, %c1] : tensor<4x64xf16>\n  %w = math.rsqrt %e : f16\n"),
+         "line 11: math.rsqrt: %e is an element in LX that is not the first of its stick"},
+        {"ElementArithWithAnInteger", kernel(kLoad + "  %e = tensor.extract %v[%c0, %c0] : tensor<4x64xf16>\n  %w = arith.addf %e, %c0 : f16\n"),
+         "line 10: arith.addf: %c0 must be a float constant or --arg value"},
         {"InterTileProduceGenericForm", kernel(kLoad + "  \"ktdp.inter_tile_produce\"() : () -> ()\n"),
          "line 9: ktdp.inter_tile_produce: takes no operands and has one result (the future) and one region"},
         {"InterTileReduceGenericForm", kernel(kLoad + "  \"ktdp.inter_tile_reduce\"() : () -> ()\n"),

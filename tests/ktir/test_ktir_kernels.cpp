@@ -200,4 +200,26 @@ TEST(KtirKernels, InterTileAllReduceGivesEveryTileTheSumAndMaximumOfTheTilesRows
               2);
 }
 
+// An RMS norm split over 2 tiles: one-element partial sums all-reduced between the tiles, then float
+// arithmetic on the run-time sum (divide, add eps, rsqrt) on one stick, splat over the row. Halide
+// computes it with the device's roundings: squares and the sum of each half to fp16 (the sum itself
+// in fp32), the partials added in fp16, each scalar step rounded to fp16.
+TEST(KtirKernels, RmsNormOverTwoTilesDoesFloatArithmeticOnTheRunTimeSum) {
+    DeviceProgram p = import("tile_rmsnorm.ktir", {{"eps", "0.001"}});
+    EXPECT_EQ(p.num_cores, 2);
+    Buffer<float16_t> x = random_f16({128, 1}, 11);
+    SpyreRun r = run_on_spyre(p, {x});
+    Var c, row;
+    RDom k(0, 64);
+    Func sq, half_sum, scale, y;
+    sq(c, row) = x(c, row) * x(c, row);
+    half_sum(c) = cast<float16_t>(Halide::sum(cast<float>(sq(c * 64 + k, 0))));
+    Expr total = half_sum(0) + half_sum(1);
+    Expr mean = total / float16_t(128.0f);
+    Expr shifted = mean + float16_t(0.001f);
+    scale() = cast<float16_t>(1.0f / Halide::sqrt(cast<float>(shifted)));
+    y(c, row) = x(c, row) * scale();
+    EXPECT_LE(max_ulp(r.output, realize(y, {128, 1})), 1);
+}
+
 }  // namespace
