@@ -188,6 +188,19 @@ void Parser::same_type_op(Op &op) {
     }
 }
 
+void Parser::typed_values(Op &op, const std::string &what) {
+    std::vector<std::string> vals;
+    do vals.push_back(value_name());
+    while (accept(","));
+    expect(":");
+    std::vector<Type> types;
+    do types.push_back(type());
+    while (accept(","));
+    if (types.size() != vals.size()) fail_at(op.line, op.name + ": " + what + " and types differ in number");
+    op.operands.insert(op.operands.end(), vals.begin(), vals.end());
+    op.operand_types.insert(op.operand_types.end(), types.begin(), types.end());
+}
+
 void Parser::set_attr(Op &op, const char *key) {
     Attr a = attribute();
     if (a.kind != Attr::Set) fail(op.name + ": " + key + " must be an affine_set");
@@ -395,14 +408,8 @@ Op Parser::operation() {
     } else if (n == "ktdp.construct_distributed_memory_view") {
         // (%p0, %p1, ... : memref types) [attr-dict] : memref<global>
         expect("(");
-        do op.operands.push_back(value_name());
-        while (accept(","));
-        expect(":");
-        do op.operand_types.push_back(type());
-        while (accept(","));
+        typed_values(op, "partitions");
         expect(")");
-        if (op.operand_types.size() != op.operands.size())
-            fail_at(op.line, n + ": partitions and their types differ in number");
         opt_attr_dict(op);
         expect(":");
         results_from(op, {type()});
@@ -437,20 +444,7 @@ Op Parser::operation() {
         }
         expect_word("identity");
         expect("(");
-        if (!is_punct(")")) {
-            std::vector<std::string> ids;
-            do ids.push_back(value_name());
-            while (accept(","));
-            expect(":");
-            std::vector<Type> ts;
-            do ts.push_back(type());
-            while (accept(","));
-            if (ts.size() != ids.size()) fail_at(op.line, n + ": identity values and types differ in number");
-            for (size_t i = 0; i < ids.size(); i++) {
-                op.operands.push_back(ids[i]);
-                op.operand_types.push_back(ts[i]);
-            }
-        }
+        if (!is_punct(")")) typed_values(op, "identity values");
         expect(")");
         opt_attr_dict(op);
         expect(":");
@@ -461,14 +455,7 @@ Op Parser::operation() {
         opt_attr_dict(op);
         results_from(op, rt);
     } else if (n == "ktdp.yield_partial" || n == "ktdp.yield_reduced") {
-        if (peek().kind == Token::Value) {
-            do op.operands.push_back(value_name());
-            while (accept(","));
-            expect(":");
-            do op.operand_types.push_back(type());
-            while (accept(","));
-            if (op.operand_types.size() != op.operands.size()) fail_at(op.line, n + ": values and types differ in number");
-        }
+        if (peek().kind == Token::Value) typed_values(op, "values");
         opt_attr_dict(op);
     } else if (n == "scf.for") {
         std::string iv = value_name();

@@ -437,7 +437,7 @@ std::vector<BadCase> cases() {
         {"DistributedPartitionOfOtherType", subst(dist_kernel(), ": memref<4x128xf16>\n  %c0", ": memref<4x128xf32>\n  %c0"),
          "line 7: ktdp.construct_distributed_memory_view: partition %p0 differs from the view memref<4x128xf32> in rank or element type"},
         {"DistributedPartitionTypesDiffer", subst(dist_kernel(), "(%p0, %p1 : memref<4x64xf16>, memref<4x64xf16>)", "(%p0, %p1 : memref<4x64xf16>)"),
-         "line 7: ktdp.construct_distributed_memory_view: partitions and their types differ in number"},
+         "line 7: ktdp.construct_distributed_memory_view: partitions and types differ in number"},
         {"RingReduceMissingKind", kernel(kLoad + "  %w = ktdp.reduce %v {mode = #ktdp.reduce_mode<all_reduce>} : tensor<4x64xf16> -> tensor<4x64xf16>\n"),
          "line 9: ktdp.reduce: needs kind = #ktdp....<...>"},
         // ---- shifted reads in tensor slices (docs/ktir.md, "Shifted reads")
