@@ -66,6 +66,7 @@ Kernel random_kernel(uint32_t seed) {
     k.global_space = spelling & 2;
     k.locations = spelling & 4;
     k.grid_2d = spelling & 8;
+    if (k.sum_of >= 0 && pick(2)) k.all_reduce = (int[]){0, 3, 4}[pick(3)];  // drawn last: earlier cases keep their draws
     return k;
 }
 
@@ -145,10 +146,25 @@ std::string ktir_text(const Kernel &k) {
         o << ind << "scf.yield %rn" << (sum ? ", %acc2" : "") << " : index" << (sum ? ", " + tens_t : "") << "\n    }\n";
         break;
     }
+    std::string stored = "%sum";
+    if (sum && k.all_reduce >= 0) {
+        // The future's type spelt out, or shortened as ktir-mlir-frontend prints it.
+        const std::string tiles = "affine_set<(i)[g] : (i >= 0, -i + " + std::to_string(k.grid - 1) + " >= 0)>";
+        const std::string fut = (k.short_types ? "<(" + tens_t + ")" : "!ktdp.tile_future<" + tens_t) +
+                                ", groups = affine_set<(g) : (g == 0)>>";
+        o << "    %fut = ktdp.inter_tile_produce producer_tiles_per_group = " << tiles << " -> " << fut << " {\n"
+          << "    ^bb0(%gid: index):\n      ktdp.yield_partial %sum : " << tens_t << "\n    }\n"
+          << "    %ident = arith.constant dense<0.0> : " << tens_t << "\n"
+          << "    %red = ktdp.inter_tile_reduce(%fut) consumer_tiles_per_group = " << tiles << ", identity(%ident : "
+          << tens_t << ") : " << fut << " -> " << tens_t << " {\n    ^bb0(%lhs: " << tens_t << ", %rhs: " << tens_t
+          << "):\n      %comb = " << kBinOps[k.all_reduce] << " %lhs, %rhs : " << tens_t
+          << "\n      ktdp.yield_reduced %comb : " << tens_t << "\n    }\n";
+        stored = "%red";
+    }
     if (sum) {
         o << "    %tacc = ktdp.construct_access_tile %vacc[%core, %c0] : memref<" << k.grid << "x64xf16> -> " << tile_t
           << "\n";
-        o << "    ktdp.store %sum, %tacc : " << tens_t << ", " << ls_tile_t << "\n";
+        o << "    ktdp.store " << stored << ", %tacc : " << tens_t << ", " << ls_tile_t << "\n";
     }
     o << "    return\n  }\n}\n";
     if (!k.locations) return o.str();
@@ -250,6 +266,14 @@ Images evaluate(const Kernel &k, const Images &inputs) {
                 for (int j = 0; j < kTile; j++) acc[size_t(j)] = bin(0, acc[size_t(j)], val[size_t(k.sum_of)][size_t(j)]);
         }
         if (k.sum_of >= 0) std::copy(acc.begin(), acc.end(), mem["acc"].begin() + long(c * kTile));
+    }
+    if (k.all_reduce >= 0) {  // the tiles' sums combined in tile order, every tile given the result
+        std::vector<uint16_t> &a = mem["acc"];
+        for (int j = 0; j < kTile; j++) {
+            uint16_t r = a[size_t(j)];
+            for (int c = 1; c < k.grid; c++) r = bin(k.all_reduce, r, a[size_t(c * kTile + j)]);
+            for (int c = 0; c < k.grid; c++) a[size_t(c * kTile + j)] = r;
+        }
     }
     return mem;
 }

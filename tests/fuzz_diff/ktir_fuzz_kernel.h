@@ -3,7 +3,8 @@
 // stores, buffers updated in place) inside one of several loop forms over each compute tile's
 // block of rows (a plain loop, two nested loops, an index iter_arg carrying the row, a tensor
 // iter_arg accumulating a sum), with constant splats as operands and rows of one or two tiles. It is written out as KTIR text for the importer and evaluated
-// directly by a reference interpreter of the same semantics, row tiles as arrays.
+// directly by a reference interpreter of the same semantics, row tiles as arrays. A tile's sum may
+// be all-reduced across the tiles (the partials combined in tile order, rounded to fp16 each step).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,9 @@ struct Kernel {
     int cols = kTile;        // kTile or 2 * kTile
     enum Form { Plain, Nested, IndexIterArg } form = Plain;
     int sum_of = -1;         // >= 0: a tensor iter_arg sums this value over the rows into buffer "acc" (grid x 64)
+    // >= 0 (with sum_of): the tiles' sums are all-reduced across the tiles with kBinOps[all_reduce]
+    // (add, max or min: ktdp.inter_tile_produce and inter_tile_reduce) before each tile stores it.
+    int all_reduce = -1;
     std::vector<Stmt> body;
     // How IBM's tools may spell the same kernel: the access tile's short type `<1x64xindex>` in
     // loads and stores, ktir-cpu's `#ktdp.memory_space<global>`, `loc(...)` on every op with the
