@@ -67,6 +67,11 @@ Kernel random_kernel(uint32_t seed) {
     k.locations = spelling & 4;
     k.grid_2d = spelling & 8;
     if (k.sum_of >= 0 && pick(2)) k.all_reduce = (int[]){0, 3, 4}[pick(3)];  // drawn last: earlier cases keep their draws
+    if (k.all_reduce >= 0) {
+        do k.group = 1 << pick(3);
+        while (k.grid % k.group);
+        k.strided = pick(2);
+    }
     return k;
 }
 
@@ -149,9 +154,16 @@ std::string ktir_text(const Kernel &k) {
     std::string stored = "%sum";
     if (sum && k.all_reduce >= 0) {
         // The future's type spelt out, or shortened as ktir-mlir-frontend prints it.
-        const std::string tiles = "affine_set<(i)[g] : (i >= 0, -i + " + std::to_string(k.grid - 1) + " >= 0)>";
+        // Groups of adjacent tiles (i in [S g, S g + S - 1]) or of every G-th tile (i = g mod G).
+        const int groups = k.grid / k.group;
+        const std::string S = std::to_string(k.group), G = std::to_string(groups);
+        const std::string tiles =
+            k.strided ? "affine_set<(i)[g] : ((i - g) mod " + G + " == 0, i - g >= 0, -i + g + " +
+                            std::to_string((k.group - 1) * groups) + " >= 0)>"
+                      : "affine_set<(i)[g] : (i - " + S + "*g >= 0, -i + " + S + "*g + " + std::to_string(k.group - 1) +
+                            " >= 0)>";
         const std::string fut = (k.short_types ? "<(" + tens_t + ")" : "!ktdp.tile_future<" + tens_t) +
-                                ", groups = affine_set<(g) : (g == 0)>>";
+                                ", groups = affine_set<(g) : (g >= 0, -g + " + std::to_string(groups - 1) + " >= 0)>>";
         o << "    %fut = ktdp.inter_tile_produce producer_tiles_per_group = " << tiles << " -> " << fut << " {\n"
           << "    ^bb0(%gid: index):\n      ktdp.yield_partial %sum : " << tens_t << "\n    }\n"
           << "    %ident = arith.constant dense<0.0> : " << tens_t << "\n"
@@ -267,12 +279,17 @@ Images evaluate(const Kernel &k, const Images &inputs) {
         }
         if (k.sum_of >= 0) std::copy(acc.begin(), acc.end(), mem["acc"].begin() + long(c * kTile));
     }
-    if (k.all_reduce >= 0) {  // the tiles' sums combined in tile order, every tile given the result
+    if (k.all_reduce >= 0) {  // each group's sums combined in tile order, each of its tiles given the result
         std::vector<uint16_t> &a = mem["acc"];
-        for (int j = 0; j < kTile; j++) {
-            uint16_t r = a[size_t(j)];
-            for (int c = 1; c < k.grid; c++) r = bin(k.all_reduce, r, a[size_t(c * kTile + j)]);
-            for (int c = 0; c < k.grid; c++) a[size_t(c * kTile + j)] = r;
+        const int groups = k.grid / k.group;
+        for (int g = 0; g < groups; g++) {
+            std::vector<int> tiles;
+            for (int m = 0; m < k.group; m++) tiles.push_back(k.strided ? g + m * groups : g * k.group + m);
+            for (int j = 0; j < kTile; j++) {
+                uint16_t r = a[size_t(tiles[0] * kTile + j)];
+                for (size_t m = 1; m < tiles.size(); m++) r = bin(k.all_reduce, r, a[size_t(tiles[m] * kTile + j)]);
+                for (int t : tiles) a[size_t(t * kTile + j)] = r;
+            }
         }
     }
     return mem;

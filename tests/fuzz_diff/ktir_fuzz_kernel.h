@@ -42,6 +42,10 @@ struct Kernel {
     // >= 0 (with sum_of): the tiles' sums are all-reduced across the tiles with kBinOps[all_reduce]
     // (add, max or min: ktdp.inter_tile_produce and inter_tile_reduce) before each tile stores it.
     int all_reduce = -1;
+    // The all-reduce's groups: `group` tiles each, adjacent (`strided` false: tiles g * group ...
+    // g * group + group - 1) or every (grid / group)-th tile (tiles g, g + grid / group, ...).
+    int group = 1;
+    bool strided = false;
     std::vector<Stmt> body;
     // How IBM's tools may spell the same kernel: the access tile's short type `<1x64xindex>` in
     // loads and stores, ktir-cpu's `#ktdp.memory_space<global>`, `loc(...)` on every op with the
