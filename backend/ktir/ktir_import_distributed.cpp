@@ -27,7 +27,9 @@ bool constant_offset(const std::function<const Op *(const std::string &)> &def, 
         if (!constant_offset(def, d->operands[0], arg, &x, depth + 1) ||
             !constant_offset(def, d->operands[1], arg, &y, depth + 1))
             return false;
-        *out = d->name == "arith.addi" ? wrap_add(x, y) : d->name == "arith.subi" ? wrap_add(x, -y) : wrap_mul(x, y);
+        *out = d->name == "arith.addi"   ? wrap_add(x, y)
+               : d->name == "arith.subi" ? wrap_add(x, wrap_mul(-1, y))
+                                         : wrap_mul(x, y);
         return true;
     }
     return false;

@@ -21,6 +21,7 @@ bool holds(const IntegerSet &s, const std::vector<int64_t> &dims, const std::vec
         auto arg = [&](size_t i) { return ev(e.args[i], depth + 1); };
         auto floor_div = [&](int64_t a, int64_t b) {
             if (b == 0) throw_error("line ", op.line, ": ", op.name, ": ", what, " divides by zero");
+            if (b == -1) return wrap_mul(-1, a);  // INT64_MIN / -1 would trap
             int64_t q = a / b;
             return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
         };
@@ -36,10 +37,10 @@ bool holds(const IntegerSet &s, const std::vector<int64_t> &dims, const std::vec
         case IExpr::Mul: return wrap_mul(arg(0), arg(1));
         case IExpr::Neg: return wrap_mul(-1, arg(0));
         case IExpr::FloorDiv: return floor_div(arg(0), arg(1));
-        case IExpr::CeilDiv: return -floor_div(-arg(0), arg(1));
+        case IExpr::CeilDiv: return wrap_mul(-1, floor_div(wrap_mul(-1, arg(0)), arg(1)));
         case IExpr::Mod: {
             int64_t b = arg(1);
-            return wrap_add(arg(0), wrap_mul(-floor_div(arg(0), b), b));
+            return wrap_add(arg(0), wrap_mul(wrap_mul(-1, floor_div(arg(0), b)), b));
         }
         case IExpr::Value:
             throw_error("line ", op.line, ": ", op.name, ": ", what, " reads the SSA value %", e.name,

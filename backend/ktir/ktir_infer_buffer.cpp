@@ -72,11 +72,15 @@ bool Importer::infer_buffer_view(const std::string &arg, const std::vector<const
                 !value(d->operands[1], core, ivs, need, &y, depth + 1))
                 return false;
             if (d->name == "arith.addi") return *out = wrap_add(x, y), true;
-            if (d->name == "arith.subi") return *out = wrap_add(x, wrap_mul(-1, y)), true;
+            if (d->name == "arith.subi") return *out = wrap_add(x, wrap_mul(-1, y)), true;  // no -y: it may overflow
             if (d->name == "arith.muli") return *out = wrap_mul(x, y), true;
             if (y == 0) {
                 if (!need->empty()) return *out = 0, true;  // a loop variable still to be bound
                 return *why = "the offset of a view divides by zero", false;
+            }
+            if (y == -1) {  // INT64_MIN / -1 would trap
+                if (d->name == "arith.remsi" || d->name == "arith.remui") return *out = 0, true;
+                return *out = wrap_mul(-1, x), true;
             }
             if (d->name == "arith.remsi" || d->name == "arith.remui") return *out = x % y, true;
             int64_t q = x / y;
@@ -88,6 +92,9 @@ bool Importer::infer_buffer_view(const std::string &arg, const std::vector<const
     };
 
     // Every view on `arg` must be the same but for its outermost size, dense, at a row boundary.
+    for (const Op *v : views)
+        for (int64_t s : v->sizes)
+            if (s <= 0) return *why = "the view at line " + std::to_string(v->line) + " has a size of " + std::to_string(s), false;
     const Op &first = *views[0];
     int64_t row = 1;
     for (size_t i = 1; i < first.sizes.size(); i++) row = wrap_mul(row, first.sizes[i]);

@@ -438,6 +438,13 @@ std::vector<BadCase> cases() {
          "line 7: ktdp.construct_distributed_memory_view: partition %p0 differs from the view memref<4x128xf32> in rank or element type"},
         {"DistributedPartitionTypesDiffer", subst(dist_kernel(), "(%p0, %p1 : memref<4x64xf16>, memref<4x64xf16>)", "(%p0, %p1 : memref<4x64xf16>)"),
          "line 7: ktdp.construct_distributed_memory_view: partitions and types differ in number"},
+        {"OffsetViewOfSizeZero", offset_kernel("", "%c0", "", "sizes: [1, 0], strides: [64, 1]"),
+         kNoView + "the view at line 7 has a size of 0"},
+        {"OffsetOfTheMostNegativeValueOverMinusOne", offset_kernel("  %h = arith.constant 4294967296 : index\n  %l = arith.constant 2147483648 : index\n"
+             "  %m = arith.muli %h, %l : index\n  %n1 = arith.constant -1 : index\n  %q = arith.divsi %m, %n1 : index\n", "%q"),
+         kNoView + "the view at line 12 starts at element -9223372036854775808 for tile 0"},
+        {"InterTileSetOfTheMostNegativeValueOverMinusOne", kernel(inter_tile("(i)[g] : (((i * 4294967296) * 2147483648) floordiv -1 >= 0, -g >= 0)"), kGrid4),
+         "line 9: ktdp.inter_tile_produce: tile 1 of the grid's 4 produces for no group"},
         {"RingReduceMissingKind", kernel(kLoad + "  %w = ktdp.reduce %v {mode = #ktdp.reduce_mode<all_reduce>} : tensor<4x64xf16> -> tensor<4x64xf16>\n"),
          "line 9: ktdp.reduce: needs kind = #ktdp....<...>"},
         // ---- shifted reads in tensor slices (docs/ktir.md, "Shifted reads")
