@@ -1381,16 +1381,27 @@ private:
             return;
         }
         std::string x = load(tl, s, t);
-        store(all_reduce(x, s, t, RedOp(a[1])), tl, s, t, a[0]);
+        store(all_reduce(x, s, t, RedOp(a[1]), a[5], a[6]), tl, s, t, a[0]);
     }
 
-    // The dialect's inter-tile all-reduce of `x` over every core: ktdp.inter_tile_produce of each
-    // core's partial, ktdp.inter_tile_reduce of it with every core a consumer (one group, no
-    // per-tile dependencies: each core waits for every core's partial). Returns the result.
-    std::string all_reduce(const std::string &x, const std::vector<int64_t> &s, DType t, RedOp ro) {
+    // The dialect's inter-tile all-reduce of `x` over every core (group_size 0) or over RING_REDUCE's
+    // groups (isa.h): ktdp.inter_tile_produce of each core's partial, ktdp.inter_tile_reduce of it
+    // with every member a consumer (no per-tile dependencies: each core waits for every partial of
+    // its group). Group g holds the cores i with i floordiv (size stride) = g floordiv stride and
+    // i mod stride = g mod stride, so g = (i floordiv (size stride)) stride + i mod stride, the
+    // numbering the importer reads back. Returns the result.
+    std::string all_reduce(const std::string &x, const std::vector<int64_t> &s, DType t, RedOp ro,
+                           int32_t group_size = 0, int32_t group_stride = 0) {
         const std::string tt = tensor_type(s, t), n1 = std::to_string(p_.num_cores - 1);
-        const std::string tiles = "affine_set<(i)[g] : (i >= 0, -i + " + n1 + " >= 0)>";
-        const std::string fut = "!ktdp.tile_future<" + tt + ", groups = affine_set<(g) : (g == 0)>>";
+        std::string tiles = "affine_set<(i)[g] : (i >= 0, -i + " + n1 + " >= 0)>", groups = "(g) : (g == 0)";
+        if (group_size > 0) {
+            const int64_t stride = std::max(1, group_stride), span = int64_t(group_size) * stride;
+            const std::string T = std::to_string(stride), S = std::to_string(span);
+            tiles = "affine_set<(i)[g] : (i floordiv " + S + " - g floordiv " + T + " == 0, (i - g) mod " + T +
+                    " == 0, i >= 0, -i + " + n1 + " >= 0)>";
+            groups = "(g) : (g >= 0, -g + " + std::to_string(p_.num_cores / group_size - 1) + " >= 0)";
+        }
+        const std::string fut = "!ktdp.tile_future<" + tt + ", groups = affine_set<" + groups + ">>";
         const bool ints = t == DType::I32;
         const char *comb = ro == RedOp::Sum ? (ints ? "arith.addi" : "arith.addf")
                            : ro == RedOp::Max ? (ints ? "arith.maxsi" : "arith.maximumf")

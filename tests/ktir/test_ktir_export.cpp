@@ -259,6 +259,60 @@ TEST(KtirExport, RingReductionsAndBarriersAreInterTileAllReduces) {
         }
 }
 
+// RING_REDUCE over groups (isa.h) exports with the groups as tile sets (floordiv and mod of the
+// tile id) and imports back to the same groups, with the same numbers: 8 cores, a sum over groups
+// of 4 cores 2 apart and a maximum over pairs of adjacent cores.
+TEST(KtirExport, RingReductionsOverGroupsKeepTheirGroups) {
+    const int cores = 8;
+    ProgramBuilder b("group_reduce", cores);
+    int in = b.buffer("in", BufferKind::Input, DType::F32, {32, cores});
+    int out = b.buffer("out", BufferKind::Output, DType::F32, {32, cores});
+    int in2 = b.buffer("in2", BufferKind::Input, DType::F32, {32, cores});
+    int out2 = b.buffer("out2", BufferKind::Output, DType::F32, {32, cores});
+    DmaDesc d;
+    d.sticks = 1;
+    int desc = b.dma_desc(d);
+    Reg core = b.alloc(), off = b.alloc();
+    b.core_id(core);
+    b.muli(off, core, 128);
+    b.dma_ld(0, in, off, 0, Lx(0), desc);
+    b.dma_ld(1, in2, off, 0, Lx(S), desc);
+    b.wait_tag(0);
+    b.wait_tag(1);
+    b.ring_reduce(DType::F32, 2, RedOp::Sum, Lx(0), 1, 4, 2);
+    b.ring_reduce(DType::F32, 3, RedOp::Max, Lx(S), 1, 2, 1);
+    b.wait_tag(2);
+    b.wait_tag(3);
+    b.dma_st(4, out, off, 0, Lx(0), desc);
+    b.dma_st(5, out2, off, 0, Lx(S), desc);
+    b.wait_tag(4);
+    b.wait_tag(5);
+    const DeviceProgram p = b.finish();
+    const std::string text = ktir::export_ktir(p);
+    for (const char *want : {"affine_set<(i)[g] : (i floordiv 8 - g floordiv 2 == 0, (i - g) mod 2 == 0, i >= 0, -i + 7 >= 0)>",
+                             "groups = affine_set<(g) : (g >= 0, -g + 1 >= 0)>",
+                             "affine_set<(i)[g] : (i floordiv 2 - g floordiv 1 == 0, (i - g) mod 1 == 0, i >= 0, -i + 7 >= 0)>",
+                             "groups = affine_set<(g) : (g >= 0, -g + 3 >= 0)>"})
+        EXPECT_NE(text.find(want), std::string::npos) << want;
+    const DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    std::vector<std::pair<int32_t, int32_t>> want_groups, got_groups;
+    for (const Instr &in : p.code)
+        if (in.op == Opcode::RING_REDUCE) want_groups.push_back({in.a[5], std::max(1, in.a[6])});
+    for (const Instr &in : q.code)
+        if (in.op == Opcode::RING_REDUCE) got_groups.push_back({in.a[5], std::max(1, in.a[6])});
+    EXPECT_EQ(got_groups, want_groups);
+    std::vector<uint8_t> x(size_t(cores * 128));
+    for (size_t j = 0; j < x.size() / 4; j++) {
+        float f = float(int(j * 7 % 29) - 14);
+        std::memcpy(&x[j * 4], &f, 4);
+    }
+    MachineDesc m;
+    std::vector<uint8_t> x2(x.rbegin(), x.rend());
+    SimResult a = simulate(p, m, {x, {}, x2, {}}), r = simulate(q, m, {x, {}, x2, {}});
+    EXPECT_EQ(a.buffers[1], r.buffers[1]);
+    EXPECT_EQ(a.buffers[3], r.buffers[3]);
+}
+
 TEST(KtirExport, ExportedTextUsesTheKtdpFormsAndOurExtensions) {
     std::string text = ktir::export_ktir(every_instruction());
     for (const char *want : {"attributes {grid = [1], spyre.sync = \"explicit\"}", "ktdp.get_compute_tile_id : index",
