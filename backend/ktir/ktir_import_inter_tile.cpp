@@ -49,8 +49,8 @@ bool holds(const IntegerSet &s, const std::vector<int64_t> &dims, const std::vec
         throw_error("line ", op.line, ": ", op.name, ": ", what, " uses a dimension or symbol it does not declare");
     };
     if (int(dims.size()) != s.dims || int(syms.size()) != s.syms)
-        throw_error("line ", op.line, ": ", op.name, ": ", what, " must be affine_set<(", dims.size() == 1 ? "i" : "g",
-                    ")", syms.empty() ? "" : "[g]", " : ...>, it has ", s.dims, " dimensions and ", s.syms, " symbols");
+        throw_error("line ", op.line, ": ", op.name, ": ", what, " must be affine_set<",
+                    syms.empty() ? "(g)" : "(i)[g]", " : ...>, it has ", s.dims, " dimensions and ", s.syms, " symbols");
     for (size_t k = 0; k < s.exprs.size(); k++) {
         int64_t v = ev(s.exprs[k], 0);
         if (s.equality[k] ? v != 0 : v < 0) return false;

@@ -324,6 +324,8 @@ std::vector<BadCase> cases() {
         {"InterTileDependencies", kernel(inter_tile("(i)[g] : (i >= 0, -i + 3 >= 0)", "(g) : (g == 0)",
              "%s = arith.addf %l, %r : tensor<4x64xf16>", "producer_dependency_per_consumer = affine_set<(p)[c] : (p - c == 0)>, "), kGrid4),
          "line 13: ktdp.inter_tile_reduce: producer_dependency_per_consumer (per-tile dependencies) has no device form"},
+        {"InterTileGroupsSetWrongArity", kernel(inter_tile("(i)[g] : (i >= 0, -i + 3 >= 0)", "(g, h) : (g == 0)"), kGrid4),
+         "line 9: ktdp.inter_tile_produce: the tile_future's groups must be affine_set<(g) : ...>, it has 2 dimensions and 0 symbols"},
         {"InterTileProductCombiner", kernel(inter_tile("(i)[g] : (i >= 0, -i + 3 >= 0)", "(g) : (g == 0)",
              "%s = arith.mulf %l, %r : tensor<4x64xf16>"), kGrid4),
          "line 15: ktdp.inter_tile_reduce: the combiner arith.mulf has no device form (RING_REDUCE adds, takes the maximum or the minimum)"},
