@@ -115,22 +115,9 @@ void Parser::ins_outs(Op &op) {
         }
         next();
         expect("(");
-        std::vector<std::string> vals;
-        if (!is_punct(":")) {
-            do vals.push_back(value_name());
-            while (accept(","));
-        }
-        expect(":");
-        std::vector<Type> types;
-        do types.push_back(type());
-        while (accept(","));
+        const size_t n = typed_values(op, kw);
         expect(")");
-        if (types.size() != vals.size())
-            fail_at(op.line, op.name + ": " + kw + " has " + std::to_string(vals.size()) + " values but " +
-                 std::to_string(types.size()) + " types");
-        if (std::string(kw) == "ins") op.n_ins = int(vals.size());
-        op.operands.insert(op.operands.end(), vals.begin(), vals.end());
-        op.operand_types.insert(op.operand_types.end(), types.begin(), types.end());
+        if (std::string(kw) == "ins") op.n_ins = int(n);
     }
 }
 
@@ -188,17 +175,22 @@ void Parser::same_type_op(Op &op) {
     }
 }
 
-void Parser::typed_values(Op &op, const std::string &what) {
+size_t Parser::typed_values(Op &op, const std::string &what) {
     std::vector<std::string> vals;
-    do vals.push_back(value_name());
-    while (accept(","));
+    if (!is_punct(":")) {
+        do vals.push_back(value_name());
+        while (accept(","));
+    }
     expect(":");
     std::vector<Type> types;
     do types.push_back(type());
     while (accept(","));
-    if (types.size() != vals.size()) fail_at(op.line, op.name + ": " + what + " and types differ in number");
+    if (types.size() != vals.size())
+        fail_at(op.line, op.name + ": " + what + " has " + std::to_string(vals.size()) + " values but " +
+                             std::to_string(types.size()) + " types");
     op.operands.insert(op.operands.end(), vals.begin(), vals.end());
     op.operand_types.insert(op.operand_types.end(), types.begin(), types.end());
+    return vals.size();
 }
 
 void Parser::set_attr(Op &op, const char *key) {
@@ -408,7 +400,7 @@ Op Parser::operation() {
     } else if (n == "ktdp.construct_distributed_memory_view") {
         // (%p0, %p1, ... : memref types) [attr-dict] : memref<global>
         expect("(");
-        typed_values(op, "partitions");
+        typed_values(op, "the partition list");
         expect(")");
         opt_attr_dict(op);
         expect(":");
@@ -444,7 +436,7 @@ Op Parser::operation() {
         }
         expect_word("identity");
         expect("(");
-        if (!is_punct(")")) typed_values(op, "identity values");
+        if (!is_punct(")")) typed_values(op, "identity");
         expect(")");
         opt_attr_dict(op);
         expect(":");
@@ -455,7 +447,7 @@ Op Parser::operation() {
         opt_attr_dict(op);
         results_from(op, rt);
     } else if (n == "ktdp.yield_partial" || n == "ktdp.yield_reduced") {
-        if (peek().kind == Token::Value) typed_values(op, "values");
+        if (peek().kind == Token::Value) typed_values(op, "the yield");
         opt_attr_dict(op);
     } else if (n == "scf.for") {
         std::string iv = value_name();

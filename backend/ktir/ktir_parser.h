@@ -65,9 +65,9 @@ private:
     // `%a, %b` operands then `: type` (one type for all operands and the result).
     void same_type_op(Op &op);
     Op generic_op(Op op);
-    // `%a, %b : t1, t2` appended to op's operands and operand types (an error at op's line names
-    // `what` when the counts differ).
-    void typed_values(Op &op, const std::string &what);
+    // `%a, %b : t1, t2` appended to op's operands and operand types; returns how many (an error
+    // at op's line names `what` when the counts differ).
+    size_t typed_values(Op &op, const std::string &what);
     // An integer-set attribute into op.attrs[key] (an error names the op and key otherwise).
     void set_attr(Op &op, const char *key);
     // A `!ktdp.tile_future<...>` type (or its shortened `<...>` form): its partial tensor types
