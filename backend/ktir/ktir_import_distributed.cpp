@@ -6,39 +6,12 @@
 // (ktir-cpu's weight shards: `%w + 256`, strides [1024, 1], columns 256..511), every access reads
 // what that whole view reads, and the import is that view. Partitions in the LX of other cores
 // (RFC 0682's example) have no device form: an error names them.
-#include <functional>
-
 #include "ktir_importer.h"
 
 namespace spyre::ktir::lowering {
 
-namespace {
-
-// The element offset of `name` from `arg`: constants added, subtracted and multiplied.
-bool constant_offset(const std::function<const Op *(const std::string &)> &def, const std::string &name,
-                     const std::string &arg, int64_t *out, int depth = 0) {
-    if (depth > 64) return false;
-    if (name == arg) return *out = 0, true;
-    const Op *d = def(name);
-    if (!d) return false;
-    if (d->name == "arith.constant" && d->value.kind == Attr::Int) return *out = d->value.i, true;
-    if ((d->name == "arith.addi" || d->name == "arith.subi" || d->name == "arith.muli") && d->operands.size() == 2) {
-        int64_t x, y;
-        if (!constant_offset(def, d->operands[0], arg, &x, depth + 1) ||
-            !constant_offset(def, d->operands[1], arg, &y, depth + 1))
-            return false;
-        *out = d->name == "arith.addi"   ? wrap_add(x, y)
-               : d->name == "arith.subi" ? wrap_add(x, wrap_mul(-1, y))
-                                         : wrap_mul(x, y);
-        return true;
-    }
-    return false;
-}
-
-}  // namespace
-
 void Importer::distributed_views(const std::vector<const Op *> &dist) {
-    auto def = [&](const std::string &n) { return def_op(n); };
+    const std::map<std::string, const Op *> no_loops;
     for (const Op *d : dist) {
         auto fail = [&](const auto &...why) {
             throw_error("line ", d->line, ": ktdp.construct_distributed_memory_view: ", why...);
@@ -77,14 +50,25 @@ void Importer::distributed_views(const std::vector<const Op *> &dist) {
             std::vector<int64_t> lo, hi;
             if (box_bounds(*cs->second.set, lo, hi) >= 0)
                 fail("partition %", pn, ": its coordinate_set must be a box (one bound per constraint)");
-            int64_t offset, at = 0, volume = 1;
+            int64_t offset = 0, at = 0, volume = 1;
             for (size_t k = 0; k < rank; k++) {
                 if (lo[k] < 0 || hi[k] >= global.shape[k] || hi[k] - lo[k] + 1 != p->sizes[k])
                     fail("partition %", pn, ": its coordinate_set does not match its sizes inside ", global.text());
                 at = wrap_add(at, wrap_mul(lo[k], strides[k]));
                 volume = wrap_mul(volume, p->sizes[k]);
             }
-            if (!constant_offset(def, p->operands[0], arg, &offset) || offset != at)
+            // The same offset on every tile (a view addressed by tile is not one tensor's piece).
+            std::string why;
+            for (int64_t core = 0; core < num_cores_; core++) {
+                std::set<std::string> need;
+                int64_t o;
+                if (!offset_value(OffsetScope{arg, no_loops}, p->operands[0], core, {}, &need, &o, &why) ||
+                    !need.empty() || (core > 0 && o != offset))
+                    fail("partition %", pn, "'s offset from %", arg, " is not one constant",
+                         why.empty() ? std::string() : " (" + why + ")");
+                offset = o;
+            }
+            if (offset != at)
                 fail("partition %", pn, " does not start where the whole tensor's view puts its coordinates (",
                      at, " elements from %", arg, "); only partitions of one strided tensor have a device form");
             for (const auto &b : boxes) {

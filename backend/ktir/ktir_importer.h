@@ -146,6 +146,18 @@ private:
     // with the reason in *why, when the offsets cannot be evaluated or the views do not tile rows.
     bool infer_buffer_view(const std::string &arg, const std::vector<const Op *> &views, std::string *why);
     std::deque<Op> inferred_views_;  // the declaring views infer_buffer_view made
+    // Where an address is evaluated at import: `arg` counts as 0, `loop_of` maps the induction
+    // variables that may be bound (to their scf.for).
+    struct OffsetScope {
+        const std::string &arg;
+        const std::map<std::string, const Op *> &loop_of;
+    };
+    // The value of `name` at tile `core` with the loop variables in `ivs`: constants, tile ids,
+    // `--arg` values and integer arithmetic of them. `need` collects loop variables `ivs` lacks
+    // (the value is then a placeholder). False, with the reason in *why, otherwise.
+    bool offset_value(const OffsetScope &scope, const std::string &name, int64_t core,
+                      const std::map<std::string, int64_t> &ivs, std::set<std::string> *need, int64_t *out,
+                      std::string *why, int depth = 0);
 
     int declare_buffer(const Op &v, const std::string &name, int64_t const_addr);
     void split_stick_layout(const Op &v, const std::vector<size_t> &order, const BufInfo &bi,

@@ -17,6 +17,65 @@ constexpr int64_t kMaxEvaluations = int64_t(1) << 20;
 
 }  // namespace
 
+bool Importer::offset_value(const OffsetScope &scope, const std::string &name, int64_t core,
+                            const std::map<std::string, int64_t> &ivs, std::set<std::string> *need, int64_t *out,
+                            std::string *why, int depth) {
+    if (depth > 64) return *why = "the offset of a view is nested too deeply", false;
+    if (name == scope.arg) return *out = 0, true;
+    if (scope.loop_of.count(name)) {
+        auto it = ivs.find(name);
+        if (it != ivs.end()) return *out = it->second, true;
+        need->insert(name);
+        return *out = 0, true;
+    }
+    auto a = opt_.args.find(name);
+    if (a != opt_.args.end()) {
+        char *end = nullptr;
+        long long v = std::strtoll(a->second.c_str(), &end, 0);
+        if (a->second.empty() || *end) return *why = "argument %" + name + " is not an integer", false;
+        return *out = v, true;
+    }
+    const Op *d = def_op(name);
+    if (!d) return *why = "%" + name + " is not a constant, a tile id or a loop variable", false;
+    if (d->name == "arith.constant" && d->value.kind == Attr::Int) return *out = d->value.i, true;
+    if (d->name == "ktdp.get_compute_tile_id") {
+        // Dimension 0 fastest, as tile_id() lowers it.
+        std::vector<int64_t> grid = grid_.empty() ? std::vector<int64_t>{num_cores_} : grid_;
+        size_t i = size_t(std::find(d->results.begin(), d->results.end(), name) - d->results.begin());
+        int64_t inner = 1;
+        for (size_t k = 0; k < i && k < grid.size(); k++) inner *= grid[k];
+        *out = i < grid.size() ? core / inner % grid[i] : 0;
+        return true;
+    }
+    if (d->name == "arith.index_cast" || d->name == "arith.index_castui")
+        return offset_value(scope, d->operands[0], core, ivs, need, out, why, depth + 1);
+    static const char *kBinary[] = {"arith.addi", "arith.subi", "arith.muli", "arith.divsi", "arith.divui",
+                                    "arith.remsi", "arith.remui", "arith.floordivsi", "arith.ceildivsi"};
+    if (std::find(std::begin(kBinary), std::end(kBinary), d->name) != std::end(kBinary) && d->operands.size() == 2) {
+        int64_t x, y;
+        if (!offset_value(scope, d->operands[0], core, ivs, need, &x, why, depth + 1) ||
+            !offset_value(scope, d->operands[1], core, ivs, need, &y, why, depth + 1))
+            return false;
+        if (d->name == "arith.addi") return *out = wrap_add(x, y), true;
+        if (d->name == "arith.subi") return *out = wrap_add(x, wrap_mul(-1, y)), true;  // no -y: it may overflow
+        if (d->name == "arith.muli") return *out = wrap_mul(x, y), true;
+        if (y == 0) {
+            if (!need->empty()) return *out = 0, true;  // a loop variable still to be bound
+            return *why = "the offset of a view divides by zero", false;
+        }
+        if (y == -1) {  // INT64_MIN / -1 would trap
+            if (d->name == "arith.remsi" || d->name == "arith.remui") return *out = 0, true;
+            return *out = wrap_mul(-1, x), true;
+        }
+        if (d->name == "arith.remsi" || d->name == "arith.remui") return *out = x % y, true;
+        int64_t q = x / y;
+        if (d->name == "arith.floordivsi" && x % y != 0 && ((x < 0) != (y < 0))) q--;
+        if (d->name == "arith.ceildivsi" && x % y != 0 && ((x < 0) == (y < 0))) q++;
+        return *out = q, true;
+    }
+    return *why = "%" + name + " comes from " + d->name + ", which the importer does not evaluate", false;
+}
+
 bool Importer::infer_buffer_view(const std::string &arg, const std::vector<const Op *> &views, std::string *why) {
     std::map<std::string, const Op *> loop_of;  // induction variable -> its scf.for
     std::function<void(const Region &)> loops = [&](const Region &r) {
@@ -28,67 +87,10 @@ bool Importer::infer_buffer_view(const std::string &arg, const std::vector<const
     };
     loops(f_.body);
 
-    // The value of `name` with `arg` at 0, the tile id `core` and the loop variables in `ivs`;
-    // `need` collects the loop variables it reads that `ivs` lacks. False (and *why) when it is not a
-    // constant per tile and iteration.
-    std::function<bool(const std::string &, int64_t, const std::map<std::string, int64_t> &,
-                       std::set<std::string> *, int64_t *, int)>
-        value = [&](const std::string &name, int64_t core, const std::map<std::string, int64_t> &ivs,
-                    std::set<std::string> *need, int64_t *out, int depth) -> bool {
-        if (depth > 64) return *why = "the offset of a view is nested too deeply", false;
-        if (name == arg) return *out = 0, true;
-        if (loop_of.count(name)) {
-            auto it = ivs.find(name);
-            if (it != ivs.end()) return *out = it->second, true;
-            need->insert(name);
-            return *out = 0, true;
-        }
-        auto a = opt_.args.find(name);
-        if (a != opt_.args.end()) {
-            char *end = nullptr;
-            long long v = std::strtoll(a->second.c_str(), &end, 0);
-            if (a->second.empty() || *end) return *why = "argument %" + name + " is not an integer", false;
-            return *out = v, true;
-        }
-        const Op *d = def_op(name);
-        if (!d) return *why = "%" + name + " is not a constant, a tile id or a loop variable", false;
-        if (d->name == "arith.constant" && d->value.kind == Attr::Int) return *out = d->value.i, true;
-        if (d->name == "ktdp.get_compute_tile_id") {
-            // Dimension 0 fastest, as tile_id() lowers it.
-            std::vector<int64_t> grid = grid_.empty() ? std::vector<int64_t>{num_cores_} : grid_;
-            size_t i = size_t(std::find(d->results.begin(), d->results.end(), name) - d->results.begin());
-            int64_t inner = 1;
-            for (size_t k = 0; k < i && k < grid.size(); k++) inner *= grid[k];
-            *out = i < grid.size() ? core / inner % grid[i] : 0;
-            return true;
-        }
-        if (d->name == "arith.index_cast" || d->name == "arith.index_castui")
-            return value(d->operands[0], core, ivs, need, out, depth + 1);
-        static const char *kBinary[] = {"arith.addi", "arith.subi", "arith.muli", "arith.divsi", "arith.divui",
-                                        "arith.remsi", "arith.remui", "arith.floordivsi", "arith.ceildivsi"};
-        if (std::find(std::begin(kBinary), std::end(kBinary), d->name) != std::end(kBinary) && d->operands.size() == 2) {
-            int64_t x, y;
-            if (!value(d->operands[0], core, ivs, need, &x, depth + 1) ||
-                !value(d->operands[1], core, ivs, need, &y, depth + 1))
-                return false;
-            if (d->name == "arith.addi") return *out = wrap_add(x, y), true;
-            if (d->name == "arith.subi") return *out = wrap_add(x, wrap_mul(-1, y)), true;  // no -y: it may overflow
-            if (d->name == "arith.muli") return *out = wrap_mul(x, y), true;
-            if (y == 0) {
-                if (!need->empty()) return *out = 0, true;  // a loop variable still to be bound
-                return *why = "the offset of a view divides by zero", false;
-            }
-            if (y == -1) {  // INT64_MIN / -1 would trap
-                if (d->name == "arith.remsi" || d->name == "arith.remui") return *out = 0, true;
-                return *out = wrap_mul(-1, x), true;
-            }
-            if (d->name == "arith.remsi" || d->name == "arith.remui") return *out = x % y, true;
-            int64_t q = x / y;
-            if (d->name == "arith.floordivsi" && x % y != 0 && ((x < 0) != (y < 0))) q--;
-            if (d->name == "arith.ceildivsi" && x % y != 0 && ((x < 0) == (y < 0))) q++;
-            return *out = q, true;
-        }
-        return *why = "%" + name + " comes from " + d->name + ", which the importer does not evaluate", false;
+    const OffsetScope scope{arg, loop_of};
+    auto value = [&](const std::string &name, int64_t core, const std::map<std::string, int64_t> &ivs,
+                     std::set<std::string> *need, int64_t *out, int depth) {
+        return offset_value(scope, name, core, ivs, need, out, why, depth);
     };
 
     // Every view on `arg` must be the same but for its outermost size, dense, at a row boundary.
