@@ -104,9 +104,9 @@ TEST(Ring, BothDirectionsAtOnceOn32Cores) {
     EXPECT_EQ(r.stats.ring_bytes, 2 * cores * kStick);
 }
 
-// Each core loads row CORE_ID of "in" (`sticks` sticks of t), reduces it across all cores with `op`
-// and stores the result to its row of "out".
-DeviceProgram reduce_program(int cores, int sticks, DType t, RedOp op) {
+// Each core loads row CORE_ID of "in" (`sticks` sticks of t), reduces it across all cores (or its
+// group of `group_size` cores `group_stride` apart) with `op` and stores the result to its row of "out".
+DeviceProgram reduce_program(int cores, int sticks, DType t, RedOp op, int group_size = 0, int group_stride = 0) {
     const int64_t row = sticks * kStick;
     const int64_t lanes = kStick / dtype_bytes(t);
     ProgramBuilder b("ring_reduce", cores);
@@ -120,7 +120,7 @@ DeviceProgram reduce_program(int cores, int sticks, DType t, RedOp op) {
     b.muli(off, core, int32_t(row));
     b.dma_ld(0, in, off, 0, Lx(256), desc);
     b.wait_tag(0);
-    b.ring_reduce(t, 1, op, Lx(256), sticks);
+    b.ring_reduce(t, 1, op, Lx(256), sticks, group_size, group_stride);
     b.wait_tag(1);
     b.dma_st(2, out, off, 0, Lx(256), desc);
     b.wait_tag(2);
@@ -176,24 +176,9 @@ class RingReduceGroups : public ::testing::TestWithParam<std::pair<int, int>> {}
 
 TEST_P(RingReduceGroups, EveryCoreHoldsItsGroupsSum) {
     const auto [size, stride] = GetParam();
-    const int cores = 8, sticks = 1;
+    const int cores = 8;
     const int64_t row = 32;
-    ProgramBuilder b("group_reduce", cores);
-    int in = b.buffer("in", BufferKind::Input, DType::F32, {row, cores});
-    int out = b.buffer("out", BufferKind::Output, DType::F32, {row, cores});
-    DmaDesc d;
-    d.sticks = sticks;
-    int desc = b.dma_desc(d);
-    Reg core = b.alloc(), off = b.alloc();
-    b.core_id(core);
-    b.muli(off, core, int32_t(kStick));
-    b.dma_ld(0, in, off, 0, Lx(256), desc);
-    b.wait_tag(0);
-    b.ring_reduce(DType::F32, 1, RedOp::Sum, Lx(256), sticks, size, stride);
-    b.wait_tag(1);
-    b.dma_st(2, out, off, 0, Lx(256), desc);
-    b.wait_tag(2);
-    DeviceProgram p = b.finish();
+    DeviceProgram p = reduce_program(cores, 1, DType::F32, RedOp::Sum, size, stride);
     std::vector<float> x(size_t(cores * row));
     for (int c = 0; c < cores; c++)
         for (int i = 0; i < row; i++) x[size_t(c * row + i)] = float((c * 5 + i) % 17 - 8) * (c % 2 ? 1 : 16);
