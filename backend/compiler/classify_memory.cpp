@@ -56,6 +56,7 @@ public:
         // One-element allocations are inline reductions' accumulators: registers in spirit, LX here.
         if (op->memory_type == MemoryType::VTCM || depth_ > 0 || elems == 1) {
             b.place = Place::LX;
+            if (elems > 1) b.elems = std::max(elems, masked_read_reach(op));
         } else {
             b.place = Place::DeviceTemp;
             b.shape = {elems};
@@ -78,6 +79,49 @@ private:
             if (l->name == op->name) widest = std::max<int64_t>(widest, l->type.lanes());
         });
         return widest > lanes_per_stick ? (widest + lanes_per_stick - 1) / lanes_per_stick * lanes_per_stick : 0;
+    }
+
+    // How far into an LX buffer its masked vector reads reach, in elements. Halide masks the lanes of
+    // a tail vector past a Func's end; lower_store_predicates drops the mask on the loads (the vector
+    // unit reads whole sticks), so a consumer whose vectors are wider than the buffer's tail (an
+    // int32 copy of 130 columns read 128 lanes at a time) reads past it. The buffer is allocated to
+    // the end of the widest such read; a read whose start the loops do not bound reaches to the
+    // allocation rounded up to its width.
+    static int64_t masked_read_reach(const Allocate *op) {
+        class Reach : public IRVisitor {
+        public:
+            const Allocate *alloc = nullptr;
+            int64_t elems = 0, reach = 0;
+            Scope<Interval> loops;
+            using IRVisitor::visit;
+            void visit(const For *f) override {
+                ScopedBinding<Interval> bind(loops, f->name, loop_range(f->min, f->extent, loops));
+                IRVisitor::visit(f);
+            }
+            void visit(const LetStmt *l) override {
+                ScopedBinding<Interval> bind(loops, l->name, bounds_of_expr_in_scope(l->value, loops));
+                IRVisitor::visit(l);
+            }
+            void visit(const Load *l) override {
+                IRVisitor::visit(l);
+                if (l->name != alloc->name || is_const_one(l->predicate)) return;
+                const int64_t lanes = l->type.lanes();
+                const Ramp *r = l->index.as<Ramp>();
+                const Interval at = r ? bounds_of_expr_in_scope(r->base, loops) : Interval();
+                const std::optional<int64_t> hi = at.has_upper_bound() ? const_int(simplify(at.max)) : std::nullopt;
+                const std::optional<int64_t> stride = r ? const_int(r->stride) : std::nullopt;
+                if (hi && stride && *stride == 1) {
+                    reach = std::max(reach, *hi + lanes);
+                } else {
+                    reach = std::max(reach, (elems + lanes - 1) / lanes * lanes);
+                }
+            }
+        } v;
+        v.alloc = op;
+        v.elems = 1;
+        for (const Expr &e : op->extents) v.elems *= *as_const_int(e);
+        op->body.accept(&v);
+        return v.reach;
     }
 
     // A device_layout with the stick count outside storage dim `at`: the buffer keeps its storage

@@ -322,5 +322,33 @@ TEST(NarrowTypes, AByteReductionIsAnErrorThatSaysToAccumulateInInt32) {
     EXPECT_NE(msg.find("accumulate in int32"), std::string::npos) << msg;
 }
 
+// An int32 Func kept in LX per tile of a wider split (scratchpad_store_at) holds the 130 columns it
+// computes: 5 int32 sticks. Its consumer's tail vector is an int8 stick of 128 lanes (x = 128..255,
+// two in range), whose int32 arithmetic reads 4 sticks of it from x = 128: past those 5 sticks, into
+// whatever LX lies beyond (an input's staging, being loaded: a race the simulator stopped). Halide
+// masks those lanes; the LX copy is allocated to cover the read (spyre-fuzz-diff --seed 37 --case 4650).
+TEST(NarrowTypes, AnInt32StageInLxReadByAWiderTailVectorMatchesCpu) {
+    auto alg = [] {
+        Var x("x"), y("y");
+        ImageParam in(Int(8), 2, "in");
+        Func p("p"), out("out");
+        p(x, y) = cast<int32_t>(abs(cast<int32_t>(in(x, y))));
+        out(x, y) = cast<int8_t>(clamp(1 + p(x, y) + (p(x, y) + cast<int32_t>(in(x, y))), -128, 127));
+        Kernel k;
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        k.funcs = {{"p", p}};
+        return k;
+    };
+    auto hand = [](Kernel &k) {
+        Var xo("xo"), xi("xi");
+        schedule(k.output).split(k.vars["x"], xo, xi, 256).stick_vectorize(xi).ring_split(k.vars["y"], 4, 2);
+        schedule(k.funcs["p"]).scratchpad_store_at(k.output, xo).stick_vectorize(k.vars["x"]);
+    };
+    DiffResult r = run_differential(alg, hand, {{130, 2}}, {130, 2}, -128, 127);
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
 }  // namespace
 }  // namespace spyre::testing
