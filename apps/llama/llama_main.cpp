@@ -85,7 +85,13 @@ struct GenerateArgs {
     int top_k = 0;
     uint64_t seed = 0;
     bool no_eos = false;
+    int prefill_chunk = 0;
 };
+
+// ", in chunks of N" when a prefill of `tokens` runs in more than one chunk.
+std::string chunked(int chunk, int tokens) {
+    return chunk > 0 && chunk < tokens ? ", in chunks of " + std::to_string(chunk) : "";
+}
 
 // `spyre-llama generate`: the checkpoint's weights on the device, new ids drawn on the host from
 // the device's logits; the ids on one line, then the prefill's and the last decode step's figures.
@@ -109,7 +115,7 @@ int run_generate(const GenerateArgs &a, ModelOptions o) {
     std::vector<StepResult> steps;
     const Generated out = generate(
         [&](const std::vector<int> &ids) {
-            steps.push_back(steps.empty() ? model.prefill(ids) : model.decode(ids));
+            steps.push_back(steps.empty() ? model.prefill(ids, PrefillOptions{0, a.prefill_chunk}) : model.decode(ids));
             return model.logits(0);
         },
         c.vocab, prompt, g);
@@ -129,7 +135,7 @@ int run_generate(const GenerateArgs &a, ModelOptions o) {
                 steps.size() > 1 ? decode_us / double(steps.size() - 1) : 0.0);
     if (o.cards > 1) std::printf("; all-reduces between the cards %.1f us of it", reduce_us);
     std::printf("\n");
-    std::printf("prefill of %zu tokens:\n", prompt.size());
+    std::printf("prefill of %zu tokens%s:\n", prompt.size(), chunked(a.prefill_chunk, int(prompt.size())).c_str());
     print_figures(step_figures(cc, {int(prompt.size()), 1, int(prompt.size())}, steps[0], o.machine), c.layers,
                   "prefill", 1, o.machine, o.cards);
     if (steps.size() > 1) {
@@ -146,13 +152,16 @@ int run_generate(const GenerateArgs &a, ModelOptions o) {
 int main(int argc, char **argv) {
     CLI::App app{"Run a Llama decoder on the simulated Spyre device."};
     std::string config = "tiny", phase = "both";
-    int prompt = 64, steps = 8, context = 2048, batch = 1, layers = 0, cards = 1;
+    int prompt = 64, steps = 8, context = 2048, batch = 1, layers = 0, cards = 1, prefill_chunk = 0;
     bool timing_only = false, check_cpu = false, exact_timing = false;
     std::string trace;
     app.add_option("--config", config, "model: tiny or 8b")->capture_default_str();
     app.add_option("--phase", phase, "prefill, decode or both (a prefill then decode steps)")->capture_default_str();
     app.add_option("--prompt", prompt, "prompt tokens of the prefill")->capture_default_str();
     app.add_option("--steps", steps, "decode steps")->capture_default_str();
+    const std::string chunk_help = "prefill in steps of this many tokens (the last one what is left), each attending to the cache the "
+                   "ones before it filled; 0: the whole prompt in one step";
+    app.add_option("--prefill-chunk", prefill_chunk, chunk_help)->capture_default_str()->check(CLI::NonNegativeNumber);
     app.add_option("--context", context, "timing-only decode: positions already in the cache")->capture_default_str();
     app.add_option("--batch", batch, "sequences decoded together")->capture_default_str();
     app.add_option("--layers", layers, "layers run (0: all)")->capture_default_str();
@@ -202,6 +211,7 @@ int main(int argc, char **argv) {
     gen->add_option("--stop-ids", ga.stop_ids, "more ids that end generation, comma-separated (the config's "
                                                "eos_token_id always does)");
     gen->add_flag("--ignore-eos", ga.no_eos, "do not stop at the config's eos_token_id");
+    gen->add_option("--prefill-chunk", ga.prefill_chunk, chunk_help)->capture_default_str()->check(CLI::NonNegativeNumber);
     int gen_cards = 1;
     gen->add_option("--cards", gen_cards, "tensor parallelism over this many cards (as for the main command)")
         ->capture_default_str();
@@ -237,8 +247,8 @@ int main(int argc, char **argv) {
         const LlamaConfig &cc = model.card_config();
         if (timing_only) {
             if (phase == "prefill" || phase == "both") {
-                StepResult r = model.prefill(std::vector<int>(size_t(prompt), 0));
-                std::printf("prefill of %d tokens:\n", prompt);
+                StepResult r = model.prefill(std::vector<int>(size_t(prompt), 0), PrefillOptions{0, prefill_chunk});
+                std::printf("prefill of %d tokens%s:\n", prompt, chunked(prefill_chunk, prompt).c_str());
                 print_figures(step_figures(cc, {prompt, 1, prompt}, r, o.machine), c.layers, "prefill", 1, o.machine,
                               cards);
             }
@@ -260,8 +270,8 @@ int main(int argc, char **argv) {
             oc.cpu = true;
             cpu = std::make_unique<LlamaModel>(c, oc);
         }
-        std::vector<int> next = model.prefill(ids).tokens, cpu_next;
-        if (cpu) cpu_next = cpu->prefill(ids).tokens;
+        std::vector<int> next = model.prefill(ids, PrefillOptions{0, prefill_chunk}).tokens, cpu_next;
+        if (cpu) cpu_next = cpu->prefill(ids, PrefillOptions{0, prefill_chunk}).tokens;
         for (int s = 0; s <= steps; s++) {
             std::printf("step %d: token %d", s, next[0]);
             if (cpu) {

@@ -344,7 +344,7 @@ void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
 
 void LlamaModel::reset() {
     for (int &p : positions_) p = 0;
-    last_rows_ = 0;
+    last_rows_ = last_first_ = 0;
 }
 
 void LlamaModel::set_context(int positions) {
@@ -355,10 +355,29 @@ void LlamaModel::set_context(int positions) {
     for (int &p : positions_) p = positions;
 }
 
-StepResult LlamaModel::prefill(const std::vector<int> &prompt) {
-    if (options_.batch != 1)
-        throw_error("llama: prefill takes one sequence; this model decodes ", options_.batch, " together");
-    return step(prompt, int(prompt.size()));
+StepResult LlamaModel::prefill(const std::vector<int> &prompt, const PrefillOptions &p) {
+    if (p.sequence < 0 || p.sequence >= options_.batch)
+        throw_error("llama: prefill of sequence ", p.sequence, ", but the batch holds ", options_.batch,
+                    " (sequences 0 to ", options_.batch - 1, ")");
+    if (p.chunk < 0)
+        throw_error("llama: prefill chunk ", p.chunk, " (0: the whole prompt at once; or the tokens of each chunk)");
+    const int at = positions_[size_t(p.sequence)], total = int(prompt.size());
+    // Checked for the whole prompt before its first chunk runs: a refused prefill fills nothing.
+    if (total > 0 && at + total > options_.max_context)
+        throw_error("llama: sequence ", p.sequence, " at position ", at, " has no room for ", total,
+                    " more in a cache of ", options_.max_context);
+    const int chunk = p.chunk ? p.chunk : std::max(total, 1);
+    StepResult all;
+    for (int t0 = 0; t0 < total || t0 == 0; t0 += chunk) {
+        const int t1 = std::min(total, t0 + chunk);
+        StepResult r = step(std::vector<int>(prompt.begin() + t0, prompt.begin() + t1), t1 - t0, p.sequence,
+                            t1 == total);
+        all.runs.insert(all.runs.end(), r.runs.begin(), r.runs.end());
+        all.allreduces.insert(all.allreduces.end(), r.allreduces.begin(), r.allreduces.end());
+        all.us += r.us;
+        all.tokens = r.tokens;
+    }
+    return all;
 }
 
 StepResult LlamaModel::decode(const std::vector<int> &tokens) {
@@ -368,9 +387,9 @@ StepResult LlamaModel::decode(const std::vector<int> &tokens) {
 }
 
 std::vector<float> LlamaModel::logits(int b) const {
-    if (b < 0 || b >= last_rows_) throw_error("llama: no logits for sequence ", b);
+    if (b < last_first_ || b >= last_first_ + last_rows_) throw_error("llama: no logits for sequence ", b);
     const int64_t rb = row_bytes(vocab_split(config_, options_.machine).padded(), options_.machine);
-    const std::vector<uint8_t> row = mem_.read(mem_.window("logits", b * rb, rb));
+    const std::vector<uint8_t> row = mem_.read(mem_.window("logits", (b - last_first_) * rb, rb));
     std::vector<float> v(size_t(config_.vocab));
     for (size_t i = 0; i < v.size(); i++) v[i] = half_to_float(uint16_t(row[2 * i] | row[2 * i + 1] << 8));
     return v;
@@ -410,17 +429,20 @@ void LlamaModel::all_reduce(StepResult &r, const std::string &stage, int layer, 
     r.allreduces.push_back(a);
 }
 
-StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
+StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool head) {
     // One card's shapes (the whole model's on one card): the hidden width, head_dim and
     // vocabulary are every card's.
     const LlamaConfig &c = card_config_;
     const MachineDesc &m = options_.machine;
     if (ids.empty() || n < 1) throw_error("llama: a step of no tokens");
     const int T = int(ids.size()), B = T / n;
+    // Sequence b of the step is the batch's sequence first + b.
+    auto at = [&](int b) { return positions_[size_t(first + b)]; };
     for (int b = 0; b < B; b++)
-        if (positions_[size_t(b)] + n > options_.max_context)
-            throw_error("llama: sequence ", b, " at position ", positions_[size_t(b)], " has no room for ", n,
+        if (at(b) + n > options_.max_context)
+            throw_error("llama: sequence ", first + b, " at position ", at(b), " has no room for ", n,
                         " more in a cache of ", options_.max_context);
+    last_rows_ = 0;  // a step without the head leaves no logits
     StepResult r;
     StepTrace trace;
     if (!options_.trace_path.empty()) trace_ = &trace;
@@ -451,7 +473,7 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
     // Host inputs: the ids and the rotary tables of each token's position.
     std::vector<int> pos;
     for (int b = 0; b < B; b++)
-        for (int i = 0; i < n; i++) pos.push_back(positions_[size_t(b)] + i);
+        for (int i = 0; i < n; i++) pos.push_back(at(b) + i);
     if (!options_.timing_only) {
         const RopeTables tables = rope_tables(c, pos);
         auto table = [&](const std::string &name, const std::vector<float> &v) {
@@ -511,9 +533,10 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
         // The queries, keys and values of every token by one projection: {q | k | v} per row.
         launch(r, "qkv_proj" + ts, l, proj("qkv_proj", c.hidden, qkv, Epilogue::None),
                {all("xn", hrow), w("wqkv"), all("qkv", qkvrow)});
-        const int p0 = positions_[0];
-        auto cache = [&](const std::string &what, int b, int first, int count) {
-            return rows(layer_tensor(l, what + std::to_string(b)), kvrow, first, count);
+        const int p0 = at(0);
+        // Sequence b of the step's cache rows [from, from + count).
+        auto cache = [&](const std::string &what, int b, int from, int count) {
+            return rows(layer_tensor(l, what + std::to_string(first + b)), kvrow, from, count);
         };
         launch(r, "rope_q" + ts, l,
                [&](Backend be) { return rope_stage("rope_q", c, c.q_width(), T, qkv, 0, be); },
@@ -529,19 +552,18 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
         } else {
             // Several sequences (a token each): each token's key and value rows into its own cache.
             for (int b = 0; b < B; b++) {
-                const int at = positions_[size_t(b)];
                 launch(r, "k_to_cache/1", l,
                        [&](Backend be) { return copy_stage("k_to_cache", c.kv_width(), 1, c.kv_width(), 0, be); },
-                       {rows("kr", kvrow, b, 1), cache("kc", b, at, 1)});
+                       {rows("kr", kvrow, b, 1), cache("kc", b, at(b), 1)});
                 launch(r, "v_to_cache/1", l,
                        [&](Backend be) {
                            return copy_stage("v_to_cache", c.kv_width(), 1, qkv, c.q_width() + c.kv_width(), be);
                        },
-                       {rows("qkv", qkvrow, b, 1), cache("vc", b, at, 1)});
+                       {rows("qkv", qkvrow, b, 1), cache("vc", b, at(b), 1)});
             }
         }
         for (int b = 0; b < B; b++) {
-            const int context = positions_[size_t(b)] + n;
+            const int context = at(b) + n;
             // A single token reads whole key tiles, the positions past its context weighing 0.
             const int keys = n == 1 && context > 1 ? decode_key_window(context) : context;
             launch(r, "attention/" + std::to_string(n) + "/" + std::to_string(context), l,
@@ -575,38 +597,42 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n) {
                    {all("mid", irow), w("w2"), all("h", hrow), all("x", hrow)});
         }
     }
-    // The head, on each sequence's last token: one row per sequence (on card 0 alone).
-    head_only_ = true;
-    const int H = B;
-    mem_.ensure("xf", hrow * H);
-    mem_.ensure("logits", vrow * H);
-    mem_.ensure("next", H * m.stick_bytes);
-    const TensorView last = B == 1 ? rows("x", hrow, T - 1, 1) : all("x", hrow);
-    const std::string hs = "/" + std::to_string(H);
-    launch(r, "final_norm" + hs, -1, [&](Backend be) { return rmsnorm_stage("final_norm", c, H, be); },
-           {last, mem_.whole("final_norm"), mem_.window("xf", 0, hrow * H)});
-    if (H == 1) {
-        // One row: a launch per part of the vocabulary, each over every core.
-        const int64_t part_w = int64_t(c.hidden) * row_bytes(part_rows, m), part_out = row_bytes(part_rows, m);
-        for (int p = 0; p < vs.parts; p++)
-            launch(r, "lm_head_part/1", -1,
-                   Builder([&](Backend be) { return projection_stage("lm_head", 1, c.hidden, part_rows, Epilogue::None, be); }),
-                   {mem_.window("xf", 0, hrow), mem_.window("lm_head", p * part_w, part_w),
-                    mem_.window("logits", p * part_out, part_out)});
-    } else {
-        launch(r, "lm_head" + hs, -1, [&](Backend be) { return lm_head_stage(c, H, vs, be); },
-               {mem_.window("xf", 0, hrow * H), mem_.whole("lm_head"), mem_.window("logits", 0, vrow * H)});
+    if (head) {
+        // The head, on each sequence's last token: one row per sequence (on card 0 alone). A chunk
+        // before a prefill's last has none.
+        head_only_ = true;
+        const int H = B;
+        mem_.ensure("xf", hrow * H);
+        mem_.ensure("logits", vrow * H);
+        mem_.ensure("next", H * m.stick_bytes);
+        const TensorView last = B == 1 ? rows("x", hrow, T - 1, 1) : all("x", hrow);
+        const std::string hs = "/" + std::to_string(H);
+        launch(r, "final_norm" + hs, -1, [&](Backend be) { return rmsnorm_stage("final_norm", c, H, be); },
+               {last, mem_.whole("final_norm"), mem_.window("xf", 0, hrow * H)});
+        if (H == 1) {
+            // One row: a launch per part of the vocabulary, each over every core.
+            const int64_t part_w = int64_t(c.hidden) * row_bytes(part_rows, m), part_out = row_bytes(part_rows, m);
+            for (int p = 0; p < vs.parts; p++)
+                launch(r, "lm_head_part/1", -1,
+                       Builder([&](Backend be) { return projection_stage("lm_head", 1, c.hidden, part_rows, Epilogue::None, be); }),
+                       {mem_.window("xf", 0, hrow), mem_.window("lm_head", p * part_w, part_w),
+                        mem_.window("logits", p * part_out, part_out)});
+        } else {
+            launch(r, "lm_head" + hs, -1, [&](Backend be) { return lm_head_stage(c, H, vs, be); },
+                   {mem_.window("xf", 0, hrow * H), mem_.whole("lm_head"), mem_.window("logits", 0, vrow * H)});
+        }
+        // The greedy tokens, a row per core, each row's index in a stick of its own.
+        launch(r, "argmax" + hs, -1, [&](Backend be) { return argmax_stage(c, H, vs.padded(), be); },
+               {mem_.window("logits", 0, vrow * H), mem_.window("next", 0, H * m.stick_bytes)});
+        last_rows_ = H;
+        last_first_ = first;
+        r.tokens.assign(size_t(H), 0);
+        if (!options_.timing_only) {
+            const std::vector<uint8_t> img = mem_.read(mem_.whole("next"));
+            for (int b = 0; b < H; b++) std::memcpy(&r.tokens[size_t(b)], img.data() + b * m.stick_bytes, 4);
+        }
     }
-    // The greedy tokens, a row per core, each row's index in a stick of its own.
-    launch(r, "argmax" + hs, -1, [&](Backend be) { return argmax_stage(c, H, vs.padded(), be); },
-           {mem_.window("logits", 0, vrow * H), mem_.window("next", 0, H * m.stick_bytes)});
-    last_rows_ = H;
-    r.tokens.assign(size_t(H), 0);
-    if (!options_.timing_only) {
-        const std::vector<uint8_t> img = mem_.read(mem_.whole("next"));
-        for (int b = 0; b < H; b++) std::memcpy(&r.tokens[size_t(b)], img.data() + b * m.stick_bytes, 4);
-    }
-    for (int b = 0; b < B; b++) positions_[size_t(b)] += n;
+    for (int b = 0; b < B; b++) positions_[size_t(first + b)] += n;
     if (trace_) trace.write(options_.trace_path);
     return r;
 }

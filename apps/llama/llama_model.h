@@ -45,7 +45,7 @@ struct ModelOptions {
     // Timing-only runs summarise steady loops (docs/device_model.md, "Timing-only mode and loop
     // summaries"); false runs every iteration, to check a summary or when the exact figure matters.
     bool summarize_loops = true;
-    int batch = 1;              // sequences decoded together (a prefill takes one)
+    int batch = 1;              // sequences decoded together (a prefill fills one: PrefillOptions)
     // Tensor parallelism over this many cards, as vLLM splits Llama (Megatron style): each card
     // holds its share of the query and KV heads (their columns of wqkv, their rows of wo) and of
     // the MLP's columns (w1, w3; w2's rows), and the embedding, norms and lm_head whole. Every card
@@ -85,9 +85,20 @@ struct AllReduceRun {
     double us = 0;      // allreduce_us
 };
 
+// Which sequence of the batch a prefill fills, and in chunks of how many tokens.
+struct PrefillOptions {
+    int sequence = 0;  // 0 .. batch - 1
+    // 0: the whole prompt in one step. Otherwise steps of `chunk` tokens (the last one what is
+    // left), each attending to the cache the ones before it filled, as a server's chunked prefill
+    // does to bound a step's time and memory; the head (final norm, lm_head, argmax) runs after the
+    // last chunk only.
+    int chunk = 0;
+};
+
 struct StepResult {
     std::vector<int> tokens;  // the greedy next token of each sequence (0 in timing-only mode)
-    std::vector<KernelRun> runs;           // card 0's (every card runs the same kernels at once)
+    std::vector<KernelRun> runs;           // card 0's (every card runs the same kernels at once); a
+                                           // chunked prefill's: every chunk's, in order
     std::vector<AllReduceRun> allreduces;  // in order; none on one card
     double us = 0;            // modelled time of the step as run (the layers run, not all), all-reduces included
 };
@@ -105,8 +116,10 @@ public:
     LlamaModel(const LlamaConfig &config, const ModelOptions &options);
     ~LlamaModel();
 
-    // The prompt of one sequence (batch 1): fills its cache from position 0 (or where it is).
-    StepResult prefill(const std::vector<int> &prompt);
+    // The prompt of one sequence of the batch: fills its cache from its position (0 after a
+    // reset, or where earlier prefills and decodes left it). The sequences of a batch are prefilled
+    // one by one, each with its own prompt, and then decode together at their own contexts.
+    StepResult prefill(const std::vector<int> &prompt, const PrefillOptions &p = {});
     // One new token per sequence (options.batch of them), each at its sequence's next position.
     StepResult decode(const std::vector<int> &tokens);
     // Timing-only: every sequence's cache holds `positions` earlier positions (as after a prefill).
@@ -114,7 +127,8 @@ public:
     // Every sequence starts again at position 0 (a new prompt); the weights and compiled kernels stay.
     void reset();
 
-    // The last step's logits of sequence b's last token (fp16 values as floats); not in timing-only mode.
+    // The last step's logits of sequence b's last token (fp16 values as floats): after a decode, of
+    // every sequence; after a prefill, of the sequence it filled. Not in timing-only mode.
     std::vector<float> logits(int b) const;
     // The weights as the model holds them (fp16 values as floats), by tensor name: "embed",
     // "L<l>.attn_norm", "L<l>.wqkv" ({cols, inner} row-major, Halide order; the query, key and value
@@ -130,7 +144,8 @@ public:
 
 private:
     struct Kernels;
-    StepResult step(const std::vector<int> &ids, int per_sequence);
+    // `ids`: per_sequence tokens of each sequence from `first` on; the head runs when `head`.
+    StepResult step(const std::vector<int> &ids, int per_sequence, int first = 0, bool head = true);
     using Builder = std::function<StageKernel(Backend)>;
     // Runs the kernel `build` makes (compiled once per key) on `args`, and records it in r. Given
     // several builders (the same algorithm under different schedules), the Spyre backend compiles
@@ -169,7 +184,7 @@ private:
     std::map<std::string, Compiled> programs_;
     std::unique_ptr<Kernels> kernels_;
     StepTrace *trace_ = nullptr;  // the step's timeline while a step with a trace runs
-    int last_rows_ = 0;
+    int last_rows_ = 0, last_first_ = 0;  // the last head's rows: sequences last_first_ on
 };
 
 }  // namespace spyre::llama

@@ -1,6 +1,7 @@
 #include "llama_stages.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "device/dtype_host.h"
 #include "device/error.h"
@@ -189,9 +190,12 @@ StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backe
         const FlashTiles t = flash_attention_tiles(tokens, true);
         shape.q_tile = t.q_tile, shape.k_tile = t.k_tile;
     } else {
-        // A decode step: its new queries are one tile, inside the last key tile.
-        shape.q_tile = tokens;
-        shape.k_tile = tile_dividing(context, 256, tokens);
+        // New queries after cached positions (a chunk of a prefill, a few decode tokens): query
+        // tiles of at most 32 rows, as a prefill's, that divide the queries and the context (so the
+        // first query, at context - tokens, starts a tile), in key tiles of whole query tiles: each
+        // query tile lies inside one key tile.
+        shape.q_tile = flash_attention_tiles(std::gcd(tokens, context), true).q_tile;
+        shape.k_tile = tile_dividing(context, 256, shape.q_tile);
     }
     FlashAttentionKernel k = make_flash_attention(shape);
     if (b != Backend::Auto) schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : sched, kCores);

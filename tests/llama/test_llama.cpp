@@ -375,7 +375,6 @@ TEST(LlamaModelErrors, MisuseIsRefusedByName) {
     o.max_context = 16;
     o.batch = 2;
     LlamaModel m(c, o);
-    EXPECT_NE(error_of([&] { m.prefill({1, 2}); }).find("prefill takes one sequence"), std::string::npos);
     EXPECT_NE(error_of([&] { m.decode({1}); }).find("one token per sequence (2), got 1"), std::string::npos);
     EXPECT_NE(error_of([&] { m.set_context(16); }).find("outside the cache of 16 positions"), std::string::npos);
     m.set_context(15);

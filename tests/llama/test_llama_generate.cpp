@@ -130,7 +130,8 @@ TEST_F(LlamaGenerate, EosFromTheConfigAndStopIdsEndGenerationAfterTheStopToken) 
     EXPECT_EQ(on_device(g).ids, std::vector<int>{greedy[0]});
 }
 
-// The command line: the ids on the first line, as the library draws them; bad ids refused by name.
+// The command line: the ids on the first line, as the library draws them (with the prompt prefilled
+// in chunks of 2: the same ids); bad ids refused by name.
 TEST_F(LlamaGenerate, SpyreLlamaGeneratePrintsTheSameIdsOnItsFirstLine) {
     using tools_testing::quote;
     using tools_testing::run_command;
@@ -140,12 +141,12 @@ TEST_F(LlamaGenerate, SpyreLlamaGeneratePrintsTheSameIdsOnItsFirstLine) {
     const Generated d = on_device(g);
     const std::string cmd = SPYRE_LLAMA + " generate --checkpoint " + quote(dir_->string());
     const tools_testing::CommandResult r = run_command(
-        cmd + " --prompt-ids 1,17,200,42,9 --max-new-tokens 3 --temperature 0.8 --top-k 40 --top-p 0.9 --seed 7 --ignore-eos");
+        cmd + " --prompt-ids 1,17,200,42,9 --max-new-tokens 3 --temperature 0.8 --top-k 40 --top-p 0.9 --seed 7 --ignore-eos --prefill-chunk 2");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     std::string want;
     for (int id : d.ids) want += (want.empty() ? "" : ",") + std::to_string(id);
     EXPECT_EQ(r.output.substr(0, r.output.find('\n')), want) << r.output;
-    EXPECT_NE(r.output.find("prefill of 5 tokens"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("prefill of 5 tokens, in chunks of 2:"), std::string::npos) << r.output;
     const tools_testing::CommandResult bad = run_command(cmd + " --prompt-ids 1,256");
     EXPECT_EQ(bad.exit_code, 1);
     EXPECT_NE(bad.output.find("--prompt-ids: 256 outside the vocabulary"), std::string::npos) << bad.output;
