@@ -87,10 +87,18 @@ IbmKernel ibm_kernel(const DeviceProgram &p, const MachineDesc &m) {
     }
     if (in < 0 || out < 0) return k;  // nothing read or nothing written: the channel law
     const BufferDecl &ib = p.buffers[size_t(in)], &ob = p.buffers[size_t(out)];
+    // The elements the kernel reads of its main input and writes of its output: a kernel that reads
+    // a window of a wider tensor (a fused projection's values, a gather's rows of a table) moves
+    // what it writes, which no reduction does (one that halves its input reads twice what it
+    // writes); the formula prices it as pointwise.
+    int64_t in_read = 0, out_written = 0;
+    for (const CoreTraffic &c : cores) in_read += c.load_bytes[size_t(in)], out_written += c.store_bytes[size_t(out)];
+    const double read_elems = double(in_read) / dtype_bytes(ib.type), written_elems = double(out_written) / dtype_bytes(ob.type);
+    const bool reads_more = read_elems > 1.5 * written_elems;
     const int64_t in_elems = elements(ib), out_elems = elements(ob);
     if (transpose_sticks > 0) {
         k.kind = IbmKernelKind::Restickify;
-    } else if (out_elems < in_elems) {  // a reduction, by lane reductions or by accumulating rows
+    } else if (out_elems < in_elems && reads_more) {  // a reduction, by lane reductions or by accumulating rows
         const bool rows_kept = !ob.shape.empty() && !ib.shape.empty() && ob.shape[0] == ib.shape[0];
         k.kind = rows_kept ? IbmKernelKind::ColumnReduction : IbmKernelKind::RowReduction;
     } else if (reduce_sticks > 0) {
@@ -109,7 +117,8 @@ IbmKernel ibm_kernel(const DeviceProgram &p, const MachineDesc &m) {
     for (const CoreTraffic &c : cores)
         if (c.loads[size_t(in)] > loads) loads = c.loads[size_t(in)], bytes = c.load_bytes[size_t(in)];
     if (loads > 1 && k.rows > 0) {
-        const double row_bytes = double(p.buffer_bytes(size_t(in), m.stick_bytes)) / k.rows;
+        // A kernel reading a window of each row (or some of the rows) tiles what it reads.
+        const double row_bytes = std::min(double(p.buffer_bytes(size_t(in), m.stick_bytes)), double(in_read)) / k.rows;
         const double tile_bytes = double(bytes) / double(loads);
         k.tile_rows = tile_bytes / row_bytes;
         k.working_set_bytes = 2.0 * tile_bytes;

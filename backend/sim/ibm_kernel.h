@@ -11,13 +11,15 @@
 //              receives over the ring (IBM's compiler shares no operand over the ring: each core
 //              loads what it consumes) are the per-core replicated reads
 //   kind       MATMULs: matmul; VTRANSPOSE: restickify; an output smaller than the main input (the
-//              largest): a row or column reduction (by whether the innermost dimension survives);
+//              largest) that reads more than 1.5x the elements it writes: a row or column
+//              reduction (by whether the innermost dimension survives; a kernel reading a window
+//              of a wider input, or gathering rows of a table, reads what it writes: pointwise);
 //              lane reductions with an output as large: a fused reduction; an input smaller than
 //              the output beside a full one: broadcast (a row operand if it spans the output's
 //              innermost dimension); otherwise pointwise
 //   rows, cols the main input's outer and innermost logical extents
 //   tiles      a core that loads the main input in more than one DMA is row-tiled: h is the rows
-//              of one load, the working set two such tiles
+//              of one load (rows as wide as the kernel reads them), the working set two such tiles
 //   matmul     each core's MATMULs; A + B = the input buffers' bytes; the per-core output tile =
 //              the largest output's elements over the cores; the program's own re-reads = R
 //              beyond the inputs' bytes

@@ -21,6 +21,7 @@
 #include "llama_model.h"
 #include "llama_reference.h"
 #include "llama_stages.h"
+#include "sim/ibm_kernel.h"
 #include "step_trace.h"
 
 namespace spyre::llama {
@@ -283,6 +284,27 @@ TEST(LlamaFigures, TheLayersSpeedOfLightIsItsWeightsAtDecodeAndItsMacsAtPrefill)
     EXPECT_NEAR(decode.macs, 218103808.0 + 32.0 * 2048 * 128 * 2, 1.0);
     const LayerWork prefill = layer_work(c, {2048, 1, 2048});
     EXPECT_NEAR(prefill.macs, 2048.0 * 218103808 + 32.0 * 128 * 2 * (2048.0 * 2049 / 2), 1.0);
+}
+
+// IBM's formula reads a kernel that copies or rotates a window of the fused QKV projection's rows
+// (v_to_cache: 1024 of 6144 columns; rope_q: 4096), or gathers rows of a table (the embedding), as
+// the pointwise kernel it is: it writes as many elements as it reads. Read as a row reduction (its output is smaller
+// than the input buffer), the formula priced it at the reduction rate of its few cores, 3.2x slower
+// than its traffic at the channel law. RMSNorm stays a fused reduction.
+TEST(LlamaFigures, TheFormulaReadsWindowsOfTheFusedProjectionAsPointwise) {
+    const LlamaConfig c = llama31_8b();
+    const MachineDesc m;
+    const int rows = 64, qkv = c.q_width() + 2 * c.kv_width();
+    auto kernel_of = [&](StageKernel k) {
+        return ibm_kernel(compile_for_spyre(k.output, k.inputs, k.options), m);
+    };
+    const IbmKernel v = kernel_of(copy_stage("v_to_cache", c.kv_width(), rows, qkv, c.q_width() + c.kv_width(), Backend::Spyre));
+    EXPECT_EQ(v.kind, IbmKernelKind::Pointwise) << ibm_kernel_kind_name(v.kind);
+    const IbmKernel q = kernel_of(rope_stage("rope_q", c, c.q_width(), rows, qkv, 0, Backend::Spyre));
+    EXPECT_EQ(q.kind, IbmKernelKind::Pointwise) << ibm_kernel_kind_name(q.kind);
+    const IbmKernel e = kernel_of(embedding_stage(c, rows, 32768, Backend::Spyre));
+    EXPECT_EQ(e.kind, IbmKernelKind::Pointwise) << ibm_kernel_kind_name(e.kind);
+    EXPECT_EQ(kernel_of(rmsnorm_stage("attn_norm", c, rows, Backend::Spyre)).kind, IbmKernelKind::FusedReduction);
 }
 
 // Every schedule the driver may pick for a decode step's projection (split-K with the share whole,
