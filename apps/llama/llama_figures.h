@@ -39,6 +39,7 @@ struct StepShape {
     int tokens = 1;   // new tokens per sequence
     int batch = 1;
     int context = 1;  // positions each sequence attends to (its cache after the step)
+    Weights weights = Weights::F16;  // the projections' (their bytes bound a decode step)
 };
 
 struct StepFigures {

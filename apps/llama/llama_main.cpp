@@ -136,12 +136,12 @@ int run_generate(const GenerateArgs &a, ModelOptions o) {
     if (o.cards > 1) std::printf("; all-reduces between the cards %.1f us of it", reduce_us);
     std::printf("\n");
     std::printf("prefill of %zu tokens%s:\n", prompt.size(), chunked(a.prefill_chunk, int(prompt.size())).c_str());
-    print_figures(step_figures(cc, {int(prompt.size()), 1, int(prompt.size())}, steps[0], o.machine), c.layers,
+    print_figures(step_figures(cc, {int(prompt.size()), 1, int(prompt.size()), o.weights}, steps[0], o.machine), c.layers,
                   "prefill", 1, o.machine, o.cards);
     if (steps.size() > 1) {
         const int context = int(prompt.size() + steps.size()) - 1;
         std::printf("last decode step, context %d:\n", context);
-        print_figures(step_figures(cc, {1, 1, context}, steps.back(), o.machine), c.layers, "decode", 1, o.machine,
+        print_figures(step_figures(cc, {1, 1, context, o.weights}, steps.back(), o.machine), c.layers, "decode", 1, o.machine,
                       o.cards);
     }
     return 0;
@@ -169,6 +169,11 @@ int main(int argc, char **argv) {
                    "tensor parallelism over this many cards (their heads and MLP columns split, the partials "
                    "all-reduced over PCIe); must divide heads, kv_heads and intermediate")
         ->capture_default_str();
+    std::string weights = "fp16";
+    const std::string weights_help =
+        "the layers' projection weights: fp16, or int8 (per output column, quantised from the fp16 ones as they "
+        "load; the embedding, norms and lm_head stay fp16)";
+    app.add_option("--weights", weights, weights_help)->capture_default_str();
     app.add_flag("--timing-only", timing_only, "modelled time only (no weights, no numerics)");
     app.add_flag("--exact-timing", exact_timing,
                  "with --timing-only: run every loop iteration instead of summarising steady loops (slower; "
@@ -212,6 +217,8 @@ int main(int argc, char **argv) {
                                                "eos_token_id always does)");
     gen->add_flag("--ignore-eos", ga.no_eos, "do not stop at the config's eos_token_id");
     gen->add_option("--prefill-chunk", ga.prefill_chunk, chunk_help)->capture_default_str()->check(CLI::NonNegativeNumber);
+    std::string gen_weights = "fp16";
+    gen->add_option("--weights", gen_weights, weights_help)->capture_default_str();
     int gen_cards = 1;
     gen->add_option("--cards", gen_cards, "tensor parallelism over this many cards (as for the main command)")
         ->capture_default_str();
@@ -229,6 +236,7 @@ int main(int argc, char **argv) {
             o.tuning_db = gen_tuning_db;
             o.auto_evaluations = auto_evaluations;
             o.cards = gen_cards;
+            o.weights = weights_by_name(gen_weights);
             return run_generate(ga, o);
         }
         const LlamaConfig c = llama_config(config);
@@ -243,20 +251,21 @@ int main(int argc, char **argv) {
         o.tuning_db = tuning_db;
         o.auto_evaluations = auto_evaluations;
         o.cards = cards;
+        o.weights = weights_by_name(weights);
         LlamaModel model(c, o);
         const LlamaConfig &cc = model.card_config();
         if (timing_only) {
             if (phase == "prefill" || phase == "both") {
                 StepResult r = model.prefill(std::vector<int>(size_t(prompt), 0), PrefillOptions{0, prefill_chunk});
                 std::printf("prefill of %d tokens%s:\n", prompt, chunked(prefill_chunk, prompt).c_str());
-                print_figures(step_figures(cc, {prompt, 1, prompt}, r, o.machine), c.layers, "prefill", 1, o.machine,
+                print_figures(step_figures(cc, {prompt, 1, prompt, o.weights}, r, o.machine), c.layers, "prefill", 1, o.machine,
                               cards);
             }
             if (phase == "decode" || phase == "both") {
                 model.set_context(context);
                 StepResult r = model.decode(std::vector<int>(size_t(batch), 0));
                 std::printf("decode step, batch %d, context %d:\n", batch, context + 1);
-                print_figures(step_figures(cc, {1, batch, context + 1}, r, o.machine), c.layers, "decode", batch,
+                print_figures(step_figures(cc, {1, batch, context + 1, o.weights}, r, o.machine), c.layers, "decode", batch,
                               o.machine, cards);
             }
             return 0;

@@ -25,6 +25,19 @@ int64_t row_bytes(int cols, const MachineDesc &m) {
 
 std::string layer_tensor(int l, const std::string &what) { return "L" + std::to_string(l) + "." + what; }
 
+// Bytes of a row of `cols` int8 elements, padded to whole sticks.
+int64_t i8_row_bytes(int cols, const MachineDesc &m) { return (cols + m.stick_bytes - 1) / m.stick_bytes * m.stick_bytes; }
+
+// A layer tensor's name after "L<l>." ("" for the others).
+std::string layer_part(const std::string &tensor) {
+    const size_t dot = tensor.find('.');
+    return tensor[0] == 'L' && dot != std::string::npos ? tensor.substr(dot + 1) : "";
+}
+
+bool is_projection(const std::string &what) {
+    return what == "wqkv" || what == "wo" || what == "w1" || what == "w3" || what == "w2";
+}
+
 // Bytes of a row of `cols` fp32 elements, padded to whole sticks.
 int64_t f32_row_bytes(int cols, const MachineDesc &m) {
     const int64_t lanes = m.stick_bytes / 4;
@@ -84,7 +97,20 @@ LlamaModel::LlamaModel(const LlamaConfig &config, const ModelOptions &options)
     const MachineDesc &m = options.machine;
     // On several cards each holds its share of the layers' weights and KV cache (card_config_).
     const LlamaConfig &c = card_config_;
+    if (options.weights == Weights::Int8)
+        // schedules/qlinear.h takes N (a projection's columns) in whole int8 sticks.
+        for (auto [what, cols] : std::initializer_list<std::pair<const char *, int>>{
+                 {"intermediate", c.intermediate}, {"hidden", c.hidden}, {"heads x head_dim", c.q_width()},
+                 {"kv_heads x head_dim", c.kv_width()}})
+            if (cols % int(m.stick_bytes))
+                throw_error("llama: int8 weights take a projection's columns in whole int8 sticks of ", m.stick_bytes,
+                            "; ", what, " is ", cols, options.cards > 1 ? " a card" : "");
     auto matrix = [&](const std::string &name, int cols, int rows) {
+        if (int8_tensor(name)) {
+            for (DeviceMemory *d : all_cards()) d->allocate(name, i8_row_bytes(cols, m) * rows);
+            for (DeviceMemory *d : all_cards()) d->allocate(name + ".scale", row_bytes(cols, m));
+            return;
+        }
         for (DeviceMemory *d : all_cards()) d->allocate(name, row_bytes(cols, m) * rows);
     };
     // The embedding table, in parts a core can address (max_span_bytes) if it is larger.
@@ -120,21 +146,27 @@ std::vector<DeviceMemory *> LlamaModel::all_cards() {
     return v;
 }
 
-void LlamaModel::write_f16(const std::string &tensor, const std::vector<float> &values, int cols) {
-    if (others_.empty()) return write_card(mem_, tensor, values, cols);
+bool LlamaModel::int8_tensor(const std::string &tensor) const {
+    return options_.weights == Weights::Int8 && is_projection(layer_part(tensor));
+}
+
+std::vector<std::pair<std::vector<float>, int>> LlamaModel::card_slices(const std::string &tensor,
+                                                                        const std::vector<float> &values,
+                                                                        int cols) const {
+    const size_t n_cards = others_.size() + 1;
+    if (n_cards == 1) return {{values, cols}};
     // Several cards: the layers' projections sliced (card i: its heads' columns of wqkv, q then k
     // then v, and their rows of wo; its columns of w1 and w3 and their rows of w2); the rest whole.
     const LlamaConfig &c = config_, &k = card_config_;
-    const size_t dot = tensor.find('.');
-    const std::string what = tensor[0] == 'L' && dot != std::string::npos ? tensor.substr(dot + 1) : "";
+    const std::string what = layer_part(tensor);
     const size_t rows = values.size() / size_t(cols);
     // Row r's columns [from, from + n) appended to out.
     auto cols_of = [&](std::vector<float> &out, size_t r, int from, int n) {
         out.insert(out.end(), values.begin() + long(r * size_t(cols) + size_t(from)),
                    values.begin() + long(r * size_t(cols) + size_t(from + n)));
     };
-    const std::vector<DeviceMemory *> cards = all_cards();
-    for (size_t i = 0; i < cards.size(); i++) {
+    std::vector<std::pair<std::vector<float>, int>> slices;
+    for (size_t i = 0; i < n_cards; i++) {
         const int ci = int(i);
         std::vector<float> mine;
         int mine_cols = cols;
@@ -153,23 +185,57 @@ void LlamaModel::write_f16(const std::string &tensor, const std::vector<float> &
             const int share = what == "wo" ? k.q_width() : k.intermediate;
             for (size_t r = size_t(ci * share); r < size_t((ci + 1) * share); r++) cols_of(mine, r, 0, cols);
         } else {
-            write_card(*cards[i], tensor, values, cols);
-            continue;
+            mine = values;
         }
-        write_card(*cards[i], tensor, mine, mine_cols);
+        slices.push_back({std::move(mine), mine_cols});
     }
+    return slices;
 }
 
-void LlamaModel::write_card(DeviceMemory &mem, const std::string &tensor, const std::vector<float> &values, int cols) {
+void LlamaModel::write_f16(const std::string &tensor, const std::vector<float> &values, int cols) {
+    std::vector<DeviceMemory *> cards = all_cards();
+    if (!int8_tensor(tensor)) {
+        const auto slices = card_slices(tensor, values, cols);
+        for (size_t i = 0; i < cards.size(); i++) write_card(*cards[i], tensor, slices[i].first, slices[i].second);
+        return;
+    }
+    // Per output column n over the whole tensor (before the cards' slices, so that a card's rows of
+    // wo or w2 keep their column's scale): scale = max |w| / 127 in fp16, q = round(w / scale).
+    const size_t rows = values.size() / size_t(cols);
+    std::vector<float> scale(size_t(cols), 0.0f), q(values.size());
+    for (size_t r = 0; r < rows; r++)
+        for (size_t n = 0; n < size_t(cols); n++) scale[n] = std::max(scale[n], std::fabs(values[r * size_t(cols) + n]));
+    for (float &s : scale) s = s > 0 ? half_to_float(float_to_half(s / 127.0f)) : 1.0f;
+    for (size_t i = 0; i < values.size(); i++)
+        q[i] = std::clamp(std::nearbyint(values[i] / scale[i % size_t(cols)]), -127.0f, 127.0f);
+    const auto slices = card_slices(tensor, q, cols);
+    // The scales go with their columns: sliced as one row of the tensor where the cards split its
+    // columns, whole where they split its rows (wo, w2).
+    const std::string what = layer_part(tensor);
+    const auto scales = what == "wo" || what == "w2" ? std::vector<std::pair<std::vector<float>, int>>(cards.size(), {scale, cols})
+                                                     : card_slices(tensor, scale, cols);
+    for (size_t i = 0; i < cards.size(); i++) {
+        write_card(*cards[i], tensor, slices[i].first, slices[i].second, true);
+        write_card(*cards[i], tensor + ".scale", scales[i].first, scales[i].second);
+    }
+}
+void LlamaModel::write_card(DeviceMemory &mem, const std::string &tensor, const std::vector<float> &values, int cols,
+                            bool int8) {
     // Rows of `cols` values, each padded to whole sticks (the padding stays zero).
-    const int64_t rb = row_bytes(cols, mem.machine()), n_rows = int64_t(values.size()) / cols;
+    const int64_t rb = int8 ? i8_row_bytes(cols, mem.machine()) : row_bytes(cols, mem.machine());
+    const int64_t n_rows = int64_t(values.size()) / cols;
     if (n_rows * rb != mem.size(tensor))
         throw_error("llama: ", n_rows, " rows of ", cols, " values for tensor ", tensor, " of ", mem.size(tensor),
                     " bytes");
     std::vector<uint8_t> image(size_t(mem.size(tensor)), 0);
     for (size_t i = 0; i < values.size(); i++) {
-        const uint16_t h = float_to_half(values[i]);
-        std::memcpy(image.data() + int64_t(i / size_t(cols)) * rb + 2 * int64_t(i % size_t(cols)), &h, 2);
+        uint8_t *at = image.data() + int64_t(i / size_t(cols)) * rb;
+        if (int8) {
+            at[i % size_t(cols)] = uint8_t(int8_t(values[i]));
+        } else {
+            const uint16_t h = float_to_half(values[i]);
+            std::memcpy(at + 2 * int64_t(i % size_t(cols)), &h, 2);
+        }
     }
     mem.write(mem.whole(tensor), image);
 }
@@ -237,6 +303,16 @@ void LlamaModel::load_weights(const LlamaCheckpoint &ck) {
 }
 
 std::vector<float> LlamaModel::weights(const std::string &name) const {
+    if (int8_tensor(name)) {
+        // q * scale, row by row of the int8 image (its rows padded to whole sticks).
+        const std::vector<float> scale = weights(name + ".scale");
+        const std::vector<uint8_t> image = mem_.read(mem_.whole(name));
+        const size_t cols = scale.size(), rb = size_t(i8_row_bytes(int(cols), options_.machine));
+        std::vector<float> v;
+        for (size_t r = 0; r + rb <= image.size(); r += rb)
+            for (size_t n = 0; n < cols; n++) v.push_back(float(int8_t(image[r + n])) * scale[n]);
+        return v;
+    }
     const std::vector<uint8_t> image = mem_.read(mem_.whole(name));
     std::vector<float> v(image.size() / 2);
     for (size_t i = 0; i < v.size(); i++) v[i] = half_to_float(uint16_t(image[2 * i] | image[2 * i + 1] << 8));
@@ -522,17 +598,25 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
             return v;
         };
         // A projection under each schedule that applies to its shape; launch keeps the fastest.
+        const Weights wt = options_.weights;
         auto proj = [&](const std::string &name, int inner, int cols, Epilogue e) {
             std::vector<Builder> v;
-            for (const std::string &sched : projection_schedules(T, inner, cols))
-                v.push_back([=](Backend be) { return projection_stage(name, T, inner, cols, e, be, sched); });
+            for (const std::string &sched : projection_schedules(T, inner, cols, wt))
+                v.push_back([=](Backend be) { return projection_stage(name, T, inner, cols, e, be, sched, wt); });
+            return v;
+        };
+        // A projection's arguments: x, the weights (and their scales, in int8), then the rest.
+        auto proj_args = [&](const TensorView &x, const std::string &what, const std::vector<TensorView> &rest) {
+            std::vector<TensorView> v = {x, w(what)};
+            if (int8_tensor(layer_tensor(l, what))) v.push_back(w(what + ".scale"));
+            v.insert(v.end(), rest.begin(), rest.end());
             return v;
         };
         launch(r, "attn_norm" + ts, l, [&](Backend be) { return rmsnorm_stage("attn_norm", c, T, be); },
                {all("x", hrow), w("attn_norm"), all("xn", hrow)});
         // The queries, keys and values of every token by one projection: {q | k | v} per row.
         launch(r, "qkv_proj" + ts, l, proj("qkv_proj", c.hidden, qkv, Epilogue::None),
-               {all("xn", hrow), w("wqkv"), all("qkv", qkvrow)});
+               proj_args(all("xn", hrow), "wqkv", {all("qkv", qkvrow)}));
         const int p0 = at(0);
         // Sequence b of the step's cache rows [from, from + count).
         auto cache = [&](const std::string &what, int b, int from, int count) {
@@ -574,27 +658,27 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
         if (several) {
             // Each card's heads' share of the product; the residual is added in the all-reduce.
             launch(r, "o_proj" + ts, l, proj("o_proj", c.q_width(), c.hidden, Epilogue::Partial),
-                   {all("attn", qrow), w("wo"), all("part", prow)});
+                   proj_args(all("attn", qrow), "wo", {all("part", prow)}));
             all_reduce(r, "o_proj", l, T, "x", "h");
         } else {
             launch(r, "o_proj" + ts, l, proj("o_proj", c.q_width(), c.hidden, Epilogue::Residual),
-                   {all("attn", qrow), w("wo"), all("x", hrow), all("h", hrow)});
+                   proj_args(all("attn", qrow), "wo", {all("x", hrow), all("h", hrow)}));
         }
         launch(r, "ffn_norm" + ts, l, [&](Backend be) { return rmsnorm_stage("ffn_norm", c, T, be); },
                {all("h", hrow), w("ffn_norm"), all("hn", hrow)});
         // SwiGLU: the gate projection, the up projection times silu of the gate, the down
         // projection plus the residual.
         launch(r, "gate_proj" + ts, l, proj("gate_proj", c.hidden, c.intermediate, Epilogue::None),
-               {all("hn", hrow), w("w1"), all("gate", irow)});
+               proj_args(all("hn", hrow), "w1", {all("gate", irow)}));
         launch(r, "up_proj" + ts, l, proj("up_proj", c.hidden, c.intermediate, Epilogue::SiluGate),
-               {all("hn", hrow), w("w3"), all("gate", irow), all("mid", irow)});
+               proj_args(all("hn", hrow), "w3", {all("gate", irow), all("mid", irow)}));
         if (several) {
             launch(r, "down_proj" + ts, l, proj("down_proj", c.intermediate, c.hidden, Epilogue::Partial),
-                   {all("mid", irow), w("w2"), all("part", prow)});
+                   proj_args(all("mid", irow), "w2", {all("part", prow)}));
             all_reduce(r, "down_proj", l, T, "h", "x");
         } else {
             launch(r, "down_proj" + ts, l, proj("down_proj", c.intermediate, c.hidden, Epilogue::Residual),
-                   {all("mid", irow), w("w2"), all("h", hrow), all("x", hrow)});
+                   proj_args(all("mid", irow), "w2", {all("h", hrow), all("x", hrow)}));
         }
     }
     if (head) {

@@ -11,6 +11,7 @@
 #include "matmul.h"
 #include "matmul_stage.h"
 #include "norms.h"
+#include "qlinear.h"
 #include "rope.h"
 #include "cpu_reference.h"
 
@@ -90,14 +91,45 @@ StageKernel rmsnorm_stage(const std::string &name, const LlamaConfig &c, int row
     return s;
 }
 
-std::vector<std::string> projection_schedules(int rows, int inner, int cols) {
+std::vector<std::string> projection_schedules(int rows, int inner, int cols, Weights w) {
     std::vector<std::string> names = {"pe", "pe_ring"};
-    for (const SplitK &sk : split_k(rows, inner, cols, MachineDesc{})) names.push_back(sk.name());
+    if (w == Weights::F16)
+        for (const SplitK &sk : split_k(rows, inner, cols, MachineDesc{})) names.push_back(sk.name());
     return names;
 }
 
+namespace {
+
+// The int8 projection: schedules/qlinear.h's kernel with the scale and the epilogue in its output.
+StageKernel int8_projection_stage(const std::string &name, int rows, int inner, int cols, Epilogue e, Backend b,
+                                  const std::string &sched) {
+    QLinearKernel k = make_qlinear(rows, inner, cols);
+    std::vector<ImageParam> inputs = {k.a, k.w, k.scale};
+    const Expr acc = k.acc(k.n, k.m) * cast<float>(k.scale(k.n));
+    k.out = Func(name);
+    if (e == Epilogue::Partial) {
+        k.out(k.n, k.m) = acc;
+    } else if (e == Epilogue::None) {
+        k.out(k.n, k.m) = cast<float16_t>(acc);
+    } else {
+        ImageParam extra(Float(16), 2, e == Epilogue::Residual ? "residual" : "gate");
+        const Expr v = cast<float>(extra(k.n, k.m));
+        k.out(k.n, k.m) = cast<float16_t>(e == Epilogue::Residual ? acc + v : v / (1.0f + exp(-v)) * acc);
+        inputs.push_back(extra);
+    }
+    if (b != Backend::Auto) schedule_qlinear(k, b == Backend::Cpu ? "cpu" : sched, kCores);
+    StageKernel s{name, k.out, inputs, {}, sched + ", int8 weights"};
+    s.options.inputs = {matrix(inner, rows), matrix(cols, inner), TensorSpec{{cols}, {}}};
+    if (e != Epilogue::None && e != Epilogue::Partial) s.options.inputs.push_back(matrix(cols, rows));
+    s.options.output = matrix(cols, rows);
+    return s;
+}
+
+}  // namespace
+
 StageKernel projection_stage(const std::string &name, int rows, int inner, int cols, Epilogue e, Backend b,
-                             const std::string &sched) {
+                             const std::string &sched, Weights w) {
+    if (w == Weights::Int8) return int8_projection_stage(name, rows, inner, cols, e, b, sched);
     MatmulKernel k = make_bmm(1, rows, inner, cols);
     std::vector<ImageParam> inputs = {k.a, k.w};
     if (e == Epilogue::Partial) {

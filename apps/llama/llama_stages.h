@@ -39,10 +39,13 @@ enum class Epilogue { None, Residual, SiluGate, Partial };
 // Schedules: "pe" and "pe_ring" (schedules/matmul_stage.h: split over the cores by N and M, pe_ring
 // sharing K panels over the ring), "split_k/<panel>" (a few rows: the cores split K and add their
 // partials on the ring, so that each reads whole rows of W, in K panels of <panel>).
+// Weights::Int8: w is int8 {cols, inner} and a third argument the scales {cols}, applied to the
+// fp32 product before the epilogue (schedules/qlinear.h: "pe" and "pe_ring"); the epilogue's
+// argument comes after the scales.
 StageKernel projection_stage(const std::string &name, int rows, int inner, int cols, Epilogue e, Backend b,
-                             const std::string &schedule = "pe");
+                             const std::string &schedule = "pe", Weights w = Weights::F16);
 // The schedules that apply to a projection of this shape, for the driver to time against each other.
-std::vector<std::string> projection_schedules(int rows, int inner, int cols);
+std::vector<std::string> projection_schedules(int rows, int inner, int cols, Weights w = Weights::F16);
 // Rotate-half RoPE of `width` columns from `offset` of an {in_cols, rows} input (the fused QKV
 // projection's queries or keys) with cos and sin tables of {head_dim, rows} (schedules/rope.h) ->
 // {width, rows}.

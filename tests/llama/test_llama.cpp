@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "../channel_floor.h"
@@ -305,6 +306,78 @@ TEST(LlamaFigures, TheFormulaReadsWindowsOfTheFusedProjectionAsPointwise) {
     const IbmKernel e = kernel_of(embedding_stage(c, rows, 32768, Backend::Spyre));
     EXPECT_EQ(e.kind, IbmKernelKind::Pointwise) << ibm_kernel_kind_name(e.kind);
     EXPECT_EQ(kernel_of(rmsnorm_stage("attn_norm", c, rows, Backend::Spyre)).kind, IbmKernelKind::FusedReduction);
+}
+
+// The int8-weight projections (Weights::Int8: schedules/qlinear.h with the per-column scale and the
+// epilogue), under each schedule that applies, at a decode step's row, a few rows and a prefill's
+// tile: the same fp16 values as Halide's CPU realisation, within a rounding.
+TEST(LlamaProjections, EveryScheduleOfAnInt8ProjectionMatchesTheCpu) {
+    struct Shape {
+        int rows, inner, cols;
+    };
+    int checked = 0;
+    for (Shape sh : {Shape{1, 1024, 1024}, Shape{2, 512, 384}, Shape{64, 256, 512}})
+        for (const std::string &sched : projection_schedules(sh.rows, sh.inner, sh.cols, Weights::Int8))
+            for (Epilogue e : {Epilogue::None, Epilogue::Residual, Epilogue::SiluGate, Epilogue::Partial}) {
+                SCOPED_TRACE(sched + " " + std::to_string(sh.rows) + "x" + std::to_string(sh.inner) + "x" +
+                             std::to_string(sh.cols) + " epilogue " + std::to_string(int(e)));
+                StageKernel dev = projection_stage("p", sh.rows, sh.inner, sh.cols, e, Backend::Spyre, sched, Weights::Int8);
+                StageKernel cpu = projection_stage("p", sh.rows, sh.inner, sh.cols, e, Backend::Cpu, sched, Weights::Int8);
+                ASSERT_EQ(dev.inputs.at(1).type(), Halide::Int(8));
+                DeviceMemory mem(false);
+                std::vector<TensorView> args;
+                uint32_t state = 11;
+                for (size_t i = 0; i < dev.inputs.size(); i++) {
+                    const Halide::Type t = dev.inputs[i].type();
+                    const int64_t bytes = argument_bytes(dev.options.inputs[i], t, {});
+                    mem.allocate("in" + std::to_string(i), bytes);
+                    std::vector<uint8_t> img(static_cast<size_t>(bytes));
+                    for (size_t b = 0; b < img.size(); b += size_t(t.bytes())) {
+                        state = state * 1664525u + 1013904223u;
+                        const int r = int(state >> 9) % 2001 - 1000;  // -1000 .. 1000
+                        if (t == Halide::Int(8)) {
+                            img[b] = uint8_t(int8_t(r * 127 / 1000));
+                        } else {
+                            // Scales near 1/127 (a weight of up to 1), activations up to 0.05.
+                            const float v = i == 2 ? (1.5f + float(r) / 2000.0f) / 127.0f : float(r) / 1000.0f * 0.05f;
+                            const uint16_t h = float_to_half(v);
+                            img[b] = uint8_t(h), img[b + 1] = uint8_t(h >> 8);
+                        }
+                    }
+                    mem.write(mem.whole("in" + std::to_string(i)), img);
+                    args.push_back(mem.whole("in" + std::to_string(i)));
+                }
+                const Halide::Type out_t = e == Epilogue::Partial ? Halide::Float(32) : Halide::Float(16);
+                const int64_t out_bytes = argument_bytes(dev.options.output, out_t, {});
+                mem.allocate("dev", out_bytes);
+                mem.allocate("cpu", out_bytes);
+                CompileOptions o = dev.options;
+                o.kernel_name = "p";
+                std::vector<TensorView> dargs = args, cargs = args;
+                dargs.push_back(mem.whole("dev"));
+                cargs.push_back(mem.whole("cpu"));
+                mem.run(compile_for_spyre(dev.output, dev.inputs, o), dargs);
+                realize_on_cpu(cpu, mem, cargs);
+                const std::vector<uint8_t> a = mem.read(mem.whole("dev")), b = mem.read(mem.whole("cpu"));
+                double worst = 0, largest = 0;
+                for (size_t i = 0; i + out_t.bytes() <= a.size(); i += size_t(out_t.bytes())) {
+                    float x, y;
+                    if (out_t == Halide::Float(32)) {
+                        std::memcpy(&x, &a[i], 4);
+                        std::memcpy(&y, &b[i], 4);
+                    } else {
+                        x = half_to_float(uint16_t(a[i] | a[i + 1] << 8));
+                        y = half_to_float(uint16_t(b[i] | b[i + 1] << 8));
+                    }
+                    worst = std::max(worst, double(std::fabs(x - y)));
+                    largest = std::max(largest, double(std::fabs(y)));
+                }
+                EXPECT_GT(largest, 0.01) << "not a product of zeros";
+                // The same products summed in another order: within an fp16 rounding of the values.
+                EXPECT_LE(worst, 2e-3 * std::max(1.0, largest));
+                checked++;
+            }
+    EXPECT_EQ(checked, 3 * 2 * 4);
 }
 
 // Every schedule the driver may pick for a decode step's projection (split-K with the share whole,
