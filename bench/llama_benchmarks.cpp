@@ -10,12 +10,15 @@
 //                           launch_us (their host cost, MachineDesc::host_launch_ns), and tokens_per_s
 //                           (decode) or ttft_ms (prefill) with that cost (`_device`: without it)
 //   llama/<phase>/8b/cards<N>  prefill (a 2048-token prompt), decode (batch 1) and decode_b16
-//                           (batch 16), context 2048, with tensor parallelism over N = 1, 2, 4
-//                           cards (ModelOptions::cards; the named schedules, to stay cheap):
-//                           ttft_ms (prefill) or tokens_per_s (host launches included), the same
-//                           `_device` without them, sim_us (the model's device time) and
-//                           allreduce_us (its all-reduces between the cards, the PCIe link model's:
-//                           link_bytes_per_ns, link_latency_ns, assumptions)
+//   llama/<phase>/8b/int8/cards<N>  (batch 16), context 2048, with tensor parallelism over N = 1,
+//                           2, 4 cards (ModelOptions::cards), fp16 or int8 projection weights
+//                           (ModelOptions::weights), each kernel the faster of auto's and the named
+//                           schedules: ttft_ms (prefill) or tokens_per_s (host launches included),
+//                           the same `_device` without them, sim_us (the model's device time),
+//                           launch_us (the launches' host cost, an assumption), allreduce_us (its
+//                           all-reduces between the cards, the PCIe link model's: link_bytes_per_ns,
+//                           link_latency_ns, assumptions) and outside_calibration (the label names
+//                           the layer's validity notes)
 // Each kernel runs the faster of spyre::auto_schedule's choice and the stage's named schedules (its
 // label says which). Phases: prefill (2048 tokens), decode (batch 1, context 2048), decode_b8 (batch 8, context 2048),
 // decode_8k (batch 1, context 8192). One layer is simulated: every layer is the same kernels on the
@@ -132,43 +135,46 @@ void BM_LlamaModel(benchmark::State &state, Phase p) {
                                              : "outside calibration: " + f->layer.validity);
 }
 
-// A phase on `cards` cards: one card's figures (every card runs the same kernels).
-void BM_LlamaCards(benchmark::State &state, Phase p, int cards) {
-    static std::map<std::pair<std::string, int>, StepFigures> cache;
+// A phase on `cards` cards with these weights: one card's figures (every card runs the same kernels).
+void BM_LlamaCards(benchmark::State &state, Phase p, int cards, Weights w) {
+    ModelOptions o = phase_options(p, cards, ModelOptions::Schedules::Fastest);
+    o.weights = w;
     const StepFigures *f = nullptr;
     for (auto _ : state) {
-        auto it = cache.find({p.name, cards});
-        if (it == cache.end()) {
-            const LlamaConfig c = llama31_8b();
-            const ModelOptions o = phase_options(p, cards, ModelOptions::Schedules::Named);
-            LlamaModel model(c, o);
-            const StepResult r = run_step(model, p);
-            it = cache.emplace(std::make_pair(p.name, cards),
-                               step_figures(model.card_config(), {p.tokens, p.batch, p.context}, r, o.machine))
-                     .first;
-        }
-        f = &it->second;
+        LlamaModel model(llama31_8b(), o);
+        const StepResult r = run_step(model, p);
+        static StepFigures kept;
+        kept = step_figures(model.card_config(), {p.tokens, p.batch, p.context, w}, r, o.machine);
+        f = &kept;
     }
     state.counters["cards"] = cards;
     state.counters["batch"] = p.batch;
+    state.counters["int8"] = w == Weights::Int8 ? 1 : 0;
     state.counters["sim_us"] = f->model_us;
     state.counters["allreduce_us"] = f->allreduce_us;
     state.counters["launches"] = f->launches;
+    state.counters["launch_us"] = f->host_us;  // host_launch_ns per launch, an assumption
+    state.counters["outside_calibration"] = f->layer.validity.empty() ? 0 : 1;
     set_rate(state, p, *f);
-    state.SetLabel("named schedules; all-reduce over PCIe (link model, assumptions)");
+    state.SetLabel(std::string(weights_name(w)) + " weights; all-reduce over PCIe (link model, assumptions); " +
+                   (f->layer.validity.empty() ? "within the calibrated range" : "outside calibration: " + f->layer.validity));
 }
 
 }  // namespace
 
 void register_llama_benchmarks() {
-    // Time to first token (a 2048-token prompt) and decode at batch 1 and 16, on 1, 2 and 4 cards.
+    // Time to first token (a 2048-token prompt) and decode at batch 1 and 16, on 1, 2 and 4 cards,
+    // with fp16 and int8 weights.
     const std::vector<Phase> on_cards = {{"prefill", 2048, 1, 2048}, {"decode", 1, 1, 2048}, {"decode_b16", 1, 16, 2048}};
-    for (const Phase &p : on_cards)
-        for (int cards : {1, 2, 4})
-            benchmark::RegisterBenchmark(("llama/" + p.name + "/8b/cards" + std::to_string(cards)).c_str(), BM_LlamaCards,
-                                         p, cards)
-                ->Iterations(1)
-                ->Unit(benchmark::kMillisecond);
+    for (Weights w : {Weights::F16, Weights::Int8})
+        for (const Phase &p : on_cards)
+            for (int cards : {1, 2, 4})
+                benchmark::RegisterBenchmark(("llama/" + p.name + "/8b/" + (w == Weights::Int8 ? "int8/" : "") + "cards" +
+                                              std::to_string(cards))
+                                                 .c_str(),
+                                             BM_LlamaCards, p, cards, w)
+                    ->Iterations(1)
+                    ->Unit(benchmark::kMillisecond);
     for (const Phase &p : phases()) {
         for (const std::string &s : step_stage_names(p.batch, p.tokens == p.context))
             benchmark::RegisterBenchmark(("llama/" + s + "/" + p.name).c_str(), BM_LlamaStage, p, s)
