@@ -45,11 +45,12 @@ protected:
         fs::remove_all(*dir_);
         delete dir_;
     }
-    static std::vector<int> greedy(int cards, int new_tokens = 4) {
+    static std::vector<int> greedy(int cards, int new_tokens = 4, Weights w = Weights::F16) {
         ModelOptions o;
         o.checkpoint = checkpoint_;
         o.max_context = 16;
         o.cards = cards;
+        o.weights = w;
         LlamaModel m(checkpoint_->config(), o);
         GenerateOptions g;
         g.max_new_tokens = new_tokens;
@@ -75,6 +76,22 @@ TEST_F(LlamaCards, TwoAndFourCardsGiveTheOneCardGreedyIds) {
     ASSERT_EQ(one.size(), 4u);
     EXPECT_EQ(greedy(2), one);
     EXPECT_EQ(greedy(4), one);
+}
+
+// int8 weights from the checkpoint on two cards (each card its columns of wqkv, w1 and w3 with their
+// scales, its rows of wo and w2 with every column's scale): the one-card int8 ids. (On four cards a
+// card's 64 query columns are not a whole int8 stick: refused by name.)
+TEST_F(LlamaCards, Int8WeightsOnTwoCardsGiveTheOneCardGreedyIds) {
+    const std::vector<int> one = greedy(1, 4, Weights::Int8);
+    ASSERT_EQ(one.size(), 4u);
+    EXPECT_EQ(greedy(2, 4, Weights::Int8), one);
+    std::string msg = "(no error)";
+    try {
+        greedy(4, 4, Weights::Int8);
+    } catch (const spyre::Error &e) {
+        msg = e.what();
+    }
+    EXPECT_NE(msg.find("whole int8 sticks of 128; heads x head_dim is 64 a card"), std::string::npos) << msg;
 }
 
 std::string refusal(const LlamaConfig &c, int cards) {

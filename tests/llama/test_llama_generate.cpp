@@ -150,6 +150,13 @@ TEST_F(LlamaGenerate, SpyreLlamaGeneratePrintsTheSameIdsOnItsFirstLine) {
     const tools_testing::CommandResult bad = run_command(cmd + " --prompt-ids 1,256");
     EXPECT_EQ(bad.exit_code, 1);
     EXPECT_NE(bad.output.find("--prompt-ids: 256 outside the vocabulary"), std::string::npos) << bad.output;
+    // int8 weights need whole int8 sticks of a projection's columns: this model's 64 KV columns are not.
+    const tools_testing::CommandResult narrow = run_command(cmd + " --prompt-ids 1,2 --weights int8");
+    EXPECT_EQ(narrow.exit_code, 1);
+    EXPECT_NE(narrow.output.find("kv_heads x head_dim is 64"), std::string::npos) << narrow.output;
+    const tools_testing::CommandResult unknown = run_command(cmd + " --prompt-ids 1,2 --weights int4");
+    EXPECT_EQ(unknown.exit_code, 1);
+    EXPECT_NE(unknown.output.find("weights 'int4'; known: fp16, int8"), std::string::npos) << unknown.output;
 }
 
 TEST(LlamaSampler, GreedyTopKAndTopPFollowTheirRulesAndASeedGivesOneSequence) {
