@@ -1,6 +1,7 @@
 #include "qlinear.h"
 
 #include "directives.h"
+#include "fp8.h"
 #include "known_names.h"
 #include "matmul_stage.h"
 
@@ -8,11 +9,12 @@ namespace spyre {
 
 using namespace Halide;
 
-QLinearKernel make_qlinear(int rows, int inner, int cols) {
+QLinearKernel make_qlinear(int rows, int inner, int cols, QuantFormat format) {
     QLinearKernel k;
     k.rows = rows, k.inner = inner, k.cols = cols;
+    const bool fp8 = format == QuantFormat::Fp8E4M3;
     k.a = ImageParam(Float(16), 2, "a");
-    k.w = ImageParam(Int(8), 2, "w");
+    k.w = ImageParam(fp8 ? UInt(8) : Int(8), 2, "w");
     k.scale = ImageParam(Float(16), 1, "scale");
     k.n = Var("n"), k.m = Var("m");
     k.k = RDom(0, inner, "k");
@@ -20,7 +22,7 @@ QLinearKernel make_qlinear(int rows, int inner, int cols) {
     k.acc = Func("acc");
     k.out = Func("qlinear");
     Var n = k.n, m = k.m, kk("kk");
-    k.wd(n, kk) = cast<float16_t>(k.w(n, kk));
+    k.wd(n, kk) = fp8 ? from_fp8(k.w(n, kk), Fp8Format::E4M3) : cast<float16_t>(k.w(n, kk));
     k.acc(n, m) = 0.0f;
     k.acc(n, m) += cast<float>(k.wd(n, k.k)) * cast<float>(k.a(k.k, m));
     k.out(n, m) = cast<float16_t>(k.acc(n, m) * cast<float>(k.scale(n)));

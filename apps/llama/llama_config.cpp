@@ -6,12 +6,12 @@
 
 namespace spyre::llama {
 
-int64_t LlamaConfig::layer_weight_bytes(bool int8_projections) const {
+int64_t LlamaConfig::layer_weight_bytes(bool byte_projections) const {
     const int64_t h = hidden;
     const int64_t attention = h * q_width() * 2 + h * kv_width() * 2;  // wq and wo, wk and wv
     const int64_t mlp = 3 * h * intermediate;
     const int64_t norms = 2 * 2 * h;  // the two norms' gains
-    if (!int8_projections) return 2 * (attention + mlp) + norms;
+    if (!byte_projections) return 2 * (attention + mlp) + norms;
     // A scale per output column: wqkv's q + 2 kv, wo's h, w1's and w3's intermediate, w2's h.
     const int64_t scales = 2 * (int64_t(q_width()) + 2 * kv_width() + 2 * h + 2 * int64_t(intermediate));
     return attention + mlp + scales + norms;
@@ -103,9 +103,10 @@ RopeTables rope_tables(const LlamaConfig &c, const std::vector<int> &positions) 
 Weights weights_by_name(const std::string &name) {
     if (name == "fp16") return Weights::F16;
     if (name == "int8") return Weights::Int8;
-    throw_error("llama: weights '", name, "'; known: fp16, int8");
+    if (name == "fp8") return Weights::Fp8;
+    throw_error("llama: weights '", name, "'; known: fp16, int8, fp8");
 }
 
-const char *weights_name(Weights w) { return w == Weights::Int8 ? "int8" : "fp16"; }
+const char *weights_name(Weights w) { return w == Weights::Int8 ? "int8" : w == Weights::Fp8 ? "fp8" : "fp16"; }
 
 }  // namespace spyre::llama

@@ -30,9 +30,9 @@ struct LlamaConfig {
     int q_width() const { return heads * head_dim; }
     int kv_width() const { return kv_heads * head_dim; }
     // Bytes of one layer's weights (fp16), and of the head's (final norm and lm_head).
-    // A layer's weights: its projections in fp16, or in int8 with an fp16 scale per output column
-    // (Weights, below), and its norms' gains in fp16.
-    int64_t layer_weight_bytes(bool int8_projections = false) const;
+    // A layer's weights: its projections in fp16, or a byte an element (int8 or fp8) with an fp16
+    // scale per output column (Weights, below), and its norms' gains in fp16.
+    int64_t layer_weight_bytes(bool byte_projections = false) const;
     int64_t head_weight_bytes() const;
 };
 
@@ -44,11 +44,13 @@ LlamaConfig llama_tiny();
 // "8b" or "tiny"; spyre::Error naming the known ones otherwise.
 LlamaConfig llama_config(const std::string &name);
 
-// How the layers' projection weights are stored: fp16, or int8 with an fp16 scale per output
-// column (symmetric, per channel: w ~ q * scale, q in [-127, 127]), which halves the bytes a decode
-// step streams (schedules/qlinear.h dequantizes each K panel in LX for the PE array).
-enum class Weights { F16, Int8 };
-// "fp16" or "int8"; spyre::Error naming the known ones otherwise.
+// How the layers' projection weights are stored: fp16, or a byte an element with an fp16 scale per
+// output column: int8 (symmetric, per channel: w ~ q * scale, q in [-127, 127]) or fp8 E4M3 codes
+// (w ~ fp8(code) * scale, |fp8| up to 448). Either halves the bytes a decode step streams
+// (schedules/qlinear.h dequantizes each K panel in LX for the PE array).
+enum class Weights { F16, Int8, Fp8 };
+inline bool byte_weights(Weights w) { return w != Weights::F16; }
+// "fp16", "int8" or "fp8"; spyre::Error naming the known ones otherwise.
 Weights weights_by_name(const std::string &name);
 const char *weights_name(Weights w);
 

@@ -14,7 +14,7 @@ namespace spyre::llama {
 LayerWork layer_work(const LlamaConfig &c, const StepShape &s) {
     LayerWork w;
     const double rows = double(s.tokens) * s.batch, kv = c.kv_width();
-    const double weights = double(c.layer_weight_bytes(s.weights == Weights::Int8));
+    const double weights = double(c.layer_weight_bytes(byte_weights(s.weights)));
     // The residual stream in and out, the cache read (the earlier positions) and appended to.
     w.read_bytes = weights + rows * c.hidden * 2 + double(s.batch) * (s.context - s.tokens) * kv * 2 * 2;
     w.write_bytes = rows * c.hidden * 2 + rows * kv * 2 * 2;

@@ -171,7 +171,7 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     std::string weights = "fp16";
     const std::string weights_help =
-        "the layers' projection weights: fp16, or int8 (per output column, quantised from the fp16 ones as they "
+        "the layers' projection weights: fp16, or int8 or fp8 E4M3 (per output column, quantised from the fp16 ones as they "
         "load; the embedding, norms and lm_head stay fp16)";
     app.add_option("--weights", weights, weights_help)->capture_default_str();
     app.add_flag("--timing-only", timing_only, "modelled time only (no weights, no numerics)");

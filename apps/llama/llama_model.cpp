@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "device/error.h"
+#include "device/fp8.h"
 #include "device/half.h"
 #include "device/layout.h"
 #include "auto_schedule.h"
@@ -97,16 +98,17 @@ LlamaModel::LlamaModel(const LlamaConfig &config, const ModelOptions &options)
     const MachineDesc &m = options.machine;
     // On several cards each holds its share of the layers' weights and KV cache (card_config_).
     const LlamaConfig &c = card_config_;
-    if (options.weights == Weights::Int8)
-        // schedules/qlinear.h takes N (a projection's columns) in whole int8 sticks.
+    if (byte_weights(options.weights))
+        // schedules/qlinear.h takes N (a projection's columns) in whole byte sticks.
         for (auto [what, cols] : std::initializer_list<std::pair<const char *, int>>{
                  {"intermediate", c.intermediate}, {"hidden", c.hidden}, {"heads x head_dim", c.q_width()},
                  {"kv_heads x head_dim", c.kv_width()}})
             if (cols % int(m.stick_bytes))
-                throw_error("llama: int8 weights take a projection's columns in whole int8 sticks of ", m.stick_bytes,
+                throw_error("llama: ", weights_name(options.weights), " weights take a projection's columns in whole "
+                            "byte sticks of ", m.stick_bytes,
                             "; ", what, " is ", cols, options.cards > 1 ? " a card" : "");
     auto matrix = [&](const std::string &name, int cols, int rows) {
-        if (int8_tensor(name)) {
+        if (byte_tensor(name)) {
             for (DeviceMemory *d : all_cards()) d->allocate(name, i8_row_bytes(cols, m) * rows);
             for (DeviceMemory *d : all_cards()) d->allocate(name + ".scale", row_bytes(cols, m));
             return;
@@ -146,8 +148,8 @@ std::vector<DeviceMemory *> LlamaModel::all_cards() {
     return v;
 }
 
-bool LlamaModel::int8_tensor(const std::string &tensor) const {
-    return options_.weights == Weights::Int8 && is_projection(layer_part(tensor));
+bool LlamaModel::byte_tensor(const std::string &tensor) const {
+    return byte_weights(options_.weights) && is_projection(layer_part(tensor));
 }
 
 std::vector<std::pair<std::vector<float>, int>> LlamaModel::card_slices(const std::string &tensor,
@@ -194,20 +196,25 @@ std::vector<std::pair<std::vector<float>, int>> LlamaModel::card_slices(const st
 
 void LlamaModel::write_f16(const std::string &tensor, const std::vector<float> &values, int cols) {
     std::vector<DeviceMemory *> cards = all_cards();
-    if (!int8_tensor(tensor)) {
+    if (!byte_tensor(tensor)) {
         const auto slices = card_slices(tensor, values, cols);
         for (size_t i = 0; i < cards.size(); i++) write_card(*cards[i], tensor, slices[i].first, slices[i].second);
         return;
     }
     // Per output column n over the whole tensor (before the cards' slices, so that a card's rows of
-    // wo or w2 keep their column's scale): scale = max |w| / 127 in fp16, q = round(w / scale).
+    // wo or w2 keep their column's scale): scale = max |w| / 127 (int8) or / 448 (fp8 E4M3's
+    // largest) in fp16; q = round(w / scale), or the E4M3 code of w / scale.
+    const bool fp8 = options_.weights == Weights::Fp8;
     const size_t rows = values.size() / size_t(cols);
     std::vector<float> scale(size_t(cols), 0.0f), q(values.size());
     for (size_t r = 0; r < rows; r++)
         for (size_t n = 0; n < size_t(cols); n++) scale[n] = std::max(scale[n], std::fabs(values[r * size_t(cols) + n]));
-    for (float &s : scale) s = s > 0 ? half_to_float(float_to_half(s / 127.0f)) : 1.0f;
-    for (size_t i = 0; i < values.size(); i++)
-        q[i] = std::clamp(std::nearbyint(values[i] / scale[i % size_t(cols)]), -127.0f, 127.0f);
+    const float top = fp8 ? fp8_max(Fp8Format::E4M3) : 127.0f;
+    for (float &s : scale) s = s > 0 ? half_to_float(float_to_half(s / top)) : 1.0f;
+    for (size_t i = 0; i < values.size(); i++) {
+        const float v = values[i] / scale[i % size_t(cols)];
+        q[i] = fp8 ? float(fp8_encode(v, Fp8Format::E4M3)) : std::clamp(std::nearbyint(v), -127.0f, 127.0f);
+    }
     const auto slices = card_slices(tensor, q, cols);
     // The scales go with their columns: sliced as one row of the tensor where the cards split its
     // columns, whole where they split its rows (wo, w2).
@@ -220,9 +227,9 @@ void LlamaModel::write_f16(const std::string &tensor, const std::vector<float> &
     }
 }
 void LlamaModel::write_card(DeviceMemory &mem, const std::string &tensor, const std::vector<float> &values, int cols,
-                            bool int8) {
+                            bool bytes) {
     // Rows of `cols` values, each padded to whole sticks (the padding stays zero).
-    const int64_t rb = int8 ? i8_row_bytes(cols, mem.machine()) : row_bytes(cols, mem.machine());
+    const int64_t rb = bytes ? i8_row_bytes(cols, mem.machine()) : row_bytes(cols, mem.machine());
     const int64_t n_rows = int64_t(values.size()) / cols;
     if (n_rows * rb != mem.size(tensor))
         throw_error("llama: ", n_rows, " rows of ", cols, " values for tensor ", tensor, " of ", mem.size(tensor),
@@ -230,8 +237,8 @@ void LlamaModel::write_card(DeviceMemory &mem, const std::string &tensor, const 
     std::vector<uint8_t> image(size_t(mem.size(tensor)), 0);
     for (size_t i = 0; i < values.size(); i++) {
         uint8_t *at = image.data() + int64_t(i / size_t(cols)) * rb;
-        if (int8) {
-            at[i % size_t(cols)] = uint8_t(int8_t(values[i]));
+        if (bytes) {
+            at[i % size_t(cols)] = uint8_t(int(values[i]) & 0xFF);  // an int8 value or an fp8 code
         } else {
             const uint16_t h = float_to_half(values[i]);
             std::memcpy(at + 2 * int64_t(i % size_t(cols)), &h, 2);
@@ -303,14 +310,18 @@ void LlamaModel::load_weights(const LlamaCheckpoint &ck) {
 }
 
 std::vector<float> LlamaModel::weights(const std::string &name) const {
-    if (int8_tensor(name)) {
-        // q * scale, row by row of the int8 image (its rows padded to whole sticks).
+    if (byte_tensor(name)) {
+        // q * scale, row by row of the byte image (its rows padded to whole sticks).
         const std::vector<float> scale = weights(name + ".scale");
         const std::vector<uint8_t> image = mem_.read(mem_.whole(name));
         const size_t cols = scale.size(), rb = size_t(i8_row_bytes(int(cols), options_.machine));
         std::vector<float> v;
         for (size_t r = 0; r + rb <= image.size(); r += rb)
-            for (size_t n = 0; n < cols; n++) v.push_back(float(int8_t(image[r + n])) * scale[n]);
+            for (size_t n = 0; n < cols; n++) {
+                const uint8_t b = image[r + n];
+                const float q = options_.weights == Weights::Fp8 ? fp8_decode(b, Fp8Format::E4M3) : float(int8_t(b));
+                v.push_back(q * scale[n]);
+            }
         return v;
     }
     const std::vector<uint8_t> image = mem_.read(mem_.whole(name));
@@ -605,10 +616,10 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
                 v.push_back([=](Backend be) { return projection_stage(name, T, inner, cols, e, be, sched, wt); });
             return v;
         };
-        // A projection's arguments: x, the weights (and their scales, in int8), then the rest.
+        // A projection's arguments: x, the weights (and their scales, in int8 or fp8), then the rest.
         auto proj_args = [&](const TensorView &x, const std::string &what, const std::vector<TensorView> &rest) {
             std::vector<TensorView> v = {x, w(what)};
-            if (int8_tensor(layer_tensor(l, what))) v.push_back(w(what + ".scale"));
+            if (byte_tensor(layer_tensor(l, what))) v.push_back(w(what + ".scale"));
             v.insert(v.end(), rest.begin(), rest.end());
             return v;
         };

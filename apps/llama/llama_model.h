@@ -54,10 +54,11 @@ struct ModelOptions {
     // timed by allreduce_us). The head runs on card 0. The cards must divide heads, kv_heads and
     // intermediate (spyre::Error naming the field).
     int cards = 1;
-    // The layers' projections (wqkv, wo, w1, w3, w2) in fp16, or in int8 with an fp16 scale per
-    // output column (quantised from the fp16 weights as they are written: scale = max |w| / 127 of
-    // the column, q = round(w / scale)); the embedding, norms and lm_head stay fp16. weights()
-    // returns the int8 ones dequantised (q * scale), which the plain decoder then runs.
+    // The layers' projections (wqkv, wo, w1, w3, w2) in fp16, or in int8 or fp8 with an fp16 scale
+    // per output column (quantised from the fp16 weights as they are written: int8, scale = max |w|
+    // / 127 of the column and q = round(w / scale); fp8, scale = max |w| / 448 and the E4M3 code of
+    // w / scale); the embedding, norms and lm_head stay fp16. weights() returns them dequantised
+    // (q * scale), which the plain decoder then runs.
     Weights weights = Weights::F16;
     int max_context = 2048;     // positions each sequence's KV cache holds
     // Layers run per step; 0: all. The layers are the same kernels on the same shapes, so in
@@ -166,16 +167,18 @@ private:
     void init_weights();
     void load_weights(const LlamaCheckpoint &ck);
     // Writes a whole tensor (`cols` values a row): on several cards each its slice (wqkv, wo, w1,
-    // w3, w2) or a copy; a projection in int8 (options.weights) quantised first, its scales beside.
+    // w3, w2) or a copy; a projection in int8 or fp8 (options.weights) quantised first, its scales
+    // beside.
     void write_f16(const std::string &tensor, const std::vector<float> &values, int cols);
     // Each card's part of a tensor (its values and columns a row), in card order.
     std::vector<std::pair<std::vector<float>, int>> card_slices(const std::string &tensor,
                                                                 const std::vector<float> &values, int cols) const;
-    // Rows of `cols` values, each padded to whole sticks, in fp16 (or int8: values that are integers).
+    // Rows of `cols` values, each padded to whole sticks, in fp16 (or bytes: values that are int8
+    // values or fp8 codes).
     static void write_card(DeviceMemory &mem, const std::string &tensor, const std::vector<float> &values, int cols,
-                           bool int8 = false);
-    // Whether a tensor is held in int8 (a layer's projection, with int8 weights).
-    bool int8_tensor(const std::string &tensor) const;
+                           bool bytes = false);
+    // Whether a tensor is held a byte an element (a layer's projection, with int8 or fp8 weights).
+    bool byte_tensor(const std::string &tensor) const;
     // Every card (1..N-1 besides mem_) in order.
     std::vector<DeviceMemory *> all_cards();
     // The all-reduce after o_proj or down_proj: out = fp16(sum over cards of their fp32 partials

@@ -100,10 +100,11 @@ std::vector<std::string> projection_schedules(int rows, int inner, int cols, Wei
 
 namespace {
 
-// The int8 projection: schedules/qlinear.h's kernel with the scale and the epilogue in its output.
-StageKernel int8_projection_stage(const std::string &name, int rows, int inner, int cols, Epilogue e, Backend b,
-                                  const std::string &sched) {
-    QLinearKernel k = make_qlinear(rows, inner, cols);
+// The int8 or fp8 projection: schedules/qlinear.h's kernel with the scale and the epilogue in its
+// output.
+StageKernel byte_projection_stage(const std::string &name, int rows, int inner, int cols, Epilogue e, Backend b,
+                                  const std::string &sched, Weights w) {
+    QLinearKernel k = make_qlinear(rows, inner, cols, w == Weights::Fp8 ? QuantFormat::Fp8E4M3 : QuantFormat::Int8);
     std::vector<ImageParam> inputs = {k.a, k.w, k.scale};
     const Expr acc = k.acc(k.n, k.m) * cast<float>(k.scale(k.n));
     k.out = Func(name);
@@ -118,7 +119,7 @@ StageKernel int8_projection_stage(const std::string &name, int rows, int inner, 
         inputs.push_back(extra);
     }
     if (b != Backend::Auto) schedule_qlinear(k, b == Backend::Cpu ? "cpu" : sched, kCores);
-    StageKernel s{name, k.out, inputs, {}, sched + ", int8 weights"};
+    StageKernel s{name, k.out, inputs, {}, sched + ", " + weights_name(w) + " weights"};
     s.options.inputs = {matrix(inner, rows), matrix(cols, inner), TensorSpec{{cols}, {}}};
     if (e != Epilogue::None && e != Epilogue::Partial) s.options.inputs.push_back(matrix(cols, rows));
     s.options.output = matrix(cols, rows);
@@ -129,7 +130,7 @@ StageKernel int8_projection_stage(const std::string &name, int rows, int inner, 
 
 StageKernel projection_stage(const std::string &name, int rows, int inner, int cols, Epilogue e, Backend b,
                              const std::string &sched, Weights w) {
-    if (w == Weights::Int8) return int8_projection_stage(name, rows, inner, cols, e, b, sched);
+    if (byte_weights(w)) return byte_projection_stage(name, rows, inner, cols, e, b, sched, w);
     MatmulKernel k = make_bmm(1, rows, inner, cols);
     std::vector<ImageParam> inputs = {k.a, k.w};
     if (e == Epilogue::Partial) {

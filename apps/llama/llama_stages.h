@@ -39,7 +39,8 @@ enum class Epilogue { None, Residual, SiluGate, Partial };
 // Schedules: "pe" and "pe_ring" (schedules/matmul_stage.h: split over the cores by N and M, pe_ring
 // sharing K panels over the ring), "split_k/<panel>" (a few rows: the cores split K and add their
 // partials on the ring, so that each reads whole rows of W, in K panels of <panel>).
-// Weights::Int8: w is int8 {cols, inner} and a third argument the scales {cols}, applied to the
+// Weights::Int8 or Fp8: w is int8 (or uint8 fp8 E4M3 codes) {cols, inner} and a third argument
+// the scales {cols}, applied to the
 // fp32 product before the epilogue (schedules/qlinear.h: "pe" and "pe_ring"); the epilogue's
 // argument comes after the scales.
 StageKernel projection_stage(const std::string &name, int rows, int inner, int cols, Epilogue e, Backend b,

@@ -91,7 +91,7 @@ TEST_F(LlamaCards, Int8WeightsOnTwoCardsGiveTheOneCardGreedyIds) {
     } catch (const spyre::Error &e) {
         msg = e.what();
     }
-    EXPECT_NE(msg.find("whole int8 sticks of 128; heads x head_dim is 64 a card"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("whole byte sticks of 128; heads x head_dim is 64 a card"), std::string::npos) << msg;
 }
 
 std::string refusal(const LlamaConfig &c, int cards) {
