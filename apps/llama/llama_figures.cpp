@@ -57,11 +57,13 @@ Figure stage_figure(const KernelRun &k, const MachineDesc &m, int tokens, int co
         if (b.kind == BufferKind::Output) out_bytes = k.program->buffer_bytes(i, m.stick_bytes);
         if (b.kind == BufferKind::Input && i > 0) other_in += k.program->buffer_bytes(i, m.stick_bytes);
     }
-    if (k.stage == "embedding") {
-        // A gather reads the rows it fetches (and the ids), not its table; it writes them once.
-        sol = report::bound(ibm_channel_ns(double(out_bytes) + tokens * 4.0, double(out_bytes), m), 0, 0, m.cores, m,
+    if (k.stage == "embedding" || k.stage == "k_gather" || k.stage == "v_gather") {
+        // A gather reads the rows it fetches (and the ids, its other input), not its table; it
+        // writes them once.
+        sol = report::bound(ibm_channel_ns(double(out_bytes + other_in), double(out_bytes), m), 0, 0, m.cores, m,
                             k.stats.us);
-    } else if (k.stage == "rope_q" || k.stage == "rope_k" || k.stage == "v_to_cache" || k.stage == "k_to_cache") {
+    } else if (k.stage == "rope_q" || k.stage == "rope_k" || k.stage == "v_to_cache" || k.stage == "k_to_cache" ||
+               k.stage == "v_to_pool" || k.stage == "k_to_pool") {
         // These read their columns of the fused QKV projection's rows (as many bytes as they
         // write), not the whole rows; and the rotary tables.
         sol = report::bound(ibm_channel_ns(double(out_bytes + other_in), double(out_bytes), m),

@@ -162,6 +162,11 @@ int main(int argc, char **argv) {
     const std::string chunk_help = "prefill in steps of this many tokens (the last one what is left), each attending to the cache the "
                    "ones before it filled; 0: the whole prompt in one step";
     app.add_option("--prefill-chunk", prefill_chunk, chunk_help)->capture_default_str()->check(CLI::NonNegativeNumber);
+    int kv_block = 0;
+    const std::string kv_block_help =
+        "0: each sequence's KV cache contiguous; N: a paged cache of blocks of N positions shared by the batch, "
+        "read through each sequence's block table (a gather before its attention)";
+    app.add_option("--kv-block", kv_block, kv_block_help)->capture_default_str()->check(CLI::NonNegativeNumber);
     app.add_option("--context", context, "timing-only decode: positions already in the cache")->capture_default_str();
     app.add_option("--batch", batch, "sequences decoded together")->capture_default_str();
     app.add_option("--layers", layers, "layers run (0: all)")->capture_default_str();
@@ -217,6 +222,7 @@ int main(int argc, char **argv) {
                                                "eos_token_id always does)");
     gen->add_flag("--ignore-eos", ga.no_eos, "do not stop at the config's eos_token_id");
     gen->add_option("--prefill-chunk", ga.prefill_chunk, chunk_help)->capture_default_str()->check(CLI::NonNegativeNumber);
+    gen->add_option("--kv-block", kv_block, kv_block_help)->capture_default_str()->check(CLI::NonNegativeNumber);
     std::string gen_weights = "fp16";
     gen->add_option("--weights", gen_weights, weights_help)->capture_default_str();
     int gen_cards = 1;
@@ -237,6 +243,7 @@ int main(int argc, char **argv) {
             o.auto_evaluations = auto_evaluations;
             o.cards = gen_cards;
             o.weights = weights_by_name(gen_weights);
+            o.kv_block = kv_block;
             return run_generate(ga, o);
         }
         const LlamaConfig c = llama_config(config);
@@ -252,6 +259,7 @@ int main(int argc, char **argv) {
         o.auto_evaluations = auto_evaluations;
         o.cards = cards;
         o.weights = weights_by_name(weights);
+        o.kv_block = kv_block;
         LlamaModel model(c, o);
         const LlamaConfig &cc = model.card_config();
         if (timing_only) {

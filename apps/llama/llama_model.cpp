@@ -85,9 +85,12 @@ LlamaModel::LlamaModel(const LlamaConfig &config, const ModelOptions &options)
     : config_(config), card_config_(llama::card_config(config, options.cards)), options_(options),
       mem_(options.timing_only, options.machine),
       others_(size_t(std::max(options.cards, 1) - 1), DeviceMemory(options.timing_only, options.machine)),
-      positions_(size_t(std::max(options.batch, 1)), 0), kernels_(std::make_unique<Kernels>()) {
+      positions_(size_t(std::max(options.batch, 1)), 0), block_tables_(positions_.size()),
+      kernels_(std::make_unique<Kernels>()) {
     if (options.batch < 1) throw_error("llama: batch ", options.batch, " (at least one sequence)");
     if (options.max_context < 1) throw_error("llama: max_context ", options.max_context);
+    if (options.kv_block < 0)
+        throw_error("llama: kv_block ", options.kv_block, " (0: a contiguous cache per sequence; or positions a block)");
     if (options.layers < 0 || options.layers > config.layers)
         throw_error("llama: layers ", options.layers, " of a model of ", config.layers);
     if (options.cpu && options.timing_only) throw_error("llama: the CPU backend has no timing-only mode");
@@ -125,11 +128,23 @@ LlamaModel::LlamaModel(const LlamaConfig &config, const ModelOptions &options)
         matrix(layer_tensor(l, "w1"), c.intermediate, c.hidden);
         matrix(layer_tensor(l, "w3"), c.intermediate, c.hidden);
         matrix(layer_tensor(l, "w2"), c.hidden, c.intermediate);
-        for (int b = 0; b < options.batch; b++) {
+        if (options.kv_block > 0) {
+            // Every sequence's blocks in one pool.
+            const int blocks = (options.max_context + options.kv_block - 1) / options.kv_block;
+            matrix(layer_tensor(l, "kpool"), c.kv_width(), options.batch * blocks * options.kv_block);
+            matrix(layer_tensor(l, "vpool"), c.kv_width(), options.batch * blocks * options.kv_block);
+        }
+        for (int b = 0; b < options.batch && options.kv_block == 0; b++) {
             // Whole key tiles of the last window a decode step reads (decode_key_window).
             matrix(layer_tensor(l, "kc" + std::to_string(b)), c.kv_width(), decode_key_window(options.max_context));
             matrix(layer_tensor(l, "vc" + std::to_string(b)), c.kv_width(), decode_key_window(options.max_context));
         }
+    }
+    if (options.kv_block > 0) {
+        // A sequence's keys and values gathered from the pool for its attention, a window at most.
+        matrix("kg", c.kv_width(), decode_key_window(options.max_context));
+        matrix("vg", c.kv_width(), decode_key_window(options.max_context));
+        free_all_blocks();
     }
     matrix("final_norm", c.hidden, 1);
     const VocabSplit v = vocab_split(c, m);
@@ -432,6 +447,32 @@ void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
 void LlamaModel::reset() {
     for (int &p : positions_) p = 0;
     last_rows_ = last_first_ = 0;
+    free_all_blocks();
+}
+
+void LlamaModel::free_all_blocks() {
+    for (std::vector<int> &t : block_tables_) t.clear();
+    free_blocks_.clear();
+    if (options_.kv_block == 0) return;
+    // Blocks are taken from the back: the pool's last block first, so that a sequence's blocks are
+    // not its positions' order in the pool even alone.
+    const int blocks = (options_.max_context + options_.kv_block - 1) / options_.kv_block * options_.batch;
+    for (int i = 0; i < blocks; i++) free_blocks_.push_back(i);
+}
+
+void LlamaModel::take_blocks(int s, int positions) {
+    if (options_.kv_block == 0) return;
+    std::vector<int> &table = block_tables_.at(size_t(s));
+    while (int(table.size()) * options_.kv_block < positions) {
+        if (free_blocks_.empty()) throw_internal("llama: the KV pool has no free block for sequence ", s);
+        table.push_back(free_blocks_.back());
+        free_blocks_.pop_back();
+    }
+}
+
+int LlamaModel::pool_row(int s, int p) const {
+    const int b = options_.kv_block;
+    return block_tables_.at(size_t(s)).at(size_t(p / b)) * b + p % b;
 }
 
 void LlamaModel::set_context(int positions) {
@@ -440,6 +481,7 @@ void LlamaModel::set_context(int positions) {
     if (positions < 0 || positions >= options_.max_context)
         throw_error("llama: context ", positions, " outside the cache of ", options_.max_context, " positions");
     for (int &p : positions_) p = positions;
+    for (int s = 0; s < int(positions_.size()); s++) take_blocks(s, positions);
 }
 
 StepResult LlamaModel::prefill(const std::vector<int> &prompt, const PrefillOptions &p) {
@@ -530,6 +572,13 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
             throw_error("llama: sequence ", first + b, " at position ", at(b), " has no room for ", n,
                         " more in a cache of ", options_.max_context);
     last_rows_ = 0;  // a step without the head leaves no logits
+    const bool paged = options_.kv_block > 0;
+    for (int b = 0; b < B; b++) take_blocks(first + b, at(b) + n);
+    // The cache positions a sequence's attention reads: its context, or a decode step's window.
+    auto keys_of = [&](int b) {
+        const int context = at(b) + n;
+        return n == 1 && context > 1 ? decode_key_window(context) : context;
+    };
     StepResult r;
     StepTrace trace;
     if (!options_.trace_path.empty()) trace_ = &trace;
@@ -574,6 +623,21 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
         };
         table("cos", tables.cos);
         table("sin", tables.sin);
+    }
+    // A paged cache: each sequence's pool rows, position by position over what its attention reads
+    // (past its context, its last position's row: those keys weigh 0, but their values must be
+    // finite).
+    auto ids_bytes = [&](int count) { return int64_t(count + 31) / 32 * m.stick_bytes; };
+    for (int b = 0; b < B && paged; b++) {
+        const std::string name = "kvids" + std::to_string(b);
+        for (DeviceMemory *d : all_cards()) d->ensure(name, ids_bytes(keys_of(b)));
+        if (options_.timing_only) continue;
+        std::vector<uint8_t> img(size_t(ids_bytes(keys_of(b))), 0);
+        for (int p = 0; p < keys_of(b); p++) {
+            const int row = pool_row(first + b, std::min(p, at(b) + n - 1));
+            std::memcpy(img.data() + 4 * p, &row, 4);
+        }
+        for (DeviceMemory *d : all_cards()) d->write(mem_.window(name, 0, ids_bytes(keys_of(b))), img);
     }
     const std::string ts = "/" + std::to_string(T);
     // The embedding: each run of consecutive tokens whose ids lie in one part of the vocabulary
@@ -637,34 +701,62 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
                [&](Backend be) { return rope_stage("rope_q", c, c.q_width(), T, qkv, 0, be); },
                {all("qkv", qkvrow), all("cos", drow), all("sin", drow), all("qr", qrow)});
         // One sequence: the rotated keys and the values go straight to their place in its cache.
+        // One contiguous sequence: the rotated keys and the values go straight to their place in its
+        // cache. Otherwise the keys go to "kr" first and each sequence's rows are copied into its
+        // cache, or into its blocks of a paged cache (a copy per run of positions in one block).
+        const bool direct = B == 1 && !paged;
         launch(r, "rope_k" + ts, l,
                [&](Backend be) { return rope_stage("rope_k", c, c.kv_width(), T, qkv, c.q_width(), be); },
-               {all("qkv", qkvrow), all("cos", drow), all("sin", drow), B == 1 ? cache("kc", 0, p0, T) : all("kr", kvrow)});
-        if (B == 1) {
+               {all("qkv", qkvrow), all("cos", drow), all("sin", drow), direct ? cache("kc", 0, p0, T) : all("kr", kvrow)});
+        if (direct) {
             launch(r, "v_to_cache" + ts, l,
                    [&](Backend be) { return copy_stage("v_to_cache", c.kv_width(), T, qkv, c.q_width() + c.kv_width(), be); },
                    {all("qkv", qkvrow), cache("vc", 0, p0, T)});
         } else {
-            // Several sequences (a token each): each token's key and value rows into its own cache.
-            for (int b = 0; b < B; b++) {
-                launch(r, "k_to_cache/1", l,
-                       [&](Backend be) { return copy_stage("k_to_cache", c.kv_width(), 1, c.kv_width(), 0, be); },
-                       {rows("kr", kvrow, b, 1), cache("kc", b, at(b), 1)});
-                launch(r, "v_to_cache/1", l,
-                       [&](Backend be) {
-                           return copy_stage("v_to_cache", c.kv_width(), 1, qkv, c.q_width() + c.kv_width(), be);
-                       },
-                       {rows("qkv", qkvrow, b, 1), cache("vc", b, at(b), 1)});
-            }
+            for (int b = 0; b < B; b++)
+                for (int i0 = 0; i0 < n;) {
+                    // The step's rows b * n + [i0, i1): positions at(b) + [i0, i1), in one block.
+                    const int blk = paged ? options_.kv_block : n;
+                    const int i1 = std::min(n, i0 + blk - (at(b) + i0) % blk), len = i1 - i0;
+                    const std::string ls = "/" + std::to_string(len);
+                    auto dest = [&](const std::string &what) {
+                        return paged ? rows(layer_tensor(l, what + "pool"), kvrow, pool_row(first + b, at(b) + i0), len)
+                                     : cache(what + "c", b, at(b) + i0, len);
+                    };
+                    const char *k_name = paged ? "k_to_pool" : "k_to_cache", *v_name = paged ? "v_to_pool" : "v_to_cache";
+                    launch(r, k_name + ls, l,
+                           [&](Backend be) { return copy_stage(k_name, c.kv_width(), len, c.kv_width(), 0, be); },
+                           {rows("kr", kvrow, b * n + i0, len), dest("k")});
+                    launch(r, v_name + ls, l,
+                           [&](Backend be) {
+                               return copy_stage(v_name, c.kv_width(), len, qkv, c.q_width() + c.kv_width(), be);
+                           },
+                           {rows("qkv", qkvrow, b * n + i0, len), dest("v")});
+                    i0 = i1;
+                }
         }
         for (int b = 0; b < B; b++) {
-            const int context = at(b) + n;
-            // A single token reads whole key tiles, the positions past its context weighing 0.
-            const int keys = n == 1 && context > 1 ? decode_key_window(context) : context;
+            const int context = at(b) + n, keys = keys_of(b);
+            // A single token reads whole key tiles, the positions past its context weighing 0. A
+            // paged cache's positions are gathered from the pool first, by the sequence's rows.
+            std::vector<TensorView> kv;  // K and V as the attention reads them
+            if (!paged) {
+                kv = {cache("kc", b, 0, keys), cache("vc", b, 0, keys)};
+            } else {
+                const int64_t pool = mem_.size(layer_tensor(l, "kpool")) / kvrow;
+                const TensorView ids_view = mem_.window("kvids" + std::to_string(b), 0, ids_bytes(keys));
+                for (const char *what : {"k", "v"}) {
+                    const std::string name = std::string(what) + "_gather";
+                    launch(r, name + "/" + std::to_string(keys), l,
+                           [&](Backend be) { return gather_stage(name, c.kv_width(), keys, int(pool), be); },
+                           {mem_.whole(layer_tensor(l, std::string(what) + "pool")), ids_view,
+                            rows(std::string(what) + "g", kvrow, 0, keys)});
+                }
+                kv = {rows("kg", kvrow, 0, keys), rows("vg", kvrow, 0, keys)};
+            }
             launch(r, "attention/" + std::to_string(n) + "/" + std::to_string(context), l,
                    attention_variants(n, context),
-                   {rows("qr", qrow, b * n, n), cache("kc", b, 0, keys), cache("vc", b, 0, keys),
-                    rows("attn", qrow, b * n, n)});
+                   {rows("qr", qrow, b * n, n), kv[0], kv[1], rows("attn", qrow, b * n, n)});
         }
         if (several) {
             // Each card's heads' share of the product; the residual is added in the all-reduce.

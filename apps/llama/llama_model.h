@@ -61,6 +61,13 @@ struct ModelOptions {
     // (q * scale), which the plain decoder then runs.
     Weights weights = Weights::F16;
     int max_context = 2048;     // positions each sequence's KV cache holds
+    // 0: each sequence's KV cache one contiguous buffer per layer. N > 0: a paged cache, as vLLM's:
+    // each layer's keys and values in a pool of blocks of N positions shared by the batch, each
+    // sequence's blocks taken from the pool as it grows (in no particular order) and listed in its
+    // block table; a step's new rows are copied into their blocks, and its attention reads the
+    // sequence's positions through the table (a gather by row ids, gather_stage) into a contiguous
+    // copy before the attention kernel.
+    int kv_block = 0;
     // Layers run per step; 0: all. The layers are the same kernels on the same shapes, so in
     // timing-only mode one layer's time is every layer's (see LlamaModel::layer_us).
     int layers = 0;
@@ -146,6 +153,8 @@ public:
     const LlamaConfig &card_config() const { return card_config_; }
     const ModelOptions &options() const { return options_; }
     int position(int b) const { return positions_.at(size_t(b)); }
+    // A paged cache's block table of sequence b: its blocks, in position order (empty otherwise).
+    const std::vector<int> &block_table(int b) const { return block_tables_.at(size_t(b)); }
     int programs_compiled() const { return int(programs_.size()); }
 
 private:
@@ -192,6 +201,14 @@ private:
     std::vector<DeviceMemory> others_;  // cards 1..N-1
     bool head_only_ = false;        // launches on card 0 alone (the head)
     std::vector<int> positions_;
+    // The paged cache (kv_block > 0): each sequence's blocks, and the pool's free ones (taken from
+    // the back).
+    std::vector<std::vector<int>> block_tables_;
+    std::vector<int> free_blocks_;
+    void free_all_blocks();
+    // Sequence s's blocks to cover `positions`; the pool row of its position p.
+    void take_blocks(int s, int positions);
+    int pool_row(int s, int p) const;
     struct Compiled {
         DeviceProgram program;
         std::string schedule;

@@ -265,14 +265,18 @@ StageKernel lm_head_stage(const LlamaConfig &c, int rows, const VocabSplit &v, B
 }
 
 StageKernel embedding_stage(const LlamaConfig &c, int rows, int table_rows, Backend b) {
+    return gather_stage("embedding", c.hidden, rows, table_rows, b);
+}
+
+StageKernel gather_stage(const std::string &name, int width, int rows, int table_rows, Backend b) {
     ImageParam table(Float(16), 2, "table"), ids(Int(32), 1, "ids");
     Var x("x"), t("t");
-    Func out("embedding");
+    Func out(name);
     out(x, t) = table(x, clamp(ids(t), 0, table_rows - 1));
     if (b == Backend::Spyre && rows > 1) schedule(out).ring_split(t, std::min(kCores, rows));
-    StageKernel s{"embedding", out, {table, ids}, {}, "gather, tokens over the cores"};
-    s.options.inputs = {matrix(c.hidden, table_rows), TensorSpec{{rows}, {}}};
-    s.options.output = matrix(c.hidden, rows);
+    StageKernel s{name, out, {table, ids}, {}, "gather, rows over the cores"};
+    s.options.inputs = {matrix(width, table_rows), TensorSpec{{rows}, {}}};
+    s.options.output = matrix(width, rows);
     return s;
 }
 

@@ -71,6 +71,9 @@ int decode_key_window(int context);
 StageKernel lm_head_stage(const LlamaConfig &c, int rows, const VocabSplit &v, Backend b);
 // Rows of an embedding table {hidden, table_rows} gathered by int32 ids {rows}, clamped into it.
 StageKernel embedding_stage(const LlamaConfig &c, int rows, int table_rows, Backend b);
+// The same gather under another name and width: rows {width, table_rows} by int32 ids {rows} ->
+// {width, rows} (a paged KV cache's positions from its pool of blocks, by the block table).
+StageKernel gather_stage(const std::string &name, int width, int rows, int table_rows, Backend b);
 // The index of each row's largest logit (the first, on ties) among the vocabulary's: {cols, rows} ->
 // int32 {1, rows} (each row's index in a stick of its own), cols >= vocab (the padding is not read).
 StageKernel argmax_stage(const LlamaConfig &c, int rows, int cols, Backend b);

@@ -1,7 +1,8 @@
-// Serving shapes of the llama app (apps/llama/llama_model.h): a prompt prefilled in chunks, and a
+// Serving shapes of the llama app (apps/llama/llama_model.h): a prompt prefilled in chunks, a
 // batch whose sequences are prefilled one by one (different prompts, different lengths) and then
-// decoded together at their different contexts. Each gives the tokens of the plain run: the
-// whole prompt at once, each sequence alone (the plain C++ decoder, llama_reference.h).
+// decoded together at their different contexts, and a paged KV cache. Each gives the tokens of the
+// plain run: the whole prompt at once, each sequence alone (the plain C++ decoder,
+// llama_reference.h), the contiguous caches.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -103,6 +104,42 @@ TEST(LlamaServing, ABatchPrefilledSequenceBySequenceDecodesAtMixedContextsAsEach
     EXPECT_EQ(device.position(1), 12);
 }
 
+// A paged KV cache (kv_block 8: each layer's keys and values in a pool of 8-position blocks that
+// the batch shares, taken as the sequences grow) gives the contiguous caches' logits bit for bit:
+// the same rows reach the attention kernel, gathered through the block tables. Two sequences,
+// prefilled (24 tokens; 9 in chunks of 4: runs that straddle blocks) and decoded together.
+TEST(LlamaServing, APagedCacheGivesTheContiguousCachesLogitsBitForBit) {
+    const LlamaConfig c = llama_tiny();
+    ModelOptions o;
+    o.max_context = 32;
+    o.batch = 2;
+    LlamaModel contiguous(c, o);
+    o.kv_block = 8;
+    LlamaModel paged(c, o);
+    const std::vector<int> p0 = serving_prompt(4, 24, c.vocab), p1 = serving_prompt(5, 9, c.vocab);
+    std::vector<int> a = {contiguous.prefill(p0).tokens.at(0), 0}, b = {paged.prefill(p0).tokens.at(0), 0};
+    EXPECT_EQ(logit_gap(paged.logits(0), contiguous.logits(0)), 0.0);
+    a[1] = contiguous.prefill(p1, PrefillOptions{1, 4}).tokens.at(0);
+    const StepResult second = paged.prefill(p1, PrefillOptions{1, 4});
+    b[1] = second.tokens.at(0);
+    EXPECT_EQ(logit_gap(paged.logits(1), contiguous.logits(1)), 0.0);
+    EXPECT_GT(launches_of(second, "k_gather"), 0);
+    // Blocks come from the back of the pool: sequence 0's first three, then sequence 1's two.
+    EXPECT_EQ(paged.block_table(0), (std::vector<int>{7, 6, 5}));
+    EXPECT_EQ(paged.block_table(1), (std::vector<int>{4, 3}));
+    EXPECT_TRUE(contiguous.block_table(0).empty());
+    for (int s = 0; s < 3; s++) {
+        ASSERT_EQ(b, a) << "step " << s;
+        a = contiguous.decode(a).tokens;
+        b = paged.decode(b).tokens;
+        EXPECT_EQ(logit_gap(paged.logits(0), contiguous.logits(0)), 0.0) << "step " << s;
+        EXPECT_EQ(logit_gap(paged.logits(1), contiguous.logits(1)), 0.0) << "step " << s;
+    }
+    EXPECT_EQ(paged.block_table(0).size(), 4u) << "position 24 took a fourth block";
+    paged.reset();
+    EXPECT_TRUE(paged.block_table(0).empty());
+}
+
 TEST(LlamaServingErrors, APrefillOfASequenceOutsideTheBatchOrANegativeChunkIsRefusedByName) {
     const LlamaConfig c = llama_tiny();
     ModelOptions o;
@@ -120,6 +157,10 @@ TEST(LlamaServingErrors, APrefillOfASequenceOutsideTheBatchOrANegativeChunkIsRef
                   .find("sequence 1 at position 0 has no room for 17 more in a cache of 16"),
               std::string::npos);
     EXPECT_EQ(m.position(1), 0) << "a refused prefill fills nothing";
+    ModelOptions bad = o;
+    bad.kv_block = -8;
+    EXPECT_NE(serving_refusal([&] { LlamaModel x(c, bad); }).find("llama: kv_block -8 (0: a contiguous cache per sequence"),
+              std::string::npos);
 }
 
 }  // namespace
