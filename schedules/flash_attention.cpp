@@ -41,6 +41,9 @@ FlashAttentionKernel make_flash_attention(const AttentionShape &shape) {
     if (causal && valid != kv_seq)
         throw_error("flash_attention: valid_kv (", valid, ") applies without the causal mask; with it the queries' "
                     "positions bound the keys");
+    if (shape.key_bias && (causal || valid != kv_seq))
+        throw_error("flash_attention: key_bias applies without the causal mask and without valid_kv: the bias "
+                    "decides which keys weigh 0");
     // Each query tile then lies inside one key tile (the queries start at kv_seq - seq, whole key
     // tiles less whole query tiles), so every key tile it sees holds a key at or before each of its
     // rows: no row's tile maximum is over masked scores alone.
@@ -96,7 +99,12 @@ FlashAttentionKernel make_flash_attention(const AttentionShape &shape) {
     // tiles) score the lowest float and weigh 0: a select on the key index in every tile, one
     // VSELIDX (the same fold as without it, so every schedule of it applies).
     Func scored = a.scores;
-    if (!causal && valid < kv_seq) {
+    if (shape.key_bias) {
+        a.kv_bias = ImageParam(Float(16), 1, "kv_bias");
+        Func biased("fa_biased");
+        biased(t, qi, j, i, h) = a.scores(t, qi, j, i, h) + cast<float>(a.kv_bias(j * Tk + t));
+        scored = biased;
+    } else if (!causal && valid < kv_seq) {
         Func in_window("fa_valid");
         in_window(t, qi, j, i, h) = select(j * Tk + t <= valid - 1, a.scores(t, qi, j, i, h), Float(32).min());
         scored = in_window;

@@ -38,6 +38,7 @@ struct FlashTileFuncs {
 
 struct FlashAttentionKernel {
     Halide::ImageParam q, k, v;
+    Halide::ImageParam kv_bias;  // AttentionShape::key_bias only (else undefined)
     // Per (query tile, key tile): scores, tile max, exponentials, their sums, fp16 probabilities,
     // probabilities times V. The state Tuple (l, O, m) per query row; out = O / l.
     Halide::Func qs;  // Q * 1/sqrt(dim), fp16
@@ -69,6 +70,11 @@ struct AttentionShape {
     // the context weigh 0 (a select on the key index in each tile; the tiles past the last valid
     // key are not visited).
     int valid_kv = 0;
+    // Without the causal mask: a fourth input, kv_bias {kv_seq} fp16, added to every query's score
+    // of each key (0 for a key attended; -65504, fp16's lowest, for one that weighs 0). The keys
+    // attended are then data, not a compile-time bound: one kernel serves every context of a
+    // window (a decode step's bucket), every key tile visited. valid_kv must be 0 with it.
+    bool key_bias = false;
 };
 
 // The tiles the catalogue and the generator take by default: the largest that divide seq, up to 64

@@ -624,6 +624,20 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
         table("cos", tables.cos);
         table("sin", tables.sin);
     }
+    // Decode buckets: each sequence's key bias over its window, 0 up to its context and fp16's lowest
+    // after it.
+    const bool buckets = options_.decode_buckets && n == 1;
+    for (int b = 0; b < B && buckets; b++) {
+        const int context = at(b) + n, keys = keys_of(b);
+        if (context <= 1) continue;
+        const std::string name = "kvbias" + std::to_string(b);
+        for (DeviceMemory *d : all_cards()) d->ensure(name, row_bytes(keys, m));
+        if (options_.timing_only) continue;
+        std::vector<uint8_t> img(size_t(row_bytes(keys, m)), 0);
+        const uint16_t lowest = float_to_half(-65504.0f);
+        for (int p = context; p < keys; p++) std::memcpy(img.data() + 2 * p, &lowest, 2);
+        for (DeviceMemory *d : all_cards()) d->write(mem_.window(name, 0, row_bytes(keys, m)), img);
+    }
     // A paged cache: each sequence's pool rows, position by position over what its attention reads
     // (past its context, its last position's row: those keys weigh 0, but their values must be
     // finite).
@@ -666,10 +680,10 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
     const int layers = options_.layers ? options_.layers : c.layers;
     for (int l = 0; l < layers; l++) {
         auto w = [&](const std::string &what) { return mem_.whole(layer_tensor(l, what)); };
-        auto attention_variants = [&](int tokens, int context) {
+        auto attention_variants = [&](int tokens, int context, bool bucket) {
             std::vector<Builder> v;
             for (const std::string &sched : attention_schedules(tokens, context))
-                v.push_back([=](Backend be) { return attention_stage(c, tokens, context, be, sched); });
+                v.push_back([=](Backend be) { return attention_stage(c, tokens, context, be, sched, bucket); });
             return v;
         };
         // A projection under each schedule that applies to its shape; launch keeps the fastest.
@@ -754,9 +768,14 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
                 }
                 kv = {rows("kg", kvrow, 0, keys), rows("vg", kvrow, 0, keys)};
             }
-            launch(r, "attention/" + std::to_string(n) + "/" + std::to_string(context), l,
-                   attention_variants(n, context),
-                   {rows("qr", qrow, b * n, n), kv[0], kv[1], rows("attn", qrow, b * n, n)});
+            // A decode step's bucket: the kernel of its window, the keys past its context weighed 0
+            // by the sequence's bias (written once a step, before the layers).
+            const bool bucket = buckets && n == 1 && context > 1;
+            std::vector<TensorView> args = {rows("qr", qrow, b * n, n), kv[0], kv[1]};
+            if (bucket) args.push_back(mem_.window("kvbias" + std::to_string(b), 0, row_bytes(keys, m)));
+            args.push_back(rows("attn", qrow, b * n, n));
+            launch(r, "attention/" + std::to_string(n) + "/" + (bucket ? "w" + std::to_string(keys) : std::to_string(context)),
+                   l, attention_variants(n, context, bucket), args);
         }
         if (several) {
             // Each card's heads' share of the product; the residual is added in the all-reduce.

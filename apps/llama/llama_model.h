@@ -68,6 +68,11 @@ struct ModelOptions {
     // sequence's positions through the table (a gather by row ids, gather_stage) into a contiguous
     // copy before the attention kernel.
     int kv_block = 0;
+    // A single-token decode's attention: one kernel for every context of a window of 256 positions
+    // (decode_key_window; the keys past the context weighed 0 by a bias the step writes), compiled
+    // once per window; false: one kernel per context, its keys bounded at compile time. The two
+    // give the same logits bit for bit.
+    bool decode_buckets = true;
     // Layers run per step; 0: all. The layers are the same kernels on the same shapes, so in
     // timing-only mode one layer's time is every layer's (see LlamaModel::layer_us).
     int layers = 0;

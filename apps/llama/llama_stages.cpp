@@ -189,7 +189,8 @@ std::vector<std::string> attention_schedules(int tokens, int context) {
 
 int decode_key_window(int context) { return (context + 255) / 256 * 256; }
 
-StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backend b, const std::string &sched) {
+StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backend b, const std::string &sched,
+                            bool bucket) {
     const int group = c.heads / c.kv_heads;
     if (tokens == 1 && context > 1) {
         // One new token: it sees every cached position, so no mask; and the query heads of a KV
@@ -209,12 +210,17 @@ StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backe
         const int key_tile = b == Backend::Auto ? 64 : std::stoi(tile);
         const int window = decode_key_window(context);
         AttentionShape shape{c.head_dim, group, c.kv_heads, window, c.kv_heads, group, std::min(key_tile, window), false,
-                             context};
+                             bucket ? 0 : context};
+        shape.key_bias = bucket;
         FlashAttentionKernel k = make_flash_attention(shape);
         if (b != Backend::Auto) schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : base, kCores);
-        StageKernel s{"attention", k.out, {k.q, k.k, k.v}, {}, sched + ", a KV head's query heads as rows"};
+        std::vector<ImageParam> inputs = {k.q, k.k, k.v};
+        if (bucket) inputs.push_back(k.kv_bias);
+        StageKernel s{"attention", k.out, inputs, {}, sched + ", a KV head's query heads as rows" +
+                                                          (bucket ? ", keys by a bias (every context of its window)" : "")};
         s.options.inputs = {TensorSpec{{c.head_dim, group, c.kv_heads}, {}},
                             heads_inside(c.head_dim, window, c.kv_heads), heads_inside(c.head_dim, window, c.kv_heads)};
+        if (bucket) s.options.inputs.push_back(TensorSpec{{window}, {}});
         s.options.output = TensorSpec{{c.head_dim, group, c.kv_heads}, {}};
         return s;
     }

@@ -59,8 +59,11 @@ StageKernel rope_stage(const std::string &name, const LlamaConfig &c, int width,
 // tiles streamed: a long cache); attention_schedules lists those that apply. A single-token decode
 // reads k and v over decode_key_window(context) positions, in key tiles of 256, or of 128 or 64
 // with the schedule "kv_stream/64" etc.
+// With `bucket` (a single-token decode), one kernel for every context of its window: the keys past
+// the context are weighed 0 by a fifth argument, a bias {window} fp16 (0, then -65504 from the
+// context on: AttentionShape::key_bias) that the caller writes, instead of a compile-time bound.
 StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backend b,
-                            const std::string &schedule = "kv_resident");
+                            const std::string &schedule = "kv_resident", bool bucket = false);
 std::vector<std::string> attention_schedules(int tokens, int context);
 // The cache positions a single-token decode's attention reads: its context rounded up to whole key
 // tiles of 256 (the keys past the context weigh 0). The cache holds at least this many.

@@ -388,6 +388,57 @@ TEST(LlamaProjections, EveryScheduleOfAnInt8OrFp8ProjectionMatchesTheCpu) {
     EXPECT_EQ(checked, 3 * 2 * 4 + 2 * 2 * 2);
 }
 
+// A decode step's attention as one kernel per window of 256 positions (`bucket`: the keys past the
+// context weighed 0 by a bias the caller writes) gives the kernel compiled for the context (its
+// keys bounded at compile time) bit for bit, under every schedule that applies: the same tiles in
+// the same order, the extra tiles folded in with weight 0.
+TEST(LlamaAttention, ADecodeBucketKernelGivesThePerContextKernelsOutputBitForBit) {
+    const LlamaConfig c = llama_tiny();
+    int checked = 0;
+    for (int context : {70, 300})
+        for (const std::string &sched : attention_schedules(1, context)) {
+            SCOPED_TRACE(sched + " context " + std::to_string(context));
+            StageKernel fixed = attention_stage(c, 1, context, Backend::Spyre, sched);
+            StageKernel bucket = attention_stage(c, 1, context, Backend::Spyre, sched, true);
+            ASSERT_EQ(bucket.inputs.size(), 4u);
+            DeviceMemory mem(false);
+            std::vector<TensorView> args;
+            uint32_t state = 3;
+            for (size_t i = 0; i < 3; i++) {
+                const int64_t bytes = argument_bytes(fixed.options.inputs[i], Halide::Float(16), {});
+                mem.allocate("in" + std::to_string(i), bytes);
+                std::vector<uint8_t> img(static_cast<size_t>(bytes));
+                for (size_t b = 0; b + 1 < img.size(); b += 2) {
+                    state = state * 1664525u + 1013904223u;
+                    const uint16_t h = float_to_half(float(int(state >> 9) % 2001 - 1000) / 1000.0f);
+                    img[b] = uint8_t(h), img[b + 1] = uint8_t(h >> 8);
+                }
+                mem.write(mem.whole("in" + std::to_string(i)), img);
+                args.push_back(mem.whole("in" + std::to_string(i)));
+            }
+            const int window = decode_key_window(context);
+            mem.allocate("bias", argument_bytes(bucket.options.inputs[3], Halide::Float(16), {}));
+            std::vector<uint8_t> bias(size_t(mem.size("bias")), 0);
+            for (int p = context; p < window; p++) {
+                const uint16_t lowest = float_to_half(-65504.0f);
+                bias[size_t(2 * p)] = uint8_t(lowest), bias[size_t(2 * p + 1)] = uint8_t(lowest >> 8);
+            }
+            mem.write(mem.whole("bias"), bias);
+            const int64_t out_bytes = argument_bytes(fixed.options.output, Halide::Float(16), {});
+            mem.allocate("fixed", out_bytes);
+            mem.allocate("bucket", out_bytes);
+            std::vector<TensorView> fargs = args, bargs = args;
+            fargs.push_back(mem.whole("fixed"));
+            bargs.push_back(mem.whole("bias"));
+            bargs.push_back(mem.whole("bucket"));
+            mem.run(compile_for_spyre(fixed.output, fixed.inputs, fixed.options), fargs);
+            mem.run(compile_for_spyre(bucket.output, bucket.inputs, bucket.options), bargs);
+            EXPECT_EQ(mem.read(mem.whole("bucket")), mem.read(mem.whole("fixed")));
+            checked++;
+        }
+    EXPECT_GE(checked, 8);
+}
+
 // Every schedule the driver may pick for a decode step's projection (split-K with the share whole,
 // in K panels, in N tiles; pe; pe_ring) computes what Halide's CPU realisation does, with each
 // epilogue, through the driver's own path (device memory, compile, simulate).

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "device/error.h"
 #include "llama_config.h"
@@ -138,6 +139,32 @@ TEST(LlamaServing, APagedCacheGivesTheContiguousCachesLogitsBitForBit) {
     EXPECT_EQ(paged.block_table(0).size(), 4u) << "position 24 took a fourth block";
     paged.reset();
     EXPECT_TRUE(paged.block_table(0).empty());
+}
+
+// Decode steps at contexts 9 to 14 compile one attention kernel (the window of 256 positions, its
+// keys weighed by a bias) where one per context compiled six; the logits are the same bit for bit.
+TEST(LlamaServing, DecodeStepsShareOneAttentionKernelPerWindowBitForBit) {
+    const LlamaConfig c = llama_tiny();
+    ModelOptions o;
+    o.max_context = 16;
+    LlamaModel bucketed(c, o);
+    o.decode_buckets = false;
+    LlamaModel per_context(c, o);
+    const std::vector<int> prompt = serving_prompt(6, 8, c.vocab);
+    std::vector<int> a = bucketed.prefill(prompt).tokens, b = per_context.prefill(prompt).tokens;
+    std::set<const DeviceProgram *> bucket_kernels, context_kernels;
+    for (int s = 0; s < 6; s++) {
+        ASSERT_EQ(a, b) << "step " << s;
+        const StepResult ra = bucketed.decode(a), rb = per_context.decode(b);
+        for (const KernelRun &k : ra.runs)
+            if (k.stage == "attention") bucket_kernels.insert(k.program);
+        for (const KernelRun &k : rb.runs)
+            if (k.stage == "attention") context_kernels.insert(k.program);
+        a = ra.tokens, b = rb.tokens;
+        EXPECT_EQ(logit_gap(bucketed.logits(0), per_context.logits(0)), 0.0) << "step " << s;
+    }
+    EXPECT_EQ(bucket_kernels.size(), 1u);
+    EXPECT_EQ(context_kernels.size(), 6u);
 }
 
 TEST(LlamaServingErrors, APrefillOfASequenceOutsideTheBatchOrANegativeChunkIsRefusedByName) {
