@@ -10,6 +10,8 @@ files".
 Prints one line: the file, then per written buffer the elements compared, how many are bit-identical
 and the largest difference in units of the last place (ULP) of the output type. Exit status 0 when
 every buffer is within --max-ulp (default 0: bit-exact), 1 otherwise, 2 when a side fails to run.
+With IBM_ORACLE_DUMP=PREFIX in the environment, the inputs and both sides' results are also saved as
+PREFIX_<buffer>_input.npy, PREFIX_<buffer>_spyre.npy and PREFIX_<buffer>_ktircpu.npy.
 """
 import argparse
 import os
@@ -127,6 +129,8 @@ def main():
             f = os.path.join(tmp, name + ".in")
             data.tofile(f)
             run += ["--input", f"{name}={f}"]
+            if os.environ.get("IBM_ORACLE_DUMP"):
+                np.save(os.environ["IBM_ORACLE_DUMP"] + "_" + name + "_input.npy", data)
         else:
             data = np.zeros(shape, dtype=t)
         if kind in ("output", "inout"):
@@ -155,6 +159,9 @@ def main():
         absd = np.abs(got.astype(np.float64) - ref.astype(np.float64))
         parts.append(f"{name}: {d.size} elements, {int((d == 0).sum())} identical, max {int(d.max())} ULP, "
                      f"max |diff| {absd.max():.3g}")
+        if os.environ.get("IBM_ORACLE_DUMP"):
+            np.save(os.environ["IBM_ORACLE_DUMP"] + "_" + name + "_spyre.npy", got)
+            np.save(os.environ["IBM_ORACLE_DUMP"] + "_" + name + "_ktircpu.npy", ref)
     print(f"{o.file}: " + "; ".join(parts))
     return 0 if worst <= o.max_ulp else 1
 
