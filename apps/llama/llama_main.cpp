@@ -168,7 +168,7 @@ int main(int argc, char **argv) {
         "read through each sequence's block table (a gather before its attention)";
     app.add_option("--kv-block", kv_block, kv_block_help)->capture_default_str()->check(CLI::NonNegativeNumber);
     app.add_option("--context", context, "timing-only decode: positions already in the cache")->capture_default_str();
-    app.add_option("--batch", batch, "sequences decoded together")->capture_default_str();
+    app.add_option("--batch", batch, "sequences decoded together (and, timing only, prefilled together)")->capture_default_str();
     app.add_option("--layers", layers, "layers run (0: all)")->capture_default_str();
     app.add_option("--cards", cards,
                    "tensor parallelism over this many cards (their heads and MLP columns split, the partials "
@@ -264,10 +264,14 @@ int main(int argc, char **argv) {
         const LlamaConfig &cc = model.card_config();
         if (timing_only) {
             if (phase == "prefill" || phase == "both") {
-                StepResult r = model.prefill(std::vector<int>(size_t(prompt), 0), PrefillOptions{0, prefill_chunk});
-                std::printf("prefill of %d tokens%s:\n", prompt, chunked(prefill_chunk, prompt).c_str());
-                print_figures(step_figures(cc, {prompt, 1, prompt, o.weights}, r, o.machine), c.layers, "prefill", 1, o.machine,
-                              cards);
+                // A batch prefills every sequence's prompt in one step (prefill_batch).
+                const std::vector<int> one(size_t(prompt), 0);
+                StepResult r = batch > 1 ? model.prefill_batch(std::vector<std::vector<int>>(size_t(batch), one), prefill_chunk)
+                                         : model.prefill(one, PrefillOptions{0, prefill_chunk});
+                std::printf("prefill of %d tokens%s%s:\n", prompt, batch > 1 ? (" x " + std::to_string(batch) + " sequences").c_str() : "",
+                            chunked(prefill_chunk, prompt).c_str());
+                print_figures(step_figures(cc, {prompt, batch, prompt, o.weights}, r, o.machine), c.layers, "prefill", batch,
+                              o.machine, cards);
             }
             if (phase == "decode" || phase == "both") {
                 model.set_context(context);

@@ -484,6 +484,35 @@ void LlamaModel::set_context(int positions) {
     for (int s = 0; s < int(positions_.size()); s++) take_blocks(s, positions);
 }
 
+StepResult LlamaModel::prefill_batch(const std::vector<std::vector<int>> &prompts, int chunk) {
+    if (int(prompts.size()) != options_.batch)
+        throw_error("llama: prefill_batch takes a prompt for each of the batch's ", options_.batch, " sequences, got ",
+                    prompts.size());
+    const int n = int(prompts[0].size());
+    for (size_t b = 0; b < prompts.size(); b++) {
+        if (int(prompts[b].size()) != n)
+            throw_error("llama: prefill_batch takes prompts of one length: sequence ", b, " has ", prompts[b].size(),
+                        " tokens, sequence 0 has ", n, " (prefill them one by one instead)");
+        if (positions_[b] + n > options_.max_context)
+            throw_error("llama: sequence ", b, " at position ", positions_[b], " has no room for ", n,
+                        " more in a cache of ", options_.max_context);
+    }
+    if (chunk < 0) throw_error("llama: prefill chunk ", chunk, " (0: the whole prompt at once; or the tokens of each chunk)");
+    const int step_tokens = chunk ? chunk : std::max(n, 1);
+    StepResult all;
+    for (int t0 = 0; t0 < n || t0 == 0; t0 += step_tokens) {
+        const int t1 = std::min(n, t0 + step_tokens);
+        std::vector<int> ids;
+        for (const std::vector<int> &p : prompts) ids.insert(ids.end(), p.begin() + t0, p.begin() + t1);
+        StepResult r = step(ids, t1 - t0, 0, t1 == n);
+        all.runs.insert(all.runs.end(), r.runs.begin(), r.runs.end());
+        all.allreduces.insert(all.allreduces.end(), r.allreduces.begin(), r.allreduces.end());
+        all.us += r.us;
+        all.tokens = r.tokens;
+    }
+    return all;
+}
+
 StepResult LlamaModel::prefill(const std::vector<int> &prompt, const PrefillOptions &p) {
     if (p.sequence < 0 || p.sequence >= options_.batch)
         throw_error("llama: prefill of sequence ", p.sequence, ", but the batch holds ", options_.batch,
@@ -811,7 +840,16 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
         mem_.ensure("xf", hrow * H);
         mem_.ensure("logits", vrow * H);
         mem_.ensure("next", H * m.stick_bytes);
-        const TensorView last = B == 1 ? rows("x", hrow, T - 1, 1) : all("x", hrow);
+        // Each sequence's last row: the step's row itself for one sequence or one token each;
+        // otherwise (a batched prefill) copied into a matrix of its own first.
+        TensorView last = B == 1 ? rows("x", hrow, T - 1, 1) : all("x", hrow);
+        if (B > 1 && n > 1) {
+            mem_.ensure("xl", hrow * H);
+            for (int b = 0; b < B; b++)
+                launch(r, "last_row/1", -1, [&](Backend be) { return copy_stage("last_row", c.hidden, 1, c.hidden, 0, be); },
+                       {rows("x", hrow, b * n + n - 1, 1), mem_.window("xl", b * hrow, hrow)});
+            last = mem_.window("xl", 0, hrow * H);
+        }
         const std::string hs = "/" + std::to_string(H);
         launch(r, "final_norm" + hs, -1, [&](Backend be) { return rmsnorm_stage("final_norm", c, H, be); },
                {last, mem_.whole("final_norm"), mem_.window("xf", 0, hrow * H)});

@@ -138,6 +138,11 @@ public:
     // reset, or where earlier prefills and decodes left it). The sequences of a batch are prefilled
     // one by one, each with its own prompt, and then decode together at their own contexts.
     StepResult prefill(const std::vector<int> &prompt, const PrefillOptions &p = {});
+    // The prompts of every sequence of the batch at once, one launch of each kernel for all their
+    // rows (attention and the KV copies a launch per sequence): the prompts must be of one length;
+    // each sequence continues at its own position. `chunk` as PrefillOptions::chunk (its sequence is
+    // unused). Then logits(b) is sequence b's.
+    StepResult prefill_batch(const std::vector<std::vector<int>> &prompts, int chunk = 0);
     // One new token per sequence (options.batch of them), each at its sequence's next position.
     StepResult decode(const std::vector<int> &tokens);
     // Timing-only: every sequence's cache holds `positions` earlier positions (as after a prefill).

@@ -167,6 +167,35 @@ TEST(LlamaServing, DecodeStepsShareOneAttentionKernelPerWindowBitForBit) {
     EXPECT_EQ(context_kernels.size(), 6u);
 }
 
+// Two sequences' prompts (12 tokens each) prefilled in one step, each kernel one launch for both
+// (in chunks of 8 too): each sequence's logits and tokens are those of prefilling it alone, and the
+// batch decodes on from there as the one prefilled sequence by sequence does.
+TEST(LlamaServing, ABatchedPrefillGivesEachSequencesOwnPrefill) {
+    const LlamaConfig c = llama_tiny();
+    ModelOptions o;
+    o.max_context = 24;
+    o.batch = 2;
+    LlamaModel one_by_one(c, o), batched(c, o), chunked(c, o);
+    const std::vector<int> p0 = serving_prompt(7, 12, c.vocab), p1 = serving_prompt(8, 12, c.vocab);
+    std::vector<int> a = {one_by_one.prefill(p0, PrefillOptions{0, 0}).tokens.at(0), 0};
+    const std::vector<float> a0 = one_by_one.logits(0);
+    a[1] = one_by_one.prefill(p1, PrefillOptions{1, 0}).tokens.at(0);
+    const StepResult br = batched.prefill_batch({p0, p1});
+    EXPECT_EQ(launches_of(br, "qkv_proj"), c.layers) << "one launch a layer for both sequences";
+    std::vector<int> b = br.tokens, ch = chunked.prefill_batch({p0, p1}, 8).tokens;
+    EXPECT_LE(logit_gap(batched.logits(0), a0), 2e-3);
+    EXPECT_LE(logit_gap(batched.logits(1), one_by_one.logits(1)), 2e-3);
+    EXPECT_LE(logit_gap(chunked.logits(1), one_by_one.logits(1)), 2e-3);
+    for (int s = 0; s < 2; s++) {
+        ASSERT_EQ(b, a) << "step " << s;
+        ASSERT_EQ(ch, a) << "step " << s;
+        a = one_by_one.decode(a).tokens;
+        b = batched.decode(b).tokens;
+        ch = chunked.decode(ch).tokens;
+    }
+    EXPECT_EQ(batched.position(1), 14);
+}
+
 TEST(LlamaServingErrors, APrefillOfASequenceOutsideTheBatchOrANegativeChunkIsRefusedByName) {
     const LlamaConfig c = llama_tiny();
     ModelOptions o;
@@ -184,6 +213,12 @@ TEST(LlamaServingErrors, APrefillOfASequenceOutsideTheBatchOrANegativeChunkIsRef
                   .find("sequence 1 at position 0 has no room for 17 more in a cache of 16"),
               std::string::npos);
     EXPECT_EQ(m.position(1), 0) << "a refused prefill fills nothing";
+    EXPECT_NE(serving_refusal([&] { m.prefill_batch({{1, 2}}); })
+                  .find("prefill_batch takes a prompt for each of the batch's 2 sequences, got 1"),
+              std::string::npos);
+    EXPECT_NE(serving_refusal([&] { m.prefill_batch({{1, 2}, {3}}); })
+                  .find("prompts of one length: sequence 1 has 1 tokens, sequence 0 has 2"),
+              std::string::npos);
     ModelOptions bad = o;
     bad.kv_block = -8;
     EXPECT_NE(serving_refusal([&] { LlamaModel x(c, bad); }).find("llama: kv_block -8 (0: a contiguous cache per sequence"),
