@@ -309,6 +309,25 @@ TEST(LlamaFigures, TheFormulaReadsWindowsOfTheFusedProjectionAsPointwise) {
     EXPECT_EQ(kernel_of(rmsnorm_stage("attn_norm", c, rows, Backend::Spyre)).kind, IbmKernelKind::FusedReduction);
 }
 
+// Runs `dev` compiled for Spyre and `cpu` realised by Halide's CPU on the same arguments in `mem`,
+// each writing a new output of `out_type`; returns the two outputs' bytes (device first).
+std::pair<std::vector<uint8_t>, std::vector<uint8_t>> device_and_cpu(StageKernel &dev, StageKernel &cpu,
+                                                                     DeviceMemory &mem,
+                                                                     const std::vector<TensorView> &args,
+                                                                     Halide::Type out_type) {
+    const int64_t out_bytes = argument_bytes(dev.options.output, out_type, {});
+    mem.allocate("dev", out_bytes);
+    mem.allocate("cpu", out_bytes);
+    CompileOptions o = dev.options;
+    o.kernel_name = "p";
+    std::vector<TensorView> dargs = args, cargs = args;
+    dargs.push_back(mem.whole("dev"));
+    cargs.push_back(mem.whole("cpu"));
+    mem.run(compile_for_spyre(dev.output, dev.inputs, o), dargs);
+    realize_on_cpu(cpu, mem, cargs);
+    return {mem.read(mem.whole("dev")), mem.read(mem.whole("cpu"))};
+}
+
 // The byte-weight projections (Weights::Int8 and Fp8: schedules/qlinear.h with the per-column scale
 // and the epilogue), under each schedule that applies, at a decode step's row, a few rows and a
 // prefill's tile: the same fp16 values as Halide's CPU realisation, within a rounding.
@@ -356,17 +375,7 @@ TEST(LlamaProjections, EveryScheduleOfAnInt8OrFp8ProjectionMatchesTheCpu) {
                     args.push_back(mem.whole("in" + std::to_string(i)));
                 }
                 const Halide::Type out_t = e == Epilogue::Partial ? Halide::Float(32) : Halide::Float(16);
-                const int64_t out_bytes = argument_bytes(dev.options.output, out_t, {});
-                mem.allocate("dev", out_bytes);
-                mem.allocate("cpu", out_bytes);
-                CompileOptions o = dev.options;
-                o.kernel_name = "p";
-                std::vector<TensorView> dargs = args, cargs = args;
-                dargs.push_back(mem.whole("dev"));
-                cargs.push_back(mem.whole("cpu"));
-                mem.run(compile_for_spyre(dev.output, dev.inputs, o), dargs);
-                realize_on_cpu(cpu, mem, cargs);
-                const std::vector<uint8_t> a = mem.read(mem.whole("dev")), b = mem.read(mem.whole("cpu"));
+                const auto [a, b] = device_and_cpu(dev, cpu, mem, args, out_t);
                 double worst = 0, largest = 0;
                 for (size_t i = 0; i + out_t.bytes() <= a.size(); i += size_t(out_t.bytes())) {
                     float x, y;
@@ -472,17 +481,7 @@ TEST(LlamaProjections, EveryScheduleOfADecodeProjectionMatchesTheCpu) {
                     mem.write(mem.whole("in" + std::to_string(i)), img);
                     args.push_back(mem.whole("in" + std::to_string(i)));
                 }
-                const int64_t out_bytes = argument_bytes(dev.options.output, Halide::Float(16), {});
-                mem.allocate("dev", out_bytes);
-                mem.allocate("cpu", out_bytes);
-                CompileOptions o = dev.options;
-                o.kernel_name = "p";
-                std::vector<TensorView> dargs = args, cargs = args;
-                dargs.push_back(mem.whole("dev"));
-                cargs.push_back(mem.whole("cpu"));
-                mem.run(compile_for_spyre(dev.output, dev.inputs, o), dargs);
-                realize_on_cpu(cpu, mem, cargs);
-                const std::vector<uint8_t> a = mem.read(mem.whole("dev")), b = mem.read(mem.whole("cpu"));
+                const auto [a, b] = device_and_cpu(dev, cpu, mem, args, Halide::Float(16));
                 double worst = 0;
                 for (size_t i = 0; i + 1 < a.size(); i += 2)
                     worst = std::max(worst, double(std::fabs(half_to_float(uint16_t(a[i] | a[i + 1] << 8)) -

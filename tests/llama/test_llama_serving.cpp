@@ -73,9 +73,9 @@ TEST(LlamaServing, AChunkedPrefillGivesTheWholePromptsTokensAndLogits) {
 }
 
 // Two sequences of one batch, prefilled one after the other (24 tokens, and 9 in chunks of 4: the
-// last chunk one token, a decode step's attention), then
-// decoded together for 3 steps at contexts 24.. and 9..: each sequence's tokens and logits are what
-// the plain decoder gives that sequence alone.
+// last chunk one token, a decode step's attention), then decoded together for 3 steps at contexts
+// 24.. and 9..: each sequence's tokens and logits are what the plain decoder gives that sequence
+// alone.
 TEST(LlamaServing, ABatchPrefilledSequenceBySequenceDecodesAtMixedContextsAsEachAloneWould) {
     const LlamaConfig c = llama_tiny();
     ModelOptions o;
