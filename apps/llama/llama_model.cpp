@@ -130,9 +130,8 @@ LlamaModel::LlamaModel(const LlamaConfig &config, const ModelOptions &options)
         matrix(layer_tensor(l, "w2"), c.hidden, c.intermediate);
         if (options.kv_block > 0) {
             // Every sequence's blocks in one pool.
-            const int blocks = (options.max_context + options.kv_block - 1) / options.kv_block;
-            matrix(layer_tensor(l, "kpool"), c.kv_width(), options.batch * blocks * options.kv_block);
-            matrix(layer_tensor(l, "vpool"), c.kv_width(), options.batch * blocks * options.kv_block);
+            matrix(layer_tensor(l, "kpool"), c.kv_width(), pool_blocks() * options.kv_block);
+            matrix(layer_tensor(l, "vpool"), c.kv_width(), pool_blocks() * options.kv_block);
         }
         for (int b = 0; b < options.batch && options.kv_block == 0; b++) {
             // Whole key tiles of the last window a decode step reads (decode_key_window).
@@ -209,7 +208,7 @@ std::vector<std::pair<std::vector<float>, int>> LlamaModel::card_slices(const st
     return slices;
 }
 
-void LlamaModel::write_f16(const std::string &tensor, const std::vector<float> &values, int cols) {
+void LlamaModel::write_tensor(const std::string &tensor, const std::vector<float> &values, int cols) {
     std::vector<DeviceMemory *> cards = all_cards();
     if (!byte_tensor(tensor)) {
         const auto slices = card_slices(tensor, values, cols);
@@ -277,18 +276,18 @@ void LlamaModel::init_weights() {
     // Projections scaled by 1/sqrt(inner) so that activations keep their size through the layers;
     // the embedding and lm_head wide enough that the logits separate (distinct greedy tokens).
     auto proj = [&](int cols, int inner) { return uniform(size_t(cols) * inner, 1.0f / std::sqrt(float(inner)), 0); };
-    write_f16("embed", uniform(size_t(c.hidden) * c.vocab, 1.0f, 0), c.hidden);
+    write_tensor("embed", uniform(size_t(c.hidden) * c.vocab, 1.0f, 0), c.hidden);
     for (int l = 0; l < c.layers; l++) {
-        write_f16(layer_tensor(l, "attn_norm"), uniform(size_t(c.hidden), 0.2f, 1.0f), c.hidden);
+        write_tensor(layer_tensor(l, "attn_norm"), uniform(size_t(c.hidden), 0.2f, 1.0f), c.hidden);
         const int qkv = c.q_width() + 2 * c.kv_width();
-        write_f16(layer_tensor(l, "wqkv"), proj(qkv, c.hidden), qkv);
-        write_f16(layer_tensor(l, "wo"), proj(c.hidden, c.q_width()), c.hidden);
-        write_f16(layer_tensor(l, "ffn_norm"), uniform(size_t(c.hidden), 0.2f, 1.0f), c.hidden);
-        write_f16(layer_tensor(l, "w1"), proj(c.intermediate, c.hidden), c.intermediate);
-        write_f16(layer_tensor(l, "w3"), proj(c.intermediate, c.hidden), c.intermediate);
-        write_f16(layer_tensor(l, "w2"), proj(c.hidden, c.intermediate), c.hidden);
+        write_tensor(layer_tensor(l, "wqkv"), proj(qkv, c.hidden), qkv);
+        write_tensor(layer_tensor(l, "wo"), proj(c.hidden, c.q_width()), c.hidden);
+        write_tensor(layer_tensor(l, "ffn_norm"), uniform(size_t(c.hidden), 0.2f, 1.0f), c.hidden);
+        write_tensor(layer_tensor(l, "w1"), proj(c.intermediate, c.hidden), c.intermediate);
+        write_tensor(layer_tensor(l, "w3"), proj(c.intermediate, c.hidden), c.intermediate);
+        write_tensor(layer_tensor(l, "w2"), proj(c.hidden, c.intermediate), c.hidden);
     }
-    write_f16("final_norm", uniform(size_t(c.hidden), 0.2f, 1.0f), c.hidden);
+    write_tensor("final_norm", uniform(size_t(c.hidden), 0.2f, 1.0f), c.hidden);
     // lm_head in the vocabulary's parts, one {part_cols, hidden} matrix after another; the columns
     // past the vocabulary stay zero.
     const VocabSplit v = vocab_split(c, options_.machine);
@@ -297,7 +296,7 @@ void LlamaModel::init_weights() {
         for (int k = 0; k < c.hidden; k++)
             for (int n = 0; n < v.part_cols; n++)
                 if (p * v.part_cols + n >= c.vocab) head[(size_t(p) * c.hidden + size_t(k)) * v.part_cols + size_t(n)] = 0;
-    write_f16("lm_head", head, v.part_cols);
+    write_tensor("lm_head", head, v.part_cols);
 }
 
 void LlamaModel::load_weights(const LlamaCheckpoint &ck) {
@@ -309,19 +308,19 @@ void LlamaModel::load_weights(const LlamaCheckpoint &ck) {
                     k.head_dim, ", intermediate ", k.intermediate, ", vocabulary ", k.vocab, ", ", k.layers,
                     " layers) is not the model's (config ", c.name, ")");
     // A tensor at a time, so that the host holds one in fp32 (lm_head's is the largest).
-    write_f16("embed", ck.weight("embed"), c.hidden);
+    write_tensor("embed", ck.weight("embed"), c.hidden);
     for (int l = 0; l < c.layers; l++) {
-        write_f16(layer_tensor(l, "attn_norm"), ck.weight(layer_tensor(l, "attn_norm")), c.hidden);
-        write_f16(layer_tensor(l, "wqkv"), ck.weight(layer_tensor(l, "wqkv")), c.q_width() + 2 * c.kv_width());
-        write_f16(layer_tensor(l, "wo"), ck.weight(layer_tensor(l, "wo")), c.hidden);
-        write_f16(layer_tensor(l, "ffn_norm"), ck.weight(layer_tensor(l, "ffn_norm")), c.hidden);
-        write_f16(layer_tensor(l, "w1"), ck.weight(layer_tensor(l, "w1")), c.intermediate);
-        write_f16(layer_tensor(l, "w3"), ck.weight(layer_tensor(l, "w3")), c.intermediate);
-        write_f16(layer_tensor(l, "w2"), ck.weight(layer_tensor(l, "w2")), c.hidden);
+        write_tensor(layer_tensor(l, "attn_norm"), ck.weight(layer_tensor(l, "attn_norm")), c.hidden);
+        write_tensor(layer_tensor(l, "wqkv"), ck.weight(layer_tensor(l, "wqkv")), c.q_width() + 2 * c.kv_width());
+        write_tensor(layer_tensor(l, "wo"), ck.weight(layer_tensor(l, "wo")), c.hidden);
+        write_tensor(layer_tensor(l, "ffn_norm"), ck.weight(layer_tensor(l, "ffn_norm")), c.hidden);
+        write_tensor(layer_tensor(l, "w1"), ck.weight(layer_tensor(l, "w1")), c.intermediate);
+        write_tensor(layer_tensor(l, "w3"), ck.weight(layer_tensor(l, "w3")), c.intermediate);
+        write_tensor(layer_tensor(l, "w2"), ck.weight(layer_tensor(l, "w2")), c.hidden);
     }
-    write_f16("final_norm", ck.weight("final_norm"), c.hidden);
+    write_tensor("final_norm", ck.weight("final_norm"), c.hidden);
     const VocabSplit v = vocab_split(c, options_.machine);
-    write_f16("lm_head", split_lm_head(c, v, ck.weight("lm_head")), v.part_cols);
+    write_tensor("lm_head", split_lm_head(c, v, ck.weight("lm_head")), v.part_cols);
 }
 
 std::vector<float> LlamaModel::weights(const std::string &name) const {
@@ -456,8 +455,11 @@ void LlamaModel::free_all_blocks() {
     if (options_.kv_block == 0) return;
     // Blocks are taken from the back: the pool's last block first, so that a sequence's blocks are
     // not its positions' order in the pool even alone.
-    const int blocks = (options_.max_context + options_.kv_block - 1) / options_.kv_block * options_.batch;
-    for (int i = 0; i < blocks; i++) free_blocks_.push_back(i);
+    for (int i = 0; i < pool_blocks(); i++) free_blocks_.push_back(i);
+}
+
+int LlamaModel::pool_blocks() const {
+    return (options_.max_context + options_.kv_block - 1) / options_.kv_block * options_.batch;
 }
 
 void LlamaModel::take_blocks(int s, int positions) {
@@ -488,48 +490,35 @@ StepResult LlamaModel::prefill_batch(const std::vector<std::vector<int>> &prompt
     if (int(prompts.size()) != options_.batch)
         throw_error("llama: prefill_batch takes a prompt for each of the batch's ", options_.batch, " sequences, got ",
                     prompts.size());
-    const int n = int(prompts[0].size());
-    for (size_t b = 0; b < prompts.size(); b++) {
-        if (int(prompts[b].size()) != n)
+    for (size_t b = 1; b < prompts.size(); b++)
+        if (prompts[b].size() != prompts[0].size())
             throw_error("llama: prefill_batch takes prompts of one length: sequence ", b, " has ", prompts[b].size(),
-                        " tokens, sequence 0 has ", n, " (prefill them one by one instead)");
-        if (positions_[b] + n > options_.max_context)
-            throw_error("llama: sequence ", b, " at position ", positions_[b], " has no room for ", n,
-                        " more in a cache of ", options_.max_context);
-    }
-    if (chunk < 0) throw_error("llama: prefill chunk ", chunk, " (0: the whole prompt at once; or the tokens of each chunk)");
-    const int step_tokens = chunk ? chunk : std::max(n, 1);
-    StepResult all;
-    for (int t0 = 0; t0 < n || t0 == 0; t0 += step_tokens) {
-        const int t1 = std::min(n, t0 + step_tokens);
-        std::vector<int> ids;
-        for (const std::vector<int> &p : prompts) ids.insert(ids.end(), p.begin() + t0, p.begin() + t1);
-        StepResult r = step(ids, t1 - t0, 0, t1 == n);
-        all.runs.insert(all.runs.end(), r.runs.begin(), r.runs.end());
-        all.allreduces.insert(all.allreduces.end(), r.allreduces.begin(), r.allreduces.end());
-        all.us += r.us;
-        all.tokens = r.tokens;
-    }
-    return all;
+                        " tokens, sequence 0 has ", prompts[0].size(), " (prefill them one by one instead)");
+    return prefill_steps(prompts, 0, chunk);
 }
 
 StepResult LlamaModel::prefill(const std::vector<int> &prompt, const PrefillOptions &p) {
     if (p.sequence < 0 || p.sequence >= options_.batch)
         throw_error("llama: prefill of sequence ", p.sequence, ", but the batch holds ", options_.batch,
                     " (sequences 0 to ", options_.batch - 1, ")");
-    if (p.chunk < 0)
-        throw_error("llama: prefill chunk ", p.chunk, " (0: the whole prompt at once; or the tokens of each chunk)");
-    const int at = positions_[size_t(p.sequence)], total = int(prompt.size());
-    // Checked for the whole prompt before its first chunk runs: a refused prefill fills nothing.
-    if (total > 0 && at + total > options_.max_context)
-        throw_error("llama: sequence ", p.sequence, " at position ", at, " has no room for ", total,
-                    " more in a cache of ", options_.max_context);
-    const int chunk = p.chunk ? p.chunk : std::max(total, 1);
+    return prefill_steps({prompt}, p.sequence, p.chunk);
+}
+
+StepResult LlamaModel::prefill_steps(const std::vector<std::vector<int>> &prompts, int first, int chunk) {
+    if (chunk < 0) throw_error("llama: prefill chunk ", chunk, " (0: the whole prompt at once; or the tokens of each chunk)");
+    const int n = int(prompts[0].size());
+    // Checked for the whole prompts before the first chunk runs: a refused prefill fills nothing.
+    for (int b = 0; b < int(prompts.size()) && n > 0; b++)
+        if (positions_[size_t(first + b)] + n > options_.max_context)
+            throw_error("llama: sequence ", first + b, " at position ", positions_[size_t(first + b)],
+                        " has no room for ", n, " more in a cache of ", options_.max_context);
+    const int step_tokens = chunk ? chunk : std::max(n, 1);
     StepResult all;
-    for (int t0 = 0; t0 < total || t0 == 0; t0 += chunk) {
-        const int t1 = std::min(total, t0 + chunk);
-        StepResult r = step(std::vector<int>(prompt.begin() + t0, prompt.begin() + t1), t1 - t0, p.sequence,
-                            t1 == total);
+    for (int t0 = 0; t0 < n || t0 == 0; t0 += step_tokens) {
+        const int t1 = std::min(n, t0 + step_tokens);
+        std::vector<int> ids;
+        for (const std::vector<int> &p : prompts) ids.insert(ids.end(), p.begin() + t0, p.begin() + t1);
+        StepResult r = step(ids, t1 - t0, first, t1 == n);
         all.runs.insert(all.runs.end(), r.runs.begin(), r.runs.end());
         all.allreduces.insert(all.allreduces.end(), r.allreduces.begin(), r.allreduces.end());
         all.us += r.us;

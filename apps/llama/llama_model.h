@@ -171,6 +171,8 @@ private:
     struct Kernels;
     // `ids`: per_sequence tokens of each sequence from `first` on; the head runs when `head`.
     StepResult step(const std::vector<int> &ids, int per_sequence, int first = 0, bool head = true);
+    // The prompts (of one length) of the sequences from `first` on, in steps of `chunk` tokens.
+    StepResult prefill_steps(const std::vector<std::vector<int>> &prompts, int first, int chunk);
     using Builder = std::function<StageKernel(Backend)>;
     // Runs the kernel `build` makes (compiled once per key) on `args`, and records it in r. Given
     // several builders (the same algorithm under different schedules), the Spyre backend compiles
@@ -188,7 +190,7 @@ private:
     // Writes a whole tensor (`cols` values a row): on several cards each its slice (wqkv, wo, w1,
     // w3, w2) or a copy; a projection in int8 or fp8 (options.weights) quantised first, its scales
     // beside.
-    void write_f16(const std::string &tensor, const std::vector<float> &values, int cols);
+    void write_tensor(const std::string &tensor, const std::vector<float> &values, int cols);
     // Each card's part of a tensor (its values and columns a row), in card order.
     std::vector<std::pair<std::vector<float>, int>> card_slices(const std::string &tensor,
                                                                 const std::vector<float> &values, int cols) const;
@@ -216,6 +218,7 @@ private:
     std::vector<std::vector<int>> block_tables_;
     std::vector<int> free_blocks_;
     void free_all_blocks();
+    int pool_blocks() const;  // the pool's blocks: every sequence's max_context, in whole blocks
     // Sequence s's blocks to cover `positions`; the pool row of its position p.
     void take_blocks(int s, int positions);
     int pool_row(int s, int p) const;
