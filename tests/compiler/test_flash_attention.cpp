@@ -265,6 +265,19 @@ TEST(FlashAttentionErrors, ADecodeWindowTooShortOrWithTheCausalMaskIsRefused) {
               std::string::npos);
 }
 
+// A key bias decides which keys weigh 0 by data: with the causal mask or a compile-time valid_kv it
+// is refused by name.
+TEST(FlashAttentionErrors, AKeyBiasWithTheCausalMaskOrValidKvIsRefused) {
+    auto msg = [](AttentionShape s, bool causal, int valid) {
+        s.causal = causal, s.valid_kv = valid, s.key_bias = true;
+        return error_of([&] { make_flash_attention(s); });
+    };
+    const AttentionShape s{64, 4, 2, 256, 2, 4, 64};
+    EXPECT_NE(msg(s, true, 0).find("key_bias applies without the causal mask and without valid_kv"), std::string::npos);
+    EXPECT_NE(msg(s, false, 200).find("key_bias applies without the causal mask and without valid_kv"), std::string::npos);
+    EXPECT_EQ(msg(s, false, 0), "(no error)");
+}
+
 TEST(FlashAttentionErrors, GqaShapesThatCannotWorkAreRefusedByName) {
     auto msg = [](AttentionShape s) { return error_of([&] { make_flash_attention(s); }); };
     EXPECT_NE(msg({64, 8, 6, 64, 4, 8, 64, true}).find("6 query heads do not share 4 KV heads evenly"),
