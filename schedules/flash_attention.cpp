@@ -41,6 +41,9 @@ FlashAttentionKernel make_flash_attention(const AttentionShape &shape) {
     if (causal && valid != kv_seq)
         throw_error("flash_attention: valid_kv (", valid, ") applies without the causal mask; with it the queries' "
                     "positions bound the keys");
+    if (shape.pool_blocks < 0 || (shape.pool_blocks > 0 && causal))
+        throw_error("flash_attention: pool_blocks (", shape.pool_blocks, ") reads a paged cache without the causal "
+                    "mask, 1 or more blocks");
     if (shape.key_bias && (causal || valid != kv_seq))
         throw_error("flash_attention: key_bias applies without the causal mask and without valid_kv: the bias "
                     "decides which keys weigh 0");
@@ -77,7 +80,14 @@ FlashAttentionKernel make_flash_attention(const AttentionShape &shape) {
     // K by key tiles with the keys along the sticks: a tile is the PE array's B operand as it is,
     // restickified once per head (kv_resident) instead of at every pair of tiles.
     a.kt = Func("fa_kt");
-    a.kt(t, d, j, h) = a.k(d, j * Tk + t, kvh);
+    // The row of key t of key tile j: in order, or (a paged cache) in the pool block the table
+    // names for tile j.
+    Expr row = j * Tk + t;
+    if (shape.pool_blocks > 0) {
+        a.block_table = ImageParam(Int(32), 1, "block_table");
+        row = clamp(a.block_table(j), 0, shape.pool_blocks - 1) * Tk + t;
+    }
+    a.kt(t, d, j, h) = a.k(d, row, kvh);
     a.scores(t, qi, j, i, h) += cast<float>(a.qs(a.rd, i * Tq + qi, h)) * cast<float>(a.kt(t, a.rd, j, h));
     // What one key tile gives, from its scores: the tile maximum, the fp16 probabilities, their
     // row sums (of the fp16 values that P V multiplies, so the normaliser matches them and the
@@ -93,7 +103,7 @@ FlashAttentionKernel make_flash_attention(const AttentionShape &shape) {
         f.probs(t, qi, j, i, h) = cast<float16_t>(f.exps(t, qi, j, i, h));
         f.tile_sum(qi, j, i, h) = sum(cast<float>(f.probs(a.rt, qi, j, i, h)));
         f.pv(d, qi, j, i, h) = 0.0f;
-        f.pv(d, qi, j, i, h) += cast<float>(f.probs(a.rt, qi, j, i, h)) * cast<float>(a.v(d, j * Tk + a.rt, kvh));
+        f.pv(d, qi, j, i, h) += cast<float>(f.probs(a.rt, qi, j, i, h)) * cast<float>(a.v(d, substitute(t.name(), a.rt, row), kvh));
     };
     // Without the causal mask, the keys past `valid` (a decode step's window read in whole key
     // tiles) score the lowest float and weigh 0: a select on the key index in every tile, one
@@ -175,6 +185,9 @@ void schedule_flash_attention(FlashAttentionKernel &a, const std::string &name, 
     check_known("flash_attention", "schedule", name, flash_attention_schedules());
     const int lanes32 = int(m.stick_bytes / 4), lanes16 = int(m.stick_bytes / 2);
     const bool chunked = name == "kv_chunked";
+    if (a.block_table.defined() && name != "kv_stream")
+        throw_error("flash_attention: schedule ", name, " copies the head's K and V into LX whole; a paged cache "
+                    "(pool_blocks) is read a key tile at a time through its block table: take kv_stream");
     if (chunked && !a.masked.defined())
         throw_error("flash_attention: schedule kv_chunked needs the causal mask (mask=causal): without it every "
                     "query tile reads every key tile, so there is nothing to load a key tile at a time");

@@ -38,7 +38,8 @@ struct FlashTileFuncs {
 
 struct FlashAttentionKernel {
     Halide::ImageParam q, k, v;
-    Halide::ImageParam kv_bias;  // AttentionShape::key_bias only (else undefined)
+    Halide::ImageParam kv_bias;      // AttentionShape::key_bias only (else undefined)
+    Halide::ImageParam block_table;  // AttentionShape::pool_blocks only (else undefined)
     // Per (query tile, key tile): scores, tile max, exponentials, their sums, fp16 probabilities,
     // probabilities times V. The state Tuple (l, O, m) per query row; out = O / l.
     Halide::Func qs;  // Q * 1/sqrt(dim), fp16
@@ -75,6 +76,11 @@ struct AttentionShape {
     // attended are then data, not a compile-time bound: one kernel serves every context of a
     // window (a decode step's bucket), every key tile visited. valid_kv must be 0 with it.
     bool key_bias = false;
+    // A paged KV cache read in place: k and v are pools of `pool_blocks` blocks of k_tile positions
+    // ({dim, pool_blocks * k_tile, kv_heads}), and a further input, block_table {kv_seq / k_tile}
+    // int32, names the pool block that holds each key tile (an indirect DMA of the tile). 0: k and v
+    // hold the kv_seq positions in order. Without the causal mask; schedule kv_stream only.
+    int pool_blocks = 0;
 };
 
 // The tiles the catalogue and the generator take by default: the largest that divide seq, up to 64

@@ -165,7 +165,8 @@ int main(int argc, char **argv) {
     int kv_block = 0;
     const std::string kv_block_help =
         "0: each sequence's KV cache contiguous; N: a paged cache of blocks of N positions shared by the batch, "
-        "read through each sequence's block table (a gather before its attention)";
+        "read through each sequence's block table (in place by a decode step's attention when N is 64, 128 or 256; "
+        "else gathered before the attention)";
     app.add_option("--kv-block", kv_block, kv_block_help)->capture_default_str()->check(CLI::NonNegativeNumber);
     app.add_option("--context", context, "timing-only decode: positions already in the cache")->capture_default_str();
     app.add_option("--batch", batch, "sequences decoded together (and, timing only, prefilled together)")->capture_default_str();

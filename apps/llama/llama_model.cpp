@@ -656,11 +656,30 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
         for (int p = context; p < keys; p++) std::memcpy(img.data() + 2 * p, &lowest, 2);
         for (DeviceMemory *d : all_cards()) d->write(mem_.window(name, 0, row_bytes(keys, m)), img);
     }
-    // A paged cache: each sequence's pool rows, position by position over what its attention reads
-    // (past its context, its last position's row: those keys weigh 0, but their values must be
-    // finite).
+    // A paged cache whose blocks are a decode attention's key tiles (64, 128 or 256 positions): a
+    // single-token step's attention reads the pool in place, a key tile per block, through the
+    // sequence's block table (past its last block, the last: those keys weigh 0 by the bias or
+    // valid_kv). Otherwise each sequence's positions are gathered from the pool first.
+    const int blk = options_.kv_block;
+    const bool in_place = paged && n == 1 && (blk == 64 || blk == 128 || blk == 256);
     auto ids_bytes = [&](int count) { return int64_t(count + 31) / 32 * m.stick_bytes; };
-    for (int b = 0; b < B && paged; b++) {
+    for (int b = 0; b < B && in_place; b++) {
+        if (at(b) + n <= 1) continue;
+        const int tiles = keys_of(b) / blk;
+        const std::string name = "kvtab" + std::to_string(b);
+        for (DeviceMemory *d : all_cards()) d->ensure(name, ids_bytes(tiles));
+        if (options_.timing_only) continue;
+        const std::vector<int> &table = block_tables_.at(size_t(first + b));
+        std::vector<uint8_t> img(size_t(ids_bytes(tiles)), 0);
+        for (int j = 0; j < tiles; j++) {
+            const int block = table.at(std::min<size_t>(size_t(j), table.size() - 1));
+            std::memcpy(img.data() + 4 * j, &block, 4);
+        }
+        for (DeviceMemory *d : all_cards()) d->write(mem_.window(name, 0, ids_bytes(tiles)), img);
+    }
+    // Gathered: each sequence's pool rows, position by position over what its attention reads (past
+    // its context, its last position's row: those keys weigh 0, but their values must be finite).
+    for (int b = 0; b < B && paged && !in_place; b++) {
         const std::string name = "kvids" + std::to_string(b);
         for (DeviceMemory *d : all_cards()) d->ensure(name, ids_bytes(keys_of(b)));
         if (options_.timing_only) continue;
@@ -770,7 +789,22 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
         for (int b = 0; b < B; b++) {
             const int context = at(b) + n, keys = keys_of(b);
             // A single token reads whole key tiles, the positions past its context weighing 0. A
-            // paged cache's positions are gathered from the pool first, by the sequence's rows.
+            // paged cache is read in place (above), or its positions are gathered from the pool
+            // first, by the sequence's rows.
+            const bool bucket = buckets && n == 1 && context > 1;
+            if (in_place && context > 1) {
+                const int pool_blocks = int(mem_.size(layer_tensor(l, "kpool")) / kvrow / blk);
+                const std::string sched = blk == 256 ? "kv_stream" : "kv_stream/" + std::to_string(blk);
+                std::vector<TensorView> args = {rows("qr", qrow, b * n, n), mem_.whole(layer_tensor(l, "kpool")),
+                                                mem_.whole(layer_tensor(l, "vpool"))};
+                if (bucket) args.push_back(mem_.window("kvbias" + std::to_string(b), 0, row_bytes(keys, m)));
+                args.push_back(mem_.window("kvtab" + std::to_string(b), 0, ids_bytes(keys / blk)));
+                args.push_back(rows("attn", qrow, b * n, n));
+                launch(r, "attention/1/" + (bucket ? "w" + std::to_string(keys) : std::to_string(context)) + "/paged", l,
+                       Builder([=](Backend be) { return attention_stage(c, 1, context, be, sched, bucket, pool_blocks); }),
+                       args);
+                continue;
+            }
             std::vector<TensorView> kv;  // K and V as the attention reads them
             if (!paged) {
                 kv = {cache("kc", b, 0, keys), cache("vc", b, 0, keys)};
@@ -788,7 +822,6 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
             }
             // A decode step's bucket: the kernel of its window, the keys past its context weighed 0
             // by the sequence's bias (written once a step, before the layers).
-            const bool bucket = buckets && n == 1 && context > 1;
             std::vector<TensorView> args = {rows("qr", qrow, b * n, n), kv[0], kv[1]};
             if (bucket) args.push_back(mem_.window("kvbias" + std::to_string(b), 0, row_bytes(keys, m)));
             args.push_back(rows("attn", qrow, b * n, n));

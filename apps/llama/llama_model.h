@@ -64,9 +64,10 @@ struct ModelOptions {
     // 0: each sequence's KV cache one contiguous buffer per layer. N > 0: a paged cache, as vLLM's:
     // each layer's keys and values in a pool of blocks of N positions shared by the batch, each
     // sequence's blocks taken from the pool as it grows (in no particular order) and listed in its
-    // block table; a step's new rows are copied into their blocks, and its attention reads the
-    // sequence's positions through the table (a gather by row ids, gather_stage) into a contiguous
-    // copy before the attention kernel.
+    // block table; a step's new rows are copied into their blocks. A single-token decode's attention
+    // reads the pool in place, a key tile per block, when N is one of its key tiles (64, 128, 256);
+    // otherwise the sequence's positions are gathered through the table (by row ids, gather_stage)
+    // into a contiguous copy before the attention kernel.
     int kv_block = 0;
     // A single-token decode's attention: one kernel for every context of a window of 256 positions
     // (decode_key_window; the keys past the context weighed 0 by a bias the step writes), compiled

@@ -190,8 +190,11 @@ std::vector<std::string> attention_schedules(int tokens, int context) {
 int decode_key_window(int context) { return (context + 255) / 256 * 256; }
 
 StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backend b, const std::string &sched,
-                            bool bucket) {
+                            bool bucket, int pool_blocks) {
     const int group = c.heads / c.kv_heads;
+    if (pool_blocks > 0 && !(tokens == 1 && context > 1))
+        throw_error("llama: attention reads a paged cache in place for a single-token decode only (", tokens,
+                    " tokens at context ", context, ")");
     if (tokens == 1 && context > 1) {
         // One new token: it sees every cached position, so no mask; and the query heads of a KV
         // head are that head's query rows ({head_dim, group, kv_heads}: the same bytes as
@@ -207,20 +210,26 @@ StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backe
             throw_error("llama: attention schedule '", sched, "': key tiles of ", tile, "; a decode step takes 64, 128 or 256");
         // (auto_schedule gets the tiles of 64, fastest of the three under the named schedules at
         // Llama-3.1-8B's decode: it chooses schedules, not the algorithm's tiles.)
-        const int key_tile = b == Backend::Auto ? 64 : std::stoi(tile);
+        // A paged cache read in place: each key tile is a block of the pool, its key tile the block's.
+        const int key_tile = b == Backend::Auto && pool_blocks == 0 ? 64 : std::stoi(tile);
         const int window = decode_key_window(context);
         AttentionShape shape{c.head_dim, group, c.kv_heads, window, c.kv_heads, group, std::min(key_tile, window), false,
                              bucket ? 0 : context};
         shape.key_bias = bucket;
+        shape.pool_blocks = pool_blocks;
         FlashAttentionKernel k = make_flash_attention(shape);
         if (b != Backend::Auto) schedule_flash_attention(k, b == Backend::Cpu ? "cpu" : base, kCores);
         std::vector<ImageParam> inputs = {k.q, k.k, k.v};
         if (bucket) inputs.push_back(k.kv_bias);
+        if (pool_blocks > 0) inputs.push_back(k.block_table);
         StageKernel s{"attention", k.out, inputs, {}, sched + ", a KV head's query heads as rows" +
-                                                          (bucket ? ", keys by a bias (every context of its window)" : "")};
+                                                          (bucket ? ", keys by a bias (every context of its window)" : "") +
+                                                          (pool_blocks > 0 ? ", K and V read in place from the paged pool" : "")};
+        const int kv_rows = pool_blocks > 0 ? pool_blocks * shape.k_tile : window;
         s.options.inputs = {TensorSpec{{c.head_dim, group, c.kv_heads}, {}},
-                            heads_inside(c.head_dim, window, c.kv_heads), heads_inside(c.head_dim, window, c.kv_heads)};
+                            heads_inside(c.head_dim, kv_rows, c.kv_heads), heads_inside(c.head_dim, kv_rows, c.kv_heads)};
         if (bucket) s.options.inputs.push_back(TensorSpec{{window}, {}});
+        if (pool_blocks > 0) s.options.inputs.push_back(TensorSpec{{window / shape.k_tile}, {}});
         s.options.output = TensorSpec{{c.head_dim, group, c.kv_heads}, {}};
         return s;
     }

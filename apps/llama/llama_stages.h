@@ -62,8 +62,11 @@ StageKernel rope_stage(const std::string &name, const LlamaConfig &c, int width,
 // With `bucket` (a single-token decode), one kernel for every context of its window: the keys past
 // the context are weighed 0 by a fifth argument, a bias {window} fp16 (0, then -65504 from the
 // context on: AttentionShape::key_bias) that the caller writes, instead of a compile-time bound.
+// With pool_blocks > 0 (a single-token decode, schedule kv_stream with key tiles of the block size),
+// k and v are a paged cache's pools of that many blocks and a further argument, the block table
+// {window / block} int32, names each key tile's block (AttentionShape::pool_blocks).
 StageKernel attention_stage(const LlamaConfig &c, int tokens, int context, Backend b,
-                            const std::string &schedule = "kv_resident", bool bucket = false);
+                            const std::string &schedule = "kv_resident", bool bucket = false, int pool_blocks = 0);
 std::vector<std::string> attention_schedules(int tokens, int context);
 // The cache positions a single-token decode's attention reads: its context rounded up to whole key
 // tiles of 256 (the keys past the context weigh 0). The cache holds at least this many.

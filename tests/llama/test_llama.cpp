@@ -448,6 +448,66 @@ TEST(LlamaAttention, ADecodeBucketKernelGivesThePerContextKernelsOutputBitForBit
     EXPECT_GE(checked, 8);
 }
 
+// A decode step's attention reading a paged cache in place (pool_blocks: each key tile a block of
+// the pool, named by the block table) gives the attention over the same rows laid out in order bit
+// for bit: 8 blocks of 64 positions, a window of 4 tiles in blocks 5, 2, 7 and 0, context 200.
+TEST(LlamaAttention, ADecodeReadingAPagedPoolInPlaceGivesTheContiguousCachesOutputBitForBit) {
+    const LlamaConfig c = llama_tiny();
+    const int context = 200, block = 64, pool_blocks = 8;
+    const std::vector<int> table = {5, 2, 7, 0};
+    StageKernel paged = attention_stage(c, 1, context, Backend::Spyre, "kv_stream/64", true, pool_blocks);
+    StageKernel ordered = attention_stage(c, 1, context, Backend::Spyre, "kv_stream/64", true);
+    ASSERT_EQ(paged.inputs.size(), 5u);
+    DeviceMemory mem(false);
+    uint32_t state = 9;
+    auto random_f16 = [&](const std::string &name, int64_t bytes) {
+        mem.allocate(name, bytes);
+        std::vector<uint8_t> img(static_cast<size_t>(bytes));
+        for (size_t b = 0; b + 1 < img.size(); b += 2) {
+            state = state * 1664525u + 1013904223u;
+            const uint16_t h = float_to_half(float(int(state >> 9) % 2001 - 1000) / 1000.0f);
+            img[b] = uint8_t(h), img[b + 1] = uint8_t(h >> 8);
+        }
+        mem.write(mem.whole(name), img);
+        return img;
+    };
+    random_f16("q", argument_bytes(paged.options.inputs[0], Halide::Float(16), {}));
+    const int64_t row = argument_bytes(paged.options.inputs[1], Halide::Float(16), {}) / (pool_blocks * block);
+    const std::vector<uint8_t> kpool = random_f16("kpool", row * pool_blocks * block);
+    const std::vector<uint8_t> vpool = random_f16("vpool", row * pool_blocks * block);
+    // The window's rows in order: block table[j]'s rows for key tile j.
+    for (const auto &[name, pool] : {std::pair<std::string, const std::vector<uint8_t> *>{"k", &kpool}, {"v", &vpool}}) {
+        std::vector<uint8_t> rows;
+        for (int blk : table) rows.insert(rows.end(), pool->begin() + blk * block * row, pool->begin() + (blk + 1) * block * row);
+        mem.allocate(name, int64_t(rows.size()));
+        mem.write(mem.whole(name), rows);
+    }
+    mem.allocate("bias", argument_bytes(paged.options.inputs[3], Halide::Float(16), {}));
+    std::vector<uint8_t> bias(size_t(mem.size("bias")), 0);
+    const uint16_t lowest = float_to_half(-65504.0f);
+    for (int p = context; p < 256; p++) std::memcpy(bias.data() + 2 * p, &lowest, 2);
+    mem.write(mem.whole("bias"), bias);
+    mem.allocate("table", argument_bytes(paged.options.inputs[4], Halide::Int(32), {}));
+    std::vector<uint8_t> ids(size_t(mem.size("table")), 0);
+    std::memcpy(ids.data(), table.data(), 4 * table.size());
+    mem.write(mem.whole("table"), ids);
+    const int64_t out = argument_bytes(paged.options.output, Halide::Float(16), {});
+    mem.allocate("out_paged", out);
+    mem.allocate("out_ordered", out);
+    mem.run(compile_for_spyre(paged.output, paged.inputs, paged.options),
+            {mem.whole("q"), mem.whole("kpool"), mem.whole("vpool"), mem.whole("bias"), mem.whole("table"),
+             mem.whole("out_paged")});
+    mem.run(compile_for_spyre(ordered.output, ordered.inputs, ordered.options),
+            {mem.whole("q"), mem.whole("k"), mem.whole("v"), mem.whole("bias"), mem.whole("out_ordered")});
+    EXPECT_EQ(mem.read(mem.whole("out_paged")), mem.read(mem.whole("out_ordered")));
+    EXPECT_NE(error_of([&] { attention_stage(c, 1, context, Backend::Spyre, "kv_resident/64", true, pool_blocks); })
+                  .find("a paged cache (pool_blocks) is read a key tile at a time through its block table: take kv_stream"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] { attention_stage(c, 4, 8, Backend::Spyre, "kv_resident", false, pool_blocks); })
+                  .find("reads a paged cache in place for a single-token decode only"),
+              std::string::npos);
+}
+
 // Every schedule the driver may pick for a decode step's projection (split-K with the share whole,
 // in K panels, in N tiles; pe; pe_ring) computes what Halide's CPU realisation does, with each
 // epilogue, through the driver's own path (device memory, compile, simulate).

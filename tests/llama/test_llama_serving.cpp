@@ -196,6 +196,39 @@ TEST(LlamaServing, ABatchedPrefillGivesEachSequencesOwnPrefill) {
     EXPECT_EQ(batched.position(1), 14);
 }
 
+// Blocks of 64 positions, a decode attention's key tile: a single-token step's attention reads the
+// pool in place, a key tile per block through the block table (no gather). Two sequences (70
+// tokens over two blocks, and 9) decode together as the plain decoder decodes each alone.
+TEST(LlamaServing, ADecodeReadsAPagedCacheOfKeyTileBlocksInPlace) {
+    const LlamaConfig c = llama_tiny();
+    ModelOptions o;
+    o.max_context = 80;
+    o.batch = 2;
+    o.kv_block = 64;
+    LlamaModel paged(c, o);
+    ReferenceLlama first(c, paged), second(c, paged);
+    const std::vector<int> p0 = serving_prompt(9, 70, c.vocab), p1 = serving_prompt(10, 9, c.vocab);
+    std::vector<int> next = {paged.prefill(p0, PrefillOptions{0, 0}).tokens.at(0),
+                             paged.prefill(p1, PrefillOptions{1, 0}).tokens.at(0)};
+    std::vector<float> a = first.step(p0), b = second.step(p1);
+    EXPECT_EQ(paged.block_table(0), (std::vector<int>{3, 2}));
+    for (int s = 0; s < 3; s++) {
+        EXPECT_EQ(next[0], argmax_of(a)) << "step " << s;
+        EXPECT_EQ(next[1], argmax_of(b)) << "step " << s;
+        a = first.step({next[0]});
+        b = second.step({next[1]});
+        const StepResult r = paged.decode(next);
+        next = r.tokens;
+        EXPECT_EQ(launches_of(r, "k_gather"), 0) << "step " << s;
+        int in_place = 0;
+        for (const KernelRun &k : r.runs)
+            in_place += k.stage == "attention" && k.schedule.find("read in place from the paged pool") != std::string::npos;
+        EXPECT_EQ(in_place, 2 * c.layers) << "step " << s;
+        EXPECT_LE(logit_gap(paged.logits(0), a), 4e-3) << "step " << s;
+        EXPECT_LE(logit_gap(paged.logits(1), b), 4e-3) << "step " << s;
+    }
+}
+
 TEST(LlamaServingErrors, APrefillOfASequenceOutsideTheBatchOrANegativeChunkIsRefusedByName) {
     const LlamaConfig c = llama_tiny();
     ModelOptions o;
