@@ -278,6 +278,19 @@ TEST(FlashAttentionErrors, AKeyBiasWithTheCausalMaskOrValidKvIsRefused) {
     EXPECT_EQ(msg(s, false, 0), "(no error)");
 }
 
+// A paged pool read in place takes no causal mask and at least one block.
+TEST(FlashAttentionErrors, APagedPoolWithTheCausalMaskOrNoBlocksIsRefused) {
+    AttentionShape s{64, 4, 2, 256, 2, 4, 64};
+    s.pool_blocks = -1;
+    EXPECT_NE(error_of([&] { make_flash_attention(s); }).find("pool_blocks (-1) reads a paged cache without the causal mask, 1 or more blocks"),
+              std::string::npos);
+    s.pool_blocks = 8;
+    s.causal = true;
+    s.seq = 4, s.kv_seq = 256;
+    EXPECT_NE(error_of([&] { make_flash_attention(s); }).find("pool_blocks (8) reads a paged cache without the causal mask"),
+              std::string::npos);
+}
+
 TEST(FlashAttentionErrors, GqaShapesThatCannotWorkAreRefusedByName) {
     auto msg = [](AttentionShape s) { return error_of([&] { make_flash_attention(s); }); };
     EXPECT_NE(msg({64, 8, 6, 64, 4, 8, 64, true}).find("6 query heads do not share 4 KV heads evenly"),
