@@ -108,38 +108,31 @@ private:
         regs_of(p_.code[pc], rd, wr);
         return std::find(wr.begin(), wr.end(), r) != wr.end();
     }
-    // Whether register r may be read, after pc, before it is surely written again.
+    // Whether register r may be read, after pc, before it is surely written again. Within the block
+    // around pc that is first_access's question (a write in a nested loop that surely runs kills
+    // r: ktir-cpu's parser takes no scf.if results, so an if must not yield what is not live);
+    // past the block's end: a loop may run again (its body reading r first) or r is live after
+    // it; a then-branch continues after the else-branch.
     bool live_after(int r, size_t pc) const {
-        int depth = 0;
-        for (size_t q = pc + 1; q < p_.code.size(); q++) {
-            Opcode op = p_.code[q].op;
-            if (reads(q, r)) return true;
-            if (op == Opcode::LOOP && p_.code[q].a[0] == r) {
-                q = match_[q];  // its body reads the loop's own value of r
-                continue;
-            }
-            if (op == Opcode::LOOP || op == Opcode::IF) {
-                depth++;
-                continue;  // a LOOP's iv write is inside its block
-            }
-            if (op == Opcode::ENDLOOP || op == Opcode::ENDIF) {
-                if (depth > 0) {
-                    depth--;
-                    continue;
-                }
-                // The enclosing loop may run again: r is live if its body reads r before writing it
-                // (a loop that ends its body and sets r as its own induction variable does not), or
-                // if it is live after the enclosing loop (which then carries it).
-                if (op == Opcode::ENDLOOP) return read_first(r, match_[q]) || live_after(r, q);
-                continue;
-            }
-            if (op == Opcode::ELSE) {
-                if (depth == 0) q = match_[q];  // leaving a then-branch: skip the else-branch
-                continue;
-            }
-            if (depth == 0 && writes(q, r)) return false;
+        size_t end = pc + 1;
+        for (int depth = 0; end < p_.code.size(); end++) {
+            const Opcode op = p_.code[end].op;
+            if (op == Opcode::LOOP || op == Opcode::IF) depth++;
+            else if (depth > 0 && (op == Opcode::ENDLOOP || op == Opcode::ENDIF)) depth--;
+            else if (depth == 0 && (op == Opcode::ENDLOOP || op == Opcode::ENDIF || op == Opcode::ELSE)) break;
         }
-        return false;
+        const int f = first_access(r, pc + 1, end);
+        if (f != 0) return f > 0;
+        if (end >= p_.code.size()) return false;
+        switch (p_.code[end].op) {
+        case Opcode::ENDLOOP: return read_first(r, loop_of(end)) || live_after(r, end);
+        case Opcode::ELSE: {
+            size_t q = end;  // leaving a then-branch: on after the ENDIF
+            while (p_.code[q].op != Opcode::ENDIF) q = match_[q];
+            return live_after(r, q);
+        }
+        default: return live_after(r, end);
+        }
     }
     // The LOOP that an ENDLOOP closes.
     size_t loop_of(size_t endloop) const {
@@ -704,27 +697,35 @@ private:
 
     // ktir-cpu cuts a store short at the end of the allocation the first store at its address made
     // (_write_flat in memory.py): a DMA into a fixed LX address that an earlier, smaller DMA of the
-    // same type filled (conv1d/root: one stick per row, then two) lost its second half. Each such
-    // address is declared at the start with the largest of those DMAs' extents (a store of
-    // tensor.empty(), no instruction for our importer), when every DMA into it has the same type.
+    // same type filled (conv1d/root: one stick per row, then two) lost its second half. And it frees
+    // the LX a branch or loop body allocated when the body ends (the scope ktir-cpu's scf.if and
+    // scf.for push, ControlOps in control_ops.py): a DMA inside a loop or branch that prefetches the
+    // next iteration's tile (rope/auto's double-buffered tiles, loaded in an scf.if) filled an
+    // allocation gone by the next iteration's read. Each such address is declared at the start with
+    // the largest of those DMAs' extents (a store of tensor.empty(), no instruction for our
+    // importer), when every DMA into it has the same type.
     void declare_grown_dma_tiles() {
         struct Dest {
             DType t = DType::F16;
             int64_t first = 0, most = 0;
-            bool mixed = false;
+            bool mixed = false, nested = false;
         };
         std::map<int64_t, Dest> dests;  // by LX byte address
+        int depth = 0;  // LOOP and IF blocks around the instruction
         for (const Instr &in : p_.code) {
+            if (in.op == Opcode::LOOP || in.op == Opcode::IF) depth++;
+            if (in.op == Opcode::ENDLOOP || in.op == Opcode::ENDIF) depth--;
             if (in.op != Opcode::DMA_LD || in.a[4] != 0) continue;
             const int64_t bytes = dma_lx_bytes(p_.dma[size_t(in.a[6])]);
             const DType t = p_.buffers[size_t(in.a[1])].type;
             auto [it, fresh_dest] = dests.try_emplace(in.a[5]);
-            if (fresh_dest) it->second = Dest{t, bytes, bytes, false};
+            if (fresh_dest) it->second = Dest{t, bytes, bytes, false, false};
             it->second.mixed |= it->second.t != t;
             it->second.most = std::max(it->second.most, bytes);
+            it->second.nested |= depth > 0;
         }
         for (const auto &[at, d] : dests) {
-            if (d.mixed || d.most <= d.first) continue;
+            if (d.mixed || (d.most <= d.first && !d.nested)) continue;
             const int64_t n = d.most / dtype_bytes(d.t);
             declare_tile(at, d.t, n);
         }

@@ -738,4 +738,71 @@ TEST(KtirIbmForm, ARowsDmaTileIsDeclaredUnlessADmaLoadedItBefore) {
     EXPECT_EQ(tiles.find("= tensor.empty() : tensor<8192xf16>"), std::string::npos);
 }
 
+// A double-buffered loop as a pipelined schedule makes it (rope/auto): each iteration prefetches
+// the next tile in an IF into the other of two fixed LX places, and its address register, written
+// in the IF, is written again by the inner loop before anything reads it. ktir-cpu frees the LX a
+// branch allocates when the branch ends, and its parser takes no scf.if results: the export
+// declares both places at the start (tensor.empty() stored there) and the IF yields nothing. It
+// imports back to the same instructions, and computes the same bytes.
+TEST(KtirIbmForm, ATilePrefetchedInABranchIsDeclaredFirstAndTheBranchYieldsNothingDead) {
+    ProgramBuilder b("prefetch", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {64, 4});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {64, 4});
+    DmaDesc d;
+    d.sticks = 1;
+    int dd = b.dma_desc(d);
+    const DType H = DType::F16;
+    Reg i = b.alloc(), nxt = b.alloc(), cond = b.alloc(), addr = b.alloc(), j = b.alloc();
+    b.dma_ld(0, in, kZero, 0, Lx(0), dd);
+    b.loop(i, 2);
+    // The odd row's tile, prefetched while the even one is used: row 2i + 1 into LX 128.
+    b.muli(nxt, i, 2);
+    b.addi(nxt, nxt, 1);
+    b.li(cond, 4);
+    b.op3(Opcode::CMPLT, cond, nxt, cond);
+    b.if_(cond);
+    b.muli(addr, nxt, 128);
+    b.dma_ld(1, in, addr, 0, Lx(128), dd);
+    b.end_if();
+    b.wait_tag(0);
+    b.loop(j, 1);
+    b.muli(addr, j, 0);  // the address register, written again before it is read
+    b.vun(Opcode::VEXP, H, 2, Lx(addr, 256), Lx(0), 1, 1);
+    b.wait_tag(2);
+    b.end_loop();
+    b.muli(addr, i, 256);
+    b.dma_st(3, out, addr, 0, Lx(256), dd);
+    b.wait_tag(1);
+    b.vun(Opcode::VEXP, H, 2, Lx(384), Lx(128), 1, 1);
+    b.wait_tag(2);
+    b.addi(addr, addr, 128);
+    b.dma_st(3, out, addr, 0, Lx(384), dd);
+    b.wait_tag(3);
+    // The next even row into LX 0.
+    b.addi(nxt, nxt, 1);
+    b.li(cond, 4);
+    b.op3(Opcode::CMPLT, cond, nxt, cond);
+    b.if_(cond);
+    b.muli(addr, nxt, 128);
+    b.dma_ld(0, in, addr, 0, Lx(0), dd);
+    b.end_if();
+    b.end_loop();
+    const DeviceProgram p = b.finish();
+    const std::string text = ktir::export_ktir(p);
+    EXPECT_EQ(text.find("= scf.if"), std::string::npos) << text;
+    const size_t loop = text.find("scf.for");
+    ASSERT_NE(loop, std::string::npos);
+    // LX 128, written only in the branch, is declared before the loop (as is LX 0, loaded again there).
+    int declared = 0;
+    for (size_t at = text.find("= tensor.empty() : tensor<64xf16>"); at != std::string::npos && at < loop;
+         at = text.find("= tensor.empty() : tensor<64xf16>", at + 1))
+        declared++;
+    EXPECT_EQ(declared, 2) << text.substr(0, loop);
+    DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    EXPECT_EQ(::testing::PrintToString(ibm_form_async_ops(q)), ::testing::PrintToString(ibm_form_async_ops(p)));
+    auto iv = ktir_testing::random_halves(256, 5);
+    auto ra = ktir_testing::run(p, {{"in", iv}}), rb = ktir_testing::run(q, {{"in", iv}});
+    EXPECT_EQ(ra["out"], rb["out"]);
+}
+
 }  // namespace
