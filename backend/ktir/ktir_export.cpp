@@ -722,7 +722,10 @@ private:
             if (fresh_dest) it->second = Dest{t, bytes, bytes, false, false};
             it->second.mixed |= it->second.t != t;
             it->second.most = std::max(it->second.most, bytes);
-            it->second.nested |= depth > 0;
+            // A DMA of several runs (rows of a strided tile) is a scatter to ktir-cpu, which needs
+            // the allocation there already (flash_attention's K, loaded head by head).
+            const DmaDesc &dd = p_.dma[size_t(in.a[6])];
+            it->second.nested |= depth > 0 || dd.count[0] * dd.count[1] * dd.count[2] > 1;
         }
         for (const auto &[at, d] : dests) {
             if (d.mixed || (d.most <= d.first && !d.nested)) continue;

@@ -726,16 +726,18 @@ TEST(KtirIbmForm, AnLxAddressALaterDmaFillsFurtherIsDeclaredWithItsLargestExtent
 }
 
 // The declaration covers a DMA of several rows (conv1d/cores32 stores 2 rows of 64 filled a row per
-// iteration: 128 elements declared), and is left out where a DMA loaded the tile before, which then
-// holds data an empty store would zero in ktir-cpu (conv1d/tiles loads its output's tile of 64
-// rows of 128 first: no 8192-element declaration).
+// iteration: 128 elements declared), and is left out after a DMA loaded the tile, which then holds
+// data an empty store would zero in ktir-cpu (conv1d/tiles loads its output's tile of 64 rows of 128
+// first: its 8192-element declaration, the tile a DMA of several rows fills, comes before any load).
 TEST(KtirIbmForm, ARowsDmaTileIsDeclaredUnlessADmaLoadedItBefore) {
     const std::string cores32 = ktir::export_ktir(
         report::compile_kernel("conv1d", "cores32", small_shape("conv1d"), {}, "", nullptr));
     EXPECT_NE(cores32.find("= tensor.empty() : tensor<128xf16>"), std::string::npos);
     const std::string tiles = ktir::export_ktir(
         report::compile_kernel("conv1d", "tiles", small_shape("conv1d"), {}, "", nullptr));
-    EXPECT_EQ(tiles.find("= tensor.empty() : tensor<8192xf16>"), std::string::npos);
+    const size_t first_load = tiles.find("= ktdp.load");
+    ASSERT_NE(first_load, std::string::npos);
+    EXPECT_EQ(tiles.find("= tensor.empty() : tensor<8192xf16>", first_load), std::string::npos);
 }
 
 // A double-buffered loop as a pipelined schedule makes it (rope/auto): each iteration prefetches
@@ -803,6 +805,31 @@ TEST(KtirIbmForm, ATilePrefetchedInABranchIsDeclaredFirstAndTheBranchYieldsNothi
     auto iv = ktir_testing::random_halves(256, 5);
     auto ra = ktir_testing::run(p, {{"in", iv}}), rb = ktir_testing::run(q, {{"in", iv}});
     EXPECT_EQ(ra["out"], rb["out"]);
+}
+
+// A DMA of several runs into LX (flash_attention/kv_resident loads a head's K as 64 rows of 2 x 64
+// strided in LX) is a scatter to ktir-cpu, which needs the allocation there first ("Scatter to
+// unmapped address"): its place is declared at the start, before any load, and the export imports
+// back to the same instructions.
+TEST(KtirIbmForm, AStridedDmaIntoLxIsDeclaredBeforeAnyLoad) {
+    const DeviceProgram p =
+        report::compile_kernel("flash_attention", "kv_resident", small_shape("flash_attention"), {}, "", nullptr);
+    int64_t span = 0;  // the first strided load's LX extent, in fp16 elements
+    for (const Instr &in : p.code)
+        if (in.op == Opcode::DMA_LD && span == 0) {
+            const DmaDesc &d = p.dma[size_t(in.a[6])];
+            if (d.count[0] * d.count[1] * d.count[2] == 1) continue;
+            int64_t bytes = int64_t(d.sticks) * 128;
+            for (int k = 0; k < 3; k++) bytes += int64_t(d.count[size_t(k)] - 1) * d.lx_stride[size_t(k)];
+            span = bytes / 2;
+        }
+    ASSERT_GT(span, 0) << "the kernel loads a strided tile";
+    const std::string text = ktir::export_ktir(p);
+    const size_t empty = text.find("= tensor.empty() : tensor<" + std::to_string(span) + "xf16>");
+    ASSERT_NE(empty, std::string::npos) << span;
+    EXPECT_LT(empty, text.find("= ktdp.load"));
+    const DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+    EXPECT_EQ(ibm_form_async_ops(q), ibm_form_async_ops(p));
 }
 
 }  // namespace
