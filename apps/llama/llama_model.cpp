@@ -661,10 +661,11 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
     // sequence's block table (past its last block, the last: those keys weigh 0 by the bias or
     // valid_kv). Otherwise each sequence's positions are gathered from the pool first.
     const int blk = options_.kv_block;
-    const bool in_place = paged && n == 1 && (blk == 64 || blk == 128 || blk == 256);
+    // Sequence b's attention reads the pool in place (a single-token step past position 0).
+    auto in_place = [&](int b) { return paged && n == 1 && at(b) + n > 1 && (blk == 64 || blk == 128 || blk == 256); };
     auto ids_bytes = [&](int count) { return int64_t(count + 31) / 32 * m.stick_bytes; };
-    for (int b = 0; b < B && in_place; b++) {
-        if (at(b) + n <= 1) continue;
+    for (int b = 0; b < B; b++) {
+        if (!in_place(b)) continue;
         const int tiles = keys_of(b) / blk;
         const std::string name = "kvtab" + std::to_string(b);
         for (DeviceMemory *d : all_cards()) d->ensure(name, ids_bytes(tiles));
@@ -679,7 +680,8 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
     }
     // Gathered: each sequence's pool rows, position by position over what its attention reads (past
     // its context, its last position's row: those keys weigh 0, but their values must be finite).
-    for (int b = 0; b < B && paged && !in_place; b++) {
+    for (int b = 0; b < B; b++) {
+        if (!paged || in_place(b)) continue;
         const std::string name = "kvids" + std::to_string(b);
         for (DeviceMemory *d : all_cards()) d->ensure(name, ids_bytes(keys_of(b)));
         if (options_.timing_only) continue;
@@ -792,7 +794,7 @@ StepResult LlamaModel::step(const std::vector<int> &ids, int n, int first, bool 
             // paged cache is read in place (above), or its positions are gathered from the pool
             // first, by the sequence's rows.
             const bool bucket = buckets && n == 1 && context > 1;
-            if (in_place && context > 1) {
+            if (in_place(b)) {
                 const int pool_blocks = int(mem_.size(layer_tensor(l, "kpool")) / kvrow / blk);
                 const std::string sched = blk == 256 ? "kv_stream" : "kv_stream/" + std::to_string(blk);
                 std::vector<TensorView> args = {rows("qr", qrow, b * n, n), mem_.whole(layer_tensor(l, "kpool")),

@@ -229,6 +229,24 @@ TEST(LlamaServing, ADecodeReadsAPagedCacheOfKeyTileBlocksInPlace) {
     }
 }
 
+// A paged cache decoded from position 0, no prefill (the first step's one key is gathered, the
+// next ones read in place: blocks of 64): the plain decoder's tokens.
+TEST(LlamaServing, APagedCacheDecodesFromAnEmptyCache) {
+    const LlamaConfig c = llama_tiny();
+    ModelOptions o;
+    o.max_context = 8;
+    o.kv_block = 64;
+    LlamaModel paged(c, o);
+    ReferenceLlama plain(c, paged);
+    std::vector<int> t = {5};
+    for (int s = 0; s < 3; s++) {
+        const std::vector<float> p = plain.step(t);
+        t = paged.decode(t).tokens;
+        EXPECT_EQ(t[0], argmax_of(p)) << "step " << s;
+        EXPECT_LE(logit_gap(paged.logits(0), p), 4e-3) << "step " << s;
+    }
+}
+
 TEST(LlamaServingErrors, APrefillOfASequenceOutsideTheBatchOrANegativeChunkIsRefusedByName) {
     const LlamaConfig c = llama_tiny();
     ModelOptions o;
