@@ -45,12 +45,13 @@ protected:
         fs::remove_all(*dir_);
         delete dir_;
     }
-    static std::vector<int> greedy(int cards, int new_tokens = 4, Weights w = Weights::F16) {
+    static std::vector<int> greedy(int cards, int new_tokens = 4, Weights w = Weights::F16, int kv_block = 0) {
         ModelOptions o;
         o.checkpoint = checkpoint_;
         o.max_context = 16;
         o.cards = cards;
         o.weights = w;
+        o.kv_block = kv_block;
         LlamaModel m(checkpoint_->config(), o);
         GenerateOptions g;
         g.max_new_tokens = new_tokens;
@@ -76,6 +77,12 @@ TEST_F(LlamaCards, TwoAndFourCardsGiveTheOneCardGreedyIds) {
     ASSERT_EQ(one.size(), 4u);
     EXPECT_EQ(greedy(2), one);
     EXPECT_EQ(greedy(4), one);
+}
+
+// A paged cache on two cards (each card its KV heads' pool, the same block tables; blocks of 64, so
+// the decode steps read them in place): the one-card ids.
+TEST_F(LlamaCards, APagedCacheOnTwoCardsGivesTheOneCardGreedyIds) {
+    EXPECT_EQ(greedy(2, 4, Weights::F16, 64), greedy(1));
 }
 
 // int8 weights from the checkpoint on two cards (each card its columns of wqkv, w1 and w3 with their
