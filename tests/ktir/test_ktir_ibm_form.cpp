@@ -755,17 +755,21 @@ TEST(KtirIbmForm, ATilePrefetchedInABranchIsDeclaredFirstAndTheBranchYieldsNothi
     int dd = b.dma_desc(d);
     const DType H = DType::F16;
     Reg i = b.alloc(), nxt = b.alloc(), cond = b.alloc(), addr = b.alloc(), j = b.alloc();
+    // Row `nxt` (when it is one of the 4) into LX `at` on `tag`, in a branch.
+    auto prefetch = [&](int tag, int32_t at) {
+        b.li(cond, 4);
+        b.op3(Opcode::CMPLT, cond, nxt, cond);
+        b.if_(cond);
+        b.muli(addr, nxt, 128);
+        b.dma_ld(tag, in, addr, 0, Lx(at), dd);
+        b.end_if();
+    };
     b.dma_ld(0, in, kZero, 0, Lx(0), dd);
     b.loop(i, 2);
     // The odd row's tile, prefetched while the even one is used: row 2i + 1 into LX 128.
     b.muli(nxt, i, 2);
     b.addi(nxt, nxt, 1);
-    b.li(cond, 4);
-    b.op3(Opcode::CMPLT, cond, nxt, cond);
-    b.if_(cond);
-    b.muli(addr, nxt, 128);
-    b.dma_ld(1, in, addr, 0, Lx(128), dd);
-    b.end_if();
+    prefetch(1, 128);
     b.wait_tag(0);
     b.loop(j, 1);
     b.muli(addr, j, 0);  // the address register, written again before it is read
@@ -782,12 +786,7 @@ TEST(KtirIbmForm, ATilePrefetchedInABranchIsDeclaredFirstAndTheBranchYieldsNothi
     b.wait_tag(3);
     // The next even row into LX 0.
     b.addi(nxt, nxt, 1);
-    b.li(cond, 4);
-    b.op3(Opcode::CMPLT, cond, nxt, cond);
-    b.if_(cond);
-    b.muli(addr, nxt, 128);
-    b.dma_ld(0, in, addr, 0, Lx(0), dd);
-    b.end_if();
+    prefetch(0, 0);
     b.end_loop();
     const DeviceProgram p = b.finish();
     const std::string text = ktir::export_ktir(p);

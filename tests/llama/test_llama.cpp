@@ -23,31 +23,17 @@
 #include "llama_model.h"
 #include "llama_reference.h"
 #include "llama_stages.h"
+#include "llama_test_util.h"
 #include "sim/ibm_kernel.h"
 #include "step_trace.h"
 
 namespace spyre::llama {
 namespace {
 
-std::string error_of(const std::function<void()> &f) {
-    try {
-        f();
-    } catch (const spyre::Error &e) {
-        return e.what();
-    }
-    return "(no error)";
-}
-
 std::vector<int> prompt_ids(int n, int vocab) {
     std::vector<int> ids;
     for (int i = 0; i < n; i++) ids.push_back(int((uint32_t(i) * 2654435761u >> 7) % uint32_t(vocab)));
     return ids;
-}
-
-double max_abs_diff(const std::vector<float> &a, const std::vector<float> &b) {
-    double worst = 0;
-    for (size_t i = 0; i < a.size(); i++) worst = std::max(worst, double(std::fabs(a[i] - b[i])));
-    return worst;
 }
 
 // A 64-token prefill then 8 greedy decode steps: the device's logits stay within one fp16 ULP of
@@ -70,8 +56,8 @@ TEST(LlamaTiny, PrefillAndGreedyDecodeMatchTheCpuAndThePlainDecoder) {
     double worst_cpu = 0, worst_plain = 0;
     for (int s = 0; s <= 8; s++) {
         const std::vector<float> logits = device.logits(0);
-        worst_cpu = std::max(worst_cpu, max_abs_diff(logits, cpu.logits(0)));
-        worst_plain = std::max(worst_plain, max_abs_diff(logits, plain_logits));
+        worst_cpu = std::max(worst_cpu, test::max_abs_diff(logits, cpu.logits(0)));
+        worst_plain = std::max(worst_plain, test::max_abs_diff(logits, plain_logits));
         ASSERT_EQ(next.size(), 1u);
         EXPECT_EQ(next[0], cpu_next[0]) << "step " << s;
         EXPECT_EQ(next[0], argmax_of(plain_logits)) << "step " << s;
@@ -108,7 +94,7 @@ TEST(SweepLlamaTiny, AutoScheduledKernelsMatchTheCpu) {
     EXPECT_GE(auto_kernels, int(d.runs.size()) / 2);
     for (int s = 0; s < 2; s++) {
         EXPECT_EQ(next, cpu_next) << "step " << s;
-        EXPECT_LE(max_abs_diff(device.logits(0), cpu.logits(0)), 2e-3) << "step " << s;
+        EXPECT_LE(test::max_abs_diff(device.logits(0), cpu.logits(0)), 2e-3) << "step " << s;
         next = device.decode(next).tokens;
         cpu_next = cpu.decode(cpu_next).tokens;
     }
@@ -169,8 +155,8 @@ TEST(LlamaTiny, ABatchOfTwoDecodesEachSequenceAsAloneWould) {
     for (int s = 0; s < 4; s++) {
         const std::vector<int> next = device.decode(tokens).tokens;
         const std::vector<float> a = first.step({tokens[0]}), b = second.step({tokens[1]});
-        EXPECT_LE(max_abs_diff(device.logits(0), a), 4e-3) << "step " << s;
-        EXPECT_LE(max_abs_diff(device.logits(1), b), 4e-3) << "step " << s;
+        EXPECT_LE(test::max_abs_diff(device.logits(0), a), 4e-3) << "step " << s;
+        EXPECT_LE(test::max_abs_diff(device.logits(1), b), 4e-3) << "step " << s;
         EXPECT_EQ(next[0], argmax_of(a)) << "step " << s;
         EXPECT_EQ(next[1], argmax_of(b)) << "step " << s;
         tokens = next;
@@ -500,10 +486,10 @@ TEST(LlamaAttention, ADecodeReadingAPagedPoolInPlaceGivesTheContiguousCachesOutp
     mem.run(compile_for_spyre(ordered.output, ordered.inputs, ordered.options),
             {mem.whole("q"), mem.whole("k"), mem.whole("v"), mem.whole("bias"), mem.whole("out_ordered")});
     EXPECT_EQ(mem.read(mem.whole("out_paged")), mem.read(mem.whole("out_ordered")));
-    EXPECT_NE(error_of([&] { attention_stage(c, 1, context, Backend::Spyre, "kv_resident/64", true, pool_blocks); })
+    EXPECT_NE(test::refusal_of([&] { attention_stage(c, 1, context, Backend::Spyre, "kv_resident/64", true, pool_blocks); })
                   .find("a paged cache (pool_blocks) is read a key tile at a time through its block table: take kv_stream"),
               std::string::npos);
-    EXPECT_NE(error_of([&] { attention_stage(c, 4, 8, Backend::Spyre, "kv_resident", false, pool_blocks); })
+    EXPECT_NE(test::refusal_of([&] { attention_stage(c, 4, 8, Backend::Spyre, "kv_resident", false, pool_blocks); })
                   .find("reads a paged cache in place for a single-token decode only"),
               std::string::npos);
 }
@@ -561,9 +547,9 @@ TEST(DeviceMemory, WindowsAreCheckedAndWritesLandInPlace) {
     EXPECT_EQ(all[128], 7);
     EXPECT_EQ(all[129], 9);
     EXPECT_EQ(all[0], 0);
-    EXPECT_NE(error_of([&] { mem.window("t", 200, 100); }).find("outside tensor 't' of 256 bytes"), std::string::npos);
-    EXPECT_NE(error_of([&] { mem.allocate("t", 8); }).find("'t' is allocated already"), std::string::npos);
-    EXPECT_NE(error_of([&] { mem.whole("u"); }).find("no tensor 'u'"), std::string::npos);
+    EXPECT_NE(test::refusal_of([&] { mem.window("t", 200, 100); }).find("outside tensor 't' of 256 bytes"), std::string::npos);
+    EXPECT_NE(test::refusal_of([&] { mem.allocate("t", 8); }).find("'t' is allocated already"), std::string::npos);
+    EXPECT_NE(test::refusal_of([&] { mem.whole("u"); }).find("no tensor 'u'"), std::string::npos);
     mem.ensure("t", 512);
     EXPECT_EQ(mem.size("t"), 512);
 }
@@ -575,9 +561,9 @@ TEST(DeviceMemory, AWindowOfTheWrongSizeForAnArgumentIsRefusedByName) {
                  BufferDecl{"out", BufferKind::Output, DType::F16, {64, 2}, {}}};
     DeviceMemory mem(true);
     mem.allocate("a", 1024);
-    const std::string e = error_of([&] { mem.run(p, {mem.window("a", 0, 256), mem.window("a", 256, 128)}); });
+    const std::string e = test::refusal_of([&] { mem.run(p, {mem.window("a", 0, 256), mem.window("a", 256, 128)}); });
     EXPECT_NE(e.find("kernel k: argument out needs 256 bytes"), std::string::npos) << e;
-    EXPECT_NE(error_of([&] { mem.run(p, {mem.window("a", 0, 256)}); }).find("1 tensors bound to its 2 arguments"),
+    EXPECT_NE(test::refusal_of([&] { mem.run(p, {mem.window("a", 0, 256)}); }).find("1 tensors bound to its 2 arguments"),
               std::string::npos);
 }
 
@@ -588,28 +574,28 @@ TEST(LlamaModelErrors, MisuseIsRefusedByName) {
     o.max_context = 16;
     o.batch = 2;
     LlamaModel m(c, o);
-    EXPECT_NE(error_of([&] { m.decode({1}); }).find("one token per sequence (2), got 1"), std::string::npos);
-    EXPECT_NE(error_of([&] { m.set_context(16); }).find("outside the cache of 16 positions"), std::string::npos);
+    EXPECT_NE(test::refusal_of([&] { m.decode({1}); }).find("one token per sequence (2), got 1"), std::string::npos);
+    EXPECT_NE(test::refusal_of([&] { m.set_context(16); }).find("outside the cache of 16 positions"), std::string::npos);
     m.set_context(15);
     m.decode({1, 2});
-    EXPECT_NE(error_of([&] { m.decode({1, 2}); }).find("has no room for 1 more in a cache of 16"), std::string::npos);
-    EXPECT_NE(error_of([] { llama_config("70b"); }).find("known: 8b, tiny"), std::string::npos);
+    EXPECT_NE(test::refusal_of([&] { m.decode({1, 2}); }).find("has no room for 1 more in a cache of 16"), std::string::npos);
+    EXPECT_NE(test::refusal_of([] { llama_config("70b"); }).find("known: 8b, tiny"), std::string::npos);
     ModelOptions f;
     f.max_context = 8;
     LlamaModel functional(c, f);
-    EXPECT_NE(error_of([&] { functional.set_context(4); }).find("only in timing-only mode"), std::string::npos);
-    EXPECT_NE(error_of([&] { functional.logits(0); }).find("no logits for sequence 0"), std::string::npos);
+    EXPECT_NE(test::refusal_of([&] { functional.set_context(4); }).find("only in timing-only mode"), std::string::npos);
+    EXPECT_NE(test::refusal_of([&] { functional.logits(0); }).find("no logits for sequence 0"), std::string::npos);
 }
 
 TEST(DeviceMemory, BadSizesAndTimingOnlyReadsAreRefused) {
     DeviceMemory mem(false);
-    EXPECT_NE(error_of([&] { mem.allocate("z", 0); }).find("tensor 'z' of 0 bytes"), std::string::npos);
+    EXPECT_NE(test::refusal_of([&] { mem.allocate("z", 0); }).find("tensor 'z' of 0 bytes"), std::string::npos);
     mem.allocate("t", 64);
-    EXPECT_NE(error_of([&] { mem.write(mem.whole("t"), {1, 2}); }).find("2 bytes written to a window of 64 of 't'"),
+    EXPECT_NE(test::refusal_of([&] { mem.write(mem.whole("t"), {1, 2}); }).find("2 bytes written to a window of 64 of 't'"),
               std::string::npos);
     DeviceMemory timing(true);
     timing.allocate("t", 64);
-    EXPECT_NE(error_of([&] { timing.read(timing.whole("t")); }).find("no contents to read in timing-only mode ('t')"),
+    EXPECT_NE(test::refusal_of([&] { timing.read(timing.whole("t")); }).find("no contents to read in timing-only mode ('t')"),
               std::string::npos);
 }
 
@@ -617,7 +603,7 @@ TEST(LlamaModelErrors, OptionsOutOfRangeAreRefusedByName) {
     const LlamaConfig c = llama_tiny();
     auto refused = [&](ModelOptions o) {
         o.timing_only = o.timing_only || !o.cpu;
-        return error_of([&] { LlamaModel m(c, o); });
+        return test::refusal_of([&] { LlamaModel m(c, o); });
     };
     ModelOptions o;
     o.batch = 0;
@@ -631,7 +617,7 @@ TEST(LlamaModelErrors, OptionsOutOfRangeAreRefusedByName) {
     o = {};
     o.cpu = true;
     o.timing_only = true;
-    EXPECT_NE(error_of([&] { LlamaModel m(c, o); }).find("the CPU backend has no timing-only mode"), std::string::npos);
+    EXPECT_NE(test::refusal_of([&] { LlamaModel m(c, o); }).find("the CPU backend has no timing-only mode"), std::string::npos);
     o = {};
     o.tuning_db = "unused.db";
     EXPECT_NE(refused(o).find("tuning_db holds auto_schedule's searches; the named schedules run none"), std::string::npos);
@@ -642,8 +628,8 @@ TEST(LlamaModelErrors, OptionsOutOfRangeAreRefusedByName) {
     ModelOptions t;
     t.timing_only = true;
     LlamaModel m(c, t);
-    EXPECT_NE(error_of([&] { m.prefill({}); }).find("a step of no tokens"), std::string::npos);
-    EXPECT_NE(error_of([] { ModelOptions::schedules_by_name("best"); }).find("known: named, auto, fastest"),
+    EXPECT_NE(test::refusal_of([&] { m.prefill({}); }).find("a step of no tokens"), std::string::npos);
+    EXPECT_NE(test::refusal_of([] { ModelOptions::schedules_by_name("best"); }).find("known: named, auto, fastest"),
               std::string::npos);
     EXPECT_EQ(ModelOptions::schedules_by_name("fastest"), ModelOptions::Schedules::Fastest);
 }
@@ -651,35 +637,35 @@ TEST(LlamaModelErrors, OptionsOutOfRangeAreRefusedByName) {
 TEST(LlamaStageErrors, BadStageArgumentsAreRefusedByName) {
     LlamaConfig wide = llama_tiny();
     wide.hidden = 1 << 28;  // a 512 MiB row: no part of the vocabulary fits one core's span
-    EXPECT_NE(error_of([&] { vocab_split(wide, MachineDesc{}); }).find("fits one core's span"), std::string::npos);
-    EXPECT_NE(error_of([] { projection_stage("p", 1, 2048, 256, Epilogue::None, Backend::Spyre, "split_k/999"); })
+    EXPECT_NE(test::refusal_of([&] { vocab_split(wide, MachineDesc{}); }).find("fits one core's span"), std::string::npos);
+    EXPECT_NE(test::refusal_of([] { projection_stage("p", 1, 2048, 256, Epilogue::None, Backend::Spyre, "split_k/999"); })
                   .find("no schedule split_k/999 for 1 rows of 2048 x 256"),
               std::string::npos);
-    EXPECT_NE(error_of([] { attention_stage(llama_tiny(), 1, 70, Backend::Spyre, "kv_stream/100"); })
+    EXPECT_NE(test::refusal_of([] { attention_stage(llama_tiny(), 1, 70, Backend::Spyre, "kv_stream/100"); })
                   .find("attention schedule 'kv_stream/100': key tiles of 100; a decode step takes 64, 128 or 256"),
               std::string::npos);
-    EXPECT_NE(error_of([] { argument_bytes(TensorSpec{{64}, {}}, Halide::Float(64), MachineDesc{}); })
+    EXPECT_NE(test::refusal_of([] { argument_bytes(TensorSpec{{64}, {}}, Halide::Float(64), MachineDesc{}); })
                   .find("has no device type"),
               std::string::npos);
     StageKernel k = copy_stage("copy", 64, 2, 64, 0, Backend::Cpu);
     DeviceMemory mem(false);
     mem.allocate("a", 256);
-    EXPECT_NE(error_of([&] { realize_on_cpu(k, mem, {mem.whole("a")}); }).find("1 tensors bound to its 2 arguments"),
+    EXPECT_NE(test::refusal_of([&] { realize_on_cpu(k, mem, {mem.whole("a")}); }).find("1 tensors bound to its 2 arguments"),
               std::string::npos);
-    EXPECT_NE(error_of([&] { realize_on_cpu(k, mem, {mem.window("a", 0, 128), mem.window("a", 128, 128)}); })
+    EXPECT_NE(test::refusal_of([&] { realize_on_cpu(k, mem, {mem.window("a", 0, 128), mem.window("a", 128, 128)}); })
                   .find("argument in bound to 128 bytes"),
               std::string::npos);
 }
 
 TEST(StepTraceErrors, UnreadableOrMalformedKernelTracesAndUnwritablePathsAreNamed) {
     StepTrace t;
-    EXPECT_NE(error_of([&] { t.add("/nonexistent/k.json", "k", 0, 1); }).find("cannot read the kernel trace"),
+    EXPECT_NE(test::refusal_of([&] { t.add("/nonexistent/k.json", "k", 0, 1); }).find("cannot read the kernel trace"),
               std::string::npos);
     const std::string bad = ::testing::TempDir() + "/bad_trace.json";
     std::ofstream(bad) << "{not json";
-    EXPECT_NE(error_of([&] { t.add(bad, "k", 0, 1); }).find("is not JSON"), std::string::npos);
+    EXPECT_NE(test::refusal_of([&] { t.add(bad, "k", 0, 1); }).find("is not JSON"), std::string::npos);
     std::remove(bad.c_str());
-    EXPECT_NE(error_of([&] { t.write("/nonexistent/dir/step.json"); }).find("cannot open '/nonexistent/dir/step.json'"),
+    EXPECT_NE(test::refusal_of([&] { t.write("/nonexistent/dir/step.json"); }).find("cannot open '/nonexistent/dir/step.json'"),
               std::string::npos);
 }
 

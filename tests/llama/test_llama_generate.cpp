@@ -18,21 +18,13 @@
 #include "llama_generate.h"
 #include "llama_model.h"
 #include "llama_reference.h"
+#include "llama_test_util.h"
 #include "tiny_checkpoint.h"
 
 namespace spyre::llama {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string generate_refusal(const std::function<void()> &f) {
-    try {
-        f();
-    } catch (const spyre::Error &e) {
-        return e.what();
-    }
-    return "(no error)";
-}
 
 // One checkpoint and one device model for the suite: each generation starts the sequence again
 // (LlamaModel::reset), and the kernels compiled for one run serve the next.
@@ -182,20 +174,20 @@ TEST(LlamaSampler, BadOptionsPromptsAndIdListsAreRefusedByName) {
     auto has = [](const std::string &msg, const std::string &word) {
         EXPECT_NE(msg.find(word), std::string::npos) << "'" << word << "' not in: " << msg;
     };
-    has(generate_refusal([] { Sampler(SamplingOptions{-1, 0, 1, 0}); }), "temperature");
-    has(generate_refusal([] { Sampler(SamplingOptions{1, -2, 1, 0}); }), "top_k");
-    has(generate_refusal([] { Sampler(SamplingOptions{1, 0, 0, 0}); }), "top_p");
-    has(generate_refusal([] { Sampler(SamplingOptions{1, 0, 1.5, 0}); }), "top_p");
+    has(test::refusal_of([] { Sampler(SamplingOptions{-1, 0, 1, 0}); }), "temperature");
+    has(test::refusal_of([] { Sampler(SamplingOptions{1, -2, 1, 0}); }), "top_k");
+    has(test::refusal_of([] { Sampler(SamplingOptions{1, 0, 0, 0}); }), "top_p");
+    has(test::refusal_of([] { Sampler(SamplingOptions{1, 0, 1.5, 0}); }), "top_p");
     auto step = [](const std::vector<int> &) { return std::vector<float>(8, 0.0f); };
-    has(generate_refusal([&] { generate(step, 8, {}, GenerateOptions{}); }), "prompt");
-    has(generate_refusal([&] { generate(step, 8, {1, 8}, GenerateOptions{}); }), "8");
+    has(test::refusal_of([&] { generate(step, 8, {}, GenerateOptions{}); }), "prompt");
+    has(test::refusal_of([&] { generate(step, 8, {1, 8}, GenerateOptions{}); }), "8");
     GenerateOptions neg;
     neg.max_new_tokens = -1;
-    has(generate_refusal([&] { generate(step, 8, {1}, neg); }), "max_new_tokens");
+    has(test::refusal_of([&] { generate(step, 8, {1}, neg); }), "max_new_tokens");
     EXPECT_EQ(parse_ids("1, 2,3", "--prompt-ids"), (std::vector<int>{1, 2, 3}));
-    has(generate_refusal([] { parse_ids("1,x,3", "--prompt-ids"); }), "--prompt-ids");
-    has(generate_refusal([] { parse_ids("1,,3", "--stop-ids"); }), "--stop-ids");
-    has(generate_refusal([] { parse_ids("99999999999", "--prompt-ids"); }), "99999999999");
+    has(test::refusal_of([] { parse_ids("1,x,3", "--prompt-ids"); }), "--prompt-ids");
+    has(test::refusal_of([] { parse_ids("1,,3", "--stop-ids"); }), "--stop-ids");
+    has(test::refusal_of([] { parse_ids("99999999999", "--prompt-ids"); }), "99999999999");
 }
 
 }  // namespace

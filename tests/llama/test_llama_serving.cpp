@@ -12,6 +12,7 @@
 #include "llama_config.h"
 #include "llama_model.h"
 #include "llama_reference.h"
+#include "llama_test_util.h"
 
 namespace spyre::llama {
 namespace {
@@ -22,25 +23,10 @@ std::vector<int> serving_prompt(int seed, int n, int vocab) {
     return ids;
 }
 
-double logit_gap(const std::vector<float> &a, const std::vector<float> &b) {
-    double worst = 0;
-    for (size_t i = 0; i < a.size(); i++) worst = std::max(worst, double(std::fabs(a[i] - b[i])));
-    return worst;
-}
-
 int launches_of(const StepResult &r, const std::string &stage) {
     int n = 0;
     for (const KernelRun &k : r.runs) n += k.stage == stage;
     return n;
-}
-
-std::string serving_refusal(const std::function<void()> &f) {
-    try {
-        f();
-    } catch (const spyre::Error &e) {
-        return e.what();
-    }
-    return "(no error)";
 }
 
 // A 40-token prompt in chunks of 24 (24 tokens, then 16 whose queries attend to the 24 cached
@@ -62,8 +48,8 @@ TEST(LlamaServing, AChunkedPrefillGivesTheWholePromptsTokensAndLogits) {
     EXPECT_EQ(chunked.position(0), 40);
     std::vector<float> p = plain.step(prompt);
     for (int s = 0; s < 4; s++) {
-        EXPECT_LE(logit_gap(chunked.logits(0), whole.logits(0)), 2e-3) << "step " << s;
-        EXPECT_LE(logit_gap(chunked.logits(0), p), 4e-3) << "step " << s;
+        EXPECT_LE(test::max_abs_diff(chunked.logits(0), whole.logits(0)), 2e-3) << "step " << s;
+        EXPECT_LE(test::max_abs_diff(chunked.logits(0), p), 4e-3) << "step " << s;
         ASSERT_EQ(b, a) << "step " << s;
         EXPECT_EQ(b[0], argmax_of(p)) << "step " << s;
         p = plain.step(b);
@@ -86,11 +72,11 @@ TEST(LlamaServing, ABatchPrefilledSequenceBySequenceDecodesAtMixedContextsAsEach
     const std::vector<int> p0 = serving_prompt(2, 24, c.vocab), p1 = serving_prompt(3, 9, c.vocab);
     std::vector<int> next = {device.prefill(p0, PrefillOptions{0, 0}).tokens.at(0), 0};
     std::vector<float> a = first.step(p0);
-    EXPECT_LE(logit_gap(device.logits(0), a), 4e-3);
-    EXPECT_NE(serving_refusal([&] { device.logits(1); }).find("no logits for sequence 1"), std::string::npos);
+    EXPECT_LE(test::max_abs_diff(device.logits(0), a), 4e-3);
+    EXPECT_NE(test::refusal_of([&] { device.logits(1); }).find("no logits for sequence 1"), std::string::npos);
     next[1] = device.prefill(p1, PrefillOptions{1, 4}).tokens.at(0);
     std::vector<float> b = second.step(p1);
-    EXPECT_LE(logit_gap(device.logits(1), b), 4e-3);
+    EXPECT_LE(test::max_abs_diff(device.logits(1), b), 4e-3);
     EXPECT_EQ(device.position(0), 24);
     EXPECT_EQ(device.position(1), 9);
     for (int s = 0; s < 3; s++) {
@@ -99,8 +85,8 @@ TEST(LlamaServing, ABatchPrefilledSequenceBySequenceDecodesAtMixedContextsAsEach
         a = first.step({next[0]});
         b = second.step({next[1]});
         next = device.decode(next).tokens;
-        EXPECT_LE(logit_gap(device.logits(0), a), 4e-3) << "step " << s;
-        EXPECT_LE(logit_gap(device.logits(1), b), 4e-3) << "step " << s;
+        EXPECT_LE(test::max_abs_diff(device.logits(0), a), 4e-3) << "step " << s;
+        EXPECT_LE(test::max_abs_diff(device.logits(1), b), 4e-3) << "step " << s;
     }
     EXPECT_EQ(device.position(1), 12);
 }
@@ -119,11 +105,11 @@ TEST(LlamaServing, APagedCacheGivesTheContiguousCachesLogitsBitForBit) {
     LlamaModel paged(c, o);
     const std::vector<int> p0 = serving_prompt(4, 24, c.vocab), p1 = serving_prompt(5, 9, c.vocab);
     std::vector<int> a = {contiguous.prefill(p0).tokens.at(0), 0}, b = {paged.prefill(p0).tokens.at(0), 0};
-    EXPECT_EQ(logit_gap(paged.logits(0), contiguous.logits(0)), 0.0);
+    EXPECT_EQ(test::max_abs_diff(paged.logits(0), contiguous.logits(0)), 0.0);
     a[1] = contiguous.prefill(p1, PrefillOptions{1, 4}).tokens.at(0);
     const StepResult second = paged.prefill(p1, PrefillOptions{1, 4});
     b[1] = second.tokens.at(0);
-    EXPECT_EQ(logit_gap(paged.logits(1), contiguous.logits(1)), 0.0);
+    EXPECT_EQ(test::max_abs_diff(paged.logits(1), contiguous.logits(1)), 0.0);
     EXPECT_GT(launches_of(second, "k_gather"), 0);
     // Blocks come from the back of the pool: sequence 0's first three, then sequence 1's two.
     EXPECT_EQ(paged.block_table(0), (std::vector<int>{7, 6, 5}));
@@ -133,8 +119,8 @@ TEST(LlamaServing, APagedCacheGivesTheContiguousCachesLogitsBitForBit) {
         ASSERT_EQ(b, a) << "step " << s;
         a = contiguous.decode(a).tokens;
         b = paged.decode(b).tokens;
-        EXPECT_EQ(logit_gap(paged.logits(0), contiguous.logits(0)), 0.0) << "step " << s;
-        EXPECT_EQ(logit_gap(paged.logits(1), contiguous.logits(1)), 0.0) << "step " << s;
+        EXPECT_EQ(test::max_abs_diff(paged.logits(0), contiguous.logits(0)), 0.0) << "step " << s;
+        EXPECT_EQ(test::max_abs_diff(paged.logits(1), contiguous.logits(1)), 0.0) << "step " << s;
     }
     EXPECT_EQ(paged.block_table(0).size(), 4u) << "position 24 took a fourth block";
     paged.reset();
@@ -161,7 +147,7 @@ TEST(LlamaServing, DecodeStepsShareOneAttentionKernelPerWindowBitForBit) {
         for (const KernelRun &k : rb.runs)
             if (k.stage == "attention") context_kernels.insert(k.program);
         a = ra.tokens, b = rb.tokens;
-        EXPECT_EQ(logit_gap(bucketed.logits(0), per_context.logits(0)), 0.0) << "step " << s;
+        EXPECT_EQ(test::max_abs_diff(bucketed.logits(0), per_context.logits(0)), 0.0) << "step " << s;
     }
     EXPECT_EQ(bucket_kernels.size(), 1u);
     EXPECT_EQ(context_kernels.size(), 6u);
@@ -183,9 +169,9 @@ TEST(LlamaServing, ABatchedPrefillGivesEachSequencesOwnPrefill) {
     const StepResult br = batched.prefill_batch({p0, p1});
     EXPECT_EQ(launches_of(br, "qkv_proj"), c.layers) << "one launch a layer for both sequences";
     std::vector<int> b = br.tokens, ch = chunked.prefill_batch({p0, p1}, 8).tokens;
-    EXPECT_LE(logit_gap(batched.logits(0), a0), 2e-3);
-    EXPECT_LE(logit_gap(batched.logits(1), one_by_one.logits(1)), 2e-3);
-    EXPECT_LE(logit_gap(chunked.logits(1), one_by_one.logits(1)), 2e-3);
+    EXPECT_LE(test::max_abs_diff(batched.logits(0), a0), 2e-3);
+    EXPECT_LE(test::max_abs_diff(batched.logits(1), one_by_one.logits(1)), 2e-3);
+    EXPECT_LE(test::max_abs_diff(chunked.logits(1), one_by_one.logits(1)), 2e-3);
     for (int s = 0; s < 2; s++) {
         ASSERT_EQ(b, a) << "step " << s;
         ASSERT_EQ(ch, a) << "step " << s;
@@ -224,8 +210,8 @@ TEST(LlamaServing, ADecodeReadsAPagedCacheOfKeyTileBlocksInPlace) {
         for (const KernelRun &k : r.runs)
             in_place += k.stage == "attention" && k.schedule.find("read in place from the paged pool") != std::string::npos;
         EXPECT_EQ(in_place, 2 * c.layers) << "step " << s;
-        EXPECT_LE(logit_gap(paged.logits(0), a), 4e-3) << "step " << s;
-        EXPECT_LE(logit_gap(paged.logits(1), b), 4e-3) << "step " << s;
+        EXPECT_LE(test::max_abs_diff(paged.logits(0), a), 4e-3) << "step " << s;
+        EXPECT_LE(test::max_abs_diff(paged.logits(1), b), 4e-3) << "step " << s;
     }
 }
 
@@ -243,7 +229,7 @@ TEST(LlamaServing, APagedCacheDecodesFromAnEmptyCache) {
         const std::vector<float> p = plain.step(t);
         t = paged.decode(t).tokens;
         EXPECT_EQ(t[0], argmax_of(p)) << "step " << s;
-        EXPECT_LE(logit_gap(paged.logits(0), p), 4e-3) << "step " << s;
+        EXPECT_LE(test::max_abs_diff(paged.logits(0), p), 4e-3) << "step " << s;
     }
 }
 
@@ -254,25 +240,25 @@ TEST(LlamaServingErrors, APrefillOfASequenceOutsideTheBatchOrANegativeChunkIsRef
     o.max_context = 16;
     o.batch = 2;
     LlamaModel m(c, o);
-    EXPECT_NE(serving_refusal([&] { m.prefill({1, 2}, PrefillOptions{2, 0}); })
+    EXPECT_NE(test::refusal_of([&] { m.prefill({1, 2}, PrefillOptions{2, 0}); })
                   .find("llama: prefill of sequence 2, but the batch holds 2 (sequences 0 to 1)"),
               std::string::npos);
-    EXPECT_NE(serving_refusal([&] { m.prefill({1, 2}, PrefillOptions{0, -1}); })
+    EXPECT_NE(test::refusal_of([&] { m.prefill({1, 2}, PrefillOptions{0, -1}); })
                   .find("llama: prefill chunk -1 (0: the whole prompt at once; or the tokens of each chunk)"),
               std::string::npos);
-    EXPECT_NE(serving_refusal([&] { m.prefill(std::vector<int>(17, 1), PrefillOptions{1, 4}); })
+    EXPECT_NE(test::refusal_of([&] { m.prefill(std::vector<int>(17, 1), PrefillOptions{1, 4}); })
                   .find("sequence 1 at position 0 has no room for 17 more in a cache of 16"),
               std::string::npos);
     EXPECT_EQ(m.position(1), 0) << "a refused prefill fills nothing";
-    EXPECT_NE(serving_refusal([&] { m.prefill_batch({{1, 2}}); })
+    EXPECT_NE(test::refusal_of([&] { m.prefill_batch({{1, 2}}); })
                   .find("prefill_batch takes a prompt for each of the batch's 2 sequences, got 1"),
               std::string::npos);
-    EXPECT_NE(serving_refusal([&] { m.prefill_batch({{1, 2}, {3}}); })
+    EXPECT_NE(test::refusal_of([&] { m.prefill_batch({{1, 2}, {3}}); })
                   .find("prompts of one length: sequence 1 has 1 tokens, sequence 0 has 2"),
               std::string::npos);
     ModelOptions bad = o;
     bad.kv_block = -8;
-    EXPECT_NE(serving_refusal([&] { LlamaModel x(c, bad); }).find("llama: kv_block -8 (0: a contiguous cache per sequence"),
+    EXPECT_NE(test::refusal_of([&] { LlamaModel x(c, bad); }).find("llama: kv_block -8 (0: a contiguous cache per sequence"),
               std::string::npos);
 }
 

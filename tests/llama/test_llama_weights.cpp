@@ -11,6 +11,7 @@
 #include "llama_figures.h"
 #include "llama_model.h"
 #include "llama_reference.h"
+#include "llama_test_util.h"
 
 namespace spyre::llama {
 namespace {
@@ -26,12 +27,6 @@ std::vector<int> int8_prompt(int n, int vocab) {
     std::vector<int> ids;
     for (int i = 0; i < n; i++) ids.push_back(int((uint32_t(i + 5) * 2654435761u >> 9) % uint32_t(vocab)));
     return ids;
-}
-
-double int8_gap(const std::vector<float> &a, const std::vector<float> &b) {
-    double worst = 0;
-    for (size_t i = 0; i < a.size(); i++) worst = std::max(worst, double(std::fabs(a[i] - b[i])));
-    return worst;
 }
 
 // A 24-token prefill and 4 greedy decode steps with int8 and with fp8 weights: within two fp16
@@ -51,7 +46,7 @@ TEST_P(LlamaByteWeights, PrefillAndDecodeMatchThePlainDecoderOnTheDequantisedWei
     ReferenceLlama plain(c, device);
     const std::vector<float> wq = device.weights("L0.wqkv"), wf = fp16.weights("L0.wqkv");
     ASSERT_EQ(wq.size(), wf.size());
-    EXPECT_GT(int8_gap(wq, wf), 0.0) << "the int8 weights are the fp16 ones quantised";
+    EXPECT_GT(test::max_abs_diff(wq, wf), 0.0) << "the int8 weights are the fp16 ones quantised";
     const std::vector<int> prompt = int8_prompt(24, c.vocab);
     const StepResult first = device.prefill(prompt);
     int int8_runs = 0;
@@ -63,9 +58,9 @@ TEST_P(LlamaByteWeights, PrefillAndDecodeMatchThePlainDecoderOnTheDequantisedWei
     std::vector<float> p = plain.step(prompt);
     double quantisation = 0;
     for (int s = 0; s < 5; s++) {
-        EXPECT_LE(int8_gap(device.logits(0), p), 4e-3) << "step " << s;
+        EXPECT_LE(test::max_abs_diff(device.logits(0), p), 4e-3) << "step " << s;
         EXPECT_EQ(next[0], argmax_of(p)) << "step " << s;
-        quantisation = std::max(quantisation, int8_gap(device.logits(0), fp16.logits(0)));
+        quantisation = std::max(quantisation, test::max_abs_diff(device.logits(0), fp16.logits(0)));
         if (s == 4) break;
         p = plain.step(next);
         fp16.decode(next);  // the same tokens: the logits differ by the weights alone
