@@ -12,6 +12,13 @@ and the largest difference in units of the last place (ULP) of the output type. 
 every buffer is within --max-ulp (default 0: bit-exact), 1 otherwise, 2 when a side fails to run.
 With IBM_ORACLE_DUMP=PREFIX in the environment, the inputs and both sides' results are also saved as
 PREFIX_<buffer>_input.npy, PREFIX_<buffer>_spyre.npy and PREFIX_<buffer>_ktircpu.npy.
+
+--device-order runs ktir-cpu with the two choices its semantics leave open made as the device makes
+them: a `linalg.reduce` folds its elements in lane order (MLIR requires the combiner to be
+associative and fixes no order; ktir-cpu folds pairwise), and `math.exp` is rounded once from the
+exact value (ktir-cpu calls NumPy's float32 exp, which can be 1 ULP off the correctly rounded one).
+Nothing else of ktir-cpu changes. A kernel that agrees only so differs by summation order and exp
+rounding alone (docs/ktir.md, "Reduction order").
 """
 import argparse
 import os
@@ -78,6 +85,29 @@ def ulp_diff(a, b):
     return np.abs(ia - ib)
 
 
+def in_device_order():
+    """Makes ktir-cpu's open choices as the device does (see --device-order): a lane-order fold for
+    `linalg.reduce`, a correctly rounded `math.exp`. Patches the loaded modules, not the checkout."""
+    from ktir_cpu.dialects import linalg_ops, registry
+    from ktir_cpu.dialects._helpers import _unary
+    from ktir_cpu.ops._helpers import tile_unary_float
+
+    def lane_order_fold(tile, dim, bb0_names, body_ops, context, env):
+        data = tile.data.reshape(-1) if dim is None else tile.data
+        axis = 0 if dim is None else dim
+        take = lambda i: np.take(data, [i], axis=axis)  # noqa: E731
+        acc = take(0)
+        for i in range(1, data.shape[axis]):
+            c = linalg_ops._run_combiner(bb0_names, body_ops, linalg_ops.Tile(acc.copy(), tile.dtype, acc.shape),
+                                         linalg_ops.Tile(take(i), tile.dtype, acc.shape), context, env)
+            acc = c.data if isinstance(c, linalg_ops.Tile) else np.asarray(c)
+        return acc
+
+    linalg_ops._tree_fold = lane_order_fold
+    exact_exp = lambda v: tile_unary_float(lambda x: np.exp(np.asarray(x, dtype=np.float64)), v)  # noqa: E731
+    registry._REGISTRY["math.exp"] = lambda op, context, env: _unary(op, context, exact_exp)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("file")
@@ -87,12 +117,16 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-ulp", type=int, default=0)
     ap.add_argument("--range", type=float, default=2.0, help="inputs are uniform in [-range, range]")
+    ap.add_argument("--device-order", action="store_true",
+                    help="ktir-cpu folds linalg.reduce in lane order and rounds exp once, as the device does")
     ap.add_argument("--quantum", type=float, default=0.0,
                     help="round float inputs to multiples of this (e.g. 0.125): sums of few terms are then exact "
                          "in fp16, so two orders of addition agree bit for bit")
     o = ap.parse_args()
     sys.path.insert(0, o.ktir_cpu)
     from ktir_cpu import KTIRInterpreter  # noqa: E402  (IBM's interpreter, from the checkout)
+    if o.device_order:
+        in_device_order()
 
     try:
         bufs = device_buffers(o.spyre_run, o.file, o.arg)
