@@ -46,8 +46,10 @@ std::string shape_text(const std::vector<int64_t> &s) {
 class Exporter {
 public:
     Exporter(const DeviceProgram &p, const MachineDesc &m, const ExportOptions &o) : p_(p), m_(m), sb_(m.stick_bytes) {
-        if (o.lx_high_water_bytes > 0 && o.lx_high_water_bytes <= m.lx_bytes)
+        if (o.lx_high_water_bytes > 0 && o.lx_high_water_bytes <= m.lx_bytes) {
             lx_shift_ = (m.lx_bytes - o.lx_high_water_bytes) / sb_ * sb_;
+            lx_space_ = m.lx_bytes - lx_shift_;
+        }
     }
 
     std::string run() {
@@ -61,16 +63,25 @@ public:
         for (size_t i = 0; i < p_.buffers.size(); i++) os_ << (i ? ", " : "") << "%" << buf_[i] << ": index";
         os_ << ") attributes {grid = [" << p_.num_cores << "], spyre.sync = \"explicit\"";
         if (lx_shift_) os_ << ", spyre.lx_offset = " << lx_shift_ << " : i64";
+        const size_t type_offsets_at = size_t(os_.tellp());  // the per-type offsets go here, once known
         os_ << "} {\n";
         ind_ = 4;
         line("%_zero = arith.constant 0 : index");
         for (int r = 0; r < kNumRegs; r++) reg_[r] = "%_zero";
         for (size_t i = 0; i < p_.buffers.size(); i++) buffer_view(i);
+        const size_t spaces_at = size_t(os_.tellp());  // each type's LX space is declared here, once known
         declare_grown_dma_tiles();
         block(0, p_.code.size());
         line("return");
         os_ << "  }\n}\n";
-        return os_.str();
+        std::string text = os_.str(), offsets, spaces;
+        bool own = false;  // some type has LX of its own
+        for (const auto &[type, shift] : type_shift_) own |= shift != lx_shift_;
+        for (const auto &[type, shift] : type_shift_) {
+            if (shift != lx_shift_) offsets += ", spyre.lx_offset_" + type + " = " + std::to_string(shift) + " : i64";
+            if (own && (shift != lx_shift_ || type == first_type_)) spaces += declare_space(type, shift);
+        }
+        return text.insert(spaces_at, spaces).insert(type_offsets_at, offsets);
     }
 
 private:
@@ -272,7 +283,7 @@ private:
     std::string lx_tile(const Instr &in, int reg_slot, DType t, const std::vector<int64_t> &sizes,
                         const std::vector<int64_t> &strides, size_t pc, const char *what) {
         const int r = in.a[size_t(reg_slot)];
-        std::string a = elem_addr(r, in.a[size_t(reg_slot + 1)] + lx_shift_, dtype_bytes(t), pc, what);
+        std::string a = elem_addr(r, in.a[size_t(reg_slot + 1)] + lx_shift(t), dtype_bytes(t), pc, what);
         return view_tile(a, false, t, sizes, strides, r ? reg_[r] : "", in.a[size_t(reg_slot + 1)]);
     }
     std::string load(const std::string &tile, const std::vector<int64_t> &s, DType t, bool in_place = false) {
@@ -684,7 +695,7 @@ private:
     void declare_tile(int64_t at, DType t, int64_t n) {
         const std::string e = fresh();
         line(e + " = tensor.empty() : " + tensor_type({n}, t));
-        const std::string tile = view_tile(konst((at + lx_shift_) / dtype_bytes(t)), false, t, {n}, {1}, "", at);
+        const std::string tile = view_tile(konst((at + lx_shift(t)) / dtype_bytes(t)), false, t, {n}, {1}, "", at);
         line("ktdp.store " + e + ", " + tile + " : " + tensor_type({n}, t) + ", " + short_tile_type({n}));
     }
 
@@ -1134,7 +1145,7 @@ private:
             const int64_t off = int64_t(a[4]) + first * dtype_bytes(t);
             if (off < INT32_MIN || off > INT32_MAX) break;
             std::vector<int64_t> src{n};
-            std::string st = view_tile(elem_addr(a[3], off + lx_shift_, dtype_bytes(t), pc, "src0"), false, t, src, {1},
+            std::string st = view_tile(elem_addr(a[3], off + lx_shift(t), dtype_bytes(t), pc, "src0"), false, t, src, {1},
                                        a[3] ? reg_[a[3]] : "", off);
             // The elements read, from a held value that holds them all when there is one (ktir-cpu's
             // LX does not keep what a ktdp.load of part of a tile would read): an extract_slice of it,
@@ -1451,6 +1462,45 @@ private:
     int64_t sb_;
     // Bytes added to every LX address (ExportOptions), recorded as spyre.lx_offset.
     int64_t lx_shift_ = 0;
+    // ktir-cpu keeps LX as typed allocations, each made by the first store at its address; a later
+    // store of another type there is cast into the old type, and cut at its end (_write_flat in
+    // memory.py). The device's LX is bytes, and our allocator reuses a dead f32 tile's bytes for an
+    // f16 one (attention/unfused's probabilities over its scores). So each element type gets a copy
+    // of the program's LX span of its own, the first type used at the top (spyre.lx_offset), each
+    // next one `lx_space_` bytes below (spyre.lx_offset_<type>), while they fit; a type that does
+    // not fit shares the top. Our importer subtracts the offset of a view's type.
+    // Where there are several, each type's space is one allocation for ktir-cpu, declared at the
+    // start (a store of tensor.empty(), no instruction for our importer), so no store of the program
+    // makes a smaller one there that a later, longer store of the same type would be cut at, and
+    // none is freed with the loop body that first stored to it. A space stays at least its own size
+    // above address 0, where ktir-cpu puts the tensors it loads and computes.
+    int64_t lx_space_ = 0;
+    std::map<std::string, int64_t> type_shift_;  // by KTIR element type name
+    std::string first_type_;
+    int64_t lx_shift(DType t) {
+        if (!lx_shift_) return 0;
+        auto [it, fresh_type] = type_shift_.try_emplace(type_name(t), lx_shift_);
+        if (fresh_type) {
+            if (type_shift_.size() == 1) first_type_ = type_name(t);
+            const int64_t below = lx_shift_ - int64_t(type_shift_.size() - 1) * lx_space_;
+            if (below >= lx_space_) it->second = below;
+        }
+        return it->second;
+    }
+    std::string declare_space(const std::string &type, int64_t shift) const {
+        const int64_t eb = type == "f16" ? 2 : type == "i8" ? 1 : 4, n = lx_space_ / eb;
+        const std::string v = "%_lx_" + type, tt = "tensor<" + std::to_string(n) + "x" + type + ">",
+                          mt = "memref<" + std::to_string(n) + "x" + type + ">";
+        std::string s;
+        s += "    " + v + "_at = arith.constant " + std::to_string(shift / eb) + " : index\n";
+        s += "    " + v + "_view = ktdp.construct_memory_view " + v + "_at, sizes: [" + std::to_string(n) +
+             "], strides: [1] {memory_space = #ktdp.memory_space<ct_local>} : " + mt + "\n";
+        s += "    " + v + "_tile = ktdp.construct_access_tile " + v + "_view[%_zero] {access_tile_set = " +
+             set_text({n}) + "} : " + mt + " -> " + tile_type({n}) + "\n";
+        s += "    " + v + " = tensor.empty() : " + tt + "\n";
+        s += "    ktdp.store " + v + ", " + v + "_tile : " + tt + ", " + short_tile_type({n}) + "\n";
+        return s;
+    }
     std::ostringstream os_;
     int ind_ = 0;
     int next_ = 0;

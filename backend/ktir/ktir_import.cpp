@@ -9,16 +9,23 @@ namespace spyre::ktir {
 
 namespace lowering {
 
+int64_t Importer::lx_attr(const std::string &name) const {
+    auto off = f_.attrs.find(name);
+    if (off == f_.attrs.end()) return name == "spyre.lx_offset" ? 0 : -1;
+    if (off->second.kind != Attr::Int || off->second.i < 0 || off->second.i >= m_.lx_bytes || off->second.i % m_.stick_bytes)
+        throw_error("func.func @", f_.name, ": ", name, " must be a whole number of ", m_.stick_bytes,
+                    "-byte sticks in [0, ", m_.lx_bytes, ") bytes");
+    return off->second.i;
+}
+
 DeviceProgram Importer::run() {
     auto sync = f_.attrs.find("spyre.sync");
     explicit_ = sync != f_.attrs.end() && sync->second.kind == Attr::String && sync->second.s == "explicit";
-    if (auto off = f_.attrs.find("spyre.lx_offset"); off != f_.attrs.end()) {
-        if (off->second.kind != Attr::Int || off->second.i < 0 || off->second.i >= m_.lx_bytes ||
-            off->second.i % m_.stick_bytes)
-            throw_error("func.func @", f_.name, ": spyre.lx_offset must be a whole number of ", m_.stick_bytes,
-                        "-byte sticks in [0, ", m_.lx_bytes, ") bytes");
-        lx_offset_ = off->second.i;
-    }
+    // spyre.lx_offset, and spyre.lx_offset_<type> where our exporter gave an element type LX of its own.
+    for (DType t : {DType::F16, DType::F32, DType::I32, DType::I8}) lx_offsets_[size_t(t)] = lx_attr("spyre.lx_offset_" + std::string(dtype_name(t)));
+    lx_offset_ = lx_attr("spyre.lx_offset");
+    for (int64_t &o : lx_offsets_) if (o < 0) o = lx_offset_;
+    lx_offsets_[size_t(DType::U8)] = lx_offsets_[size_t(DType::I8)];
     num_cores_ = grid_cores();
     b_ = ProgramBuilder(f_.name, num_cores_);
     ssa_ = analyse_ssa(f_);
@@ -159,8 +166,10 @@ void Importer::find_buffers() {
                 }
                 const Type &t = v->result_types[0];
                 int eb = t.bits == 16 ? 2 : t.bits == 8 ? 1 : 4;
+                const DType dt = t.bits == 16 ? DType::F16 : t.bits == 8 ? DType::I8
+                                 : (t.shaped() ? t.elem : t.kind) == Type::Int ? DType::I32 : DType::F32;
                 if (d->value.i >= 0 && d->value.i < m_.lx_bytes && extent < m_.lx_bytes)
-                    lx_base_ = std::max<int64_t>(lx_base_, (d->value.i + extent) * eb - lx_offset_);
+                    lx_base_ = std::max<int64_t>(lx_base_, (d->value.i + extent) * eb - lx_offsets_[size_t(dt)]);
             }
             continue;
         }

@@ -108,28 +108,32 @@ int64_t Importer::elements(const std::vector<int64_t> &shape) const {
     return n;
 }
 
-Lx Importer::lx_addr(const Scalar &s, int64_t eb, const Op &op) {
+Lx Importer::lx_addr(const Scalar &s, DType type, const Op &op) {
+    const int64_t eb = dtype_bytes(type), lx_offset = lx_offsets_[size_t(type)];
     if (s.is_float) throw_error("line ", op.line, ": ", op.name, ": a float is not an address");
     if (s.buffer >= 0) throw_error("line ", op.line, ": ", op.name, ": an HBM address used as an LX address");
-    // Addresses count from spyre.lx_offset (bytes), where the exporter moved the program's LX.
+    // Addresses count from spyre.lx_offset (bytes), or the offset of the view's element type, where
+    // the exporter moved the program's LX.
     if (s.known) {
-        const int64_t at = wrap_mul(s.c, eb), a = at - lx_offset_;
+        const int64_t at = wrap_mul(s.c, eb), a = at - lx_offset;
         if (a < 0 && at >= 0)
-            throw_error("line ", op.line, ": ", op.name, ": LX address ", at, " lies below the function's spyre.lx_offset (",
-                        lx_offset_, " bytes), where its LX starts");
+            throw_error("line ", op.line, ": ", op.name, ": LX address ", at, " lies below the function's ",
+                        lx_offset == lx_offset_ ? std::string("spyre.lx_offset")
+                                                : "spyre.lx_offset_" + std::string(dtype_name(type == DType::U8 ? DType::I8 : type)),
+                        " (", lx_offset, " bytes), where its LX starts");
         if (a < 0 || at >= m_.lx_bytes)
             throw_error("line ", op.line, ": ", op.name, ": LX address ", at, " is outside LX (", m_.lx_bytes,
                         " bytes)");
         return Lx(int32_t(a));
     }
     if (s.div_k == eb && std::llabs(s.div_add) < (int64_t(1) << 28))
-        return Lx(s.div_src, int32_t(s.div_add * eb - lx_offset_));
+        return Lx(s.div_src, int32_t(s.div_add * eb - lx_offset));
     Reg t;
     Reg r = reg_of(s, op, &t);
     Reg d = new_reg(op);
     b_.muli(d, r, int32_t(eb));
     temps_.push_back(d);
-    return Lx(d, int32_t(-lx_offset_));
+    return Lx(d, int32_t(-lx_offset));
 }
 
 std::pair<Reg, int32_t> Importer::dram_addr(const Scalar &s, int64_t eb, const Op &op) {
@@ -187,7 +191,7 @@ Tens Importer::tile_tensor(const Tile &t, const Op &op) {
     x.shape = t.shape;
     const int64_t eb = dtype_bytes(t.v.t);
     Scalar a = add(t.v.off, t.origin, op);
-    x.at = lx_addr(a, eb, op);
+    x.at = lx_addr(a, t.v.t, op);
     if (x.at.reg.id) {
         // The address register must outlive this op: hand it to the tensor.
         auto it = std::find_if(temps_.begin(), temps_.end(), [&](Reg r) { return r.id == x.at.reg.id; });

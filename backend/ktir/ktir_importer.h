@@ -6,6 +6,8 @@
 // reshapes, reductions, matmul, transpose, ring collectives). The public entry is ktir_import.h.
 #pragma once
 
+#include <array>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -216,7 +218,8 @@ private:
     int64_t elements(const std::vector<int64_t> &shape) const;
 
     // LX byte address of a scalar element address (in elements of `eb` bytes).
-    Lx lx_addr(const Scalar &s, int64_t eb, const Op &op);
+    Lx lx_addr(const Scalar &s, DType t, const Op &op);
+    int64_t lx_attr(const std::string &name) const;  // a spyre.lx_offset attribute's bytes, or -1 (0 for the shared one)
     // Byte offset within an HBM buffer: register + immediate.
     std::pair<Reg, int32_t> dram_addr(const Scalar &s, int64_t eb, const Op &op);
     void free_temps();
@@ -496,6 +499,8 @@ private:
     int64_t lx_base_ = 0, lx_next_ = 0;
     // The function's spyre.lx_offset: bytes our exporter added to every LX address (ExportOptions).
     int64_t lx_offset_ = 0;
+    // The offset of each element type's LX (spyre.lx_offset_<type>; lx_offset_ where none is given).
+    std::array<int64_t, kNumDTypes> lx_offsets_{};
 
     // A core records a bounded number of unwaited instructions (the simulator faults past 4096): a
     // long run of independent ones waits now and then.

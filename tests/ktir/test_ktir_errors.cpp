@@ -213,6 +213,14 @@ std::vector<BadCase> cases() {
                         "  ktdp.store %v, %lt : tensor<4x64xf16>, !ktdp.access_tile<4x64xindex>\n",
                 " attributes {spyre.lx_offset = 1024 : i64}"),
          "ktdp.store: LX address 0 lies below the function's spyre.lx_offset (1024 bytes), where its LX starts"},
+        {"TypeLxOffsetNotWholeSticks", kernel("", " attributes {spyre.lx_offset_f32 = 100 : i64}"),
+         "func.func @k: spyre.lx_offset_f32 must be a whole number of 128-byte sticks in [0, 2097152) bytes"},
+        {"LxAddressBelowItsTypesLxOffset",
+         kernel(kLoad + "  %lv = ktdp.construct_memory_view %c0, sizes: [4, 64], strides: [64, 1] {memory_space = #ktdp.spyre_memory_space<LX>} : memref<4x64xf16>\n"
+                        "  %lt = ktdp.construct_access_tile %lv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<4x64xindex>\n"
+                        "  ktdp.store %v, %lt : tensor<4x64xf16>, !ktdp.access_tile<4x64xindex>\n",
+                " attributes {spyre.lx_offset = 4096 : i64, spyre.lx_offset_f16 = 1024 : i64}"),
+         "ktdp.store: LX address 0 lies below the function's spyre.lx_offset_f16 (1024 bytes), where its LX starts"},
         {"BadWaitMask", kernel("  \"spyre.wait\"() {tags = 0 : i32} : () -> ()\n"), "line 6: spyre.wait needs tags = a non-zero 16-bit mask"},
         // ---- more importer paths
         {"ReturnValues", kernel("  return %c0 : index\n"), "line 6: return: a kernel returns no values"},

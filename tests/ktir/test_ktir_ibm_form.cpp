@@ -24,6 +24,7 @@
 #include "ktir_import.h"
 #include "ktir_reader.h"
 #include "run_halves.h"
+#include "sim/simulator.h"
 
 namespace {
 
@@ -671,6 +672,55 @@ TEST(KtirIbmForm, WithItsHighWaterTheProgramsLxIsAtTheTopOfLxAndImportsBack) {
     const DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
     const DeviceProgram r = ktir::import_ktir(ktir::read_ktir(plain), {});
     EXPECT_EQ(disassemble(q), disassemble(r));
+}
+
+// ktir-cpu keeps LX as typed allocations, each made by the first store at an address: the f16
+// probabilities that attention/unfused stores over its dead f32 scores were cast into the f32
+// allocation and cut at its end (rows 64-127 came out 0.92 off). With its high water, the export
+// gives each element type a copy of the program's LX span of its own (spyre.lx_offset for the
+// first, spyre.lx_offset_<type> below it), each declared whole at the start; the import moves every
+// view back by its type's offset, to the same program.
+TEST(KtirIbmForm, EachElementTypeGetsLxOfItsOwnDeclaredWholeAndImportsBack) {
+    const DeviceProgram p = report::compile_kernel("attention", "unfused", small_shape("attention"), {}, "", nullptr);
+    SimOptions every_iteration;  // as spyre-gen measures it
+    every_iteration.timing_only = true;
+    every_iteration.summarize_loops = false;
+    const int64_t high_water = simulate(p, MachineDesc{}, {}, every_iteration).stats.lx_peak_bytes;
+    const int64_t lx = MachineDesc{}.lx_bytes;
+    ASSERT_LT(3 * high_water, lx);
+    ktir::ExportOptions eo;
+    eo.lx_high_water_bytes = high_water;
+    const std::string text = ktir::export_ktir(p, {}, eo);
+    const int64_t top = (lx - high_water) / 128 * 128, space = lx - top;
+    ASSERT_NE(text.find("spyre.lx_offset = " + std::to_string(top) + " : i64"), std::string::npos) << text.substr(0, 400);
+    // attention's first LX type is fp16 (Q's tile); its fp32 scores live one space below.
+    EXPECT_NE(text.find("spyre.lx_offset_f32 = " + std::to_string(top - space) + " : i64"), std::string::npos);
+    EXPECT_NE(text.find("%_lx_f16 = tensor.empty() : tensor<" + std::to_string(space / 2) + "xf16>"), std::string::npos);
+    EXPECT_NE(text.find("%_lx_f32 = tensor.empty() : tensor<" + std::to_string(space / 4) + "xf32>"), std::string::npos);
+    // Every LX view at a constant address lies in its own type's space.
+    ktir::Module m = ktir::read_ktir(text);
+    std::map<std::string, int64_t> consts;
+    int views = 0;
+    for (const ktir::Op &op : m.funcs.at(0).body.ops) {
+        if (op.name == "arith.constant" && !op.results.empty() && op.value.kind == ktir::Attr::Int)
+            consts[op.results[0]] = op.value.i;
+        if (op.name != "ktdp.construct_memory_view" || !consts.count(op.operands[0])) continue;
+        const ktir::Type &t = op.result_types.at(0);
+        auto ms = op.attrs.find("memory_space");
+        if (ms == op.attrs.end() || ms->second.body.find("ct_local") == std::string::npos) continue;
+        const int64_t eb = t.bits / 8, at = consts[op.operands[0]] * eb, base = eb == 4 ? top - space : top;
+        EXPECT_GE(at, base) << op.line;
+        EXPECT_LT(at, base + space) << op.line;
+        views++;
+    }
+    EXPECT_GT(views, 4);
+    const DeviceProgram q = ktir::import_ktir(m, {});
+    EXPECT_EQ(disassemble(q), disassemble(ktir::import_ktir(ktir::read_ktir(ktir::export_ktir(p)), {})));
+    // A high water too large for two spaces above one free space: both types share the top.
+    eo.lx_high_water_bytes = lx / 2;
+    const std::string shared = ktir::export_ktir(p, {}, eo);
+    EXPECT_EQ(shared.find("spyre.lx_offset_"), std::string::npos);
+    EXPECT_EQ(shared.find("%_lx_f"), std::string::npos);
 }
 
 // ktir-cpu multiplies a linalg.matmul in its operands' type and rounds the sum to it
