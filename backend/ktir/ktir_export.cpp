@@ -302,6 +302,51 @@ private:
         return (floor_div(first + n - 1, row) - floor_div(first, row) + 1) * row;
     }
     static constexpr int64_t kMaxShiftRowsElements = int64_t(1) << 22;
+    // VSELIDX in ops ktir-cpu runs (docs/ktir.md, "Index selects"): the lane index of each element
+    // (a dense iota broadcast over the rows) compared with the limit (a splat, plus the row index
+    // with per_group), and an arith.select of the two sources (the second broadcast along the row
+    // when it is one element per row). The select carries spyre.index_select = per_group, from which
+    // our importer rebuilds the instruction (checking the mask). Returns "" for tensors too large to
+    // spell out; the caller writes spyre.index_select.
+    std::string index_select_ops(const std::string &x, const std::string &y, const std::string &lim,
+                                 const std::vector<int64_t> &shape, bool one_per_row, bool per_group, DType t) {
+        if (shape.size() != 2 || shape[0] * shape[1] > kMaxShiftRowsElements || shape[1] > 8192 || shape[0] > 8192)
+            return "";
+        const int64_t groups = shape[0], row = shape[1];
+        const std::string mt = "tensor<" + shape_text(shape) + "index>";
+        auto iota = [&](int64_t n, int dim) {
+            std::string list;
+            for (int64_t i = 0; i < n; i++) list += (i ? ", " : "") + std::to_string(i);
+            const std::string c = fresh(), e = fresh(), b = fresh();
+            line(c + " = arith.constant dense<[" + list + "]> : tensor<" + std::to_string(n) + "xindex>");
+            line(e + " = tensor.empty() : " + mt);
+            untyped_line(b + " = linalg.broadcast ins(" + c + " : tensor<" + std::to_string(n) + "xindex>) outs(" + e +
+                         " : " + mt + ") dimensions = [" + std::to_string(dim) + "]");
+            return b;
+        };
+        const std::string lanes = iota(row, 0);
+        std::string limit = fresh();
+        line(limit + " = tensor.splat " + lim + " : " + mt);
+        if (per_group) {
+            const std::string rows = iota(groups, 1), sum = fresh();
+            line(sum + " = arith.addi " + rows + ", " + limit + " : " + mt);
+            limit = sum;
+        }
+        const std::string mask = fresh();
+        line(mask + " = arith.cmpi ule, " + lanes + ", " + limit + " : " + mt);
+        std::string second = y;
+        if (one_per_row) {
+            const std::string e = fresh();
+            second = fresh();
+            line(e + " = tensor.empty() : " + tensor_type(shape, t));
+            untyped_line(second + " = linalg.broadcast ins(" + y + " : " + tensor_type({groups}, t) + ") outs(" + e +
+                         " : " + tensor_type(shape, t) + ") dimensions = [1]");
+        }
+        const std::string r = fresh();
+        line(r + " = arith.select " + mask + ", " + x + ", " + second + " {spyre.index_select = " +
+             std::to_string(per_group ? 1 : 0) + " : i32} : tensor<" + shape_text(shape) + "i1>, " + tensor_type(shape, t));
+        return r;
+    }
     // VLSEL in ops ktir-cpu runs (docs/ktir.md, "Lane selects"): the columns of each block of w taken
     // from x (even blocks) or y (odd blocks) as tensor.extract_slice, inserted at the same place in a
     // zero result; strided slices (one per column of a block pair) or one per block, whichever is
@@ -1209,10 +1254,13 @@ private:
             std::string x = load(lx_tile(in, 3, t, shape, dense, pc, "src0"), shape, t);
             std::string y = load(lx_tile(in, 5, t, s1, s1_dense, pc, "src1"), s1, t);
             std::string lim = value(a[9], 0);
-            std::string r = fresh();
-            line(r + " = \"spyre.index_select\"(" + x + ", " + y + ", " + lim + ") {per_group = " +
-                 std::to_string((in.mode & kLimitPerGroup) ? 1 : 0) + " : i32} : (" + tt + ", " +
-                 tensor_type(s1, t) + ", index) -> " + tt);
+            std::string r = index_select_ops(x, y, lim, shape, scalar, (in.mode & kLimitPerGroup) != 0, t);
+            if (r.empty()) {
+                r = fresh();
+                line(r + " = \"spyre.index_select\"(" + x + ", " + y + ", " + lim + ") {per_group = " +
+                     std::to_string((in.mode & kLimitPerGroup) ? 1 : 0) + " : i32} : (" + tt + ", " +
+                     tensor_type(s1, t) + ", index) -> " + tt);
+            }
             store(r, dt, shape, t, a[0]);
             return;
         }

@@ -30,6 +30,7 @@ DeviceProgram Importer::run() {
     b_ = ProgramBuilder(f_.name, num_cores_);
     ssa_ = analyse_ssa(f_);
     find_buffers();
+    find_index_selects();
     lx_next_ = round_up(lx_base_, sb_);
     bind_args();
     lower_region(f_.body, /*top=*/true);
@@ -785,6 +786,7 @@ void Importer::lower(const Op &op) {
     if (n == "spyre.to_fp8" || n == "spyre.from_fp8") return fp8_convert(op);
     if (n == "spyre.lane_select") return lane_select(op);
     if (n == "spyre.index_select") return index_select(op);
+    if (n == "arith.select" && op.attrs.count("spyre.index_select")) return index_select_ops(op);
     if (n == "spyre.barrier") {
         if (!explicit_) drain();
         b_.barrier();

@@ -1276,11 +1276,19 @@ void Importer::index_select(const Op &op) {
         throw_error("line ", op.line, ": ", what, ": needs per_group = 0 or 1 (i32)");
     if (op.operands.size() != 3 || op.result_types.size() != 1 || op.result_types[0].kind != Type::Tensor)
         throw_error("line ", op.line, ": ", what, ": takes two tensors and an index, and returns one tensor");
+    index_select_of(op, op.operands[0], op.operands[1], op.operands[2], pg->second.i);
+}
+
+void Importer::index_select_of(const Op &op, const std::string &xn, const std::string &yn, const std::string &limit,
+                               int64_t per_group) {
+    const std::string what = op.name == "arith.select" ? "arith.select (spyre.index_select)" : op.name;
+    if (op.result_types.size() != 1 || op.result_types[0].kind != Type::Tensor)
+        throw_error("line ", op.line, ": ", what, ": returns one tensor");
     const Type &rt = op.result_types[0];
     const DType t = dtype_of(rt, op);
     if (rt.shape.size() != 2)
         throw_error("line ", op.line, ": ", what, ": the result must be rows x lanes (2-D), got ", rt.text());
-    Tens x = tensor(op.operands[0], op), y = tensor(op.operands[1], op);
+    Tens x = tensor(xn, op), y = tensor(yn, op);
     for (const Tens *s : {&x, &y})
         if (s->kind != Tens::InLx || s->t != t)
             throw_error("line ", op.line, ": ", what, ": the operands must be tensors in LX of the result's type");
@@ -1296,11 +1304,11 @@ void Importer::index_select(const Op &op) {
             throw_error("line ", op.line, ": ", what, ": operands have different LX layouts (", g.groups, "x", g.sticks,
                         " and ", g2.groups, "x", g2.sticks, " groups x sticks)");
     }
-    Scalar lim = scalar(op.operands[2], op);
+    Scalar lim = scalar(limit, op);
     Reg temp;
     Reg rl = reg_of(lim, op, &temp);
     two_source_select(op, t, rt, x, y, g, [&](int tag, Lx dst) {
-        b_.vselidx(t, tag, dst, x.at, y.at, rl, pg->second.i == 1, one_per_row, int32_t(g.sticks), int32_t(g.groups));
+        b_.vselidx(t, tag, dst, x.at, y.at, rl, per_group == 1, one_per_row, int32_t(g.sticks), int32_t(g.groups));
     });
 }
 

@@ -438,6 +438,19 @@ private:
     // "spyre.index_select": VSELIDX of two LX tensors (the second may be one element per row) by
     // lane index against an index value (docs/ktir.md).
     void index_select(const Op &op);
+    void index_select_of(const Op &op, const std::string &x, const std::string &y, const std::string &limit,
+                         int64_t per_group);
+    // VSELIDX as the export spells it in standard ops (docs/ktir.md, "Index selects"): an arith.select
+    // carrying spyre.index_select of a mask that compares lane indices with a limit. Before lowering,
+    // find_index_selects() checks each such mask and marks the ops that build it (and the second
+    // operand's broadcast along the rows) to be skipped; the select lowers to one VSELIDX.
+    struct IndexSelectOps {
+        std::string x, y, limit;  // the two sources and the limit's index value
+        int64_t per_group = 0;
+    };
+    std::map<const Op *, IndexSelectOps> index_selects_;
+    void find_index_selects();
+    void index_select_ops(const Op &op);
     // The result tensor of a two-source vector select and its hazards around `emit`, which issues
     // the instruction (with the tag it is given) into the result's LX address.
     void two_source_select(const Op &op, DType t, const Type &rt, const Tens &x, const Tens &y, const Geo &g,

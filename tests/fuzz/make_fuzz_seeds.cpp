@@ -197,6 +197,35 @@ DeviceProgram data_select() {
     return b.finish();
 }
 
+// A causal mask (VSELIDX per row, one element per row on the other side), then an f32 widening over
+// the f16 input's dead bytes: exported with its high water, its KTIR has an index select in
+// standard ops and an LX span per element type (docs/ktir.md).
+DeviceProgram masked_rows() {
+    ProgramBuilder b("masked_rows", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {128, 4});
+    int fill = b.buffer("fill", BufferKind::Input, DType::F16, {4});
+    int out = b.buffer("out", BufferKind::Output, DType::F32, {128, 4});
+    DmaDesc whole, one;
+    whole.sticks = 8;
+    one.sticks = 1;
+    DmaDesc wide;
+    wide.sticks = 16;
+    const int dw = b.dma_desc(whole), d1 = b.dma_desc(one), dd = b.dma_desc(wide);
+    b.dma_ld(0, in, kZero, 0, Lx(0), dw);
+    b.dma_ld(1, fill, kZero, 0, Lx(1024), d1);
+    b.wait_tag(0);
+    b.wait_tag(1);
+    Reg lim = b.alloc();
+    b.li(lim, 70);
+    b.vselidx(DType::F16, 2, Lx(2048), Lx(0), Lx(1024), lim, true, true, 2, 4);
+    b.wait_tag(2);
+    b.vcvt(DType::F16, DType::F32, 2, Lx(0), Lx(2048), 2, 4);
+    b.wait_tag(2);
+    b.dma_st(3, out, kZero, 0, Lx(0), dd);
+    b.wait_tag(3);
+    return b.finish();
+}
+
 // An embedding lookup: the ids into LX, then per token an id read with LDLX, clamped, and its table
 // row loaded at that offset and stored (LDLX has no KTIR form either).
 DeviceProgram gather() {
@@ -265,6 +294,11 @@ int main(int argc, char **argv) {
         std::vector<uint8_t> bytes = serialize_program(p);
         write(out / "program" / (std::to_string(n) + ".spyre"), std::string(bytes.begin(), bytes.end()));
         write(out / "ktir" / ("exported" + std::to_string(n++) + ".ktir"), ktir::export_ktir(p));
+    }
+    {
+        ktir::ExportOptions top;
+        top.lx_high_water_bytes = 4096;
+        write(out / "ktir" / "exported_masked_rows.ktir", ktir::export_ktir(masked_rows(), {}, top));
     }
     for (const DeviceProgram &p : {row_scans(), gather(), data_select()}) {
         std::vector<uint8_t> bytes = serialize_program(p);

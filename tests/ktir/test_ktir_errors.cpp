@@ -221,6 +221,23 @@ std::vector<BadCase> cases() {
                         "  ktdp.store %v, %lt : tensor<4x64xf16>, !ktdp.access_tile<4x64xindex>\n",
                 " attributes {spyre.lx_offset = 4096 : i64, spyre.lx_offset_f16 = 1024 : i64}"),
          "ktdp.store: LX address 0 lies below the function's spyre.lx_offset_f16 (1024 bytes), where its LX starts"},
+        {"IndexSelectMaskNotUle", kernel(kLoad + "  %ic = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63]> : tensor<64xindex>\n"
+                "  %ie = tensor.empty() : tensor<4x64xindex>\n"
+                "  %il = linalg.broadcast ins(%ic : tensor<64xindex>) outs(%ie : tensor<4x64xindex>) dimensions = [0]\n\n"
+                "  %c9 = arith.constant 9 : index\n"
+                "  %ls = tensor.splat %c9 : tensor<4x64xindex>\n"
+                "  %m = arith.cmpi slt, %il, %ls : tensor<4x64xindex>\n"
+                "  %w = arith.select %m, %v, %v {spyre.index_select = 0 : i32} : tensor<4x64xi1>, tensor<4x64xf16>\n" + kStore),
+         "arith.select: spyre.index_select needs its mask as the export writes it (docs/ktir.md, \"Index selects\"): the mask must be arith.cmpi ule"},
+        {"IndexSelectMaskUsedElsewhere", kernel(kLoad + "  %ic = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63]> : tensor<64xindex>\n"
+                "  %ie = tensor.empty() : tensor<4x64xindex>\n"
+                "  %il = linalg.broadcast ins(%ic : tensor<64xindex>) outs(%ie : tensor<4x64xindex>) dimensions = [0]\n\n"
+                "  %c9 = arith.constant 9 : index\n"
+                "  %ls = tensor.splat %c9 : tensor<4x64xindex>\n"
+                "  %m = arith.cmpi ule, %il, %ls : tensor<4x64xindex>\n"
+                "  %w = arith.select %m, %v, %v {spyre.index_select = 0 : i32} : tensor<4x64xi1>, tensor<4x64xf16>\n"
+                "  %w2 = arith.select %m, %v, %v : tensor<4x64xi1>, tensor<4x64xf16>\n" + kStore),
+         "must have no other user"},
         {"BadWaitMask", kernel("  \"spyre.wait\"() {tags = 0 : i32} : () -> ()\n"), "line 6: spyre.wait needs tags = a non-zero 16-bit mask"},
         // ---- more importer paths
         {"ReturnValues", kernel("  return %c0 : index\n"), "line 6: return: a kernel returns no values"},

@@ -723,6 +723,52 @@ TEST(KtirIbmForm, EachElementTypeGetsLxOfItsOwnDeclaredWholeAndImportsBack) {
     EXPECT_EQ(shared.find("%_lx_f"), std::string::npos);
 }
 
+// ktir-cpu skips ops it does not know: flash_attention/kv_chunked's causal mask (VSELIDX), written
+// as our "spyre.index_select", defined nothing, and ktir-cpu stopped at its first use ("Value '%_193' not
+// found"). The export spells VSELIDX in standard ops (lane indices compared with the limit, plus the
+// row index per group, and an arith.select of the two sources); our importer checks that mask and
+// reads the select back as the one VSELIDX.
+TEST(KtirIbmForm, AnIndexSelectIsWrittenInStandardOpsAndImportsBackToTheSameInstruction) {
+    for (const bool per_group : {false, true}) {
+        for (const bool one_per_row : {false, true}) {
+            // 4 rows of 2 sticks (128 lanes) masked at lane L = 70 (+ the row with per_group).
+            ProgramBuilder b("mask", 1);
+            const DType H = DType::F16;
+            int in = b.buffer("in", BufferKind::Input, DType::F16, {128, 4});
+            int other = b.buffer("other", BufferKind::Input, DType::F16, one_per_row ? std::vector<int64_t>{4}
+                                                                                      : std::vector<int64_t>{128, 4});
+            int out = b.buffer("out", BufferKind::Output, DType::F16, {128, 4});
+            DmaDesc whole, row;
+            whole.sticks = 8;
+            row.sticks = 1;
+            const int dw = b.dma_desc(whole), dr = b.dma_desc(row);
+            b.dma_ld(0, in, kZero, 0, Lx(0), dw);
+            b.dma_ld(1, other, kZero, 0, Lx(1024), one_per_row ? dr : dw);
+            b.wait_tag(0);
+            b.wait_tag(1);
+            Reg lim = b.alloc();
+            b.li(lim, 70);
+            b.vselidx(H, 2, Lx(2048), Lx(0), Lx(1024), lim, per_group, one_per_row, 2, 4);
+            b.wait_tag(2);
+            b.dma_st(3, out, kZero, 0, Lx(2048), dw);
+            b.wait_tag(3);
+            const DeviceProgram p = b.finish();
+            const std::string text = ktir::export_ktir(p);
+            EXPECT_EQ(text.find("\"spyre.index_select\""), std::string::npos) << text;
+            EXPECT_NE(text.find("arith.cmpi ule, "), std::string::npos);
+            EXPECT_NE(text.find("{spyre.index_select = " + std::to_string(per_group ? 1 : 0) + " : i32}"), std::string::npos);
+            const DeviceProgram q = ktir::import_ktir(ktir::read_ktir(text), {});
+            EXPECT_EQ(::testing::PrintToString(ibm_form_async_ops(q)), ::testing::PrintToString(ibm_form_async_ops(p)));
+            const auto x = ktir_testing::random_halves(512, 3), y = ktir_testing::random_halves(512, 4);
+            std::vector<uint8_t> xi(1024), yi(one_per_row ? 128 : 1024);
+            std::memcpy(xi.data(), x.data(), xi.size());
+            std::memcpy(yi.data(), y.data(), yi.size());
+            SimResult a = simulate(p, MachineDesc{}, {xi, yi, {}}), c = simulate(q, MachineDesc{}, {xi, yi, {}});
+            EXPECT_EQ(a.buffers[2], c.buffers[2]);
+        }
+    }
+}
+
 // ktir-cpu multiplies a linalg.matmul in its operands' type and rounds the sum to it
 // (ArithOps.matmul, np.matmul in fp16): linear/pe came out up to 196 ULP off. The export widens fp16
 // operands to fp32 first, as the PE array sums in fp32, and our importer reads each such widening
