@@ -84,6 +84,64 @@ Lx Selector::dma_lx(const DmaCall &d, std::vector<Reg> &regs) {
     return addr(lo, regs);
 }
 
+// The elements `offset` reaches on core c, bounded with each open dynamic loop's count evaluated at
+// the values of the loops it depends on, which are enumerated (Halide's boundary-condition
+// partitions: a stage's row loop runs fewer rows at the image's edges). nullopt when a count
+// depends on something else or there are more than kMaxSpanPoints values to try.
+std::optional<std::pair<int64_t, int64_t>> Selector::exact_span(const Expr &offset, int c) const {
+    constexpr int64_t kMaxSpanPoints = 4096;
+    std::vector<std::string> open, drivers;
+    for (const auto &kv : st_.vars)
+        if (kv.first != kCoreIdVar) {
+            if (!st_.extents.count(kv.first)) return std::nullopt;
+            open.push_back(kv.first);
+        }
+    for (const auto &[loop, extent] : st_.dynamic_extents) {
+        if (!st_.vars.count(loop)) continue;
+        for (const std::string &v : open) {
+            if (v == loop || !expr_uses_var(extent, v)) continue;
+            if (st_.dynamic_extents.count(v)) return std::nullopt;  // a count of a count
+            if (std::find(drivers.begin(), drivers.end(), v) == drivers.end()) drivers.push_back(v);
+        }
+    }
+    int64_t points = 1;
+    for (const std::string &v : drivers) {
+        points *= std::max<int64_t>(st_.extents.at(v), 1);
+        if (points > kMaxSpanPoints) return std::nullopt;
+    }
+    std::optional<int64_t> lo, hi;
+    std::vector<int64_t> at(drivers.size(), 0);
+    for (int64_t n = 0; n < points; n++) {
+        std::map<std::string, Expr> values{{kCoreIdVar, Expr(c)}};
+        for (size_t i = 0; i < drivers.size(); i++) values[drivers[i]] = Expr(int32_t(at[i]));
+        Scope<Interval> scope;
+        bool runs = true;
+        for (const std::string &v : open) {
+            if (values.count(v)) continue;
+            int64_t ext = st_.extents.at(v);
+            auto dyn = st_.dynamic_extents.find(v);
+            if (dyn != st_.dynamic_extents.end()) {
+                std::optional<int64_t> k = const_int(simplify(substitute(values, dyn->second)));
+                if (!k) return std::nullopt;
+                ext = *k;
+            }
+            if (ext <= 0) runs = false;
+            scope.push(v, Interval(Expr(int32_t(0)), Expr(int32_t(std::max<int64_t>(ext, 1) - 1))));
+        }
+        if (runs) {
+            Interval in = bounds_of_expr_in_scope(simplify(substitute(values, offset)), scope);
+            if (!in.has_lower_bound() || !in.has_upper_bound()) return std::nullopt;
+            std::optional<int64_t> l = const_int(simplify(in.min)), h = const_int(simplify(in.max));
+            if (!l || !h) return std::nullopt;
+            lo = lo ? std::min(*lo, *l) : *l;
+            hi = hi ? std::max(*hi, *h) : *h;
+        }
+        for (size_t i = 0; i < at.size() && ++at[i] == st_.extents.at(drivers[i]); i++) at[i] = 0;
+    }
+    if (!lo) return std::pair<int64_t, int64_t>{0, 0};  // no value of the loops runs it
+    return std::pair<int64_t, int64_t>{*lo, *hi};
+}
+
 void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
     if (reads_memory(d.dram_offset)) st_.gathered.insert(d.dram);
     Scope<Interval> scope;
@@ -124,6 +182,11 @@ void Selector::record_span(const DmaCall &d, const BufferInfo &dev, int eb) {
                 if (!is_const_one(simplify(substitute(kCoreIdVar, Expr(c), cond)))) return false;
             return true;
         };
+        // A dynamic loop's largest count, taken whatever the loops around it (an interval bound),
+        // may reach past where no iteration does: bounded again loop value by loop value.
+        if (image > 0 && (a < 0 || b2 > image) && !st_.dynamic_extents.empty())
+            if (std::optional<std::pair<int64_t, int64_t>> ex = exact_span(d.dram_offset, c))
+                a = ex->first * eb, b2 = ex->second * eb + extra;
         if (image > 0 && (a < 0 || b2 > image) && surely_runs())
             throw_error("Func ", dev.func, ": core ", c, " ", d.store ? "writes" : "reads", " bytes [", a, ", ", b2,
                         ") of ", place_name(dev.place), " '", dev.func, "', whose device image is ", image,

@@ -190,7 +190,14 @@ void Selector::emit_dynamic_for(const For *op) {
     if (plan_.pipelines.count(op))
         throw_internal("kernel ", plan_.kernel_name, ": internal: loop ", op->name,
                     " runs a number of times that varies, which double buffering needs constant");
-    if (carried_depth_ < kMaxCarriedDepth) return emit_carried_loop(op, std::max<int64_t>(*most, 0), true);
+    // What the loop reaches is bounded again with its count's expression where the largest count
+    // reaches too far (record_span).
+    st_.dynamic_extents[op->name] = op->extent;
+    if (carried_depth_ < kMaxCarriedDepth) {
+        emit_carried_loop(op, std::max<int64_t>(*most, 0), true);
+        st_.dynamic_extents.erase(op->name);
+        return;
+    }
     // The loop may run no iteration, and with it none of the WAITs its body issues: whatever is
     // in flight is waited for first, so that nothing after the loop relies on them.
     drain();
@@ -204,6 +211,7 @@ void Selector::emit_dynamic_for(const For *op) {
     drain();
     b_.end_loop();
     st_.vars.erase(op->name);
+    st_.dynamic_extents.erase(op->name);
     b_.release(r);
 }
 

@@ -59,6 +59,9 @@ struct SelectionState {
     std::vector<std::pair<DmaDesc, int>> descs;  // DMA descriptors emitted, with their index, for reuse
     std::string func;  // the Func being selected, for messages
     std::map<std::string, int64_t> extents;  // each loop's extent (its largest, for a dynamic one)
+    // A dynamic loop's extent, an expression of the loops around it (Halide's boundary-condition
+    // partitions: a row loop whose count depends on the row of its consumer).
+    std::map<std::string, Halide::Expr> dynamic_extents;
     // The device-memory bytes each core reaches in each buffer, by (core, buffer) (check_spans).
     std::map<std::pair<int, std::string>, std::pair<int64_t, int64_t>> spans;
     // Of those buffers, the ones a gather reads (a DMA offset read from LX): any row, on every core.

@@ -316,6 +316,7 @@ private:
 
     // The device-memory range each core reaches in each buffer, from the loops' extents.
     void record_span(const DmaCall &d, const BufferInfo &dev, int eb);
+    std::optional<std::pair<int64_t, int64_t>> exact_span(const Halide::Expr &offset, int core) const;
 
 public:
     // Throws if a core reaches more contiguous device memory in one buffer than the machine allows.

@@ -137,6 +137,40 @@ TEST(AutoRDomStencils, AnInlineSumOverA3x3RDomIsScheduledAndMatchesCpu) {
 }
 
 // A 2:1 downsample along the stick: the error names the stride, not a stick boundary of rows.
+// Halide's tutorial blur, separable, through repeat_edge, with blur_x kept in LX per row of the
+// output: Halide partitions blur_x's row loop at the image's edges, so its count depends on the
+// output row (two rows at the top and bottom, three between). The bound of what each core reads took
+// the largest count at every row and refused the schedule ("core 0 reads bytes [0, 35584) ... a loop
+// or vector reaches past its end"); it is now bounded row by row, and the kernel matches the CPU.
+Algorithm separable_blur() {
+    return [] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        Func bx("blur_x"), by("blur_y");
+        Func e = BoundaryConditions::repeat_edge(in);
+        bx(x, y) = (e(x - 1, y) + e(x, y) + e(x + 1, y)) / 3;
+        by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 3;
+        k.inputs = {in};
+        k.output = by;
+        k.funcs = {{"blur_x", bx}};
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+}
+
+TEST(SeparableBlur, BlurXKeptInLxPerOutputRowWithRepeatEdgeMatchesCpu) {
+    for (int cores : {1, 8}) {
+        const Schedule s = [=](Kernel &k) {
+            const Var x = k.vars.at("x"), y = k.vars.at("y");
+            spyre::schedule(k.output).ring_split(y, cores).stick_vectorize(x);
+            spyre::schedule(k.funcs.at("blur_x")).scratchpad_store_at(k.output, y).stick_vectorize(x);
+        };
+        const DiffResult r = run_differential(separable_blur(), s, {{256, 64}}, {256, 64});
+        EXPECT_EQ(r.cmp.mismatches, 0) << cores << " cores: " << r.cmp.first_mismatch;
+    }
+}
+
 TEST(StridedReads, ADownsampleAlongTheStickIsAnErrorNamingTheStride) {
     ImageParam in(Float(16), 2, "in");
     Var x("x"), y("y");
