@@ -109,9 +109,13 @@ int covering_sticks(const Func &f, const std::string &x) {
     for (const Internal::Function &g : pure.reductions)
         for (const Internal::Definition &u : g.updates())
             for (const Expr &v : u.values()) v.accept(&reduced);
-    const int own = f.output_types()[0].bytes();
-    if (reduced.bytes == 0 || reduced.bytes >= own || own % reduced.bytes) return 1;
-    return own / reduced.bytes;
+    const Type own_type = f.output_types()[0];
+    const int own = own_type.bytes();
+    // A 16-bit integer Func (stored in int32, legalise_types) that widens bytes reads whole sticks of
+    // them: a blur_x of uint16 over a uint8 image, as Halide's tutorials write it.
+    const int widened = own_type.is_int_or_uint() && own == 2 && pure.bytes == 1 ? 2 : 1;
+    if (reduced.bytes == 0 || reduced.bytes >= own || own % reduced.bytes) return widened;
+    return std::max(widened, own / reduced.bytes);
 }
 
 // The row variable of a transposed read in f's pure definition: a Func or buffer read with x in
@@ -195,7 +199,8 @@ SpyreSchedule &SpyreSchedule::stick_vectorize(const Var &x, int sticks) {
     if (sticks == 0) sticks = covering_sticks(f_, x.name());
     Type t = f_.output_types()[0];
     DType dt;
-    if (!dtype_from_host(t, &dt))
+    // A 16-bit integer Func is stored in int32 (legalise_types), its vectors as wide as its type's.
+    if (!dtype_from_host(t, &dt) && !(t.is_int_or_uint() && t.bits() == 16))
         throw_error(subject(f_), ": stick_vectorize(", x.name(), "): type ", t, " has no stick operations (",
                     kDeviceTypesText, " do)");
     std::string row = transposed_row(f_, x.name());

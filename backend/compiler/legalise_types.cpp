@@ -1,7 +1,10 @@
 #include "legalise_types.h"
 
+#include <map>
+
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,11 +88,31 @@ public:
         return r;
     }
 
+    // A Func of a 16-bit integer type kept inside the kernel (in LX, or a temporary in device memory)
+    // is stored in int32, as Halide legalises a type its target lacks: the device has no 16-bit type
+    // to hold it. Its values go in exactly (a value that may wrap past 16 bits is refused, as for
+    // any use of its value), and each read of it is an int32 of the type's range.
+    Stmt visit(const Allocate *op) override {
+        if (!(op->type.is_int_or_uint() && op->type.bits() == 16)) return IRMutator::visit(op);
+        Widened w{op->type, narrow_min(op->type), narrow_max(op->type)};
+        // What is stored bounds what is read back (a blur's uint16 sums of three bytes stay below
+        // 766), unless a store reads the buffer itself.
+        if (std::optional<std::pair<int64_t, int64_t>> r = stored_range(op->name, op->type, op->body))
+            w.lo = r->first, w.hi = r->second;
+        widened_[op->name] = w;
+        Stmt body = mutate(op->body);
+        widened_.erase(op->name);
+        return Allocate::make(op->name, Int(32), op->memory_type, op->extents, op->condition, body, op->new_expr,
+                              op->free_function);
+    }
+
     Stmt visit(const Store *op) override {
         store_ = op->name;
         if (is_narrow_int(op->value.type())) refuse_narrow_reduction(op);
         in_value_ = true;
-        Expr value = mutate(op->value);
+        auto w = widened_.find(op->name);
+        Expr value = w != widened_.end() ? exact(legal(op->value), op->value.type(), "its store into " + op->name).e
+                                         : mutate(op->value);
         in_value_ = false;
         if (value.same_as(op->value)) return op;
         return Store::make(op->name, value, op->index, op->param, op->predicate, op->alignment);
@@ -125,6 +148,46 @@ public:
 private:
     std::string store_;
     bool in_value_ = false;
+    struct Widened {
+        Type t;  // the buffer's own type
+        int64_t lo, hi;  // the values stored in it
+    };
+    std::map<std::string, Widened> widened_;  // 16-bit buffers stored in int32
+
+    // The union of the values the stores into `name` write, or nullopt when one reads `name` or is
+    // unbounded.
+    std::optional<std::pair<int64_t, int64_t>> stored_range(const std::string &name, const Type &t, const Stmt &body) {
+        std::vector<const Store *> stores;
+        class Find : public IRVisitor {
+        public:
+            const std::string *name;
+            std::vector<const Store *> *out;
+            using IRVisitor::visit;
+            void visit(const Store *op) override {
+                if (op->name == *name) out->push_back(op);
+                IRVisitor::visit(op);
+            }
+        } find;
+        find.name = &name;
+        find.out = &stores;
+        body.accept(&find);
+        std::optional<std::pair<int64_t, int64_t>> r;
+        const std::string saved_store = store_;
+        for (const Store *st : stores) {
+            bool self = false;
+            visit_loads(st->value, [&](const Load *l) { self |= l->name == name; });
+            if (self) return std::nullopt;
+            store_ = st->name;
+            in_value_ = true;
+            const Legal v = exact(legal(st->value), t, "its store into " + name);
+            in_value_ = false;
+            store_ = saved_store;
+            if (!v.bounded) return std::nullopt;
+            r = r ? std::pair<int64_t, int64_t>{std::min(r->first, v.lo), std::max(r->second, v.hi)}
+                  : std::pair<int64_t, int64_t>{v.lo, v.hi};
+        }
+        return r;
+    }
     std::vector<std::string> loops_;  // the loops around, outermost first
 
     // An update that reads the element it writes, over a loop its index does not move with (a
@@ -481,6 +544,14 @@ private:
         if (const Select *o = e.as<Select>()) return select(o, t);
         if (const Cast *o = e.as<Cast>()) return cast(o, t);
         if (const Call *o = e.as<Call>()) return call(o, e, t);
+        if (const Load *l = e.as<Load>()) {
+            // A read of a 16-bit buffer stored in int32: the value, in its type's range.
+            auto w = widened_.find(l->name);
+            if (w != widened_.end())
+                return wide_value(Load::make(wide_type(t), l->name, l->index, l->image, l->param, l->predicate,
+                                             l->alignment),
+                                  true, w->second.lo, w->second.hi);
+        }
         // Loads, variables, shuffles: data movement, their parts narrowed.
         return range_of(IRMutator::mutate(e), t);
     }

@@ -171,6 +171,64 @@ TEST(SeparableBlur, BlurXKeptInLxPerOutputRowWithRepeatEdgeMatchesCpu) {
     }
 }
 
+// The same blur as Halide's tutorials write it for 8-bit images: blur_x in uint16 over a uint8 image,
+// blur_y back to uint8. The device has no 16-bit type; blur_x kept in LX was refused ("type uint16
+// has no stick operations"). It is now stored in int32 (legalise_types), each vector a whole stick of
+// the bytes it reads, and what it stores bounds what blur_y reads back (sums of three bytes, whose
+// sums of three stay in 16 bits).
+Algorithm byte_blur(int scale) {
+    return [=] {
+        Kernel k;
+        ImageParam in(UInt(8), 2, "in");
+        Var x("x"), y("y");
+        Func bx("blur_x"), by("blur_y");
+        Func e = BoundaryConditions::repeat_edge(in);
+        bx(x, y) = (cast<uint16_t>(e(x - 1, y)) + e(x, y) + e(x + 1, y)) * cast<uint16_t>(scale);
+        by(x, y) = cast<uint8_t>((bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / (9 * scale));
+        k.inputs = {in};
+        k.output = by;
+        k.funcs = {{"blur_x", bx}};
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+}
+
+Schedule blur_x_in_lx(int cores) {
+    return [=](Kernel &k) {
+        const Var x = k.vars.at("x"), y = k.vars.at("y");
+        spyre::schedule(k.output).ring_split(y, cores).stick_vectorize(x);
+        spyre::schedule(k.funcs.at("blur_x")).scratchpad_store_at(k.output, y).stick_vectorize(x);
+    };
+}
+
+TEST(ByteBlur, AUint16BlurXKeptInLxMatchesCpuExactly) {
+    for (auto [w, h, cores] : {std::tuple{256, 64, 8}, std::tuple{200, 30, 4}}) {
+        const DiffResult r = run_differential(byte_blur(1), blur_x_in_lx(cores), {{w, h}}, {w, h}, 0, 255);
+        EXPECT_EQ(r.cmp.mismatches, 0) << w << "x" << h << ": " << r.cmp.first_mismatch;
+    }
+}
+
+TEST(ByteBlur, AutoScheduleMatchesCpuExactly) {
+    AutoOptions ao;
+    ao.max_evaluations = 8;
+    ao.progress = false;
+    const CompileOptions o = kernel_options({{256, 64}}, {256, 64});
+    AutoResult chosen;
+    const DiffResult r = run_differential(
+        byte_blur(1), [&](Kernel &k) { chosen = auto_schedule(k.output, k.inputs, o, ao); }, {{256, 64}}, {256, 64}, 0, 255);
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch << "\n" << chosen.cpp;
+}
+
+// Scaled by 100, blur_x's values pass 2^16, where Halide's uint16 wraps; stored in int32 they would
+// not: refused, naming the Func and the store.
+TEST(ByteBlur, AUint16StageThatMayWrapIsRefusedNamingItsStore) {
+    Kernel k = byte_blur(100)();
+    blur_x_in_lx(4)(k);
+    const std::string e = error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{256, 64}}, {256, 64})); });
+    EXPECT_NE(e.find("Func blur_x: a uint16 value that may wrap past 16 bits is used by its store into blur_x"),
+              std::string::npos) << e;
+}
+
 TEST(StridedReads, ADownsampleAlongTheStickIsAnErrorNamingTheStride) {
     ImageParam in(Float(16), 2, "in");
     Var x("x"), y("y");

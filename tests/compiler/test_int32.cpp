@@ -97,14 +97,17 @@ TEST(Int32, ALiteralNotExactInFp32IsAnError) {
 }
 
 TEST(Int32, StickVectorizeOfAnotherIntegerTypeNamesTheTypesThatWork) {
-    Func f("shorts");
+    Func f("words"), shorts("shorts");
     Var x("x");
-    f(x) = cast<uint16_t>(x);
+    f(x) = cast<uint32_t>(x);
+    // A 16-bit Func is taken: it is stored in int32 (legalise_types).
+    shorts(x) = cast<uint16_t>(x);
+    schedule(shorts).stick_vectorize(x);
     try {
         schedule(f).stick_vectorize(x);
         FAIL() << "expected an error";
     } catch (const spyre::Error &e) {
-        EXPECT_NE(std::string(e.what()).find("Func " + f.name().substr(0, f.name().find('$')) + ": stick_vectorize(x): type uint16 has no stick "
+        EXPECT_NE(std::string(e.what()).find("Func " + f.name().substr(0, f.name().find('$')) + ": stick_vectorize(x): type uint32 has no stick "
                                                                   "operations (float16, float32, int32, int8, uint8 do)"),
                   std::string::npos)
             << e.what();
