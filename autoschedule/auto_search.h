@@ -1,11 +1,12 @@
 // The autoscheduler's search: times candidates (auto_space.h) with the simulator's timing-only mode
 // (exact where the program is small, loops summarised otherwise) on fresh deep copies of the
 // pipeline: first the pre-filter's favourite for each worker, then each family's best estimates, the
-// pre-filter's best overall and a seeded sample of the rest, more rounds while most candidates fail
+// pre-filter's best overall, each family's plainest candidate (everything inline, the most cores,
+// one row at a time) and a seeded sample of the rest, more rounds while most candidates fail
 // to compile, then a local search over the best one's neighbours (one choice changed; a move that
 // costs a lowering goes one value at a time along a numeric choice: auto_moves.h); the
-// finalists are re-timed exactly where that is cheap (unless their search run summarised no loop),
-// and the winner is lowered on its own, as the caller will compile it, and timed again where that
+// finalists (the plainest among them) are lowered on their own and re-timed exactly where that is
+// cheap, and the winner is lowered on its own, as the caller will compile it, and timed again where that
 // is another program (a winner that lowering refuses gives way to the next). A candidate is not
 // simulated when its static time bound is 1.25 times the best its worker knows, and its simulation
 // stops there otherwise (it cannot win; it is recorded at that bound), so hopeless ones cost little.
