@@ -56,6 +56,9 @@ struct Attr {
     std::map<std::string, Attr> dict;         // Dict
 };
 
+// A memory view's size or stride given by a value (ktdp.construct_memory_view), and a type's '?'.
+constexpr int64_t kDynamic = -1;
+
 struct Op;
 
 struct Region {
@@ -77,7 +80,8 @@ struct Op {
     // ktdp.construct_access_tile, tensor.extract: subscripts; affine.apply: map operands are in
     // `operands` and the map in attrs["map"].
     std::vector<IExpr> indices;
-    // ktdp.construct_memory_view: static sizes and strides (dynamic entries are rejected).
+    // ktdp.construct_memory_view: sizes and strides; an entry given by a value is kDynamic, the value
+    // an operand after the base (the sizes' first), until the importer specialises it.
     std::vector<int64_t> sizes, strides;
     // tensor.extract_slice / insert_slice: static offsets (sizes and strides in `sizes`, `strides`);
     // operands are the source, then (insert_slice) the destination.

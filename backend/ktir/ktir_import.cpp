@@ -26,6 +26,7 @@ DeviceProgram Importer::run() {
     lx_offset_ = lx_attr("spyre.lx_offset");
     for (int64_t &o : lx_offsets_) if (o < 0) o = lx_offset_;
     lx_offsets_[size_t(DType::U8)] = lx_offsets_[size_t(DType::I8)];
+    specialise_dynamic_sizes();
     num_cores_ = grid_cores();
     b_ = ProgramBuilder(f_.name, num_cores_);
     ssa_ = analyse_ssa(f_);

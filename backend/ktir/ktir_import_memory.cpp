@@ -1,5 +1,9 @@
 // The importer's memory side: LX allocation and geometry, memory views, access tiles, loads,
 // stores and DMA, and the emission of vector instructions with their hazards (ktir_importer.h).
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+
 #include "ktir_importer.h"
 
 namespace spyre::ktir::lowering {
@@ -746,6 +750,105 @@ Tens Importer::destination(const Op &op, const std::string &res, DType t, const 
         }
     }
     return new_tensor(t, shape, op, row_sticks);
+}
+
+}  // namespace spyre::ktir::lowering
+
+namespace spyre::ktir::lowering {
+
+namespace {
+
+template <typename F>
+void each_op_in(Region &r, const F &f) {
+    for (Op &op : r.ops) {
+        f(op);
+        for (Region &g : op.regions) each_op_in(g, f);
+    }
+}
+
+}  // namespace
+
+void Importer::specialise_dynamic_sizes() {
+    std::map<std::string, const Op *> defs;
+    std::map<std::string, std::vector<int64_t>> views;  // specialised views' sizes, by result
+    bool any = false;
+    each_op_in(fn_.body, [&](Op &op) {
+        for (const std::string &r : op.results) defs[r] = &op;
+        if (op.name == "ktdp.construct_memory_view")
+            for (int64_t v : op.sizes) any |= v == kDynamic;
+        for (int64_t v : op.strides) any |= v == kDynamic;
+    });
+    if (!any) return;
+    // The integer a size value holds: an --arg (through index casts and integer widenings) or a constant.
+    std::function<int64_t(const std::string &, const Op &, int)> value = [&](const std::string &name, const Op &at,
+                                                                            int depth) -> int64_t {
+        auto why = [&](const std::string &w) {
+            throw_error("line ", at.line, ": ktdp.construct_memory_view: dynamic size %", name, " ", w,
+                        " (a dynamic size is specialised at import from a scalar argument given with --arg, or a "
+                        "constant)");
+        };
+        if (depth > 16) why("is computed too deeply");
+        auto arg = std::find(fn_.args.begin(), fn_.args.end(), name);
+        if (arg != fn_.args.end()) {
+            auto it = opt_.args.find(name);
+            if (it == opt_.args.end()) why("comes from argument %" + name + ", which has no value: give --arg " + name + "=VALUE");
+            char *end = nullptr;
+            const long long v = std::strtoll(it->second.c_str(), &end, 10);
+            if (it->second.empty() || *end || v < 0 || v > (int64_t(1) << 40))
+                why("comes from --arg " + name + "=" + it->second + ", which is not an integer in [0, 2^40]");
+            return int64_t(v);
+        }
+        auto d = defs.find(name);
+        if (d == defs.end()) why("is not defined");
+        const Op &op = *d->second;
+        if (op.name == "arith.constant" && op.value.kind == Attr::Int) {
+            if (op.value.i < 0 || op.value.i > (int64_t(1) << 40)) why("is out of range");
+            return op.value.i;
+        }
+        if ((op.name == "arith.index_cast" || op.name == "arith.index_castui" || op.name == "arith.extsi" ||
+             op.name == "arith.extui") && op.operands.size() == 1)
+            return value(op.operands[0], at, depth + 1);
+        if ((op.name == "arith.muli" || op.name == "arith.addi") && op.operands.size() == 2) {
+            const int64_t a = value(op.operands[0], at, depth + 1), b = value(op.operands[1], at, depth + 1);
+            const int64_t most = int64_t(1) << 40;  // each in [0, 2^40]
+            if (op.name == "arith.muli" ? a != 0 && b > most / a : a + b > most) why("is too large");
+            return op.name == "arith.muli" ? a * b : a + b;
+        }
+        why("comes from " + op.name + " (line " + std::to_string(op.line) + ")");
+        return 0;
+    };
+    each_op_in(fn_.body, [&](Op &op) {
+        if (op.name != "ktdp.construct_memory_view") return;
+        size_t k = 1;
+        for (std::vector<int64_t> *list : {&op.sizes, &op.strides})
+            for (int64_t &sz : *list)
+                if (sz == kDynamic) {
+                    if (k >= op.operands.size())
+                        throw_error("line ", op.line, ": ktdp.construct_memory_view: a dynamic entry has no value");
+                    sz = value(op.operands[k++], op, 0);
+                }
+        op.operands.resize(1);
+        op.operand_types.resize(1);
+        if (!op.result_types.empty() && op.result_types[0].shape.size() == op.sizes.size())
+            for (size_t i = 0; i < op.sizes.size(); i++)
+                if (op.result_types[0].shape[i] == kDynamic) op.result_types[0].shape[i] = op.sizes[i];
+        if (!op.results.empty()) views[op.results[0]] = op.sizes;
+    });
+    // The types that name a specialised view take its sizes; any other '?' is refused.
+    each_op_in(fn_.body, [&](Op &op) {
+        auto fix = [&](Type &t, const std::string *name) {
+            bool dynamic = false;
+            for (int64_t d : t.shape) dynamic |= d == kDynamic;
+            if (!dynamic) return;
+            auto v = name ? views.find(*name) : views.end();
+            if (v == views.end() || v->second.size() != t.shape.size())
+                throw_error("line ", op.line, ": ", op.name, ": dynamic dimension '?' in ", t.text(),
+                            " (only a memory view's own sizes and strides may be values, given by --arg)");
+            t.shape = v->second;
+        };
+        for (size_t i = 0; i < op.result_types.size(); i++) fix(op.result_types[i], i < op.results.size() ? &op.results[i] : nullptr);
+        for (size_t i = 0; i < op.operand_types.size(); i++) fix(op.operand_types[i], i < op.operands.size() ? &op.operands[i] : nullptr);
+    });
 }
 
 }  // namespace spyre::ktir::lowering

@@ -219,6 +219,11 @@ private:
 
     // LX byte address of a scalar element address (in elements of `eb` bytes).
     Lx lx_addr(const Scalar &s, DType t, const Op &op);
+    // Memory views whose sizes are values (`sizes: [%n]`, `memref<?xf32>`; ktir-cpu's dynamic
+    // kernels): each such size is resolved to the --arg it comes from (through index casts) or a
+    // constant, and the view and every type of it made static, before anything else reads the
+    // function: the kernel is specialised to that shape, as a compiler specialises a generic kernel.
+    void specialise_dynamic_sizes();
     int64_t lx_attr(const std::string &name) const;  // a spyre.lx_offset attribute's bytes, or -1 (0 for the shared one)
     // Byte offset within an HBM buffer: register + immediate.
     std::pair<Reg, int32_t> dram_addr(const Scalar &s, int64_t eb, const Op &op);

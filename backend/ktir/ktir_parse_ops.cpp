@@ -346,8 +346,13 @@ Op Parser::operation() {
             expect("[");
             if (!is_punct("]")) {
                 do {
-                    if (peek().kind == Token::Value)
-                        fail(std::string("ktdp.construct_memory_view: dynamic ") + kw + " are not supported");
+                    if (peek().kind == Token::Value) {
+                        // A size or stride given by a value: kDynamic here, the value an operand after
+                        // the base (sizes first, in order); the importer specialises it from --arg.
+                        op.operands.push_back(value_name());
+                        v.push_back(kDynamic);
+                        continue;
+                    }
                     v.push_back(integer());
                 } while (accept(","));
             }
@@ -358,7 +363,7 @@ Op Parser::operation() {
         }
         opt_attr_dict(op);
         expect(":");
-        op.operand_types.push_back(index_type());
+        while (op.operand_types.size() < op.operands.size()) op.operand_types.push_back(index_type());
         results_from(op, {type()});
     } else if (n == "ktdp.construct_access_tile") {
         op.operands.push_back(value_name());

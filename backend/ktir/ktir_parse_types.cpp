@@ -52,7 +52,16 @@ Type Parser::shaped(Type::Kind kind, const std::string &body0, int at) {
     t.kind = kind;
     size_t i = 0;
     while (i < b.size() && (std::isdigit((unsigned char)b[i]) || b[i] == '?')) {
-        if (b[i] == '?') fail("dynamic dimension '?' in type '" + body0 + "' is not supported");
+        // A dynamic dimension of a memory view (memref<?xf32>): -1, which the importer specialises
+        // from the view's sizes; anywhere else it is refused there.
+        if (b[i] == '?') {
+            if (kind != Type::MemRef) fail("dynamic dimension '?' in type '" + body0 + "' is not supported");
+            if (i + 1 >= b.size() || b[i + 1] != 'x') break;
+            t.shape.push_back(kDynamic);
+            if (t.shape.size() > kMaxRank) fail("type '" + body0 + "' has more than 8 dimensions");
+            i += 2;
+            continue;
+        }
         size_t j = i;
         while (j < b.size() && std::isdigit((unsigned char)b[j])) j++;
         if (j >= b.size() || b[j] != 'x') break;  // a bare number is the element type (error below)

@@ -17,7 +17,7 @@ std::string Type::text() const {
     if (kind == None) return "none";
     if (!shaped()) return elem_text(kind, bits);
     std::string s = kind == Tensor ? "tensor<" : kind == MemRef ? "memref<" : "!ktdp.access_tile<";
-    for (int64_t d : shape) s += std::to_string(d) + "x";
+    for (int64_t d : shape) s += (d == kDynamic ? std::string("?") : std::to_string(d)) + "x";
     return s + elem_text(elem, bits) + ">";
 }
 

@@ -79,6 +79,22 @@ TEST(KtirKernels, VectorAddOver32TilesMatchesHalide) {
     EXPECT_EQ(max_ulp(r.output, realize(c, {64, 96})), 0);
 }
 
+// Sizes and strides given by values (ktir-cpu's dynamic kernels): the importer specialises the
+// kernel to the --arg it is given, one program per row count, each matching Halide.
+TEST(KtirKernels, VectorAddWithItsRowCountAnArgumentIsSpecialisedToEachValue) {
+    for (int rows : {96, 160}) {
+        DeviceProgram p = import("vector_add_dynamic.ktir", {{"rows_in", std::to_string(rows)}});
+        ASSERT_EQ(p.buffers.size(), 3u);
+        EXPECT_EQ(p.buffers[0].shape, (std::vector<int64_t>{64, rows}));
+        Buffer<float16_t> a = random_f16({64, rows}, 1), b = random_f16({64, rows}, 2);
+        SpyreRun r = run_on_spyre(p, {a, b});
+        Var x, y;
+        Func c;
+        c(x, y) = a(x, y) + b(x, y);
+        EXPECT_EQ(max_ulp(r.output, realize(c, {64, rows})), 0) << rows << " rows";
+    }
+}
+
 TEST(KtirKernels, SoftmaxOver4TilesMatchesHalideWithin2Ulp) {
     DeviceProgram p = import("softmax.ktir");
     Buffer<float16_t> in = random_f16({256, 64}, 3, -4, 4);
