@@ -80,8 +80,8 @@ std::set<size_t> plainest_candidates(const std::vector<Candidate> &cs) {
     return r;
 }
 
-// The order candidates are timed in: for each family its few best estimates, then the best
-// estimates overall, then a sample of the rest drawn with the seed. Without the `deferred` ones
+// The order candidates are timed in: for each family its few best estimates and its plainest
+// candidate, then the best estimates overall, then a sample of the rest drawn with the seed. Without the `deferred` ones
 // (refinements, timed after their bases).
 std::vector<size_t> timing_order(const std::vector<Candidate> &cs, const std::vector<size_t> &all_by_est,
                                  const std::vector<char> &deferred, const SearchOptions &so) {
