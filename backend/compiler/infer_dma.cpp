@@ -25,6 +25,7 @@ struct Access {
     std::string buf;
     Expr base;  // element index of lane 0
     int lanes = 1;
+    int index_lanes = 1;  // the lanes of the index (a clamped vector's too, whose lanes is 1)
     int64_t lane_stride = 1;  // a strided vector (a transposed read): its lanes are a dimension
     bool store = false;
     std::optional<ShiftCall> shift;  // a shifted read of this (home) access: its halo is staged too
@@ -37,11 +38,13 @@ struct Access {
 // a stick of a narrower type (an fp32 accumulator of fp16 data) because the Func is vectorized by
 // its own stick, which a wider stick_vectorize fixes.
 std::string whole_stick_advice(const Access &a, int64_t lanes_t) {
-    if (a.lanes > 1 && a.lanes < lanes_t && lanes_t % a.lanes == 0)
-        return "its vectors are " + std::to_string(a.lanes) + " elements and a stick of " + a.buf + " holds " +
-               std::to_string(lanes_t) + ": stick_vectorize(x, " + std::to_string(lanes_t / a.lanes) +
+    // A clamped vector (a boundary condition's min/max of a ramp) is as wide as its index.
+    const int lanes = a.lanes > 1 ? a.lanes : a.index_lanes;
+    if (lanes > 1 && lanes < lanes_t && lanes_t % lanes == 0)
+        return "its vectors are " + std::to_string(lanes) + " elements and a stick of " + a.buf + " holds " +
+               std::to_string(lanes_t) + ": stick_vectorize(x, " + std::to_string(lanes_t / lanes) +
                ") on this Func makes each vector a whole stick of " + a.buf;
-    if (a.lanes == 1 && !a.store)
+    if (a.lanes == 1 && a.index_lanes == 1 && !a.store)
         return "one element of " + a.buf + " is read for a whole vector: where " + a.buf + " is a broadcast "
                "parameter (a scale per row), copy it into each core's LX once with stage_all_in_lx(" + a.buf +
                ", <output>, Var::outermost()) (the compiler does for a 1-D input of at most 64 KiB); otherwise "
@@ -60,6 +63,7 @@ public:
         Access a;
         a.buf = name;
         a.store = store;
+        a.index_lanes = index.type().lanes();
         if (const Ramp *r = index.as<Ramp>()) {
             a.base = r->base;
             a.lanes = r->lanes;

@@ -219,6 +219,23 @@ TEST(ByteBlur, AutoScheduleMatchesCpuExactly) {
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch << "\n" << chosen.cpp;
 }
 
+// Vectorized by one uint16 stick (64 lanes), blur_x reads half a stick of the uint8 image: refused
+// with the count that reads whole sticks. Its edge reads are clamped vectors (repeat_edge's min and
+// max of a ramp), which the advice took for one element read for a whole vector (a broadcast
+// parameter) before.
+TEST(ByteBlur, AUint16StageVectorizedByOneStickSaysHowManySticksReadWholeBytes) {
+    Kernel k = byte_blur(1)();
+    const Var x = k.vars.at("x"), y = k.vars.at("y");
+    spyre::schedule(k.output).ring_split(y, 4).stick_vectorize(x);
+    spyre::schedule(k.funcs.at("blur_x")).scratchpad_store_at(k.output, y).stick_vectorize(x, 1);
+    const std::string e = error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{256, 64}}, {256, 64})); });
+    EXPECT_NE(e.find("Func blur_x: access to in does not start on a stick boundary (128 elements); its vectors are 64 "
+                     "elements and a stick of in holds 128: stick_vectorize(x, 2)"),
+              std::string::npos)
+        << e;
+    EXPECT_EQ(e.find("broadcast"), std::string::npos) << e;
+}
+
 // Scaled by 100, blur_x's values pass 2^16, where Halide's uint16 wraps; stored in int32 they would
 // not: refused, naming the Func and the store.
 TEST(ByteBlur, AUint16StageThatMayWrapIsRefusedNamingItsStore) {
