@@ -230,6 +230,22 @@ std::vector<BadCase> cases() {
                 "  %m = arith.cmpi slt, %il, %ls : tensor<4x64xindex>\n"
                 "  %w = arith.select %m, %v, %v {spyre.index_select = 0 : i32} : tensor<4x64xi1>, tensor<4x64xf16>\n" + kStore),
          "arith.select: spyre.index_select needs its mask as the export writes it (docs/ktir.md, \"Index selects\"): the mask must be arith.cmpi ule"},
+        {"IndexSelectAttributeNotZeroOrOne", kernel(kLoad + "  %ic = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63]> : tensor<64xindex>\n"
+                "  %ie = tensor.empty() : tensor<4x64xindex>\n"
+                "  %il = linalg.broadcast ins(%ic : tensor<64xindex>) outs(%ie : tensor<4x64xindex>) dimensions = [0]\n\n"
+                "  %c9 = arith.constant 9 : index\n"
+                "  %ls = tensor.splat %c9 : tensor<4x64xindex>\n"
+                "  %m = arith.cmpi ule, %il, %ls : tensor<4x64xindex>\n"
+                "  %w = arith.select %m, %v, %v {spyre.index_select = 2 : i32} : tensor<4x64xi1>, tensor<4x64xf16>\n" + kStore),
+         "arith.select: spyre.index_select needs its mask as the export writes it (docs/ktir.md, \"Index selects\"): spyre.index_select must be 0 or 1 (i32)"},
+        {"IndexSelectLanesNotAnIota", kernel(kLoad + "  %ic = arith.constant dense<[1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63]> : tensor<64xindex>\n"
+                "  %ie = tensor.empty() : tensor<4x64xindex>\n"
+                "  %il = linalg.broadcast ins(%ic : tensor<64xindex>) outs(%ie : tensor<4x64xindex>) dimensions = [0]\n\n"
+                "  %c9 = arith.constant 9 : index\n"
+                "  %ls = tensor.splat %c9 : tensor<4x64xindex>\n"
+                "  %m = arith.cmpi ule, %il, %ls : tensor<4x64xindex>\n"
+                "  %w = arith.select %m, %v, %v {spyre.index_select = 0 : i32} : tensor<4x64xi1>, tensor<4x64xf16>\n" + kStore),
+         "arith.select: spyre.index_select needs its mask as the export writes it (docs/ktir.md, \"Index selects\"): %ic must be dense<[0, 1, ..., 63]>"},
         {"IndexSelectMaskUsedElsewhere", kernel(kLoad + "  %ic = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63]> : tensor<64xindex>\n"
                 "  %ie = tensor.empty() : tensor<4x64xindex>\n"
                 "  %il = linalg.broadcast ins(%ic : tensor<64xindex>) outs(%ie : tensor<4x64xindex>) dimensions = [0]\n\n"
@@ -249,6 +265,23 @@ std::vector<BadCase> cases() {
                 "  %n = arith.divui %c2, %c2 : index\n"
                 "  %dv = ktdp.construct_memory_view %x_ptr, sizes: [%n, 64], strides: [64, 1] {memory_space = #ktdp.spyre_memory_space<HBM>} : memref<?x64xf16>\n"),
          "line 8: ktdp.construct_memory_view: dynamic size %n comes from arith.divui (line 7)"},
+        {"DynamicSizeArgumentNotAnInteger", kernel("  %n = arith.index_cast %n_in : i32 to index\n"
+                "  %dv = ktdp.construct_memory_view %x_ptr, sizes: [%n, 64], strides: [64, 1] {memory_space = #ktdp.spyre_memory_space<HBM>} : memref<?x64xf16>\n",
+                "", ", %n_in: i32"),
+         "dynamic size %n_in comes from --arg n_in=abc, which is not an integer in [0, 2^40]", {{"n_in", "abc"}}},
+        {"DynamicSizeTooLarge", kernel("  %n = arith.index_cast %n_in : i32 to index\n"
+                "  %m = arith.constant 1048576 : index\n"
+                "  %big = arith.muli %n, %m : index\n"
+                "  %dv = ktdp.construct_memory_view %x_ptr, sizes: [%big, 64], strides: [64, 1] {memory_space = #ktdp.spyre_memory_space<HBM>} : memref<?x64xf16>\n",
+                "", ", %n_in: i32"),
+         "line 9: ktdp.construct_memory_view: dynamic size %big is too large", {{"n_in", "2097152"}}},
+        {"DynamicDimensionOutsideAView",
+         kernel("  %n = arith.index_cast %n_in : i32 to index\n"
+                "  %dv = ktdp.construct_memory_view %x_ptr, sizes: [%n, 64], strides: [64, 1] {memory_space = #ktdp.spyre_memory_space<HBM>} : memref<?x64xf16>\n"
+                "  %dd = ktdp.construct_distributed_memory_view (%dv, %dv : memref<?x64xf16>, memref<?x64xf16>) : memref<?x64xf16>\n",
+                "", ", %n_in: i32"),
+         "line 8: ktdp.construct_distributed_memory_view: dynamic dimension '?' in memref<?x64xf16> (only a memory view's own sizes and strides may be values, given by --arg)",
+         {{"n_in", "4"}}},
         {"DynamicDimensionInATensor",
          kernel("  %w = tensor.empty() : tensor<?x64xf16>\n"),
          "dynamic dimension '?' in type '?x64xf16' is not supported"},
