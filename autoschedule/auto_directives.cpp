@@ -148,6 +148,7 @@ void apply_directives(const std::vector<Directive> &ds, const std::map<std::stri
             break;
         }
         case Directive::PeMatmul: schedule(f, m).pe_matmul(RVar(d.vars.at(0))); break;
+        case Directive::OnPe: schedule(f, m).on_pe(RVar(d.vars.at(0)), d.update); break;
         case Directive::RingShare: schedule(f, m).ring_share(RVar(d.vars.at(0)), d.ints.at(0)); break;
         case Directive::DmaPhases: schedule(f, m).dma_phases(var(0)); break;
         case Directive::RingSplitReduction:

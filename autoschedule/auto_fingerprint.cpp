@@ -14,7 +14,7 @@ namespace {
 
 // The layout of what a stored schedule holds (tuned_schedule.h): a change to it, or to the
 // Directive records, must change every key.
-constexpr const char *kFingerprintVersion = "spyre auto_schedule fingerprint 1";
+constexpr const char *kFingerprintVersion = "spyre auto_schedule fingerprint 2";
 
 // Halide's printer with Funcs, inputs and variables under their canonical names.
 class CanonicalPrinter : public IRPrinter {

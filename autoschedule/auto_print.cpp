@@ -39,6 +39,7 @@ bool is_spyre(Directive::Kind k) {
     case Directive::DeviceRoot:
     case Directive::DeviceLayout:
     case Directive::PeMatmul:
+    case Directive::OnPe:
     case Directive::RingShare:
     case Directive::RingSplitReduction: return true;
     default: return false;
@@ -70,6 +71,9 @@ std::string call(const Directive &d, const std::string &m) {
            << ")";
         break;
     case Directive::PeMatmul: os << "pe_matmul(" << cpp_name(d.vars[0]) << ")"; break;
+    case Directive::OnPe:
+        os << "on_pe(" << cpp_name(d.vars[0]) << (d.update ? ", " + std::to_string(d.update) : "") << ")";
+        break;
     case Directive::RingShare: os << "ring_share(" << cpp_name(d.vars[0]) << ", " << d.ints[0] << ")"; break;
     case Directive::DmaPhases: os << "dma_phases(" << cpp_name(d.vars[0]) << ")"; break;
     case Directive::RingSplitReduction:
@@ -136,7 +140,7 @@ std::string print_cpp(const std::vector<Directive> &ds, const PipelineInfo &info
     };
     for (const Directive &d : ds) {
         bool upd = d.kind == Directive::HUpdateSplit || d.kind == Directive::HUpdateRename ||
-                   d.kind == Directive::HUpdateReorder || d.kind == Directive::PeMatmul || d.kind == Directive::RingShare ||
+                   d.kind == Directive::HUpdateReorder || d.kind == Directive::PeMatmul || d.kind == Directive::OnPe || d.kind == Directive::RingShare ||
                    d.kind == Directive::RingSplitReduction;
         // A loop of another Func's update (a K panel) is an RVar there.
         if (d.kind == Directive::HComputeAtLx || d.kind == Directive::StageInLxAt) {

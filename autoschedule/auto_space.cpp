@@ -10,6 +10,7 @@
 #include "auto_fold.h"
 #include "auto_strips.h"
 #include "device/error.h"
+#include "directives.h"
 #include "matmul_tiles.h"
 #include "spyre_intrinsics.h"
 #include "tile_rows.h"
@@ -743,8 +744,8 @@ std::optional<std::vector<Directive>> matmul_stage_directives(const MmStage &s, 
         if (mode == MmMode::Vector) {
             order = {"ki", an, am, "ko"};
         } else {
-            const std::string pe = std::string("ki") + kPeLoopSuffix;
-            ds.push_back({Directive::HUpdateRename, a, {"ki", pe}, {}, ""});
+            const std::string pe = spyre::pe_loop(RVar("ki")).name();
+            ds.push_back({Directive::OnPe, a, {"ki"}, {}, ""});
             order = {pe, an, am, "ko"};
         }
         if (batched) order.push_back(acc->args[2]);
@@ -756,7 +757,7 @@ std::optional<std::vector<Directive>> matmul_stage_directives(const MmStage &s, 
             // W's panel converted where K streams (ring_share renames that loop), with A's panel
             // copied into LX at the same loop ahead of it, so that the pipeline prefetches both
             // and the ring can share A's (schedules/qlinear.cpp explains the order).
-            const std::string panel = share ? std::string("ko") + kRingShareSuffix + std::to_string(share) : "ko";
+            const std::string panel = share ? spyre::ring_share_loop(RVar("ko"), share).name() : "ko";
             ds.push_back({Directive::HComputeAtLx, cv->name, {panel}, {}, a});
             ds.push_back({Directive::StickVectorize, cv->name, {cv->args[0]}, {cv->type.bytes() / s.w_bytes}, ""});
             if (s.a_input) ds.push_back({Directive::StageInLxAt, s.a_input->name, {panel}, {}, a});

@@ -48,6 +48,7 @@ struct Directive {
         // (the HUpdate* records act on update(`update`), 0 unless set)
         CloneIn,          // func, at_func, vars {alias}: func.clone_in(at_func), named `alias` by the
                           // records after it (a producer that two loops of a stage each compute)
+        OnPe,             // func, vars {rvar}: on_pe(rvar, update), a nest the records after it order
     };
     Kind kind;
     std::string func;

@@ -91,7 +91,7 @@ TunedSchedule decode_tuned_schedule(const std::string &json_text) {
     for (size_t i = 0; i < ds.size(); i++) {
         const std::string where = "directives[" + std::to_string(i) + "]";
         Directive d;
-        d.kind = Directive::Kind(int_of(field(ds[i], "kind", where), where + ".kind", 0, Directive::CloneIn));
+        d.kind = Directive::Kind(int_of(field(ds[i], "kind", where), where + ".kind", 0, Directive::OnPe));
         d.func = text_of(ds[i], "func", where);
         d.at_func = text_of(ds[i], "at_func", where);
         d.update = int(int_of(field(ds[i], "update", where), where + ".update", 0, 1 << 16));

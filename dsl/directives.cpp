@@ -7,10 +7,19 @@
 #include "device/dtype_host.h"
 #include "device/error.h"
 #include "boundary_condition_names.h"
+#include "loop_directives.h"
 #include "spyre_intrinsics.h"
 #include "user_terms.h"
 
 namespace spyre {
+
+namespace {
+// The names pe_matmul / on_pe, ring_share and dma_phases give the loops they mark, for the schedule
+// to place work at; what marks a loop is the directive's record (loop_directives.h), not its name.
+constexpr const char *kPeLoopSuffix = "_pe";
+constexpr const char *kRingShareSuffix = "_share";
+constexpr const char *kDmaPhasesSuffix = "_phased";
+}  // namespace
 
 using namespace Halide;
 
@@ -263,6 +272,7 @@ SpyreSchedule &SpyreSchedule::dma_phases(const Var &v) {
     const Var phased(v.name() + kDmaPhasesSuffix);
     guarded(f_, d, [&] {
         f_.rename(v, phased);
+        record_loop_directive(f_.function(), 0, phased.name(), {LoopRole::DmaPhases});
         // Producers already computed or stored at v follow the loop to its new name.
         std::map<std::string, Internal::Function> env = Internal::find_transitive_calls(f_.function());
         for (auto &kv : env) {
@@ -433,6 +443,11 @@ SpyreSchedule &SpyreSchedule::ring_split_reduction(const RVar &r, int cores, int
             order.insert(order.end() - 1, no);
         }
         partial.update().reorder(order).parallel(u);
+        if (on_pe) {
+            const bool panels = k_panel && k_panel < extent / cores;
+            record_loop_directive(partial.function(), 1, panels ? pe_loop(RVar(r.name() + "_ki")).name() : ri.name(),
+                                  {LoopRole::Pe});
+        }
     });
     return *this;
 }
@@ -450,6 +465,7 @@ SpyreSchedule &SpyreSchedule::pe_matmul(const RVar &k) {
         std::vector<VarOrRVar> order{pe};
         for (const Var &v : f_.args()) order.push_back(v);
         f_.update().rename(k, pe);
+        record_loop_directive(f_.function(), 1, pe.name(), {LoopRole::Pe});
         // Other reduction loops among the matmul's (a K split into panels, split(k, ko, ki, 512)
         // then pe_matmul(ki), leaves ko between ki and the pure loops) move just outside them: the
         // PE array takes one (k, n, m) nest per panel. Any other loop there is left for the
@@ -475,13 +491,30 @@ SpyreSchedule &SpyreSchedule::pe_matmul(const RVar &k) {
     return *this;
 }
 
+SpyreSchedule &SpyreSchedule::on_pe(const RVar &k, int update) {
+    const std::string d = "on_pe(" + user_name(k) + (update ? ", " + std::to_string(update) : "") + ")";
+    if (update < 0 || update >= f_.num_update_definitions())
+        throw_error(subject(f_), ": ", d, ": it has ", f_.num_update_definitions(), " update definitions, no update ",
+                    update, " (f(...) = 0; f(...) += a * b)");
+    guarded(f_, d, [&] {
+        const RVar pe = pe_loop(k);
+        f_.update(update).rename(k, pe);
+        record_loop_directive(f_.function(), update + 1, pe.name(), {LoopRole::Pe});
+    });
+    return *this;
+}
+
 SpyreSchedule &SpyreSchedule::ring_share(const RVar &r, int cores) {
     std::string d = "ring_share(" + user_name(r) + ", " + std::to_string(cores) + ")";
     if (cores < 2 || cores > machine_.cores)
         throw_error(subject(f_), ": ", d, ": a run of sharing cores is 2 to ", machine_.cores, " cores");
     if (f_.num_update_definitions() < 1)
         throw_error(subject(f_), ": ", d, ": needs an update definition whose loop stages the tiles");
-    guarded(f_, d, [&] { f_.update().rename(r, ring_share_loop(r, cores)); });
+    guarded(f_, d, [&] {
+        const RVar shared = ring_share_loop(r, cores);
+        f_.update().rename(r, shared);
+        record_loop_directive(f_.function(), 1, shared.name(), {LoopRole::RingShare, cores});
+    });
     return *this;
 }
 

@@ -79,6 +79,10 @@ public:
     // end, which turns the (m, n, k) nest into MATMUL instructions (fp32 accumulation, K padded to
     // whole sticks by the layouts). Without it the vector unit computes the same update, slower.
     SpyreSchedule &pe_matmul(const Halide::RVar &k);
+    // The same mark without the reordering, for a matmul nest arranged by hand: update `update`'s loop
+    // k is renamed pe_loop(k) and given to the PE array; the schedule then orders the nest itself
+    // (reorder(pe_loop(k), n, m)). A loop only named pe_loop(k), by Halide's rename, is not marked.
+    SpyreSchedule &on_pe(const Halide::RVar &k, int update = 0);
 
     // Ring share: the tiles staged (double-buffered) at f's update loop r, e.g. the K-panel loop of a
     // matmul, are shared by each run of `cores` consecutive cores. Every staged operand whose tile is
@@ -119,9 +123,9 @@ private:
 inline SpyreSchedule schedule(Halide::Func f, const MachineDesc &machine = {}) { return SpyreSchedule(f, machine); }
 
 // The names the directives give loops, for a schedule that places work at them (reorder,
-// compute_at) or arranges a matmul nest by hand: pe_matmul(k) renames k to pe_loop(k), the loop the
-// PE array runs; ring_share(r, cores) renames r to ring_share_loop(r, cores). Use these rather than
-// spelling the back end's marks.
+// compute_at) or orders a matmul nest by hand: pe_matmul(k) and on_pe(k) rename k to pe_loop(k), the
+// loop the PE array runs; ring_share(r, cores) renames r to ring_share_loop(r, cores). The names
+// mark nothing: the directives record each loop's role (backend/compiler/loop_directives.h).
 // Unrolls the RVars of update `update` of f that offset a read along x's stick dimension
 // (acc(x) += in(x + r - 1), a stencil's taps), and with them the stencil's other RVars (its rows)
 // while all its taps are at most 64: each tap then reads at a constant shift (one VSHIFT) from a

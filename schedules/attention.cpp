@@ -61,8 +61,8 @@ void schedule_attention(AttentionKernel &a, const std::string &name, const Machi
         return;
     }
     auto pe = [&](Func f, const RDom &r, const Var &n, const Var &row) {
-        RVar k = pe_loop(r.x);
-        f.update().rename(r.x, k).reorder(k, n, row);
+        schedule(f, m).on_pe(r.x);
+        f.update().reorder(pe_loop(r.x), n, row);
     };
     // Query tiles of up to 64 rows, fewer when a tile's scores over the whole sequence (fp32 scores
     // and exponentials, fp16 probabilities, their staged copies and temporaries) would not fit LX.

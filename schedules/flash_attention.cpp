@@ -215,9 +215,10 @@ void schedule_flash_attention(FlashAttentionKernel &a, const std::string &name, 
         for (Func g : {f.tile_max, f.tile_sum}) g.compute_at(at).store_in(MemoryType::VTCM);
         f.pv.compute_at(at).store_in(MemoryType::VTCM);
         f.pv.vectorize(a.d, lanes32, TailStrategy::RoundUp);
-        RVar kd = pe_loop(a.rd.x), kt = pe_loop(a.rt.x);
-        scores.update().rename(a.rd.x, kd).reorder(kd, a.t, a.qi);
-        f.pv.update().rename(a.rt.x, kt).reorder(kt, a.d, a.qi);
+        schedule(scores, m).on_pe(a.rd.x);
+        schedule(f.pv, m).on_pe(a.rt.x);
+        scores.update().reorder(pe_loop(a.rd.x), a.t, a.qi);
+        f.pv.update().reorder(pe_loop(a.rt.x), a.d, a.qi);
     };
     // Causal: the diagonal tile's scores are a copy of the Func of their own (cloned before either
     // is scheduled), computed at the second update's loop.

@@ -108,7 +108,9 @@ std::string schedule_matmul_stage(const MatmulStage &s, const std::string &mode,
             RVar pe = pe_loop(ki);
             order = {pe, n, m, ko};
             if (s.b) order.push_back(*s.b);
-            acc.update().split(s.k.x, ko, ki, t.k).rename(ki, pe).reorder(order);
+            acc.update().split(s.k.x, ko, ki, t.k);
+            spyre::schedule(acc, machine).on_pe(ki);
+            acc.update().reorder(order);
             if (ring) {
                 spyre::schedule(acc, machine).ring_share(ko, share);
                 k_panel = ring_share_loop(ko, share).name();

@@ -76,8 +76,8 @@ void schedule_mlp(MlpKernel &k, const std::string &name, int cores, const Machin
     }
     const int lanes = int(machine.stick_bytes / 2);
     auto pe = [&](Func f, const RDom &r) {
-        RVar kk = pe_loop(r.x);
-        f.update().rename(r.x, kk).reorder(kk, n, m);
+        schedule(f, machine).on_pe(r.x);
+        f.update().reorder(pe_loop(r.x), n, m);
     };
     // Rows split over at most `cores` cores (unevenly when they do not divide); the row tile divides
     // every core's share and fits the hidden and model widths of a row in LX.

@@ -238,8 +238,11 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
         for (size_t i = 0; i < outputs.size(); i++)
             prove_bounds(outputs[i].function(), input_shapes, (i == 0 ? sig.output : sig.more_outputs[i - 1]).shape);
     });
-    Stmt captured = with_halide_errors(sig.kernel_name, "lowering the schedule",
-                                       [&] { return lower_halide(p, all, sig.kernel_name, spyre_lowering_target()); });
+    std::map<std::string, Function> lowered;
+    Stmt captured = with_halide_errors(sig.kernel_name, "lowering the schedule", [&] {
+        return lower_halide(p, all, sig.kernel_name, spyre_lowering_target(), &lowered);
+    });
+    plan.loops = LoopDirectives::of(lowered);
     if (!captured.defined()) throw_internal("kernel ", sig.kernel_name, ": internal: lowering produced no statement");
     // After lowering, which locks the loop levels it reads.
     for (const Func &f : outputs)

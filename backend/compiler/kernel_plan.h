@@ -12,6 +12,7 @@
 #include "device/dtype.h"
 #include "device/layout.h"
 #include "device/machine_desc.h"
+#include "loop_directives.h"
 
 namespace spyre {
 
@@ -70,6 +71,10 @@ struct KernelPlan {
     // Loads outside any pipeline that are shared the same way: the DMA statement's node -> the run
     // length G (set by plan_ring_shares when the marked loop is not double-buffered).
     std::map<const void *, int> ring_shared_loads;
+
+    // The loops the schedule's directives gave a role (PE, ring share, DMA phases; set by
+    // capture_stmt from the Funcs' records, loop_directives.h), by their names in the statement.
+    LoopDirectives loops;
 
     // Funcs with an update definition and no compute level of their own (set by capture_stmt):
     // Halide computes each inside the innermost loop of its consumer, once per element read.

@@ -96,7 +96,8 @@ bool any_in_registers(const std::map<std::string, Function> &env) {
 }
 
 // The passes, in Halide 14's order (src/Lower.cpp, lower_impl), on a deep copy of the pipeline.
-Stmt run_passes(const std::vector<Function> &output_funcs, const std::string &name, const Target &t) {
+Stmt run_passes(const std::vector<Function> &output_funcs, const std::string &name, const Target &t,
+                std::map<std::string, Function> *lowered) {
     auto [outputs, env] = deep_copy(output_funcs, build_environment(output_funcs));
     strictify_float(env, t);
     // An update left as Halide's default beside a scheduled pure definition is what Spyre schedules
@@ -109,6 +110,7 @@ Stmt run_passes(const std::vector<Function> &output_funcs, const std::string &na
     for (const Function &f : outputs) Func(f).compute_root().store_root();
     for (auto &kv : env) kv.second.lock_loop_levels();
     env = wrap_func_calls(env);
+    if (lowered) *lowered = env;
     auto [order, fused_groups] = realization_order(outputs, env);
     simplify_specializations(env);
 
@@ -184,7 +186,7 @@ Target spyre_lowering_target() {
 }
 
 Stmt lower_halide(const Pipeline &pipeline, const std::vector<Argument> &args, const std::string &name,
-                  const Target &target) {
+                  const Target &target, std::map<std::string, Function> *lowered) {
     std::vector<Function> outputs;
     for (const Func &f : pipeline.outputs()) {
         if (!f.function().has_pure_definition() && !f.function().has_extern_definition())
@@ -192,7 +194,7 @@ Stmt lower_halide(const Pipeline &pipeline, const std::vector<Argument> &args, c
         outputs.push_back(f.function());
     }
     Stmt s;
-    run_with_large_stack([&] { s = run_passes(outputs, name, target); });
+    run_with_large_stack([&] { s = run_passes(outputs, name, target, lowered); });
     // compile_to_module refuses a Stmt that reads a parameter it was not given; so do we.
     std::set<std::string> given;
     for (const Argument &a : args) given.insert(a.name);

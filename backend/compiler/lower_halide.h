@@ -28,8 +28,10 @@ Halide::Target spyre_lowering_target();
 
 // Lowers `pipeline` for `target`; `args` are every input (buffers, and scalar Params the schedule
 // uses). Throws Halide's CompileError or InternalError as compile_to_module would, and
-// spyre::Error when the pipeline reads a parameter that is not in `args`.
+// spyre::Error when the pipeline reads a parameter that is not in `args`. With `lowered`, also
+// gives every Function the statement was lowered from (the pipeline's copy, wrappers included).
 Halide::Internal::Stmt lower_halide(const Halide::Pipeline &pipeline, const std::vector<Halide::Argument> &args,
-                                    const std::string &name, const Halide::Target &target);
+                                    const std::string &name, const Halide::Target &target,
+                                    std::map<std::string, Halide::Internal::Function> *lowered = nullptr);
 
 }  // namespace spyre

@@ -224,8 +224,8 @@ private:
         s.accept(&c);
         return c.n;
     }
-    static bool marked(const std::string &loop) {
-        return ends_with(loop, kDmaPhasesSuffix) || ring_share_group(loop) > 0;
+    bool marked(const std::string &loop) const {
+        return plan.loops.dma_phases(loop) || plan.loops.ring_share_group(loop) > 0;
     }
     bool extended_;
     int depth_ = 0;  // pipelined loops around

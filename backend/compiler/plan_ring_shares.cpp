@@ -1,7 +1,5 @@
 #include "plan_ring_shares.h"
 
-#include <cctype>
-#include <cstring>
 
 #include "device/error.h"
 #include "map_cores.h"
@@ -12,16 +10,6 @@ namespace spyre {
 
 using namespace Halide;
 using namespace Halide::Internal;
-
-int ring_share_group(const std::string &loop_name) {
-    size_t at = loop_name.rfind(kRingShareSuffix);
-    if (at == std::string::npos) return 0;
-    std::string digits = loop_name.substr(at + std::strlen(kRingShareSuffix));
-    if (digits.empty() || digits.size() > 4) return 0;
-    for (char c : digits)
-        if (!std::isdigit(static_cast<unsigned char>(c))) return 0;
-    return std::stoi(digits);
-}
 
 namespace {
 
@@ -57,7 +45,7 @@ public:
     void visit(const For *op) override {
         const bool pipelined = plan.pipelines.count(op) != 0;
         if (pipelined) enclosing_.push_back(op);
-        int g = ring_share_group(op->name);
+        int g = plan.loops.ring_share_group(op->name);
         if (g != 0) mark(op, g);
         loops_.push_back(op);
         IRVisitor::visit(op);

@@ -1,5 +1,5 @@
-// Ring sharing of operand tiles: a pipelined loop whose name carries the ring-share marker
-// (kRingShareSuffix + G, from the ring_share directive) has its staged loads shared by each run of
+// Ring sharing of operand tiles: a pipelined loop that the ring_share directive gave a run of G
+// cores (KernelPlan::loops) has its staged loads shared by each run of
 // G consecutive cores. A load whose device-memory tile is the same on every core of a run is read
 // by the run's first core only; it forwards the tile to the next core over the ring, which forwards
 // it on, so the run's G-1 other cores receive instead of reading device memory. Loads that differ
@@ -17,8 +17,5 @@
 namespace spyre {
 
 void plan_ring_shares(const Halide::Internal::Stmt &s, KernelPlan &plan);
-
-// G from a loop name carrying the marker (0 when it has none).
-int ring_share_group(const std::string &loop_name);
 
 }  // namespace spyre

@@ -12,12 +12,10 @@ using namespace Halide::Internal;
 
 namespace {
 
-bool ends_with(const std::string &s, const std::string &suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // Buffers a statement loads from and stores to.
 struct Touched : public IRVisitor {
+    explicit Touched(const LoopDirectives &l) : loops(l) {}
+    const LoopDirectives &loops;
     std::set<std::string> loads, stores;
     bool pe = false;   // holds a PE-array matmul loop
     bool dma = false;  // moves device memory
@@ -35,7 +33,7 @@ struct Touched : public IRVisitor {
         IRVisitor::visit(op);
     }
     void visit(const For *op) override {
-        pe |= ends_with(op->name, kPeLoopSuffix);
+        pe |= loops.pe(op->name);
         IRVisitor::visit(op);
     }
 };
@@ -99,7 +97,7 @@ public:
         // The body: the buffer's producer (a matmul on the PE array writing only it), then the rest.
         const Block *seq = alloc->body.as<Block>();
         const ProducerConsumer *prod = seq ? seq->first.as<ProducerConsumer>() : nullptr;
-        Touched p, r;
+        Touched p(plan_.loops), r(plan_.loops);
         if (prod) {
             prod->accept(&p);
             seq->rest.accept(&r);

@@ -87,7 +87,7 @@ void Selector::emit_for(const For *op) {
     // dma_phases on a loop that is not double-buffered: each iteration waits for its DMA and meets
     // the other cores at a barrier.
     // (Every core must meet its barriers as often as the others: check_barriers.h, on the program.)
-    const bool phased = ends_with(op->name, kDmaPhasesSuffix);
+    const bool phased = plan_.loops.dma_phases(op->name);
     std::vector<Loop> loops;
     Stmt cur = Stmt(op);
     while (const For *f = cur.as<For>()) {
@@ -182,7 +182,7 @@ void Selector::emit_dynamic_for(const For *op) {
                     op->extent, ") with no constant bound over the loops around it");
     // dma_phases is the schedule's: a loop whose count differs from core to core (the tiles of an
     // uneven core share, 7 rows on 2 cores in tiles of 2) cannot keep its phases' barriers in step.
-    if (ends_with(op->name, kDmaPhasesSuffix))
+    if (plan_.loops.dma_phases(op->name))
         throw_error("kernel ", plan_.kernel_name, ": dma_phases: ", op->name,
                     " runs a number of times that differs from core to core or from one iteration of the loops "
                     "around it to the next, and every core must meet the same phase barriers; split the rows "

@@ -50,10 +50,10 @@ bool Selector::defer_zero_fill(const Stmt &fill, const Stmt &next) {
     // ... and the next statement is a matmul nest (m, n, k_pe at most, nothing outside them) that
     // writes all of it, one MATMUL over the whole reduction.
     const Store *ms = loop_chain(first_statement(next), ml);
-    if (!ms || ms->name != fs->name || ml.empty() || ml.size() > 3 || !ends_with(ml.back()->name, kPeLoopSuffix))
+    if (!ms || ms->name != fs->name || ml.empty() || ml.size() > 3 || !plan_.loops.pe(ml.back()->name))
         return false;
     for (const For *f : ml)
-        if (plan_.pipelines.count(f) || ends_with(f->name, kDmaPhasesSuffix)) return false;
+        if (plan_.pipelines.count(f) || plan_.loops.dma_phases(f->name)) return false;
     // Constant extents throughout (emit_for collects the whole nest) and m x n covering it.
     if (const_extent_product(ml, ml.size()) < 0 || const_extent_product(ml, ml.size() - 1) != elems) return false;
     st_.deferred_fill_stmt = fill;

@@ -66,7 +66,7 @@ void Selector::emit_pipeline(const For *op, int64_t n) {
     // dma_phases: the stores of an iteration wait until every core's loads are done and the next
     // loads until every core's stores are, so device memory never mixes reads and writes; the
     // loads still overlap the compute.
-    const bool phased = ends_with(op->name, kDmaPhasesSuffix);
+    const bool phased = plan_.loops.dma_phases(op->name);
     // Tags by iteration parity. A pipeline inside another (plan_pipelines: under one that only
     // loads) takes load tags of its own; the stores' are free there.
     const int depth = pipe_depth_;

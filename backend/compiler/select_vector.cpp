@@ -763,7 +763,7 @@ void Selector::emit_nest(const std::vector<Loop> &loops, const Store *st) {
                     "what it splits (a vectorize wider than the elements a core or a tile has), and the vector "
                     "unit writes whole sticks; vectorize by a divisor of that extent, or stick_vectorize a "
                     "dimension whose whole rows each core holds");
-    if (!loops.empty() && ends_with(loops.back().name, kPeLoopSuffix)) return emit_matmul(loops, st);
+    if (!loops.empty() && plan_.loops.pe(loops.back().name)) return emit_matmul(loops, st);
     if (st->index.type().is_vector()) return emit_vector_store(loops, st);
     // A reduction needs a reduction loop: an innermost loop the destination does not move with.
     bool has_reduction_loop = false;

@@ -33,15 +33,6 @@ std::optional<DmaCall> as_dma(const Halide::Internal::Stmt &s);
 
 bool is_barrier(const Halide::Internal::Stmt &s);
 
-// Loop-name marker: a reduction loop whose name ends with this was given to the PE array by the
-// pe_matmul directive; instruction selection turns its nest into MATMUL.
-constexpr const char *kPeLoopSuffix = "_pe";
-// Loop-name marker: a loop whose name ends with this and a number G had the ring_share directive;
-// plan_ring_shares shares its staged loads over runs of G consecutive cores.
-constexpr const char *kRingShareSuffix = "_share";
-// Loop-name marker: a loop whose name ends with this had the dma_phases directive; its iterations
-// are not double-buffered and end with a wait for their DMA and a barrier of all cores.
-constexpr const char *kDmaPhasesSuffix = "_phased";
 // Loop-name suffix of the vector lanes stick_vectorize splits from x (x_lanes): a name the user's
 // errors can show ("loop x of out (its vector lanes)"), where Halide's vectorize(x, n) makes v<n>.
 constexpr const char *kLanesSuffix = "_lanes";

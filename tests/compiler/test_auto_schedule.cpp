@@ -1158,11 +1158,14 @@ TEST(AutoSchedulePrint, MatmulStagesPrintHalideCallsOnTheUpdate) {
     ASSERT_TRUE(info.find(an)->matmul.has_value());
     EXPECT_TRUE(info.find(an)->matmul->stage_form);
     std::vector<Directive> ds{{Directive::HUpdateSplit, an, {kx, "ko", "ki"}, {64}, ""},
-                              {Directive::HUpdateRename, an, {"ki", "ki_pe"}, {}, ""},
+                              {Directive::OnPe, an, {"ki"}, {}, ""},
+                              {Directive::HUpdateReorder, an, {"ki_pe", "n", "m", "ko"}, {}, ""},
                               {Directive::RingShare, an, {"ko"}, {4}, ""}};
     std::string cpp = print_cpp(ds, info);
-    EXPECT_NE(cpp.find("Halide::RVar ko(\"ko\"), ki(\"ki\"), ki_pe(\"ki_pe\");"), std::string::npos) << cpp;
-    EXPECT_NE(cpp.find("acc.update().split(k.x, ko, ki, 64).rename(ki, ki_pe);"), std::string::npos) << cpp;
+    EXPECT_NE(cpp.find("acc.update().split(k.x, ko, ki, 64);"), std::string::npos) << cpp;
+    // The PE loop is marked by the directive that names it, then ordered by Halide's reorder.
+    EXPECT_NE(cpp.find("spyre::schedule(acc, machine).on_pe(ki);"), std::string::npos) << cpp;
+    EXPECT_NE(cpp.find("acc.update().reorder(ki_pe, n, m, ko);"), std::string::npos) << cpp;
     // The pipeline has a Var m, so the machine is passed as `machine`, and a comment says so.
     EXPECT_NE(cpp.find("spyre::schedule(acc, machine).ring_share(ko, 4);"), std::string::npos) << cpp;
     EXPECT_NE(cpp.find("// machine: the spyre::MachineDesc (m is a name of the pipeline)"), std::string::npos) << cpp;

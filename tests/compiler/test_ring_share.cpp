@@ -105,14 +105,6 @@ INSTANTIATE_TEST_SUITE_P(
                       RingShareCase{"w_over_8_batches", 8, 64, 1024, 512, 8, 160 * 1024}),
     [](const ::testing::TestParamInfo<RingShareCase> &info) { return info.param.name; });
 
-TEST(RingShareErrors, MarkerParsing) {
-    EXPECT_EQ(ring_share_group("acc.s1.k$x.ko_share4"), 4);
-    EXPECT_EQ(ring_share_group("acc.s1.k$x.ko_share32"), 32);
-    EXPECT_EQ(ring_share_group("acc.s1.k$x.ko"), 0);
-    EXPECT_EQ(ring_share_group("acc.s1.k$x.ko_sharex"), 0);
-    EXPECT_EQ(ring_share_group("acc.s1.k$x.ko_share"), 0);
-}
-
 TEST(RingShareErrors, TheDirectiveNeedsARunOfTwoOrMoreCores) {
     MatmulKernel k = make_bmm(1, 64, 256, 256);
     RVar ko("ko");
