@@ -582,15 +582,18 @@ SearchResult search(const Func &output, const std::vector<ImageParam> &inputs, c
     if (ok.empty()) {
         // Say why the favourite failed: time it again here, where its error can be read.
         std::string why = "no candidate was timed within the time budget";
+        ErrorKind kind = ErrorKind::Refused;  // the favourite's, when it failed with a bug
         if (!res.timed.empty()) {
             try {
                 time_program(within_cores(cs[order[0]], lower_candidate(output, inputs, cs[order[0]], opt, nullptr)), opt,
                              int64_t(1) << 20, false, 0);
             } catch (const std::exception &e) {
                 why = e.what();
+                if (const Error *err = dynamic_cast<const Error *>(&e); err && err->kind() == ErrorKind::Internal)
+                    kind = ErrorKind::Internal;
             }
         }
-        throw_error("auto_schedule: kernel ", opt.kernel_name, ": none of the ", res.timed.size(),
+        throw_error_of(kind, "auto_schedule: kernel ", opt.kernel_name, ": none of the ", res.timed.size(),
                     " candidates timed compiles for this machine; the pre-filter's favourite (",
                     cs[order[0]].summary(), ") failed with: ", why);
     }

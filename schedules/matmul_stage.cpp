@@ -65,6 +65,7 @@ std::string schedule_matmul_stage(const MatmulStage &s, const std::string &mode,
             try {
                 c = choose_matmul_tiles(what, mc, nc, s.inner, g.cores, machine, a_share, w_share, accs, s.w_bytes);
             } catch (const Error &e) {  // no tile of this grid fits LX; another grid's may
+                if (e.kind() == ErrorKind::Internal) throw;
                 if (first_error.empty()) first_error = e.what();
                 return;
             }

@@ -11,7 +11,7 @@ void throw_halide_error(const std::string &kernel, const std::string &during, co
     std::string what = e.what();
     while (!what.empty() && std::isspace((unsigned char)what.back())) what.pop_back();
     if (dynamic_cast<const Halide::InternalError *>(&e))
-        throw_error("kernel ", kernel, ": internal compiler error while ", during,
+        throw_internal("kernel ", kernel, ": internal compiler error while ", during,
                     " (Halide failed on this schedule; please report it with the pipeline and its schedule): ", what);
     const std::string prefix = "Error: ";
     if (what.compare(0, prefix.size(), prefix) == 0) what = what.substr(prefix.size());

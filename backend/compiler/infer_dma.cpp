@@ -160,6 +160,7 @@ struct Level {
     std::string why;
     std::string box_why;  // why a written buffer could not be staged as a box (box_footprint)
     bool transpose_hint = false;  // why says how to reorder a transposed read's loops
+    bool internal = false;        // why is a broken invariant of the compiler, not the schedule's
     std::vector<Footprint> groups;
     int64_t bytes = 0;
 };
@@ -294,7 +295,7 @@ private:
                 const std::string &func, bool must) {
 
         std::string last_why, box_why;
-        bool transpose_hint = false;
+        bool transpose_hint = false, last_internal = false;
         int chosen = -1, fallback = -1;
         // Half of what is free (the other half for the next iteration's copy), within the budget.
         const int64_t budget = std::min(budget_, (plan_.machine.lx_usable_bytes - live_) / 2);
@@ -310,7 +311,8 @@ private:
             }
             if (!levels[l].ok) {
                 // The transpose hint says what to change; a deeper level's stick error would not.
-                if (!transpose_hint) last_why = levels[l].why, transpose_hint = levels[l].transpose_hint;
+                if (!transpose_hint)
+                    last_why = levels[l].why, transpose_hint = levels[l].transpose_hint, last_internal = levels[l].internal;
                 continue;
             }
             if (levels[l].bytes <= budget) {
@@ -326,7 +328,8 @@ private:
             const std::string name = plan_.has(func) ? plan_.buffer(func).func : func;
             // A buffer written through several shapes that could have been one box says why it
             // was not (the per-shape footprints' error would blame a stick boundary).
-            throw_error("Func ", name, ": ", box_why.empty() ? last_why : box_why, inline_reduction_hint(name));
+            throw_error_of(box_why.empty() && last_internal ? ErrorKind::Internal : ErrorKind::Refused, "Func ", name,
+                           ": ", box_why.empty() ? last_why : box_why, inline_reduction_hint(name));
         }
         return stage(fors, size_t(chosen), levels[chosen], leaf, func);
     }
@@ -364,6 +367,7 @@ private:
         leaf.accept(&il);
         if (!il.ok) {
             lv.why = "internal: staging body with allocations or conditions";
+            lv.internal = true;
             return lv;
         }
         CollectAccesses acc(plan_);
@@ -577,6 +581,7 @@ private:
             // Halide allows no update to read its own Func shifted along a vectorized pure variable.
             if (g.store && (g.front || g.back)) {
                 lv.why = "internal: " + g.buf + " is read shifted and written in one loop nest";
+                lv.internal = true;
                 return lv;
             }
             if (g.store || row == 0) continue;

@@ -1222,7 +1222,7 @@ void Importer::check_back_edge(const Op &op, size_t loop_pc, const std::vector<V
     for (const LoopHeadWrite &w : loop_head_writes(b_.code(), loop_pc)) {
         if (carried_regs.count(w.reg)) continue;
         auto h = holders.find(w.reg);
-        throw_error("line ", op.line, ": scf.for: internal error: register r", w.reg, " (",
+        throw_internal("line ", op.line, ": scf.for: internal error: register r", w.reg, " (",
                     h == holders.end() ? std::string("no value") : h->second,
                     " on entry) is read in every iteration, but instruction ", w.pc, " (",
                     op_info(b_.code()[w.pc].op).name, ") inside the loop overwrites it");

@@ -122,5 +122,21 @@ TEST(HalideErrors, InternalErrorsAreInternalCompilerErrors) {
                    "not defined");
 }
 
+// The kind is chosen where Halide's error is caught: a caller that retries or skips refusals (the
+// back end's retries, the autoscheduler's candidates) lets a Halide bug out instead.
+TEST(HalideErrors, HalidesInternalErrorIsOfKindInternalAndItsCompileErrorRefused) {
+    auto kind_of = [](auto thrown) {
+        try {
+            with_halide_errors("k", "lowering the schedule", [&]() -> int { throw thrown; });
+        } catch (const Error &e) {
+            return e.kind();
+        }
+        ADD_FAILURE() << "nothing thrown";
+        return ErrorKind::Refused;
+    };
+    EXPECT_EQ(kind_of(Halide::InternalError("Internal Error at Simplify_Let.cpp:68")), ErrorKind::Internal);
+    EXPECT_EQ(kind_of(Halide::CompileError("Error: Func f$12 is not defined\n")), ErrorKind::Refused);
+}
+
 }  // namespace
 }  // namespace spyre::testing

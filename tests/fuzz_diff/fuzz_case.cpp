@@ -41,23 +41,19 @@ std::mt19937 stream(uint32_t seed, int index, uint32_t which) {
     return std::mt19937(seq);
 }
 
-bool says_internal(const std::string &msg) {
-    std::string m = msg;
-    std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    return m.find("internal") != std::string::npos;
-}
-
 // Runs `step`, turning what it throws into a verdict: a spyre::Error or Halide's error about the
-// user's schedule is a refusal unless it says "internal"; Halide's internal errors and anything
+// user's schedule is a refusal unless its kind is Internal; Halide's internal errors and anything
 // else thrown are internal errors. A refusal that names what the user never wrote (r.cpp, the
 // pipeline and its schedule so far, declares the names they did) is a leaked name.
 template <typename F>
 bool guarded(CaseResult &r, const std::string &what, F &&step) {
+    bool internal = false;  // the error's kind, chosen where it was thrown
     try {
         step();
         return true;
     } catch (const Error &e) {
         r.message = e.what();
+        internal = e.kind() == ErrorKind::Internal;
     } catch (const Halide::CompileError &e) {
         r.message = std::string("Halide: ") + e.what();
     } catch (const Halide::InternalError &e) {
@@ -69,7 +65,7 @@ bool guarded(CaseResult &r, const std::string &what, F &&step) {
         r.verdict = Verdict::Internal;
         return false;
     }
-    r.verdict = says_internal(r.message) ? Verdict::Internal : Verdict::Refused;
+    r.verdict = internal ? Verdict::Internal : Verdict::Refused;
     // An error must speak in the names the user wrote (docs/directives.md, "Compile-time errors").
     if (std::string g = leaked_name(r.message, declared_names(r.cpp)); r.verdict == Verdict::Refused && !g.empty()) {
         r.message = "the error names '" + g + "', which the user never wrote: " + r.message;
@@ -201,7 +197,7 @@ CaseResult run_steps(uint32_t seed, int index, const std::function<void(const Ca
     try {
         run = run_on_spyre(program, inputs);
     } catch (const Error &e) {  // a program the compiler accepted must run
-        r.verdict = says_internal(e.what()) ? Verdict::Internal : Verdict::Mismatch;
+        r.verdict = e.kind() == ErrorKind::Internal ? Verdict::Internal : Verdict::Mismatch;
         r.message = std::string("the compiled program fails on the simulator: ") + e.what();
         return r;
     }
