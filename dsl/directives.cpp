@@ -7,7 +7,7 @@
 #include "device/dtype_host.h"
 #include "device/error.h"
 #include "boundary_condition_names.h"
-#include "loop_directives.h"
+#include "schedule_record.h"
 #include "spyre_intrinsics.h"
 #include "user_terms.h"
 
@@ -15,7 +15,7 @@ namespace spyre {
 
 namespace {
 // The names pe_matmul / on_pe, ring_share and dma_phases give the loops they mark, for the schedule
-// to place work at; what marks a loop is the directive's record (loop_directives.h), not its name.
+// to place work at; what marks a loop is the directive's record (schedule_record.h), not its name.
 constexpr const char *kPeLoopSuffix = "_pe";
 constexpr const char *kRingShareSuffix = "_share";
 constexpr const char *kDmaPhasesSuffix = "_phased";
@@ -347,8 +347,8 @@ SpyreSchedule &SpyreSchedule::device_layout(const std::vector<Var> &order, const
     if (in_lx && stick_count_outside.name() != order[0].name())
         throw_error(subject(f_), ": ", call, ": it is kept in LX, where the stick count stays innermost; "
                     "the stick count's place is for a Func in device memory (device_root)");
-    // Carried to the back end on the Func itself; a trace tag changes nothing else (no tracing).
-    f_.add_trace_tag(std::string(kStickCountTag) + stick_count_outside.name());
+    // Carried to the back end on the Func itself (schedule_record.h).
+    record_stick_count_outside(f_.function(), stick_count_outside.name());
     return *this;
 }
 

@@ -125,7 +125,7 @@ inline SpyreSchedule schedule(Halide::Func f, const MachineDesc &machine = {}) {
 // The names the directives give loops, for a schedule that places work at them (reorder,
 // compute_at) or orders a matmul nest by hand: pe_matmul(k) and on_pe(k) rename k to pe_loop(k), the
 // loop the PE array runs; ring_share(r, cores) renames r to ring_share_loop(r, cores). The names
-// mark nothing: the directives record each loop's role (backend/compiler/loop_directives.h).
+// mark nothing: the directives record each loop's role (backend/compiler/schedule_record.h).
 // Unrolls the RVars of update `update` of f that offset a read along x's stick dimension
 // (acc(x) += in(x + r - 1), a stencil's taps), and with them the stencil's other RVars (its rows)
 // while all its taps are at most 64: each tap then reads at a constant shift (one VSHIFT) from a

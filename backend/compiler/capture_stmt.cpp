@@ -179,13 +179,11 @@ void check_output_extents(const Function &out, const std::set<std::string> &outp
     }
 }
 
-// Where a device_layout put the Func's stick count (its trace tag, directives.h): outside = 0, the
+// Where a device_layout put the Func's stick count (its record, schedule_record.h): outside = 0, the
 // default (innermost), when it has none.
-KernelPlan::StickCountPlace stick_count_tag(const Function &g) {
+KernelPlan::StickCountPlace stick_count_place(const Function &g) {
     KernelPlan::StickCountPlace place;
-    std::string var;
-    for (const std::string &t : g.get_trace_tags())
-        if (t.rfind(kStickCountTag, 0) == 0) var = t.substr(std::string(kStickCountTag).size());
+    const std::string var = stick_count_outside(g);
     if (var.empty()) return place;
     const std::vector<StorageDim> &dims = g.schedule().storage_dims();
     const std::vector<std::string> args = g.args();
@@ -248,7 +246,7 @@ Stmt capture_stmt(Pipeline p, const std::vector<Argument> &args, const KernelSig
     for (const Func &f : outputs)
         for (const auto &kv : find_transitive_calls(f.function())) {
             const Function &g = kv.second;
-            if (KernelPlan::StickCountPlace at = stick_count_tag(g); at.outside > 0) plan.stick_count_outside[g.name()] = at;
+            if (KernelPlan::StickCountPlace at = stick_count_place(g); at.outside > 0) plan.stick_count_outside[g.name()] = at;
             if (!output_names.count(g.name()) && g.has_update_definition() && g.schedule().compute_level().is_inlined())
                 plan.per_element_updates.insert(g.name());
         }

@@ -12,7 +12,7 @@
 #include "device/dtype.h"
 #include "device/layout.h"
 #include "device/machine_desc.h"
-#include "loop_directives.h"
+#include "schedule_record.h"
 
 namespace spyre {
 
@@ -73,7 +73,7 @@ struct KernelPlan {
     std::map<const void *, int> ring_shared_loads;
 
     // The loops the schedule's directives gave a role (PE, ring share, DMA phases; set by
-    // capture_stmt from the Funcs' records, loop_directives.h), by their names in the statement.
+    // capture_stmt from the Funcs' records, schedule_record.h), by their names in the statement.
     LoopDirectives loops;
 
     // Funcs with an update definition and no compute level of their own (set by capture_stmt):

@@ -36,9 +36,6 @@ bool is_barrier(const Halide::Internal::Stmt &s);
 // Loop-name suffix of the vector lanes stick_vectorize splits from x (x_lanes): a name the user's
 // errors can show ("loop x of out (its vector lanes)"), where Halide's vectorize(x, n) makes v<n>.
 constexpr const char *kLanesSuffix = "_lanes";
-// Trace-tag prefix: device_layout(order, stick_count_outside) tags the Func with this and the name of
-// the dimension its stick count goes just outside of (capture_stmt reads it).
-constexpr const char *kStickCountTag = "spyre.stick_count_outside=";
 
 // An all-core ring reduction of one LX slice per core (op: 0 sum, 1 max, 2 min), in place: after
 // it every core's slice holds the combination of all cores' slices.

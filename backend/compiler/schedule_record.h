@@ -1,11 +1,11 @@
-// The loop directives of a schedule as a typed record: which loop of a Func's definition the PE
-// array runs (pe_matmul, on_pe, ring_split_reduction on the PE), which loop shares its staged
-// loads over the ring (ring_share) and which runs in DMA phases (dma_phases). The directive that
-// makes such a loop records it on the Func; capture_stmt collects the records of every Func it
-// lowers into KernelPlan::loops, keyed by the loop's name in the lowered statement; the passes
-// ask that record, never what a loop is called.
+// What the Spyre directives record on a Func for the back end, typed: the role a directive gave
+// one of its loops (the PE array's loop: pe_matmul, on_pe, ring_split_reduction on the PE; a ring
+// share and its run of cores: ring_share; DMA phases: dma_phases), and where device_layout put its
+// stick count. The directive records it on the Func; capture_stmt collects the records of every
+// Func it lowers (KernelPlan::loops by the loop's name in the lowered statement, and
+// KernelPlan::stick_count_outside); the passes ask those, never what a loop is called.
 //
-// A Halide Function has no field of ours, so the record rides in its trace tags: Halide copies
+// A Halide Function has no field of ours, so the records ride in its trace tags: Halide copies
 // them with the Func (deep copies, clone_in) and reads them only when tracing, which Spyre
 // kernels never do. This file alone writes and reads them.
 #pragma once
@@ -31,6 +31,11 @@ struct LoopDirective {
 // name: the record keeps the name Halide's dims hold then ("k$x.ki_pe"). Throws spyre::Error
 // (internal) when the stage has no such loop.
 void record_loop_directive(const Halide::Internal::Function &f, int stage, const std::string &var, LoopDirective d);
+
+// Records on f that device_layout put its stick count just outside its dimension `var`.
+void record_stick_count_outside(const Halide::Internal::Function &f, const std::string &var);
+// That dimension's name, empty when f has no such record (the stick count innermost).
+std::string stick_count_outside(const Halide::Internal::Function &f);
 
 // The recorded loops of a lowered pipeline, by the name Halide gives each loop ("acc.s1.k$x.ki_pe").
 class LoopDirectives {

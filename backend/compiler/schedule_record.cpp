@@ -1,4 +1,4 @@
-#include "loop_directives.h"
+#include "schedule_record.h"
 
 #include <cstdlib>
 
@@ -12,6 +12,8 @@ namespace {
 
 // "spyre.loop=<stage>,<role>,<group>,<qualified var>": Halide's names hold no comma.
 constexpr const char *kTag = "spyre.loop=";
+// "spyre.stick_count_outside=<var>".
+constexpr const char *kStickCountTag = "spyre.stick_count_outside=";
 
 const char *role_word(LoopRole r) {
     switch (r) {
@@ -41,6 +43,19 @@ void record_loop_directive(const Function &f, int stage, const std::string &var,
     Function g = f;  // a handle: the tag goes on f's contents
     g.add_trace_tag(std::string(kTag) + std::to_string(stage) + "," + role_word(d.role) + "," +
                     std::to_string(d.group) + "," + qualified);
+}
+
+void record_stick_count_outside(const Function &f, const std::string &var) {
+    Function g = f;
+    g.add_trace_tag(std::string(kStickCountTag) + var);
+}
+
+std::string stick_count_outside(const Function &f) {
+    const std::string tag = kStickCountTag;
+    std::string var;
+    for (const std::string &t : f.get_trace_tags())
+        if (t.compare(0, tag.size(), tag) == 0) var = t.substr(tag.size());  // the last call's
+    return var;
 }
 
 LoopDirectives LoopDirectives::of(const std::map<std::string, Function> &env) {

@@ -1,4 +1,4 @@
-// The loop directives' record (backend/compiler/loop_directives.h): pe_matmul, on_pe, ring_share,
+// The schedule record (backend/compiler/schedule_record.h): pe_matmul, on_pe, ring_share,
 // dma_phases and ring_split_reduction on the PE record each loop's role on its Func, under the
 // name the loop has in the lowered statement, and the back end acts on the record alone: a loop
 // that only carries a directive's name (Halide's rename to pe_loop(k)) is not a PE loop.
