@@ -51,10 +51,10 @@ void Selector::emit_dma(const DmaCall &d, int tag, bool managed) {
         for (const PlacedDma &p : place_dma(d, dev, sb_, scope, cores)) {
             DmaCall at = d;
             at.lx_offset = p.lx_offset;
-            issue(p.dram_bytes, at, descriptor(p.desc));
+            issue(p.dram_bytes, at, b_.intern_dma_desc(p.desc));
         }
     } else {
-        issue(simplify(d.dram_offset * eb), d, descriptor(desc));
+        issue(simplify(d.dram_offset * eb), d, b_.intern_dma_desc(desc));
     }
     if (!managed) after(tag, q, reads, writes);
 }
@@ -221,16 +221,6 @@ void Selector::check_spans() const {
     }
 }
 
-int Selector::descriptor(const DmaDesc &d) {
-    for (size_t i = 0; i < st_.descs.size(); i++) {
-        const DmaDesc &e = st_.descs[i].first;
-        if (e.sticks == d.sticks && e.count == d.count && e.dram_stride == d.dram_stride && e.lx_stride == d.lx_stride)
-            return st_.descs[i].second;
-    }
-    int idx = b_.dma_desc(d);
-    st_.descs.push_back({d, idx});
-    return idx;
-}
 
 }  // namespace selection
 }  // namespace spyre

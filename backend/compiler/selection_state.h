@@ -56,7 +56,6 @@ struct SelectionState {
     std::function<void(const std::string &piece_var, int64_t pieces)> deferred_prefetch;
     std::vector<TempSlot> temps;
     int64_t temp_peak = 0;  // the temporaries' LX bytes at most, above temp_base_
-    std::vector<std::pair<DmaDesc, int>> descs;  // DMA descriptors emitted, with their index, for reuse
     std::string func;  // the Func being selected, for messages
     std::map<std::string, int64_t> extents;  // each loop's extent (its largest, for a dynamic one)
     // A dynamic loop's extent, an expression of the loops around it (Halide's boundary-condition

@@ -323,7 +323,6 @@ public:
     void check_spans() const;
 
 private:
-    int descriptor(const DmaDesc &d);
 
     // Every core's partials are complete before the collective, which all cores join.
     void emit_ring_reduce(const RingReduceCall &rr);

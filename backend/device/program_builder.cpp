@@ -44,13 +44,35 @@ int ProgramBuilder::mm_desc(const MatmulDesc &d) {
     return int(prog_.mm.size()) - 1;
 }
 
-Reg ProgramBuilder::alloc() {
+int ProgramBuilder::intern_dma_desc(const DmaDesc &d) {
+    for (size_t i = 0; i < prog_.dma.size(); i++) {
+        const DmaDesc &e = prog_.dma[i];
+        if (e.sticks == d.sticks && e.count == d.count && e.dram_stride == d.dram_stride && e.lx_stride == d.lx_stride)
+            return int(i);
+    }
+    return dma_desc(d);
+}
+
+int ProgramBuilder::intern_mm_desc(const MatmulDesc &d) {
+    for (size_t i = 0; i < prog_.mm.size(); i++) {
+        const MatmulDesc &e = prog_.mm[i];
+        if (e.m == d.m && e.n == d.n && e.k == d.k && e.lda == d.lda && e.ldb == d.ldb && e.ldc == d.ldc) return int(i);
+    }
+    return mm_desc(d);
+}
+
+std::optional<Reg> ProgramBuilder::try_alloc() {
     for (int r = 1; r < kNumRegs; r++) {
         if (!(used_regs_ & (1u << r))) {
             used_regs_ |= 1u << r;
             return Reg{r};
         }
     }
+    return std::nullopt;
+}
+
+Reg ProgramBuilder::alloc() {
+    if (std::optional<Reg> r = try_alloc()) return *r;
     throw_error("kernel ", prog_.kernel_name, ": out of scalar registers (", kNumRegs - 1, " in use)");
 }
 

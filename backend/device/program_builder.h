@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,10 +38,17 @@ public:
                DeviceLayout layout = {});
     int dma_desc(const DmaDesc &d);
     int mm_desc(const MatmulDesc &d);
+    // The index of an equal descriptor already in the table, else of a new one: the code
+    // generator's and the KTIR importer's one descriptor interner.
+    int intern_dma_desc(const DmaDesc &d);
+    int intern_mm_desc(const MatmulDesc &d);
 
-    // Registers: alloc() hands out a free one (1..31), release() returns it.
+    // Registers: alloc() hands out a free one (1..31), the lowest, release() returns it. The code
+    // generator and the KTIR importer (which counts references on top) allocate through these.
     Reg alloc();
+    std::optional<Reg> try_alloc();  // none when all 31 are in use
     void release(Reg r);
+    bool allocated(Reg r) const { return r.id > 0 && r.id < kNumRegs && (used_regs_ & (1u << r.id)); }
 
     // Scalar.
     void li(Reg d, int64_t v);

@@ -421,12 +421,10 @@ Tens &Importer::tensor(const std::string &name, const Op &op) {
 }
 
 Reg Importer::new_reg(const Op &op) {
-    for (int i = 1; i < kNumRegs; i++)
-        if (!(allocated_ & (1u << i))) {
-            allocated_ |= 1u << i;
-            refs_[i] = 0;
-            return Reg{i};
-        }
+    if (std::optional<Reg> r = b_.try_alloc()) {
+        refs_[r->id] = 0;
+        return *r;
+    }
     throw_error("line ", op.line, ": ", op.name, ": more than ", kNumRegs - 1,
                 " index values live at once (the device has 31 scalar registers)");
 }
@@ -449,9 +447,9 @@ void Importer::hold_tensor(Val &v) {
 
 void Importer::sweep() {
     for (int r = 1; r < kNumRegs; r++)
-        if ((allocated_ & (1u << r)) && refs_[r] <= 0) {
+        if (b_.allocated(Reg{r}) && refs_[r] <= 0) {
             refs_[r] = 0;
-            allocated_ &= ~(1u << r);
+            b_.release(Reg{r});
         }
 }
 

@@ -462,7 +462,7 @@ void Importer::dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &l
         desc.dram_stride[i] = dims[i].dram;
         desc.lx_stride[i] = int32_t(dims[i].lx);
     }
-    int di = dma_desc(desc);
+    int di = b_.intern_dma_desc(desc);
     Scalar addr = add(t.v.off, t.origin, op);
     if (addr.known && (wrap_mul(addr.c, eb) % sb_) != 0)
         throw_error("line ", op.line, ": ", op.name, ": the tile starts at element ", addr.c,
@@ -499,17 +499,6 @@ bool Importer::shared_load(const Op &op) const {
     auto du = du_.find(op.results[0]);
     return du != du_.end() && du->second.users.size() == 1 && du->second.users[0]->name == "ktdp.store" &&
            marked(*du->second.users[0]);
-}
-
-int Importer::dma_desc(const DmaDesc &d) {
-    for (size_t i = 0; i < descs_.size(); i++) {
-        const DmaDesc &e = descs_[i].first;
-        if (e.sticks == d.sticks && e.count == d.count && e.dram_stride == d.dram_stride && e.lx_stride == d.lx_stride)
-            return descs_[i].second;
-    }
-    int id = b_.dma_desc(d);
-    descs_.push_back({d, id});
-    return id;
 }
 
 void Importer::load(const Op &op) {

@@ -757,15 +757,7 @@ void Importer::matmul(const Op &op) {
     d.lda = int32_t(m > 1 ? A.bstride[0] : round_up(k * eb, sb_));
     d.ldb = int32_t(k > 1 ? B.bstride[0] : round_up(n * eb, sb_));
     d.ldc = int32_t(m > 1 ? out.bstride[0] : round_up(n * 4, sb_));
-    int di = -1;
-    for (const auto &e : mm_descs_)
-        if (e.first.m == d.m && e.first.n == d.n && e.first.k == d.k && e.first.lda == d.lda && e.first.ldb == d.ldb &&
-            e.first.ldc == d.ldc)
-            di = e.second;
-    if (di < 0) {
-        di = b_.mm_desc(d);
-        mm_descs_.push_back({d, di});
-    }
+    const int di = b_.intern_mm_desc(d);
     Access acc;
     acc.reads.push_back(range_of(A));
     acc.reads.push_back(range_of(B));

@@ -302,7 +302,6 @@ private:
     // DMA between an HBM tile and an LX tensor laid out like it.
     void dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx);
     bool shared_load(const Op &op) const;
-    int dma_desc(const DmaDesc &d);
 
     void load(const Op &op);
 
@@ -508,8 +507,7 @@ private:
 
     std::map<std::string, Val> vals_;
     std::map<std::string, std::vector<int64_t>> shape_consts_;  // 1-D dense index constants (reshape shapes)
-    int refs_[kNumRegs] = {};
-    uint32_t allocated_ = 0;
+    int refs_[kNumRegs] = {};  // references on each register the builder allocated (b_.alloc)
     std::vector<Reg> temps_;
     std::set<const Op *> skip_;
 
@@ -524,8 +522,6 @@ private:
     // long run of independent ones waits now and then.
     static constexpr size_t kMaxPending = 1024;
     HazardTracker hz_{b_, kMaxPending};
-    std::vector<std::pair<DmaDesc, int>> descs_;
-    std::vector<std::pair<MatmulDesc, int>> mm_descs_;
 
 public:
     std::vector<BufInfo> &bufs() { return bufs_; }
