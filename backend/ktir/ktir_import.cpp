@@ -486,6 +486,7 @@ void Importer::define(const Op &op, size_t i, Val v) {
     if (v.k == Val::X) {
         hold_s(v, v.tile.v.off);
         hold_s(v, v.tile.origin);
+        for (const Scalar &s : v.tile.idx) hold_s(v, s);
     }
     vals_[op.results[i]] = std::move(v);
 }
@@ -777,7 +778,11 @@ void Importer::lower(const Op &op) {
     if (n == "linalg.transpose") return transpose(op);
     if (n == "ktdp.reduce") return ring_reduce(op);
     if (n == "ktdp.inter_tile_produce") return inter_tile_produce(op);
-    if (n == "ktdp.construct_distributed_memory_view") return memory_view(dist_views_.at(&op));
+    if (n == "ktdp.construct_distributed_memory_view") {
+        auto m = multi_dist_of_.find(&op);
+        if (m != multi_dist_of_.end()) return multi_dist_view(op, m->second);
+        return memory_view(dist_views_.at(&op));
+    }
     if (n == "ktdp.inter_tile_reduce") return inter_tile_reduce(op);
     if (n == "spyre.ring_send" || n == "spyre.ring_recv") return ring_transfer(op);
     if (n == "spyre.shift") return shift(op);

@@ -313,6 +313,7 @@ void Importer::access_tile(const Op &op) {
     const Type &tt = op.result_types[0];
     if (tt.kind != Type::Tile)
         throw_error("line ", op.line, ": ktdp.construct_access_tile: result must be !ktdp.access_tile<...>");
+    const bool multi = v.dist >= 0;  // subscripts of the distributed view's global coordinates
     if (op.indices.size() != v.sizes.size() || tt.shape.size() != v.sizes.size())
         throw_error("line ", op.line, ": ktdp.construct_access_tile: the view has ", v.sizes.size(),
                     " dimensions, the tile ", tt.shape.size(), " and ", op.indices.size(), " subscripts");
@@ -345,6 +346,11 @@ void Importer::access_tile(const Op &op) {
         if (i.known && (i.c < 0 || i.c + tt.shape[d] > v.sizes[d]))
             throw_error("line ", op.line, ": ktdp.construct_access_tile: subscript ", i.c, " of dimension ", d,
                         " puts the tile outside the view (size ", v.sizes[d], ")");
+        t.idx_expr.push_back(op.indices[d]);
+        if (multi) {
+            t.idx.push_back(i);
+            continue;
+        }
         Scalar k;
         k.known = true;
         k.c = v.strides[d];
@@ -426,6 +432,12 @@ Tile Importer::tile_of(const std::string &name, const Op &op) {
 }
 
 void Importer::dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx) {
+    if (t.v.dist >= 0) {
+        if (store_to_hbm)
+            throw_error("line ", op.line, ": ", op.name, ": a store into a distributed view of several arguments is not "
+                        "supported (loads are)");
+        return multi_dist_dma(op, t, lx);
+    }
     const int64_t eb = dtype_bytes(t.v.t);
     if (lx.t != t.v.t)
         throw_error("line ", op.line, ": ", op.name, ": element types differ (", dtype_name(lx.t), " and ",
@@ -616,6 +628,12 @@ void Importer::check_row_end(const Tile &t, const Op &op) {
     const size_t r = t.v.sizes.size();
     const bool padded = t.v.hbm || (r >= 2 && (t.v.strides[r - 2] * eb) % sb_ == 0);
     if (padded && t.inner_start >= 0 && t.inner_start + inner == t.v.sizes.back()) return;
+    // At a loop variable's positions: every one must end the row (a loop of one tile per row).
+    std::vector<int64_t> at;
+    std::string why;
+    if (padded && t.inner_start < 0 && !t.idx_expr.empty() && subscript_values(t.idx_expr.back(), &at, &why) &&
+        !at.empty() && std::all_of(at.begin(), at.end(), [&](int64_t v) { return v + inner == t.v.sizes.back(); }))
+        return;
     throw_error("line ", op.line, ": ", op.name, ": the tile's rows of ", inner,
                 " elements are not whole sticks and do not end at the view's row end; writing them would "
                 "overwrite the elements after them");
@@ -806,22 +824,64 @@ void Importer::specialise_dynamic_sizes() {
         why("comes from " + op.name + " (line " + std::to_string(op.line) + ")");
         return 0;
     };
+    // A coordinate_set's symbols are the view's dynamic sizes, left to right (the dialect's contract
+    // for ktdp.construct_memory_view, as ktir-cpu binds them).
+    std::function<void(IExpr &, const std::vector<int64_t> &, const Op &)> bind =
+        [&](IExpr &e, const std::vector<int64_t> &syms, const Op &at) {
+            if (e.kind == IExpr::Sym) {
+                if (e.c < 0 || size_t(e.c) >= syms.size())
+                    throw_error("line ", at.line, ": ktdp.construct_memory_view: coordinate_set symbol s", e.c,
+                                " has no dynamic size to bind (it has ", syms.size(), ")");
+                e.kind = IExpr::Const;
+                e.c = syms[size_t(e.c)];
+            }
+            for (IExpr &a : e.args) bind(a, syms, at);
+        };
     each_op_in(fn_.body, [&](Op &op) {
         if (op.name != "ktdp.construct_memory_view") return;
         size_t k = 1;
+        std::vector<int64_t> syms;
         for (std::vector<int64_t> *list : {&op.sizes, &op.strides})
             for (int64_t &sz : *list)
                 if (sz == kDynamic) {
                     if (k >= op.operands.size())
                         throw_error("line ", op.line, ": ktdp.construct_memory_view: a dynamic entry has no value");
                     sz = value(op.operands[k++], op, 0);
+                    if (list == &op.sizes) syms.push_back(sz);
                 }
+        auto cs = op.attrs.find("coordinate_set");
+        if (cs != op.attrs.end() && cs->second.kind == Attr::Set && cs->second.set && cs->second.set->syms > 0) {
+            auto set = std::make_shared<IntegerSet>(*cs->second.set);  // an alias may be shared by other views
+            if (size_t(set->syms) != syms.size())
+                throw_error("line ", op.line, ": ktdp.construct_memory_view: its coordinate_set has ", set->syms,
+                            " symbols and the view ", syms.size(), " dynamic sizes to bind them to");
+            for (IExpr &e : set->exprs) bind(e, syms, op);
+            set->syms = 0;
+            cs->second.set = set;
+        }
         op.operands.resize(1);
         op.operand_types.resize(1);
         if (!op.result_types.empty() && op.result_types[0].shape.size() == op.sizes.size())
             for (size_t i = 0; i < op.sizes.size(); i++)
                 if (op.result_types[0].shape[i] == kDynamic) op.result_types[0].shape[i] = op.sizes[i];
         if (!op.results.empty()) views[op.results[0]] = op.sizes;
+    });
+    // A distributed view of specialised partitions spans their boxes (ktir-cpu resolves its '?' so).
+    each_op_in(fn_.body, [&](Op &op) {
+        if (op.name != "ktdp.construct_distributed_memory_view" || op.results.empty() || op.result_types.empty())
+            return;
+        std::vector<int64_t> shape(op.result_types[0].shape.size(), 0);
+        for (const std::string &pn : op.operands) {
+            auto d = defs.find(pn);
+            if (d == defs.end() || d->second->name != "ktdp.construct_memory_view") return;
+            auto cs = d->second->attrs.find("coordinate_set");
+            std::vector<int64_t> lo, hi;
+            if (cs == d->second->attrs.end() || cs->second.kind != Attr::Set || !cs->second.set ||
+                cs->second.set->syms != 0 || box_bounds(*cs->second.set, lo, hi) >= 0 || hi.size() != shape.size())
+                return;
+            for (size_t i = 0; i < shape.size(); i++) shape[i] = std::max(shape[i], hi[i] + 1);
+        }
+        views[op.results[0]] = shape;
     });
     // The types that name a specialised view take its sizes; any other '?' is refused.
     each_op_in(fn_.body, [&](Op &op) {

@@ -57,6 +57,7 @@ struct View {
     DType t = DType::F16;
     std::vector<int64_t> sizes, strides;
     bool elem_sticks = false;  // the buffer keeps each element in its own stick (BufInfo::elem_sticks)
+    int dist = -1;             // a distributed view over several arguments (Importer::MultiDist), sizes global
 };
 
 struct Tile {
@@ -64,6 +65,8 @@ struct Tile {
     Scalar origin;  // elements from the view's offset
     std::vector<int64_t> shape;
     int64_t inner_start = -1;  // the innermost subscript when constant
+    std::vector<Scalar> idx;       // a tile of a distributed view over several arguments: its subscripts
+    std::vector<IExpr> idx_expr;   // the subscripts as written
 };
 
 struct Tens {
@@ -295,6 +298,25 @@ private:
     // would put it: that whole view. Declares the argument's buffer with the global shape.
     void distributed_views(const std::vector<const Op *> &dist);
     std::map<const Op *, Op> dist_views_;  // distributed view -> the view of the whole tensor
+    // A distributed view whose partitions are views of different arguments (ktir-cpu's
+    // distributed-view-copy examples: two arguments as the halves of one tensor): a tile reads from
+    // each partition it overlaps, at a constant position the pieces it overlaps, at a run-time one
+    // (a loop variable) the partition holding it, chosen by IF; the import checks that every value
+    // of the loop puts the tile inside one partition.
+    struct MultiDist {
+        std::vector<std::string> parts;              // the partitions' views
+        std::vector<std::vector<int64_t>> lo, hi;    // each partition's box of global coordinates
+        std::vector<int64_t> shape;
+    };
+    std::vector<MultiDist> multi_dists_;
+    std::map<const Op *, int> multi_dist_of_;
+    std::map<std::string, const Op *> loop_of_iv_;  // induction variable -> its scf.for
+    void multi_dist(const Op &d);  // checks and records one (distributed_views)
+    void multi_dist_view(const Op &op, int id);
+    void multi_dist_dma(const Op &op, const Tile &t, const Tens &lx);
+    // The values a run-time subscript of a distributed tile takes: an scf.for induction variable
+    // whose bounds the import evaluates. False, with the reason, otherwise.
+    bool subscript_values(const IExpr &e, std::vector<int64_t> *values, std::string *why);
 
     // ------------------------------------------------------------------ loads and stores
     Tile tile_of(const std::string &name, const Op &op);

@@ -95,6 +95,12 @@ std::string dist_kernel(const std::string &at1 = "%x1", const std::string &set1 
            "  ktdp.store %v, %t : tensor<4x128xf16>, !ktdp.access_tile<4x128xindex>\n  return\n}\n";
 }
 
+// The same with the halves in two arguments, %x_ptr and %z_ptr, each a dense 4 x 64 tensor.
+std::string two_arg_dist_kernel() {
+    const std::string set1 = "(d0 >= 0, -d0 + 3 >= 0, d1 - 64 >= 0, -d1 + 127 >= 0)";
+    return subst(dist_kernel("%z_ptr", set1, "[64, 1]"), "sizes: [4, 64], strides: [128, 1]", "sizes: [4, 64], strides: [64, 1]");
+}
+
 std::vector<BadCase> cases() {
     return {
         // ---- reader
@@ -492,8 +498,26 @@ std::vector<BadCase> cases() {
         // ---- distributed memory views (ktir_import_distributed.cpp)
         {"DistributedPartitionInLx", dist_kernel("%c64", "(d0 >= 0, -d0 + 3 >= 0, d1 - 64 >= 0, -d1 + 127 >= 0)", "[128, 1]", "ct_local"),
          "line 7: ktdp.construct_distributed_memory_view: partition %p1 is not in device memory; partitions in a core's LX"},
-        {"DistributedPartitionsOfTwoArguments", dist_kernel("%z_ptr"),
-         "line 7: ktdp.construct_distributed_memory_view: partition %p1 is not a view of %x_ptr (every partition must address one argument's tensor)"},
+        // Partitions of two arguments (%x_ptr, %z_ptr) are read piece by piece; a store into them is not.
+        {"DistributedStoreIntoPartitionsOfTwoArguments", two_arg_dist_kernel(),
+         "line 11: ktdp.store: a store into a distributed view of several arguments is not supported (loads are)"},
+        {"DistributedPartitionsOfTwoArgumentsOverlap", dist_kernel("%z_ptr", "(d0 >= 0, -d0 + 3 >= 0, d1 - 32 >= 0, -d1 + 95 >= 0)"),
+         "line 7: ktdp.construct_distributed_memory_view: partition %p1 overlaps partition %p0"},
+        {"DistributedPartitionsOfTwoArgumentsLeaveAGap", subst(dist_kernel("%z_ptr"), "memref<4x128xf16>", "memref<4x192xf16>"),
+         "line 7: ktdp.construct_distributed_memory_view: its partitions do not cover memref<4x192xf16>"},
+        {"DistributedTileAtATileIdAcrossTwoArguments",
+         subst(subst(subst(two_arg_dist_kernel(), "grid = [1]", "grid = [2]"), "  %c0 = arith.constant 0 : index\n",
+                     "  %c0 = arith.constant 0 : index\n  %id = ktdp.get_compute_tile_id : index\n  %o = arith.muli %id, %c64 : index\n"),
+               "%d[%c0, %c0] : memref<4x128xf16> -> !ktdp.access_tile<4x128xindex>\n  %v = ktdp.load %t : !ktdp.access_tile<4x128xindex> -> tensor<4x128xf16>\n  ktdp.store %v, %t : tensor<4x128xf16>, !ktdp.access_tile<4x128xindex>",
+               "%d[%c0, %o] : memref<4x128xf16> -> !ktdp.access_tile<4x64xindex>\n  %v = ktdp.load %t : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf16>"),
+         "line 12: ktdp.load: subscript 1 of a tile of a distributed view of several arguments is a run-time value and its "
+         "partitions split that dimension: it is not a loop variable (the import must know that each position is inside one partition)"},
+        {"DynamicViewSymbolsWithoutSizes",
+         "func.func @k(%x_ptr: index, %n: index) {\n"
+         "  %v = ktdp.construct_memory_view %x_ptr, sizes: [4, %n], strides: [%n, 1] {coordinate_set = affine_set<(d0, d1)[s0, s1] : (d0 >= 0, -d0 + 3 >= 0, d1 - s1 >= 0, -d1 + s0 - 1 >= 0)>, memory_space = #ktdp.memory_space<global>} : memref<4x?xf16>\n"
+         "  return\n}\n",
+         "line 2: ktdp.construct_memory_view: its coordinate_set has 2 symbols and the view 1 dynamic sizes to bind them to",
+         {{"n", "64"}}},
         {"DistributedPartitionStrides", dist_kernel("%x1", "(d0 >= 0, -d0 + 3 >= 0, d1 - 64 >= 0, -d1 + 127 >= 0)", "[64, 1]"),
          "line 7: ktdp.construct_distributed_memory_view: partition %p1 has other strides than the first partition"},
         {"DistributedPartitionNotABox", dist_kernel("%x1", "(d0 >= 0, -d0 + 3 >= 0, d1 - 64 - d0 >= 0, -d1 + 127 >= 0)"),

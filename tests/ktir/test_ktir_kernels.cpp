@@ -28,6 +28,15 @@ using Halide::float16_t;
 
 using ktir_testing::kDir;
 
+std::string error_of(const std::function<void()> &f) {
+    try {
+        f();
+    } catch (const Error &e) {
+        return e.what();
+    }
+    return "no error";
+}
+
 DeviceProgram import(const std::string &file, std::map<std::string, std::string> args = {}) {
     ktir::ImportOptions o;
     o.args = std::move(args);
@@ -93,6 +102,33 @@ TEST(KtirKernels, VectorAddWithItsRowCountAnArgumentIsSpecialisedToEachValue) {
         c(x, y) = a(x, y) + b(x, y);
         EXPECT_EQ(max_ulp(r.output, realize(c, {64, rows})), 0) << rows << " rows";
     }
+}
+
+// Two arguments as the halves of one tensor through a distributed view: the loop's tiles at run-time
+// columns each read the half that holds them (an IF per half), the seam tile reads both.
+TEST(KtirKernels, DistributedViewOfTwoArgumentsReadsEachTileFromTheHalvesHoldingIt) {
+    for (int n : {64, 192}) {
+        DeviceProgram p = import("distributed_halves.ktir", {{"n_in", std::to_string(n)}});
+        ASSERT_EQ(p.buffers.size(), 3u);
+        Buffer<float16_t> lo = random_f16({n, 8}, 11), hi = random_f16({n, 8}, 12);
+        SpyreRun r = run_on_spyre(p, {lo, hi});
+        ASSERT_EQ(r.output.dim(0).extent(), 2 * n + 128);
+        int wrong = 0;
+        for (int y = 0; y < 8; y++)
+            for (int x = 0; x < 2 * n + 128; x++) {
+                const int c = x < 2 * n ? x : n - 64 + (x - 2 * n);  // the tensor, then the seam
+                const float16_t want = c < n ? lo(c, y) : hi(c - n, y);
+                wrong += std::memcmp(&r.output.as<float16_t>()(x, y), &want, 2) != 0;
+            }
+        EXPECT_EQ(wrong, 0) << n << " columns a half";
+    }
+}
+
+// A run-time tile position that would straddle the halves is refused at import, naming where.
+TEST(KtirKernels, DistributedViewTileStraddlingItsPartitionsAtARunTimePositionIsRefused) {
+    EXPECT_EQ(error_of([] { import("distributed_halves.ktir", {{"n_in", "96"}}); }),
+              kDir + "/distributed_halves.ktir: line 37: ktdp.load: at 64 along dimension 1 the tile (64 wide) is not "
+                     "inside one partition of the distributed view; a run-time position must not straddle partitions");
 }
 
 TEST(KtirKernels, SoftmaxOver4TilesMatchesHalideWithin2Ulp) {
