@@ -120,10 +120,16 @@ void Importer::multi_dist_dma(const Op &op, const Tile &t, const Tens &lx) {
                         "arguments is a run-time value and its partitions split that dimension: ", why,
                         " (the import must know that each position is inside one partition)");
         for (int64_t v : values) {
-            int holding = 0;
-            for (size_t p = 0; p < md.parts.size(); p++)
-                holding += md.lo[p][k] <= v && v + t.shape[k] - 1 <= md.hi[p][k];
-            if (holding != 1)
+            // Along k the tile lies inside some partition's range and across no partition's edge (a
+            // grid of partitions has several with one range).
+            bool inside = false, across = false;
+            for (size_t p = 0; p < md.parts.size(); p++) {
+                const bool contained = md.lo[p][k] <= v && v + t.shape[k] - 1 <= md.hi[p][k];
+                const bool overlaps = v <= md.hi[p][k] && md.lo[p][k] <= v + t.shape[k] - 1;
+                inside |= contained;
+                across |= overlaps && !contained;
+            }
+            if (!inside || across)
                 throw_error("line ", op.line, ": ", op.name, ": at ", v, " along dimension ", k, " the tile (", t.shape[k],
                             " wide) is not inside one partition of the distributed view; a run-time position must not "
                             "straddle partitions");
@@ -167,7 +173,7 @@ void Importer::multi_dist_dma(const Op &op, const Tile &t, const Tens &lx) {
         if (empty) continue;
         piece.origin = origin;
         into.shape = piece.shape;
-        if (into.at.off % sb_ != 0 && rank > 1)
+        if (into.at.off % sb_ != 0)
             throw_error("line ", op.line, ": ", op.name, ": a partition's piece of the tile starts inside a stick of LX");
         piece.inner_start = t.idx[rank - 1].known ? std::max(t.idx[rank - 1].c, md.lo[p][rank - 1]) - md.lo[p][rank - 1] : -1;
         // The condition that the tile is inside this partition along its run-time dimensions.
