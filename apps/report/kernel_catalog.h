@@ -2,7 +2,8 @@
 // shapes of its buffers, its device program for a schedule (compiled from schedules/, the same
 // kernels and schedules the Generators of apps/<name>/ apply), random inputs and Halide's CPU
 // reference (the generators' `schedule=cpu`), and the comparison with its tolerance (ULPs, or an
-// absolute bound for mlp and attention). Each app is one AppInfo entry (catalogue_apps.cpp); the
+// absolute bound for mlp and attention). Each app is one AppInfo entry, in its own folder
+// (apps/<folder>/<folder>_app.cpp, catalogue_app.h); the
 // functions below by app name read it, and the tests loop over app_infos() and its shapes.
 //
 // Apps and shapes:
@@ -106,10 +107,12 @@ struct AppShapes {
     std::vector<std::string> odd_large;  // model widths, odd too: compiled only
 };
 
-// Everything the catalogue knows of one app: the one place an app is described (catalogue_apps.cpp).
+// Everything the catalogue knows of one app: the one place an app is described (its
+// apps/<folder>/<folder>_app.cpp, catalogue_app.h).
 // spyre-report, spyre-bench, the tests and the KTIR round trips loop over app_infos().
 struct AppInfo {
     std::string name;
+    int order = 0;                         // its place in app_infos() (and so in reports and benches)
     std::string generator;                 // spyre-gen's generator of the app (apps/<generator>/)
     std::vector<std::string> dims;         // the shape's dims in order: {"rows", "cols"}, {"B", "M", "K", "N"}
     bool takes_cores = false;              // split over Shape::cores (else its schedules choose)
