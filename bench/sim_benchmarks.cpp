@@ -38,6 +38,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -245,6 +246,16 @@ std::vector<AppCase> app_cases() {
             v.push_back({app, st, shape({512, 1024}), false});
             v.push_back({app, st, shape({4096, 8192}), true});
         }
+    // An app without shapes of its own here runs every schedule at its report shape: a new app's
+    // folder (apps/<folder>/<folder>_app.cpp) is enough for it to be benchmarked.
+    std::set<std::string> listed;
+    for (const AppCase &c : v) listed.insert(c.app);
+    for (const report::AppInfo &a : report::app_infos()) {
+        if (listed.count(a.name)) continue;
+        report::Shape s = report::parse_shape(a.name, a.shapes.report);
+        s.cores = a.shapes.report_cores;
+        for (const std::string &st : report::app_schedules(a.name)) v.push_back({a.name, st, s, false});
+    }
     return v;
 }
 
