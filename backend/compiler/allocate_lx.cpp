@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "device/error.h"
+#include "device/lx_arena.h"
 
 namespace spyre {
 
@@ -17,7 +18,8 @@ class Allocator : public IRVisitor {
 public:
     explicit Allocator(KernelPlan &p) : plan(p) {}
     KernelPlan &plan;
-    int64_t top = 0, peak = 0;
+    LxArena lx{0, /*reclaim_top=*/true};  // buffers freed where their scope ends: a stack
+    int64_t peak = 0;
     std::vector<std::string> live, at_peak;
     std::set<std::string> pinned;  // tiles of the enclosing pipelined loops
     using IRVisitor::visit;
@@ -38,24 +40,23 @@ public:
     void visit(const For *op) override {
         auto it = plan.pipelines.find(op);
         if (it == plan.pipelines.end()) return IRVisitor::visit(op);
-        int64_t reserved = 0;
         std::vector<std::string> tiles;
         for (const std::string &t : it->second)
             if (!plan.in_place_tiles.count(t)) tiles.push_back(t);  // allocated where they are
+        std::vector<int> ids;
         for (const std::string &t : tiles) {
             BufferInfo &b = plan.buffer(t);
-            b.lx_offset = int32_t(std::min<int64_t>(top + reserved, INT32_MAX));
-            reserved += footprint(b);
+            ids.push_back(*lx.alloc(footprint(b)));
+            b.lx_offset = int32_t(std::min<int64_t>(lx.offset(ids.back()), INT32_MAX));
             live.push_back(t);
             pinned.insert(t);
         }
-        top += reserved;
-        if (top > peak) {
-            peak = top;
+        if (lx.top() > peak) {
+            peak = lx.top();
             at_peak = live;
         }
         op->body.accept(this);
-        top -= reserved;
+        for (size_t i = ids.size(); i-- > 0;) lx.free(ids[i]);
         for (size_t i = 0; i < tiles.size(); i++) live.pop_back();
         for (const std::string &t : tiles) pinned.erase(t);
     }
@@ -64,17 +65,16 @@ public:
         if (pinned.count(op->name)) return op->body.accept(this);
         if (!plan.has(op->name) || plan.buffer(op->name).place != Place::LX) return IRVisitor::visit(op);
         BufferInfo &b = plan.buffer(op->name);
-        int64_t size = footprint(b);
-        b.lx_offset = int32_t(std::min<int64_t>(top, INT32_MAX));
-        top += size;
+        const int id = *lx.alloc(footprint(b));
+        b.lx_offset = int32_t(std::min<int64_t>(lx.offset(id), INT32_MAX));
         live.push_back(op->name);
-        if (top > peak) {
-            peak = top;
+        if (lx.top() > peak) {
+            peak = lx.top();
             at_peak = live;
         }
         op->body.accept(this);
         live.pop_back();
-        top -= size;
+        lx.free(id);
     }
 };
 

@@ -32,7 +32,7 @@ DeviceProgram Importer::run() {
     ssa_ = analyse_ssa(f_);
     find_buffers();
     find_index_selects();
-    lx_next_ = round_up(lx_base_, sb_);
+    lx_ = LxArena(round_up(lx_base_, sb_));
     bind_args();
     lower_region(f_.body, /*top=*/true);
     if (!explicit_) drain();

@@ -10,22 +10,9 @@ namespace spyre::ktir::lowering {
 
 int Importer::lx_alloc(int64_t bytes, const Op &op) {
     bytes = round_up(std::max<int64_t>(bytes, sb_), 2 * sb_);
-    // First fit among freed blocks, else bump.
-    for (size_t i = 0; i < blocks_.size(); i++)
-        if (!blocks_[i].used && blocks_[i].hi - blocks_[i].lo >= bytes) {
-            blocks_[i].used = true;
-            if (blocks_[i].hi - blocks_[i].lo > bytes) {
-                blocks_.push_back({blocks_[i].lo + bytes, blocks_[i].hi, false});
-                blocks_[i].hi = blocks_[i].lo + bytes;
-            }
-            return int(i);
-        }
-    if (lx_next_ + bytes > m_.lx_bytes)
-        throw_error("line ", op.line, ": ", op.name, ": LX is full (", bytes, " more bytes needed, ",
-                    m_.lx_bytes - lx_next_, " free of ", m_.lx_bytes, ")");
-    blocks_.push_back({lx_next_, lx_next_ + bytes, true});
-    lx_next_ += bytes;
-    return int(blocks_.size() - 1);
+    if (std::optional<int> id = lx_.alloc(bytes, m_.lx_bytes)) return *id;
+    throw_error("line ", op.line, ": ", op.name, ": LX is full (", bytes, " more bytes needed, ",
+                m_.lx_bytes - lx_.top(), " free of ", m_.lx_bytes, ")");
 }
 
 Tens Importer::new_tensor(DType t, const std::vector<int64_t> &shape, const Op &op, int64_t row_sticks) {
@@ -44,7 +31,7 @@ Tens Importer::new_tensor(DType t, const std::vector<int64_t> &shape, const Op &
         if (st > m_.lx_bytes) throw_error("line ", op.line, ": ", op.name, ": tensor does not fit in LX");
     }
     x.alloc = lx_alloc(shape.size() <= 1 ? row : st, op);
-    x.at = Lx(int32_t(blocks_[size_t(x.alloc)].lo));
+    x.at = Lx(int32_t(lx_.offset(x.alloc)));
     return x;
 }
 

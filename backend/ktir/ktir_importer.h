@@ -24,6 +24,7 @@
 #include "device/half.h"
 #include "device/hazard_tracker.h"
 #include "device/layout.h"
+#include "device/lx_arena.h"
 #include "device/loop_registers.h"
 #include "device/program_builder.h"
 #include "device/program_verify.h"
@@ -194,12 +195,9 @@ private:
     void release_dead(int pos);
 
     // ================================================================== LX allocation
-    struct Block {
-        int64_t lo, hi;
-        bool used;
-    };
+    // The tensors' LX (device/lx_arena.h, the allocator the code generator uses too).
     int lx_alloc(int64_t bytes, const Op &op);
-    void lx_free(int id) { blocks_[size_t(id)].used = false; }
+    void lx_free(int id) { lx_.free(id); }
 
     // A fresh LX tensor: rows (innermost dim) padded to `row_sticks` sticks (0: as few as fit).
     Tens new_tensor(DType t, const std::vector<int64_t> &shape, const Op &op, int64_t row_sticks = 0);
@@ -533,8 +531,8 @@ private:
     std::vector<Reg> temps_;
     std::set<const Op *> skip_;
 
-    std::vector<Block> blocks_;
-    int64_t lx_base_ = 0, lx_next_ = 0;
+    LxArena lx_;
+    int64_t lx_base_ = 0;
     // The function's spyre.lx_offset: bytes our exporter added to every LX address (ExportOptions).
     int64_t lx_offset_ = 0;
     // The offset of each element type's LX (spyre.lx_offset_<type>; lx_offset_ where none is given).
