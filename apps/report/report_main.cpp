@@ -275,6 +275,13 @@ int main(int argc, char **argv) {
     cli.add_option("--flash-attention-shape", shape_opt["flash-attention-shape"],
                    "dim x seq x heads of flash_attention and causal_attention (a head per core)")
         ->capture_default_str();
+    // A shape or cores option an app's entry names and none of the above (a new app's folder).
+    for (auto &[key, value] : shape_opt)
+        if (!cli.get_option_no_throw("--" + key))
+            cli.add_option("--" + key, value, "the shape of the apps whose catalogue entry names --" + key)->capture_default_str();
+    for (auto &[key, value] : cores_opt)
+        if (!cli.get_option_no_throw("--" + key))
+            cli.add_option("--" + key, value, "the cores of the apps whose catalogue entry names --" + key)->capture_default_str();
     cli.add_option("--apps", apps, "apps to run (default: all)")->delimiter(',');
     cli.add_option("--max-trace-events", max_trace_events, "spans kept per trace (the first ones)")
         ->capture_default_str();
