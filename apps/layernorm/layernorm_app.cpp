@@ -1,18 +1,10 @@
 // The catalogue's layernorm (catalogue_app.h): rows x cols, gamma and beta of {cols}.
 #include "catalogue_app.h"
-#include "norms.h"
 
 namespace spyre::report {
 
 std::vector<AppInfo> catalogue_layernorm() {
-    const std::string op = "layernorm";
-    AppInfo a = row_app(op, [] { return norm_schedules(); }, [op](const Shape &s) {
-        NormKernel k = make_norm(op, s.dims[1], s.dims[0]);
-        return AppKernel{k.out, k.inputs, [k](const std::string &n, const MachineDesc &m) mutable { schedule_norm(k, n, m); },
-                         [k]() mutable {
-                             for (auto &stat : k.stats) stat.second.compute_root();
-                         }};
-    });
+    AppInfo a = norm_app("layernorm");
     a.order = 20;
     a.inputs = [](const Shape &s) { return std::vector<std::vector<int>>{{s.dims[1], s.dims[0]}, {s.dims[1]}, {s.dims[1]}}; };
     return {a};

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernel_catalog.h"
+#include "norms.h"
 
 namespace spyre::report {
 
@@ -45,6 +46,17 @@ inline AppInfo row_app(const std::string &name, std::function<std::vector<std::s
     a.kernel = std::move(kernel);
     a.shapes = {"512x1024", 32, "64x128", 32, kOddRows, kOddRowsLarge};
     return a;
+}
+
+// layernorm and rmsnorm (`op`): rows x cols; the inputs are set by each (gamma, and beta).
+inline AppInfo norm_app(const std::string &op) {
+    return row_app(op, [] { return norm_schedules(); }, [op](const Shape &s) {
+        NormKernel k = make_norm(op, s.dims[1], s.dims[0]);
+        return AppKernel{k.out, k.inputs, [k](const std::string &n, const MachineDesc &m) mutable { schedule_norm(k, n, m); },
+                         [k]() mutable {
+                             for (auto &stat : k.stats) stat.second.compute_root();
+                         }};
+    });
 }
 
 // linear and qlinear: {M, K, N} (rows x inner x cols), split over Shape::cores, checked in ULP of
