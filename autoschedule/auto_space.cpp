@@ -12,7 +12,6 @@
 #include "device/error.h"
 #include "directives.h"
 #include "matmul_tiles.h"
-#include "spyre_intrinsics.h"
 #include "tile_rows.h"
 
 namespace spyre::autosched {
