@@ -349,8 +349,8 @@ void LlamaModel::launch(StepResult &r, const std::string &key, int layer, const 
     try {
         launch_kernel(r, key, layer, builds, args);
     } catch (const spyre::Error &e) {
-        throw_error("llama: kernel ", key, layer >= 0 ? " of layer " + std::to_string(layer) : std::string(), ": ",
-                    e.what());
+        throw_error_of(e.kind(), "llama: kernel ", key, layer >= 0 ? " of layer " + std::to_string(layer) : std::string(),
+                       ": ", e.what());
     }
 }
 
@@ -371,6 +371,7 @@ void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
         std::optional<Compiled> best;
         double best_us = 0;
         std::string first_error, auto_failure;
+        ErrorKind first_kind = ErrorKind::Refused;
         // Keeps the faster of `c` and the best so far (timed when there is a choice).
         const bool choose = builds.size() > 1 || options_.schedules == ModelOptions::Schedules::Fastest;
         auto consider = [&](Compiled c) {
@@ -402,6 +403,7 @@ void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
                 consider(Compiled{compile_for_spyre(k.output, k.inputs, a.options),
                                   "auto: " + a.summary + (a.from_tuning_db ? " (tuning db)" : "")});
             } catch (const spyre::Error &e) {
+                if (e.kind() == ErrorKind::Internal) throw;
                 // Said in the schedule's label (and so in every report): the named schedules run.
                 auto_failure = e.what();
             }
@@ -415,10 +417,11 @@ void LlamaModel::launch_kernel(StepResult &r, const std::string &key, int layer,
                 o.machine = options_.machine;
                 consider(Compiled{compile_for_spyre(k.output, k.inputs, o), k.schedule});
             } catch (const spyre::Error &e) {
-                if (first_error.empty()) first_error = e.what();
+                if (e.kind() == ErrorKind::Internal) throw;  // a bug, not a schedule that does not fit
+                if (first_error.empty()) first_error = e.what(), first_kind = e.kind();
             }
         }
-        if (!best) throw Error(first_error);
+        if (!best) throw Error(first_error, first_kind);
         if (!auto_failure.empty() && best->schedule.rfind("auto: ", 0) != 0)
             best->schedule += " (auto found none: " + auto_failure.substr(0, 120) + ")";
         it = programs_.emplace(key, std::move(*best)).first;
