@@ -521,6 +521,19 @@ std::vector<BadCase> cases() {
          "  %t = ktdp.construct_access_tile %d[%c0, %c0] : memref<4x128xf16> -> !ktdp.access_tile<4x128xindex>\n"
          "  %v = ktdp.load %t : !ktdp.access_tile<4x128xindex> -> tensor<4x128xf16>\n  return\n}\n",
          "line 7: ktdp.load: a partition's piece of the tile starts inside a stick of LX"},
+        {"DistributedTileAtALoopOfRunTimeBounds",
+         "func.func @k(%x_ptr: index, %z_ptr: index) {\n"
+         "  %p0 = ktdp.construct_memory_view %x_ptr, sizes: [4, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.memory_space<global>} : memref<4x64xf16>\n"
+         "  %p1 = ktdp.construct_memory_view %z_ptr, sizes: [4, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 - 64 >= 0, -d1 + 127 >= 0)>, memory_space = #ktdp.memory_space<global>} : memref<4x64xf16>\n"
+         "  %d = ktdp.construct_distributed_memory_view (%p0, %p1 : memref<4x64xf16>, memref<4x64xf16>) : memref<4x128xf16>\n"
+         "  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n  %c2 = arith.constant 2 : index\n"
+         "  %c64 = arith.constant 64 : index\n  %c128 = arith.constant 128 : index\n"
+         "  scf.for %i = %c0 to %c2 step %c1 {\n"
+         "    scf.for %off = %i to %c128 step %c64 {\n"
+         "      %t = ktdp.construct_access_tile %d[%c0, %off] : memref<4x128xf16> -> !ktdp.access_tile<4x64xindex>\n"
+         "      %v = ktdp.load %t : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf16>\n    }\n  }\n  return\n}\n",
+         "line 13: ktdp.load: subscript 1 of a tile of a distributed view of several arguments is a run-time value and its "
+         "partitions split that dimension: the bounds of its loop (line 11) are not constants"},
         {"DynamicViewSymbolsWithoutSizes",
          "func.func @k(%x_ptr: index, %n: index) {\n"
          "  %v = ktdp.construct_memory_view %x_ptr, sizes: [4, %n], strides: [%n, 1] {coordinate_set = affine_set<(d0, d1)[s0, s1] : (d0 >= 0, -d0 + 3 >= 0, d1 - s1 >= 0, -d1 + s0 - 1 >= 0)>, memory_space = #ktdp.memory_space<global>} : memref<4x?xf16>\n"
