@@ -24,7 +24,14 @@ std::optional<int> LxArena::alloc(int64_t bytes, int64_t limit) {
 void LxArena::free(int id) {
     blocks_[size_t(id)].used = false;
     if (!reclaim_top_) return;
-    // Lower the top past the free blocks that end at it (emptied: they are never handed out again).
+    // Freed in reverse order (the code generator's scopes), the top block is the last one handed
+    // out: drop it and the free ones under it, so the list holds only what is live below the top.
+    while (!blocks_.empty() && !blocks_.back().used && blocks_.back().hi == top_) {
+        top_ = blocks_.back().lo;
+        blocks_.pop_back();
+    }
+    // Freed out of order, a free block elsewhere in the list may still end at the top: lower the top
+    // past it too (emptied: it is never handed out again).
     for (bool lowered = true; lowered;) {
         lowered = false;
         for (Block &b : blocks_)

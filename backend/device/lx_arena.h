@@ -19,7 +19,7 @@ public:
     // The block of `bytes` (a freed one it fits, else at the top); none when it would take the top
     // past `limit`.
     std::optional<int> alloc(int64_t bytes, int64_t limit = INT64_MAX);
-    void free(int id);
+    void free(int id);  // with reclaim_top, the ids of blocks freed at the top are handed out again
     int64_t offset(int id) const { return blocks_[size_t(id)].lo; }
     // One past the highest byte ever handed out at once, and now.
     int64_t peak() const { return peak_; }

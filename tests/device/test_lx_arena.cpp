@@ -50,6 +50,13 @@ TEST(LxArena, WithReclaimTopBlocksFreedInReverseOrderAreAStack) {
     EXPECT_EQ(lx.top(), 128);
     lx.free(e);
     EXPECT_EQ(lx.top(), 0);
+    // Out of order, with a freed block split in between: the top still falls to what is live.
+    const int f = *lx.alloc(64), g = *lx.alloc(64);
+    lx.free(f);
+    const int h = *lx.alloc(32);  // f's block, its second half free after g
+    EXPECT_EQ(lx.offset(h), 0);
+    lx.free(g);
+    EXPECT_EQ(lx.top(), 32);
 }
 
 }  // namespace
