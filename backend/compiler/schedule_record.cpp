@@ -65,7 +65,9 @@ LoopDirectives LoopDirectives::of(const std::map<std::string, Function> &env) {
         for (const std::string &t : kv.second.get_trace_tags()) {
             if (t.compare(0, tag.size(), tag) != 0) continue;
             // Written by record_loop_directive alone: four comma-separated fields.
-            const size_t a = t.find(',', tag.size()), b = t.find(',', a + 1), c = t.find(',', b + 1);
+            const size_t a = t.find(',', tag.size());
+            const size_t b = a == std::string::npos ? a : t.find(',', a + 1);
+            const size_t c = b == std::string::npos ? b : t.find(',', b + 1);
             if (c == std::string::npos) throw_internal("internal: Func ", kv.first, ": malformed loop record '", t, "'");
             const std::string stage = t.substr(tag.size(), a - tag.size()), role = t.substr(a + 1, b - a - 1);
             LoopDirective d;

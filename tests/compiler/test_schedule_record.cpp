@@ -13,6 +13,7 @@
 #include "directives.h"
 #include "matmul.h"
 #include "norms.h"
+#include "schedule_record.h"
 
 namespace spyre::testing {
 namespace {
@@ -135,6 +136,26 @@ TEST(LoopDirectives, OnlyTheDirectiveMarksAPeLoopNotItsName) {
         EXPECT_EQ(c.r.plan.loops.all().size(), directive ? 1u : 0u);
         EXPECT_EQ(count_op(c.r.program, Opcode::MATMUL) > 0, directive);
     }
+}
+
+// The record's own invariants (a directive naming a loop it did not make, a record written by hand)
+// are internal errors that name the Func and what is wrong.
+TEST(LoopDirectives, InternalChecksNameTheFuncAndTheRecord) {
+    Var x("x");
+    Func f("recorded"), g("tagged"), h("tagged_role");
+    f(x) = x;
+    g(x) = x;
+    h(x) = x;
+    EXPECT_EQ(error_of([&] { record_loop_directive(f.function(), 0, "nope", {LoopRole::Pe}); }),
+              "internal: pe on Func " + f.name() + ": definition 0 has no loop nope");
+    EXPECT_EQ(error_of([&] { record_loop_directive(f.function(), 2, "x", {LoopRole::DmaPhases}); }),
+              "internal: dma_phases on Func " + f.name() + ": it has no definition 2");
+    g.add_trace_tag("spyre.loop=0,pe");
+    EXPECT_EQ(error_of([&] { LoopDirectives::of({{g.name(), g.function()}}); }),
+              "internal: Func " + g.name() + ": malformed loop record 'spyre.loop=0,pe'");
+    h.add_trace_tag("spyre.loop=0,spin,0,x");
+    EXPECT_EQ(error_of([&] { LoopDirectives::of({{h.name(), h.function()}}); }),
+              "internal: Func " + h.name() + ": loop record of unknown role 'spyre.loop=0,spin,0,x'");
 }
 
 TEST(LoopDirectives, OnPeNamesAMissingUpdate) {

@@ -96,9 +96,10 @@ std::string dist_kernel(const std::string &at1 = "%x1", const std::string &set1 
 }
 
 // The same with the halves in two arguments, %x_ptr and %z_ptr, each a dense 4 x 64 tensor.
-std::string two_arg_dist_kernel() {
-    const std::string set1 = "(d0 >= 0, -d0 + 3 >= 0, d1 - 64 >= 0, -d1 + 127 >= 0)";
-    return subst(dist_kernel("%z_ptr", set1, "[64, 1]"), "sizes: [4, 64], strides: [128, 1]", "sizes: [4, 64], strides: [64, 1]");
+std::string two_arg_dist_kernel(const std::string &set1 = "(d0 >= 0, -d0 + 3 >= 0, d1 - 64 >= 0, -d1 + 127 >= 0)",
+                                const std::string &extra = "") {
+    return subst(dist_kernel("%z_ptr", set1, "[64, 1]", "global", extra), "sizes: [4, 64], strides: [128, 1]",
+                 "sizes: [4, 64], strides: [64, 1]");
 }
 
 std::vector<BadCase> cases() {
@@ -521,6 +522,35 @@ std::vector<BadCase> cases() {
          "  %t = ktdp.construct_access_tile %d[%c0, %c0] : memref<4x128xf16> -> !ktdp.access_tile<4x128xindex>\n"
          "  %v = ktdp.load %t : !ktdp.access_tile<4x128xindex> -> tensor<4x128xf16>\n  return\n}\n",
          "line 7: ktdp.load: a partition's piece of the tile starts inside a stick of LX"},
+        // The checks of a distributed view of several arguments (ktir_import_distributed.cpp, multi_dist).
+        {"DistributedTwoArgumentsPartitionInLx",
+         subst(two_arg_dist_kernel("(d0 >= 0, -d0 + 3 >= 0, d1 - 64 >= 0, -d1 + 127 >= 0)",
+                                   "  %p2 = ktdp.construct_memory_view %c64, sizes: [4, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 - 128 >= 0, -d1 + 191 >= 0)>, memory_space = #ktdp.memory_space<ct_local>} : memref<4x64xf16>\n"),
+               "(%p0, %p1 : memref<4x64xf16>, memref<4x64xf16>) : memref<4x128xf16>",
+               "(%p0, %p1, %p2 : memref<4x64xf16>, memref<4x64xf16>, memref<4x64xf16>) : memref<4x192xf16>"),
+         "line 8: ktdp.construct_distributed_memory_view: partition %p2 is not a ktdp.construct_memory_view in device memory"},
+        {"DistributedTwoArgumentsPartitionType",
+         subst(two_arg_dist_kernel(), "memory_space = #ktdp.memory_space<global>} : memref<4x64xf16>\n  %d",
+               "memory_space = #ktdp.memory_space<global>} : memref<4x64xf32>\n  %d"),
+         "line 7: ktdp.construct_distributed_memory_view: partition %p1 differs from the view memref<4x128xf16> in rank or element type"},
+        {"DistributedTwoArgumentsPartitionWithoutCoordinates",
+         subst(two_arg_dist_kernel(), "{coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 - 64 >= 0, -d1 + 127 >= 0)>, ", "{"),
+         "line 7: ktdp.construct_distributed_memory_view: partition %p1 needs a coordinate_set of its 2 global coordinates"},
+        {"DistributedTwoArgumentsPartitionNotABox", two_arg_dist_kernel("(d0 >= 0, -d0 + 3 >= 0, d1 - 64 - d0 >= 0, -d1 + 127 >= 0)"),
+         "line 7: ktdp.construct_distributed_memory_view: partition %p1: its coordinate_set must be a box"},
+        {"DistributedTwoArgumentsPartitionSizes", two_arg_dist_kernel("(d0 >= 0, -d0 + 3 >= 0, d1 - 32 >= 0, -d1 + 127 >= 0)"),
+         "line 7: ktdp.construct_distributed_memory_view: partition %p1: its coordinate_set does not match its sizes inside memref<4x128xf16>"},
+        {"DistributedTileAtALoopOfTooManyIterations",
+         "func.func @k(%x_ptr: index, %z_ptr: index) {\n"
+         "  %p0 = ktdp.construct_memory_view %x_ptr, sizes: [4, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.memory_space<global>} : memref<4x64xf16>\n"
+         "  %p1 = ktdp.construct_memory_view %z_ptr, sizes: [4, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 - 64 >= 0, -d1 + 127 >= 0)>, memory_space = #ktdp.memory_space<global>} : memref<4x64xf16>\n"
+         "  %d = ktdp.construct_distributed_memory_view (%p0, %p1 : memref<4x64xf16>, memref<4x64xf16>) : memref<4x128xf16>\n"
+         "  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n  %big = arith.constant 100000 : index\n"
+         "  scf.for %off = %c0 to %big step %c1 {\n"
+         "    %t = ktdp.construct_access_tile %d[%c0, %off] : memref<4x128xf16> -> !ktdp.access_tile<4x64xindex>\n"
+         "    %v = ktdp.load %t : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf16>\n  }\n  return\n}\n",
+         "line 10: ktdp.load: subscript 1 of a tile of a distributed view of several arguments is a run-time value and its "
+         "partitions split that dimension: its loop runs too many times to check"},
         {"DistributedTileAtALoopOfRunTimeBounds",
          "func.func @k(%x_ptr: index, %z_ptr: index) {\n"
          "  %p0 = ktdp.construct_memory_view %x_ptr, sizes: [4, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.memory_space<global>} : memref<4x64xf16>\n"
