@@ -93,7 +93,8 @@ bool Importer::subscript_values(const IExpr &e, std::vector<int64_t> *values, st
             if (!offset_value(scope, loop.operands[size_t(i)], core, {}, &need, &b[i], why) || !need.empty())
                 return *why = "the bounds of its loop (line " + std::to_string(loop.line) + ") are not constants", false;
         }
-        if (b[2] <= 0) return *why = "its loop's step is not positive", false;
+        // scf.for refuses a step that is not a positive constant before lowering its body.
+        if (b[2] <= 0) throw_internal("line ", loop.line, ": internal: scf.for with step ", b[2], " was lowered");
         for (int64_t v = b[0]; v < b[1]; v += b[2]) {
             if (values->size() > 65536) return *why = "its loop runs too many times to check", false;
             values->push_back(v);

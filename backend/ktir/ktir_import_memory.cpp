@@ -816,9 +816,9 @@ void Importer::specialise_dynamic_sizes() {
     std::function<void(IExpr &, const std::vector<int64_t> &, const Op &)> bind =
         [&](IExpr &e, const std::vector<int64_t> &syms, const Op &at) {
             if (e.kind == IExpr::Sym) {
+                // The reader takes only the symbols a set declares, and their count was checked.
                 if (e.c < 0 || size_t(e.c) >= syms.size())
-                    throw_error("line ", at.line, ": ktdp.construct_memory_view: coordinate_set symbol s", e.c,
-                                " has no dynamic size to bind (it has ", syms.size(), ")");
+                    throw_internal("line ", at.line, ": internal: coordinate_set symbol s", e.c, " of ", syms.size());
                 e.kind = IExpr::Const;
                 e.c = syms[size_t(e.c)];
             }
