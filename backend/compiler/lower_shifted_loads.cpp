@@ -210,6 +210,7 @@ public:
     };
 
     Expr visit(const Load *op) override {
+        if (auto s = strided(op)) return make_stride(*s);
         if (auto s = shifted(op)) return make_shift(*s);
         if (auto s = mirrored(op)) return make_shift(*s);
         return IRMutator::visit(op);
@@ -242,6 +243,7 @@ public:
     // A shuffle of one row's lanes that clamps at its ends (Halide's repeat_edge on a row whose
     // ends it knows).
     Expr visit(const Shuffle *op) override {
+        if (auto s = upsampled(op)) return make_stride(*s);
         if (auto s = shuffled(op)) return make_shift(*s);
         // interleave_vectors(even, odd): Halide's form of select(x % 2 == 0, a, b) with x vectorized,
         // each side computed on every other element (stride-2 reads). Each side computed on all
@@ -253,7 +255,6 @@ public:
             // Nothing later reads stride-2 vectors: say what the algorithm did, not what it became.
             std::string func = store_;
             if (plan_.has(store_)) func = plan_.buffer(store_).func;
-            // Both sides one vector: each element twice, what Halide makes of a read at x / 2.
             if (equal(op->vectors[0], op->vectors[1]))
                 throw_error("Func ", func, ": stick_vectorize: it reads each element twice along the stick dimension "
                             "(an index such as x / 2, an upsample), and no Spyre instruction spreads a stick's lanes "
@@ -263,6 +264,68 @@ public:
                         "stick dimension has no Spyre vector form");
         }
         return IRMutator::visit(op);
+    }
+
+    // Halide's form of a read at (x + c) / k with x vectorized: an interleave of k reads of one row
+    // whose starts are the first's or one past it, in that order (side r reads from one past where
+    // r >= k - start), or of k equal upsamples (x / 2 / 2). One strided read of step -k.
+    std::optional<StrideCall> upsampled(const Shuffle *op) {
+        const int k = int(op->vectors.size());
+        if (!op->is_interleave() || k < 2 || k > kMaxLaneStep) return std::nullopt;
+        std::vector<Expr> sides;
+        for (const Expr &v : op->vectors) sides.push_back(mutate(v));
+        auto nested = as_stride(sides[0]);
+        if (nested && nested->step < 0 && nested->start == 0 && int64_t(k) * -nested->step <= kMaxLaneStep) {
+            for (const Expr &v : sides)
+                if (!equal(v, sides[0])) return std::nullopt;
+            return StrideCall{nested->home, 0, k * nested->step, op->type.lanes()};
+        }
+        const Load *first = sides[0].as<Load>();
+        const Ramp *r0 = first ? first->index.as<Ramp>() : nullptr;
+        if (!r0 || !is_const_one(r0->stride) || !is_const_one(first->predicate)) return std::nullopt;
+        int ones = 0;
+        for (const Expr &v : sides) {
+            const Load *l = v.as<Load>();
+            const Ramp *r = l ? l->index.as<Ramp>() : nullptr;
+            if (!r || l->name != first->name || !is_const_one(r->stride) || !is_const_one(l->predicate) ||
+                r->lanes != r0->lanes)
+                return std::nullopt;
+            auto c = const_int(simplify(r->base - r0->base));
+            if (!c || (*c != 0 && *c != 1) || (*c == 0 && ones > 0)) return std::nullopt;
+            ones += int(*c);
+        }
+        if (ones == 0) return StrideCall{sides[0], 0, -k, op->type.lanes()};
+        // With start > 0 the last lane reads one past the first side's last: the home holds them
+        // all, from the stick of the first where its place in that stick is fixed (else staging
+        // takes the rows whole or says why not).
+        const int64_t lanes = plan_.machine.stick_bytes / first->type.bytes();
+        int64_t rem = 0;
+        const int n = (ones + op->type.lanes() - 1) / k + 1;
+        if (!reduce_expr_modulo(r0->base, lanes, &rem)) {
+            Expr home = Load::make(first->type.with_lanes(n), first->name, Ramp::make(r0->base, 1, n), first->image,
+                                   first->param, const_true(n), ModulusRemainder());
+            return StrideCall{home, ones, -k, op->type.lanes()};
+        }
+        const int64_t w = (rem + n - 1 + lanes) / lanes * lanes;
+        Expr home = Load::make(first->type.with_lanes(int(w)), first->name, Ramp::make(simplify(r0->base - int(rem)), 1, int(w)),
+                               first->image, first->param, const_true(int(w)), ModulusRemainder());
+        return StrideCall{home, int(ones + rem * k), -k, op->type.lanes()};
+    }
+
+    // A read of every step-th element along the stick (in(2 * x + c)): the dense home row that
+    // holds them, from the stick where the first one is, and the lanes it picks. Left as it is
+    // where the first element's place in its stick is not fixed (the refusal names the stride).
+    std::optional<StrideCall> strided(const Load *op) {
+        const Ramp *r = op->index.as<Ramp>();
+        const int64_t *step = r ? as_const_int(r->stride) : nullptr;
+        const int64_t lanes = plan_.machine.stick_bytes / op->type.bytes();
+        if (!step || *step < 2 || *step >= lanes || *step > kMaxLaneStep || !is_const_one(op->predicate)) return std::nullopt;
+        int64_t rem = 0;
+        if (!reduce_expr_modulo(r->base, lanes, &rem)) return std::nullopt;
+        const int64_t w = (rem + *step * (r->lanes - 1) + lanes) / lanes * lanes;
+        Expr home = Load::make(op->type.with_lanes(int(w)), op->name, Ramp::make(simplify(r->base - int(rem)), 1, int(w)),
+                               op->image, op->param, const_true(int(w)), ModulusRemainder());
+        return StrideCall{home, int(rem), int(*step), r->lanes};
     }
 
     // Side p (0 even, 1 odd) of an interleave, of n lanes, as a vector of 2n lanes whose lane 2i + p

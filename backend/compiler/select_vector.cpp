@@ -160,6 +160,55 @@ Operand Selector::shifted_load(const ShiftCall &s, const Domain &d, const Operan
     return r;
 }
 
+Operand Selector::strided_load(const StrideCall &s, const Domain &d, const Operand *into) {
+    const Load *home = s.home.as<Load>();
+    const Ramp *r = home ? home->index.as<Ramp>() : nullptr;
+    if (!r || !is_const_one(r->stride)) internal("internal: a strided read whose home is not a dense row");
+    if (!plan_.has(home->name)) unsupported("reads " + home->name + ", which is not a buffer of the kernel");
+    const BufferInfo &bi = plan_.buffer(home->name);
+    if (bi.place != Place::LX) internal("internal: " + home->name + " was not staged into LX");
+    const DType t = bi.type;
+    const int64_t lanes_t = plan_.lanes(t);
+    const std::string what = s.step > 0 ? "at every " + std::to_string(s.step) + " elements along its stick dimension"
+                                        : "each element " + std::to_string(-s.step) + " times along its stick dimension";
+    auto a = affine_in(r->base, d.vars());
+    if (!a) unsupported("index of " + bi.func + " is not affine in its loops");
+    // An output stick further along the row reads step times (an upsample: 1/-step times) as far along.
+    for (auto &l : d.lane) {
+        const int64_t want = s.step > 0 ? l.second * s.step : l.second / -s.step;
+        if ((s.step < 0 && l.second % -s.step) || a->of(l.first) != want)
+            unsupported("reads " + bi.func + " " + what + " but out of stick order along " + user_loop_name(l.first));
+    }
+    int64_t row = 0;
+    if (!d.group_var.empty()) {
+        row = a->of(d.group_var);
+        if (row < 0 || row % lanes_t)
+            unsupported("reads " + bi.func + " " + what + " from rows that are not whole sticks apart (" +
+                        std::to_string(row) + " elements)");
+    } else if (d.groups != 1) {
+        internal("internal: groups without a group variable");
+    }
+    // The read may start at any element (an upsample's output stick reads half a stick).
+    Operand src;
+    src.kind = Operand::Vec;
+    src.type = t;
+    src.buf = home->name;
+    src.base = lx_base(home->name);
+    src.index = simplify(a->rest);
+    const int64_t start = s.start, sticks = sticks_per_group(d, t);
+    Operand res = result_for(d, t, into, {});
+    std::set<std::string> reads{src.buf}, writes;
+    if (!res.buf.empty()) writes.insert(res.buf);
+    before(QVec, reads, writes);
+    std::vector<Reg> regs;
+    Lx ld = addr(res, regs), ls = addr(src, regs);
+    b_.vstride(t, kTagVec, ld, ls, int32_t(start), int32_t(s.step), int32_t(sticks), int32_t(d.groups),
+               int32_t(row / lanes_t));
+    for (Reg g : regs) b_.release(g);
+    after(kTagVec, QVec, reads, writes);
+    return res;
+}
+
 void Selector::unsupported(const std::string &what) const {
     throw_error("Func ", st_.func, ": ", what);
 }
@@ -529,6 +578,7 @@ Operand Selector::gen(const Expr &e, const Domain &d, const Operand *into) {
         return r;
     };
     if (auto sh = as_shift(e)) return shifted_load(*sh, d, into);
+    if (auto sc = as_stride(e)) return strided_load(*sc, d, into);
     if (const Select *sel = e.as<Select>())
         return lane_mask(sel->condition, d) ? index_select(sel, d, into) : data_select(sel, d, into);
     if (auto ls = as_lane_select(e)) {

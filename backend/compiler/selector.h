@@ -161,6 +161,8 @@ private:
 
     // A shifted read (ShiftCall) as one VSHIFT of its home rows.
     Operand shifted_load(const ShiftCall &s, const Domain &d, const Operand *into);
+    // A strided read (StrideCall) as one VSTRIDE of its home rows.
+    Operand strided_load(const StrideCall &s, const Domain &d, const Operand *into);
 
     // select() on the stick index against a limit (select_masks.cpp): element e of group g takes
     // the true value where e <= limit (+ g when per_group); `swap` when it is the false value.

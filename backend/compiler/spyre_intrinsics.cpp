@@ -86,6 +86,20 @@ std::optional<ShiftCall> as_shift(const Halide::Expr &e) {
     return s;
 }
 
+Halide::Expr make_stride(const StrideCall &c) {
+    using namespace Halide::Internal;
+    return Call::make(c.home.type().with_lanes(c.lanes), "spyre.stride",
+                      {c.home, Halide::Expr(c.start), Halide::Expr(c.step)}, Call::PureExtern);
+}
+
+std::optional<StrideCall> as_stride(const Halide::Expr &e) {
+    using namespace Halide::Internal;
+    const Call *c = e.as<Call>();
+    if (!c || c->name != "spyre.stride" || c->args.size() != 3 || !as_const_int(c->args[1]) || !as_const_int(c->args[2]))
+        return std::nullopt;
+    return StrideCall{c->args[0], int(*as_const_int(c->args[1])), int(*as_const_int(c->args[2])), c->type.lanes()};
+}
+
 const char *fp8_call_name(bool encode, Fp8Format f, bool half) {
     const bool e4 = f == Fp8Format::E4M3;
     if (encode) return e4 ? "spyre_to_fp8_e4m3" : "spyre_to_fp8_e5m2";

@@ -61,6 +61,20 @@ struct ShiftCall {
 Halide::Expr make_shift(const ShiftCall &c);
 std::optional<ShiftCall> as_shift(const Halide::Expr &e);
 
+// A strided read along the stick (lower_shifted_loads makes them of reads at 2 * x + c and of
+// Halide's interleave of a vector with itself, a read at x / 2; instruction selection emits
+// VSTRIDE): lane j of the result is the `home` load's lane start + j * step (step >= 2), or
+// (start + j) / -step (step <= -2). home is a dense Load (a ramp of stride 1) of the result's element
+// type, of its own width.
+struct StrideCall {
+    Halide::Expr home;
+    int start = 0;
+    int step = 0;
+    int lanes = 0;  // the result's
+};
+Halide::Expr make_stride(const StrideCall &c);
+std::optional<StrideCall> as_stride(const Halide::Expr &e);
+
 // An fp8 conversion (spyre::to_fp8 / spyre::from_fp8, dsl/fp8.h): a PureExtern call of a C function
 // that Halide's CPU code calls (dsl/fp8.cpp, computing with device/fp8.h) and that instruction
 // selection turns into VCVTF8. Encode: uint8 spyre_to_fp8_<fmt>(float); decode to float32: float

@@ -107,6 +107,9 @@ const OpInfo kOps[kNumOpcodes] = {
     {"VCMPLE", Engine::Vector, kVecBin, VecForm::Map2, VecClass::MinMax},
     {"VCMPEQ", Engine::Vector, kVecBin, VecForm::Map2, VecClass::MinMax},
     {"VSELM", Engine::Vector, kVecBin, VecForm::MaskSelect, VecClass::AddMul},
+    // A strided read moves bits: priced as a copy of the sticks it streams (op_cost.cpp).
+    {"VSTRIDE", Engine::Vector, {O::Tag, O::RegSrc, O::Imm, O::RegSrc, O::Imm, O::Imm, O::Imm, O::Count, O::Count, O::CountOpt},
+     VecForm::Strided, VecClass::AddMul},
 };
 
 }  // namespace
@@ -146,6 +149,7 @@ bool dtype_supported(Opcode op, DType t) {
     case Opcode::VFILL:
     case Opcode::VTRANSPOSE:
     case Opcode::VSHIFT:
+    case Opcode::VSTRIDE:
     case Opcode::VLSEL:
     case Opcode::VSELIDX:
     case Opcode::VSELM: return true;

@@ -73,6 +73,9 @@ enum class Opcode : uint16_t {
     VCMPLE = 66,
     VCMPEQ = 67,
     VSELM = 68,
+    // vector unit: a strided read along each row, every step-th element (a downsample) or each
+    // element -step times (an upsample); appended in format version 11 (vector_shift.h)
+    VSTRIDE = 69,
     NUM_OPCODES
 };
 constexpr int kNumOpcodes = int(Opcode::NUM_OPCODES);
@@ -153,6 +156,9 @@ constexpr uint8_t kEdgeModes = kEdgeClamp | kEdgeZero | kEdgeMirrorImage | kEdge
 //   kSrc1Scalar): dst = 1 where src0 < (<=, ==) src1, else 0, in the instruction's type (a NaN
 //   compares false). VSELM: dst = src0 where dst is nonzero, else src1 (one element per group with
 //   kSrc1Scalar), element by element in the instruction's type.
+//   VSTRIDE uses a5 = the first element read, a6 = the step, a9 = the source row stride in sticks:
+//   element j of group g reads source element g * a9 * lanes + a5 + j * a6 (a6 >= 2), or
+//   + (a5 + j) / -a6 (a6 <= -2); vector_shift.h.
 //   VSCANSUM uses a9 = valid elements per group (0 = all lanes): for each group, in lane order,
 //   dst[e] = dst[e - 1] + src0[e] for 1 <= e < valid, each sum rounded to the type (fp16 after every
 //   element, int32 wrapping); dst[0] is kept (the scan's first value, written before it).
@@ -176,6 +182,7 @@ enum class VecForm : uint8_t {
     ArgReduce,    // VREDARGMAX, VREDARGMIN: one value and one int32 index per group
     Scan,         // VSCANSUM: dst read and written along each group
     MaskSelect,   // VSELM: dst (the mask) read, then written from src0 or src1
+    Strided,      // VSTRIDE: every step-th element of src0's rows, or each element repeated
 };
 // A vector opcode's throughput class, as the machine description names its rates (op_cost.h).
 enum class VecClass : uint8_t { AddMul, MinMax, Transcendental, Reduce, Convert, Restickify };

@@ -33,8 +33,8 @@ struct BufferDecl {
 struct DeviceProgram {
     // 2: int8/uint8 element types, VROUND, VSHIFT; 3: VCVTF8, VSHIFT mirror edges, VLSEL; 4: VSELIDX;
     // 5: BufferKind::InOut; 6: VREDARGMAX, VREDARGMIN, VSCANSUM; 7: LDLX; 8: VCMPLT, VCMPLE, VCMPEQ, VSELM;
-    // 9: DMA_LD's shared mode (kDmaShared)
-    static constexpr uint32_t kFormatVersion = 10;
+    // 9: DMA_LD's shared mode (kDmaShared); 10: kSrc1Row, kFoldGroups; 11: VSTRIDE
+    static constexpr uint32_t kFormatVersion = 11;
 
     std::string kernel_name;
     int32_t num_cores = 1;

@@ -162,6 +162,12 @@ void ProgramBuilder::vshift(DType t, int tag, Lx dst, Lx src, int32_t shift, int
               uint8_t(t), mode));
 }
 
+void ProgramBuilder::vstride(DType t, int tag, Lx dst, Lx src, int32_t start, int32_t step, int32_t sticks,
+                             int32_t groups, int32_t row_sticks) {
+    emit(make(Opcode::VSTRIDE, {tag, dst.reg.id, dst.off, src.reg.id, src.off, start, step, sticks, groups, row_sticks},
+              uint8_t(t), 0));
+}
+
 void ProgramBuilder::vlsel(DType t, int tag, Lx dst, Lx a, Lx b, int32_t block, int32_t sticks, int32_t groups) {
     emit(make(Opcode::VLSEL, {tag, dst.reg.id, dst.off, a.reg.id, a.off, b.reg.id, b.off, sticks, groups, block},
               uint8_t(t), 0));

@@ -94,6 +94,10 @@ public:
     // element per group when b_scalar).
     void vselidx(DType t, int tag, Lx dst, Lx a, Lx b, Reg limit, bool per_group, bool b_scalar, int32_t sticks,
                  int32_t groups = 1);
+    // Strided read (vector_shift.h): element j of group g from src's row g (row_sticks apart) at
+    // start + j * step (step >= 2) or start + j / -step (step <= -2).
+    void vstride(DType t, int tag, Lx dst, Lx src, int32_t start, int32_t step, int32_t sticks, int32_t groups,
+                 int32_t row_sticks);
     // Shifted stick access (vector_shift.h): mode 0 or one kEdge* mode with window [lo, hi].
     void vshift(DType t, int tag, Lx dst, Lx src, int32_t shift, int32_t sticks, int32_t groups = 1,
                 uint8_t mode = 0, int32_t lo = 0, int32_t hi = 0);

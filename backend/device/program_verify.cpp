@@ -246,6 +246,12 @@ void check_type_and_mode(size_t pc, const Instr &in) {
                     "), one row for all (", hex(kSrc1Row), ") and a fold over the groups (", hex(kFoldGroups), ")");
     if ((in.mode & kAccF16) && (in.mode & kDstF32))
         throw_error(w, ": accumulates in fp16 (mode bit ", hex(kAccF16), ") but writes fp32 (", hex(kDstF32), ")");
+    if (op == Opcode::VSTRIDE) {
+        if (!vstride_step_valid(in.a[6]))
+            throw_error(w, ": step ", in.a[6], " is not between 2 and ", kMaxLaneStep, " (a downsample) or between -",
+                        kMaxLaneStep, " and -2 (an upsample)");
+        if (in.a[5] < 0) throw_error(w, ": first element ", in.a[5], " is before the source (it counts from it)");
+    }
     if (op == Opcode::VSHIFT) {
         const uint8_t edges = in.mode & kEdgeModes;
         if (edges & (edges - 1)) throw_error(w, ": more than one edge mode is set (one at most)");
@@ -380,6 +386,12 @@ void check_vector_machine(size_t pc, const Instr &in, const MachineDesc &m) {
         ShiftSpan r = vshift_read_span(in, sb / eb);
         if (!r.empty())
             check_lx_span(pc, in, "src0", 3, Span{sat_mul(r.first, eb), sat_mul(sat_add(r.last, 1), eb)}, m);
+        return;
+    }
+    if (op == Opcode::VSTRIDE) {
+        check_lx(pc, in, "dst", 1, full, m);
+        ShiftSpan r = vstride_read_span(in, sb / eb);
+        check_lx_span(pc, in, "src0", 3, Span{sat_mul(r.first, eb), sat_mul(sat_add(r.last, 1), eb)}, m);
         return;
     }
     if (op == Opcode::VSCANSUM) {

@@ -1,6 +1,7 @@
-// VSHIFT, the vector unit's shifted stick access, and VLSEL, its select by lane block: what each
-// destination element reads and which source elements an instruction touches. One place for the
-// semantics the simulator, the verifier, the LX access checks and KTIR share.
+// VSHIFT, the vector unit's shifted stick access, VSTRIDE, its strided one, and VLSEL, its select
+// by lane block: what each destination element reads and which source elements an instruction
+// touches. One place for the semantics the simulator, the verifier, the LX access checks and KTIR
+// share.
 //
 //   VSHIFT.t [dst], [src], shift, lo, n, groups, hi        (mode: none or one kEdge* bit)
 //
@@ -38,6 +39,30 @@ namespace spyre {
 // rL's value at issue, plus g with .diag (kLimitPerGroup). With .scalar, src1 is one element per
 // group. It is the select Halide makes of a comparison between a stick index and a row index
 // (a causal mask: key t of query row q kept where t <= q).
+
+//
+//   VSTRIDE.t [dst], [src], start, step, n, groups, row
+//
+// Group g of n sticks of dst reads source row g, which starts row sticks after row g - 1 (row 0:
+// every group reads the same row). Element j of the group reads the row's element
+//   start + j * step        step >= 2: a downsample (Halide's in(2 * x): every step-th element)
+//   (start + j) / -step     step <= -2: an upsample (in(x / 2): each element -step times; start
+//                           counts in the finer grid, so start 1 reads in((x + 1) / 2))
+// src may be any element (an upsample's output stick reads half a stick of its row); start counts
+// from it. Steps are at most kMaxLaneStep either way.
+constexpr int64_t kMaxLaneStep = 64;
+
+// The source position (from src) that element j of group g reads; 64-bit, saturating.
+inline int64_t vstride_source(const Instr &in, int64_t lanes, int64_t g, int64_t j) {
+    const int64_t step = in.a[6], start = in.a[5];
+    const int64_t along = step > 0 ? sat_add(start, sat_mul(j, step)) : sat_add(start, j) / std::max<int64_t>(2, -step);
+    return sat_add(sat_mul(sat_mul(g, int64_t(in.a[9])), lanes), along);
+}
+
+// Whether VSTRIDE's step is one it takes (the verifier and lx_access say why not).
+inline bool vstride_step_valid(int64_t step) {
+    return (step >= 2 && step <= kMaxLaneStep) || (step <= -2 && step >= -kMaxLaneStep);
+}
 
 enum class ShiftEdge : uint8_t { None, Clamp, Zero, MirrorImage, MirrorInterior };
 
@@ -91,6 +116,13 @@ struct ShiftSpan {
     int64_t first = 0, last = -1;
     bool empty() const { return last < first; }
 };
+
+// Source elements [first, last] (from src) a VSTRIDE reads: from its first group's first element to
+// its last group's last (rows ascend with g, elements with j).
+inline ShiftSpan vstride_read_span(const Instr &in, int64_t lanes) {
+    const int64_t row = sat_mul(int64_t(in.a[7]), lanes), groups = in.a[8];
+    return ShiftSpan{vstride_source(in, lanes, 0, 0), vstride_source(in, lanes, groups - 1, row - 1)};
+}
 
 inline ShiftSpan vshift_read_span(const Instr &in, int64_t lanes) {
     const int64_t row = sat_mul(int64_t(in.a[7]), lanes), groups = in.a[8];

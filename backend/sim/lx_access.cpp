@@ -128,6 +128,21 @@ LxAccess vector_access(const Instr &in, const Resolver &R) {
         return acc;
     }
 
+    if (form == VecForm::Strided) {
+        // The source base is any element; the rows read follow from start, step and the row stride.
+        const int64_t base = R.addr(3, 4);
+        R.range("src0", base, 0, eb, true);
+        if (!vstride_step_valid(in.a[6]))
+            R.fail("step ", in.a[6], " is not between 2 and ", kMaxLaneStep, " (a downsample) or between -",
+                   kMaxLaneStep, " and -2 (an upsample)");
+        if (in.a[5] < 0) R.fail("first element ", in.a[5], " is before the source (it counts from it)");
+        if (in.a[9] < 0) R.fail("source row stride ", in.a[9], " is negative");
+        ShiftSpan r = vstride_read_span(in, lanes);
+        add_read(acc, R.range("src0", sadd(base, smul(r.first, eb)), smul(sadd(r.last, 1 - r.first), eb), eb, false));
+        set_write(acc, R.range("dst", R.addr(1, 2), stick_span, stick, true));
+        return acc;
+    }
+
     if (form == VecForm::LaneSelect) {
         if (in.a[9] < 1) R.fail("lane block width ", in.a[9], " is not positive");
         add_read(acc, R.range("src0", R.addr(3, 4), stick_span, stick, true));

@@ -18,6 +18,16 @@ int64_t vector_sticks(const Instr &in, const MachineDesc &m) {
     // A shifted stick is assembled from two neighbouring source sticks: the unit streams two sticks
     // in per stick out, at the copy rate. Our assumption; no published figure isolates it.
     if (in.op == Opcode::VSHIFT) return 2 * n;
+    // A strided read streams every source stick its rows span (a downsample by s: s per stick out)
+    // and writes each destination stick (an upsample: one per stick out). The same assumption.
+    if (in.op == Opcode::VSTRIDE) {
+        const int64_t lanes = m.stick_bytes / dtype_bytes(DType(in.dtype));
+        const int64_t step = in.a[6], row = int64_t(in.a[7]) * lanes, d = std::max<int64_t>(2, -step);
+        const int64_t first = step > 0 ? in.a[5] : in.a[5] / d;
+        const int64_t last = step > 0 ? first + (row - 1) * step : (in.a[5] + row - 1) / d;
+        const int64_t src_sticks = (first % lanes + last - first) / lanes + 1;
+        return in.a[8] * std::max<int64_t>(in.a[7], src_sticks);
+    }
     if (in.op == Opcode::VCVT || in.op == Opcode::VCVTF8) {
         int64_t src_bytes = dtype_bytes(DType(in.dtype)), dst_bytes = dtype_bytes(DType(in.a[9]));
         n = std::max(n, n * dst_bytes / src_bytes);

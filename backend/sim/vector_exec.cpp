@@ -557,6 +557,23 @@ void exec_shift(const Instr &in, const int64_t *regs, uint8_t *lx, const Machine
     }
 }
 
+// VSTRIDE (vector_shift.h). The source span is copied first, so a destination that overlaps it
+// still sees the old values. lx_access checked the span against LX.
+void exec_strided(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
+    const int64_t eb = dtype_bytes(DType(in.dtype)), lanes = machine.stick_bytes / eb;
+    const int64_t row = in.a[7] * lanes, groups = in.a[8];
+    const int64_t base = int64_t(uint64_t(regs[in.a[3]]) + uint64_t(int64_t(in.a[4])));
+    uint8_t *dst = lx + (regs[in.a[1]] + in.a[2]);
+    const ShiftSpan span = vstride_read_span(in, lanes);
+    thread_local std::vector<uint8_t> src;
+    src.resize(size_t((span.last - span.first + 1) * eb));
+    std::memcpy(src.data(), lx + base + span.first * eb, src.size());
+    for (int64_t g = 0; g < groups; g++)
+        for (int64_t j = 0; j < row; j++)
+            std::memcpy(dst + (g * row + j) * eb, src.data() + (vstride_source(in, lanes, g, j) - span.first) * eb,
+                        size_t(eb));
+}
+
 // VLSEL (vector_shift.h): element by element, so a destination equal to a source is fine.
 void exec_lane_select(const Instr &in, const int64_t *regs, uint8_t *lx, const MachineDesc &machine) {
     const int64_t eb = dtype_bytes(DType(in.dtype));
@@ -615,6 +632,7 @@ void exec_vector(const Instr &in, const int64_t *regs, uint8_t *lx, const Machin
     const VecForm form = op_info(in.op).form;
     if (form == VecForm::MaskSelect) return exec_mask_select(in, regs, lx, machine);
     if (form == VecForm::Shift) return exec_shift(in, regs, lx, machine);
+    if (form == VecForm::Strided) return exec_strided(in, regs, lx, machine);
     if (form == VecForm::LaneSelect) return exec_lane_select(in, regs, lx, machine);
     if (form == VecForm::IndexSelect) return exec_index_select(in, regs, lx, machine);
     const DType t = DType(in.dtype);

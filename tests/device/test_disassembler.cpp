@@ -40,7 +40,7 @@ DeviceProgram golden_program() {
 
 TEST(Disassembler, Golden) {
     const char *expected =
-        "kernel axpy: 2 cores, format version 10\n"
+        "kernel axpy: 2 cores, format version 11\n"
         "buffers (2):\n"
         "  0 x input f16 [128, 2] sticks(d0) order[d1,d0]\n"
         "  1 y output f32 [32, 2] sticks(d1) order[d0,d1]\n"

@@ -83,6 +83,7 @@ DeviceProgram every_opcode_program() {
         if (op == Opcode::VREDMAX) in.mode = kAccumulate | kDstF32;
         if (op == Opcode::MATMUL) in.mode = kAccumulate;
         if (op == Opcode::VCVTF8) in.dtype = uint8_t(DType::F32), in.a[9] = int32_t(DType::U8);  // an encode
+        if (op == Opcode::VSTRIDE) in.a[5] = 3, in.a[6] = -2;  // a first element and an upsample's step
         p.code.push_back(in);
     }
     return p;

@@ -46,6 +46,8 @@ DeviceProgram streaming(int cores) {
     b.vshift(DType::F16, 1, Lx(24576), Lx(8192), -2, 4, 4, kEdgeMirrorImage, 0, 199);  // mirror_image
     b.vshift(DType::F16, 1, Lx(32768), Lx(8192), 70, 4, 4, kEdgeMirrorInterior, 0, 199);
     b.vlsel(DType::F16, 1, Lx(40960), Lx(24576), Lx(32768), 1, 4, 4);  // even and odd lanes
+    b.vstride(DType::F16, 1, Lx(40960), Lx(8192), 1, 2, 4, 4, 8);   // a downsample's odd lanes
+    b.vstride(DType::F16, 1, Lx(40960), Lx(8192 + 64), 1, -2, 4, 4, 4);  // a linear upsample's second tap
     b.vselidx(DType::F16, 1, Lx(40960), Lx(40960), Lx(32768), i, true, false, 1, 4);  // a causal mask, limit i
     b.vselidx(DType::F16, 1, Lx(40960), Lx(40960), Lx(16384), t, false, true, 1, 4);  // a tail mask, scalar pad
     b.wait_tag(1);

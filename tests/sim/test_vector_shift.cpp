@@ -1,5 +1,5 @@
-// VSHIFT, the shifted stick access, and VLSEL, its select by lane block (backend/device/
-// vector_shift.h): what each edge mode reads (mirror edges against Halide's formula), the LX ranges
+// VSHIFT, the shifted stick access, VSTRIDE, the strided one, and VLSEL, the select by lane block
+// (backend/device/vector_shift.h): what each edge mode reads (mirror edges against Halide's formula), the LX ranges
 // the simulator checks, the verifier's and lx_access's errors, the listing, the .spyre round trip
 // and its time (two source sticks streamed per stick written).
 #include <gtest/gtest.h>
@@ -327,6 +327,104 @@ TEST(VLselVerify, RejectsAZeroBlockAndRoundTrips) {
     EXPECT_EQ(q.code[0].a, in.a);
     EXPECT_NE(disassemble(q).find("VLSEL.f32 t0, [r0+0], [r0+4096], [r0+8192], 1, 2, 1"), std::string::npos)
         << disassemble(q);
+}
+
+// VSTRIDE: a downsample (every second element from the first, row by row, the rows apart by their
+// own stride), a decimation by 3 from element 5, and an upsample (each element twice from 32).
+TEST_F(VShift, StridedReadsEveryStepthElementOfEachRow) {
+    fill_source(0, 1024);
+    // Two groups of one stick; source rows 4 sticks apart; from element 1, step 2.
+    run(build([](ProgramBuilder &b) { b.vstride(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), 1, 2, 1, 2, 4); }));
+    for (int64_t g = 0; g < 2; g++)
+        for (int64_t j = 0; j < 64; j++) EXPECT_EQ(h(kShiftDst, g * 64 + j), float(g * 256 + 1 + 2 * j + 1000)) << j;
+    run(build([](ProgramBuilder &b) { b.vstride(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), 5, 3, 2, 1, 0); }));
+    for (int64_t j = 0; j < 128; j++) EXPECT_EQ(h(kShiftDst, j), float(5 + 3 * j + 1000)) << j;
+}
+
+TEST_F(VShift, StridedReadsWithANegativeStepRepeatEachElement) {
+    fill_source(0, 256);
+    // Two groups of one stick, both reading the same row (row stride 0) from element 32: start 64
+    // counts in the finer grid.
+    run(build([](ProgramBuilder &b) { b.vstride(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), 64, -2, 1, 2, 0); }));
+    for (int64_t g = 0; g < 2; g++)
+        for (int64_t j = 0; j < 64; j++) EXPECT_EQ(h(kShiftDst, g * 64 + j), float(32 + j / 2 + 1000)) << j;
+    // Start 1: in((x + 1) / 2), the first element once, then each twice; by 4 from start 3.
+    run(build([](ProgramBuilder &b) { b.vstride(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), 1, -2, 1, 1, 0); }));
+    for (int64_t j = 0; j < 64; j++) EXPECT_EQ(h(kShiftDst, j), float((j + 1) / 2 + 1000)) << j;
+    run(build([](ProgramBuilder &b) { b.vstride(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), 3, -4, 1, 1, 0); }));
+    for (int64_t j = 0; j < 64; j++) EXPECT_EQ(h(kShiftDst, j), float((j + 3) / 4 + 1000)) << j;
+}
+
+TEST_F(VShift, StridedReadLxAccessCoversTheRowsItReads) {
+    Instr in = build([](ProgramBuilder &b) { b.vstride(DType::F16, 0, Lx(kShiftDst), Lx(kShiftSrc), 1, 2, 1, 3, 2); });
+    LxAccess a = lx_access(prog, in, regs, m, 0);
+    ASSERT_EQ(a.num_reads, 1);
+    // Rows at 0, 128 and 256 elements; the last reads up to 256 + 1 + 2 * 63 = 383.
+    EXPECT_EQ(a.reads[0].begin, kShiftSrc + 2);
+    EXPECT_EQ(a.reads[0].end, kShiftSrc + 2 * 384);
+    // The simulator checks what the verifier checks, for a program that was not verified.
+    auto direct = [&](int32_t start, int32_t step, int32_t row) {
+        Instr bad = in;
+        bad.a[5] = start, bad.a[6] = step, bad.a[9] = row;
+        try {
+            lx_access(prog, bad, regs, m, 3);
+        } catch (const Error &e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    EXPECT_EQ(direct(0, 1, 0), "instruction 3 (VSTRIDE): step 1 is not between 2 and 64 (a downsample) or between -64 and -2 (an upsample)");
+    EXPECT_EQ(direct(-1, 2, 0), "instruction 3 (VSTRIDE): first element -1 is before the source (it counts from it)");
+    EXPECT_EQ(direct(0, 2, -1), "instruction 3 (VSTRIDE): source row stride -1 is negative");
+    // The source may start at any element, not only on a stick.
+    Instr odd = in;
+    odd.a[4] += 2;
+    EXPECT_EQ(lx_access(prog, odd, regs, m, 0).reads[0].begin, kShiftSrc + 4);
+}
+
+Instr vstride(int32_t start, int32_t step, int32_t row, int32_t src = 4096) {
+    Instr in;
+    in.op = Opcode::VSTRIDE;
+    in.dtype = uint8_t(DType::F16);
+    in.a = {0, 0, 0, 0, src, start, step, 1, 2, row};
+    return in;
+}
+
+TEST(VStrideVerify, RejectsStepsItDoesNotTakeAndReadsPastLx) {
+    EXPECT_EQ(verify_error(one(vstride(1, 2, 2))), "");
+    EXPECT_EQ(verify_error(one(vstride(0, -64, 0))), "");
+    for (int step : {0, 1, -1, 65, -65})
+        EXPECT_EQ(verify_error(one(vstride(0, step, 2))),
+                  "instruction 0 (VSTRIDE): step " + std::to_string(step) +
+                      " is not between 2 and 64 (a downsample) or between -64 and -2 (an upsample)");
+    EXPECT_EQ(verify_error(one(vstride(-3, 2, 2))), "instruction 0 (VSTRIDE): first element -3 is before the source (it counts from it)");
+    EXPECT_NE(verify_error(one(vstride(0, 2, 1 << 20))).find("instruction 0 (VSTRIDE): src0 LX range"), std::string::npos);
+    Instr bad = vstride(1, 2, 2);
+    bad.mode = kEdgeClamp;
+    EXPECT_NE(verify_error(one(bad)).find("mode bits 0x8 not allowed"), std::string::npos);
+}
+
+TEST(VStrideFile, RoundTripsAndListsItsOperands) {
+    DeviceProgram p = one(vstride(3, -4, 5));
+    std::vector<uint8_t> bytes = serialize_program(p);
+    DeviceProgram q = parse_program(bytes.data(), bytes.size());
+    ASSERT_EQ(q.code.size(), 1u);
+    EXPECT_EQ(q.code[0].op, Opcode::VSTRIDE);
+    EXPECT_EQ(q.code[0].a, p.code[0].a);
+    EXPECT_NE(disassemble(q).find("VSTRIDE.f16 t0, [r0+0], [r0+4096], 3, -4, 1, 2, 5"), std::string::npos)
+        << disassemble(q);
+}
+
+// A downsample by 2 streams two source sticks per stick written, a decimation by 3 three, an
+// upsample one per stick written.
+TEST(VStrideTiming, StreamsTheSourceSticksItsRowsSpan) {
+    MachineDesc m;
+    Instr copy = vstride(0, 2, 2);
+    copy.op = Opcode::VCOPY;
+    copy.a[5] = copy.a[6] = copy.a[9] = 0;
+    EXPECT_EQ(vector_sticks(vstride(0, 2, 2), m), 2 * vector_sticks(copy, m));
+    EXPECT_EQ(vector_sticks(vstride(2, 3, 3), m), 3 * vector_sticks(copy, m));
+    EXPECT_EQ(vector_sticks(vstride(64, -2, 0), m), vector_sticks(copy, m));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-kernel relu: 1 cores, format version 10
+kernel relu: 1 cores, format version 11
 buffers (2):
   0 in input f16 [128, 4] sticks(d0) order[d1,d0]
   1 relu output f16 [128, 4] sticks(d0) order[d1,d0]

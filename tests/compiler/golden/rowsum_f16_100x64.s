@@ -1,4 +1,4 @@
-kernel rowsum: 1 cores, format version 10
+kernel rowsum: 1 cores, format version 11
 buffers (2):
   0 in input f16 [100, 64] sticks(d0) order[d1,d0]
   1 rowsum output f32 [64] sticks(d0) order[d0]
