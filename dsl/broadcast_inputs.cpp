@@ -30,6 +30,7 @@ struct InputReads : Internal::IRVisitor {
     int index_depth = 0;              // inside another call's arguments
     int reads = 0;
     bool broadcast_only = true;
+    bool elementwise_only = true;  // every read in a Func with no vectorized loop, none an index
     using IRVisitor::visit;
     // A Let whose value follows a vectorized Var follows it too (t = x % 64; cos(t, p)).
     void visit(const Internal::Let *l) override {
@@ -44,6 +45,7 @@ struct InputReads : Internal::IRVisitor {
         if ((c->call_type == Internal::Call::Image || c->call_type == Internal::Call::Halide) && input.count(c->name)) {
             reads++;
             if (lane_vars.empty() || index_depth > 0) broadcast_only = false;
+            if (!lane_vars.empty() || index_depth > 0) elementwise_only = false;
             for (const Expr &a : c->args)
                 for (const std::string &v : lane_vars) broadcast_only &= !Internal::expr_uses_var(a, v);
         }
@@ -79,8 +81,7 @@ bool stage_broadcast_inputs(const Func &output, const std::vector<ImageParam> &i
     for (size_t i = 0; i < inputs.size() && i < specs.size(); i++) {
         int64_t bytes = inputs[i].type().bytes();
         for (int64_t e : specs[i].shape) bytes *= e;
-        // A vector of parameters: one per row, head or channel.
-        if (specs[i].shape.size() != 1 || bytes > kBroadcastInputBytes) continue;
+        if (bytes > kBroadcastInputBytes) continue;
         InputReads reads;
         reads.input.insert(inputs[i].name());
         bool staged = false;  // by the schedule: a wrapper (in(), stage_all_in_lx) of the input's own Func
@@ -103,7 +104,10 @@ bool stage_broadcast_inputs(const Func &output, const std::vector<ImageParam> &i
             }
             if (reads.reads > before) readers.insert(kv.first);
         }
-        if (reads.reads == 0 || !reads.broadcast_only) continue;
+        // A vector of parameters (one per row, head or channel) read as broadcasts, or a small input
+        // of any rank read one element at a time (an unvectorized Func reading in(x / 2, y)).
+        const bool broadcast = specs[i].shape.size() == 1 && reads.broadcast_only;
+        if (reads.reads == 0 || !(broadcast || reads.elementwise_only)) continue;
         // A Func computed at root runs before the output's loops, where the copy is made.
         bool inside_output = true;
         for (std::set<std::string> seen; !readers.empty();) {

@@ -3,7 +3,9 @@
 // out(x, y) = in(x, y) * scale(y)) is read at an element that does not start a stick, which a DMA
 // cannot fetch on its own. When a schedule as written is refused, compiling copies each such input
 // whole into each core's LX (stage_all_in_lx(p, out, Var::outermost()), what a user would write and
-// what auto_schedule does) and tries once more, so that every core reads its values from LX. A
+// what auto_schedule does) and tries once more, so that every core reads its values from LX. So it
+// does for a small input of any rank that only Funcs without a vectorized loop read, one element at
+// a time at positions no DMA of whole sticks fetches (in(x / 2, y) in an unvectorized Func). A
 // schedule that compiles as written is kept as written.
 #pragma once
 
@@ -15,9 +17,9 @@
 
 namespace spyre {
 
-// Stages the 1-D inputs of `output`'s pipeline that only vector Funcs read, each read a broadcast
-// (no index of it follows a vectorized loop) and none an index into another buffer, and that hold at
-// most kBroadcastInputBytes; `specs` are the inputs' shapes, in order. Leaves an input a schedule
+// Stages the inputs of `output`'s pipeline of at most kBroadcastInputBytes that are 1-D and read by
+// vector Funcs alone, each read a broadcast (no index of it follows a vectorized loop), or of any
+// rank and read by Funcs without a vectorized loop alone; none read as an index into another buffer; `specs` are the inputs' shapes, in order. Leaves an input a schedule
 // staged itself (a wrapper of it), or one that a Func computed at root reads, as it is. Returns
 // whether it staged any.
 bool stage_broadcast_inputs(const Halide::Func &output, const std::vector<Halide::ImageParam> &inputs,

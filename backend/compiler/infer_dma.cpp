@@ -37,13 +37,18 @@ struct Access {
 // What to do about an access that starts inside a stick. The usual cause: vectors covering part of
 // a stick of a narrower type (an fp32 accumulator of fp16 data) because the Func is vectorized by
 // its own stick, which a wider stick_vectorize fixes.
-std::string whole_stick_advice(const Access &a, int64_t lanes_t) {
+std::string whole_stick_advice(const Access &a, int64_t lanes_t, bool vectorized) {
     // A clamped vector (a boundary condition's min/max of a ramp) is as wide as its index.
     const int lanes = a.lanes > 1 ? a.lanes : a.index_lanes;
     if (lanes > 1 && lanes < lanes_t && lanes_t % lanes == 0)
         return "its vectors are " + std::to_string(lanes) + " elements and a stick of " + a.buf + " holds " +
                std::to_string(lanes_t) + ": stick_vectorize(x, " + std::to_string(lanes_t / lanes) +
                ") on this Func makes each vector a whole stick of " + a.buf;
+    // A Func without a vectorized loop (no vector access at this level) reads one element at a time.
+    if (a.lanes == 1 && a.index_lanes == 1 && !a.store && !vectorized)
+        return "the Func reads " + a.buf + " one element at a time (it has no stick_vectorize): stick_vectorize "
+               "its innermost dimension, or copy " + a.buf + " into each core's LX with stage_all_in_lx(" + a.buf +
+               ", <output>, Var::outermost()) (the compiler does for an input of at most 64 KiB)";
     if (a.lanes == 1 && a.index_lanes == 1 && !a.store)
         return "one element of " + a.buf + " is read for a whole vector: where " + a.buf + " is a broadcast "
                "parameter (a scale per row), copy it into each core's LX once with stage_all_in_lx(" + a.buf +
@@ -372,6 +377,8 @@ private:
         }
         CollectAccesses acc(plan_);
         leaf.accept(&acc);
+        const bool vectorized =
+            std::any_of(acc.all.begin(), acc.all.end(), [](const Access &a) { return a.lanes != 1 || a.index_lanes != 1; });
         const std::set<std::string> boxed =
             boxes ? box_groups(acc.device, loops, l, extent, lv) : std::set<std::string>{};
         for (const Access &a : acc.device) {
@@ -466,7 +473,7 @@ private:
             }
             if (!provably_multiple(f.rest, lanes_t)) {
                 lv.why = "access to " + a.buf + " does not start on a stick boundary (" +
-                         std::to_string(lanes_t) + " elements); " + whole_stick_advice(a, lanes_t);
+                         std::to_string(lanes_t) + " elements); " + whole_stick_advice(a, lanes_t, vectorized);
                 return lv;
             }
             f.lanes_per_stick = lanes_t;
@@ -478,7 +485,7 @@ private:
                     g.lane_stride == f.lane_stride && equal(g.key_rest, f.key_rest)) {
                     if (a.store && g.skew) {
                         lv.why = "access to " + a.buf + " does not start on a stick boundary (" +
-                                 std::to_string(lanes_t) + " elements); " + whole_stick_advice(a, lanes_t);
+                                 std::to_string(lanes_t) + " elements); " + whole_stick_advice(a, lanes_t, vectorized);
                         return lv;
                     }
                     (a.store ? g.store : g.load) = true;

@@ -2,7 +2,8 @@
 // (a dequantisation scale per row, a mean per row, a scale per head), in hand schedules that only
 // split and vectorize the output. Where such a schedule is refused as written, the compiler copies
 // the input whole into each core's LX and compiles again (dsl/broadcast_inputs.h); before, each was
-// refused with "access to scale does not start on a stick boundary". Checked bit-exactly against
+// refused with "access to scale does not start on a stick boundary". So it does for a small input
+// of any rank that an unvectorized Func reads one element at a time. Checked bit-exactly against
 // Halide's CPU realisation.
 #include <gtest/gtest.h>
 
@@ -90,6 +91,46 @@ TEST(BroadcastInputs, AParameterVectorOverTheCopiedSizeIsAnErrorNamingStageAllIn
         [&] { compile_for_spyre(k.output, k.inputs, kernel_options({{64, 40000}, {40000}}, {64, 40000})); });
     EXPECT_NE(e.find("one element of scale is read for a whole vector: where scale is a broadcast parameter"), std::string::npos) << e;
     EXPECT_NE(e.find("stage_all_in_lx(scale, <output>, Var::outermost())"), std::string::npos) << e;
+}
+
+// A small input of any rank that a Func without stick_vectorize reads one element at a time, at
+// positions no whole-stick DMA fetches (a linear 2x upsample's taps, x / 2 and (x + 1) / 2): staged
+// whole by the compiler as well. Before, refused with the broadcast parameter's advice.
+Algorithm upsample_taps() {
+    return [] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        Func out("out");
+        out(x, y) = in(x / 2, y) + in((x + 1) / 2, y);
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+}
+
+Schedule rows_one_by_one() {
+    return [](Kernel &k) {
+        Var yo("yo"), yi("yi");
+        spyre::schedule(k.output).split(k.vars.at("y"), yo, yi, 1);
+    };
+}
+
+TEST(ElementwiseInputs, ASmallInputAnUnvectorizedFuncReadsAtHalfItsColumnsMatchesCpu) {
+    const DiffResult r = run_differential(upsample_taps(), rows_one_by_one(), {{4, 5}}, {7, 5});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
+// Over the copied size, the error says the Func reads one element at a time and how to vectorize
+// it, not that the input is a broadcast parameter.
+TEST(ElementwiseInputs, OverTheCopiedSizeTheErrorSaysTheFuncReadsOneElementAtATime) {
+    Kernel k = upsample_taps()();
+    rows_one_by_one()(k);
+    const std::string e =
+        error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{128, 600}}, {255, 600})); });
+    EXPECT_NE(e.find("the Func reads in one element at a time (it has no stick_vectorize): stick_vectorize its "
+                     "innermost dimension"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -502,6 +502,39 @@ struct Builder {
         output2d(out);
     }
 
+    // Resampling along x or y: reads at s * x + c (a downsample) or (x + c) / s (an upsample), one
+    // tap or several combined, the input sized so that every read is inside it.
+    void resample() {
+        const bool along_x = chance(70), down = chance(55);
+        const int s = down ? one_of<int>({2, 2, 3, 4}) : one_of<int>({2, 2, 4});
+        const int taps = 1 + pick(down ? s : 2);
+        std::vector<int> shape = {cols, rows};
+        const int out_n = shape[along_x ? 0 : 1];
+        shape[along_x ? 0 : 1] = down ? s * out_n : (out_n - 1 + taps - 1) / s + 1;
+        int vlo = t.is_int() ? -8 : -3;
+        ImageParam in = input(t, shape, vlo, -vlo);
+        const std::string ss = std::to_string(s);
+        std::vector<Val> reads;
+        for (int c = 0; c < taps; c++) {
+            const std::string cs = c ? " + " + std::to_string(c) : "";
+            Expr i = down ? s * (along_x ? x : y) + c : ((along_x ? x : y) + c) / s;
+            const std::string is = down ? ss + " * " + (along_x ? "x" : "y") + cs
+                                        : (c ? "(" + std::string(along_x ? "x" : "y") + cs + ")" : std::string(along_x ? "x" : "y")) +
+                                              " / " + ss;
+            Val r = along_x ? Val{in(i, y), "in0(" + is + ", y)"} : Val{in(x, i), "in0(x, " + is + ")"};
+            if (chance(30)) r = binary("*", r, constant(t));
+            reads.push_back(r);
+        }
+        Val v = reads[0];
+        for (size_t i = 1; i < reads.size(); i++) v = binary(one_of<std::string>({"+", "-", "max"}), v, reads[i]);
+        declare({"out"});
+        Func out("out");
+        Val w = finish(v, false);
+        out(x, y) = w.e;
+        line("out(x, y) = " + w.s + ";");
+        output2d(out);
+    }
+
     // A 1-D stencil along x or y under boundary condition `bc`: repeat_edge, constant_exterior,
     // mirror_image, mirror_interior, "inbounds" (no condition, the input made large enough) or
     // "oob" (no condition, the input the output's size: Halide would read outside it).
@@ -603,6 +636,7 @@ const std::vector<std::string> &pipeline_families() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> n;
         for (const Family &f : families()) n.push_back(f.name);
+        n.push_back("resample");
         return n;
     }();
     return names;
@@ -611,6 +645,20 @@ const std::vector<std::string> &pipeline_families() {
 Pipe random_pipeline(std::mt19937 &rng) {
     Pipe p;
     Builder b{rng, p};
+    // Resampling, added later than the families above, takes 5% of the cases by a draw of its own
+    // from a copy of the case's generator, so every other case of every seed stays as it was.
+    if (std::mt19937(rng)() % 100 < 5) {
+        rng.discard(1);
+        p.family = "resample";
+        b.cols = b.one_of<int>({2, 7, 64, 100, 128, 130, 200});
+        b.rows = b.one_of<int>({2, 3, 5, 7, 16});
+        const int k = b.pick(100);
+        b.t = k < 45 ? Float(16) : k < 75 ? Float(32) : Int(32);
+        b.resample();
+        p.cpp = "// resample: " + std::to_string(b.cols) + " x " + std::to_string(b.rows) + ", computing in " +
+                type_cpp(b.t) + "\nVar x(\"x\"), y(\"y\");\n" + p.cpp;
+        return p;
+    }
     int total = 0;
     for (const Family &f : families()) total += f.weight;
     int w = b.pick(total);

@@ -2,7 +2,7 @@
 // pipeline of a randomly chosen family (pointwise chains of mixed types, scans along x or y,
 // reductions into 1-D outputs and reductions of reductions, a producer with several consumers,
 // several outputs, selects on coordinates, concatenation, gathers, stencils under every boundary
-// condition or none), as fresh Halide objects and as C++ text. The same seed builds the same
+// condition or none, down- and upsampling), as fresh Halide objects and as C++ text. The same seed builds the same
 // pipeline again, which is how the CPU reference and the scheduled instance are made.
 #pragma once
 
