@@ -59,7 +59,7 @@ bool Selector::emit_fold(const std::vector<Loop> &loops, const Store *st, const 
         auto a = affine_in(idx, all);
         return a ? a->of(rows.name) : INT64_MIN;
     };
-    bool ok = acc.trans.empty() && acc.windows.empty() && acc.masks.empty() && acc.scalar_vars.empty() &&
+    bool ok = acc.trans.empty() && acc.strided.empty() && acc.windows.empty() && acc.masks.empty() && acc.scalar_vars.empty() &&
               !has_select(e);
     for (auto &a : acc.vec) ok &= coeff(a.first) == d.elems;
     // No value per row: a per-group scalar is computed over whole fp16 sticks of rows, which reads

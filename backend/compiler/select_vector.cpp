@@ -878,6 +878,13 @@ void Selector::collect(const Expr &e, bool under_broadcast, AccessCoeffs &out) {
             IRVisitor::visit(op);
         }
         void visit(const Call *op) override {
+            // A strided read's home moves step times as far as its lanes (1 / -step times).
+            if (auto sc = as_stride(Expr(op))) {
+                if (const Load *h = sc->home.as<Load>(); h && h->index.as<Ramp>()) {
+                    out->strided.push_back({h->index.as<Ramp>()->base, sc->step, lanes_of(h->type)});
+                    return;
+                }
+            }
             auto s = as_shift(Expr(op));
             if (s && s->edge) {
                 out->windows.push_back(s->lo);
@@ -902,8 +909,10 @@ void Selector::collect(const Expr &e, bool under_broadcast, AccessCoeffs &out) {
             if (bc > 0 && loads == 0) out->scalar_vars.insert(op->name);
         }
         int loads = 0, shifts = 0;
+        std::function<int64_t(Type)> lanes_of;
     } v;
     v.out = &out;
+    v.lanes_of = [&](Type t) { return plan_.machine.stick_bytes / t.bytes(); };
     v.bc = under_broadcast;
     e.accept(&v);
 }
@@ -944,6 +953,10 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
             // A transposed read's lanes walk the input's rows; a loop merges into them when it
             // continues down those rows (the output row's next stick is the next rows of input).
             for (auto &a : acc.trans) ok &= a.second > 1 && coeff(a.first, l.name) == d.elems * a.second;
+            // A strided read's next stick of output reads step (1 / -step) times as far along its row.
+            for (auto &a : acc.strided)
+                ok &= a.step > 0 ? coeff(a.base, l.name) == d.elems * a.step
+                                 : d.elems % -a.step == 0 && coeff(a.base, l.name) == d.elems / -a.step;
             for (auto &w : acc.windows) ok &= coeff(w, l.name) == -d.elems;  // a row's edges stay per row
             // A mask's stick index continues into the loop (its limit moves with a row instead).
             for (auto &m : acc.masks) ok &= coeff(m.base, l.name) == m.stride * d.elems;
@@ -965,6 +978,10 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
             // index) keep the loop: a step evaluates them once for all its rows.
             if (shared) ok &= acc.scalar_vars.empty() && acc.masks.empty() && !has_select(st->value);
             for (auto &a : acc.trans) ok &= coeff(a.first, l.name) == 1;  // rows walk the input's row
+            for (auto &a : acc.strided) {  // rows of the source whole sticks apart (VSTRIDE's row stride)
+                const int64_t c = coeff(a.base, l.name);
+                ok &= c >= 0 && c % a.lanes == 0;
+            }
             for (auto &w : acc.windows) ok &= coeff(w, l.name) == 0;
             for (auto &m : acc.masks) ok &= coeff(m.base, l.name) == 0 || coeff(m.base, l.name) == -m.stride;
             for (auto &s : acc.scal) {

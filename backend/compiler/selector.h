@@ -238,6 +238,12 @@ private:
         // read's home, whose edge reaches into the next row); for scal, under a broadcast.
         std::vector<std::pair<Expr, bool>> vec, scal;
         std::vector<std::pair<Expr, int64_t>> trans;   // strided (transposed) vector reads: base, stride
+        struct Strided {
+            Expr base;        // of the home row
+            int step = 0;     // StrideCall's
+            int64_t lanes = 0;  // of a stick of the home's type
+        };
+        std::vector<Strided> strided;                  // strided reads along the stick (StrideCall)
         std::vector<Expr> windows;                     // edge window bounds of shifted reads (home-relative)
         std::vector<MaskForm> masks;                   // selects on the stick index (select_masks.cpp)
         // Loop variables a broadcast scalar computes with, outside any load (x64(select(y >= 10, a,
