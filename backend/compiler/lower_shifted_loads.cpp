@@ -272,12 +272,20 @@ public:
     std::optional<StrideCall> upsampled(const Shuffle *op) {
         const int k = int(op->vectors.size());
         if (!op->is_interleave() || k < 2 || k > kMaxLaneStep) return std::nullopt;
-        std::vector<Expr> sides;
-        for (const Expr &v : op->vectors) sides.push_back(mutate(v));
-        auto nested = as_stride(sides[0]);
+        // The sides as Halide wrote them (a read both taps share is named: t4 = in[ramp(b, 1, n)] in
+        // interleave(a, t4) and interleave(t4, c); the read itself), and as lowered here.
+        std::vector<Expr> sides, lowered;
+        for (const Expr &v : op->vectors) {
+            Expr side = v;
+            if (const Variable *var = side.as<Variable>(); var && vector_lets_.contains(var->name))
+                side = vector_lets_.get(var->name);
+            sides.push_back(side);
+            lowered.push_back(mutate(side));
+        }
+        auto nested = as_stride(lowered[0]);
         if (nested && nested->step < 0 && nested->start == 0 && int64_t(k) * -nested->step <= kMaxLaneStep) {
-            for (const Expr &v : sides)
-                if (!equal(v, sides[0])) return std::nullopt;
+            for (const Expr &v : lowered)
+                if (!equal(v, lowered[0])) return std::nullopt;
             return StrideCall{nested->home, 0, k * nested->step, op->type.lanes()};
         }
         const Load *first = sides[0].as<Load>();
@@ -290,7 +298,7 @@ public:
             if (!r || l->name != first->name || !is_const_one(r->stride) || !is_const_one(l->predicate) ||
                 r->lanes != r0->lanes)
                 return std::nullopt;
-            auto c = const_int(simplify(r->base - r0->base));
+            auto c = const_int(simplify(with_lets(r->base - r0->base)));
             if (!c || (*c != 0 && *c != 1) || (*c == 0 && ones > 0)) return std::nullopt;
             ones += int(*c);
         }
@@ -451,6 +459,27 @@ public:
         auto hi = i.has_upper_bound() ? const_int(i.max) : std::nullopt;
         return hi && *hi <= 0;
     }
+
+    // Vector reads bound by name, for the interleaves that read them (upsampled), and every value
+    // bound around the statement, innermost last, to compare the reads' addresses.
+    Scope<Expr> vector_lets_;
+    std::vector<std::pair<std::string, Expr>> lets_;
+    template <typename LetOrStmt>
+    auto visit_let(const LetOrStmt *op) -> decltype(IRMutator::visit(op)) {
+        lets_.emplace_back(op->name, op->value);
+        const bool read = op->value.type().is_vector() && op->value.template as<Load>();
+        if (read) vector_lets_.push(op->name, op->value);
+        auto r = IRMutator::visit(op);
+        if (read) vector_lets_.pop(op->name);
+        lets_.pop_back();
+        return r;
+    }
+    Expr with_lets(Expr e) const {
+        for (auto it = lets_.rbegin(); it != lets_.rend(); ++it) e = substitute(it->first, it->second, e);
+        return e;
+    }
+    Stmt visit(const LetStmt *op) override { return visit_let(op); }
+    Expr visit(const Let *op) override { return visit_let(op); }
 
     Stmt visit(const Store *op) override {
         store_ = op->name;

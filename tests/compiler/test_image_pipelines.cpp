@@ -372,6 +372,40 @@ TEST(StridedReads, AFourfoldUpsampleAlongTheStickMatchesCpu) {
     EXPECT_TRUE(uses(r.program, Opcode::VSTRIDE));
 }
 
+// A linear 2x upsample's two taps, x / 2 and (x + 1) / 2, by hand. Halide names the read the taps
+// share and lowers the second tap's other read to a shifted one; with vectors of two sticks each
+// tap reads whole sticks of in (one VSTRIDE each, the second from a phase of 1). With one stick
+// the taps read half sticks at a place that changes, and the error says how wide to vectorize.
+Algorithm linear_upsample_x(int k) {
+    return [=] {
+        Kernel kk;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        Func out("out");
+        out(x, y) = in(x / k, y) + in((x + 1) / k, y);
+        kk.inputs = {in};
+        kk.output = out;
+        kk.vars = {{"x", x}, {"y", y}};
+        return kk;
+    };
+}
+
+TEST(StridedReads, ALinearUpsampleVectorizedByTwoSticksMatchesCpu) {
+    for (int k : {2, 4}) {
+        const DiffResult r = run_differential(linear_upsample_x(k), [=](Kernel &kk) {
+            spyre::schedule(kk.output).ring_split(kk.vars.at("y"), 2).stick_vectorize(kk.vars.at("x"), k);
+        }, {{512 / k + 1, 4}}, {512, 4});
+        EXPECT_EQ(r.cmp.mismatches, 0) << k << ": " << r.cmp.first_mismatch;
+    }
+}
+
+TEST(StridedReads, ALinearUpsampleVectorizedByOneStickSaysHowWide) {
+    Kernel k = linear_upsample_x(2)();
+    spyre::schedule(k.output).ring_split(k.vars.at("y"), 2).stick_vectorize(k.vars.at("x"));
+    const std::string e = error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{257, 4}}, {512, 4})); });
+    EXPECT_NE(e.find("stick_vectorize(x, 2)"), std::string::npos) << e;
+}
+
 TEST(StridedReads, AnUpsampleAlongTheRowsMatchesCpu) {
     const DiffResult r = run_differential([] {
         Kernel k;

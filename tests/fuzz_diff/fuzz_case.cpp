@@ -240,6 +240,11 @@ CaseResult run_steps(uint32_t seed, int index, const std::function<void(const Ca
 
 }  // namespace
 
+std::string case_family(uint32_t seed, int index) {
+    std::mt19937 prng = stream(seed, index, 0);
+    return random_pipeline(prng).family;
+}
+
 CaseResult run_case(uint32_t seed, int index, const std::function<void(const CaseResult &)> &progress) {
     std::string summary;
     CaseResult r = run_steps(seed, index, progress, summary);

@@ -42,5 +42,7 @@ struct CaseResult {
 // Runs case `index` of the run seeded with `seed`. `progress` is called with what is known so far
 // (the pipeline, then the schedule) before each step that might crash.
 CaseResult run_case(uint32_t seed, int index, const std::function<void(const CaseResult &)> &progress = {});
+// The family of case `index` of `seed`'s pipeline (random_pipeline.h), without running it.
+std::string case_family(uint32_t seed, int index);
 
 }  // namespace spyre::fuzzdiff

@@ -182,6 +182,9 @@ int main(int argc, char **argv) {
     app.add_option("-n,--cases", n, "number of random cases")->check(CLI::PositiveNumber);
     app.add_option("-s,--seed", seed, "seed of the run (case K of seed S is the same case in every run)");
     app.add_option("--case", only, "run case K of the seed alone")->check(CLI::NonNegativeNumber);
+    std::string family;
+    app.add_option("--family", family, "run only the cases of the first -n whose pipeline is of this family")
+        ->check(CLI::IsMember(pipeline_families()));
     app.add_option("-j,--jobs", jobs, "cases run at once (each in a child process)")->check(CLI::PositiveNumber);
     app.add_option("--timeout", timeout_s, "seconds a case may take before it counts as a hang")->check(CLI::PositiveNumber);
     app.add_flag("--no-fork", no_fork, "run the cases in this process (a crash then ends the run; for a debugger)");
@@ -205,7 +208,8 @@ int main(int argc, char **argv) {
     std::vector<int> indices;
     if (only >= 0) indices.push_back(only);
     else
-        for (int i = 0; i < n; i++) indices.push_back(i);
+        for (int i = 0; i < n; i++)
+            if (family.empty() || case_family(seed, i) == family) indices.push_back(i);
 
     std::map<int, CaseResult> results;
     if (no_fork) {
