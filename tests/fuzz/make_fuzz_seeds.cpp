@@ -46,8 +46,6 @@ DeviceProgram streaming(int cores) {
     b.vshift(DType::F16, 1, Lx(24576), Lx(8192), -2, 4, 4, kEdgeMirrorImage, 0, 199);  // mirror_image
     b.vshift(DType::F16, 1, Lx(32768), Lx(8192), 70, 4, 4, kEdgeMirrorInterior, 0, 199);
     b.vlsel(DType::F16, 1, Lx(40960), Lx(24576), Lx(32768), 1, 4, 4);  // even and odd lanes
-    b.vstride(DType::F16, 1, Lx(40960), Lx(8192), 1, 2, 4, 4, 8);   // a downsample's odd lanes
-    b.vstride(DType::F16, 1, Lx(40960), Lx(8192 + 64), 1, -2, 4, 4, 4);  // a linear upsample's second tap
     b.vselidx(DType::F16, 1, Lx(40960), Lx(40960), Lx(32768), i, true, false, 1, 4);  // a causal mask, limit i
     b.vselidx(DType::F16, 1, Lx(40960), Lx(40960), Lx(16384), t, false, true, 1, 4);  // a tail mask, scalar pad
     b.wait_tag(1);
@@ -199,6 +197,28 @@ DeviceProgram data_select() {
     return b.finish();
 }
 
+// Strided reads (VSTRIDE, no KTIR form): a downsample's odd lanes, and a linear upsample's second
+// tap from half a stick in.
+DeviceProgram resampling() {
+    ProgramBuilder b("resampling", 1);
+    int in = b.buffer("in", BufferKind::Input, DType::F16, {256, 4});
+    int out = b.buffer("out", BufferKind::Output, DType::F16, {128, 4});
+    DmaDesc d;
+    d.sticks = 16;
+    int desc = b.dma_desc(d);
+    DmaDesc o;
+    o.sticks = 8;
+    int odesc = b.dma_desc(o);
+    b.dma_ld(0, in, kZero, 0, Lx(0), desc);
+    b.wait_tag(0);
+    b.vstride(DType::F16, 1, Lx(8192), Lx(0), 1, 2, 2, 4, 4);
+    b.vstride(DType::F16, 1, Lx(8192), Lx(64), 1, -2, 1, 4, 4);
+    b.wait_tag(1);
+    b.dma_st(2, out, kZero, 0, Lx(8192), odesc);
+    b.wait_tag(2);
+    return b.finish();
+}
+
 // A causal mask (VSELIDX per row, one element per row on the other side), then an f32 widening over
 // the f16 input's dead bytes: exported with its high water, its KTIR has an index select in
 // standard ops and an LX span per element type (docs/ktir.md).
@@ -302,7 +322,7 @@ int main(int argc, char **argv) {
         top.lx_high_water_bytes = 4096;
         write(out / "ktir" / "exported_masked_rows.ktir", ktir::export_ktir(masked_rows(), {}, top));
     }
-    for (const DeviceProgram &p : {row_scans(), gather(), data_select()}) {
+    for (const DeviceProgram &p : {row_scans(), gather(), data_select(), resampling()}) {
         std::vector<uint8_t> bytes = serialize_program(p);
         write(out / "program" / (std::to_string(n++) + ".spyre"), std::string(bytes.begin(), bytes.end()));
     }
