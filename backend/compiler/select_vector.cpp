@@ -148,13 +148,19 @@ Operand Selector::shifted_load(const ShiftCall &s, const Domain &d, const Operan
         }
     }
     const int64_t sticks = sticks_per_group(d, t);
-    Operand r = result_for(d, t, into, {});
+    return read_op(src, d, into, [&](Lx ld, Lx ls) {
+        b_.vshift(t, kTagVec, ld, ls, shift, int32_t(sticks), int32_t(d.groups), uint8_t(s.edge), lo, hi);
+    });
+}
+
+Operand Selector::read_op(const Operand &src, const Domain &d, const Operand *into, const std::function<void(Lx, Lx)> &emit) {
+    Operand r = result_for(d, src.type, into, {});
     std::set<std::string> reads{src.buf}, writes;
     if (!r.buf.empty()) writes.insert(r.buf);
     before(QVec, reads, writes);
     std::vector<Reg> regs;
     Lx ld = addr(r, regs), ls = addr(src, regs);
-    b_.vshift(t, kTagVec, ld, ls, shift, int32_t(sticks), int32_t(d.groups), uint8_t(s.edge), lo, hi);
+    emit(ld, ls);
     for (Reg g : regs) b_.release(g);
     after(kTagVec, QVec, reads, writes);
     return r;
@@ -195,18 +201,11 @@ Operand Selector::strided_load(const StrideCall &s, const Domain &d, const Opera
     src.buf = home->name;
     src.base = lx_base(home->name);
     src.index = simplify(a->rest);
-    const int64_t start = s.start, sticks = sticks_per_group(d, t);
-    Operand res = result_for(d, t, into, {});
-    std::set<std::string> reads{src.buf}, writes;
-    if (!res.buf.empty()) writes.insert(res.buf);
-    before(QVec, reads, writes);
-    std::vector<Reg> regs;
-    Lx ld = addr(res, regs), ls = addr(src, regs);
-    b_.vstride(t, kTagVec, ld, ls, int32_t(start), int32_t(s.step), int32_t(sticks), int32_t(d.groups),
-               int32_t(row / lanes_t));
-    for (Reg g : regs) b_.release(g);
-    after(kTagVec, QVec, reads, writes);
-    return res;
+    const int64_t sticks = sticks_per_group(d, t);
+    return read_op(src, d, into, [&](Lx ld, Lx ls) {
+        b_.vstride(t, kTagVec, ld, ls, int32_t(s.start), int32_t(s.step), int32_t(sticks), int32_t(d.groups),
+                   int32_t(row / lanes_t));
+    });
 }
 
 void Selector::unsupported(const std::string &what) const {

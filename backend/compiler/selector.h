@@ -163,6 +163,9 @@ private:
     Operand shifted_load(const ShiftCall &s, const Domain &d, const Operand *into);
     // A strided read (StrideCall) as one VSTRIDE of its home rows.
     Operand strided_load(const StrideCall &s, const Domain &d, const Operand *into);
+    // One vector instruction that reads `src` into the step's result (`into`, or a temporary of
+    // src's type), ordered after what writes src and before what reads the result: emit(dst, src).
+    Operand read_op(const Operand &src, const Domain &d, const Operand *into, const std::function<void(Lx, Lx)> &emit);
 
     // select() on the stick index against a limit (select_masks.cpp): element e of group g takes
     // the true value where e <= limit (+ g when per_group); `swap` when it is the false value.

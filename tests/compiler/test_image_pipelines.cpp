@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "auto_schedule.h"
 #include "compiler_test_util.h"
@@ -252,21 +253,28 @@ bool uses(const DeviceProgram &p, Opcode op) {
     return std::any_of(p.code.begin(), p.code.end(), [&](const Instr &in) { return in.op == op; });
 }
 
-// Halide's 2:1 downsample along the stick: each output stick is the even (or odd) lanes of two
-// input sticks, one VSTRIDE each (docs/device_model.md).
-Algorithm downsample_x(int step, int tap) {
+// out(x, y) = f(in, x, y) over an fp16 input.
+Algorithm resampled(const std::function<Expr(ImageParam &, Var, Var)> &f) {
     return [=] {
         Kernel k;
         ImageParam in(Float(16), 2, "in");
         Var x("x"), y("y");
         Func out("out");
-        if (tap < 0) out(x, y) = (in(step * x, y) + in(step * x + 1, y)) * cast<float16_t>(0.5f);
-        else out(x, y) = in(step * x + tap, y);
+        out(x, y) = f(in, x, y);
         k.inputs = {in};
         k.output = out;
         k.vars = {{"x", x}, {"y", y}};
         return k;
     };
+}
+
+// Halide's downsample along the stick, the mean of two taps (tap < 0) or one tap: each output
+// stick is every step-th lane of `step` input sticks, one VSTRIDE (docs/device_model.md).
+Algorithm downsample_x(int step, int tap) {
+    return resampled([=](ImageParam &in, Var x, Var y) -> Expr {
+        if (tap < 0) return (in(step * x, y) + in(step * x + 1, y)) * cast<float16_t>(0.5f);
+        return in(step * x + tap, y);
+    });
 }
 
 // Each core's two rows of two output sticks are one VSTRIDE per tap: the rows follow one another in
@@ -303,91 +311,40 @@ TEST(StridedReads, ADownsampleAlongTheStickFromAnLxTileMatchesCpu) {
 
 // A pyramid level: the mean of each 2x2 block, strided along both dimensions.
 TEST(StridedReads, APyramidLevelOf2x2MeansMatchesCpu) {
-    const DiffResult r = run_differential([] {
-        Kernel k;
-        ImageParam in(Float(16), 2, "in");
-        Var x("x"), y("y");
-        Func out("out");
-        out(x, y) = (in(2 * x, 2 * y) + in(2 * x + 1, 2 * y) + in(2 * x, 2 * y + 1) + in(2 * x + 1, 2 * y + 1)) *
-                    cast<float16_t>(0.25f);
-        k.inputs = {in};
-        k.output = out;
-        k.vars = {{"x", x}, {"y", y}};
-        return k;
-    }, rows_over(4), {{512, 32}}, {256, 16});
+    const DiffResult r = run_differential(resampled([](ImageParam &in, Var x, Var y) {
+        return (in(2 * x, 2 * y) + in(2 * x + 1, 2 * y) + in(2 * x, 2 * y + 1) + in(2 * x + 1, 2 * y + 1)) *
+               cast<float16_t>(0.25f);
+    }), rows_over(4), {{512, 32}}, {256, 16});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
 
 TEST(StridedReads, ADownsampleAlongTheRowsMatchesCpu) {
-    const DiffResult r = run_differential([] {
-        Kernel k;
-        ImageParam in(Float(16), 2, "in");
-        Var x("x"), y("y");
-        Func out("out");
-        out(x, y) = (in(x, 2 * y) + in(x, 2 * y + 1)) * cast<float16_t>(0.5f);
-        k.inputs = {in};
-        k.output = out;
-        k.vars = {{"x", x}, {"y", y}};
-        return k;
-    }, rows_over(4), {{128, 16}}, {128, 8});
+    const DiffResult r = run_differential(resampled([](ImageParam &in, Var x, Var y) {
+        return (in(x, 2 * y) + in(x, 2 * y + 1)) * cast<float16_t>(0.5f);
+    }), rows_over(4), {{128, 16}}, {128, 8});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
 
-// A nearest-neighbour 2x upsample along the stick: each input element twice, one VSTRIDE of
-// step -2 per output row.
-Algorithm upsample_x() {
-    return [] {
-        Kernel k;
-        ImageParam in(Float(16), 2, "in");
-        Var x("x"), y("y");
-        Func out("out");
-        out(x, y) = in(x / 2, y);
-        k.inputs = {in};
-        k.output = out;
-        k.vars = {{"x", x}, {"y", y}};
-        return k;
-    };
+// A nearest-neighbour upsample along the stick by k: each input element k times, one VSTRIDE of
+// step -k per output row (Halide interleaves the read with itself; x / 4, two such interleaves).
+Algorithm upsample_x(int k) {
+    return resampled([=](ImageParam &in, Var x, Var y) { return in(x / k, y); });
 }
 
 TEST(StridedReads, AnUpsampleAlongTheStickMatchesCpu) {
-    const DiffResult r = run_differential(upsample_x(), rows_over(4), {{128, 8}}, {256, 8});
-    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
-    EXPECT_TRUE(uses(r.program, Opcode::VSTRIDE));
+    for (int k : {2, 4}) {
+        const DiffResult r = run_differential(upsample_x(k), rows_over(4), {{256 / k, 8}}, {256, 8});
+        EXPECT_EQ(r.cmp.mismatches, 0) << k << ": " << r.cmp.first_mismatch;
+        EXPECT_TRUE(uses(r.program, Opcode::VSTRIDE));
+    }
 }
 
-// x / 4: Halide interleaves two interleaves of the read; one VSTRIDE of step -4.
-TEST(StridedReads, AFourfoldUpsampleAlongTheStickMatchesCpu) {
-    const DiffResult r = run_differential([] {
-        Kernel k;
-        ImageParam in(Float(16), 2, "in");
-        Var x("x"), y("y");
-        Func out("out");
-        out(x, y) = in(x / 4, y);
-        k.inputs = {in};
-        k.output = out;
-        k.vars = {{"x", x}, {"y", y}};
-        return k;
-    }, rows_over(4), {{64, 8}}, {256, 8});
-    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
-    EXPECT_TRUE(uses(r.program, Opcode::VSTRIDE));
-}
-
-// A linear 2x upsample's two taps, x / 2 and (x + 1) / 2, by hand. Halide names the read the taps
-// share and lowers the second tap's other read to a shifted one; with vectors of two sticks each
-// tap reads whole sticks of in (one VSTRIDE each, the second from a phase of 1). With one stick
-// the taps read half sticks at a place that changes, and the error says how wide to vectorize.
+// A linear upsample's two taps, x / k and (x + 1) / k. Halide names the read the taps share and
+// lowers the second tap's other read to a shifted one; with vectors of k sticks each tap reads whole
+// sticks of in (one VSTRIDE each, the second from a phase of 1). With one stick the taps read part
+// of a stick at a place that changes, and the error says how wide to vectorize.
 Algorithm linear_upsample_x(int k) {
-    return [=] {
-        Kernel kk;
-        ImageParam in(Float(16), 2, "in");
-        Var x("x"), y("y");
-        Func out("out");
-        out(x, y) = in(x / k, y) + in((x + 1) / k, y);
-        kk.inputs = {in};
-        kk.output = out;
-        kk.vars = {{"x", x}, {"y", y}};
-        return kk;
-    };
+    return resampled([=](ImageParam &in, Var x, Var y) { return in(x / k, y) + in((x + 1) / k, y); });
 }
 
 TEST(StridedReads, ALinearUpsampleVectorizedByTwoSticksMatchesCpu) {
@@ -407,17 +364,8 @@ TEST(StridedReads, ALinearUpsampleVectorizedByOneStickSaysHowWide) {
 }
 
 TEST(StridedReads, AnUpsampleAlongTheRowsMatchesCpu) {
-    const DiffResult r = run_differential([] {
-        Kernel k;
-        ImageParam in(Float(16), 2, "in");
-        Var x("x"), y("y");
-        Func out("out");
-        out(x, y) = in(x, y / 2);
-        k.inputs = {in};
-        k.output = out;
-        k.vars = {{"x", x}, {"y", y}};
-        return k;
-    }, rows_over(4), {{128, 4}}, {128, 8});
+    const DiffResult r = run_differential(resampled([](ImageParam &in, Var x, Var y) { return in(x, y / 2); }),
+                                          rows_over(4), {{128, 4}}, {128, 8});
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
 
@@ -432,23 +380,12 @@ TEST(AutoStridedReads, DownAndUpsamplingAlongTheStickAreScheduledAndMatchCpu) {
     };
     const DiffResult down = run_differential(downsample_x(2, -1), by_auto({{512, 64}}, {256, 64}), {{512, 64}}, {256, 64});
     EXPECT_EQ(down.cmp.mismatches, 0) << down.cmp.first_mismatch;
-    const DiffResult up = run_differential(upsample_x(), by_auto({{128, 64}}, {256, 64}), {{128, 64}}, {256, 64});
+    const DiffResult up = run_differential(upsample_x(2), by_auto({{128, 64}}, {256, 64}), {{128, 64}}, {256, 64});
     EXPECT_EQ(up.cmp.mismatches, 0) << up.cmp.first_mismatch;
-    // A linear 2x upsample's two taps, x / 2 and (x + 1) / 2, over an input that ends mid-stick: the
-    // second tap's last lane reads one element past the first tap's vector, which its staging
-    // holds (an earlier form staged only the first tap's elements and read a stale one).
-    const Algorithm two_taps = [] {
-        Kernel k;
-        ImageParam in(Float(16), 2, "in");
-        Var x("x"), y("y");
-        Func out("out");
-        out(x, y) = in(x / 2, y) + in((x + 1) / 2, y);
-        k.inputs = {in};
-        k.output = out;
-        k.vars = {{"x", x}, {"y", y}};
-        return k;
-    };
-    const DiffResult taps = run_differential(two_taps, by_auto({{129, 8}}, {256, 8}), {{129, 8}}, {256, 8});
+    // The linear upsample over an input that ends mid-stick: the second tap's last lane reads one
+    // element past the first tap's vector, which its staging holds (an earlier form staged only the
+    // first tap's elements and read a stale one).
+    const DiffResult taps = run_differential(linear_upsample_x(2), by_auto({{129, 8}}, {256, 8}), {{129, 8}}, {256, 8});
     EXPECT_EQ(taps.cmp.mismatches, 0) << taps.cmp.first_mismatch;
 }
 
