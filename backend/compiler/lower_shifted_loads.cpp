@@ -9,6 +9,7 @@
 #include "device/isa.h"
 #include "device/vector_shift.h"
 #include "spyre_intrinsics.h"
+#include "strided_stick_reads.h"
 
 namespace spyre {
 
@@ -327,7 +328,12 @@ public:
         const Ramp *r = op->index.as<Ramp>();
         const int64_t *step = r ? as_const_int(r->stride) : nullptr;
         const int64_t lanes = plan_.machine.stick_bytes / op->type.bytes();
-        if (!step || *step < 2 || *step >= lanes || *step > kMaxLaneStep || !is_const_one(op->predicate)) return std::nullopt;
+        if (!step || *step < 2 || *step >= lanes || *step > kMaxLaneStep) return std::nullopt;
+        // A split's tail guarded lane by lane: that is the cause to name, not the stride.
+        if (!is_const_one(op->predicate)) {
+            const std::string func = plan_.has(store_) ? plan_.buffer(store_).func : store_;
+            throw_error("Func ", func, ": ", predicated_vector_refusal(r->lanes));
+        }
         int64_t rem = 0;
         if (!reduce_expr_modulo(r->base, lanes, &rem)) return std::nullopt;
         const int64_t w = (rem + *step * (r->lanes - 1) + lanes) / lanes * lanes;

@@ -807,11 +807,7 @@ void Selector::emit_nest(const std::vector<Loop> &loops, const Store *st) {
     if (!plan_.has(st->name) || plan_.buffer(st->name).place != Place::LX)
         internal("internal: store to " + st->name + " was not staged into LX");
     if (!is_const_one(st->predicate))
-        unsupported("its vectors of " + std::to_string(st->value.type().lanes()) +
-                    " lanes are predicated: Halide guards the lanes past the end of a split that does not divide "
-                    "what it splits (a vectorize wider than the elements a core or a tile has), and the vector "
-                    "unit writes whole sticks; vectorize by a divisor of that extent, or stick_vectorize a "
-                    "dimension whose whole rows each core holds");
+        unsupported(predicated_vector_refusal(st->value.type().lanes()));
     if (!loops.empty() && plan_.loops.pe(loops.back().name)) return emit_matmul(loops, st);
     if (st->index.type().is_vector()) return emit_vector_store(loops, st);
     // A reduction needs a reduction loop: an innermost loop the destination does not move with.

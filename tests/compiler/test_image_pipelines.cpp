@@ -389,6 +389,16 @@ TEST(AutoStridedReads, DownAndUpsamplingAlongTheStickAreScheduledAndMatchCpu) {
     EXPECT_EQ(taps.cmp.mismatches, 0) << taps.cmp.first_mismatch;
 }
 
+// A split by a stick over 100 output columns: Halide guards the tail's lanes, and the error names
+// that, not the stride (it said the read's place in its stick changes).
+TEST(StridedReads, ADownsampleWhoseSplitLeavesAGuardedTailNamesThePredicate) {
+    Kernel k = downsample_x(2, -1)();
+    Var xo("xo"), xi("xi");
+    spyre::schedule(k.output).split(k.vars.at("x"), xo, xi, 64).stick_vectorize(xi);
+    const std::string e = error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{200, 4}}, {100, 4})); });
+    EXPECT_NE(e.find("Func out: its vectors of 64 lanes are predicated"), std::string::npos) << e;
+}
+
 // VSTRIDE has no KTIR form yet: the exporter names it rather than dropping it.
 TEST(StridedReads, TheKtirExporterNamesVstride) {
     Kernel k = downsample_x(2, -1)();
