@@ -41,7 +41,7 @@ int64_t product(const std::vector<int64_t> &v) {
 
 int sticks_of(const StageInfo &s) {
     if (s.matmul || s.min_read_bytes <= 0) return 1;
-    return std::max(1, s.type.bytes() / s.min_read_bytes) * s.upsample;
+    return std::max(1, s.type.bytes() / s.min_read_bytes);
 }
 
 double stage_cycles_per_stick(const StageInfo &s, const MachineDesc &m) {

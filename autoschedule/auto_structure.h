@@ -47,9 +47,6 @@ struct StageInfo {
     // The update streams along args[0] (acc(x) += in(x, r)): a column reduction.
     bool streams_x = false;
     int min_read_bytes = 0;             // smallest element size of the values it reads (0: none)
-    // It reads at (x + c) / k along args[0] with c not 0 (a linear upsample's tap): each vector must
-    // read whole sticks of what it reads, so it is vectorized by k sticks (1: no such read).
-    int upsample = 1;
     // It reads a value whose stick dimension is not its own args[0] (out(x, y) = in(y, x)): the
     // back end transposes tiles, one output stick per row (auto_space.cpp schedules it so).
     bool transposes = false;
