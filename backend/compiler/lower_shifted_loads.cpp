@@ -258,8 +258,9 @@ public:
             if (plan_.has(store_)) func = plan_.buffer(store_).func;
             if (equal(op->vectors[0], op->vectors[1]))
                 throw_error("Func ", func, ": stick_vectorize: it reads each element twice along the stick dimension "
-                            "(an index such as x / 2, an upsample), and no Spyre instruction spreads a stick's lanes "
-                            "apart; an upsample along another dimension (y / 2) compiles");
+                            "(an index such as x / 2, an upsample), and what it repeats is not a read of one row "
+                            "at consecutive elements, which VSTRIDE repeats (Halide repeats an index, as it does for an "
+                            "input of one column); stick_vectorize a wider output or read a wider input");
             throw_error("Func ", func, ": stick_vectorize: an interleaving of even and odd lanes (what Halide makes "
                         "of a select() on x % 2) whose sides are not element-wise arithmetic of reads along the "
                         "stick dimension has no Spyre vector form");

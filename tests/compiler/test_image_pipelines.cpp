@@ -309,6 +309,16 @@ TEST(StridedReads, ADownsampleAlongTheStickFromAnLxTileMatchesCpu) {
     EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
 }
 
+// A stride whose first element moves within its stick from row to row: the error names the stride
+// and what VSTRIDE takes.
+TEST(StridedReads, AStrideStartingAtADifferentPlaceInEachRowIsAnErrorNamingIt) {
+    Kernel k = resampled([](ImageParam &in, Var x, Var y) { return in(2 * x + y, y); })();
+    spyre::schedule(k.output).stick_vectorize(k.vars.at("x"));
+    const std::string e = error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{320, 4}}, {128, 4})); });
+    EXPECT_NE(e.find("reads in at every 2 elements along its stick dimension (an index such as 2 * x) from a place "
+                     "within its sticks that changes from one vector to the next"), std::string::npos) << e;
+}
+
 // A pyramid level: the mean of each 2x2 block, strided along both dimensions.
 TEST(StridedReads, APyramidLevelOf2x2MeansMatchesCpu) {
     const DiffResult r = run_differential(resampled([](ImageParam &in, Var x, Var y) {
@@ -361,6 +371,17 @@ TEST(StridedReads, ALinearUpsampleVectorizedByOneStickSaysHowWide) {
     spyre::schedule(k.output).ring_split(k.vars.at("y"), 2).stick_vectorize(k.vars.at("x"));
     const std::string e = error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{257, 4}}, {512, 4})); });
     EXPECT_NE(e.find("stick_vectorize(x, 2)"), std::string::npos) << e;
+}
+
+// A 2x upsample of a one-column input (a random pipeline, seed 3 case 811): Halide repeats the
+// index, not a read, and the error says so (it said no Spyre instruction spreads lanes apart).
+TEST(StridedReads, AnUpsampleWhoseRepeatedVectorIsNotARowReadSaysWhatItRepeats) {
+    Kernel k = upsample_x(2)();
+    Var xo("xo"), xi("xi");
+    spyre::schedule(k.output).split(k.vars.at("x"), xo, xi, 128).stick_vectorize(xi);
+    const std::string e = error_of([&] { compile_for_spyre(k.output, k.inputs, kernel_options({{1, 7}}, {2, 7})); });
+    EXPECT_NE(e.find("Func out: stick_vectorize: it reads each element twice along the stick dimension (an index such "
+                     "as x / 2, an upsample), and what it repeats is not a read of one row"), std::string::npos) << e;
 }
 
 TEST(StridedReads, AnUpsampleAlongTheRowsMatchesCpu) {
