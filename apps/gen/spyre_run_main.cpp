@@ -84,7 +84,29 @@ std::vector<uint8_t> read_input(const std::string &path, const BufferDecl &b) {
     return data;
 }
 
-std::vector<uint8_t> random_input(const BufferDecl &b, uint32_t seed, float range) {
+// Random int32 inputs are drawn from [lo, hi] (--ints).
+struct IntRange {
+    int32_t lo = -8, hi = 8;
+};
+
+IntRange int_range(const std::string &text) {
+    IntRange r;
+    const size_t colon = text.find(':');
+    try {
+        size_t a = 0, b = 0;
+        if (colon == std::string::npos) throw std::invalid_argument(text);
+        const long long lo = std::stoll(text.substr(0, colon), &a), hi = std::stoll(text.substr(colon + 1), &b);
+        if (a != colon || b != text.size() - colon - 1 || lo > hi || lo < INT32_MIN || hi > INT32_MAX)
+            throw std::invalid_argument(text);
+        r.lo = int32_t(lo);
+        r.hi = int32_t(hi);
+    } catch (const std::logic_error &) {
+        throw_error("--ints: '", text, "' is not LO:HI, two int32 values with LO <= HI");
+    }
+    return r;
+}
+
+std::vector<uint8_t> random_input(const BufferDecl &b, uint32_t seed, float range, IntRange ints) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> dist(-range, range);
     const int64_t n = elements(b);
@@ -97,7 +119,7 @@ std::vector<uint8_t> random_input(const BufferDecl &b, uint32_t seed, float rang
             float v = dist(rng);
             std::memcpy(&data[i * 4], &v, 4);
         } else if (b.type == DType::I32) {
-            int32_t v = int32_t(rng() % 17) - 8;
+            int32_t v = int32_t(ints.lo + int64_t(rng() % (uint64_t(int64_t(ints.hi) - ints.lo) + 1)));
             std::memcpy(&data[i * 4], &v, 4);
         } else {
             data[i] = uint8_t(rng());  // every int8 or uint8 value
@@ -306,6 +328,7 @@ int main(int argc, char **argv) {
     std::vector<std::string> input_args, output_args, scalar_args;
     bool timing_only = false, json = false, dis = false, no_reference = false;
     uint32_t seed = 1;
+    std::string ints_text = "-8:8";
     app.add_option("program", program_path, "the .spyre file, or a .ktir or .mlir file (KTIR: IBM's ktdp MLIR dialect)")
         ->required();
     app.add_option("--func", func, "KTIR: the function to run (default: the module's only function)");
@@ -324,6 +347,9 @@ int main(int argc, char **argv) {
     app.add_option("--trace", trace_path, "write a Chrome trace event file");
     app.add_option("--machine", machine_path, "machine description JSON (default: the built-in machine)");
     app.add_option("--seed", seed, "seed of the random inputs");
+    app.add_option("--ints", ints_text,
+                   "LO:HI: the range of random int32 inputs (default -8:8); the indices of a KTIR gather or scatter "
+                   "(ind(...)) must lie in the rows of the view they index");
     app.add_flag("--timing-only", timing_only, "no numerics; repeated loop iterations are summarised");
     app.add_flag("--json", json, "print the stats as JSON");
     app.add_flag("--dis", dis, "print the disassembly and exit");
@@ -339,6 +365,7 @@ int main(int argc, char **argv) {
             std::cout << disassemble(program);
             return 0;
         }
+        const IntRange ints = int_range(ints_text);
         if (timing_only && !output_args.empty()) throw_error("--output needs a functional run (drop --timing-only)");
         const std::map<int, std::string> out_files = output_files(program, output_args);
 
@@ -373,7 +400,7 @@ int main(int argc, char **argv) {
                 if (b.kind == BufferKind::InOut && it == files.end())
                     throw_error("buffer '", b.name, "' is both read and written by kernel ", program.kernel_name,
                                 " (inout): give its initial contents with --input ", b.name, "=FILE");
-                hosts[i] = it != files.end() ? read_input(it->second, b) : random_input(b, seed + uint32_t(next_seed++), range);
+                hosts[i] = it != files.end() ? read_input(it->second, b) : random_input(b, seed + uint32_t(next_seed++), range, ints);
                 images[i] = stickify(hosts[i].data(), b.shape, b.type, b.layout, machine.stick_bytes);
             }
         }

@@ -98,6 +98,13 @@ struct Op {
     // the induction variable then the iter_args. scf.if: operands[0] is the condition.
     // linalg ops: `ins` operands first, then `outs`; n_ins counts the ins.
     int n_ins = 0;
+    // ktdp.construct_indirect_access_tile: `ivars` names its intermediate variables, which are
+    // IExpr::Dim (their position) in its subscripts; `indirect` has one entry per subscript of the
+    // view, -1 for a direct one (its expression in `indices`) or k for `ind(%idx[...])` of operand
+    // 1 + k (its place in `indices` holds 0). Each ind()'s own subscripts follow the view's in
+    // `indices`, in order, as many as its view has dimensions.
+    std::vector<std::string> ivars;
+    std::vector<int> indirect;
 };
 
 struct Function {

@@ -487,6 +487,13 @@ void Importer::define(const Op &op, size_t i, Val v) {
         hold_s(v, v.tile.v.off);
         hold_s(v, v.tile.origin);
         for (const Scalar &s : v.tile.idx) hold_s(v, s);
+        if (v.tile.ind) {
+            for (const IndirectTile::Affine &a : v.tile.ind->direct) hold_s(v, a.base);
+            for (const IndirectTile::Index &x : v.tile.ind->index) {
+                hold_s(v, x.v.off);
+                for (const IndirectTile::Affine &a : x.subs) hold_s(v, a.base);
+            }
+        }
     }
     vals_[op.results[i]] = std::move(v);
 }
@@ -751,6 +758,7 @@ void Importer::lower(const Op &op) {
     if (n == "ktdp.get_compute_tile_id") return tile_id(op);
     if (n == "ktdp.construct_memory_view") return memory_view(op);
     if (n == "ktdp.construct_access_tile") return access_tile(op);
+    if (n == "ktdp.construct_indirect_access_tile") return indirect_access_tile(op);
     if (n == "ktdp.load") return load(op);
     if (n == "ktdp.store") return store(op);
     if (n == "scf.for") return for_loop(op);

@@ -521,10 +521,12 @@ void Importer::load(const Op &op) {
         v.x = tile_tensor(dst, *st);
         check_clobber(v.x, *st, op.results[0]);
         skip_.insert(st);
-        dma(*st, false, t, v.x);
+        if (t.ind) indirect_dma(*st, false, t, v.x);
+        else dma(*st, false, t, v.x);
     } else {
         v.x = new_tensor(t.v.t, t.shape, op);
-        dma(op, false, t, v.x);
+        if (t.ind) indirect_dma(op, false, t, v.x);
+        else dma(op, false, t, v.x);
     }
     define(op, 0, v);
 }
@@ -536,9 +538,9 @@ void Importer::store(const Op &op) {
         throw_error("line ", op.line, ": ktdp.store: tensor ", op.operand_types[0].text(),
                     " does not match the tile's shape and element type");
     if (t.v.hbm) {
-        check_row_end(t, op);
+        if (!t.ind) check_row_end(t, op);  // (an indirect store checks its rows itself)
         if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
-        return dma(op, true, t, x);
+        return t.ind ? indirect_dma(op, true, t, x) : dma(op, true, t, x);
     }
     Tens dst = tile_tensor(t, op);
     if (x.kind == Tens::InLx && x.at.reg.id == dst.at.reg.id && x.at.off == dst.at.off && x.bstride == dst.bstride)

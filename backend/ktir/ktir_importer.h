@@ -15,6 +15,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -61,6 +62,8 @@ struct View {
     int dist = -1;             // a distributed view over several arguments (Importer::MultiDist), sizes global
 };
 
+struct IndirectTile;
+
 struct Tile {
     View v;
     Scalar origin;  // elements from the view's offset
@@ -68,6 +71,25 @@ struct Tile {
     int64_t inner_start = -1;  // the innermost subscript when constant
     std::vector<Scalar> idx;       // a tile of a distributed view over several arguments: its subscripts
     std::vector<IExpr> idx_expr;   // the subscripts as written
+    std::shared_ptr<const IndirectTile> ind;  // a ktdp.construct_indirect_access_tile's (v: the data view)
+};
+
+// A ktdp.construct_indirect_access_tile (ktir_import_indirect.cpp): element (v0, ..., vn-1) of the
+// tile is the view's element at subscripts that are each either affine in the variables (direct)
+// or an element of an index view at subscripts affine in them (ind(...)).
+struct IndirectTile {
+    struct Affine {  // base + sum of coef[i] * v_i; base a value of the function, held by the tile
+        Scalar base;
+        std::vector<int64_t> coef;
+    };
+    struct Index {  // ind(%idx[...]): the index view (i32, device memory) and its subscripts
+        View v;
+        std::vector<Affine> subs;
+    };
+    std::vector<int> ind;         // per dimension of the view: -1 (direct) or which Index
+    std::vector<Affine> direct;   // per dimension (the direct ones)
+    std::vector<Index> index;
+    std::vector<std::string> vars;  // the intermediate variables' names, for messages
 };
 
 struct Tens {
@@ -318,6 +340,16 @@ private:
 
     // ------------------------------------------------------------------ loads and stores
     Tile tile_of(const std::string &name, const Op &op);
+
+    // ------------------------------------------------------------------ indirect access
+    // (ktir_import_indirect.cpp) ktdp.construct_indirect_access_tile: the tile's subscripts, split
+    // into affine forms of its variables. A load or store of it (a gather or a scatter of rows)
+    // copies each index view into LX, reads each index it needs into a register (LDLX) and moves
+    // one block of rows per combination of the variables the indices read, by a DMA at the address
+    // they give: the device's data-dependent DMA.
+    void indirect_access_tile(const Op &op);
+    IndirectTile::Affine var_affine(const IExpr &e, const IndirectTile &it, const Op &op, int depth = 0);
+    void indirect_dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx);
 
     // DMA between an HBM tile and an LX tensor laid out like it.
     void dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx);

@@ -1,5 +1,7 @@
 // The parser's module, functions, regions and operations: each op's custom form, and MLIR's
 // generic form ("name"(...) : (...) -> ...) (ktir_parser.h).
+#include <functional>
+
 #include "ktir_parser.h"
 
 namespace spyre::ktir::parsing {
@@ -376,6 +378,63 @@ Op Parser::operation() {
         opt_attr_dict(op);
         expect(":");
         op.operand_types.push_back(type());
+        expect("->");
+        results_from(op, {type()});
+    } else if (n == "ktdp.construct_indirect_access_tile") {
+        // intermediate_variables(%d0, ...) %view[ind(%idx[e, ...]) | (e), ...] {attrs} : types -> tile
+        expect_word("intermediate_variables");
+        expect("(");
+        if (!is_punct(")")) {
+            do op.ivars.push_back(value_name());
+            while (accept(","));
+        }
+        expect(")");
+        if (op.ivars.size() > kMaxRank) fail("ktdp.construct_indirect_access_tile: more than 8 intermediate variables");
+        op.operands.push_back(value_name());
+        expect("[");
+        std::vector<IExpr> ind_subs;
+        if (!is_punct("]")) {
+            do {
+                if (is_word("ind")) {
+                    next();
+                    expect("(");
+                    op.indirect.push_back(int(op.operands.size()) - 1);
+                    op.operands.push_back(value_name());
+                    expect("[");
+                    if (!is_punct("]")) {
+                        do ind_subs.push_back(iexpr(Names{}));
+                        while (accept(","));
+                    }
+                    expect("]");
+                    expect(")");
+                    op.indices.emplace_back();  // a constant 0 where the view's subscript is indirect
+                } else {
+                    op.indirect.push_back(-1);
+                    op.indices.push_back(iexpr(Names{}));
+                }
+                if (op.indirect.size() > kMaxRank || ind_subs.size() > kMaxRank * kMaxRank)
+                    fail("ktdp.construct_indirect_access_tile: more than 8 subscripts");
+            } while (accept(","));
+        }
+        expect("]");
+        op.indices.insert(op.indices.end(), ind_subs.begin(), ind_subs.end());
+        // The intermediate variables are the tile's dimensions, not values of the function.
+        std::function<void(IExpr &, int)> to_dims = [&](IExpr &e, int depth) {
+            if (depth > 64) fail("expression nested too deeply");
+            if (e.kind == IExpr::Value)
+                for (size_t i = 0; i < op.ivars.size(); i++)
+                    if (op.ivars[i] == e.name) {
+                        e.kind = IExpr::Dim;
+                        e.c = int64_t(i);
+                        e.name.clear();
+                        break;
+                    }
+            for (IExpr &a : e.args) to_dims(a, depth + 1);
+        };
+        for (IExpr &e : op.indices) to_dims(e, 0);
+        opt_attr_dict(op);
+        expect(":");
+        for (Type &t : type_list()) op.operand_types.push_back(t);
         expect("->");
         results_from(op, {type()});
     } else if (n == "ktdp.load") {

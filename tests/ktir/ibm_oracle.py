@@ -119,6 +119,9 @@ def main():
     ap.add_argument("--range", type=float, default=2.0, help="inputs are uniform in [-range, range]")
     ap.add_argument("--device-order", action="store_true",
                     help="ktir-cpu folds linalg.reduce in lane order and rounds exp once, as the device does")
+    ap.add_argument("--ints", action="append", default=[],
+                    help="NAME=LO:HI: random integers for buffer NAME in [LO, HI] (default -8:8); the indices of a "
+                         "gather or scatter must lie in the rows they index")
     ap.add_argument("--quantum", type=float, default=0.0,
                     help="round float inputs to multiples of this (e.g. 0.125): sums of few terms are then exact "
                          "in fp16, so two orders of addition agree bit for bit")
@@ -146,6 +149,11 @@ def main():
                 return a
         raise KeyError(buffer)
 
+    ints = {}
+    for a in o.ints:
+        name, _, span = a.partition("=")
+        lo, _, hi = span.partition(":")
+        ints[name] = (int(lo), int(hi))
     rng = np.random.default_rng(o.seed)
     kwargs, files = {}, {}
     tmp = tempfile.mkdtemp(prefix="ibm_oracle_")
@@ -159,7 +167,8 @@ def main():
                     data = np.round(data / o.quantum) * o.quantum
                 data = data.astype(t)
             else:
-                data = rng.integers(-8, 8, size=shape).astype(t)
+                lo, hi = ints.get(name, (-8, 8))
+                data = rng.integers(lo, hi + 1, size=shape).astype(t)
             f = os.path.join(tmp, name + ".in")
             data.tofile(f)
             run += ["--input", f"{name}={f}"]

@@ -102,14 +102,93 @@ std::string two_arg_dist_kernel(const std::string &set1 = "(d0 >= 0, -d0 + 3 >= 
                  "sizes: [4, 64], strides: [64, 1]");
 }
 
+// An indirect tile of %xv (4 x 64 f16) through the i32 index view %iv (2 x 64), of `shape` over
+// variables %d0, %d1 bounded by `set`, with subscripts `subs` (line 7), then loaded (line 8) or,
+// with `store`, stored from a load of %yv.
+std::string indirect(const std::string &subs, const std::string &set = "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)",
+                     const std::string &shape = "2x64", const std::string &extra = "", bool store = false,
+                     const std::string &attrs = "", const std::string &view = "%xv") {
+    const std::string tile = "!ktdp.access_tile<" + shape + "xindex>";
+    std::string body =
+        "  %iv = ktdp.construct_memory_view %i_ptr, sizes: [2, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<2x64xi32>\n"
+        "  %w = ktdp.construct_indirect_access_tile intermediate_variables(%d0, %d1) " + view + "[" + subs +
+        "] {variables_space_set = affine_set<(d0, d1) : " + set + ">" + extra + "} : memref<4x64xf16>, memref<2x64xi32> -> " +
+        tile + "\n";
+    if (!store) return kernel(body + "  %v = ktdp.load %w : " + tile + " -> tensor<" + shape + "xf16>\n", attrs, ", %i_ptr: index");
+    return kernel(body + "  %s = ktdp.construct_access_tile %yv[%c0, %c0] : memref<4x64xf16> -> " + tile + "\n"
+                  "  %v = ktdp.load %s : " + tile + " -> tensor<" + shape + "xf16>\n"
+                  "  ktdp.store %v, %w : tensor<" + shape + "xf16>, " + tile + "\n", attrs, ", %i_ptr: index");
+}
+
 std::vector<BadCase> cases() {
     return {
         // ---- reader
         {"UnknownOp", kernel("  %w = arith.frobnicate %c0 : index\n"), "line 6: unsupported operation 'arith.frobnicate'"},
         {"NoOpName", kernel("  %w = 42\n"), "line 6: expected an operation name, found '42'"},
         {"UnsupportedDialectOp", kernel("  %w = vector.splat %c0 : index\n"), "line 6: unsupported operation 'vector.splat'"},
-        {"IndirectAccessTile", kernel("  %w = ktdp.construct_indirect_access_tile %xv[%c0] : memref<4x64xf16>\n"),
-         "line 6: unsupported operation 'ktdp.construct_indirect_access_tile'"},
+        {"IndirectTileWithoutVariables", kernel("  %w = ktdp.construct_indirect_access_tile %xv[%c0] : memref<4x64xf16>\n"),
+         "line 6: expected 'intermediate_variables'"},
+        // ---- indirect access tiles (lines 7 and 8, see indirect())
+        {"IndirectInnermostSubscript", indirect("(%d0), ind(%iv[%d0, %d1])"),
+         "line 8: ktdp.load: indirect access: the innermost (stick) dimension's subscript is indirect; the device "
+         "moves whole sticks by DMA, so indirect subscripts may select rows, not single elements"},
+        {"IndirectIndexViewNotI32", indirect("ind(%yv[%c0, %d0]), (%d1)"),
+         "line 7: ktdp.construct_indirect_access_tile: index view %yv must be an i32 view of device memory (HBM) of "
+         "one argument; it is of f16"},
+        {"IndirectOfAnLxView", subst(indirect("ind(%iv[%c0, %d0]), (%d1)", "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)",
+                                              "2x64", "", false, "", "%lv"), "  %iv =",
+                                     "  %lv = ktdp.construct_memory_view %c0, sizes: [4, 64], strides: [64, 1] "
+                                     "{memory_space = #ktdp.spyre_memory_space<LX>} : memref<4x64xf16>\n  %iv ="),
+         "line 8: ktdp.construct_indirect_access_tile: %lv must be a view of device memory (HBM) of one argument; "
+         "indirect access to LX is not supported"},
+        {"IndirectWithoutVariablesSet", subst(indirect("ind(%iv[%c0, %d0]), (%d1)"), "variables_space_set", "other_set"),
+         "line 7: ktdp.construct_indirect_access_tile: needs variables_space_set, an affine_set"},
+        {"IndirectIndexSubscriptCount", indirect("ind(%iv[%d0]), (%d1)"),
+         "line 7: ktdp.construct_indirect_access_tile: ind(%iv[...]) needs 2 subscripts, one per dimension of the "
+         "index view"},
+        {"IndirectTypeCount", subst(indirect("ind(%iv[%c0, %d0]), (%d1)"), "memref<4x64xf16>, memref<2x64xi32> ->",
+                                    "memref<4x64xf16> ->"),
+         "line 7: ktdp.construct_indirect_access_tile: needs the view and each index view's type (2 operands, 1 types)"},
+        {"IndirectDirectSubscriptSkipsItsVariable", indirect("ind(%iv[%c0, %d0]), (%c0)"),
+         "line 8: ktdp.load: indirect access: %d1 runs over 64 values but dimension 1's subscript does not read it"},
+        {"IndirectFloorDiv", indirect("ind(%iv[%c0, %d0 floordiv 2]), (%d1)"),
+         "line 7: ktdp.construct_indirect_access_tile: a subscript must be a sum of intermediate variables times "
+         "constants plus values of the function (floordiv, mod and products of variables are not supported)"},
+        {"IndirectSetNotTheTile", indirect("ind(%iv[%c0, %d0]), (%d1)", "(d0 >= 0, -d0 + 2 >= 0, d1 >= 0, -d1 + 63 >= 0)"),
+         "line 7: ktdp.construct_indirect_access_tile: variables_space_set does not match the tile type: %d0 must run "
+         "over 0..1"},
+        {"IndirectSetNotABox", indirect("ind(%iv[%c0, %d0]), (%d1)", "(d0 >= 0, d1 - d0 >= 0)"),
+         "line 7: ktdp.construct_indirect_access_tile: variables_space_set must bound each of the 2 variables by "
+         "constants (a box)"},
+        {"IndirectPermutedOrder", indirect("ind(%iv[%c0, %d0]), (%d1)", "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)",
+                                           "2x64", ", variables_space_order = affine_map<(d0, d1) -> (d1, d0)>"),
+         "line 7: ktdp.construct_indirect_access_tile: only the identity variables_space_order is supported"},
+        {"IndirectTileRank", indirect("ind(%iv[%c0, %d0]), (%d1)", "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)", "128"),
+         "line 7: ktdp.construct_indirect_access_tile: the view has 2 dimensions, the tile 1, with 2 subscripts and 2 "
+         "intermediate variables; they must agree (one variable per dimension of the tile)"},
+        {"IndirectIndexOutsideItsView", indirect("ind(%iv[%c0, %d0 + 63]), (%d1)"),
+         "line 8: ktdp.load: indirect access: the index subscript 64 of dimension 1 is outside the index view (size 64)"},
+        {"IndirectVariableUnread", indirect("ind(%iv[%c0, %c0]), (%d1)"),
+         "line 8: ktdp.load: indirect access: %d0 runs over 2 values but no subscript of dimension 0 reads it"},
+        {"IndirectVariableInAnotherDimension",
+         indirect("ind(%iv[%c0, %c0]), (%d1 + %d0)", "(d0 >= 0, -d0 + 0 >= 0, d1 >= 0, -d1 + 63 >= 0)", "1x64"),
+         "line 8: ktdp.load: indirect access: dimension 1's subscript reads %d0; a variable that no index reads must be "
+         "the subscript of its own dimension (dimension 0), once"},
+        {"IndirectIndexReadsTheInnermostVariable",
+         indirect("ind(%iv[%c0, %d1]), (%d1)", "(d0 >= 0, -d0 + 0 >= 0, d1 >= 0, -d1 + 63 >= 0)", "1x64"),
+         "line 8: ktdp.load: indirect access: an index reads %d1, the innermost variable; it must walk the rows' "
+         "elements"},
+        {"IndirectTooManyBlocks", indirect("ind(%iv[%c0, %d0]), (%d1)", "(d0 >= 0, -d0 + 4096 >= 0, d1 >= 0, -d1 + 63 >= 0)",
+                                           "4097x64"),
+         "line 8: ktdp.load: indirect access: the indices choose 4097 blocks of rows, more than the 4096 a load or "
+         "store may move (one DMA each)"},
+        {"IndirectScatterOfPartRows", indirect("ind(%iv[%c0, %d0]), (%d1)", "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 31 >= 0)",
+                                               "2x32", "", true),
+         "line 10: ktdp.store: indirect access: rows of 32 elements are not whole sticks and do not end at the view's "
+         "row end; writing them would overwrite the elements after them"},
+        {"IndirectExplicitSync", indirect("ind(%iv[%c0, %d0]), (%d1)", "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)",
+                                          "2x64", "", false, " attributes {spyre.sync = \"explicit\"}"),
+         "line 8: ktdp.load: indirect access: not supported in an explicitly synchronised function (spyre.sync)"},
         {"UnclosedRegion", "func.func @k() {\n  %c0 = arith.constant 0 : index\n", "region is not closed"},
         {"DynamicDim", kernel("  %w = tensor.empty() : tensor<?x64xf16>\n"), "line 6: dynamic dimension '?'"},
         {"UnknownElementType", kernel("  %w = tensor.empty() : tensor<4xq7>\n"), "unknown element type 'q7'"},

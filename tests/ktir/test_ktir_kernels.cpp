@@ -274,4 +274,55 @@ TEST(KtirKernels, RmsNormOverTwoTilesDoesFloatArithmeticOnTheRunTimeSum) {
     EXPECT_LE(max_ulp(r.output, realize(y, {128, 1})), 1);
 }
 
+// Indirect access (RFC 0682's construct_indirect_access_tile): rows of a table chosen by an index
+// buffer, repeats and the first and last row among them, as Halide gathers them on the CPU.
+TEST(KtirKernels, GatherOfRowsByAnIndexBufferMatchesHalide) {
+    DeviceProgram p = import("gather_rows.ktir");
+    ASSERT_EQ(p.buffers.size(), 3u);
+    Buffer<float16_t> table = random_f16({128, 64}, 21);
+    Buffer<int32_t> ids(8, 1);
+    const int32_t pick[8] = {5, 63, 0, 17, 17, 2, 40, 9};
+    for (int r = 0; r < 8; r++) ids(r, 0) = pick[r];
+    SpyreRun run = run_on_spyre(p, {Halide::Buffer<>(table), Halide::Buffer<>(ids)});
+    Var x, r;
+    Func out;
+    out(x, r) = table(x, Halide::clamp(ids(r, 0), 0, 63)) + table(x, Halide::clamp(ids(r, 0), 0, 63));
+    EXPECT_EQ(max_ulp(run.output, realize(out, {128, 8})), 0);
+}
+
+// The scatter: rows stored at the slots an index buffer names; the cache's other rows keep their
+// contents, so the cache is an in-out buffer.
+TEST(KtirKernels, ScatterOfRowsToIndexedSlotsLeavesTheOtherRowsAsTheyWere) {
+    DeviceProgram p = import("scatter_rows.ktir");
+    ASSERT_EQ(p.buffers.size(), 3u);
+    EXPECT_EQ(p.buffers[2].kind, BufferKind::InOut);
+    Buffer<float16_t> x = random_f16({64, 8}, 22), cache = random_f16({64, 32}, 23);
+    Buffer<int32_t> slots(8);
+    const int32_t to[8] = {3, 30, 7, 0, 12, 31, 8, 20};
+    for (int r = 0; r < 8; r++) slots(r) = to[r];
+    SpyreRun run = run_on_spyre(p, {Halide::Buffer<>(x), Halide::Buffer<>(slots), Halide::Buffer<>(cache)});
+    Buffer<float16_t> want = cache.copy();
+    for (int r = 0; r < 8; r++)
+        for (int c = 0; c < 64; c++) want(c, to[r]) = float16_t(-float(x(c, r)));
+    EXPECT_EQ(max_ulp(run.output, want), 0);
+}
+
+// A paged KV cache (the K and V tiles of ktir-cpu's paged_attention): the block index is read at a
+// loop variable, the head at the tile id, and each block of tokens moves as one DMA.
+TEST(KtirKernels, PagedCacheReadByABlockTableInALoopMatchesHalide) {
+    DeviceProgram p = import("paged_kv.ktir");
+    Buffer<float16_t> cache = random_f16({64, 2, 4, 16}, 24);
+    Buffer<int32_t> bt(8, 1);
+    const int32_t block[8] = {15, 3, 3, 0, 9, 12, 1, 6};
+    for (int j = 0; j < 8; j++) bt(j, 0) = block[j];
+    SpyreRun run = run_on_spyre(p, {Halide::Buffer<>(cache), Halide::Buffer<>(bt)});
+    Var d, h, t;
+    Func out;
+    out(d, h, t) = cache(d, h, t % 4, Halide::clamp(bt(t / 4, 0), 0, 15));
+    EXPECT_EQ(max_ulp(run.output, realize(out, {64, 2, 32})), 0);
+    // Only the blocks the table names move: per tile and block 4 token rows of 128 bytes and the
+    // block table's one stick, which each load of the tile copies into LX.
+    EXPECT_EQ(run.stats.dram_read_bytes, 2 * 8 * (4 * 128 + 128));
+}
+
 }  // namespace

@@ -142,6 +142,22 @@ TEST(KtirSpyreRun, JsonTimingOnlyAndTraceWorkForKtir) {
     EXPECT_NE(t.output.find("timing only"), std::string::npos) << t.output;
 }
 
+// A gather's random indices must be rows of its table: the default ints (-8..8) fall outside it
+// and the simulator names the DMA; --ints 0:63 draws them from the table's rows.
+TEST(KtirSpyreRun, IntsOptionDrawsAGathersRandomIndicesFromItsRange) {
+    const std::string gather = quote(kRun) + " " + quote(kKernels + "/gather_rows.ktir");
+    CommandResult outside = run_command(gather);
+    EXPECT_EQ(outside.exit_code, 1);
+    EXPECT_NE(outside.output.find("(DMA_LD): device-memory range"), std::string::npos) << outside.output;
+    EXPECT_NE(outside.output.find("is outside buffer 'table'"), std::string::npos) << outside.output;
+    CommandResult inside = run_command(gather + " --ints 0:63");
+    EXPECT_EQ(inside.exit_code, 0) << inside.output;
+    CommandResult bad = run_command(gather + " --ints 9:2");
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_NE(bad.output.find("--ints: '9:2' is not LO:HI, two int32 values with LO <= HI"), std::string::npos)
+        << bad.output;
+}
+
 TEST(KtirSpyreRun, ErrorsNameTheArgumentOrTheLine) {
     CommandResult r = run_command(quote(kRun) + " " + quote(kKernels + "/attention.ktir"));
     EXPECT_EQ(r.exit_code, 1);

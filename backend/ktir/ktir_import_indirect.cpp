@@ -1,0 +1,301 @@
+// The importer's indirect access (ktir_importer.h): ktdp.construct_indirect_access_tile, and the
+// loads (gathers) and stores (scatters) of such tiles, as the device does data-dependent access:
+// the index view copied into LX, each index read into a register (LDLX), and a DMA of a block of
+// rows at the address the indices give (as the code generator lowers a Halide gather, lower_gathers.h).
+#include <algorithm>
+
+#include "ktir_importer.h"
+
+namespace spyre::ktir::lowering {
+
+namespace {
+
+bool reads_a_variable(const IExpr &e, int depth = 0) {
+    if (depth > 64) return true;
+    if (e.kind == IExpr::Dim) return true;
+    return std::any_of(e.args.begin(), e.args.end(), [&](const IExpr &a) { return reads_a_variable(a, depth + 1); });
+}
+
+// At most this many blocks of rows (one DMA each) per load or store of an indirect tile: the
+// import unrolls them.
+constexpr int64_t kMaxIndirectBlocks = 4096;
+
+}  // namespace
+
+IndirectTile::Affine Importer::var_affine(const IExpr &e, const IndirectTile &it, const Op &op, int depth) {
+    if (depth > 64) throw_error("line ", op.line, ": expression nested too deeply");
+    IndirectTile::Affine out;
+    out.coef.assign(it.vars.size(), 0);
+    out.base.known = true;
+    if (!reads_a_variable(e)) {
+        out.base = eval(e, op);
+        return out;
+    }
+    auto negate = [&](IndirectTile::Affine a) {
+        Scalar z;
+        z.known = true;
+        a.base = add(z, a.base, op, true);
+        for (int64_t &c : a.coef) c = -c;
+        return a;
+    };
+    switch (e.kind) {
+    case IExpr::Dim:
+        if (e.c < 0 || size_t(e.c) >= it.vars.size())
+            throw_error("line ", op.line, ": ", op.name, ": subscript names an unknown intermediate variable");
+        out.coef[size_t(e.c)] = 1;
+        return out;
+    case IExpr::Neg: return negate(var_affine(e.args[0], it, op, depth + 1));
+    case IExpr::Add: {
+        IndirectTile::Affine a = var_affine(e.args[0], it, op, depth + 1), b = var_affine(e.args[1], it, op, depth + 1);
+        a.base = add(a.base, b.base, op);
+        for (size_t i = 0; i < a.coef.size(); i++) a.coef[i] = wrap_add(a.coef[i], b.coef[i]);
+        return a;
+    }
+    case IExpr::Mul: {
+        const bool left = reads_a_variable(e.args[0]);
+        if (!(left && reads_a_variable(e.args[1]))) {
+            const Scalar k = eval(e.args[left ? 1 : 0], op);
+            if (k.known) {
+                IndirectTile::Affine a = var_affine(e.args[left ? 0 : 1], it, op, depth + 1);
+                Scalar kk = k;
+                a.base = mul(a.base, kk, op);
+                for (int64_t &c : a.coef) c = wrap_mul(c, k.c);
+                return a;
+            }
+        }
+        break;
+    }
+    default: break;
+    }
+    throw_error("line ", op.line, ": ", op.name,
+                ": a subscript must be a sum of intermediate variables times constants plus values of the function "
+                "(floordiv, mod and products of variables are not supported)");
+}
+
+void Importer::indirect_access_tile(const Op &op) {
+    const char *what = "ktdp.construct_indirect_access_tile";
+    if (op.operands.empty() || op.operand_types.size() != op.operands.size())
+        throw_error("line ", op.line, ": ", what, ": needs the view and each index view's type (", op.operands.size(),
+                    " operands, ", op.operand_types.size(), " types)");
+    Val &base = val(op.operands[0], op);
+    if (base.k != Val::V) throw_error("line ", op.line, ": ", what, ": %", op.operands[0], " is not a memory view");
+    const View v = base.v;
+    if (!v.hbm || v.dist >= 0 || v.elem_sticks)
+        throw_error("line ", op.line, ": ", what, ": %", op.operands[0],
+                    " must be a view of device memory (HBM) of one argument; indirect access to ",
+                    !v.hbm ? "LX" : v.dist >= 0 ? "a distributed view" : "a buffer of one element per stick",
+                    " is not supported");
+    const Type &tt = op.result_types[0];
+    const size_t n = v.sizes.size();
+    if (tt.kind != Type::Tile) throw_error("line ", op.line, ": ", what, ": result must be !ktdp.access_tile<...>");
+    if (op.indirect.size() != n || tt.shape.size() != n || op.ivars.size() != n)
+        throw_error("line ", op.line, ": ", what, ": the view has ", n, " dimensions, the tile ", tt.shape.size(),
+                    ", with ", op.indirect.size(), " subscripts and ", op.ivars.size(),
+                    " intermediate variables; they must agree (one variable per dimension of the tile)");
+    for (size_t d = 0; d < n; d++)
+        if (tt.shape[d] <= 0)
+            throw_error("line ", op.line, ": ", what, ": tile extent ", tt.shape[d], " of dimension ", d, " is not positive");
+    // The variables run over the box [0, extent) of the tile's type, in order.
+    auto set = op.attrs.find("variables_space_set");
+    if (set == op.attrs.end() || set->second.kind != Attr::Set)
+        throw_error("line ", op.line, ": ", what, ": needs variables_space_set, an affine_set");
+    const IntegerSet &s = *set->second.set;
+    std::vector<int64_t> lo, hi;
+    if (s.dims != int(n) || s.syms != 0 || box_bounds(s, lo, hi) >= 0)
+        throw_error("line ", op.line, ": ", what, ": variables_space_set must bound each of the ", n,
+                    " variables by constants (a box)");
+    for (size_t d = 0; d < n; d++)
+        if (lo[d] != 0 || hi[d] != tt.shape[d] - 1)
+            throw_error("line ", op.line, ": ", what, ": variables_space_set does not match the tile type: %",
+                        op.ivars[d], " must run over 0..", tt.shape[d] - 1);
+    auto ord = op.attrs.find("variables_space_order");
+    if (ord != op.attrs.end()) {
+        const Attr &m = ord->second;
+        bool id = m.kind == Attr::Map && m.map->results.size() == size_t(m.map->dims);
+        if (id)
+            for (size_t i = 0; i < m.map->results.size(); i++)
+                id &= m.map->results[i].kind == IExpr::Dim && m.map->results[i].c == int64_t(i);
+        if (!id) throw_error("line ", op.line, ": ", what, ": only the identity variables_space_order is supported");
+    }
+    auto it = std::make_shared<IndirectTile>();
+    it->vars = op.ivars;
+    it->ind = op.indirect;
+    size_t next = n;  // the index views' subscripts follow the view's
+    for (size_t k = 1; k < op.operands.size(); k++) {
+        Val &iv = val(op.operands[k], op);
+        if (iv.k != Val::V) throw_error("line ", op.line, ": ", what, ": %", op.operands[k], " is not a memory view");
+        if (!iv.v.hbm || iv.v.dist >= 0 || iv.v.t != DType::I32 || iv.v.elem_sticks)
+            throw_error("line ", op.line, ": ", what, ": index view %", op.operands[k],
+                        " must be an i32 view of device memory (HBM) of one argument; it is ",
+                        !iv.v.hbm ? "in LX" : iv.v.dist >= 0 ? "a distributed view"
+                                  : iv.v.elem_sticks ? "a buffer of one element per stick"
+                                                     : std::string("of ") + dtype_name(iv.v.t));
+        IndirectTile::Index x;
+        x.v = iv.v;
+        if (next + x.v.sizes.size() > op.indices.size())
+            throw_error("line ", op.line, ": ", what, ": ind(%", op.operands[k], "[...]) needs ", x.v.sizes.size(),
+                        " subscripts, one per dimension of the index view");
+        for (size_t e = 0; e < x.v.sizes.size(); e++) x.subs.push_back(var_affine(op.indices[next++], *it, op));
+        it->index.push_back(x);
+    }
+    if (next != op.indices.size())
+        throw_error("line ", op.line, ": ", what, ": the ind(...) subscripts do not match the index views' dimensions");
+    for (size_t d = 0; d < n; d++) {
+        if (it->ind[d] >= int(it->index.size()))
+            throw_error("line ", op.line, ": ", what, ": subscript ", d, " names a missing index view");
+        it->direct.push_back(it->ind[d] < 0 ? var_affine(op.indices[d], *it, op) : IndirectTile::Affine{});
+    }
+    Val x;
+    x.k = Val::X;
+    x.tile.v = v;
+    x.tile.shape = tt.shape;
+    x.tile.origin.known = true;
+    x.tile.ind = it;
+    define(op, 0, x);
+}
+
+void Importer::indirect_dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx) {
+    const IndirectTile &it = *t.ind;
+    const View &v = t.v;
+    const size_t n = t.shape.size();
+    auto fail = [&](auto &&...why) { throw_error("line ", op.line, ": ", op.name, ": indirect access: ", why...); };
+    if (explicit_) fail("not supported in an explicitly synchronised function (spyre.sync)");
+    if (lx.t != v.t) fail("element types differ (", dtype_name(lx.t), " and ", dtype_name(v.t), ")");
+    if (lx.kind != Tens::InLx || lx.shape != t.shape)
+        throw_internal("line ", op.line, ": ", op.name, ": internal: the tensor is not the tile's shape in LX");
+    // The variables the indices read choose the rows; the others walk the block a DMA moves.
+    std::vector<bool> sel(n, false);
+    for (const IndirectTile::Index &x : it.index)
+        for (const IndirectTile::Affine &a : x.subs)
+            for (size_t i = 0; i < n; i++) sel[i] = sel[i] || a.coef[i] != 0;
+    const std::string &inner = it.vars[n - 1];
+    if (it.ind[n - 1] >= 0)
+        fail("the innermost (stick) dimension's subscript is indirect; the device moves whole sticks by DMA, so "
+             "indirect subscripts may select rows, not single elements");
+    for (size_t d = 0; d < n; d++) {
+        if (it.ind[d] >= 0) {
+            if (!sel[d] && t.shape[d] > 1)
+                fail("%", it.vars[d], " runs over ", t.shape[d], " values but no subscript of dimension ", d,
+                     " reads it");
+            continue;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const int64_t c = it.direct[d].coef[i];
+            if (c == 0 || sel[i]) continue;
+            if (i != d || c != 1)
+                fail("dimension ", d, "'s subscript reads %", it.vars[i], "; a variable that no index reads must be the "
+                     "subscript of its own dimension (dimension ", i, "), once");
+        }
+        if (!sel[d] && t.shape[d] > 1 && it.direct[d].coef[d] != 1)
+            fail("%", it.vars[d], " runs over ", t.shape[d], " values but dimension ", d, "'s subscript does not read it");
+    }
+    if (sel[n - 1]) fail("an index reads %", inner, ", the innermost variable; it must walk the rows' elements");
+    int64_t blocks = 1;
+    for (size_t i = 0; i < n; i++)
+        if (sel[i]) blocks = wrap_mul(blocks, t.shape[i]);
+    if (blocks > kMaxIndirectBlocks)
+        fail("the indices choose ", blocks, " blocks of rows, more than the ", kMaxIndirectBlocks,
+             " a load or store may move (one DMA each)");
+    const int64_t eb = dtype_bytes(v.t);
+    if (store_to_hbm && (t.shape[n - 1] * eb) % sb_ != 0 &&
+        !(it.direct[n - 1].base.known && it.direct[n - 1].base.c + t.shape[n - 1] == v.sizes[n - 1]))
+        fail("rows of ", t.shape[n - 1], " elements are not whole sticks and do not end at the view's row end; "
+             "writing them would overwrite the elements after them");
+    // Each index view whole in LX, then waited for: LDLX reads LX as it issues.
+    std::vector<Tens> staged;
+    Access staged_reads;
+    for (const IndirectTile::Index &x : it.index) {
+        Tens ix = new_tensor(DType::I32, x.v.sizes, op);
+        Tile whole;
+        whole.v = x.v;
+        whole.origin.known = true;
+        whole.shape = x.v.sizes;
+        whole.inner_start = 0;
+        dma(op, false, whole, ix);
+        staged_reads.reads.push_back(range_of(ix));
+        staged.push_back(ix);
+    }
+    hz_.wait(hz_.touching(staged_reads));
+    if (lx.at.reg.id) refs_[lx.at.reg.id]++;  // the tensor's address outlives the sweeps below
+    std::vector<int64_t> at(n, 0);            // the chosen variables' values, an odometer
+    for (int64_t b = 0; b < blocks; b++) {
+        auto value = [&](const IndirectTile::Affine &a) {
+            int64_t c = 0;
+            for (size_t i = 0; i < n; i++)
+                if (sel[i]) c = wrap_add(c, wrap_mul(a.coef[i], at[i]));
+            Scalar k;
+            k.known = true;
+            k.c = c;
+            return add(a.base, k, op);
+        };
+        Scalar origin;
+        origin.known = true;
+        for (size_t d = 0; d < n; d++) {
+            Scalar sub;
+            if (it.ind[d] < 0) {
+                sub = value(it.direct[d]);
+            } else {
+                const IndirectTile::Index &x = it.index[size_t(it.ind[d])];
+                const Tens &ix = staged[size_t(it.ind[d])];
+                Scalar addr;
+                addr.known = true;
+                addr.c = ix.at.off;
+                for (size_t e = 0; e < x.subs.size(); e++) {
+                    Scalar s = value(x.subs[e]);
+                    if (s.known && (s.c < 0 || s.c >= x.v.sizes[e]))
+                        fail("the index subscript ", s.c, " of dimension ", e, " is outside the index view (size ",
+                             x.v.sizes[e], ")");
+                    Scalar k;
+                    k.known = true;
+                    k.c = ix.bstride[e];
+                    addr = add(addr, mul(s, k, op), op);
+                }
+                Lx src;
+                if (addr.known) {
+                    src = Lx(int32_t(addr.c));
+                } else {
+                    Reg tr;
+                    src = Lx(reg_of(addr, op, &tr), 0);
+                }
+                sub = Scalar();
+                sub.r = new_reg(op);
+                b_.ldlx(sub.r, src);
+            }
+            Scalar k;
+            k.known = true;
+            k.c = v.strides[d];
+            origin = add(origin, mul(sub, k, op), op);
+        }
+        Tile block;
+        block.v = v;
+        block.origin = origin;
+        block.shape = t.shape;
+        Tens part = lx;
+        for (size_t i = 0; i < n; i++)
+            if (sel[i] || it.ind[i] >= 0) {
+                block.shape[i] = 1;
+                part.shape[i] = 1;
+                part.at.off = int32_t(wrap_add(part.at.off, wrap_mul(at[i], lx.bstride[i])));
+            }
+        if (it.direct[n - 1].base.known) {
+            block.inner_start = it.direct[n - 1].base.c;
+            if (block.inner_start < 0 || block.inner_start + t.shape[n - 1] > v.sizes[n - 1])
+                fail("the rows' elements ", block.inner_start, "..", block.inner_start + t.shape[n - 1] - 1,
+                     " lie outside the view's rows of ", v.sizes[n - 1]);
+        }
+        dma(op, store_to_hbm, block, part);
+        free_temps();
+        for (size_t i = n; i-- > 0;) {  // the next combination of the chosen variables
+            if (!sel[i]) continue;
+            if (++at[i] < t.shape[i]) break;
+            at[i] = 0;
+        }
+    }
+    // A scatter writes the rows its indices name, known only at run time: the others keep what the
+    // buffer held, so its initial contents are an input too (an in-out buffer).
+    if (store_to_hbm) loaded_.insert(v.buffer);
+    if (lx.at.reg.id) refs_[lx.at.reg.id]--;
+    for (const Tens &ix : staged) lx_free(ix.alloc);
+}
+
+}  // namespace spyre::ktir::lowering
