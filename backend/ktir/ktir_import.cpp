@@ -27,6 +27,7 @@ DeviceProgram Importer::run() {
     for (int64_t &o : lx_offsets_) if (o < 0) o = lx_offset_;
     lx_offsets_[size_t(DType::U8)] = lx_offsets_[size_t(DType::I8)];
     specialise_dynamic_sizes();
+    i64_views_as_words();
     num_cores_ = grid_cores();
     b_ = ProgramBuilder(f_.name, num_cores_);
     ssa_ = analyse_ssa(f_);

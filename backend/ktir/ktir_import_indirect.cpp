@@ -3,6 +3,7 @@
 // the index view copied into LX, each index read into a register (LDLX), and a DMA of a block of
 // rows at the address the indices give (as the code generator lowers a Halide gather, lower_gathers.h).
 #include <algorithm>
+#include <functional>
 
 #include "ktir_importer.h"
 
@@ -21,6 +22,28 @@ bool reads_a_variable(const IExpr &e, int depth = 0) {
 constexpr int64_t kMaxIndirectBlocks = 4096;
 
 }  // namespace
+
+void Importer::i64_views_as_words() {
+    std::function<void(Region &)> walk = [&](Region &r) {
+        for (Op &op : r.ops) {
+            for (Region &sub : op.regions) walk(sub);
+            if (op.name != "ktdp.construct_memory_view" || op.result_types.size() != 1) continue;
+            Type &t = op.result_types[0];
+            if (t.kind != Type::MemRef || t.elem != Type::Int || t.bits != 64) continue;
+            const size_t n = t.shape.size();
+            if (n == 0 || op.sizes.size() != n || op.strides.size() != n || t.shape != op.sizes)
+                continue;  // memory_view reports it
+            if (op.strides.back() != 1 || op.sizes.back() > (int64_t(1) << 40))
+                throw_error("line ", op.line, ": ktdp.construct_memory_view: an i64 view's innermost stride must be 1");
+            t.bits = 32;
+            t.shape.back() *= 2;
+            op.sizes.back() *= 2;
+            for (size_t i = 0; i + 1 < n; i++) op.strides[i] = wrap_mul(op.strides[i], 2);
+            i64_views_.insert(&op);
+        }
+    };
+    walk(fn_.body);
+}
 
 IndirectTile::Affine Importer::var_affine(const IExpr &e, const IndirectTile &it, const Op &op, int depth) {
     if (depth > 64) throw_error("line ", op.line, ": expression nested too deeply");
@@ -74,6 +97,9 @@ IndirectTile::Affine Importer::var_affine(const IExpr &e, const IndirectTile &it
 
 void Importer::indirect_access_tile(const Op &op) {
     const char *what = "ktdp.construct_indirect_access_tile";
+    if (op.n_ins < int(op.operands.size()))
+        throw_error("line ", op.line, ": ", what, ": symbols(...) (a variables_space_set bounded by values: a tile "
+                    "whose size is known only at run time) is not supported");
     if (op.operands.empty() || op.operand_types.size() != op.operands.size())
         throw_error("line ", op.line, ": ", what, ": needs the view and each index view's type (", op.operands.size(),
                     " operands, ", op.operand_types.size(), " types)");
@@ -94,7 +120,18 @@ void Importer::indirect_access_tile(const Op &op) {
                     " intermediate variables; they must agree (one variable per dimension of the tile)");
     for (size_t d = 0; d < n; d++)
         if (tt.shape[d] <= 0)
-            throw_error("line ", op.line, ": ", what, ": tile extent ", tt.shape[d], " of dimension ", d, " is not positive");
+            throw_error("line ", op.line, ": ", what, ": tile extent ",
+                        tt.shape[d] == kDynamic ? std::string("'?'") : std::to_string(tt.shape[d]), " of dimension ", d,
+                        " is not a positive constant");
+    auto ord = op.attrs.find("variables_space_order");
+    if (ord != op.attrs.end()) {
+        const Attr &m = ord->second;
+        bool id = m.kind == Attr::Map && m.map->results.size() == size_t(m.map->dims);
+        if (id)
+            for (size_t i = 0; i < m.map->results.size(); i++)
+                id &= m.map->results[i].kind == IExpr::Dim && m.map->results[i].c == int64_t(i);
+        if (!id) throw_error("line ", op.line, ": ", what, ": only the identity variables_space_order is supported");
+    }
     // The variables run over the box [0, extent) of the tile's type, in order.
     auto set = op.attrs.find("variables_space_set");
     if (set == op.attrs.end() || set->second.kind != Attr::Set)
@@ -108,15 +145,6 @@ void Importer::indirect_access_tile(const Op &op) {
         if (lo[d] != 0 || hi[d] != tt.shape[d] - 1)
             throw_error("line ", op.line, ": ", what, ": variables_space_set does not match the tile type: %",
                         op.ivars[d], " must run over 0..", tt.shape[d] - 1);
-    auto ord = op.attrs.find("variables_space_order");
-    if (ord != op.attrs.end()) {
-        const Attr &m = ord->second;
-        bool id = m.kind == Attr::Map && m.map->results.size() == size_t(m.map->dims);
-        if (id)
-            for (size_t i = 0; i < m.map->results.size(); i++)
-                id &= m.map->results[i].kind == IExpr::Dim && m.map->results[i].c == int64_t(i);
-        if (!id) throw_error("line ", op.line, ": ", what, ": only the identity variables_space_order is supported");
-    }
     auto it = std::make_shared<IndirectTile>();
     it->vars = op.ivars;
     it->ind = op.indirect;
@@ -242,12 +270,14 @@ void Importer::indirect_dma(const Op &op, bool store_to_hbm, const Tile &t, cons
                 addr.c = ix.at.off;
                 for (size_t e = 0; e < x.subs.size(); e++) {
                     Scalar s = value(x.subs[e]);
-                    if (s.known && (s.c < 0 || s.c >= x.v.sizes[e]))
+                    const bool words = x.v.i64 && e + 1 == x.subs.size();  // an i64 index: two i32 words
+                    const int64_t size = words ? x.v.sizes[e] / 2 : x.v.sizes[e];
+                    if (s.known && (s.c < 0 || s.c >= size))
                         fail("the index subscript ", s.c, " of dimension ", e, " is outside the index view (size ",
-                             x.v.sizes[e], ")");
+                             size, ")");
                     Scalar k;
                     k.known = true;
-                    k.c = ix.bstride[e];
+                    k.c = words ? 2 * ix.bstride[e] : ix.bstride[e];
                     addr = add(addr, mul(s, k, op), op);
                 }
                 Lx src;
@@ -260,6 +290,18 @@ void Importer::indirect_dma(const Op &op, bool store_to_hbm, const Tile &t, cons
                 sub = Scalar();
                 sub.r = new_reg(op);
                 b_.ldlx(sub.r, src);
+                if (x.v.i64) {
+                    // The whole 64-bit index, hi * 2^32 + the low word unsigned (LDLX sign-extends it),
+                    // so that an index beyond 32 bits addresses where it points (and the DMA names it
+                    // outside its buffer) rather than wrapping to another row.
+                    Reg hi = new_reg(op), k = new_reg(op);
+                    b_.ldlx(hi, Lx(src.reg, src.off + 4));
+                    b_.op3(Opcode::CMPLT, k, sub.r, kZero);
+                    b_.add(hi, hi, k);
+                    b_.li(k, int64_t(1) << 32);
+                    b_.mul(hi, hi, k);
+                    b_.add(sub.r, sub.r, hi);
+                }
             }
             Scalar k;
             k.known = true;

@@ -251,6 +251,7 @@ void Importer::memory_view(const Op &op) {
         throw_error("line ", op.line, ": ktdp.construct_memory_view: an LX view on an HBM address");
     }
     v.off = off;
+    v.i64 = i64_views_.count(&op) > 0;
     if (v.hbm) to_stick_layout(v, op);
     Val x;
     x.k = Val::V;
@@ -300,6 +301,10 @@ void Importer::access_tile(const Op &op) {
     const Type &tt = op.result_types[0];
     if (tt.kind != Type::Tile)
         throw_error("line ", op.line, ": ktdp.construct_access_tile: result must be !ktdp.access_tile<...>");
+    if (v.i64)
+        throw_error("line ", op.line, ": ktdp.construct_access_tile: %", op.operands[0],
+                    " is an i64 view; i64 tensors have no device form, so an i64 view may only be the index view of "
+                    "an indirect access tile (ind(...))");
     const bool multi = v.dist >= 0;  // subscripts of the distributed view's global coordinates
     if (op.indices.size() != v.sizes.size() || tt.shape.size() != v.sizes.size())
         throw_error("line ", op.line, ": ktdp.construct_access_tile: the view has ", v.sizes.size(),
@@ -319,6 +324,10 @@ void Importer::access_tile(const Op &op) {
         throw_error("line ", op.line, ": ktdp.construct_access_tile: base_map is not supported");
     auto set = op.attrs.find("access_tile_set");
     if (set != op.attrs.end()) check_box(set->second, tt.shape, op);
+    for (size_t d = 0; d < tt.shape.size(); d++)
+        if (tt.shape[d] == kDynamic)
+            throw_error("line ", op.line, ": ktdp.construct_access_tile: a tile extent known only at run time ('?' in ",
+                        tt.text(), ") is not supported");
     for (size_t d = 0; d < tt.shape.size(); d++)
         if (tt.shape[d] <= 0 || tt.shape[d] > v.sizes[d])
             throw_error("line ", op.line, ": ktdp.construct_access_tile: tile extent ", tt.shape[d],

@@ -60,6 +60,7 @@ struct View {
     std::vector<int64_t> sizes, strides;
     bool elem_sticks = false;  // the buffer keeps each element in its own stick (BufInfo::elem_sticks)
     int dist = -1;             // a distributed view over several arguments (Importer::MultiDist), sizes global
+    bool i64 = false;          // an i64 view as its i32 words, low first (Importer::i64_views_as_words)
 };
 
 struct IndirectTile;
@@ -348,6 +349,12 @@ private:
     // one block of rows per combination of the variables the indices read, by a DMA at the address
     // they give: the device's data-dependent DMA.
     void indirect_access_tile(const Op &op);
+    // Before anything reads the function: each i64 memory view (torch's int64 indices: an embedding's
+    // token ids, a KV cache's slot mapping) becomes a view of its i32 words, low word first, twice
+    // as many along the innermost dimension; its buffer is declared so. Only an indirect tile may
+    // read it, as an index of 64 bits (two LDLX); any other access is refused by name.
+    void i64_views_as_words();
+    std::set<const Op *> i64_views_;
     IndirectTile::Affine var_affine(const IExpr &e, const IndirectTile &it, const Op &op, int depth = 0);
     void indirect_dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx);
 

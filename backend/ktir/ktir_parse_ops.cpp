@@ -432,9 +432,22 @@ Op Parser::operation() {
             for (IExpr &a : e.args) to_dims(a, depth + 1);
         };
         for (IExpr &e : op.indices) to_dims(e, 0);
+        // symbols(%s, ...): values the variables_space_set's symbols take, after the index views.
+        op.n_ins = int(op.operands.size());
+        if (is_word("symbols")) {
+            next();
+            expect("(");
+            if (!is_punct(")")) {
+                do op.operands.push_back(value_name());
+                while (accept(","));
+            }
+            expect(")");
+        }
         opt_attr_dict(op);
         expect(":");
         for (Type &t : type_list()) op.operand_types.push_back(t);
+        if (op.operand_types.size() == size_t(op.n_ins))  // symbols(...) are index values
+            while (op.operand_types.size() < op.operands.size()) op.operand_types.push_back(index_type());
         expect("->");
         results_from(op, {type()});
     } else if (n == "ktdp.load") {

@@ -53,9 +53,11 @@ Type Parser::shaped(Type::Kind kind, const std::string &body0, int at) {
     size_t i = 0;
     while (i < b.size() && (std::isdigit((unsigned char)b[i]) || b[i] == '?')) {
         // A dynamic dimension of a memory view (memref<?xf32>): -1, which the importer specialises
-        // from the view's sizes; anywhere else it is refused there.
+        // from the view's sizes; of an access tile, -1, which the importer refuses where the tile is
+        // made (the rest of the module still imports); anywhere else it is refused here.
         if (b[i] == '?') {
-            if (kind != Type::MemRef) fail("dynamic dimension '?' in type '" + body0 + "' is not supported");
+            if (kind != Type::MemRef && kind != Type::Tile)
+                fail("dynamic dimension '?' in type '" + body0 + "' is not supported");
             if (i + 1 >= b.size() || b[i + 1] != 'x') break;
             t.shape.push_back(kDynamic);
             if (t.shape.size() > kMaxRank) fail("type '" + body0 + "' has more than 8 dimensions");

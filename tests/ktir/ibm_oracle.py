@@ -122,6 +122,9 @@ def main():
     ap.add_argument("--ints", action="append", default=[],
                     help="NAME=LO:HI: random integers for buffer NAME in [LO, HI] (default -8:8); the indices of a "
                          "gather or scatter must lie in the rows they index")
+    ap.add_argument("--i64", action="append", default=[],
+                    help="NAME: buffer NAME is an i64 view (spyre-run lists its i32 words): ktir-cpu is given int64 "
+                         "values, spyre-run their bytes")
     ap.add_argument("--quantum", type=float, default=0.0,
                     help="round float inputs to multiples of this (e.g. 0.125): sums of few terms are then exact "
                          "in fp16, so two orders of addition agree bit for bit")
@@ -166,6 +169,16 @@ def main():
                 if o.quantum > 0:
                     data = np.round(data / o.quantum) * o.quantum
                 data = data.astype(t)
+            elif name in o.i64:
+                # The importer declares an i64 view as its i32 words, low first (docs/ktir.md,
+                # "Indirect access"): ktir-cpu takes the int64 values, spyre-run their bytes.
+                lo, hi = ints.get(name, (-8, 8))
+                wide = rng.integers(lo, hi + 1, size=shape[:-1] + [shape[-1] // 2]).astype(np.int64)
+                f = os.path.join(tmp, name + ".in")
+                wide.tofile(f)
+                run += ["--input", f"{name}={f}"]
+                kwargs[arg_of(name)] = wide
+                continue
             else:
                 lo, hi = ints.get(name, (-8, 8))
                 data = rng.integers(lo, hi + 1, size=shape).astype(t)

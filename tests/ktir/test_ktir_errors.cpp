@@ -146,6 +146,19 @@ std::vector<BadCase> cases() {
         {"IndirectIndexSubscriptCount", indirect("ind(%iv[%d0]), (%d1)"),
          "line 7: ktdp.construct_indirect_access_tile: ind(%iv[...]) needs 2 subscripts, one per dimension of the "
          "index view"},
+        {"I64ViewReadDirectly", kernel("  %iv = ktdp.construct_memory_view %i_ptr, sizes: [4], strides: [1] {memory_space = #ktdp.memory_space<global>} : memref<4xi64>\n"
+                                       "  %w = ktdp.construct_access_tile %iv[%c0] : memref<4xi64> -> !ktdp.access_tile<4xindex>\n",
+                                       "", ", %i_ptr: index"),
+         "line 7: ktdp.construct_access_tile: %iv is an i64 view; i64 tensors have no device form, so an i64 view may "
+         "only be the index view of an indirect access tile (ind(...))"},
+        {"I64ViewStrided", kernel("  %iv = ktdp.construct_memory_view %x_ptr, sizes: [4], strides: [2] {memory_space = #ktdp.memory_space<global>} : memref<4xi64>\n"),
+         "line 6: ktdp.construct_memory_view: an i64 view's innermost stride must be 1"},
+        {"IndirectSymbols", subst(indirect("ind(%iv[%c0, %d0]), (%d1)"), "] {variables_space_set", "] symbols(%c0) {variables_space_set"),
+         "line 7: ktdp.construct_indirect_access_tile: symbols(...) (a variables_space_set bounded by values: a tile "
+         "whose size is known only at run time) is not supported"},
+        {"TileExtentKnownAtRunTime", kernel("  %w = ktdp.construct_access_tile %xv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<?x64xindex>\n"),
+         "line 6: ktdp.construct_access_tile: a tile extent known only at run time ('?' in !ktdp.access_tile<?x64xindex>) "
+         "is not supported"},
         {"IndirectTypeCount", subst(indirect("ind(%iv[%c0, %d0]), (%d1)"), "memref<4x64xf16>, memref<2x64xi32> ->",
                                     "memref<4x64xf16> ->"),
          "line 7: ktdp.construct_indirect_access_tile: needs the view and each index view's type (2 operands, 1 types)"},

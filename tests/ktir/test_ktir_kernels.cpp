@@ -325,4 +325,33 @@ TEST(KtirKernels, PagedCacheReadByABlockTableInALoopMatchesHalide) {
     EXPECT_EQ(run.stats.dram_read_bytes, 2 * 8 * (4 * 128 + 128));
 }
 
+// int64 ids (torch's index type): the i64 view imports as its i32 words, low first, and each index
+// is read whole, so an id past 32 bits is an error naming the DMA, not a wrapped-around row.
+TEST(KtirKernels, GatherByInt64IdsReadsEachIdWholeAndMatchesHalide) {
+    DeviceProgram p = import("embedding_i64.ktir");
+    ASSERT_EQ(p.buffers.size(), 3u);
+    EXPECT_EQ(p.buffers[1].type, DType::I32);
+    EXPECT_EQ(p.buffers[1].shape, (std::vector<int64_t>{8}));  // 4 ids, 2 words each
+    Buffer<float16_t> table = random_f16({64, 32}, 25);
+    const int64_t pick[4] = {31, 0, 7, 7};
+    auto words = [](const int64_t (&ids)[4]) {
+        Buffer<int32_t> w(8);
+        for (int i = 0; i < 4; i++) {
+            w(2 * i) = int32_t(uint32_t(uint64_t(ids[i])));
+            w(2 * i + 1) = int32_t(uint32_t(uint64_t(ids[i]) >> 32));
+        }
+        return w;
+    };
+    SpyreRun run = run_on_spyre(p, {Halide::Buffer<>(table), Halide::Buffer<>(words(pick))});
+    Var x, t;
+    Func out;
+    const Buffer<int32_t> lo = words(pick);
+    out(x, t) = table(x, Halide::clamp(lo(2 * t), 0, 31));
+    EXPECT_EQ(max_ulp(run.output, realize(out, {64, 4})), 0);
+    const int64_t wide[4] = {5, (int64_t(1) << 32) + 5, 1, 2};  // row 5 in its low word
+    EXPECT_NE(error_of([&] { run_on_spyre(p, {Halide::Buffer<>(table), Halide::Buffer<>(words(wide))}); })
+                  .find("is outside buffer 'table'"),
+              std::string::npos);
+}
+
 }  // namespace
