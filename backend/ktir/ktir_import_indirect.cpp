@@ -4,6 +4,7 @@
 // rows at the address the indices give (as the code generator lowers a Halide gather, lower_gathers.h).
 #include <algorithm>
 #include <functional>
+#include <sstream>
 
 #include "ktir_importer.h"
 
@@ -114,11 +115,13 @@ void Importer::indirect_access_tile(const Op &op) {
     const Type &tt = op.result_types[0];
     const size_t n = v.sizes.size();
     if (tt.kind != Type::Tile) throw_error("line ", op.line, ": ", what, ": result must be !ktdp.access_tile<...>");
-    if (op.indirect.size() != n || tt.shape.size() != n || op.ivars.size() != n)
-        throw_error("line ", op.line, ": ", what, ": the view has ", n, " dimensions, the tile ", tt.shape.size(),
-                    ", with ", op.indirect.size(), " subscripts and ", op.ivars.size(),
-                    " intermediate variables; they must agree (one variable per dimension of the tile)");
-    for (size_t d = 0; d < n; d++)
+    if (op.indirect.size() != n || tt.shape.size() != op.ivars.size() || tt.shape.empty())
+        throw_error("line ", op.line, ": ", what, ": the view has ", n, " dimensions and ", op.indirect.size(),
+                    " subscripts, the tile ", tt.shape.size(), " dimensions and ", op.ivars.size(),
+                    " intermediate variables; a subscript per dimension of the view and a variable (at least one) per "
+                    "dimension of the tile");
+    const size_t nv = tt.shape.size();
+    for (size_t d = 0; d < nv; d++)
         if (tt.shape[d] <= 0)
             throw_error("line ", op.line, ": ", what, ": tile extent ",
                         tt.shape[d] == kDynamic ? std::string("'?'") : std::to_string(tt.shape[d]), " of dimension ", d,
@@ -138,10 +141,10 @@ void Importer::indirect_access_tile(const Op &op) {
         throw_error("line ", op.line, ": ", what, ": needs variables_space_set, an affine_set");
     const IntegerSet &s = *set->second.set;
     std::vector<int64_t> lo, hi;
-    if (s.dims != int(n) || s.syms != 0 || box_bounds(s, lo, hi) >= 0)
-        throw_error("line ", op.line, ": ", what, ": variables_space_set must bound each of the ", n,
+    if (s.dims != int(nv) || s.syms != 0 || box_bounds(s, lo, hi) >= 0)
+        throw_error("line ", op.line, ": ", what, ": variables_space_set must bound each of the ", nv,
                     " variables by constants (a box)");
-    for (size_t d = 0; d < n; d++)
+    for (size_t d = 0; d < nv; d++)
         if (lo[d] != 0 || hi[d] != tt.shape[d] - 1)
             throw_error("line ", op.line, ": ", what, ": variables_space_set does not match the tile type: %",
                         op.ivars[d], " must run over 0..", tt.shape[d] - 1);
@@ -185,50 +188,73 @@ void Importer::indirect_access_tile(const Op &op) {
 void Importer::indirect_dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx) {
     const IndirectTile &it = *t.ind;
     const View &v = t.v;
-    const size_t n = t.shape.size();
+    const size_t nd = v.sizes.size(), nv = t.shape.size();
     auto fail = [&](auto &&...why) { throw_error("line ", op.line, ": ", op.name, ": indirect access: ", why...); };
     if (explicit_) fail("not supported in an explicitly synchronised function (spyre.sync)");
     if (lx.t != v.t) fail("element types differ (", dtype_name(lx.t), " and ", dtype_name(v.t), ")");
     if (lx.kind != Tens::InLx || lx.shape != t.shape)
         throw_internal("line ", op.line, ": ", op.name, ": internal: the tensor is not the tile's shape in LX");
-    // The variables the indices read choose the rows; the others walk the block a DMA moves.
-    std::vector<bool> sel(n, false);
+    const int64_t eb = dtype_bytes(v.t);
+    int64_t points = 1;
+    for (int64_t e : t.shape) points = wrap_mul(points, e);
+
+    // Whether the tile is blocks of rows, one DMA each: the innermost subscript direct and walked by
+    // the innermost variable, which no index reads, and each other variable no index reads the
+    // subscript of its own dimension. `why` says what fails; the variables the indices read in `sel`.
+    std::vector<bool> sel(nv, false);
     for (const IndirectTile::Index &x : it.index)
         for (const IndirectTile::Affine &a : x.subs)
-            for (size_t i = 0; i < n; i++) sel[i] = sel[i] || a.coef[i] != 0;
-    const std::string &inner = it.vars[n - 1];
-    if (it.ind[n - 1] >= 0)
-        fail("the innermost (stick) dimension's subscript is indirect; the device moves whole sticks by DMA, so "
-             "indirect subscripts may select rows, not single elements");
-    for (size_t d = 0; d < n; d++) {
-        if (it.ind[d] >= 0) {
-            if (!sel[d] && t.shape[d] > 1)
-                fail("%", it.vars[d], " runs over ", t.shape[d], " values but no subscript of dimension ", d,
-                     " reads it");
-            continue;
+            for (size_t i = 0; i < nv; i++) sel[i] = sel[i] || a.coef[i] != 0;
+    std::string why;
+    auto because = [&](auto &&...parts) {
+        if (why.empty()) {
+            std::ostringstream o;
+            (o << ... << parts);
+            why = o.str();
         }
-        for (size_t i = 0; i < n; i++) {
-            const int64_t c = it.direct[d].coef[i];
-            if (c == 0 || sel[i]) continue;
-            if (i != d || c != 1)
-                fail("dimension ", d, "'s subscript reads %", it.vars[i], "; a variable that no index reads must be the "
-                     "subscript of its own dimension (dimension ", i, "), once");
+    };
+    if (nv != nd)
+        because("the tile has ", nv, " variables for the view's ", nd,
+                " dimensions; blocks of rows need one variable per dimension");
+    else if (it.ind[nd - 1] >= 0)
+        because("the innermost (stick) dimension's subscript is indirect; the device moves whole sticks by DMA, so "
+                "indirect subscripts may select rows, not single elements");
+    else {
+        for (size_t d = 0; d < nd; d++) {
+            if (it.ind[d] >= 0) {
+                if (!sel[d] && t.shape[d] > 1)
+                    because("%", it.vars[d], " runs over ", t.shape[d], " values but no subscript of dimension ", d,
+                            " reads it");
+                continue;
+            }
+            for (size_t i = 0; i < nv; i++) {
+                const int64_t c = it.direct[d].coef[i];
+                if (c == 0 || sel[i]) continue;
+                if (i != d || c != 1)
+                    because("dimension ", d, "'s subscript reads %", it.vars[i], "; a variable that no index reads must "
+                            "be the subscript of its own dimension (dimension ", i, "), once");
+            }
+            if (!sel[d] && t.shape[d] > 1 && it.direct[d].coef[d] != 1)
+                because("%", it.vars[d], " runs over ", t.shape[d], " values but dimension ", d,
+                        "'s subscript does not read it");
         }
-        if (!sel[d] && t.shape[d] > 1 && it.direct[d].coef[d] != 1)
-            fail("%", it.vars[d], " runs over ", t.shape[d], " values but dimension ", d, "'s subscript does not read it");
+        if (sel[nv - 1])
+            because("an index reads %", it.vars[nv - 1], ", the innermost variable; it must walk the rows' elements");
     }
-    if (sel[n - 1]) fail("an index reads %", inner, ", the innermost variable; it must walk the rows' elements");
+    const bool elements = !why.empty();  // gathered one element at a time
     int64_t blocks = 1;
-    for (size_t i = 0; i < n; i++)
-        if (sel[i]) blocks = wrap_mul(blocks, t.shape[i]);
+    for (size_t i = 0; i < nv; i++)
+        if (elements || sel[i]) blocks = wrap_mul(blocks, t.shape[i]);
+    if (elements && store_to_hbm) fail(why, " (an element scatter: a store writes whole sticks)");
     if (blocks > kMaxIndirectBlocks)
-        fail("the indices choose ", blocks, " blocks of rows, more than the ", kMaxIndirectBlocks,
+        fail(elements ? why + ": gathered one element at a time, " : std::string(), "the indices choose ", blocks,
+             elements ? " elements" : " blocks of rows", ", more than the ", kMaxIndirectBlocks,
              " a load or store may move (one DMA each)");
-    const int64_t eb = dtype_bytes(v.t);
-    if (store_to_hbm && (t.shape[n - 1] * eb) % sb_ != 0 &&
-        !(it.direct[n - 1].base.known && it.direct[n - 1].base.c + t.shape[n - 1] == v.sizes[n - 1]))
-        fail("rows of ", t.shape[n - 1], " elements are not whole sticks and do not end at the view's row end; "
+    if (!elements && store_to_hbm && (t.shape[nv - 1] * eb) % sb_ != 0 &&
+        !(it.direct[nd - 1].base.known && it.direct[nd - 1].base.c + t.shape[nv - 1] == v.sizes[nd - 1]))
+        fail("rows of ", t.shape[nv - 1], " elements are not whole sticks and do not end at the view's row end; "
              "writing them would overwrite the elements after them");
+
     // Each index view whole in LX, then waited for: LDLX reads LX as it issues.
     std::vector<Tens> staged;
     Access staged_reads;
@@ -244,94 +270,160 @@ void Importer::indirect_dma(const Op &op, bool store_to_hbm, const Tile &t, cons
         staged.push_back(ix);
     }
     hz_.wait(hz_.touching(staged_reads));
-    if (lx.at.reg.id) refs_[lx.at.reg.id]++;  // the tensor's address outlives the sweeps below
-    std::vector<int64_t> at(n, 0);            // the chosen variables' values, an odometer
-    for (int64_t b = 0; b < blocks; b++) {
-        auto value = [&](const IndirectTile::Affine &a) {
-            int64_t c = 0;
-            for (size_t i = 0; i < n; i++)
-                if (sel[i]) c = wrap_add(c, wrap_mul(a.coef[i], at[i]));
+
+    std::vector<int64_t> at(nv, 0);  // the variables' values (the chosen ones: an odometer)
+    auto value = [&](const IndirectTile::Affine &a) {
+        int64_t c = 0;
+        for (size_t i = 0; i < nv; i++)
+            if (elements || sel[i]) c = wrap_add(c, wrap_mul(a.coef[i], at[i]));
+        Scalar k;
+        k.known = true;
+        k.c = c;
+        return add(a.base, k, op);
+    };
+    // The subscript of dimension d at the current values: its affine form, or the index it names.
+    auto subscript = [&](size_t d) {
+        if (it.ind[d] < 0) return value(it.direct[d]);
+        const IndirectTile::Index &x = it.index[size_t(it.ind[d])];
+        const Tens &ix = staged[size_t(it.ind[d])];
+        Scalar addr;
+        addr.known = true;
+        addr.c = ix.at.off;
+        for (size_t e = 0; e < x.subs.size(); e++) {
+            Scalar s = value(x.subs[e]);
+            const bool words = x.v.i64 && e + 1 == x.subs.size();  // an i64 index: two i32 words
+            const int64_t size = words ? x.v.sizes[e] / 2 : x.v.sizes[e];
+            if (s.known && (s.c < 0 || s.c >= size))
+                fail("the index subscript ", s.c, " of dimension ", e, " is outside the index view (size ", size, ")");
             Scalar k;
             k.known = true;
-            k.c = c;
-            return add(a.base, k, op);
-        };
+            k.c = words ? 2 * ix.bstride[e] : ix.bstride[e];
+            addr = add(addr, mul(s, k, op), op);
+        }
+        Lx src;
+        if (addr.known) {
+            src = Lx(int32_t(addr.c));
+        } else {
+            Reg tr;
+            src = Lx(reg_of(addr, op, &tr), 0);
+        }
+        Scalar sub;
+        sub.r = new_reg(op);
+        b_.ldlx(sub.r, src);
+        if (x.v.i64) {
+            // The whole 64-bit index, hi * 2^32 + the low word unsigned (LDLX sign-extends it), so
+            // that an index beyond 32 bits addresses where it points (and the DMA names it outside its
+            // buffer) rather than wrapping to another row.
+            Reg hi = new_reg(op), k = new_reg(op);
+            b_.ldlx(hi, Lx(src.reg, src.off + 4));
+            b_.op3(Opcode::CMPLT, k, sub.r, kZero);
+            b_.add(hi, hi, k);
+            b_.li(k, int64_t(1) << 32);
+            b_.mul(hi, hi, k);
+            b_.add(sub.r, sub.r, hi);
+        }
+        return sub;
+    };
+    auto next_values = [&] {
+        for (size_t i = nv; i-- > 0;) {
+            if (!elements && !sel[i]) continue;
+            if (++at[i] < t.shape[i]) return;
+            at[i] = 0;
+        }
+    };
+    // The element address (from the view's offset) of the current values.
+    auto origin_now = [&] {
         Scalar origin;
         origin.known = true;
-        for (size_t d = 0; d < n; d++) {
-            Scalar sub;
-            if (it.ind[d] < 0) {
-                sub = value(it.direct[d]);
-            } else {
-                const IndirectTile::Index &x = it.index[size_t(it.ind[d])];
-                const Tens &ix = staged[size_t(it.ind[d])];
-                Scalar addr;
-                addr.known = true;
-                addr.c = ix.at.off;
-                for (size_t e = 0; e < x.subs.size(); e++) {
-                    Scalar s = value(x.subs[e]);
-                    const bool words = x.v.i64 && e + 1 == x.subs.size();  // an i64 index: two i32 words
-                    const int64_t size = words ? x.v.sizes[e] / 2 : x.v.sizes[e];
-                    if (s.known && (s.c < 0 || s.c >= size))
-                        fail("the index subscript ", s.c, " of dimension ", e, " is outside the index view (size ",
-                             size, ")");
-                    Scalar k;
-                    k.known = true;
-                    k.c = words ? 2 * ix.bstride[e] : ix.bstride[e];
-                    addr = add(addr, mul(s, k, op), op);
-                }
-                Lx src;
-                if (addr.known) {
-                    src = Lx(int32_t(addr.c));
-                } else {
-                    Reg tr;
-                    src = Lx(reg_of(addr, op, &tr), 0);
-                }
-                sub = Scalar();
-                sub.r = new_reg(op);
-                b_.ldlx(sub.r, src);
-                if (x.v.i64) {
-                    // The whole 64-bit index, hi * 2^32 + the low word unsigned (LDLX sign-extends it),
-                    // so that an index beyond 32 bits addresses where it points (and the DMA names it
-                    // outside its buffer) rather than wrapping to another row.
-                    Reg hi = new_reg(op), k = new_reg(op);
-                    b_.ldlx(hi, Lx(src.reg, src.off + 4));
-                    b_.op3(Opcode::CMPLT, k, sub.r, kZero);
-                    b_.add(hi, hi, k);
-                    b_.li(k, int64_t(1) << 32);
-                    b_.mul(hi, hi, k);
-                    b_.add(sub.r, sub.r, hi);
-                }
-            }
+        for (size_t d = 0; d < nd; d++) {
             Scalar k;
             k.known = true;
             k.c = v.strides[d];
-            origin = add(origin, mul(sub, k, op), op);
+            origin = add(origin, mul(subscript(d), k, op), op);
         }
-        Tile block;
-        block.v = v;
-        block.origin = origin;
-        block.shape = t.shape;
-        Tens part = lx;
-        for (size_t i = 0; i < n; i++)
-            if (sel[i] || it.ind[i] >= 0) {
-                block.shape[i] = 1;
-                part.shape[i] = 1;
-                part.at.off = int32_t(wrap_add(part.at.off, wrap_mul(at[i], lx.bstride[i])));
+        return origin;
+    };
+    if (lx.at.reg.id) refs_[lx.at.reg.id]++;  // the tensor's address outlives the sweeps below
+    if (!elements) {
+        for (int64_t b = 0; b < blocks; b++) {
+            Tile block;
+            block.v = v;
+            block.origin = origin_now();
+            block.shape = t.shape;
+            Tens part = lx;
+            for (size_t i = 0; i < nv; i++)
+                if (sel[i] || it.ind[i] >= 0) {
+                    block.shape[i] = 1;
+                    part.shape[i] = 1;
+                    part.at.off = int32_t(wrap_add(part.at.off, wrap_mul(at[i], lx.bstride[i])));
+                }
+            if (it.direct[nd - 1].base.known) {
+                block.inner_start = it.direct[nd - 1].base.c;
+                if (block.inner_start < 0 || block.inner_start + t.shape[nv - 1] > v.sizes[nd - 1])
+                    fail("the rows' elements ", block.inner_start, "..", block.inner_start + t.shape[nv - 1] - 1,
+                         " lie outside the view's rows of ", v.sizes[nd - 1]);
             }
-        if (it.direct[n - 1].base.known) {
-            block.inner_start = it.direct[n - 1].base.c;
-            if (block.inner_start < 0 || block.inner_start + t.shape[n - 1] > v.sizes[n - 1])
-                fail("the rows' elements ", block.inner_start, "..", block.inner_start + t.shape[n - 1] - 1,
-                     " lie outside the view's rows of ", v.sizes[n - 1]);
+            dma(op, store_to_hbm, block, part);
+            free_temps();
+            next_values();
         }
-        dma(op, store_to_hbm, block, part);
-        free_temps();
-        for (size_t i = n; i-- > 0;) {  // the next combination of the chosen variables
-            if (!sel[i]) continue;
-            if (++at[i] < t.shape[i]) break;
-            at[i] = 0;
+    } else {
+        // One element at a time: the stick holding it into a scratch stick (a ring of them, so
+        // that the DMAs run ahead of the selects), then VSELIDX puts it into its lane of the
+        // tensor's stick (the lanes before it kept; the lanes after it, still to be gathered or
+        // padding, take it too).
+        const int64_t lanes = sb_ / eb;
+        constexpr int kScratch = 8;
+        std::vector<Tens> scratch;
+        for (int i = 0; i < kScratch && i < points; i++) scratch.push_back(new_tensor(v.t, {lanes}, op));
+        for (int64_t p = 0; p < points; p++) {
+            const Scalar addr = origin_now();
+            Scalar k;
+            k.known = true;
+            k.c = lanes;
+            Scalar from_base = v.off;  // the lane counts from the buffer's base, where sticks start
+            from_base.buffer = -1;
+            const Scalar lane = scalar_op(Opcode::REM, add(from_base, addr, op), k, op);
+            const Scalar first = add(addr, lane, op, true);  // the stick's first element
+            const Tens &sc = scratch[size_t(p % kScratch)];
+            Tile stick;
+            stick.v = v;
+            stick.origin = first;
+            stick.shape.assign(nd, 1);
+            stick.shape[nd - 1] = lanes;
+            Tens into = sc;
+            into.shape.assign(nd, 1);
+            into.shape[nd - 1] = lanes;
+            into.bstride.assign(nd, sb_);
+            into.bstride[nd - 1] = eb;
+            dma(op, false, stick, into);
+            // Where the element goes: byte `to` of the tensor, in the stick starting at to - j * eb.
+            int64_t to = lx.at.off;
+            for (size_t i = 0; i < nv; i++) to = wrap_add(to, wrap_mul(at[i], lx.bstride[i]));
+            const int64_t j = (to / eb) % lanes;
+            Lx src;
+            if (lane.known) {
+                src = Lx(int32_t(sc.at.off + lane.c * eb));
+            } else {
+                Reg r = new_reg(op);
+                b_.muli(r, lane.r, int32_t(eb));
+                src = Lx(r, sc.at.off);
+            }
+            Reg limit = new_reg(op);
+            b_.li(limit, j - 1);
+            const Lx dst(lx.at.reg, int32_t(to - j * eb));
+            Access acc;
+            acc.reads.push_back(range_of(sc));
+            acc.writes.push_back(lx.at.reg.id ? LxSpan{} : range_at(Lx(int32_t(to - j * eb)), sb_));
+            acc.reads.push_back(acc.writes[0]);
+            before(QVec, acc);
+            const int tag = tag_for(op, QVec);
+            b_.vselidx(v.t, tag, dst, dst, src, limit, false, true, 1, 1);
+            after(tag, QVec, acc);
+            free_temps();
+            next_values();
         }
+        for (const Tens &sc : scratch) lx_free(sc.alloc);
     }
     // A scatter writes the rows its indices name, known only at run time: the others keep what the
     // buffer held, so its initial contents are an input too (an in-out buffer).

@@ -225,6 +225,11 @@ void Importer::memory_view(const Op &op) {
             for (size_t i = 0; i < bufs_.size(); i++) {
                 const BufInfo &bi = bufs_[i];
                 if (bi.const_addr >= 0 && off.c >= bi.const_addr && off.c < bi.const_addr + bi.elems) {
+                    if (bi.t != v.t)
+                        throw_error("line ", op.line, ": ktdp.construct_memory_view: the ", dtype_name(v.t), " view at ",
+                                    off.c, " lies inside buffer '", bi.name, "' (", dtype_name(bi.t), ", elements ",
+                                    bi.const_addr, " to ", bi.const_addr + bi.elems - 1,
+                                    "); a constant address counts elements of the view's type (docs/ktir.md)");
                     v.buffer = int(i);
                     off.c -= bi.const_addr;
                 }

@@ -51,8 +51,11 @@ def device_buffers(spyre_run, path, args):
 
 def without_locations(text):
     """The text without `loc(...)` annotations and `#loc` aliases, which ktir-cpu's parser does not
-    read (torch-spyre writes them on every op and argument)."""
+    read (torch-spyre writes them on every op and argument), and without `//` comments, since
+    ktir-cpu ends a function's argument list at a parenthesis in one (spyre-kernels'
+    silu_and_mul: `%X: index,  // X (gate || up concatenated)` left it one argument)."""
     text = re.sub(r"^#loc\d* = .*$", "", text, flags=re.M)
+    text = re.sub(r'//[^\n"]*$', "", text, flags=re.M)
     out, i = [], 0
     while True:
         j = text.find("loc(", i)

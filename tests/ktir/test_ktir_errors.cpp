@@ -129,9 +129,11 @@ std::vector<BadCase> cases() {
         {"IndirectTileWithoutVariables", kernel("  %w = ktdp.construct_indirect_access_tile %xv[%c0] : memref<4x64xf16>\n"),
          "line 6: expected 'intermediate_variables'"},
         // ---- indirect access tiles (lines 7 and 8, see indirect())
-        {"IndirectInnermostSubscript", indirect("(%d0), ind(%iv[%d0, %d1])"),
-         "line 8: ktdp.load: indirect access: the innermost (stick) dimension's subscript is indirect; the device "
-         "moves whole sticks by DMA, so indirect subscripts may select rows, not single elements"},
+        {"IndirectInnermostSubscriptOfAStore", indirect("(%d0), ind(%iv[%d0, %d1])", "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)",
+                                                         "2x64", "", true),
+         "line 10: ktdp.store: indirect access: the innermost (stick) dimension's subscript is indirect; the device "
+         "moves whole sticks by DMA, so indirect subscripts may select rows, not single elements (an element "
+         "scatter: a store writes whole sticks)"},
         {"IndirectIndexViewNotI32", indirect("ind(%yv[%c0, %d0]), (%d1)"),
          "line 7: ktdp.construct_indirect_access_tile: index view %yv must be an i32 view of device memory (HBM) of "
          "one argument; it is of f16"},
@@ -162,8 +164,9 @@ std::vector<BadCase> cases() {
         {"IndirectTypeCount", subst(indirect("ind(%iv[%c0, %d0]), (%d1)"), "memref<4x64xf16>, memref<2x64xi32> ->",
                                     "memref<4x64xf16> ->"),
          "line 7: ktdp.construct_indirect_access_tile: needs the view and each index view's type (2 operands, 1 types)"},
-        {"IndirectDirectSubscriptSkipsItsVariable", indirect("ind(%iv[%c0, %d0]), (%c0)"),
-         "line 8: ktdp.load: indirect access: %d1 runs over 64 values but dimension 1's subscript does not read it"},
+        {"IndirectDirectSubscriptSkipsItsVariableInAStore",
+         indirect("ind(%iv[%c0, %d0]), (%c0)", "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)", "2x64", "", true),
+         "line 10: ktdp.store: indirect access: %d1 runs over 64 values but dimension 1's subscript does not read it" " (an element scatter: a store writes whole sticks)"},
         {"IndirectFloorDiv", indirect("ind(%iv[%c0, %d0 floordiv 2]), (%d1)"),
          "line 7: ktdp.construct_indirect_access_tile: a subscript must be a sum of intermediate variables times "
          "constants plus values of the function (floordiv, mod and products of variables are not supported)"},
@@ -177,24 +180,37 @@ std::vector<BadCase> cases() {
                                            "2x64", ", variables_space_order = affine_map<(d0, d1) -> (d1, d0)>"),
          "line 7: ktdp.construct_indirect_access_tile: only the identity variables_space_order is supported"},
         {"IndirectTileRank", indirect("ind(%iv[%c0, %d0]), (%d1)", "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)", "128"),
-         "line 7: ktdp.construct_indirect_access_tile: the view has 2 dimensions, the tile 1, with 2 subscripts and 2 "
-         "intermediate variables; they must agree (one variable per dimension of the tile)"},
+         "line 7: ktdp.construct_indirect_access_tile: the view has 2 dimensions and 2 subscripts, the tile 1 "
+         "dimensions and 2 intermediate variables; a subscript per dimension of the view and a variable (at least one) "
+         "per dimension of the tile"},
         {"IndirectIndexOutsideItsView", indirect("ind(%iv[%c0, %d0 + 63]), (%d1)"),
          "line 8: ktdp.load: indirect access: the index subscript 64 of dimension 1 is outside the index view (size 64)"},
-        {"IndirectVariableUnread", indirect("ind(%iv[%c0, %c0]), (%d1)"),
-         "line 8: ktdp.load: indirect access: %d0 runs over 2 values but no subscript of dimension 0 reads it"},
-        {"IndirectVariableInAnotherDimension",
-         indirect("ind(%iv[%c0, %c0]), (%d1 + %d0)", "(d0 >= 0, -d0 + 0 >= 0, d1 >= 0, -d1 + 63 >= 0)", "1x64"),
-         "line 8: ktdp.load: indirect access: dimension 1's subscript reads %d0; a variable that no index reads must be "
-         "the subscript of its own dimension (dimension 0), once"},
-        {"IndirectIndexReadsTheInnermostVariable",
-         indirect("ind(%iv[%c0, %d1]), (%d1)", "(d0 >= 0, -d0 + 0 >= 0, d1 >= 0, -d1 + 63 >= 0)", "1x64"),
-         "line 8: ktdp.load: indirect access: an index reads %d1, the innermost variable; it must walk the rows' "
-         "elements"},
+        {"IndirectVariableUnreadInAStore", indirect("ind(%iv[%c0, %c0]), (%d1)", "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)",
+                                                     "2x64", "", true),
+         "line 10: ktdp.store: indirect access: %d0 runs over 2 values but no subscript of dimension 0 reads it" " (an element scatter: a store writes whole sticks)"},
+        {"IndirectVariableInAnotherDimensionInAStore",
+         indirect("ind(%iv[%c0, %c0]), (%d1 + %d0)", "(d0 >= 0, -d0 + 0 >= 0, d1 >= 0, -d1 + 63 >= 0)", "1x64", "", true),
+         "line 10: ktdp.store: indirect access: dimension 1's subscript reads %d0; a variable that no index reads must "
+         "be the subscript of its own dimension (dimension 0), once" " (an element scatter: a store writes whole sticks)"},
+        {"IndirectIndexReadsTheInnermostVariableInAStore",
+         indirect("ind(%iv[%c0, %d1]), (%d1)", "(d0 >= 0, -d0 + 0 >= 0, d1 >= 0, -d1 + 63 >= 0)", "1x64", "", true),
+         "line 10: ktdp.store: indirect access: an index reads %d1, the innermost variable; it must walk the rows' "
+         "elements" " (an element scatter: a store writes whole sticks)"},
         {"IndirectTooManyBlocks", indirect("ind(%iv[%c0, %d0]), (%d1)", "(d0 >= 0, -d0 + 4096 >= 0, d1 >= 0, -d1 + 63 >= 0)",
                                            "4097x64"),
          "line 8: ktdp.load: indirect access: the indices choose 4097 blocks of rows, more than the 4096 a load or "
          "store may move (one DMA each)"},
+        {"IndirectTooManyElements", indirect("(%d0), ind(%iv[%d0, %d1])", "(d0 >= 0, -d0 + 0 >= 0, d1 >= 0, -d1 + 4096 >= 0)",
+                                             "1x4097"),
+         "line 8: ktdp.load: indirect access: the innermost (stick) dimension's subscript is indirect; the device "
+         "moves whole sticks by DMA, so indirect subscripts may select rows, not single elements: gathered one element "
+         "at a time, the indices choose 4097 elements, more than the 4096 a load or store may move (one DMA each)"},
+        {"ConstantAddressViewInsideABufferOfAnotherType",
+         kernel("  %a0 = arith.constant 0 : index\n  %a64 = arith.constant 64 : index\n"
+                "  %fv = ktdp.construct_memory_view %a0, sizes: [4, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<4x64xf16>\n"
+                "  %iv = ktdp.construct_memory_view %a64, sizes: [4, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<4x64xi32>\n"),
+         "line 9: ktdp.construct_memory_view: the i32 view at 64 lies inside buffer 'fv' (f16, elements 0 to 255); a "
+         "constant address counts elements of the view's type (docs/ktir.md)"},
         {"IndirectScatterOfPartRows", indirect("ind(%iv[%c0, %d0]), (%d1)", "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 31 >= 0)",
                                                "2x32", "", true),
          "line 10: ktdp.store: indirect access: rows of 32 elements are not whole sticks and do not end at the view's "

@@ -354,4 +354,22 @@ TEST(KtirKernels, GatherByInt64IdsReadsEachIdWholeAndMatchesHalide) {
               std::string::npos);
 }
 
+// Single elements along the stick (spyre-kernels' log_softmax top-k gather): each is read by a DMA of
+// the stick holding it and a VSELIDX into its lane; ids at both ends of the row and repeated.
+TEST(KtirKernels, GatherOfSingleElementsAlongTheStickMatchesHalide) {
+    DeviceProgram p = import("gather_elements.ktir");
+    Buffer<float16_t> logits = random_f16({200, 4}, 26);
+    Buffer<int32_t> ids(8, 4);
+    for (int r = 0; r < 4; r++)
+        for (int k = 0; k < 8; k++) ids(k, r) = (r * 53 + k * 29) % 200;
+    ids(0, 0) = 0;
+    ids(7, 3) = 199;
+    ids(3, 2) = ids(4, 2);
+    SpyreRun run = run_on_spyre(p, {Halide::Buffer<>(logits), Halide::Buffer<>(ids)});
+    Var k, r;
+    Func out;
+    out(k, r) = logits(Halide::clamp(ids(k, r), 0, 199), r) + logits(Halide::clamp(ids(k, r), 0, 199), r);
+    EXPECT_EQ(max_ulp(run.output, realize(out, {8, 4})), 0);
+}
+
 }  // namespace
