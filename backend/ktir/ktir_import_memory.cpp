@@ -480,6 +480,19 @@ void Importer::dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &l
     if (addr.known && (wrap_mul(addr.c, eb) % sb_) != 0)
         throw_error("line ", op.line, ": ", op.name, ": the tile starts at element ", addr.c,
                     ", not at a stick boundary (", sb_ / eb, " elements)");
+    // A start known only at run time: where the innermost subscript is a loop variable the import
+    // can enumerate, each of its values must start a stick too, else the DMA would fault there.
+    if (!addr.known && t.v.off.known && !t.idx_expr.empty() && !t.v.elem_sticks) {
+        const int64_t lanes = sb_ / eb;
+        std::vector<int64_t> at;
+        std::string why;
+        if (subscript_values(t.idx_expr.back(), &at, &why))
+            for (int64_t x : at)
+                if (((t.v.off.c + x) % lanes + lanes) % lanes != 0)
+                    throw_error("line ", op.line, ": ", op.name, ": the tile starts at element ", x, " of its rows (%",
+                                t.idx_expr.back().name, " = ", x, "), not at a stick boundary (", lanes,
+                                " elements); a DMA moves whole sticks");
+    }
     auto da = dram_addr(addr, eb, op);
     Access acc;
     LxSpan lr = range_of(lx);

@@ -211,6 +211,13 @@ std::vector<BadCase> cases() {
                 "  %iv = ktdp.construct_memory_view %a64, sizes: [4, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<4x64xi32>\n"),
          "line 9: ktdp.construct_memory_view: the i32 view at 64 lies inside buffer 'fv' (f16, elements 0 to 255); a "
          "constant address counts elements of the view's type (docs/ktir.md)"},
+        {"TileAtALoopValueOffAStickBoundary",
+         kernel("  %c32 = arith.constant 32 : index\n  %c64 = arith.constant 64 : index\n"
+                "  scf.for %k = %c0 to %c64 step %c32 {\n"
+                "    %t = ktdp.construct_access_tile %xv[%c0, %k] : memref<4x64xf16> -> !ktdp.access_tile<4x32xindex>\n"
+                "    %v = ktdp.load %t : !ktdp.access_tile<4x32xindex> -> tensor<4x32xf16>\n  }\n"),
+         "line 10: ktdp.load: the tile starts at element 32 of its rows (%k = 32), not at a stick boundary (64 "
+         "elements); a DMA moves whole sticks"},
         {"IndirectScatterOfPartRows", indirect("ind(%iv[%c0, %d0]), (%d1)", "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 31 >= 0)",
                                                "2x32", "", true),
          "line 10: ktdp.store: indirect access: rows of 32 elements are not whole sticks and do not end at the view's "
