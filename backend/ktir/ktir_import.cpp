@@ -805,6 +805,8 @@ void Importer::lower(const Op &op) {
         b_.barrier();
         return;
     }
+    if ((n == "arith.cmpf" || n == "arith.cmpi" || n == "arith.select") && compares_in_lx(op))
+        return n == "arith.select" ? mask_select(op) : compare(op);
     if (op.result_types.size() == 1 && op.result_types[0].kind == Type::Tensor) return tensor_op(op);
     if (element_arith(op)) return tensor_op(op);
     if (n.rfind("arith.", 0) == 0) return scalar_arith(op);

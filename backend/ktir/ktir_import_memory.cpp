@@ -728,7 +728,7 @@ void Importer::vec_emit(const Op &op, Opcode oc, DType t, const Tens &dst, const
     int64_t dbytes = dst_elems ? dst_elems * dtype_bytes(dst_t) : span(0, t);
     if (oc == Opcode::VCVT || oc == Opcode::VCVTF8) dbytes = g.groups * g.sticks * (sb_ / eb) * dtype_bytes(dst_t);
     acc.writes.push_back(range_at(dst.at, dbytes));
-    if (mode & kAccumulate) acc.reads.push_back(range_at(dst.at, dbytes));
+    if ((mode & kAccumulate) || oc == Opcode::VSELM) acc.reads.push_back(range_at(dst.at, dbytes));  // VSELM: the mask
     before(QVec, acc);
     int tag = tag_for(op, QVec);
     int32_t s = int32_t(g.sticks), n = int32_t(g.groups);

@@ -105,6 +105,7 @@ struct Tens {
     bool row = false;              // Bcast: one row (at src) for every row, read as a row operand
     int alloc = -1;                // InLx allocated by the importer: allocation id
     bool widened = false;          // InLx f16 read as f32: an arith.extf whose one user is a reduce
+    bool negated = false;          // a mask (Importer::compare) that holds 1 where the condition fails
 };
 
 struct Val {
@@ -420,6 +421,17 @@ private:
     bool element_arith(const Op &op);
 
     void binary(const Op &op, Opcode oc, Tens x, Tens y, DType t);
+
+    // (ktir_import_compare.cpp) arith.cmpf, and arith.cmpi on float or i32 values, of tensors or of
+    // elements in LX: a mask in the operands' type, 1 where the condition holds (VCMPLT, VCMPLE,
+    // VCMPEQ; a predicate that is the negation of one of these keeps its mask and marks it negated).
+    // arith.select by such a mask: VSELM. `compares_in_lx` says whether `op` is such a compare or
+    // select (else it is scalar arithmetic on registers).
+    bool compares_in_lx(const Op &op);
+    void compare(const Op &op);
+    void mask_select(const Op &op);
+    // An operand of a compare or select: a tensor, or a float or integer constant as a splat of type t.
+    Tens operand_or_splat(const std::string &name, DType t, const Op &op);
 
     // VCVT, or with `fp8` a format code (device/fp8.h) VCVTF8 between byte codes and floats.
     void convert(const Op &op, Tens x, DType to, int fp8 = -1);

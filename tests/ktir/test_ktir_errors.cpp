@@ -218,6 +218,14 @@ std::vector<BadCase> cases() {
                 "    %v = ktdp.load %t : !ktdp.access_tile<4x32xindex> -> tensor<4x32xf16>\n  }\n"),
          "line 10: ktdp.load: the tile starts at element 32 of its rows (%k = 32), not at a stick boundary (64 "
          "elements); a DMA moves whole sticks"},
+        {"CompareWithoutAVectorPredicate", kernel(kLoad + "  %m = arith.cmpf one, %v, %v : tensor<4x64xf16>\n"),
+         "line 9: arith.cmpf: predicate 'one' has no vector form (oeq, une, olt, ole, ogt, oge, ult, ule, ugt, uge; "
+         "cmpi: eq, ne, slt, sle, sgt, sge and their unsigned forms)"},
+        {"SelectInLxByARegisterCondition",
+         kernel(kLoad + "  %c1 = arith.constant 1 : index\n  %m = arith.cmpi eq, %c0, %c1 : index\n"
+                        "  %w = arith.select %m, %v, %v : tensor<4x64xf16>\n"),
+         "line 11: arith.select: the condition %m is a register value but the operands are in LX; select by a "
+         "compare of tensors or elements"},
         {"IndirectScatterOfPartRows", indirect("ind(%iv[%c0, %d0]), (%d1)", "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 31 >= 0)",
                                                "2x32", "", true),
          "line 10: ktdp.store: indirect access: rows of 32 elements are not whole sticks and do not end at the view's "

@@ -372,4 +372,33 @@ TEST(KtirKernels, GatherOfSingleElementsAlongTheStickMatchesHalide) {
     EXPECT_EQ(max_ulp(run.output, realize(out, {8, 4})), 0);
 }
 
+// Compares and selects in LX (spyre-kernels' ranks and merge_attn_states): cmpi sge on f16 tensors
+// as ktir-cpu reads it (false for NaN), cmpf une (true for NaN: the negated VCMPEQ, operands
+// swapped at the select) and an element compared with +inf, with equal pairs, NaNs and +inf among
+// the inputs, checked against the predicates evaluated here.
+TEST(KtirKernels, CompareAndSelectOfTensorsAndElementsFollowTheirPredicates) {
+    DeviceProgram p = import("compare_select.ktir");
+    Buffer<float16_t> x = random_f16({64, 4}, 27), y = random_f16({64, 4}, 28);
+    const float16_t inf = float16_t(INFINITY), nan = float16_t(NAN);
+    x(0, 0) = inf;  // the element case's true branch
+    for (int c = 1; c < 64; c += 7) y(c, 1) = x(c, 1);  // equal pairs
+    x(3, 2) = nan;
+    y(5, 2) = nan;
+    x(9, 3) = nan;
+    y(9, 3) = nan;
+    SpyreRun run = run_on_spyre(p, {Halide::Buffer<>(x), Halide::Buffer<>(y)});
+    ASSERT_EQ(run.outputs.size(), 3u);
+    Buffer<float16_t> a(64, 4), b(64, 4), c(64, 1);
+    for (int r = 0; r < 4; r++)
+        for (int k = 0; k < 64; k++) {
+            const float xv = float(x(k, r)), yv = float(y(k, r));
+            a(k, r) = xv >= yv ? x(k, r) : y(k, r);
+            b(k, r) = !(xv == yv) ? x(k, r) : inf;
+        }
+    for (int k = 0; k < 64; k++) c(k, 0) = float16_t(-INFINITY);
+    EXPECT_EQ(max_ulp(run.outputs[0], a), 0);
+    EXPECT_EQ(max_ulp(run.outputs[1], b), 0);
+    EXPECT_EQ(max_ulp(run.outputs[2], c), 0);
+}
+
 }  // namespace
