@@ -809,6 +809,7 @@ void Importer::lower(const Op &op) {
         return n == "arith.select" ? mask_select(op) : compare(op);
     if (op.result_types.size() == 1 && op.result_types[0].kind == Type::Tensor) return tensor_op(op);
     if (element_arith(op)) return tensor_op(op);
+    if (element_to_register(op)) return;
     if (n.rfind("arith.", 0) == 0) return scalar_arith(op);
     throw_error("line ", op.line, ": unsupported operation '", n, "'");
 }

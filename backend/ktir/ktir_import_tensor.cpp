@@ -322,6 +322,46 @@ bool Importer::element_arith(const Op &op) {
     return element;
 }
 
+bool Importer::element_to_register(const Op &op) {
+    static const std::set<std::string> casts = {"arith.fptosi",      "arith.fptoui", "arith.index_cast",
+                                                "arith.index_castui", "arith.extsi",  "arith.extui",
+                                                "arith.trunci"};
+    if (!casts.count(op.name) || op.operands.size() != 1 || op.result_types.size() != 1 ||
+        !op.result_types[0].scalar())
+        return false;
+    const Val &v = val(op.operands[0], op);
+    if (v.k != Val::T) return false;
+    const Tens x = v.x;
+    const bool to_int = op.name == "arith.fptosi" || op.name == "arith.fptoui";
+    if (x.kind != Tens::InLx || !x.shape.empty() || (to_int ? x.t == DType::I32 : x.t != DType::I32))
+        throw_error("line ", op.line, ": ", op.name, ": %", op.operands[0], " is ",
+                    x.shape.empty() ? std::string("an element of ") + dtype_name(x.t) : std::string("a tensor"),
+                    "; an element read into a register is a float converted by fptosi / fptoui or an i32 element");
+    if (explicit_)
+        throw_error("line ", op.line, ": ", op.name, ": reading an LX element into a register is not supported in an "
+                    "explicitly synchronised function (spyre.sync)");
+    Lx at = x.at;
+    Tens converted;
+    if (to_int) {
+        if (x.at.reg.id != 0 || x.at.off % sb_ != 0)
+            throw_error("line ", op.line, ": ", op.name, ": %", op.operands[0], " is an element in LX that is not the "
+                        "first of its stick; a float element is converted at the start of a stick (a reduction's "
+                        "result, tensor.extract at [0])");
+        converted = new_tensor(DType::I32, {}, op);
+        vec_emit(op, Opcode::VCVT, x.t, converted, &x, nullptr, Geo{1, 1}, 0, 0, 0, 0, 0, 0, DType::I32);
+        at = converted.at;
+    }
+    // LDLX reads LX as it issues: whatever writes the element first.
+    Access a;
+    a.reads.push_back(range_at(at, 4));
+    hz_.wait(hz_.touching(a));
+    Reg r = new_reg(op);
+    b_.ldlx(r, at);
+    if (to_int) lx_free(converted.alloc);
+    define(op, 0, reg_val(r));
+    return true;
+}
+
 void Importer::tensor_op(const Op &op) {
     std::string n = op.name;
     std::vector<std::string> ins = op.operands;

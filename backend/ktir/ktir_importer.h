@@ -419,6 +419,11 @@ private:
     // result): done by tensor_op on one stick, the element at its start and float constants as
     // splats; the result is such an element (which tensor.splat broadcasts).
     bool element_arith(const Op &op);
+    // arith.fptosi / fptoui of an element in LX, or an integer cast of an i32 element: the value
+    // into a register (VCVT to i32 when it is a float, truncating toward zero as fptosi does, then
+    // LDLX once the conversion is done): a slot index read from data (spyre-kernels'
+    // reshape_and_cache). False when the operand is not such an element.
+    bool element_to_register(const Op &op);
 
     void binary(const Op &op, Opcode oc, Tens x, Tens y, DType t);
 

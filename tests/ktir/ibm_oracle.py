@@ -123,8 +123,9 @@ def main():
     ap.add_argument("--device-order", action="store_true",
                     help="ktir-cpu folds linalg.reduce in lane order and rounds exp once, as the device does")
     ap.add_argument("--ints", action="append", default=[],
-                    help="NAME=LO:HI: random integers for buffer NAME in [LO, HI] (default -8:8); the indices of a "
-                         "gather or scatter must lie in the rows they index")
+                    help="NAME=LO:HI: random integers for buffer NAME in [LO, HI] (an int buffer's default -8:8; a float "
+                         "buffer holds them as floats); the indices of a gather or scatter must lie in the rows they "
+                         "index")
     ap.add_argument("--i64", action="append", default=[],
                     help="NAME: buffer NAME is an i64 view (spyre-run lists its i32 words): ktir-cpu is given int64 "
                          "values, spyre-run their bytes")
@@ -167,7 +168,10 @@ def main():
     for name, kind, dt, shape in bufs:
         t = DTYPES[dt]
         if kind in ("input", "inout"):
-            if t in (np.float16, np.float32):
+            if t in (np.float16, np.float32) and name in ints:  # integral values, e.g. slots held as floats
+                lo, hi = ints[name]
+                data = rng.integers(lo, hi + 1, size=shape).astype(t)
+            elif t in (np.float16, np.float32):
                 data = rng.uniform(-o.range, o.range, size=shape)
                 if o.quantum > 0:
                     data = np.round(data / o.quantum) * o.quantum

@@ -226,6 +226,14 @@ std::vector<BadCase> cases() {
                         "  %w = arith.select %m, %v, %v : tensor<4x64xf16>\n"),
          "line 11: arith.select: the condition %m is a register value but the operands are in LX; select by a "
          "compare of tensors or elements"},
+        {"ElementToRegisterNotAtAStickStart",
+         kernel(kLoad + "  %c1 = arith.constant 1 : index\n  %e = tensor.extract %v[%c0, %c1] : tensor<4x64xf16>\n"
+                        "  %i = arith.fptosi %e : f16 to i32\n"),
+         "line 11: arith.fptosi: %e is an element in LX that is not the first of its stick; a float element is "
+         "converted at the start of a stick (a reduction's result, tensor.extract at [0])"},
+        {"TensorIntoARegister", kernel(kLoad + "  %i = arith.fptosi %v : tensor<4x64xf16> to i32\n"),
+         "line 9: arith.fptosi: %v is a tensor; an element read into a register is a float converted by fptosi / "
+         "fptoui or an i32 element"},
         {"IndirectScatterOfPartRows", indirect("ind(%iv[%c0, %d0]), (%d1)", "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 31 >= 0)",
                                                "2x32", "", true),
          "line 10: ktdp.store: indirect access: rows of 32 elements are not whole sticks and do not end at the view's "

@@ -401,4 +401,22 @@ TEST(KtirKernels, CompareAndSelectOfTensorsAndElementsFollowTheirPredicates) {
     EXPECT_EQ(max_ulp(run.outputs[2], c), 0);
 }
 
+// A slot read from data into a register (spyre-kernels' reshape_and_cache): the float element is
+// converted by VCVT, which truncates toward zero as fptosi does (7.9 is row 7), then read by LDLX,
+// and the row is stored at that row of the cache.
+TEST(KtirKernels, RowStoredAtASlotReadFromDataLandsInThatRow) {
+    DeviceProgram p = import("slot_write.ktir");
+    Buffer<float16_t> x = random_f16({128, 4}, 29);
+    Buffer<float16_t> slot(1, 4);  // each slot in a stick of its own (BufInfo::elem_sticks): an innermost 1
+    const float at[4] = {3.0f, 15.0f, 7.9f, 0.5f};
+    const int row[4] = {3, 15, 7, 0};
+    for (int t = 0; t < 4; t++) slot(0, t) = float16_t(at[t]);
+    SpyreRun run = run_on_spyre(p, {Halide::Buffer<>(x), Halide::Buffer<>(slot)});
+    const Halide::Runtime::Buffer<float16_t> cache(run.output);
+    int wrong = 0;
+    for (int t = 0; t < 4; t++)
+        for (int c = 0; c < 128; c++) wrong += std::memcmp(&cache(c, row[t]), &x(c, t), 2) != 0;
+    EXPECT_EQ(wrong, 0);
+}
+
 }  // namespace
