@@ -15,6 +15,8 @@
 //                              stage 4 on 1-32 cores (IBM measured 1 and 4).
 //   sim/bmm_timing_only/...    a hand-built full-size 32-core batched matmul.
 //   llama/...                  Llama-3.1-8B's stages, layer and model (llama_benchmarks.cpp).
+//   peer/<op>/<shape>          IBM's KTIR kernel for an op next to ours (peer_benchmarks.h; with
+//                              SPYRE_PEER_KTIR_CPU set): counters ibm_us, ours_us, ibm_over_ours.
 //   sim_speed/softmax/...      the functional simulator's host time on the compiled 32-core softmax,
 //                              next to sim_speed/softmax_native/..., Halide's JIT of the same
 //                              algorithm with a parallel, vectorized CPU schedule.
@@ -50,6 +52,7 @@
 #include "formula_check.h"
 #include "kernel_catalog.h"
 #include "llama_benchmarks.h"
+#include "peer_benchmarks.h"
 #include "matmul.h"
 #include "mlp_block.h"
 #include "roofline.h"
@@ -489,6 +492,7 @@ void register_benchmarks() {
         ->Args({8, 25600})
         ->Unit(benchmark::kMillisecond);
     register_llama_benchmarks();
+    register_peer_benchmarks();
 }
 
 }  // namespace

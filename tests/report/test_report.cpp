@@ -263,6 +263,38 @@ TEST(Bench, CountsAndNamesTheModelValidityNotes) {
     EXPECT_NE(out.output.find("outside calibration: vector_rates"), std::string::npos) << out.output;
 }
 
+// peer/<op>/<shape> rows: with SPYRE_PEER_KTIR_CPU naming a ktir-cpu checkout, each of IBM's kernels
+// found there is imported and timed beside the catalogue app at the shape its buffers give. IBM's
+// files are not in this repository, so a stand-in checkout holds one of our kernels (our 64 x 256
+// softmax, given the scalar argument IBM's softmax takes) at the softmax's path; the layernorm and
+// matmul files it lacks are skipped with a note. Without the variable there are no peer rows.
+TEST(Bench, PeerRowsTimeIbmsKernelBesideOursAtItsShape) {
+    const fs::path root = fs::path(SPYRE_TEST_OUT_DIR) / "peer_root";
+    fs::remove_all(root);
+    fs::create_directories(root / "examples" / "triton-ktir");
+    std::ifstream in(std::string(KTIR_KERNELS) + "/softmax.ktir");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string k = text.str();
+    const std::string sig = "%y_ptr: index)";
+    ASSERT_NE(k.find(sig), std::string::npos);
+    k.replace(k.find(sig), sig.size(), "%y_ptr: index, %n_rows: index)");
+    std::ofstream(root / "examples" / "triton-ktir" / "softmax_fwd_ktir.mlir") << k;
+    CommandResult r = run("SPYRE_PEER_KTIR_CPU='" + root.string() + "' '" + SPYRE_BENCH +
+                          "' --benchmark_filter='^peer/' --benchmark_format=json 2>&1");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("\"name\": \"peer/softmax/64x256/iterations:1\""), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("\"ibm_us\""), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("\"ours_us\""), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("ours: softmax/"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("peer/layernorm: " + (root / "examples/triton-ktir/layernorm_fwd_ktir.mlir").string() +
+                            " not found, skipped"),
+              std::string::npos)
+        << r.output;
+    CommandResult none = run(std::string("'") + SPYRE_BENCH + "' --benchmark_list_tests");
+    EXPECT_EQ(none.output.find("peer/"), std::string::npos) << none.output;
+}
+
 TEST(Bench, ListsEveryAppAndSchedule) {
     CommandResult r = run(std::string("'") + SPYRE_BENCH + "' --benchmark_list_tests");
     ASSERT_EQ(r.exit_code, 0) << r.output;
