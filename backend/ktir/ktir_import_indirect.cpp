@@ -127,14 +127,8 @@ void Importer::indirect_access_tile(const Op &op) {
                         tt.shape[d] == kDynamic ? std::string("'?'") : std::to_string(tt.shape[d]), " of dimension ", d,
                         " is not a positive constant");
     auto ord = op.attrs.find("variables_space_order");
-    if (ord != op.attrs.end()) {
-        const Attr &m = ord->second;
-        bool id = m.kind == Attr::Map && m.map->results.size() == size_t(m.map->dims);
-        if (id)
-            for (size_t i = 0; i < m.map->results.size(); i++)
-                id &= m.map->results[i].kind == IExpr::Dim && m.map->results[i].c == int64_t(i);
-        if (!id) throw_error("line ", op.line, ": ", what, ": only the identity variables_space_order is supported");
-    }
+    if (ord != op.attrs.end() && !identity_map(ord->second))
+        throw_error("line ", op.line, ": ", what, ": only the identity variables_space_order is supported");
     // The variables run over the box [0, extent) of the tile's type, in order.
     auto set = op.attrs.find("variables_space_set");
     if (set == op.attrs.end() || set->second.kind != Attr::Set)

@@ -315,16 +315,8 @@ void Importer::access_tile(const Op &op) {
         throw_error("line ", op.line, ": ktdp.construct_access_tile: the view has ", v.sizes.size(),
                     " dimensions, the tile ", tt.shape.size(), " and ", op.indices.size(), " subscripts");
     auto ord = op.attrs.find("access_tile_order");
-    if (ord != op.attrs.end()) {
-        const Attr &m = ord->second;
-        bool id = m.kind == Attr::Map && m.map->results.size() == size_t(m.map->dims);
-        if (id)
-            for (size_t i = 0; i < m.map->results.size(); i++)
-                id &= m.map->results[i].kind == IExpr::Dim && m.map->results[i].c == int64_t(i);
-        if (!id)
-            throw_error("line ", op.line, ": ktdp.construct_access_tile: only the identity access_tile_order is "
-                        "supported");
-    }
+    if (ord != op.attrs.end() && !identity_map(ord->second))
+        throw_error("line ", op.line, ": ktdp.construct_access_tile: only the identity access_tile_order is supported");
     if (op.attrs.count("base_map"))
         throw_error("line ", op.line, ": ktdp.construct_access_tile: base_map is not supported");
     auto set = op.attrs.find("access_tile_set");
@@ -363,6 +355,13 @@ void Importer::access_tile(const Op &op) {
     x.k = Val::X;
     x.tile = t;
     define(op, 0, x);
+}
+
+bool Importer::identity_map(const Attr &a) {
+    if (a.kind != Attr::Map || a.map->results.size() != size_t(a.map->dims)) return false;
+    for (size_t i = 0; i < a.map->results.size(); i++)
+        if (a.map->results[i].kind != IExpr::Dim || a.map->results[i].c != int64_t(i)) return false;
+    return true;
 }
 
 int Importer::box_bounds(const IntegerSet &s, std::vector<int64_t> &lo, std::vector<int64_t> &hi) {

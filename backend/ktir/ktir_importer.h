@@ -310,6 +310,8 @@ private:
     // The access_tile_set must be the box [0, extent) of the tile's type.
     void check_box(const Attr &a, const std::vector<int64_t> &shape, const Op &op);
     static bool linear(const IExpr &e, int64_t scale, std::vector<int64_t> &coef, int64_t &c, int depth = 0);
+    // Whether an attribute is the identity affine_map (an access_tile_order, a variables_space_order).
+    static bool identity_map(const Attr &a);
     // The box [lo, hi] (inclusive, per dimension) an integer set of one bound per constraint
     // describes; returns the index of the first constraint that is not such a bound, else -1.
     static int box_bounds(const IntegerSet &s, std::vector<int64_t> &lo, std::vector<int64_t> &hi);
