@@ -538,6 +538,9 @@ void Importer::load(const Op &op) {
         v.x = tile_tensor(t, op);
         return define(op, 0, v);
     }
+    // Rows that start inside a stick (ktir_import_partial.cpp).
+    int64_t rho = 0;
+    const bool inside = row_start_lane(t, &rho) && rho != 0;
     const Op *st = lx_store_of(op, op.results[0]);
     if (st) {
         Tile dst = tile_of(st->operands[1], *st);
@@ -548,10 +551,12 @@ void Importer::load(const Op &op) {
         check_clobber(v.x, *st, op.results[0]);
         skip_.insert(st);
         if (t.ind) indirect_dma(*st, false, t, v.x);
+        else if (inside) partial_rows(*st, false, t, v.x, rho);
         else dma(*st, false, t, v.x);
     } else {
         v.x = new_tensor(t.v.t, t.shape, op);
         if (t.ind) indirect_dma(op, false, t, v.x);
+        else if (inside) partial_rows(op, false, t, v.x, rho);
         else dma(op, false, t, v.x);
     }
     define(op, 0, v);
@@ -564,6 +569,13 @@ void Importer::store(const Op &op) {
         throw_error("line ", op.line, ": ktdp.store: tensor ", op.operand_types[0].text(),
                     " does not match the tile's shape and element type");
     if (t.v.hbm) {
+        // Rows that start inside a stick, or end inside one that holds more of the view: read, merged
+        // and written back (ktir_import_partial.cpp).
+        int64_t rho = 0;
+        if (row_start_lane(t, &rho) && (rho != 0 || !rows_end_cleanly(t))) {
+            if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
+            return partial_rows(op, true, t, x, rho);
+        }
         if (!t.ind) check_row_end(t, op);  // (an indirect store checks its rows itself)
         if (x.kind != Tens::InLx) x = materialize(x, op, nullptr);
         return t.ind ? indirect_dma(op, true, t, x) : dma(op, true, t, x);
@@ -636,19 +648,23 @@ bool Importer::kept_where_stored(const std::string &value) const {
     return true;
 }
 
-void Importer::check_row_end(const Tile &t, const Op &op) {
+bool Importer::rows_end_cleanly(const Tile &t) {
     const int64_t eb = dtype_bytes(t.v.t), inner = t.shape.back();
-    if ((inner * eb) % sb_ == 0 || (t.v.elem_sticks && inner == 1)) return;
+    if ((inner * eb) % sb_ == 0 || (t.v.elem_sticks && inner == 1)) return true;
     // HBM rows are padded to sticks (the buffer's layout); an LX view's only if its row stride says so.
     const size_t r = t.v.sizes.size();
     const bool padded = t.v.hbm || (r >= 2 && (t.v.strides[r - 2] * eb) % sb_ == 0);
-    if (padded && t.inner_start >= 0 && t.inner_start + inner == t.v.sizes.back()) return;
+    if (padded && t.inner_start >= 0 && t.inner_start + inner == t.v.sizes.back()) return true;
     // At a loop variable's positions: every one must end the row (a loop of one tile per row).
     std::vector<int64_t> at;
     std::string why;
-    if (padded && t.inner_start < 0 && !t.idx_expr.empty() && subscript_values(t.idx_expr.back(), &at, &why) &&
-        !at.empty() && std::all_of(at.begin(), at.end(), [&](int64_t v) { return v + inner == t.v.sizes.back(); }))
-        return;
+    return padded && t.inner_start < 0 && !t.idx_expr.empty() && subscript_values(t.idx_expr.back(), &at, &why) &&
+           !at.empty() && std::all_of(at.begin(), at.end(), [&](int64_t v) { return v + inner == t.v.sizes.back(); });
+}
+
+void Importer::check_row_end(const Tile &t, const Op &op) {
+    const int64_t inner = t.shape.back();
+    if (rows_end_cleanly(t)) return;
     throw_error("line ", op.line, ": ", op.name, ": the tile's rows of ", inner,
                 " elements are not whole sticks and do not end at the view's row end; writing them would "
                 "overwrite the elements after them");

@@ -361,6 +361,17 @@ private:
     IndirectTile::Affine var_affine(const IExpr &e, const IndirectTile &it, const Op &op, int depth = 0);
     void indirect_dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx);
 
+    // ------------------------------------------------------------------ rows inside sticks
+    // (ktir_import_partial.cpp) The lane (mod the stick's lanes) a value, a subscript and a tile's
+    // rows start at, when the import knows it for every value they take.
+    bool value_residue(const std::string &name, int64_t lanes, int64_t *r, int depth = 0);
+    bool subscript_residue(const IExpr &e, int64_t lanes, int64_t *r, int depth = 0);
+    bool row_start_lane(const Tile &t, int64_t *rho);
+    // A load of rows that start at lane rho (> 0) of a stick: the sticks holding them, VSHIFT down;
+    // a store of rows that start at lane rho or end inside a stick: the sticks read, the rows merged
+    // in (VSHIFT up, VSELIDX twice) and written back.
+    void partial_rows(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx, int64_t rho);
+
     // DMA between an HBM tile and an LX tensor laid out like it.
     void dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx);
     bool shared_load(const Op &op) const;
@@ -373,6 +384,7 @@ private:
     // end where the view's rows end (the rest of the stick is padding), else the write would spill
     // into the elements after it.
     void check_row_end(const Tile &t, const Op &op);
+    bool rows_end_cleanly(const Tile &t);  // what check_row_end checks
 
     // A store into LX must not overwrite a tensor that is still to be read there (KTIR values are
     // immutable; a loaded LX tile is read in place).

@@ -419,4 +419,26 @@ TEST(KtirKernels, RowStoredAtASlotReadFromDataLandsInThatRow) {
     EXPECT_EQ(wrong, 0);
 }
 
+// Half-stick tiles (spyre-kernels' mrope): loads of rows starting at lane 32 shift the sticks down,
+// stores of half sticks read the sticks, merge and write them back, so the lanes a store does not
+// name keep their values; the lane is known for a constant column and for h * 64 + 32 in a loop.
+TEST(KtirKernels, HalfStickTilesSwapInPlaceAndLeaveTheRestOfTheirSticks) {
+    DeviceProgram p = import("half_sticks.ktir");
+    ASSERT_EQ(p.buffers.size(), 1u);
+    EXPECT_EQ(p.buffers[0].kind, BufferKind::InOut);
+    Buffer<float16_t> x = random_f16({128, 4}, 30);
+    SpyreRun run = run_on_spyre(p, {Halide::Buffer<>(x)});
+    Buffer<float16_t> want = x.copy();
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 32; c++) {
+            want(c, r) = x(c + 32, r);
+            want(c + 32, r) = x(c, r);
+            if (r < 2) {
+                want(c + 64, r) = x(c + 96, r);
+                want(c + 96, r) = x(c + 64, r);
+            }
+        }
+    EXPECT_EQ(max_ulp(run.output, want), 0);
+}
+
 }  // namespace

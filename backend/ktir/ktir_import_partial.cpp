@@ -1,0 +1,157 @@
+// The importer's tiles whose rows start inside a stick (ktir_importer.h): a DMA moves whole sticks,
+// so such a load moves the sticks that hold its rows and shifts them down to lane 0 (VSHIFT), and
+// such a store, or one whose rows end inside a stick that holds other elements of the view, reads
+// those sticks, merges its rows into them (VSHIFT up, two VSELIDX) and writes them back. The lane
+// a row starts at must be the same for every value of the subscript (a constant, or a sum and
+// product of values whose residues the import knows: spyre-kernels' mrope reads the right half of
+// each head at head * 64 + 32); each core must own the sticks it so rewrites, as each core owning
+// the rows it stores already must.
+#include "ktir_importer.h"
+
+namespace spyre::ktir::lowering {
+
+bool Importer::value_residue(const std::string &name, int64_t lanes, int64_t *r, int depth) {
+    if (depth > 32) return false;
+    auto v = vals_.find(name);
+    if (v != vals_.end() && !v->second.released && v->second.k == Val::S && v->second.s.known &&
+        v->second.s.buffer < 0 && !v->second.s.is_float) {
+        *r = ((v->second.s.c % lanes) + lanes) % lanes;
+        return true;
+    }
+    auto loop = loop_of_iv_.find(name);
+    if (loop != loop_of_iv_.end()) {  // lb + i * step: lb's residue when step's is 0
+        int64_t lb = 0, step = 0;
+        const Op &f = *loop->second;
+        if (!value_residue(f.operands[0], lanes, &lb, depth + 1) || !value_residue(f.operands[2], lanes, &step, depth + 1) ||
+            step != 0)
+            return false;
+        *r = lb;
+        return true;
+    }
+    const Op *d = def_op(name);
+    if (d && d->name == "arith.constant" && d->value.kind == Attr::Int) {  // (its value may be released by now)
+        *r = ((d->value.i % lanes) + lanes) % lanes;
+        return true;
+    }
+    if (!d || d->operands.empty()) return false;
+    const std::string &n = d->name;
+    if (n == "arith.index_cast" || n == "arith.index_castui") return value_residue(d->operands[0], lanes, r, depth + 1);
+    if ((n == "arith.addi" || n == "arith.subi" || n == "arith.muli") && d->operands.size() == 2) {
+        int64_t a = 0, b = 0;
+        const bool ka = value_residue(d->operands[0], lanes, &a, depth + 1),
+                   kb = value_residue(d->operands[1], lanes, &b, depth + 1);
+        if (n == "arith.muli" && ((ka && a == 0) || (kb && b == 0))) {  // a multiple of the lanes
+            *r = 0;
+            return true;
+        }
+        if (!ka || !kb) return false;
+        const int64_t x = n == "arith.addi" ? a + b : n == "arith.subi" ? a - b : a * b;  // a, b < lanes <= 128
+        *r = ((x % lanes) + lanes) % lanes;
+        return true;
+    }
+    return false;
+}
+
+bool Importer::subscript_residue(const IExpr &e, int64_t lanes, int64_t *r, int depth) {
+    if (depth > 32) return false;
+    int64_t a = 0, b = 0;
+    switch (e.kind) {
+    case IExpr::Const: *r = ((e.c % lanes) + lanes) % lanes; return true;
+    case IExpr::Value: return value_residue(e.name, lanes, r);
+    case IExpr::Neg:
+        if (!subscript_residue(e.args[0], lanes, &a, depth + 1)) return false;
+        *r = (lanes - a) % lanes;
+        return true;
+    case IExpr::Add:
+    case IExpr::Mul: {
+        const bool ka = subscript_residue(e.args[0], lanes, &a, depth + 1),
+                   kb = subscript_residue(e.args[1], lanes, &b, depth + 1);
+        if (e.kind == IExpr::Mul && ((ka && a == 0) || (kb && b == 0))) {
+            *r = 0;
+            return true;
+        }
+        if (!ka || !kb) return false;
+        *r = (e.kind == IExpr::Add ? a + b : a * b) % lanes;
+        return true;
+    }
+    default: return false;
+    }
+}
+
+bool Importer::row_start_lane(const Tile &t, int64_t *rho) {
+    if (t.ind || t.v.dist >= 0 || !t.v.hbm || t.v.elem_sticks || !t.v.off.known) return false;
+    const int64_t lanes = sb_ / dtype_bytes(t.v.t);
+    int64_t r = 0;
+    if (t.inner_start >= 0) r = ((t.inner_start % lanes) + lanes) % lanes;
+    else if (t.idx_expr.empty() || !subscript_residue(t.idx_expr.back(), lanes, &r)) return false;
+    // The view's offset, and its outer dimensions (rows padded to whole sticks), add whole sticks but
+    // for the offset's own residue.
+    *rho = (r + t.v.off.c % lanes + lanes) % lanes;
+    return true;
+}
+
+void Importer::partial_rows(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx, int64_t rho) {
+    const int64_t eb = dtype_bytes(t.v.t), lanes = sb_ / eb, e = t.shape.back();
+    const int64_t n = (rho + e + lanes - 1) / lanes;  // sticks of each row that hold its elements
+    if (n != (e + lanes - 1) / lanes)
+        throw_error("line ", op.line, ": ", op.name, ": the tile's rows of ", e, " elements start at lane ", rho,
+                    " of a stick and so span ", n, " sticks, one more than they fill; a tile that starts inside a "
+                    "stick must end in the stick it would end in from lane 0");
+    if (explicit_)
+        throw_error("line ", op.line, ": ", op.name, ": a tile whose rows start inside a stick is not supported in an "
+                    "explicitly synchronised function (spyre.sync)");
+    Geo g = geo(lx, op, store_to_hbm ? "the stored tensor" : "the loaded tensor");
+    if (g.sticks != n)
+        throw_error("line ", op.line, ": ", op.name, ": the tensor's rows are ", g.sticks, " sticks apart in LX, the "
+                    "tile's ", n);
+    // The whole sticks that hold the rows: from lane 0 of the first, n sticks a row.
+    Tile whole = t;
+    whole.shape.back() = n * lanes;
+    Scalar back;
+    back.known = true;
+    back.c = -rho;
+    whole.origin = add(t.origin, back, op);
+    whole.inner_start = t.inner_start >= 0 ? t.inner_start - rho : -1;
+    whole.idx_expr.clear();
+    std::vector<int64_t> shape = t.shape;
+    shape.back() = n * lanes;
+    Tens sticks = new_tensor(t.v.t, shape, op);
+    dma(op, false, whole, sticks);
+    auto shift = [&](const Tens &dst, const Tens &src, int32_t by, int32_t hi) {
+        Access acc;
+        acc.reads.push_back(range_of(src));
+        acc.writes.push_back(range_of(dst));
+        before(QVec, acc);
+        const int tag = tag_for(op, QVec);
+        // Reads kept inside each row (a zero past the window): the last row's would leave the tensor.
+        b_.vshift(t.v.t, tag, dst.at, src.at, by, int32_t(n), int32_t(g.groups), kEdgeZero, 0, hi);
+        after(tag, QVec, acc);
+    };
+    auto select = [&](const Tens &dst, const Tens &a, const Tens &b, int64_t last) {  // lanes <= last from a
+        Access acc;
+        acc.reads = {range_of(a), range_of(b)};
+        acc.writes.push_back(range_of(dst));
+        before(QVec, acc);
+        const int tag = tag_for(op, QVec);
+        Reg limit = new_reg(op);
+        b_.li(limit, last);
+        b_.vselidx(t.v.t, tag, dst.at, a.at, b.at, limit, false, false, int32_t(n), int32_t(g.groups));
+        after(tag, QVec, acc);
+    };
+    if (!store_to_hbm) {
+        shift(lx, sticks, int32_t(rho), int32_t(n * lanes - 1));
+    } else {
+        // The rows shifted up to their lanes, the sticks' other lanes kept: [0, rho) and
+        // [rho + e, n * lanes) from the sticks read, [rho, rho + e) from the tensor.
+        Tens up = new_tensor(t.v.t, shape, op);
+        shift(up, lx, int32_t(-rho), int32_t(e - 1));
+        select(up, up, sticks, rho + e - 1);
+        select(sticks, sticks, up, rho - 1);
+        dma(op, true, whole, sticks);
+        lx_free(up.alloc);
+    }
+    lx_free(sticks.alloc);
+    free_temps();
+}
+
+}  // namespace spyre::ktir::lowering
