@@ -78,6 +78,30 @@ bool Importer::subscript_residue(const IExpr &e, int64_t lanes, int64_t *r, int 
     }
 }
 
+bool Importer::reads_tile_id(const std::string &name, int depth) {
+    if (depth > 32) return true;
+    auto loop = loop_of_iv_.find(name);
+    if (loop != loop_of_iv_.end()) {
+        for (size_t i = 0; i < 3 && i < loop->second->operands.size(); i++)
+            if (reads_tile_id(loop->second->operands[i], depth + 1)) return true;
+        return false;
+    }
+    const Op *d = def_op(name);
+    if (!d) return false;  // a function argument
+    if (d->name == "ktdp.get_compute_tile_id") return true;
+    for (const std::string &o : d->operands)
+        if (reads_tile_id(o, depth + 1)) return true;
+    return false;
+}
+
+bool Importer::subscript_reads_tile_id(const IExpr &e, int depth) {
+    if (depth > 32) return true;
+    if (e.kind == IExpr::Value) return reads_tile_id(e.name);
+    for (const IExpr &a : e.args)
+        if (subscript_reads_tile_id(a, depth + 1)) return true;
+    return false;
+}
+
 bool Importer::row_start_lane(const Tile &t, int64_t *rho) {
     if (t.ind || t.v.dist >= 0 || !t.v.hbm || t.v.elem_sticks || !t.v.off.known) return false;
     const int64_t lanes = sb_ / dtype_bytes(t.v.t);
@@ -100,6 +124,12 @@ void Importer::partial_rows(const Op &op, bool store_to_hbm, const Tile &t, cons
     if (explicit_)
         throw_error("line ", op.line, ": ", op.name, ": a tile whose rows start inside a stick is not supported in an "
                     "explicitly synchronised function (spyre.sync)");
+    // A store rewrites whole sticks: tiles whose columns differ between compute tiles could share a
+    // stick, and each would write back the other's lanes as it read them.
+    if (store_to_hbm && num_cores_ > 1 && !t.idx_expr.empty() && subscript_reads_tile_id(t.idx_expr.back()))
+        throw_error("line ", op.line, ": ", op.name, ": the tile's rows are part of a stick and its columns depend on "
+                    "the compute tile id: tiles of other cores could share its sticks, and a store rewrites whole "
+                    "sticks; give each compute tile whole sticks of a row, or its own rows");
     Geo g = geo(lx, op, store_to_hbm ? "the stored tensor" : "the loaded tensor");
     if (g.sticks != n)
         throw_error("line ", op.line, ": ", op.name, ": the tensor's rows are ", g.sticks, " sticks apart in LX, the "

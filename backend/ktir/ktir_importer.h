@@ -367,6 +367,10 @@ private:
     bool value_residue(const std::string &name, int64_t lanes, int64_t *r, int depth = 0);
     bool subscript_residue(const IExpr &e, int64_t lanes, int64_t *r, int depth = 0);
     bool row_start_lane(const Tile &t, int64_t *rho);
+    // Whether a value, or a subscript, depends on the compute tile id (through its operands and loop
+    // bounds); true when too deep to tell.
+    bool reads_tile_id(const std::string &name, int depth = 0);
+    bool subscript_reads_tile_id(const IExpr &e, int depth = 0);
     // A load of rows that start at lane rho (> 0) of a stick: the sticks holding them, VSHIFT down;
     // a store of rows that start at lane rho or end inside a stick: the sticks read, the rows merged
     // in (VSHIFT up, VSELIDX twice) and written back.

@@ -234,6 +234,18 @@ std::vector<BadCase> cases() {
         {"TensorIntoARegister", kernel(kLoad + "  %i = arith.fptosi %v : tensor<4x64xf16> to i32\n"),
          "line 9: arith.fptosi: %v is a tensor; an element read into a register is a float converted by fptosi / "
          "fptoui or an i32 element"},
+        {"HalfStickStoreAtColumnsOfTheTileId",
+         kernel("  %zz = ktdp.construct_memory_view %i_ptr, sizes: [4, 128], strides: [128, 1] {memory_space = #ktdp.memory_space<global>} : memref<4x128xf16>\n"
+                "  %id = ktdp.get_compute_tile_id : index\n  %c32 = arith.constant 32 : index\n  %c64 = arith.constant 64 : index\n"
+                "  %k = arith.muli %id, %c64 : index\n  %col = arith.addi %k, %c32 : index\n"
+                "  %s = ktdp.construct_access_tile %zz[%c0, %col] : memref<4x128xf16> -> !ktdp.access_tile<4x32xindex>\n"
+                "  %h = ktdp.load %s : !ktdp.access_tile<4x32xindex> -> tensor<4x32xf16>\n"
+                "  %n = arith.negf %h : tensor<4x32xf16>\n"
+                "  ktdp.store %n, %s : tensor<4x32xf16>, !ktdp.access_tile<4x32xindex>\n",
+                " attributes {grid = [2]}", ", %i_ptr: index"),
+         "line 15: ktdp.store: the tile's rows are part of a stick and its columns depend on the compute tile id: "
+         "tiles of other cores could share its sticks, and a store rewrites whole sticks; give each compute tile "
+         "whole sticks of a row, or its own rows"},
         {"HalfStickRowsSpanningTwoSticks",
          kernel("  %c48 = arith.constant 48 : index\n  %yy = ktdp.construct_memory_view %i_ptr, sizes: [4, 128], strides: [128, 1] "
                 "{memory_space = #ktdp.memory_space<global>} : memref<4x128xf16>\n"
