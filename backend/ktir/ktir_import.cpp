@@ -805,6 +805,7 @@ void Importer::lower(const Op &op) {
         b_.barrier();
         return;
     }
+    if (n == "tensor.generate") return generate(op);
     if ((n == "arith.cmpf" || n == "arith.cmpi" || n == "arith.select") && compares_in_lx(op))
         return n == "arith.select" ? mask_select(op) : compare(op);
     if (op.result_types.size() == 1 && op.result_types[0].kind == Type::Tensor) return tensor_op(op);

@@ -117,4 +117,72 @@ void Importer::mask_select(const Op &op) {
     define(op, 0, v);
 }
 
+void Importer::generate(const Op &op) {
+    auto refuse = [&](const auto &...why) {
+        throw_error("line ", op.line, ": tensor.generate: ", why...,
+                    "; a generated tensor has a device form when it is 2-D and its body selects between two constants "
+                    "by a compare of its two indices (arith.cmpi, then arith.select, then tensor.yield: a causal mask)");
+    };
+    const Type &rt = op.result_types[0];
+    if (!op.operands.empty()) refuse("its extents are values");
+    if (rt.kind != Type::Tensor || rt.shape.size() != 2) refuse("the result is ", rt.text());
+    const Region &r = op.regions.at(0);
+    if (r.args.size() != 2 || r.ops.size() != 3 || r.ops[0].name != "arith.cmpi" || r.ops[1].name != "arith.select" ||
+        r.ops[2].name != "tensor.yield")
+        refuse("its body is not a compare, a select and a yield");
+    const Op &cmp = r.ops[0], &sel = r.ops[1], &yield = r.ops[2];
+    if (cmp.operands.size() != 2 || cmp.results.empty() || sel.operands.size() != 3 || sel.results.empty() ||
+        sel.operands[0] != cmp.results[0] || yield.operands.size() != 1 || yield.operands[0] != sel.results[0])
+        refuse("its select does not take the compare's result, or its yield the select's");
+    const std::string &i = r.args[0], &j = r.args[1];
+    const bool ij = cmp.operands[0] == i && cmp.operands[1] == j, ji = cmp.operands[0] == j && cmp.operands[1] == i;
+    if (!ij && !ji) refuse("its compare is not of its two indices");
+    // The condition as "j <= i + limit" (VSELIDX's lane test, the limit growing with the row), or its
+    // negation (the select's operands swapped).
+    std::string p = cmp.predicate;
+    if (p.size() == 3 && p[0] == 'u') p[0] = 's';  // indices are non-negative: signed and unsigned agree
+    if (ji) {  // the same condition with the operands the other way round
+        static const std::map<std::string, std::string> flip = {{"sle", "sge"}, {"slt", "sgt"}, {"sge", "sle"}, {"sgt", "slt"}};
+        auto f = flip.find(p);
+        p = f == flip.end() ? p : f->second;
+    }
+    int64_t limit = 0;
+    bool swap = false;
+    if (p == "sge") limit = 0;                      // j <= i
+    else if (p == "sgt") limit = -1;                // j <= i - 1
+    else if (p == "slt") limit = 0, swap = true;    // not j <= i
+    else if (p == "sle") limit = -1, swap = true;   // not j <= i - 1
+    else refuse("its compare's predicate is '", cmp.predicate, "'");
+    const DType t = dtype_of(rt, op);
+    auto constant = [&](const std::string &name) {
+        const Val &v = val(name, op);
+        if (v.k != Val::S || !v.s.known) refuse("%", name, " is not a constant");
+        Tens c;
+        c.kind = Tens::Splat;
+        c.t = t;
+        c.shape = rt.shape;
+        const double x = v.s.is_float ? v.s.f : double(v.s.c);
+        c.splat = t == DType::F16 ? half_to_float(float_to_half(float(x))) : x;
+        return materialize(c, op, nullptr);
+    };
+    Tens a = constant(sel.operands[1]), b = constant(sel.operands[2]);
+    if (swap) std::swap(a, b);
+    const Geo g = geo(a, op, "the generated tensor");
+    Val v;
+    v.k = Val::T;
+    v.x = destination(op, op.results[0], t, rt.shape, g.sticks, true, g);
+    Access acc;
+    acc.reads = {range_of(a), range_of(b)};
+    acc.writes.push_back(range_of(v.x));
+    before(QVec, acc);
+    const int tag = tag_for(op, QVec);
+    Reg l = new_reg(op);
+    b_.li(l, limit);
+    b_.vselidx(t, tag, v.x.at, a.at, b.at, l, /*per_group=*/true, false, int32_t(g.sticks), int32_t(g.groups));
+    after(tag, QVec, acc);
+    for (const Tens *x : {&a, &b})
+        if (x->alloc >= 0) lx_free(x->alloc);
+    define(op, 0, v);
+}
+
 }  // namespace spyre::ktir::lowering

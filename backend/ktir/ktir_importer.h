@@ -453,6 +453,10 @@ private:
     bool compares_in_lx(const Op &op);
     void compare(const Op &op);
     void mask_select(const Op &op);
+    // tensor.generate of a 2-D tensor whose element (i, j) is a select, by a compare of i and j, of
+    // two constants (a causal mask, spyre-kernels' prefill_attention): two fills and one VSELIDX
+    // whose limit grows with the row. Any other body is refused by name.
+    void generate(const Op &op);
     // An operand of a compare or select: a tensor, or a float or integer constant as a splat of type t.
     Tens operand_or_splat(const std::string &name, DType t, const Op &op);
 

@@ -572,7 +572,18 @@ Op Parser::operation() {
         }
         opt_attr_dict(op);
         results_from(op, rtypes);
-    } else if (n == "scf.yield" || n == "linalg.yield" || n == "func.return" || n == "return") {
+    } else if (n == "tensor.generate") {
+        // tensor.generate [%extent, ...] { ^bb0(%i: index, ...): ... tensor.yield %v : t } : tensor<...>
+        if (peek().kind == Token::Value) {
+            do op.operands.push_back(value_name());
+            while (accept(","));
+        }
+        op.operand_types.assign(op.operands.size(), index_type());
+        op.regions.push_back(region());
+        opt_attr_dict(op);
+        expect(":");
+        results_from(op, {type()});
+    } else if (n == "scf.yield" || n == "linalg.yield" || n == "tensor.yield" || n == "func.return" || n == "return") {
         if (peek().kind == Token::Value) {
             do op.operands.push_back(value_name());
             while (accept(","));

@@ -246,6 +246,17 @@ std::vector<BadCase> cases() {
          "line 15: ktdp.store: the tile's rows are part of a stick and its columns depend on the compute tile id: "
          "tiles of other cores could share its sticks, and a store rewrites whole sticks; give each compute tile "
          "whole sticks of a row, or its own rows"},
+        {"GenerateOfAnotherBody",
+         kernel("  %z = arith.constant 0.0 : f16\n  %w = tensor.generate {\n  ^bb0(%i: index, %j: index):\n"
+                "    tensor.yield %z : f16\n  } : tensor<4x64xf16>\n"),
+         "line 7: tensor.generate: its body is not a compare, a select and a yield; a generated tensor has a device "
+         "form when it is 2-D and its body selects between two constants by a compare of its two indices "
+         "(arith.cmpi, then arith.select, then tensor.yield: a causal mask)"},
+        {"GenerateComparingForEquality",
+         kernel("  %z = arith.constant 0.0 : f16\n  %o = arith.constant 1.0 : f16\n  %w = tensor.generate {\n"
+                "  ^bb0(%i: index, %j: index):\n    %c = arith.cmpi eq, %i, %j : index\n"
+                "    %v = arith.select %c, %o, %z : f16\n    tensor.yield %v : f16\n  } : tensor<4x64xf16>\n"),
+         "line 8: tensor.generate: its compare's predicate is 'eq'; a generated tensor has a device form"},
         {"HalfStickRowsSpanningTwoSticks",
          kernel("  %c48 = arith.constant 48 : index\n  %yy = ktdp.construct_memory_view %i_ptr, sizes: [4, 128], strides: [128, 1] "
                 "{memory_space = #ktdp.memory_space<global>} : memref<4x128xf16>\n"

@@ -441,4 +441,21 @@ TEST(KtirKernels, HalfStickTilesSwapInPlaceAndLeaveTheRestOfTheirSticks) {
     EXPECT_EQ(max_ulp(run.output, want), 0);
 }
 
+// Masks generated on chip (spyre-kernels' prefill_attention): each is two fills and a VSELIDX whose
+// limit grows with the row, for a compare either way round and signed or unsigned, over rows of
+// two sticks; checked against the predicates evaluated here.
+TEST(KtirKernels, GeneratedCausalMasksFollowTheirCompareOfTheIndices) {
+    DeviceProgram p = import("causal_mask.ktir");
+    SpyreRun run = run_on_spyre(p, std::vector<Halide::Buffer<>>{});
+    ASSERT_EQ(run.outputs.size(), 2u);
+    Buffer<float16_t> m1(80, 16), m2(80, 16);
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 80; j++) {
+            m1(j, i) = float16_t(i >= j ? 0.0f : -10000.0f);
+            m2(j, i) = float16_t(i < j ? 1.0f : 0.0f);
+        }
+    EXPECT_EQ(max_ulp(run.outputs[0], m1), 0);
+    EXPECT_EQ(max_ulp(run.outputs[1], m2), 0);
+}
+
 }  // namespace
