@@ -541,6 +541,10 @@ void Importer::load(const Op &op) {
     // Rows that start inside a stick (ktir_import_partial.cpp).
     int64_t rho = 0;
     const bool inside = row_start_lane(t, &rho) && rho != 0;
+    // Or at lanes that vary with a loop variable (one branch per lane).
+    std::set<int64_t> rhos;
+    const bool lanes_vary = !inside && !row_start_lane(t, &rho) && row_start_lanes(t, &rhos) &&
+                            (rhos.size() > 1 || (rhos.size() == 1 && *rhos.begin() != 0));
     const Op *st = lx_store_of(op, op.results[0]);
     if (st) {
         Tile dst = tile_of(st->operands[1], *st);
@@ -552,11 +556,13 @@ void Importer::load(const Op &op) {
         skip_.insert(st);
         if (t.ind) indirect_dma(*st, false, t, v.x);
         else if (inside) partial_rows(*st, false, t, v.x, rho);
+        else if (lanes_vary) load_at_lanes(*st, t, v.x, rhos);
         else dma(*st, false, t, v.x);
     } else {
         v.x = new_tensor(t.v.t, t.shape, op);
         if (t.ind) indirect_dma(op, false, t, v.x);
         else if (inside) partial_rows(op, false, t, v.x, rho);
+        else if (lanes_vary) load_at_lanes(op, t, v.x, rhos);
         else dma(op, false, t, v.x);
     }
     define(op, 0, v);

@@ -6,6 +6,8 @@
 // product of values whose residues the import knows: spyre-kernels' mrope reads the right half of
 // each head at head * 64 + 32); each core must own the sticks it so rewrites, as each core owning
 // the rows it stores already must.
+#include <set>
+
 #include "ktir_importer.h"
 
 namespace spyre::ktir::lowering {
@@ -112,6 +114,48 @@ bool Importer::row_start_lane(const Tile &t, int64_t *rho) {
     // for the offset's own residue.
     *rho = (r + t.v.off.c % lanes + lanes) % lanes;
     return true;
+}
+
+bool Importer::row_start_lanes(const Tile &t, std::set<int64_t> *rhos) {
+    if (t.ind || t.v.dist >= 0 || !t.v.hbm || t.v.elem_sticks || !t.v.off.known || t.idx_expr.empty()) return false;
+    const int64_t lanes = sb_ / dtype_bytes(t.v.t);
+    std::vector<int64_t> at;
+    std::string why;
+    if (!subscript_values(t.idx_expr.back(), &at, &why)) return false;
+    for (int64_t x : at) rhos->insert(((t.v.off.c + x) % lanes + lanes) % lanes);
+    return true;
+}
+
+void Importer::load_at_lanes(const Op &op, const Tile &t, const Tens &lx, const std::set<int64_t> &rhos) {
+    if (explicit_)
+        throw_error("line ", op.line, ": ", op.name, ": a tile whose rows start inside a stick is not supported in an "
+                    "explicitly synchronised function (spyre.sync)");
+    const int64_t lanes = sb_ / dtype_bytes(t.v.t);
+    // The lane this iteration's rows start at, then one branch per lane the loop reaches.
+    Scalar from_base = t.v.off;
+    from_base.buffer = -1;
+    Scalar k;
+    k.known = true;
+    k.c = lanes;
+    const Scalar lane = scalar_op(Opcode::REM, add(from_base, t.origin, op), k, op);
+    Val keep;  // the lane's register outlives the branches' temporaries
+    hold_s(keep, lane);
+    drain();
+    Tile plain = t;
+    plain.idx_expr.clear();  // each branch knows its lane
+    for (int64_t rho : rhos) {
+        Scalar want;
+        want.known = true;
+        want.c = rho;
+        Reg temp;
+        const Reg cond = reg_of(scalar_op(Opcode::CMPEQ, lane, want, op), op, &temp);
+        b_.if_(cond);
+        if (rho == 0) dma(op, false, plain, lx);
+        else partial_rows(op, false, plain, lx, rho);
+        b_.end_if();
+        drain();
+    }
+    for (int r : keep.regs) unhold(r);
 }
 
 void Importer::partial_rows(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx, int64_t rho) {

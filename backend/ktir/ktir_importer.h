@@ -375,6 +375,11 @@ private:
     // a store of rows that start at lane rho or end inside a stick: the sticks read, the rows merged
     // in (VSHIFT up, VSELIDX twice) and written back.
     void partial_rows(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx, int64_t rho);
+    // The lanes a tile's rows start at over every value of its innermost subscript, a loop variable
+    // (spyre-kernels' matmul: 32-column tiles at k = 0, 32, 64, 96 start at lanes 0 and 32).
+    bool row_start_lanes(const Tile &t, std::set<int64_t> *rhos);
+    // A load at such lanes: the lane computed at run time, one IF per lane with that lane's load.
+    void load_at_lanes(const Op &op, const Tile &t, const Tens &lx, const std::set<int64_t> &rhos);
 
     // DMA between an HBM tile and an LX tensor laid out like it.
     void dma(const Op &op, bool store_to_hbm, const Tile &t, const Tens &lx);

@@ -211,12 +211,15 @@ std::vector<BadCase> cases() {
                 "  %iv = ktdp.construct_memory_view %a64, sizes: [4, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<4x64xi32>\n"),
          "line 9: ktdp.construct_memory_view: the i32 view at 64 lies inside buffer 'fv' (f16, elements 0 to 255); a "
          "constant address counts elements of the view's type (docs/ktir.md)"},
-        {"TileAtALoopValueOffAStickBoundary",
+        {"StoreAtALoopValueOffAStickBoundary",
          kernel("  %c32 = arith.constant 32 : index\n  %c64 = arith.constant 64 : index\n"
+                "  %zz = ktdp.construct_memory_view %i_ptr, sizes: [4, 128], strides: [128, 1] {memory_space = #ktdp.memory_space<global>} : memref<4x128xf16>\n"
+                "  %t = ktdp.construct_access_tile %xv[%c0, %c0] : memref<4x64xf16> -> !ktdp.access_tile<4x64xindex>\n"
+                "  %v = ktdp.load %t : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf16>\n"
                 "  scf.for %k = %c0 to %c64 step %c32 {\n"
-                "    %t = ktdp.construct_access_tile %xv[%c0, %k] : memref<4x64xf16> -> !ktdp.access_tile<4x32xindex>\n"
-                "    %v = ktdp.load %t : !ktdp.access_tile<4x32xindex> -> tensor<4x32xf16>\n  }\n"),
-         "line 10: ktdp.load: the tile starts at element 32 of its rows (%k = 32), not at a stick boundary (64 "
+                "    %u = ktdp.construct_access_tile %zz[%c0, %k] : memref<4x128xf16> -> !ktdp.access_tile<4x64xindex>\n"
+                "    ktdp.store %v, %u : tensor<4x64xf16>, !ktdp.access_tile<4x64xindex>\n  }\n", "", ", %i_ptr: index"),
+         "line 13: ktdp.store: the tile starts at element 32 of its rows (%k = 32), not at a stick boundary (64 "
          "elements); a DMA moves whole sticks"},
         {"CompareWithoutAVectorPredicate", kernel(kLoad + "  %m = arith.cmpf one, %v, %v : tensor<4x64xf16>\n"),
          "line 9: arith.cmpf: predicate 'one' has no vector form (oeq, une, olt, ole, ogt, oge, ult, ule, ugt, uge; "

@@ -458,4 +458,17 @@ TEST(KtirKernels, GeneratedCausalMasksFollowTheirCompareOfTheIndices) {
     EXPECT_EQ(max_ulp(run.outputs[1], m2), 0);
 }
 
+// Tiles at a loop's columns whose lane varies (0 and 32 as k runs, spyre-kernels' matmul): one IF
+// per lane, each with its load, so every tile arrives at lane 0.
+TEST(KtirKernels, TilesAtLoopColumnsStartingAtDifferentLanesAreLoadedWhole) {
+    DeviceProgram p = import("lane_loop.ktir");
+    Buffer<float16_t> x = random_f16({128, 4}, 31);
+    SpyreRun run = run_on_spyre(p, {Halide::Buffer<>(x)});
+    Buffer<float16_t> want(32, 16);
+    for (int b = 0; b < 4; b++)
+        for (int r = 0; r < 4; r++)
+            for (int c = 0; c < 32; c++) want(c, 4 * b + r) = x(32 * b + c, r);
+    EXPECT_EQ(max_ulp(run.output, want), 0);
+}
+
 }  // namespace
