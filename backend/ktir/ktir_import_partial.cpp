@@ -2,10 +2,11 @@
 // so such a load moves the sticks that hold its rows and shifts them down to lane 0 (VSHIFT), and
 // such a store, or one whose rows end inside a stick that holds other elements of the view, reads
 // those sticks, merges its rows into them (VSHIFT up, two VSELIDX) and writes them back. The lane
-// a row starts at must be the same for every value of the subscript (a constant, or a sum and
-// product of values whose residues the import knows: spyre-kernels' mrope reads the right half of
-// each head at head * 64 + 32); each core must own the sticks it so rewrites, as each core owning
-// the rows it stores already must.
+// a row starts at is known for every value of the subscript (a constant, or a sum and product of
+// values whose residues the import knows: spyre-kernels' mrope reads the right half of each head at
+// head * 64 + 32), or, for a load, takes a few values as a loop runs (one branch each: its matmul's
+// tiles at k = 0, 32, 64, 96). A store must not share its sticks with another core's tiles (its
+// columns may not depend on the tile id), since each would write back the other's lanes.
 #include <set>
 
 #include "ktir_importer.h"
