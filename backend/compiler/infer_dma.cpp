@@ -148,6 +148,10 @@ struct Footprint {
     std::vector<std::string> run_vars;     // inner variables merged into the run
     std::vector<std::pair<std::string, DmaDim>> outer;  // strided dimensions, innermost first
     int64_t front = 0, back = 0;           // halo sticks before and after each run (shifted reads)
+    // A shift without an edge window reaching back before its home run: its reads there are elements
+    // the program asked for, in the row before a home that starts one (a vector past the end of its
+    // row, whose lanes shift back into it: concat's tail tile), not padding.
+    bool plain_back_shift = false;
     int64_t lanes_per_stick = 1;
     // What the DMA moves of the run with its halo: a halo beyond the ends of the device rows is
     // read only by the padding lanes of the output (Halide keeps valid reads inside the input's
@@ -622,7 +626,10 @@ private:
                     // begins past it (a clamped read shifted back across a row boundary: rest is rounded
                     // down into the previous row, and the elements read are all in the next).
                     const int64_t row_lo = (start + o > 0 ? (start + o) / row * row : 0) - o;
-                    const std::pair<int64_t, int64_t> c{std::max<int64_t>(start, row_lo),
+                    // A plain shift back from a home at a row boundary reads the previous row's end:
+                    // kept (seed 5 case 963: dropping it left the tail's valid lanes reading stale LX).
+                    const bool keep_front = g.plain_back_shift && o == 0 && !rows_merged;
+                    const std::pair<int64_t, int64_t> c{keep_front ? start : std::max<int64_t>(start, row_lo),
                                                         std::min(end, row_lo + (rows_merged ? home_run : row))};
                     if (clip && *clip != c) {
                         clip.reset();
@@ -813,6 +820,7 @@ private:
         int64_t a = lo_c ? *lo_c : std::min<int64_t>(0, s.shift), b = hi_c ? *hi_c : f.run - 1 + std::max(0, s.shift);
         // Sticks before the first element read and after the last are not staged (negative halo):
         // a zero edge may leave a home stick unread, and it may lie past the tensor.
+        f.plain_back_shift = s.edge == 0 && a < 0;
         f.front = a < 0 ? (-a + lanes_t - 1) / lanes_t : -(a / lanes_t);
         f.back = b > f.run - 1 ? (b - (f.run - 1) + lanes_t - 1) / lanes_t : -((f.run - 1 - b) / lanes_t);
         if (b < a || f.run + (f.front + f.back) * lanes_t <= 0) f.front = f.back = 0;

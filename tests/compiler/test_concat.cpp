@@ -144,5 +144,30 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Slice,
                                     "x" + std::to_string(c.in_h) + "_cores" + std::to_string(c.cores);
                          });
 
+// A concat's tail tile (x from 128, 130 wide, split by 128): every lane reads the second input at
+// x - 91, a shift back by 27 from a home vector past the end of its one-stick rows. The stick before
+// the home (the row's own elements) must be staged: it was clipped as if it were padding before a
+// row start, and the tail's valid lanes read stale LX (30 wrong elements with a 17-row input;
+// random pipeline seed 5 case 963, where the 16-row input made the DMA leave the buffer instead).
+TEST(ConcatTail, ShiftBackFromAHomePastItsRowReadsTheRowItself) {
+    auto alg = [] {
+        Kernel k;
+        ImageParam in0(Float(16), 2, "in0"), in1(Float(16), 2, "in1");
+        Var x("x"), y("y");
+        Func out("out");
+        out(x, y) = max(select(x < 91, in0(min(x, 90), y), in1(max(x - 91, 0), y)), cast(Float(16), -2.0f));
+        k.inputs = {in0, in1};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        return k;
+    };
+    auto sched = [](Kernel &k) {
+        Var xo("xo"), xi("xi");
+        spyre::schedule(k.output).split(k.vars.at("x"), xo, xi, 128).stick_vectorize(xi);
+    };
+    DiffResult r = run_differential(alg, sched, {{91, 16}, {39, 17}}, {130, 16});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
 }  // namespace
 }  // namespace spyre::testing
