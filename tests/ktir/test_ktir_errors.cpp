@@ -260,6 +260,25 @@ std::vector<BadCase> cases() {
                 "  ^bb0(%i: index, %j: index):\n    %c = arith.cmpi eq, %i, %j : index\n"
                 "    %v = arith.select %c, %o, %z : f16\n    tensor.yield %v : f16\n  } : tensor<4x64xf16>\n"),
          "line 8: tensor.generate: its compare's predicate is 'eq'; a generated tensor has a device form"},
+        {"IndirectIndexSubscriptsLeftOver", indirect("ind(%iv[%c0, %d0, %d0]), (%d1)"),
+         "line 7: ktdp.construct_indirect_access_tile: the ind(...) subscripts do not match the index views' dimensions"},
+        {"IndirectRowsOutsideTheView", indirect("ind(%iv[%c0, %d0]), (%d1 + 32)"),
+         "line 8: ktdp.load: indirect access: the rows' elements 32..95 lie outside the view's rows of 64"},
+        {"CompareOfRegisterValueWithATensor",
+         kernel(kLoad + "  %id = ktdp.get_compute_tile_id : index\n  %f = arith.index_cast %id : index to i32\n"
+                        "  %m = arith.cmpi slt, %v, %f : tensor<4x64xf16>\n", kGrid4),
+         "line 11: arith.cmpi: %f is a value in a register; a compare or select in LX takes tensors, elements in LX and "
+         "constants"},
+        {"GenerateComparingSomethingElse",
+         kernel("  %z = arith.constant 0.0 : f16\n  %o = arith.constant 1.0 : f16\n  %w = tensor.generate {\n"
+                "  ^bb0(%i: index, %j: index):\n    %c = arith.cmpi sge, %i, %c0 : index\n"
+                "    %v = arith.select %c, %o, %z : f16\n    tensor.yield %v : f16\n  } : tensor<4x64xf16>\n"),
+         "line 8: tensor.generate: its compare is not of its two indices; a generated tensor has a device form"},
+        {"GenerateSelectingAnElementInLx",
+         kernel(kLoad + "  %z = arith.constant 0.0 : f16\n  %e = tensor.extract %v[%c0, %c0] : tensor<4x64xf16>\n"
+                        "  %w = tensor.generate {\n  ^bb0(%i: index, %j: index):\n    %c = arith.cmpi sge, %i, %j : index\n"
+                        "    %s = arith.select %c, %e, %z : f16\n    tensor.yield %s : f16\n  } : tensor<4x64xf16>\n"),
+         "line 11: tensor.generate: %e is not a constant; a generated tensor has a device form"},
         {"HalfStickRowsSpanningTwoSticks",
          kernel("  %c48 = arith.constant 48 : index\n  %yy = ktdp.construct_memory_view %i_ptr, sizes: [4, 128], strides: [128, 1] "
                 "{memory_space = #ktdp.memory_space<global>} : memref<4x128xf16>\n"
