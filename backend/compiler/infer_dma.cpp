@@ -216,7 +216,15 @@ public:
     }
 
 private:
-    // A body of loop nests and stores only (no allocations, conditions or DMA yet).
+    // A gather's fetch of one element's stick (lower_gathers), placed before the store that reads
+    // it: part of the nest, its LX stick read in place.
+    static bool element_fetch(const Evaluate *e) {
+        const std::optional<DmaCall> d = as_dma(Stmt(e));
+        return d && !d->store && reads_memory(d->dram_offset);
+    }
+
+    // A body of loop nests and stores only (no allocations, conditions or DMA yet, but an
+    // element's fetch).
     static bool plain_body(const Stmt &s) {
         class V : public IRVisitor {
         public:
@@ -225,7 +233,7 @@ private:
             void visit(const Allocate *) override { ok = false; }
             void visit(const IfThenElse *) override { ok = false; }
             void visit(const Evaluate *e) override {
-                if (!is_const(e->value)) ok = false;
+                if (!is_const(e->value) && !element_fetch(e)) ok = false;
             }
         } v;
         s.accept(&v);
@@ -254,7 +262,8 @@ private:
 
     static bool only_stores(const Stmt &s) {
         if (const Block *b = s.as<Block>()) return only_stores(b->first) && only_stores(b->rest);
-        return s.as<Store>() != nullptr;
+        const Evaluate *e = s.as<Evaluate>();
+        return s.as<Store>() != nullptr || (e && element_fetch(e));
     }
 
     // Splits s into a chain of perfectly nested loops and the statement inside them.

@@ -21,6 +21,7 @@ namespace {
 // One read of an id buffer inside another access's index.
 struct IndexRead {
     const Load *id = nullptr;
+    const Load *outer_load = nullptr;  // the access whose index it is, if a load
     std::string outer;  // the buffer the index addresses
     Expr outer_index;
     bool outer_store = false;
@@ -48,8 +49,9 @@ private:
     const KernelPlan &plan_;
     IndexRead where_;  // the access whose index is being visited (outer empty: none)
 
-    void index_of(const std::string &name, const Expr &index, bool store) {
+    void index_of(const Load *load, const std::string &name, const Expr &index, bool store) {
         const IndexRead saved = where_;
+        where_.outer_load = load;
         where_.outer = name;
         where_.outer_index = index;
         where_.outer_store = store;
@@ -62,12 +64,12 @@ private:
             r.id = op;
             reads.push_back(r);
         }
-        index_of(op->name, op->index, false);
+        index_of(op, op->name, op->index, false);
         op->predicate.accept(this);
     }
     void visit(const Store *op) override {
         op->value.accept(this);
-        index_of(op->name, op->index, true);
+        index_of(nullptr, op->name, op->index, true);
         op->predicate.accept(this);
     }
 };
@@ -121,6 +123,94 @@ private:
     }
 };
 
+// Lane `lane` of a vector index as a scalar expression (ramps and broadcasts taken apart, vector
+// loads made scalar); undefined where that has no such form (a vector variable, a shuffle).
+Expr lanes_of(const Expr &e, const Expr &lane) {
+    class Lane : public IRMutator {
+    public:
+        explicit Lane(const Expr &l) : lane_(l) {}
+        bool ok = true;
+
+    private:
+        using IRMutator::visit;
+        const Expr lane_;
+        Expr visit(const Ramp *op) override { return mutate(op->base) + mutate(op->stride) * lane_; }
+        Expr visit(const Broadcast *op) override { return mutate(op->value); }
+        Expr visit(const Load *op) override {
+            return Load::make(op->type.element_of(), op->name, mutate(op->index), op->image, op->param, const_true(),
+                              ModulusRemainder());
+        }
+        Expr visit(const Variable *op) override {
+            ok &= op->type.is_scalar();
+            return op;
+        }
+        Expr visit(const Shuffle *op) override {
+            ok = false;
+            return op;
+        }
+        Expr visit(const VectorReduce *op) override {
+            ok = false;
+            return op;
+        }
+    } m(lane);
+    Expr r = m.mutate(e);
+    return m.ok && r.type().is_scalar() ? r : Expr();
+}
+
+// A gather of single elements along the stick dimension (cross-entropy's target logit,
+// `logits(clamp(target(t), 0, V - 1), t)`): each such scalar load becomes a DMA of the stick that
+// holds the element into a one-stick LX buffer of its own, just before the store that reads it, and
+// a read of that stick at the element's lane.
+class StageElements : public IRMutator {
+public:
+    // Each load: its stick's LX buffer and the lanes of a stick.
+    explicit StageElements(const std::map<const Load *, std::pair<std::string, int64_t>> &to) : to_(to) {}
+
+private:
+    using IRMutator::visit;
+    const std::map<const Load *, std::pair<std::string, int64_t>> &to_;
+    std::vector<Stmt> dmas_;
+    Expr visit(const Load *op) override {
+        auto it = to_.find(op);
+        if (it == to_.end()) return IRMutator::visit(op);
+        const std::string &stick = it->second.first;
+        const Expr lanes = Expr(int(it->second.second));
+        const int vl = op->type.lanes();
+        // A vector's lanes one by one, each into its place in a vector of them (stick.lanes).
+        const std::string lane = stick + ".lane";
+        const Expr index = vl > 1 ? lanes_of(op->index, Variable::make(Int(32), lane)) : op->index;
+        DmaCall d;
+        d.dram = op->name;
+        d.lx = stick;
+        d.dram_offset = (index / lanes) * lanes;
+        d.lx_offset = Expr(0);
+        d.run = it->second.second;
+        const Expr element = Load::make(op->type.element_of(), stick, index % lanes, Buffer<>(), Parameter(),
+                                        vl > 1 ? const_true() : op->predicate, ModulusRemainder());
+        if (vl == 1) {
+            dmas_.push_back(make_dma(d));
+            return element;
+        }
+        const std::string gathered = stick + ".lanes";
+        const Stmt one = Block::make(make_dma(d), Store::make(gathered, element, Variable::make(Int(32), lane), Parameter(),
+                                                              const_true(), ModulusRemainder()));
+        dmas_.push_back(For::make(lane, 0, vl, ForType::Serial, DeviceAPI::None, one));
+        return Load::make(op->type, gathered, Ramp::make(0, 1, vl), Buffer<>(), Parameter(), const_true(vl),
+                          ModulusRemainder());
+    }
+    Stmt visit(const Store *op) override {
+        const std::vector<Stmt> outer = std::move(dmas_);
+        dmas_.clear();
+        Stmt s = IRMutator::visit(op);
+        if (!dmas_.empty()) {
+            dmas_.push_back(s);
+            s = Block::make(dmas_);
+        }
+        dmas_ = outer;
+        return s;
+    }
+};
+
 }  // namespace
 
 Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
@@ -137,42 +227,93 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
                         "' (a scatter, as a histogram's update is) has no form on Spyre: the DMA and the vector unit "
                         "write at positions fixed by the program");
     std::set<std::string> id_buffers;
+    std::map<const Load *, std::pair<std::string, int64_t>> elements;  // gathers of single elements
     for (const IndexRead &r : find.reads) {
         const BufferInfo &ids = plan.buffer(r.id->name);
         const std::string func = plan.has(r.outer) ? plan.buffer(r.outer).func : r.outer;
         auto refuse = [&](const auto &...why) {
             throw_error("kernel ", plan.kernel_name, ": reading '", func, "' at a position given by '", ids.func, "': ", why...);
         };
-        if (r.id->type.is_vector())
+        // The multiples of each id in an index (its atoms: the clamped ids), from its first lane.
+        auto id_terms = [&](const Expr &index, Atoms &atoms) {
+            const Expr base = atoms.mutate(index);
+            std::set<std::string> atom_vars;
+            for (size_t i = 0; i < atoms.atoms.size(); i++) atom_vars.insert("gather$atom" + std::to_string(i));
+            const std::optional<Affine> form = affine_in(base, atom_vars);
+            std::vector<int64_t> ks;
+            for (size_t i = 0; i < atoms.atoms.size(); i++) ks.push_back(form ? form->of("gather$atom" + std::to_string(i)) : 0);
+            return ks;
+        };
+        // A read of one element per position: a scalar load whose index is the id plus terms of the
+        // loops, or a vector load whose every lane is one (its lanes are gathered one by one).
+        Atoms lane0;
+        const Expr scalar_index = r.id->type.is_vector() ? lanes_of(r.outer_index, Variable::make(Int(32), "gather$lane"))
+                                                         : r.outer_index;
+        const std::vector<int64_t> lane0_ks = scalar_index.defined() ? id_terms(scalar_index, lane0) : std::vector<int64_t>{};
+        const bool element = r.outer_load && lane0_ks.size() == 1 && lane0_ks[0] == 1 && !r.outer_index.as<Ramp>() &&
+                             (!r.id->type.is_vector() || is_const_one(r.outer_load->predicate));
+        if (r.id->type.is_vector() && !element)
             refuse("the positions are ", r.id->type,
                    " vectors, one per lane of a vectorized loop; a gather fetches whole rows, one position at a time: "
                    "vectorize along the first dimension of '", func, "' instead, or, where the positions run along "
                    "the output's first dimension, gather into a Func of its own whose first dimension is the row's "
                    "(g(x, i) = ", func, "(x, position(i)), stick_vectorize(x)) and read that Func transposed");
-        if (r.id->type != Int(32))
+        if (r.id->type.element_of() != Int(32))
             refuse("the positions are ", r.id->type, "; a gather reads one int32 position at a time (cast the ids to int32)");
         if (reads_memory(r.id->index))
             refuse("the position of '", ids.func, "' is itself read from memory; one level of indirection has a form");
         const BufferInfo &table = plan.buffer(r.outer);
         if (!table.in_device_memory())
             refuse("'", func, "' is in LX; a gather reads rows of an input or of a Func stored in device memory");
-        if (table.shape.size() < 2)
-            refuse("'", func, "' has one dimension, its stick dimension: a gather fetches whole rows (index a dimension "
-                   "other than the first by the ids)");
-        // The term of the row offset that holds the id must be the id's row times whole padded rows.
         const int64_t lanes = plan.lanes(table.type);
         const int64_t row = (table.shape[0] + lanes - 1) / lanes * lanes;
+        if (element && !elements.count(r.outer_load)) {
+            // One element of the stick dimension: its stick comes by a DMA, the element from its lane.
+            const DeviceLayout natural = default_layout(int(table.shape.size()));
+            if (table.layout.stick_dim != 0 || (!table.layout.order.empty() && table.layout.order != natural.order))
+                refuse("'", func, "' has a device layout of its own; a gather of single elements reads the "
+                       "default (row-major) layout");
+            Scope<Interval> any_id;
+            any_id.push("gather$id", Interval(Int(32).min(), Int(32).max()));
+            const Interval in = bounds_of_expr_in_scope(ids_as_variable(lane0.atoms[0]), any_id);
+            const auto lo = in.has_lower_bound() ? as_const_int(simplify(in.min)) : nullptr;
+            const auto hi = in.has_upper_bound() ? as_const_int(simplify(in.max)) : nullptr;
+            if (!lo || !hi || *lo < 0 || *hi >= table.shape[0])
+                throw_internal("kernel ", plan.kernel_name, ": internal: the elements of '", func,
+                               "' read at positions given by '", ids.func, "' are not bounded by its ",
+                               table.shape[0], " columns after prove_bounds");
+            auto add_buffer = [&](const std::string &name, int64_t elems) {
+                BufferInfo b;
+                b.name = name;
+                b.func = table.func;
+                b.type = table.type;
+                b.place = Place::LX;
+                b.elems = elems;
+                b.staging = true;
+                plan.buffers[name] = b;
+            };
+            const std::string name = r.outer + ".elem" + std::to_string(elements.size());
+            elements[r.outer_load] = {name, lanes};
+            add_buffer(name, lanes);
+            const int vl = r.outer_load->type.lanes();
+            if (vl > 1) add_buffer(name + ".lanes", (vl + lanes - 1) / lanes * lanes);
+        }
+        // The term of the row offset that holds the id must be the id's row times whole padded rows.
         const Ramp *ramp = r.outer_index.as<Ramp>();
         Atoms atoms;
-        const Expr base = atoms.mutate(ramp ? ramp->base : r.outer_index);
-        std::set<std::string> atom_vars;
-        for (size_t i = 0; i < atoms.atoms.size(); i++) atom_vars.insert("gather$atom" + std::to_string(i));
-        const std::optional<Affine> form = affine_in(base, atom_vars);
-        for (size_t i = 0; i < atoms.atoms.size(); i++) {
-            const int64_t k = form ? form->of("gather$atom" + std::to_string(i)) : 0;
+        const std::vector<int64_t> ks = element ? std::vector<int64_t>{} : id_terms(ramp ? ramp->base : r.outer_index, atoms);
+        for (size_t i = 0; i < ks.size(); i++) {
+            const int64_t k = ks[i];
+            if (table.shape.size() < 2)
+                refuse("'", func, "' has one dimension, its stick dimension, and the ids do not give a single element "
+                       "of it: a gather fetches whole rows, or one element per position (", func, "(position(i)))");
+            if (k == 1 && ramp)
+                refuse("the ids give where a vector starts in the stick dimension (dimension 0) of '", func,
+                       "'; a gather fetches whole rows, or single elements in a loop that is not vectorized");
             if (k == 0 || k % row != 0 || (ramp && reads_memory(ramp->stride)))
                 refuse("the ids give a position in the stick dimension (dimension 0) of '", func,
-                       "'; a gather fetches whole rows: index a dimension other than the first by the ids");
+                       "' other than one element's; a gather fetches whole rows (index a dimension other than the "
+                       "first by the ids) or single elements (", func, "(position(i), i))");
             // The rows it reaches: the clamp's bounds, inside the table.
             const int64_t rows = table.elems / row;
             // The id may be any int32: bounded only by what the index does with it.
@@ -214,7 +355,7 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
         staged[name] = b.name;
         order.push_back({name, b.elems});
     }
-    Stmt body = RedirectIds(staged).mutate(s);
+    Stmt body = RedirectIds(staged).mutate(StageElements(elements).mutate(s));
     std::vector<Stmt> loads;
     for (const auto &[name, elems] : order) {
         DmaCall d;
@@ -229,6 +370,13 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
     body = Block::make(loads);
     for (const auto &[name, elems] : order)
         body = Allocate::make(staged[name], Int(32), MemoryType::VTCM, {Expr(elems)}, const_true(), body);
+    for (const auto &[load, stick] : elements) {
+        body = Allocate::make(stick.first, load->type.element_of(), MemoryType::VTCM, {Expr(int(stick.second))},
+                              const_true(), body);
+        if (load->type.is_vector())
+            body = Allocate::make(stick.first + ".lanes", load->type.element_of(), MemoryType::VTCM,
+                                  {Expr(int(plan.buffer(stick.first + ".lanes").elems))}, const_true(), body);
+    }
     return body;
 }
 

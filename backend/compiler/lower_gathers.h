@@ -3,9 +3,13 @@
 // every core, and read from there: instruction selection loads each id into a register (LDLX) and
 // the table's row comes by a DMA at the offset it gives (infer_dma stages it like any row, its
 // offset an expression of the id); ids a schedule put in LX are checked the same and read in place.
-// Refused by name: ids that are not int32 or not scalar, a gather along the stick dimension (single
-// elements, not rows), a scatter, ids read through other ids, a table in LX or of one dimension, ids
-// in a layout of their own, and ids too large for their LX budget. (Rows without a bound, no
+// A gather along the stick dimension (single elements: `logits(clamp(target(t), 0, V - 1), t)`)
+// fetches each element's stick into a one-stick LX buffer by a DMA before the store that reads it,
+// and reads the element from its lane; a vector of such elements is gathered lane by lane (a loop
+// over the lanes) into an LX vector the store then reads.
+// Refused by name: ids that are not int32, vectors of row positions, a scatter, ids read through
+// other ids, a table in LX, a vector starting at an id, an element table in a layout of its own,
+// ids in a layout of their own, and ids too large for their LX budget. (Rows without a bound, no
 // clamp, were refused by prove_bounds before lowering.)
 #pragma once
 

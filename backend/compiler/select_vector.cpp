@@ -1061,10 +1061,12 @@ void Selector::emit_element_store(const std::vector<Loop> &loops, const Store *s
         d.elems *= l.extent;
         k--;
     }
-    // No loop over consecutive elements: one element per iteration, in the loops' order (an update
-    // may read what the earlier ones wrote, anywhere).
-    if (d.lane.empty() && (carried || k != 0)) return emit_single_elements(loops, st);
     int64_t lanes_t = plan_.lanes(dst.type);
+    // No loop over consecutive elements: one element per iteration, in the loops' order (an update
+    // may read what the earlier ones wrote, anywhere); so too a store alone in a loop body (after
+    // a gathered element's fetch) at an index of the loops around it.
+    if (d.lane.empty() && (carried || k != 0 || !provably_multiple(simplify(st->index), lanes_t)))
+        return emit_single_elements(loops, st);
     emit_loops(loops, k, [&] {
         Operand o = at_buffer(st->name, dst.type, simplify(affine_in(st->index, d.vars())->rest));
         if (!provably_multiple(o.index, lanes_t))
