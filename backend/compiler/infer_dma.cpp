@@ -637,9 +637,14 @@ private:
                     const int64_t row_lo = (start + o > 0 ? (start + o) / row * row : 0) - o;
                     // A plain shift back from a home at a row boundary reads the previous row's end:
                     // kept (seed 5 case 963: dropping it left the tail's valid lanes reading stale LX).
-                    const bool keep_front = g.plain_back_shift && o == 0 && !rows_merged;
-                    const std::pair<int64_t, int64_t> c{keep_front ? start : std::max<int64_t>(start, row_lo),
-                                                        std::min(end, row_lo + (rows_merged ? home_run : row))};
+                    // Lane 0 of a vector that runs is valid and reads there, so the home is past the end
+                    // of that row (a column Halide rounded up): only padding lanes read it, and for the
+                    // last row it lies past the buffer. Not moved.
+                    const bool keep_front = g.plain_back_shift && o == 0 && !rows_merged && start < 0;
+                    const std::pair<int64_t, int64_t> c =
+                        keep_front ? std::pair<int64_t, int64_t>{start, 0}
+                                   : std::pair<int64_t, int64_t>{std::max<int64_t>(start, row_lo),
+                                                                 std::min(end, row_lo + (rows_merged ? home_run : row))};
                     if (clip && *clip != c) {
                         clip.reset();
                         break;
