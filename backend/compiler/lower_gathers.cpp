@@ -1,6 +1,7 @@
 #include "lower_gathers.h"
 
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -23,6 +24,7 @@ struct IndexRead {
     const Load *id = nullptr;
     const Load *outer_load = nullptr;  // the access whose index it is, if a load
     std::string outer;  // the buffer the index addresses
+    Type outer_type;    // the type of its elements
     Expr outer_index;
     bool outer_store = false;
 };
@@ -49,10 +51,11 @@ private:
     const KernelPlan &plan_;
     IndexRead where_;  // the access whose index is being visited (outer empty: none)
 
-    void index_of(const Load *load, const std::string &name, const Expr &index, bool store) {
+    void index_of(const Load *load, const std::string &name, Type type, const Expr &index, bool store) {
         const IndexRead saved = where_;
         where_.outer_load = load;
         where_.outer = name;
+        where_.outer_type = type.element_of();
         where_.outer_index = index;
         where_.outer_store = store;
         index.accept(this);
@@ -64,12 +67,12 @@ private:
             r.id = op;
             reads.push_back(r);
         }
-        index_of(op, op->name, op->index, false);
+        index_of(op, op->name, op->type, op->index, false);
         op->predicate.accept(this);
     }
     void visit(const Store *op) override {
         op->value.accept(this);
-        index_of(nullptr, op->name, op->index, true);
+        index_of(nullptr, op->name, op->value.type(), op->index, true);
         op->predicate.accept(this);
     }
 };
@@ -108,18 +111,37 @@ private:
     Expr visit(const Call *op) override { return atom(Expr(op)); }
 };
 
+// The multiples of each id in an index (its atoms: the clamped ids).
+std::vector<int64_t> id_terms(const Expr &index, Atoms &atoms) {
+    const Expr base = atoms.mutate(index);
+    std::set<std::string> atom_vars;
+    for (size_t i = 0; i < atoms.atoms.size(); i++) atom_vars.insert("gather$atom" + std::to_string(i));
+    const std::optional<Affine> form = affine_in(base, atom_vars);
+    std::vector<int64_t> ks;
+    for (size_t i = 0; i < atoms.atoms.size(); i++) ks.push_back(form ? form->of("gather$atom" + std::to_string(i)) : 0);
+    return ks;
+}
+
+// Loads (and, with `stores`, stores) of some buffers made accesses of their LX copies.
 class RedirectIds : public IRMutator {
 public:
-    explicit RedirectIds(const std::map<std::string, std::string> &to) : to_(to) {}
+    explicit RedirectIds(const std::map<std::string, std::string> &to, bool stores = false) : to_(to), stores_(stores) {}
 
 private:
     using IRMutator::visit;
     const std::map<std::string, std::string> &to_;
+    const bool stores_;
     Expr visit(const Load *op) override {
         auto it = to_.find(op->name);
         if (it == to_.end()) return IRMutator::visit(op);
         return Load::make(op->type, it->second, mutate(op->index), Buffer<>(), Parameter(), mutate(op->predicate),
                           ModulusRemainder());
+    }
+    Stmt visit(const Store *op) override {
+        auto it = to_.find(op->name);
+        if (!stores_ || it == to_.end()) return IRMutator::visit(op);
+        return Store::make(it->second, mutate(op->value), mutate(op->index), Parameter(), mutate(op->predicate),
+                           ModulusRemainder());
     }
 };
 
@@ -218,32 +240,69 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
     s.accept(&find);
     if (find.reads.empty()) return s;
 
-    // A scatter first: its update also reads the buffer at the same positions (h(bin) += 1, a
-    // histogram), and that read is not the cause.
-    for (const IndexRead &r : find.reads)
-        if (r.outer_store)
-            throw_error("kernel ", plan.kernel_name, ": writing '", plan.has(r.outer) ? plan.buffer(r.outer).func : r.outer,
-                        "' at positions given by '", plan.buffer(r.id->name).func,
-                        "' (a scatter, as a histogram's update is) has no form on Spyre: the DMA and the vector unit "
-                        "write at positions fixed by the program");
     std::set<std::string> id_buffers;
+    // Ids in device memory are copied whole into LX as they are laid out: row-major only.
+    auto stage_ids = [&](const BufferInfo &ids, const std::string &name, const std::function<void(const std::string &)> &refuse) {
+        const DeviceLayout row_major = default_layout(int(ids.shape.size()));
+        if (ids.in_device_memory() &&
+            (ids.layout.stick_dim != 0 || (!ids.layout.order.empty() && ids.layout.order != row_major.order)))
+            refuse("'" + ids.func + "' has a device layout of its own; give the ids the default (row-major) layout");
+        if (ids.in_device_memory()) id_buffers.insert(name);  // in LX already: read in place
+    };
+    // Scatters first (a histogram's update also reads the bins it writes, and that read is not the
+    // cause of any refusal): the written buffer is kept whole in LX, on one core.
+    std::map<std::string, Type> scatter_targets;  // in device memory: their LX copies' element types
+    for (const IndexRead &r : find.reads) {
+        if (!r.outer_store) continue;
+        const BufferInfo &ids = plan.buffer(r.id->name);
+        const BufferInfo &dst = plan.buffer(r.outer);
+        auto refuse = [&](const auto &...why) {
+            throw_error("kernel ", plan.kernel_name, ": writing '", dst.func, "' at positions given by '", ids.func,
+                        "' (a scatter, as a histogram's update is): ", why...);
+        };
+        if (r.id->type.is_vector())
+            refuse("the positions are ", r.id->type, " vectors, one per lane of a vectorized loop; a scatter writes "
+                   "one position at a time (leave the update's loops unvectorized)");
+        if (r.id->type != Int(32))
+            refuse("the positions are ", r.id->type, "; a scatter reads one int32 position at a time: compute them in "
+                   "a Func of their own (bin(x, y) = cast<int32_t>(", ids.func, "(x, y)), with scratchpad_root()) "
+                   "and write at clamp(bin(...), 0, n - 1)");
+        if (reads_memory(r.id->index))
+            refuse("the position of '", ids.func, "' is itself read from memory; one level of indirection has a form");
+        Atoms atoms;
+        const std::vector<int64_t> ks = r.outer_index.type().is_vector() ? std::vector<int64_t>{}
+                                                                          : id_terms(r.outer_index, atoms);
+        if (ks.size() != 1 || ks[0] != 1)
+            refuse("the positions choose whole rows or vectors; a scatter writes single elements of its first "
+                   "dimension (h(clamp(position(r), 0, n - 1), y) += ...), one at a time");
+        if (plan.num_cores > 1)
+            refuse("a scatter runs on one core (each core's writes would need combining): remove the ring_split "
+                   "of '", dst.func, "'");
+        if (dst.in_device_memory()) {
+            const DeviceLayout natural = default_layout(int(dst.shape.size()));
+            if (dst.layout.stick_dim != 0 || (!dst.layout.order.empty() && dst.layout.order != natural.order))
+                refuse("'", dst.func, "' has a device layout of its own; a scatter writes the default (row-major) layout");
+            const int64_t image = device_geometry(dst.layout, dst.shape, dst.type, plan.machine.stick_bytes).total_bytes;
+            if (image > kScatterLxBudget)
+                refuse("'", dst.func, "' takes ", image, " bytes; a scatter keeps the Func it writes whole in LX, at most ",
+                       kScatterLxBudget, " bytes");
+            scatter_targets[r.outer] = r.outer_type;
+        }
+        stage_ids(ids, r.id->name, [&](const std::string &why) { refuse(why); });
+    }
     std::map<const Load *, std::pair<std::string, int64_t>> elements;  // gathers of single elements
     for (const IndexRead &r : find.reads) {
+        if (r.outer_store) continue;
         const BufferInfo &ids = plan.buffer(r.id->name);
         const std::string func = plan.has(r.outer) ? plan.buffer(r.outer).func : r.outer;
         auto refuse = [&](const auto &...why) {
             throw_error("kernel ", plan.kernel_name, ": reading '", func, "' at a position given by '", ids.func, "': ", why...);
         };
-        // The multiples of each id in an index (its atoms: the clamped ids), from its first lane.
-        auto id_terms = [&](const Expr &index, Atoms &atoms) {
-            const Expr base = atoms.mutate(index);
-            std::set<std::string> atom_vars;
-            for (size_t i = 0; i < atoms.atoms.size(); i++) atom_vars.insert("gather$atom" + std::to_string(i));
-            const std::optional<Affine> form = affine_in(base, atom_vars);
-            std::vector<int64_t> ks;
-            for (size_t i = 0; i < atoms.atoms.size(); i++) ks.push_back(form ? form->of("gather$atom" + std::to_string(i)) : 0);
-            return ks;
-        };
+        if (scatter_targets.count(r.outer)) {
+            // A scatter's buffer, in LX whole: read in place at the position's element.
+            stage_ids(ids, r.id->name, [&](const std::string &why) { refuse(why); });
+            continue;
+        }
         // A read of one element per position: a scalar load whose index is the id plus terms of the
         // loops, or a vector load whose every lane is one (its lanes are gathered one by one).
         Atoms lane0;
@@ -327,11 +386,7 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
                 throw_internal("kernel ", plan.kernel_name, ": internal: the rows of '", func, "' read at positions given by '",
                                ids.func, "' are not bounded by its ", rows, " rows after prove_bounds");
         }
-        const DeviceLayout row_major = default_layout(int(ids.shape.size()));
-        if (ids.in_device_memory() &&
-            (ids.layout.stick_dim != 0 || (!ids.layout.order.empty() && ids.layout.order != row_major.order)))
-            refuse("'", ids.func, "' has a device layout of its own; give the ids the default (row-major) layout");
-        if (ids.in_device_memory()) id_buffers.insert(r.id->name);  // in LX already: read in place
+        stage_ids(ids, r.id->name, [&](const std::string &why) { refuse(why); });
     }
 
     // Each id buffer whole into LX, once, before the kernel's work.
@@ -355,7 +410,33 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
         staged[name] = b.name;
         order.push_back({name, b.elems});
     }
+    // Each scatter target whole in LX, laid out as its device image; an output copied out at the end.
+    std::map<std::string, std::string> whole;
+    std::vector<Stmt> copies_out;
+    for (const auto &[name, type] : scatter_targets) {
+        const BufferInfo &dst = plan.buffer(name);
+        BufferInfo b;
+        b.name = name + ".lxwhole";
+        b.func = dst.func;
+        b.type = dst.type;
+        b.place = Place::LX;
+        b.elems = device_geometry(dst.layout, dst.shape, dst.type, plan.machine.stick_bytes).total_bytes / dtype_bytes(dst.type);
+        b.staging = true;
+        plan.buffers[b.name] = b;
+        whole[name] = b.name;
+        if (dst.place == Place::DeviceOutput) {
+            DmaCall d;
+            d.store = true;
+            d.dram = name;
+            d.lx = b.name;
+            d.dram_offset = Expr(0);
+            d.lx_offset = Expr(0);
+            d.run = b.elems;
+            copies_out.push_back(make_dma(d));
+        }
+    }
     Stmt body = RedirectIds(staged).mutate(StageElements(elements).mutate(s));
+    if (!whole.empty()) body = RedirectIds(whole, true).mutate(body);
     std::vector<Stmt> loads;
     for (const auto &[name, elems] : order) {
         DmaCall d;
@@ -367,7 +448,10 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
         loads.push_back(make_dma(d));
     }
     loads.push_back(body);
+    for (const Stmt &c : copies_out) loads.push_back(c);
     body = Block::make(loads);
+    for (const auto &[name, type] : scatter_targets)
+        body = Allocate::make(whole[name], type, MemoryType::VTCM, {Expr(plan.buffer(whole[name]).elems)}, const_true(), body);
     for (const auto &[name, elems] : order)
         body = Allocate::make(staged[name], Int(32), MemoryType::VTCM, {Expr(elems)}, const_true(), body);
     for (const auto &[load, stick] : elements) {

@@ -7,10 +7,14 @@
 // fetches each element's stick into a one-stick LX buffer by a DMA before the store that reads it,
 // and reads the element from its lane; a vector of such elements is gathered lane by lane (a loop
 // over the lanes) into an LX vector the store then reads.
-// Refused by name: ids that are not int32, vectors of row positions, a scatter, ids read through
-// other ids, a table in LX, a vector starting at an id, an element table in a layout of its own,
-// ids in a layout of their own, and ids too large for their LX budget. (Rows without a bound, no
-// clamp, were refused by prove_bounds before lowering.)
+// A scatter (a histogram: `hist(clamp(in(r), 0, n - 1)) += 1`) runs on one core: the Func it writes
+// is kept whole in LX (copied out at the end when it is the output) and each write is an element
+// read, updated and written back in Halide's order (instruction selection's single elements).
+// Refused by name: ids that are not int32, vectors of row positions, a scatter of rows, over several
+// cores or into a Func over its LX budget, ids read through other ids, a table in LX, a vector
+// starting at an id, an element table in a layout of its own, ids in a layout of their own, and ids
+// too large for their LX budget. (Rows without a bound, no clamp, were refused by prove_bounds
+// before lowering.)
 #pragma once
 
 #include "Halide.h"
@@ -20,6 +24,8 @@ namespace spyre {
 
 // LX bytes the whole ids of one gathered buffer may take on each core.
 constexpr int64_t kGatherIdsLxBudget = 64 * 1024;
+// LX bytes the buffer a scatter writes may take, kept whole on its one core.
+constexpr int64_t kScatterLxBudget = 64 * 1024;
 
 Halide::Internal::Stmt lower_gathers(const Halide::Internal::Stmt &s, KernelPlan &plan);
 

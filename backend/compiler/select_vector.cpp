@@ -1030,6 +1030,8 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
 void Selector::emit_element_store(const std::vector<Loop> &loops, const Store *st) {
     const BufferInfo &dst = plan_.buffer(st->name);
     std::set<std::string> all = var_set(loops);
+    // A scatter (lower_gathers: a position read from LX): one element per iteration, in order.
+    if (reads_memory(st->index)) return emit_single_elements(loops, st);
     auto ai = affine_in(st->index, all);
     if (!ai) unsupported("store index is not affine");
     Domain d;
