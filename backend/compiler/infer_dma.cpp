@@ -224,18 +224,22 @@ private:
     }
 
     // A body of loop nests and stores only (no allocations, conditions or DMA yet, but an
-    // element's fetch).
-    static bool plain_body(const Stmt &s) {
+    // element's fetch; with allocations, LX buffers computed inside it: allocations_ok).
+    static bool plain_body(const Stmt &s, bool allocations_ok = false) {
         class V : public IRVisitor {
         public:
-            bool ok = true;
+            bool ok = true, allocations_ok = false;
             using IRVisitor::visit;
-            void visit(const Allocate *) override { ok = false; }
+            void visit(const Allocate *a) override {
+                ok &= allocations_ok;
+                IRVisitor::visit(a);
+            }
             void visit(const IfThenElse *) override { ok = false; }
             void visit(const Evaluate *e) override {
                 if (!is_const(e->value) && !element_fetch(e)) ok = false;
             }
         } v;
+        v.allocations_ok = allocations_ok;
         s.accept(&v);
         return v.ok;
     }
@@ -296,12 +300,35 @@ private:
                 if (staged.defined()) return staged;
             }
             if (fors.empty()) return IRMutator::visit(s.as<For>());
-            for (const Loop &l : loops) outer_extent_[l.name] = l.extent;
-            Stmt body = mutate(leaf);
-            for (const Loop &l : loops) outer_extent_.erase(l.name);
-            for (size_t i = fors.size(); i-- > 0;)
-                body = For::make(fors[i]->name, 0, fors[i]->extent, fors[i]->for_type, fors[i]->device_api, body);
-            return body;
+            auto each_nest = [&] {
+                for (const Loop &l : loops) outer_extent_[l.name] = l.extent;
+                Stmt body = mutate(leaf);
+                for (const Loop &l : loops) outer_extent_.erase(l.name);
+                for (size_t i = fors.size(); i-- > 0;)
+                    body = For::make(fors[i]->name, 0, fors[i]->extent, fors[i]->for_type, fors[i]->device_api, body);
+                return body;
+            };
+            if (plain_body(leaf) || !plain_body(leaf, true)) return each_nest();
+            // A body that computes LX buffers (a row's statistic at scratchpad_store_at) beside an
+            // element it stores: where its nests cannot be staged one by one (the element is no
+            // stick of its own: out(y) = sum(in(r, y) - m(y)), unvectorized), staged around the
+            // loops as one, the LX buffers inside it.
+            const KernelPlan saved_plan = plan_;
+            const auto saved_extent = outer_extent_;
+            const int64_t saved_live = live_;
+            try {
+                return each_nest();
+            } catch (const Error &e) {
+                if (e.kind() != ErrorKind::Refused) throw;
+                plan_ = saved_plan;
+                outer_extent_ = saved_extent;
+                live_ = saved_live;
+                allocations_inside_ = true;
+                Stmt staged = choose(s, loops, fors, leaf, func_of_loop(fors.back()->name), false);
+                allocations_inside_ = false;
+                if (staged.defined()) return staged;
+                throw;
+            }
         }
         const Store *st = leaf.as<Store>();
         if (auto direct = direct_copy(loops, st)) return *direct;
@@ -377,9 +404,14 @@ private:
                 }
                 IRVisitor::visit(f);
             }
-            void visit(const Allocate *) override { ok = false; }
+            bool allocations_ok = false;
+            void visit(const Allocate *a) override {
+                ok &= allocations_ok;
+                IRVisitor::visit(a);
+            }
             void visit(const IfThenElse *) override { ok = false; }
         } il;
+        il.allocations_ok = allocations_inside_;
         il.extent = &extent;
         il.inner = &inner;
         leaf.accept(&il);
@@ -1159,6 +1191,7 @@ private:
     std::map<std::string, int64_t> outer_extent_;  // the loops around the nest being staged
     std::vector<Expr> path_;                       // the conditions that hold there
     int counter_ = 0;
+    bool allocations_inside_ = false;  // analyse() takes a body that allocates LX buffers
 };
 
 }  // namespace

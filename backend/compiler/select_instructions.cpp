@@ -1,6 +1,8 @@
 // Instruction selection: the statement walk, and the pass's entry point (select_instructions.h).
 #include "select_instructions.h"
 
+#include <algorithm>
+
 #include "selector.h"
 
 namespace spyre {
@@ -149,8 +151,13 @@ void Selector::emit_carried_loop(const For *op, int64_t n, bool counted) {
         if (!holds(assumed, p)) assumed.push_back(p);
     hz_.set_pending(assumed);
     r = b_.alloc();
+    const size_t start = b_.size();
     body(r);
     wait(tags_not_in(hz_.pending(), assumed));
+    // A body that never waits leaves every operation it issues in flight, iteration after
+    // iteration: where the loop would issue more than a core records unwaited (the simulator's
+    // 4096), each iteration waits for its work at its end.
+    if (unwaited_issues(start, n) + int64_t(hz_.pending().size()) >= kMaxUnwaited) drain();
     b_.end_loop();
     st_.vars.erase(op->name);
     b_.release(r);
@@ -161,6 +168,29 @@ void Selector::emit_carried_loop(const For *op, int64_t n, bool counted) {
             if (!holds(now, p)) now.push_back(p);
         hz_.set_pending(std::move(now));
     }
+}
+
+// The asynchronous operations a loop of n iterations, whose LOOP is at code[start], issues when its
+// body has no WAIT (each weighted by the counts of the loops inside it, a register count taken as
+// kMaxUnwaited); 0 when it waits somewhere.
+int64_t Selector::unwaited_issues(size_t start, int64_t n) const {
+    const std::vector<Instr> &code = b_.code();
+    std::vector<int64_t> weight{std::max<int64_t>(n, 1)};
+    int64_t total = 0;
+    for (size_t i = start + 1; i < code.size(); i++) {
+        const Instr &in = code[i];
+        if (in.op == Opcode::WAIT) return 0;
+        if (in.op == Opcode::LOOP) {
+            const int64_t k = in.a[1] ? kMaxUnwaited : std::max<int32_t>(in.a[2], 1);
+            weight.push_back(std::min(weight.back() * k, kMaxUnwaited));
+        } else if (in.op == Opcode::ENDLOOP && weight.size() > 1) {
+            weight.pop_back();
+        } else {
+            const auto &ops = op_info(in.op).operands;
+            if (std::find(ops.begin(), ops.end(), ::spyre::Operand::Tag) != ops.end()) total = std::min(total + weight.back(), kMaxUnwaited);
+        }
+    }
+    return total;
 }
 
 // A loop whose trip count depends on the loops around it (Halide tightens an RDom to its

@@ -312,6 +312,10 @@ private:
                       int64_t groups);
     // A store whose innermost loop does not run along the stick: one element per iteration.
     void emit_single_elements(const std::vector<Loop> &loops, const Store *st);
+    // Asynchronous operations issued by the loop at code[start] over n iterations, when its body
+    // never waits (emit_carried_loop bounds them by kMaxUnwaited).
+    int64_t unwaited_issues(size_t start, int64_t n) const;
+    static constexpr int64_t kMaxUnwaited = 4096;
     void emit_arg_reduction(const std::vector<Loop> &loops, const ArgReduction &red);
 
     void emit_element_store(const std::vector<Loop> &loops, const Store *st);
