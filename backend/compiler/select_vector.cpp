@@ -818,6 +818,15 @@ void Selector::emit_nest(const std::vector<Loop> &loops, const Store *st) {
     }
     if (auto x = scan_of(loops, st); x && emit_scan(loops, st, *x)) return;
     if (is_lane_scan(loops, st)) return emit_lane_scan(loops, st);
+    if (auto red = reduction_of(st); red && has_reduction_loop && column_reduction(loops, st)) {
+        // A reduction down columns (out(x) = sum(in(x, r)), unvectorized): the reduction loop walks
+        // across sticks, the loop around it along them. Each element's sum keeps its order when the
+        // two loops trade places, and the elements of a row then accumulate together, a vector per
+        // step of the reduction.
+        std::vector<Loop> swapped = loops;
+        std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
+        return emit_element_store(swapped, st);
+    }
     if (auto red = reduction_of(st); red && has_reduction_loop) {
         // The reduction loop's values are computed together, before any is accumulated: a value
         // that reads the accumulator's buffer would miss what the loop accumulates (carried_reads.h).
@@ -829,6 +838,28 @@ void Selector::emit_nest(const std::vector<Loop> &loops, const Store *st) {
         return emit_reduction(loops, st, *red);
     }
     emit_element_store(loops, st);
+}
+
+// A reduction (the store's index constant along the innermost loop) whose values are read across
+// sticks along that loop, and along them, a stride of 1, along the loop around it, where the store
+// moves by 1 too: a column reduction of unvectorized loops.
+bool Selector::column_reduction(const std::vector<Loop> &loops, const Store *st) {
+    if (loops.size() < 2) return false;
+    const std::string &r = loops.back().name, &x = loops[loops.size() - 2].name;
+    const std::set<std::string> all = var_set(loops);
+    auto ai = affine_in(st->index, all);
+    if (!ai || ai->of(r) != 0 || ai->of(x) != 1) return false;
+    AccessCoeffs acc;
+    collect(st->value, false, acc);
+    if (!acc.vec.empty() || !acc.trans.empty() || !acc.strided.empty() || !acc.masks.empty() || acc.scal.empty())
+        return false;
+    bool across = false;
+    for (const auto &sc : acc.scal) {
+        auto a = affine_in(sc.first, all);
+        if (!a || (a->of(x) != 0 && a->of(x) != 1)) return false;
+        across |= a->of(r) != 0 && a->of(r) != 1;
+    }
+    return across;
 }
 
 std::set<std::string> Selector::var_set(const std::vector<Loop> &loops) {

@@ -315,6 +315,8 @@ private:
     // Asynchronous operations issued by the loop at code[start] over n iterations, when its body
     // never waits (emit_carried_loop bounds them by kMaxUnwaited).
     int64_t unwaited_issues(size_t start, int64_t n) const;
+    // A reduction down columns of unvectorized loops (emit_nest trades its two inner loops).
+    bool column_reduction(const std::vector<Loop> &loops, const Store *st);
     static constexpr int64_t kMaxUnwaited = 4096;
     void emit_arg_reduction(const std::vector<Loop> &loops, const ArgReduction &red);
 
