@@ -636,7 +636,27 @@ private:
                 lv.internal = true;
                 return lv;
             }
-            if (g.store || row == 0) continue;
+            if (row == 0) continue;
+            if (g.store) {
+                // A stored run reaching past the end of its padded row (a vector of int8 width over
+                // fp16 rows) writes only padding lanes there, and those sticks are the next row's
+                // (or past the buffer, for the last): moved up to the row's end, where every
+                // iteration the DMA serves ends its row at the same place.
+                bool merged = false;
+                for (const std::string &v : g.run_vars) merged |= !v.empty() && g.coeff.count(v) && g.coeff.at(v) >= row;
+                std::optional<int64_t> end;
+                if (auto os = offsets_in_row(g.rest, row, std::vector<Loop>(loops.begin(), loops.begin() + l)); os && !merged)
+                    for (int64_t o : *os) {
+                        const int64_t e = std::min(g.run, row - o);
+                        if (end && *end != e) {
+                            end.reset();
+                            break;
+                        }
+                        end = e;
+                    }
+                if (end && *end > 0 && *end < g.run) g.dma_run = *end;
+                continue;
+            }
             // The halo widens each run: the LX rows keep the device rows' element offsets.
             const int64_t home_run = g.run;
             g.run += (g.front + g.back) * lanes_t;
@@ -1044,7 +1064,7 @@ private:
         d.lx = g.stage;
         d.dram_offset = simplify(g.rest - int(g.dma_front * g.lanes_per_stick));
         d.lx_offset = Expr(int((g.front - g.dma_front) * g.lanes_per_stick));
-        d.run = store ? g.run : g.dma_run;
+        d.run = g.dma_run;  // a stored run clipped at its row's end too
         for (auto &od : g.outer) d.dims.push_back(od.second);
         return d;
     }
