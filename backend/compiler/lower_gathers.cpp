@@ -187,6 +187,8 @@ class StageElements : public IRMutator {
 public:
     // Each load: its stick's LX buffer and the lanes of a stick.
     explicit StageElements(const std::map<const Load *, std::pair<std::string, int64_t>> &to) : to_(to) {}
+    // Fetches no statement took (an element read where none is placed): lower_gathers checks none is left.
+    bool left_over() const { return !dmas_.empty(); }
 
 private:
     using IRMutator::visit;
@@ -220,16 +222,49 @@ private:
         return Load::make(op->type, gathered, Ramp::make(0, 1, vl), Buffer<>(), Parameter(), const_true(vl),
                           ModulusRemainder());
     }
-    Stmt visit(const Store *op) override {
+    // The statement `make` builds, after the fetches the element reads in its own expressions need.
+    template <typename F>
+    Stmt after_fetches(F &&make) {
         const std::vector<Stmt> outer = std::move(dmas_);
         dmas_.clear();
-        Stmt s = IRMutator::visit(op);
-        if (!dmas_.empty()) {
-            dmas_.push_back(s);
-            s = Block::make(dmas_);
-        }
+        Stmt s = make();
+        std::vector<Stmt> mine = std::move(dmas_);
         dmas_ = outer;
-        return s;
+        if (mine.empty()) return s;
+        mine.push_back(s);
+        return Block::make(mine);
+    }
+    Stmt visit(const Store *op) override {
+        return after_fetches([&] { return IRMutator::visit(op); });
+    }
+    // A value Halide bound once for a body (a let, a condition): its fetches before the statement
+    // (the body's own stores place theirs).
+    Stmt visit(const LetStmt *op) override {
+        Expr value;
+        std::vector<Stmt> mine;
+        {
+            const std::vector<Stmt> outer = std::move(dmas_);
+            dmas_.clear();
+            value = mutate(op->value);
+            mine = std::move(dmas_);
+            dmas_ = outer;
+        }
+        mine.push_back(LetStmt::make(op->name, value, mutate(op->body)));
+        return Block::make(mine);
+    }
+    Stmt visit(const IfThenElse *op) override {
+        Expr cond;
+        std::vector<Stmt> mine;
+        {
+            const std::vector<Stmt> outer = std::move(dmas_);
+            dmas_.clear();
+            cond = mutate(op->condition);
+            mine = std::move(dmas_);
+            dmas_ = outer;
+        }
+        mine.push_back(IfThenElse::make(cond, mutate(op->then_case),
+                                        op->else_case.defined() ? mutate(op->else_case) : Stmt()));
+        return Block::make(mine);
     }
 };
 
@@ -435,7 +470,12 @@ Stmt lower_gathers(const Stmt &s, KernelPlan &plan) {
             copies_out.push_back(make_dma(d));
         }
     }
-    Stmt body = RedirectIds(staged).mutate(StageElements(elements).mutate(s));
+    StageElements stage_elements(elements);
+    Stmt body = stage_elements.mutate(s);
+    if (stage_elements.left_over())
+        throw_internal("kernel ", plan.kernel_name, ": internal: a gathered element is read outside a store, a let "
+                       "or a condition, where lower_gathers places no fetch for it");
+    body = RedirectIds(staged).mutate(body);
     if (!whole.empty()) body = RedirectIds(whole, true).mutate(body);
     std::vector<Stmt> loads;
     for (const auto &[name, elems] : order) {
