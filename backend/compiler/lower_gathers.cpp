@@ -239,32 +239,26 @@ private:
     }
     // A value Halide bound once for a body (a let, a condition): its fetches before the statement
     // (the body's own stores place theirs).
+    // `e` mutated into `out`, and the fetches its element reads need.
+    std::vector<Stmt> fetches_of(const Expr &e, Expr &out) {
+        const std::vector<Stmt> outer = std::move(dmas_);
+        dmas_.clear();
+        out = mutate(e);
+        std::vector<Stmt> mine = std::move(dmas_);
+        dmas_ = outer;
+        return mine;
+    }
     Stmt visit(const LetStmt *op) override {
         Expr value;
-        std::vector<Stmt> mine;
-        {
-            const std::vector<Stmt> outer = std::move(dmas_);
-            dmas_.clear();
-            value = mutate(op->value);
-            mine = std::move(dmas_);
-            dmas_ = outer;
-        }
-        mine.push_back(LetStmt::make(op->name, value, mutate(op->body)));
-        return Block::make(mine);
+        std::vector<Stmt> s = fetches_of(op->value, value);
+        s.push_back(LetStmt::make(op->name, value, mutate(op->body)));
+        return Block::make(s);
     }
     Stmt visit(const IfThenElse *op) override {
         Expr cond;
-        std::vector<Stmt> mine;
-        {
-            const std::vector<Stmt> outer = std::move(dmas_);
-            dmas_.clear();
-            cond = mutate(op->condition);
-            mine = std::move(dmas_);
-            dmas_ = outer;
-        }
-        mine.push_back(IfThenElse::make(cond, mutate(op->then_case),
-                                        op->else_case.defined() ? mutate(op->else_case) : Stmt()));
-        return Block::make(mine);
+        std::vector<Stmt> s = fetches_of(op->condition, cond);
+        s.push_back(IfThenElse::make(cond, mutate(op->then_case), op->else_case.defined() ? mutate(op->else_case) : Stmt()));
+        return Block::make(s);
     }
 };
 
