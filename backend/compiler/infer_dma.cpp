@@ -642,7 +642,9 @@ private:
                 // fp16 rows) writes only padding lanes there, and those sticks are the next row's
                 // (or past the buffer, for the last): moved up to the row's end, where every
                 // iteration the DMA serves ends its row at the same place.
-                bool merged = false;
+                // Rows without padding (elements as wide as their sticks): a dense vector past a row's
+                // end is the next row's elements (a fused loop's vector), never padding.
+                bool merged = bi.shape[0] >= row;
                 for (const std::string &v : g.run_vars) merged |= !v.empty() && g.coeff.count(v) && g.coeff.at(v) >= row;
                 std::optional<int64_t> end;
                 if (auto os = offsets_in_row(g.rest, row, std::vector<Loop>(loops.begin(), loops.begin() + l)); os && !merged)
@@ -671,7 +673,8 @@ private:
             }
             // A run from a row's start moves nothing past the row's end (or, with whole rows merged
             // into it, past the last row's) nor before its start: only padding lanes read there.
-            bool rows_merged = false;
+            // A run longer than a row without padding covers whole rows (a fused loop's vector).
+            bool rows_merged = home_run > row && bi.shape[0] >= row;
             for (const std::string &v : g.run_vars) rows_merged |= !v.empty() && g.coeff.count(v) && g.coeff.at(v) >= row;
             int64_t start = -g.front * lanes_t, end = home_run + g.back * lanes_t;  // relative to rest
             // o: where rest lies in its row (0 when rest is a row's start; a tail's second stick at 64).

@@ -333,29 +333,48 @@ TEST(Int8WideVectors, AStoreWiderThanItsRowMovesOnlyTheRow) {
     }
 }
 
-// The same for fp32: an update vectorized again after stick_vectorize (Halide's 32 x 32 lanes over
-// rows of 256, on 4 cores) computes past each row, and only the row's own sticks are stored.
-TEST(Int8WideVectors, AnUpdateVectorizedPastItsRowMatchesCpu) {
-    auto alg = [] {
-        Kernel k;
-        ImageParam in(Float(32), 2, "in");
-        Var x("x"), y("y");
-        Func f("twice");
-        f(x, y) = in(x, y);
-        f(x, y) += in(x, y) * 2.0f;
-        k.inputs = {in};
-        k.output = f;
-        k.vars = {{"x", x}, {"y", y}};
-        return k;
-    };
-    DiffResult r = run_differential(
-        alg,
-        [](Kernel &k) {
-            spyre::schedule(k.output).ring_split(k.vars.at("y"), 4, 64).stick_vectorize(k.vars.at("x"));
-            k.output.update().vectorize(k.vars.at("x"), 32);
-        },
-        {{256, 64}}, {256, 64});
-    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+// In rows without padding a vector past a row's end may be the next row's elements (a fused loop's
+// vector, FusedVectors.*), so no store or load is clipped there: an update vectorized again after
+// stick_vectorize (Halide's 32 x 32 lanes over fp32 rows of 256) reaches past the buffer at the
+// last row and is refused, naming the Func.
+TEST(Int8WideVectors, AVectorPastRowsWithoutPaddingIsRefusedNotClipped) {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func f("twice");
+    f(x, y) = in(x, y);
+    f(x, y) += in(x, y) * 2.0f;
+    spyre::schedule(f).ring_split(y, 4, 64).stick_vectorize(x);
+    f.update().vectorize(x, 32);
+    const std::string msg = error_of([&] { compile_for_spyre(f, {in}, kernel_options({{256, 64}}, {256, 64})); });
+    EXPECT_NE(msg.find("Func twice"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("reaches past its end"), std::string::npos) << msg;
+}
+
+// A fused loop's vectors cross whole rows without padding (fuse(x, y, xy).vectorize(xy, 256) over
+// rows of 128, 1 MiB staged a vector at a time): every element is stored and read, none clipped at
+// a row's end (they were: 524288 of them silently wrong).
+TEST(FusedVectors, AcrossRowsWithoutPaddingMatchCpuExactly) {
+    for (int w : {128, 64}) {
+        auto alg = [] {
+            Kernel k;
+            ImageParam in(Float(16), 2, "in");
+            Var x("x"), y("y");
+            Func out("out");
+            out(x, y) = in(x, y) * cast<float16_t>(2.0f);
+            k.inputs = {in};
+            k.output = out;
+            k.vars = {{"x", x}, {"y", y}};
+            return k;
+        };
+        DiffResult r = run_differential(
+            alg,
+            [](Kernel &k) {
+                Var xy("xy");
+                k.output.fuse(k.vars.at("x"), k.vars.at("y"), xy).vectorize(xy, 256);
+            },
+            {{w, 8192}}, {w, 8192});
+        EXPECT_EQ(r.cmp.mismatches, 0) << w << " wide: " << r.cmp.first_mismatch;
+    }
 }
 
 }  // namespace
