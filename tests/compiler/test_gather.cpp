@@ -396,6 +396,17 @@ TEST(GatherErrors, AVectorStartingAtAnIdIsRefusedByName) {
                      "dimension"), std::string::npos) << e;
 }
 
+// An id scaled in the stick dimension of a 2-D table picks neither rows nor single elements.
+TEST(GatherErrors, AScaledPositionInTheStickDimensionIsRefusedByName) {
+    ImageParam table(Float(16), 2, "table"), ids(Int(32), 1, "ids");
+    Var t("t");
+    Func out("out");
+    out(t) = table(2 * clamp(ids(t), 0, 31), t);
+    const std::string e = error_of([&] { compile_for_spyre(out, {table, ids}, kernel_options({{64, 8}, {8}}, {8})); });
+    EXPECT_NE(e.find("reading 'table' at a position given by 'ids': the ids give a position in the stick dimension "
+                     "(dimension 0) of 'table' other than one element's"), std::string::npos) << e;
+}
+
 // An element gather reads the table's row-major sticks; a table in a layout of its own is refused.
 TEST(GatherErrors, AnElementGatherFromATableInALayoutOfItsOwnIsRefusedByName) {
     ImageParam table(Float(16), 3, "table"), ids(Int(32), 1, "ids");

@@ -180,3 +180,38 @@ TEST(ScatterErrors, NarrowPositionsSayHowToIndexByInt32) {
 
 }  // namespace
 }  // namespace spyre::testing
+
+namespace spyre::testing {
+namespace {
+
+using namespace Halide;
+
+// The remaining refusals of a scatter, each by name: positions read through other positions, and a
+// written Func in a device layout of its own.
+TEST(ScatterErrors, PositionsReadThroughPositionsAreRefusedByName) {
+    ImageParam in(Int(32), 1, "in"), perm(Int(32), 1, "perm");
+    Var b("b");
+    RDom r(0, 16, "r");
+    Func hist("hist");
+    hist(b) = 0;
+    hist(clamp(in(clamp(perm(r), 0, 15)), 0, 63)) += 1;
+    const std::string e = error_of([&] { compile_for_spyre(hist, {in, perm}, kernel_options({{16}, {16}}, {64})); });
+    EXPECT_NE(e.find("writing 'hist' at positions given by 'in'"), std::string::npos) << e;
+    EXPECT_NE(e.find("the position of 'in' is itself read from memory"), std::string::npos) << e;
+}
+
+TEST(ScatterErrors, ATargetInALayoutOfItsOwnIsRefusedByName) {
+    ImageParam in(Int(32), 2, "in");
+    Var x("x"), y("y");
+    RDom r(0, 64, "r");
+    Func hist("hist");
+    hist(x, y) = 0;
+    hist(clamp(in(r, y), 0, 63), y) += 1;
+    CompileOptions o = kernel_options({{64, 4}}, {64, 4});
+    o.output.layout.order = {0, 1};
+    const std::string e = error_of([&] { compile_for_spyre(hist, {in}, o); });
+    EXPECT_NE(e.find("'hist' has a device layout of its own; a scatter writes the default"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace spyre::testing
