@@ -647,15 +647,26 @@ private:
                 bool merged = bi.shape[0] >= row;
                 for (const std::string &v : g.run_vars) merged |= !v.empty() && g.coeff.count(v) && g.coeff.at(v) >= row;
                 std::optional<int64_t> end;
+                bool uniform = true, past = false;
                 if (auto os = offsets_in_row(g.rest, row, std::vector<Loop>(loops.begin(), loops.begin() + l)); os && !merged)
                     for (int64_t o : *os) {
                         const int64_t e = std::min(g.run, row - o);
-                        if (end && *end != e) {
-                            end.reset();
-                            break;
-                        }
+                        past |= e < g.run;
+                        uniform &= !end || *end == e;
                         end = e;
                     }
+                // Where only some of the iterations the DMA serves reach past their row's end (the
+                // last vector of 2 sticks over rows of 3), one transfer cannot stop at every row's
+                // end, and the part past it would overwrite the next row's elements.
+                if (past && !uniform) {
+                    const std::string f = bi.func.substr(0, bi.func.find('$'));
+                    lv.why = "vectors of " + std::to_string(g.run) + " elements of " + f + " run past the end of its rows of " +
+                             std::to_string(bi.shape[0]) + " elements (" + std::to_string(row / lanes_t) +
+                             " sticks), and with the rows looped inside the vectors' loop, a row's last vector would "
+                             "overwrite the next row's first elements; stick_vectorize by a number of sticks that "
+                             "divides " + std::to_string(row / lanes_t) + ", or keep the vectorized loop innermost";
+                    return lv;
+                }
                 if (end && *end > 0 && *end < g.run) g.dma_run = *end;
                 continue;
             }
