@@ -164,6 +164,7 @@ namespace {
 void realize_reference(Kernel &ref, Runtime::Buffer<> &out) {
     static std::map<std::string, Kernel> cache;
     const Target target = cpu_reference_target();
+    keep_fp16_nans(ref.output);
     const std::vector<Argument> args = ref.output.infer_arguments();
     bool keep = true;
     for (const Argument &a : args) keep = keep && a.is_buffer();

@@ -132,8 +132,14 @@ std::string halide_error_of_schedule(uint32_t seed, int index, bool autoschedule
         }
         std::vector<Buffer<>> outs;
         for (const Func &o : p.outputs) outs.emplace_back(o.output_types()[0], p.out_shape);
-        if (p.outputs.size() == 1) p.outputs[0].realize(Pipeline::RealizationArg(outs[0]), cpu_reference_target());
-        else Pipeline(p.outputs).realize(Realization(outs), cpu_reference_target());
+        if (p.outputs.size() == 1) {
+            keep_fp16_nans(p.outputs[0]);
+            p.outputs[0].realize(Pipeline::RealizationArg(outs[0]), cpu_reference_target());
+        } else {
+            Pipeline pipeline(p.outputs);
+            keep_fp16_nans(pipeline);
+            pipeline.realize(Realization(outs), cpu_reference_target());
+        }
     } catch (const Halide::InternalError &) {
         return "";  // not the schedule's fault: the device's refusal stands as a refusal
     } catch (const Error &) {
@@ -212,8 +218,14 @@ CaseResult run_steps(uint32_t seed, int index, const std::function<void(const Ca
         for (size_t i = 0; i < inputs.size(); i++) ref.inputs[i].set(Buffer<>(*inputs[i].raw_buffer()));
         std::vector<Buffer<>> outs;
         for (const Func &o : ref.outputs) outs.emplace_back(o.output_types()[0], ref.out_shape);
-        if (ref.outputs.size() == 1) ref.outputs[0].realize(Pipeline::RealizationArg(outs[0]), cpu_reference_target());
-        else Pipeline(ref.outputs).realize(Realization(outs), cpu_reference_target());
+        if (ref.outputs.size() == 1) {
+            keep_fp16_nans(ref.outputs[0]);
+            ref.outputs[0].realize(Pipeline::RealizationArg(outs[0]), cpu_reference_target());
+        } else {
+            Pipeline pipeline(ref.outputs);
+            keep_fp16_nans(pipeline);
+            pipeline.realize(Realization(outs), cpu_reference_target());
+        }
         for (Buffer<> &b : outs) want.push_back(*b.get());
     } catch (const Halide::Error &e) {
         r.verdict = Verdict::FuzzerBug;
