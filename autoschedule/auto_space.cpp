@@ -87,6 +87,8 @@ struct RowsPlan {
     // The reductions Halide made for inline sum()/maximum() kept in LX at their consumer's tile
     // too, instead of folded into the consumer (which needs the consumer to be just the reduction).
     bool materialise = false;
+    // The Funcs that read at (x + c) / k vectorized by k times their sticks (StageInfo::upsample).
+    bool wide = false;
 };
 
 class RowsBuilder {
@@ -165,6 +167,7 @@ public:
             return s.args.size() == 2 && s.reads_across_sticks && (s.updates > 0 || reads_folded(s)) &&
                    ((split ? p.tile : share) % lanes || (c > 1 && share % lanes));
         };
+        auto sticks = [&](const StageInfo &s) { return sticks_of(s) * (p.wide ? s.upsample : 1); };
         std::vector<Directive> ds;
         int roots = 0, computed = 0;
         auto schedule_matmul = [&](const StageInfo &s) {
@@ -225,18 +228,18 @@ public:
                     // x % P in the definition: x split by P (RoPE's heads), whole sticks of each.
                     const std::string x = s.args[0];
                     ds.push_back({Directive::Split, s.name, {x, x + "h", x + "i"}, {s.stick_period}, ""});
-                    ds.push_back({Directive::StickVectorize, s.name, {x + "i"}, {sticks_of(s)}, ""});
+                    ds.push_back({Directive::StickVectorize, s.name, {x + "i"}, {sticks(s)}, ""});
                 } else if (s.args.size() >= 2 && !(s.is_output && cols_ == 1)) {
                     // (An output one element wide, a row's argmax in a stick of its own, has no
                     // vector along x: the back end stores each row's element.)
-                    ds.push_back({Directive::StickVectorize, s.name, {s.args[0]}, {sticks_of(s)}, ""});
+                    ds.push_back({Directive::StickVectorize, s.name, {s.args[0]}, {sticks(s)}, ""});
                 }
                 schedule_matmul(s);
             } else {
                 const StageInfo *r = info_.find(owner.at(s.name));
                 if (!r) return std::nullopt;
                 ds.push_back({Directive::StoreAt, s.name, {tile_var(*r)}, {}, r->name});
-                if (s.args.size() >= 2 && !dots_by_element(s)) ds.push_back({Directive::StickVectorize, s.name, {s.args[0]}, {sticks_of(s)}, ""});
+                if (s.args.size() >= 2 && !dots_by_element(s)) ds.push_back({Directive::StickVectorize, s.name, {s.args[0]}, {sticks(s)}, ""});
                 schedule_matmul(s);
             }
         }
@@ -331,6 +334,7 @@ public:
         if (w.pe_macs + w.vector_macs > 0) cand.flag(p.pe ? "pe" : "vector");
         if (p.materialise) cand.place("reductions", "tile");
         if (p.phased) cand.flag("phased");
+        if (p.wide) cand.flag("upsample_sticks");
         cand.directives = std::move(ds);
         return cand;
     }
@@ -442,8 +446,11 @@ void rows_family(const PipelineInfo &info, const SpaceShapes &shapes, const Mach
         stagings.push_back(st);
     }
     const int64_t rows = b.rows();
-    bool has_folded = false;
-    for (const StageInfo &s : info.stages) has_folded |= s.folded;
+    bool has_folded = false, has_upsample = false;
+    for (const StageInfo &s : info.stages) {
+        has_folded |= s.folded;
+        has_upsample |= s.upsample > 1;
+    }
     for (int c : row_core_counts(rows, max_cores)) {
         // A one-dimensional output over rows: each core's share in whole sticks.
         if (o.args.size() == 1 && c > 1 && (rows % c || (rows / c) % lanes_out)) continue;
@@ -458,8 +465,10 @@ void rows_family(const PipelineInfo &info, const SpaceShapes &shapes, const Mach
                 for (const auto &st : stagings)
                     for (bool pe : has_matmul ? std::vector<bool>{true, false} : std::vector<bool>{true})
                     for (bool mat : has_folded ? std::vector<bool>{false, true} : std::vector<bool>{false})
-                    for (bool phased : t > 0 && c > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+                    for (bool phased : t > 0 && c > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})
+                    for (bool wide : has_upsample ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
                         RowsPlan p;
+                        p.wide = wide;
                         p.phased = phased;
                         p.materialise = mat;
                         p.cores = c;

@@ -316,6 +316,15 @@ PipelineInfo analyse_pipeline(const Func &output, const std::vector<ImageParam> 
                 in.in_gather |= in.func == c->name || in.name == c->name || positions.names.count(in.func) ||
                                 positions.names.count(in.name);
         }
+        for (const Call *c : calls[name].all) {
+            if (c->args.empty() || s.args.empty()) continue;
+            const Div *d = c->args[0].as<Div>();
+            const Add *a = d ? d->a.as<Add>() : nullptr;
+            const Variable *v = a ? a->a.as<Variable>() : nullptr;
+            const int64_t *k = d ? as_const_int(d->b) : nullptr, *off = a ? as_const_int(a->b) : nullptr;
+            if (v && v->name == s.args[0] && k && *k > 1 && *k <= 64 && off && *off != 0)
+                s.upsample = std::max(s.upsample, int(*k));
+        }
         for (const auto &callee : calls[name].calls) {
             if (callee.first == name) continue;
             s.reads.push_back(callee.first);

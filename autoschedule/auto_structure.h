@@ -47,6 +47,10 @@ struct StageInfo {
     // The update streams along args[0] (acc(x) += in(x, r)): a column reduction.
     bool streams_x = false;
     int min_read_bytes = 0;             // smallest element size of the values it reads (0: none)
+    // It reads at (x + c) / k along args[0], c not 0 (a linear upsample's second tap): a vector
+    // reads whole sticks of what it reads only when it is k sticks wide, so the search tries
+    // vectors k times wider beside the usual ones (1: no such read).
+    int upsample = 1;
     // It reads a value whose stick dimension is not its own args[0] (out(x, y) = in(y, x)): the
     // back end transposes tiles, one output stick per row (auto_space.cpp schedules it so).
     bool transposes = false;

@@ -410,6 +410,26 @@ TEST(AutoStridedReads, DownAndUpsamplingAlongTheStickAreScheduledAndMatchCpu) {
     EXPECT_EQ(taps.cmp.mismatches, 0) << taps.cmp.first_mismatch;
 }
 
+// The taps' maximum over 101 output columns (a random pipeline, seed 2 case 693): its second tap
+// reads at (x + 1) / 2, so each vector must read whole sticks of the input, which only vectors of
+// two sticks do (a hand schedule's stick_vectorize(x, 2)). auto tries them beside the one-stick
+// vectors, which a 2-column upsample of int32 needs (seed 3 case 449).
+TEST(AutoStridedReads, ALinearUpsamplesTapsAreVectorizedByTwoSticksBesideOne) {
+    auto by_auto = [](std::vector<std::vector<int64_t>> in, std::vector<int64_t> out) -> Schedule {
+        return [=](Kernel &k) {
+            AutoOptions ao;
+            ao.max_evaluations = 8;
+            ao.progress = false;
+            auto_schedule(k.output, k.inputs, kernel_options(in, out), ao);
+        };
+    };
+    const Algorithm max_taps = resampled([](ImageParam &in, Var x, Var y) { return max(in(x / 2, y), in((x + 1) / 2, y)); });
+    const DiffResult wide = run_differential(max_taps, by_auto({{51, 16}}, {101, 16}), {{51, 16}}, {101, 16});
+    EXPECT_EQ(wide.cmp.mismatches, 0) << wide.cmp.first_mismatch;
+    const DiffResult narrow = run_differential(linear_upsample_x(2), by_auto({{2, 7}}, {2, 7}), {{2, 7}}, {2, 7});
+    EXPECT_EQ(narrow.cmp.mismatches, 0) << narrow.cmp.first_mismatch;
+}
+
 // A split by a stick over 100 output columns: Halide guards the tail's lanes, and the error names
 // that, not the stride (it said the read's place in its stick changes).
 TEST(StridedReads, ADownsampleWhoseSplitLeavesAGuardedTailNamesThePredicate) {
