@@ -251,7 +251,9 @@ int main(int argc, char **argv) {
     const std::set<std::string> known_set(known.begin(), known.end());
     for (auto &[i, r] : results) {
         by_family[r.family].add(r.verdict);
+        // A hand schedule that fuses the output's loops (random_schedule.h) is counted on its own too.
         by_schedule[r.autoscheduled ? "schedule=auto" : "schedule=manual"].add(r.verdict);
+        if (r.cpp.find(".fuse(x, y, xy);") != std::string::npos) by_schedule["schedule=fused"].add(r.verdict);
         total.add(r.verdict);
         if (r.verdict == Verdict::Refused) refusals[r.family][shape_of(r.message)]++;
         if (r.verdict == Verdict::InvalidSchedule) halide_refusals[shape_of(r.halide_error)]++;

@@ -55,6 +55,7 @@ struct Scheduler {
         const int l = lanes(out.output_types()[0]);
         std::vector<Loop> loops;
         SpyreSchedule s = spyre::schedule(out);
+        if (p.out_vars.size() == 2 && p.outputs.size() == 1 && fused()) return fused_loops();
         if (p.out_vars.size() == 2) {
             Var x = p.out_vars[0], y = p.out_vars[1];
             Var xo("xo"), xi("xi"), yo("yo"), yi("yi");
@@ -146,6 +147,52 @@ struct Scheduler {
             line("spyre::schedule(" + name_of(p.outputs[i]) + ").stick_vectorize(" + p.out_vars[0].name() + ");");
         }
         return loops;
+    }
+
+    // About one case in twelve fuses the output's two loops into one (Halide's fuse(x, y, xy)),
+    // whose vectors then run across rows. Decided by a draw of a generator seeded from a copy of
+    // the case's, so that every other case draws as it did before fusing was added.
+    bool fused() {
+        std::mt19937 copy = rng;
+        std::mt19937 side(copy() ^ 0x5bd1e995u);
+        return std::uniform_int_distribution<int>(0, 11)(side) == 0;
+    }
+
+    // The output's loops fused, vectorized by whole sticks (stick_vectorize), by Halide's
+    // vectorize of a multiple of the lanes, or split first; now and then over cores by rows.
+    std::vector<Loop> fused_loops() {
+        (void)rng();  // the draw fused() copied
+        Func out = p.outputs[0];
+        const std::string on = name_of(out);
+        const int l = lanes(out.output_types()[0]);
+        Var x = p.out_vars[0], y = p.out_vars[1];
+        SpyreSchedule s = spyre::schedule(out);
+        if (chance(30)) {
+            int n = one_of<int>({2, 3, 4});
+            s.ring_split(y, n, p.out_shape[1]);
+            line("spyre::schedule(" + on + ").ring_split(y, " + std::to_string(n) + ", " + std::to_string(p.out_shape[1]) + ");");
+        }
+        Var xy("xy");
+        line("Var xy(\"xy\");");
+        out.fuse(x, y, xy);
+        line(on + ".fuse(x, y, xy);");
+        const int k = pick(100);
+        const int sticks = one_of<int>({1, 1, 2, 4});
+        if (k < 45) {
+            s.stick_vectorize(xy, sticks);
+            line("spyre::schedule(" + on + ").stick_vectorize(xy" + (sticks > 1 ? ", " + std::to_string(sticks) : std::string()) + ");");
+            return {{xy, "xy"}};
+        }
+        if (k < 75) {
+            out.vectorize(xy, l * sticks);
+            line(on + ".vectorize(xy, " + std::to_string(l * sticks) + ");");
+            return {{xy, "xy"}};
+        }
+        Var xyo("xyo"), xyi("xyi");
+        line("Var xyo(\"xyo\"), xyi(\"xyi\");");
+        s.split(xy, xyo, xyi, l * sticks).stick_vectorize(xyi);
+        line("spyre::schedule(" + on + ").split(xy, xyo, xyi, " + std::to_string(l * sticks) + ").stick_vectorize(xyi);");
+        return {{xyo, "xyo"}};
     }
 
     // Where one stage lives, and its vectors.

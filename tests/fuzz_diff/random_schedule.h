@@ -1,6 +1,7 @@
 // Random Spyre schedules for the fuzzer's pipelines (random_pipeline.h): the output's loops
 // vectorised in sticks, split with tails (factors that do not divide), reordered and divided over
-// cores (ring_split, extents that do not divide); every other Func inlined, in device memory, in LX
+// cores (ring_split, extents that do not divide), or fused into one loop whose vectors cross rows
+// (fuse); every other Func inlined, in device memory, in LX
 // for the whole kernel or at any of the output's loops; inputs staged in LX at a loop. Or the
 // autoscheduler (autoschedule/auto_schedule.h) chooses. The schedule is applied to the Pipe's Funcs
 // and returned as C++ text; Halide or the directives may refuse it on the spot (they throw).
