@@ -59,15 +59,18 @@ std::optional<MaskForm> mask_form(const Expr &cond) {
 }
 
 std::optional<Selector::LaneMask> Selector::lane_mask(const Expr &cond, const Domain &d) {
-    if (const Broadcast *b = cond.as<Broadcast>(); b && b->value.type().is_bool()) {
-        // A condition of the loops outside alone, as Halide vectorizes a boundary condition's row
-        // test (y < 0 || y >= rows): every element takes src0 when it holds, none when it does not,
-        // unless it varies between the rows merged into this instruction (its groups or lanes).
-        if (!d.group_var.empty() && expr_uses_var(b->value, d.group_var)) return std::nullopt;
+    // A condition of the loops outside alone, as Halide vectorizes a boundary condition's row
+    // test (y < 0 || y >= rows), broadcast or scalar (select(y >= 1, a, b) of two vectors, the
+    // test hoisted into a let): every element takes src0 when it holds, none when it does not,
+    // unless it varies between the rows merged into this instruction (its groups or lanes).
+    const Broadcast *b = cond.as<Broadcast>();
+    const Expr outside = b && b->value.type().is_bool() ? b->value : cond.type().is_bool() && cond.type().is_scalar() ? cond : Expr();
+    if (outside.defined()) {
+        if (!d.group_var.empty() && expr_uses_var(outside, d.group_var)) return std::nullopt;
         for (const auto &l : d.lane)
-            if (expr_uses_var(b->value, l.first)) return std::nullopt;
+            if (expr_uses_var(outside, l.first)) return std::nullopt;
         LaneMask m;
-        m.limit = simplify(select(b->value, Expr(int32_t(1) << 30), Expr(int32_t(-1))));
+        m.limit = simplify(select(outside, Expr(int32_t(1) << 30), Expr(int32_t(-1))));
         return m;
     }
     auto f = mask_form(cond);

@@ -121,8 +121,10 @@ Operand Selector::shifted_load(const ShiftCall &s, const Domain &d, const Operan
             std::optional<int64_t> c = ok ? const_int(a->rest) : std::nullopt;
             if (!c)
                 unsupported(std::string("reads ") + plan_.buffer(home->name).func +
-                            " with a boundary condition whose " + what +
-                            " edge is not fixed within each row (stage whole rows of it in LX, tiling the rows)");
+                            " through a clamp of its position (a boundary condition, or a min/max of the position) "
+                            "whose " + what + " edge moves with the rows or tiles around the vector, where one "
+                            "instruction takes one window per row: vectorize whole rows of it, or stage whole rows "
+                            "of it in LX, tiling the rows");
             return int32_t(std::clamp<int64_t>(*c, INT32_MIN / 2, INT32_MAX / 2));
         };
         lo = rel(s.lo, "lower"), hi = rel(s.hi, "upper");
@@ -899,9 +901,18 @@ void Selector::collect(const Expr &e, bool under_broadcast, AccessCoeffs &out) {
             bc--;
         }
         void visit(const Select *op) override {
-            if (op->condition.type().is_vector())
+            if (op->condition.type().is_vector()) {
                 if (auto m = mask_form(op->condition)) out->masks.push_back(*m);
-            IRVisitor::visit(op);
+                IRVisitor::visit(op);
+                return;
+            }
+            // A scalar condition of vectors (select(y >= 1, a, b)) is a per-step scalar, as a
+            // broadcast one is.
+            bc++;
+            op->condition.accept(this);
+            bc--;
+            op->true_value.accept(this);
+            op->false_value.accept(this);
         }
         void visit(const Call *op) override {
             // A strided read's home moves step times as far as its lanes (1 / -step times).
@@ -1009,6 +1020,8 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
                 ok &= c >= 0 && c % a.lanes == 0;
             }
             for (auto &w : acc.windows) ok &= coeff(w, l.name) == 0;
+            // A condition on the row alone is one scalar per step: the rows it tells apart stay a loop.
+            ok &= !acc.scalar_vars.count(l.name);
             for (auto &m : acc.masks) ok &= coeff(m.base, l.name) == 0 || coeff(m.base, l.name) == -m.stride;
             for (auto &s : acc.scal) {
                 int64_t c = coeff(s.first, l.name);

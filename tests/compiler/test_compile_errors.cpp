@@ -455,7 +455,8 @@ TEST(CompileErrors, BoundaryWindowMovingWithTheRowsNamesTheFunc) {
     std::string msg = shifted_error(
         [](ImageParam in, Var x, Var y) { return in(clamp(x - 1, 0, y + 200), y) + in(x, y); }, vectorized);
     EXPECT_NE(msg.find("Func blur"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("reads in with a boundary condition whose upper edge is not fixed within each row"),
+    EXPECT_NE(msg.find("reads in through a clamp of its position (a boundary condition, or a min/max of the position) "
+                       "whose upper edge moves with the rows or tiles around the vector"),
               std::string::npos)
         << msg;
 }

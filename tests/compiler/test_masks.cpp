@@ -190,5 +190,31 @@ TEST(RowSelect, AScalarSelectOnTheRowIsEvaluatedForEveryRow) {
     }
 }
 
+// A select on the row alone between two vectors, its condition a scalar (Halide keeps
+// select(y >= 1, p - p, p) so, hoisted into a let): evaluated once per row, the rows it tells
+// apart kept a loop rather than merged into one step's groups. It was refused with "an operation
+// of type int32_t" (seed 21 case 785 of the random pipelines).
+TEST(RowSelect, AScalarSelectBetweenTwoVectorsIsEvaluatedForEveryRow) {
+    Algorithm alg = [] {
+        Kernel k;
+        ImageParam in(Float(16), 2, "in");
+        Var x("x"), y("y");
+        Func p("p"), out("out");
+        p(x, y) = cast<float>(in(x, y));
+        out(x, y) = select(y >= 1, p(x, y) - p(x, y), p(x, y)) * p(x, y);
+        k.inputs = {in};
+        k.output = out;
+        k.vars = {{"x", x}, {"y", y}};
+        k.funcs = {{"p", p}};
+        return k;
+    };
+    Schedule sched = [](Kernel &k) {
+        spyre::schedule(k.output).stick_vectorize(k.vars.at("x")).ring_split(k.vars.at("y"), 2, 7);
+        spyre::schedule(k.funcs.at("p")).scratchpad_root().stick_vectorize(k.vars.at("x"), 2);
+    };
+    DiffResult r = run_differential(alg, sched, {{64, 7}}, {64, 7});
+    EXPECT_EQ(r.cmp.mismatches, 0) << r.cmp.first_mismatch;
+}
+
 }  // namespace
 }  // namespace spyre::testing
