@@ -162,17 +162,35 @@ Expr lanes_of(const Expr &e, const Expr &lane) {
             return Load::make(op->type.element_of(), op->name, mutate(op->index), op->image, op->param, const_true(),
                               ModulusRemainder());
         }
+        // What has no lane form fails the whole; a scalar stands in for it so that the nodes
+        // around it are still built of one type (Min::make of a vector and a scalar throws).
         Expr visit(const Variable *op) override {
-            ok &= op->type.is_scalar();
-            return op;
+            if (op->type.is_scalar()) return op;
+            ok = false;
+            return make_zero(op->type.element_of());
         }
         Expr visit(const Shuffle *op) override {
             ok = false;
-            return op;
+            return make_zero(op->type.element_of());
         }
         Expr visit(const VectorReduce *op) override {
             ok = false;
-            return op;
+            return make_zero(op->type.element_of());
+        }
+        Expr visit(const Call *op) override {
+            if (op->type.is_scalar()) return IRMutator::visit(op);
+            // A call on the lanes (likely(), promise_clamped(), abs()): the same call on one lane.
+            std::vector<Expr> args;
+            for (const Expr &a : op->args) {
+                args.push_back(mutate(a));
+                ok &= args.back().type().is_scalar();
+            }
+            if (!ok || op->call_type == Call::Halide || op->call_type == Call::Image) {
+                ok = false;
+                return make_zero(op->type.element_of());
+            }
+            return Call::make(op->type.element_of(), op->name, args, op->call_type, op->func, op->value_index,
+                              op->image, op->param);
         }
     } m(lane);
     Expr r = m.mutate(e);

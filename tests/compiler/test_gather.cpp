@@ -313,6 +313,22 @@ TEST(GatherErrors, IdsThatAreNotInt32AreRefusedByName) {
     EXPECT_NE(e.find("int32"), std::string::npos) << e;
 }
 
+// A fused loop's vector over two rows of the output reads two positions (in1(xy / 64)): refused by
+// name as positions that are vectors. It stopped on an internal error (Min of mismatched types)
+// while the gather's lanes were taken apart (seed 22 case 203 of the random pipelines).
+TEST(GatherErrors, AFusedLoopsVectorOverSeveralRowsIsRefusedByName) {
+    ImageParam table(Int(32), 2, "table"), ids(Int(32), 1, "ids");
+    Var x("x"), y("y"), xy("xy");
+    Func out("out");
+    out(x, y) = table(x, clamp(ids(y), 0, 9)) * 2;
+    out.fuse(x, y, xy);
+    spyre::schedule(out).stick_vectorize(xy, 4);
+    const std::string e = error_of([&] { compile_for_spyre(out, {table, ids}, kernel_options({{64, 10}, {16}}, {64, 16})); });
+    EXPECT_NE(e.find("reading 'table' at a position given by 'ids': the positions are int32x2 vectors"), std::string::npos)
+        << e;
+    EXPECT_EQ(e.find("internal"), std::string::npos) << e;
+}
+
 // Positions along the vectorized loop (a different row per lane) are refused by name, and the
 // message's way out, a gather into a Func of rows read transposed, compiles and matches the CPU.
 TEST(GatherErrors, PositionsAlongTheVectorizedLoopSayHowToGatherRowsInstead) {
