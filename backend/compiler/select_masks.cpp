@@ -60,20 +60,21 @@ std::optional<MaskForm> mask_form(const Expr &cond) {
 
 std::optional<Selector::LaneMask> Selector::lane_mask(const Expr &cond, const Domain &d) {
     // A condition of the loops outside alone, as Halide vectorizes a boundary condition's row
-    // test (y < 0 || y >= rows), broadcast or scalar (select(y >= 1, a, b) of two vectors, the
-    // test hoisted into a let): every element takes src0 when it holds, none when it does not,
-    // unless it varies between the rows merged into this instruction (its groups or lanes).
-    const Broadcast *b = cond.as<Broadcast>();
-    const Expr outside = b && b->value.type().is_bool() ? b->value : cond.type().is_bool() && cond.type().is_scalar() ? cond : Expr();
-    if (outside.defined()) {
-        if (!d.group_var.empty() && expr_uses_var(outside, d.group_var)) return std::nullopt;
+    // test (y < 0 || y >= rows), broadcast, or scalar with no comparison of the lanes' loops
+    // below (select(y >= 1, a, b) of two vectors, the test hoisted into a let): every element
+    // takes src0 when it holds, none when it does not, unless it varies between the rows merged
+    // into this instruction (its groups or lanes).
+    auto all_or_none = [&](const Expr &c) -> std::optional<LaneMask> {
+        if (!d.group_var.empty() && expr_uses_var(c, d.group_var)) return std::nullopt;
         for (const auto &l : d.lane)
-            if (expr_uses_var(outside, l.first)) return std::nullopt;
+            if (expr_uses_var(c, l.first)) return std::nullopt;
         LaneMask m;
-        m.limit = simplify(select(outside, Expr(int32_t(1) << 30), Expr(int32_t(-1))));
+        m.limit = simplify(select(c, Expr(int32_t(1) << 30), Expr(int32_t(-1))));
         return m;
-    }
+    };
+    if (const Broadcast *b = cond.as<Broadcast>(); b && b->value.type().is_bool()) return all_or_none(b->value);
     auto f = mask_form(cond);
+    if (!f && cond.type().is_bool() && cond.type().is_scalar()) return all_or_none(cond);
     if (!f) return std::nullopt;
     const int64_t k = f->k;
     auto a = affine_in(f->base, d.vars());

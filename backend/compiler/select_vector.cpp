@@ -906,13 +906,8 @@ void Selector::collect(const Expr &e, bool under_broadcast, AccessCoeffs &out) {
                 IRVisitor::visit(op);
                 return;
             }
-            // A scalar condition of vectors (select(y >= 1, a, b)) is a per-step scalar, as a
-            // broadcast one is.
-            bc++;
-            op->condition.accept(this);
-            bc--;
-            op->true_value.accept(this);
-            op->false_value.accept(this);
+            out->scalar_conds.push_back(op->condition);
+            IRVisitor::visit(op);
         }
         void visit(const Call *op) override {
             // A strided read's home moves step times as far as its lanes (1 / -step times).
@@ -976,6 +971,13 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
         merged.insert(l.name);
         return step_reads_only_own_elements(st, merged, d.elems * l.extent);
     };
+    // A select's scalar condition (select(y >= 1, a, b)) whose lane mask a merge would lose (the
+    // rows it tells apart merged into one step's lanes or groups): that loop stays a loop.
+    auto keeps_masks = [&](const Domain &before, const Domain &after) {
+        for (const Expr &c : acc.scalar_conds)
+            if (lane_mask(c, before) && !lane_mask(c, after)) return false;
+        return true;
+    };
     auto domain = [&](size_t max_lanes, bool grouped, size_t &k) {
         Domain d;
         d.ramp_lanes = r->lanes;
@@ -997,9 +999,11 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
             for (auto &w : acc.windows) ok &= coeff(w, l.name) == -d.elems;  // a row's edges stay per row
             // A mask's stick index continues into the loop (its limit moves with a row instead).
             for (auto &m : acc.masks) ok &= coeff(m.base, l.name) == m.stride * d.elems;
-            if (!ok) break;
-            d.lane.push_back({l.name, d.elems});
-            d.elems *= l.extent;
+            Domain merged = d;
+            merged.lane.push_back({l.name, d.elems});
+            merged.elems *= l.extent;
+            if (!ok || !keeps_masks(d, merged)) break;
+            d = merged;
             k--;
         }
         if (k > 0 && grouped) {
@@ -1020,17 +1024,17 @@ void Selector::emit_vector_store(const std::vector<Loop> &loops, const Store *st
                 ok &= c >= 0 && c % a.lanes == 0;
             }
             for (auto &w : acc.windows) ok &= coeff(w, l.name) == 0;
-            // A condition on the row alone is one scalar per step: the rows it tells apart stay a loop.
-            ok &= !acc.scalar_vars.count(l.name);
             for (auto &m : acc.masks) ok &= coeff(m.base, l.name) == 0 || coeff(m.base, l.name) == -m.stride;
             for (auto &s : acc.scal) {
                 int64_t c = coeff(s.first, l.name);
                 ok &= c == 0 || c == 1;
             }
-            if (ok) {
-                d.group_var = l.name;
-                d.groups = l.extent;
-                d.shared_rows = shared;
+            Domain merged = d;
+            merged.group_var = l.name;
+            merged.groups = l.extent;
+            merged.shared_rows = shared;
+            if (ok && keeps_masks(d, merged)) {
+                d = merged;
                 k--;
             }
         }

@@ -252,6 +252,8 @@ private:
         // Loop variables a broadcast scalar computes with, outside any load (x64(select(y >= 10, a,
         // b))): the scalar is evaluated once per group, so such a loop cannot be merged into lanes.
         std::set<std::string> scalar_vars;
+        // The scalar conditions of selects between vectors (select(y >= 1, a, b)).
+        std::vector<Expr> scalar_conds;
     };
     void collect(const Expr &e, bool under_broadcast, AccessCoeffs &out);
 
