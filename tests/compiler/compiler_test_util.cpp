@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "auto_schedule.h"
 #include "device/error.h"
 #include "device/half.h"
 #include "user_terms.h"
@@ -185,6 +186,16 @@ void realize_reference(Kernel &ref, Runtime::Buffer<> &out) {
 }
 
 }  // namespace
+
+Schedule auto_scheduled(const std::vector<std::vector<int64_t>> &inputs, const std::vector<int64_t> &output,
+                        int evaluations) {
+    return [=](Kernel &k) {
+        AutoOptions ao;
+        ao.max_evaluations = evaluations;
+        ao.progress = false;
+        auto_schedule(k.output, k.inputs, kernel_options(inputs, output), ao);
+    };
+}
 
 DiffResult run_differential_with_options(const Algorithm &alg,
                                          const std::function<CompileOptions(Kernel &, const CompileOptions &)> &spyre_schedule,

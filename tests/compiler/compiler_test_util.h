@@ -78,6 +78,11 @@ using testing_floor::channel_floor_us;  // ../channel_floor.h
 // fails it (where `us > 0` did not).
 ::testing::AssertionResult meets_channel_floor(const DiffResult &r);
 
+// The schedule spyre::auto_schedule chooses for the given argument shapes, `evaluations` of its
+// candidates timed on the simulator.
+Schedule auto_scheduled(const std::vector<std::vector<int64_t>> &inputs, const std::vector<int64_t> &output,
+                        int evaluations = 32);
+
 // Realises `alg` on the CPU (default Halide schedule: everything inline or as the algorithm says,
 // serial) and the Spyre-scheduled instance on the simulator, on the same random inputs.
 DiffResult run_differential(const Algorithm &alg, const Schedule &spyre_schedule,

@@ -54,22 +54,13 @@ Algorithm gqa_decode(int group) {
     };
 }
 
-Schedule by_auto(const std::vector<std::vector<int64_t>> &ins, const std::vector<int64_t> &out) {
-    return [=](Kernel &k) {
-        AutoOptions ao;
-        ao.max_evaluations = 32;
-        ao.progress = false;
-        auto_schedule(k.output, k.inputs, kernel_options(ins, out), ao);
-    };
-}
-
 TEST(DotProducts, OneDotProductPerElementMatchesCpuByHandAndUnderAuto) {
     const std::vector<std::vector<int64_t>> ins = {{64, 8}, {64, 64, 8}};
     const DiffResult hand = run_differential(row_dots(), [](Kernel &k) {
         spyre::schedule(k.output).ring_split(k.vars.at("h"), 8);  // each element reduced on its own
     }, {{64, 8}, {64, 64, 8}}, {64, 8}, -1, 1);
     EXPECT_EQ(hand.cmp.mismatches, 0) << hand.cmp.first_mismatch;
-    const DiffResult a = run_differential(row_dots(), by_auto(ins, {64, 8}), {{64, 8}, {64, 64, 8}}, {64, 8}, -1, 1);
+    const DiffResult a = run_differential(row_dots(), auto_scheduled(ins, {64, 8}), {{64, 8}, {64, 64, 8}}, {64, 8}, -1, 1);
     EXPECT_EQ(a.cmp.mismatches, 0) << a.cmp.first_mismatch;
     EXPECT_LE(a.stats.us, hand.stats.us * 1.001);
 }
@@ -87,7 +78,7 @@ TEST(DotProducts, GqaDecodeAttentionFromTheDocsMatchesCpuByHandAndUnderAuto) {
         spyre::schedule(k.funcs.at("e")).scratchpad_store_at(k.output, h).stick_vectorize(k.vars.at("t"));
     }, {{D, H}, {D, T, H / G}, {D, T, H / G}}, {D, H}, -1, 1);
     EXPECT_LE(hand.cmp.max_ulp, 1) << hand.cmp.first_mismatch;
-    const DiffResult a = run_differential(gqa_decode(G), by_auto(ins, {D, H}), {{D, H}, {D, T, H / G}, {D, T, H / G}},
+    const DiffResult a = run_differential(gqa_decode(G), auto_scheduled(ins, {D, H}), {{D, H}, {D, T, H / G}, {D, T, H / G}},
                                           {D, H}, -1, 1);
     EXPECT_LE(a.cmp.max_ulp, 1) << a.cmp.first_mismatch;
     EXPECT_LE(a.stats.us, hand.stats.us * 1.001);

@@ -391,22 +391,14 @@ TEST(StridedReads, AnUpsampleAlongTheRowsMatchesCpu) {
 }
 
 TEST(AutoStridedReads, DownAndUpsamplingAlongTheStickAreScheduledAndMatchCpu) {
-    auto by_auto = [](std::vector<std::vector<int64_t>> in, std::vector<int64_t> out) -> Schedule {
-        return [=](Kernel &k) {
-            AutoOptions ao;
-            ao.max_evaluations = 32;
-            ao.progress = false;
-            auto_schedule(k.output, k.inputs, kernel_options(in, out), ao);
-        };
-    };
-    const DiffResult down = run_differential(downsample_x(2, -1), by_auto({{512, 64}}, {256, 64}), {{512, 64}}, {256, 64});
+    const DiffResult down = run_differential(downsample_x(2, -1), auto_scheduled({{512, 64}}, {256, 64}), {{512, 64}}, {256, 64});
     EXPECT_EQ(down.cmp.mismatches, 0) << down.cmp.first_mismatch;
-    const DiffResult up = run_differential(upsample_x(2), by_auto({{128, 64}}, {256, 64}), {{128, 64}}, {256, 64});
+    const DiffResult up = run_differential(upsample_x(2), auto_scheduled({{128, 64}}, {256, 64}), {{128, 64}}, {256, 64});
     EXPECT_EQ(up.cmp.mismatches, 0) << up.cmp.first_mismatch;
     // The linear upsample over an input that ends mid-stick: the second tap's last lane reads one
     // element past the first tap's vector, which its staging holds (an earlier form staged only the
     // first tap's elements and read a stale one).
-    const DiffResult taps = run_differential(linear_upsample_x(2), by_auto({{129, 8}}, {256, 8}), {{129, 8}}, {256, 8});
+    const DiffResult taps = run_differential(linear_upsample_x(2), auto_scheduled({{129, 8}}, {256, 8}), {{129, 8}}, {256, 8});
     EXPECT_EQ(taps.cmp.mismatches, 0) << taps.cmp.first_mismatch;
 }
 
@@ -415,18 +407,10 @@ TEST(AutoStridedReads, DownAndUpsamplingAlongTheStickAreScheduledAndMatchCpu) {
 // two sticks do (a hand schedule's stick_vectorize(x, 2)). auto tries them beside the one-stick
 // vectors, which a 2-column upsample of int32 needs (seed 3 case 449).
 TEST(AutoStridedReads, ALinearUpsamplesTapsAreVectorizedByTwoSticksBesideOne) {
-    auto by_auto = [](std::vector<std::vector<int64_t>> in, std::vector<int64_t> out) -> Schedule {
-        return [=](Kernel &k) {
-            AutoOptions ao;
-            ao.max_evaluations = 8;
-            ao.progress = false;
-            auto_schedule(k.output, k.inputs, kernel_options(in, out), ao);
-        };
-    };
     const Algorithm max_taps = resampled([](ImageParam &in, Var x, Var y) { return max(in(x / 2, y), in((x + 1) / 2, y)); });
-    const DiffResult wide = run_differential(max_taps, by_auto({{51, 16}}, {101, 16}), {{51, 16}}, {101, 16});
+    const DiffResult wide = run_differential(max_taps, auto_scheduled({{51, 16}}, {101, 16}, 8), {{51, 16}}, {101, 16});
     EXPECT_EQ(wide.cmp.mismatches, 0) << wide.cmp.first_mismatch;
-    const DiffResult narrow = run_differential(linear_upsample_x(2), by_auto({{2, 7}}, {2, 7}), {{2, 7}}, {2, 7});
+    const DiffResult narrow = run_differential(linear_upsample_x(2), auto_scheduled({{2, 7}}, {2, 7}, 8), {{2, 7}}, {2, 7});
     EXPECT_EQ(narrow.cmp.mismatches, 0) << narrow.cmp.first_mismatch;
 }
 

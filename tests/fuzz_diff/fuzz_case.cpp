@@ -105,6 +105,17 @@ void random_layouts(Pipe &p, std::mt19937 &rng) {
     }
 }
 
+// The pipeline's outputs realised by Halide on the host, its inputs bound: the reference target,
+// fp16 NaNs kept (dsl/cpu_reference.h).
+std::vector<Buffer<>> realize_on_cpu(Pipe &p) {
+    std::vector<Buffer<>> outs;
+    for (const Func &o : p.outputs) outs.emplace_back(o.output_types()[0], p.out_shape);
+    Pipeline pipeline(p.outputs);
+    keep_fp16_nans(pipeline);
+    pipeline.realize(Realization(outs), cpu_reference_target());
+    return outs;
+}
+
 // Halide's own answer to case `index`'s hand schedule (or, for an autoscheduled case, to the bare
 // algorithm, every Func inlined as Halide's default): the pipeline rebuilt and realised on the
 // host with the case's inputs. Empty when Halide runs it; otherwise Halide's error (a bounds check
@@ -130,16 +141,7 @@ std::string halide_error_of_schedule(uint32_t seed, int index, bool autoschedule
             inputs.push_back(random_input(p.specs[i], drng));
             p.inputs[i].set(Buffer<>(*inputs.back().raw_buffer()));
         }
-        std::vector<Buffer<>> outs;
-        for (const Func &o : p.outputs) outs.emplace_back(o.output_types()[0], p.out_shape);
-        if (p.outputs.size() == 1) {
-            keep_fp16_nans(p.outputs[0]);
-            p.outputs[0].realize(Pipeline::RealizationArg(outs[0]), cpu_reference_target());
-        } else {
-            Pipeline pipeline(p.outputs);
-            keep_fp16_nans(pipeline);
-            pipeline.realize(Realization(outs), cpu_reference_target());
-        }
+        (void)realize_on_cpu(p);
     } catch (const Halide::InternalError &) {
         return "";  // not the schedule's fault: the device's refusal stands as a refusal
     } catch (const Error &) {
@@ -216,17 +218,7 @@ CaseResult run_steps(uint32_t seed, int index, const std::function<void(const Ca
     try {
         for (Stage &s : ref.stages) s.f.compute_root();
         for (size_t i = 0; i < inputs.size(); i++) ref.inputs[i].set(Buffer<>(*inputs[i].raw_buffer()));
-        std::vector<Buffer<>> outs;
-        for (const Func &o : ref.outputs) outs.emplace_back(o.output_types()[0], ref.out_shape);
-        if (ref.outputs.size() == 1) {
-            keep_fp16_nans(ref.outputs[0]);
-            ref.outputs[0].realize(Pipeline::RealizationArg(outs[0]), cpu_reference_target());
-        } else {
-            Pipeline pipeline(ref.outputs);
-            keep_fp16_nans(pipeline);
-            pipeline.realize(Realization(outs), cpu_reference_target());
-        }
-        for (Buffer<> &b : outs) want.push_back(*b.get());
+        for (Buffer<> &b : realize_on_cpu(ref)) want.push_back(*b.get());
     } catch (const Halide::Error &e) {
         r.verdict = Verdict::FuzzerBug;
         r.message = std::string("the CPU reference fails: ") + e.what();
